@@ -1,0 +1,27 @@
+"""Attention Explorer's engine: pure, vectorized NumPy self-attention with a full trace.
+
+Nothing here imports Qt or pyqtgraph (a test checks it).
+
+    from engine import AttentionConfig, compute
+    result = compute(AttentionConfig(text="小明 喜欢 苹果", d_model=4, heads=1))
+    result.weights  # (heads, n, n)
+"""
+from .config import AttentionConfig
+from .compute import compute
+from .errors import EngineError
+from .explain import Explanation, explain
+from .tokenize import Token, tokenize, warm_up
+from .trace import ARRAY_NAMES, AttentionResult
+
+__all__ = [
+    "ARRAY_NAMES",
+    "AttentionConfig",
+    "AttentionResult",
+    "EngineError",
+    "Explanation",
+    "Token",
+    "compute",
+    "explain",
+    "tokenize",
+    "warm_up",
+]

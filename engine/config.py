@@ -1,0 +1,165 @@
+"""AttentionConfig: every setting of one self-attention computation, validated once.
+
+One source of truth for the window's controls, the command line and sessions.
+Invariants are checked at construction (``d_model % heads == 0`` …) and raise
+:class:`EngineError` with a message a person understands.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from .errors import EngineError
+
+TOKENIZERS = ("auto", "whitespace", "chars", "jieba")
+POSITIONALS = ("none", "sinusoidal", "rope")
+MASKS = ("none", "causal")
+WEIGHTS = ("random", "identity")
+
+MAX_D_MODEL = 8192
+MAX_HEADS = 512
+DEFAULT_MEMORY_BUDGET = 2 * 1024**3  # bytes: the whole trace must fit in 2 GiB
+
+
+def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
+    """Turn a user's token → vector table into an immutable mapping of float tuples."""
+    if table is None:
+        return None
+    if not isinstance(table, Mapping):
+        raise EngineError(
+            "embeddings table must map token text to a list of numbers, "
+            f'e.g. {{"小明": [1, 0]}}; got {type(table).__name__}'
+        )
+    frozen: dict[str, tuple[float, ...]] = {}
+    for token, vector in table.items():
+        if not isinstance(token, str) or not token:
+            raise EngineError(f"embeddings table key {token!r} must be a non-empty token string")
+        if isinstance(vector, (str, bytes)) or not hasattr(vector, "__iter__"):
+            raise EngineError(f"embedding for {token!r} must be a list of numbers, got {vector!r}")
+        values = []
+        for value in vector:
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+                raise EngineError(f"embedding for {token!r} holds {value!r}, which is not a number")
+            value = float(value)
+            if not math.isfinite(value):
+                raise EngineError(
+                    f"embedding for {token!r} holds {value}: only finite numbers are allowed"
+                )
+            values.append(value)
+        if not values:
+            raise EngineError(f"embedding for {token!r} is empty")
+        frozen[token] = tuple(values)
+    return MappingProxyType(frozen)
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """Everything that determines one attention trace. Immutable and hashable by value."""
+
+    text: str = "小明喜欢苹果"
+    tokenizer: str = "auto"  # auto: jieba for Chinese runs, words + punctuation otherwise
+    d_model: int = 64  # width of every token vector
+    heads: int = 4  # d_k = d_model / heads per head (seed 004: 512 = 8 × 64)
+    seed: int = 0  # seeds the static embeddings and the random projections
+    positional: str = "sinusoidal"  # none | sinusoidal (added to x) | rope (rotates q, k)
+    mask: str = "none"  # none = encoder, causal = decoder (no peeking at the future)
+    scale: bool = True  # divide q·kᵀ by √d_k before the softmax
+    temperature: float = 1.0  # extra divisor of the scores; > 0
+    weights: str = "random"  # random (seeded) | identity (the seeds' W_Q = W_K = W_V = I)
+    embeddings: Mapping[str, tuple[float, ...]] | None = field(default=None, compare=True)
+    memory_budget: int = DEFAULT_MEMORY_BUDGET  # bytes the trace may take
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise EngineError("text must be a string")
+        if not self.text.strip():
+            raise EngineError("text is empty: type a sentence, e.g. 小明 喜欢 苹果")
+        for name, allowed in (
+            ("tokenizer", TOKENIZERS),
+            ("positional", POSITIONALS),
+            ("mask", MASKS),
+            ("weights", WEIGHTS),
+        ):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise EngineError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+        for name, upper in (("d_model", MAX_D_MODEL), ("heads", MAX_HEADS)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise EngineError(f"{name} must be a whole number; got {value!r}")
+            if value <= 0:
+                raise EngineError(f"{name} must be positive; got {value}")
+            if value > upper:
+                raise EngineError(f"{name} must be at most {upper}; got {value}")
+        if self.d_model % self.heads:
+            divisors = [h for h in range(1, min(self.d_model, 64) + 1) if self.d_model % h == 0]
+            raise EngineError(
+                f"d_model ({self.d_model}) must be divisible by heads ({self.heads}); "
+                f"try heads in {divisors}"
+            )
+        if self.positional == "rope" and self.d_k % 2:
+            raise EngineError(
+                f"RoPE rotates pairs of dimensions, so d_k = d_model / heads must be even; "
+                f"it is {self.d_k} (d_model {self.d_model}, heads {self.heads})"
+            )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
+            raise EngineError(f"seed must be a whole number; got {self.seed!r}")
+        if not 0 <= self.seed < 2**32:
+            raise EngineError(f"seed must be between 0 and {2**32 - 1}; got {self.seed}")
+        if not isinstance(self.scale, (bool, np.bool_)):
+            raise EngineError(f"scale must be true or false; got {self.scale!r}")
+        try:
+            temperature = float(self.temperature)
+        except (TypeError, ValueError):
+            raise EngineError(f"temperature must be a number; got {self.temperature!r}") from None
+        if not math.isfinite(temperature) or temperature <= 0:
+            raise EngineError(f"temperature must be a positive number; got {self.temperature!r}")
+        object.__setattr__(self, "temperature", temperature)
+        if not isinstance(self.memory_budget, (int, np.integer)) or self.memory_budget <= 0:
+            raise EngineError(f"memory_budget must be a positive number of bytes; got {self.memory_budget!r}")
+        table = _freeze_table(self.embeddings)
+        if table is not None:
+            for token, vector in table.items():
+                if len(vector) != self.d_model:
+                    raise EngineError(
+                        f"embedding for {token!r} has {len(vector)} numbers but d_model is "
+                        f"{self.d_model}: give every vector exactly {self.d_model} numbers "
+                        f"or change d_model"
+                    )
+        object.__setattr__(self, "embeddings", table)
+
+    @property
+    def d_k(self) -> int:
+        """Width of one head's q, k and v."""
+        return self.d_model // self.heads
+
+    def __hash__(self) -> int:
+        table = None if self.embeddings is None else tuple(sorted(self.embeddings.items()))
+        return hash(tuple(getattr(self, f.name) for f in fields(self) if f.name != "embeddings") + (table,))
+
+    def replace(self, **changes) -> "AttentionConfig":
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """Plain JSON-friendly dict of every field (embeddings as lists)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["embeddings"] = (
+            None if self.embeddings is None else {k: list(v) for k, v in self.embeddings.items()}
+        )
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "AttentionConfig":
+        """Build from a dict such as :meth:`to_dict` wrote; unknown keys are an error."""
+        if not isinstance(data, Mapping):
+            raise EngineError("settings must be an object of name: value pairs")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise EngineError(f"unknown setting(s): {', '.join(unknown)}")
+        return cls(**dict(data))

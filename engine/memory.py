@@ -1,0 +1,40 @@
+"""Estimate a trace's memory before allocating it, and refuse one over the budget."""
+from __future__ import annotations
+
+from .errors import EngineError
+
+BYTES_PER_NUMBER = 4  # float32
+
+
+def estimate_trace_bytes(n: int, d_model: int, heads: int, rope: bool = False) -> int:
+    """Bytes of every array in the trace plus the largest temporary, for n tokens.
+
+    embeddings, positional, x, concat, output, diff: 6·n·d; q, k, v, head_outputs: 4·n·d
+    (+2·n·d unrotated q, k with RoPE); W_Q, W_K, W_V, W_O: 4·d²; scores, scaled, weights:
+    3·heads·n², plus one heads·n² temporary while the softmax runs.
+    """
+    per_token = (10 + (2 if rope else 0)) * n * d_model
+    matrices = 4 * d_model * d_model
+    square = 4 * heads * n * n
+    return BYTES_PER_NUMBER * (per_token + matrices + square)
+
+
+def format_bytes(count: float) -> str:
+    """1536 → '1.5 KiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} GiB"  # pragma: no cover
+
+
+def check_budget(n: int, d_model: int, heads: int, rope: bool, budget: int) -> int:
+    """The estimate in bytes; raises EngineError when it exceeds ``budget``."""
+    estimate = estimate_trace_bytes(n, d_model, heads, rope)
+    if estimate > budget:
+        raise EngineError(
+            f"{n} tokens at d_model {d_model} with {heads} heads need about "
+            f"{format_bytes(estimate)}, over the {format_bytes(budget)} memory budget: "
+            f"shorten the text, or use fewer heads or a smaller d_model"
+        )
+    return estimate

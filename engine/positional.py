@@ -1,0 +1,44 @@
+"""Positional information: sinusoidal encodings (added) and rotary embeddings (RoPE, rotated).
+
+- Sinusoidal, "Attention Is All You Need" §3.5: PE[pos, 2i] = sin(pos / 10000^(2i/d_model)),
+  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model)); added to the token embeddings.
+- RoPE, Su et al. "RoFormer" (2021) eq. 34: inside each head the interleaved pairs
+  (2i, 2i+1) of q and k are rotated by the angle pos · 10000^(−2i/d_k), pos = token index.
+  Then q_m · k_n depends only on m − n.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+DTYPE = np.float32
+
+
+def sinusoidal(n: int, d_model: int) -> np.ndarray:
+    """Sinusoidal positional encodings (n, d_model); an odd last column gets its sin."""
+    positions = np.arange(n, dtype=np.float64)[:, None]  # (n, 1)
+    pair_index = np.arange(0, d_model, 2, dtype=np.float64)  # 2i: (ceil(d/2),)
+    angles = positions / np.power(10000.0, pair_index / d_model)  # (n, ceil(d/2))
+    encoding = np.empty((n, d_model), dtype=np.float64)
+    encoding[:, 0::2] = np.sin(angles)
+    encoding[:, 1::2] = np.cos(angles[:, : d_model // 2])
+    return encoding.astype(DTYPE)
+
+
+def rope_angles(n: int, d_k: int) -> np.ndarray:
+    """Rotation angle of pair i at position pos: pos · 10000^(−2i/d_k), shape (n, d_k/2)."""
+    inverse_frequency = np.power(10000.0, -np.arange(0, d_k, 2, dtype=np.float64) / d_k)  # (d_k/2,)
+    return np.arange(n, dtype=np.float64)[:, None] * inverse_frequency[None, :]  # (n, d_k/2)
+
+
+def apply_rope(x: np.ndarray, angles: np.ndarray | None = None) -> np.ndarray:
+    """Rotate interleaved pairs of ``x`` (heads, n, d_k) by their positions' angles; new array."""
+    heads, n, d_k = x.shape
+    if angles is None:
+        angles = rope_angles(n, d_k)
+    cos = np.cos(angles).astype(x.dtype)  # (n, d_k/2)
+    sin = np.sin(angles).astype(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]  # (heads, n, d_k/2) each
+    rotated = np.empty_like(x)
+    rotated[..., 0::2] = even * cos - odd * sin
+    rotated[..., 1::2] = even * sin + odd * cos
+    return rotated
