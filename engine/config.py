@@ -23,6 +23,10 @@ WEIGHTS = ("random", "identity")
 MAX_D_MODEL = 8192
 MAX_HEADS = 512
 DEFAULT_MEMORY_BUDGET = 2 * 1024**3  # bytes: the whole trace must fit in 2 GiB
+# Bounds that keep every float32 intermediate finite (scores up to ~1e17 / temperature):
+# beyond them q·kᵀ or scores / temperature overflow float32 and the weights become NaN.
+MAX_EMBEDDING_ABS = 1e6
+MIN_TEMPERATURE = 1e-6
 
 
 def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
@@ -44,10 +48,18 @@ def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
         for value in vector:
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
                 raise EngineError(f"embedding for {token!r} holds {value!r}, which is not a number")
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:  # an int beyond float range
+                value = math.inf
             if not math.isfinite(value):
                 raise EngineError(
                     f"embedding for {token!r} holds {value}: only finite numbers are allowed"
+                )
+            if abs(value) > MAX_EMBEDDING_ABS:
+                raise EngineError(
+                    f"embedding for {token!r} holds {value:g}: values must lie between "
+                    f"-{MAX_EMBEDDING_ABS:g} and {MAX_EMBEDDING_ABS:g}"
                 )
             values.append(value)
         if not values:
@@ -78,6 +90,10 @@ class AttentionConfig:
             raise EngineError("text must be a string")
         if not self.text.strip():
             raise EngineError("text is empty: type a sentence, e.g. 小明 喜欢 苹果")
+        try:
+            self.text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate, e.g. from undecodable bytes
+            raise EngineError("text holds an invalid character (a lone surrogate): retype it") from None
         for name, allowed in (
             ("tokenizer", TOKENIZERS),
             ("positional", POSITIONALS),
@@ -118,6 +134,8 @@ class AttentionConfig:
             raise EngineError(f"temperature must be a number; got {self.temperature!r}") from None
         if not math.isfinite(temperature) or temperature <= 0:
             raise EngineError(f"temperature must be a positive number; got {self.temperature!r}")
+        if temperature < MIN_TEMPERATURE:
+            raise EngineError(f"temperature must be at least {MIN_TEMPERATURE:g}; got {temperature:g}")
         object.__setattr__(self, "temperature", temperature)
         if not isinstance(self.memory_budget, (int, np.integer)) or self.memory_budget <= 0:
             raise EngineError(f"memory_budget must be a positive number of bytes; got {self.memory_budget!r}")
