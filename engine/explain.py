@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import EngineError
 
-EXP_LIMIT = 80.0  # exp(s) of larger scores overflows float32: show exp(s − max) instead
+EXP_LIMIT = 80.0  # exp(s) beyond ±80 over/underflows float32: show exp(s − max) instead
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Explanation:
             lines.append(f"   {term.key_text}: {num(term.score)} / {num(self.divisor)} = {num(term.scaled)}{suffix}")
         lines.append("3. Softmax: exp of each scaled score, divided by their sum")
         if self.shifted:
-            lines.append(f"   (exp of s − max = s − {num(self.row_max)}: the same weights, without overflow)")
+            lines.append(f"   (exp of s − max = s − {num(self.row_max)}: the same weights, without overflow or underflow)")
         for term in self.terms:
             argument = f"{num(term.scaled)} − {num(self.row_max)}" if self.shifted else num(term.scaled)
             lines.append(f"   exp({argument}) = {num(term.exp_value)}")
@@ -122,7 +122,7 @@ def explain(result, head: int, query: int) -> Explanation:
     weights = result.weights[head, query].astype(np.float64)  # (n,)
     masked = np.isneginf(scaled)
     row_max = float(scaled[~masked].max())
-    shifted = row_max > EXP_LIMIT
+    shifted = abs(row_max) > EXP_LIMIT  # all-very-negative rows would underflow to a 0 sum
     exp_values = np.where(masked, 0.0, np.exp(np.where(masked, 0.0, scaled - (row_max if shifted else 0.0))))
     terms = tuple(
         KeyTerm(
