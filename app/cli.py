@@ -1,0 +1,207 @@
+"""Command line of Attention Explorer (see docs/FORMAT.md).
+
+    python main.py                                  # the window
+    python main.py export --text "小明 喜欢 苹果" --out trace.npz   # .npz .json .csv (.png .svg)
+    python main.py export --help                    # every option
+
+Input a person can fix exits with code 2 and one ``error: …`` line on stderr; anything
+unexpected exits 1, also with one line. No file is left behind on error. Only the standard
+library loads at start: the engine (NumPy) when exporting, Qt only for the window or images.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+IMAGE_SUFFIXES = (".png", ".svg")
+STAGES = ("scores", "scaled", "weights")
+DEFAULT_WIDTH = 1200
+
+
+class UsageError(Exception):
+    """Bad input on the command line: exit code 2."""
+
+
+class SetupError(Exception):
+    """A missing part of the installation: exit code 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print usage lines and exit by itself
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``export`` command's options (choices come from the engine's config)."""
+    from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
+
+    parser = _Parser(prog="main.py export", allow_abbrev=False,
+                     description="Compute one self-attention trace and write it to a file.")
+    add = parser.add_argument
+    add("--text", required=True, help="the sentence to attend over")
+    add("--tokenizer", choices=TOKENIZERS)
+    add("--d-model", type=int, metavar="N", help="width of every token vector (default 64)")
+    add("--heads", type=int, metavar="H", help="number of heads; must divide d_model (default 4)")
+    add("--seed", type=int, metavar="S", help="seeds embeddings and random weights (default 0)")
+    add("--positional", choices=POSITIONALS)
+    add("--mask", choices=MASKS)
+    add("--no-scale", action="store_true", help="do not divide the scores by √d_k")
+    add("--temperature", type=float, metavar="T", help="extra divisor of the scores, > 0 (default 1)")
+    add("--weights", choices=WEIGHTS)
+    add("--embeddings", metavar="TABLE.json", help='token → vector table, e.g. {"小明": [1, 0]}')
+    add("--out", required=True, metavar="FILE", help="output: .npz .json .csv (.png .svg images)")
+    add("--head", default="all", metavar="N|all", help="images: which head (default all)")
+    add("--stage", choices=STAGES, default="weights", help="images: which matrix (default weights)")
+    add("--width", type=int, default=DEFAULT_WIDTH, metavar="PX", help="images: width in pixels")
+    return parser
+
+
+def _reject_constant(name: str):
+    raise UsageError(f"holds {name}: only finite numbers are allowed")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise UsageError(f"holds {text}, too large for a number")
+    return value
+
+
+def load_table(path: str):
+    """Read a JSON embeddings table, refusing NaN / Infinity literals (Python's json allows them)."""
+    try:
+        raw = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise UsageError(f"embeddings table {path!r} does not exist") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"embeddings table {path!r} is not UTF-8 text") from None
+    except OSError as error:
+        raise UsageError(f"cannot read embeddings table {path!r}: {error.strerror or error}") from None
+    try:
+        return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"embeddings table {path!r} is not valid JSON: {error}") from None
+    except UsageError as error:
+        raise UsageError(f"embeddings table {path!r} {error}") from None
+
+
+def _check_output(out: str) -> None:
+    """Refuse an output path that cannot be written, before computing anything."""
+    target = Path(out)
+    parent = target.parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {out!r}: the folder {os.fspath(parent)!r} does not exist")
+    if target.is_dir():
+        raise UsageError(f"cannot write {out!r}: it is a folder")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"cannot write {out!r}: the folder {os.fspath(parent)!r} is read-only")
+
+
+def _image_exporter():
+    """app.render.export_figure, imported only when an image is asked for."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # no window needed to draw a file
+    try:
+        from app.render import export_figure
+    except ModuleNotFoundError as error:
+        if error.name == "app.render":
+            raise UsageError("image export is not available yet") from None
+        raise SetupError(f"image export needs the {error.name} package: pip install -e .") from None
+    return export_figure
+
+
+def _parse_head(text: str, heads: int):
+    if text == "all":
+        return "all"
+    try:
+        head = int(text)
+    except ValueError:
+        raise UsageError(f"--head must be a head number or 'all'; got {text!r}") from None
+    if not 0 <= head < heads:
+        raise UsageError(f"--head {head} does not exist: there are {heads} heads (0 … {heads - 1})")
+    return head
+
+
+def export(args: list[str]) -> None:
+    """Run ``export`` with its arguments; raises UsageError / EngineError on bad input."""
+    import numpy as np
+
+    from engine import AttentionConfig, compute
+    from engine.export import atomic_path, output_suffix, save_trace
+
+    options = build_parser().parse_args(args)
+    image = Path(options.out).suffix.lower() in IMAGE_SUFFIXES
+    if not image:
+        output_suffix(options.out)
+    _check_output(options.out)
+    if options.width <= 0:
+        raise UsageError(f"--width must be a positive number of pixels; got {options.width}")
+    settings = {
+        name: getattr(options, name)
+        for name in ("text", "tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights")
+        if getattr(options, name) is not None
+    }
+    if options.no_scale:
+        settings["scale"] = False
+    if options.embeddings is not None:
+        settings["embeddings"] = load_table(options.embeddings)
+    config = AttentionConfig(**settings)
+    head = _parse_head(options.head, config.heads)
+    export_figure = _image_exporter() if image else None
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        result = compute(config)
+    if image:
+        with atomic_path(options.out) as temp:
+            export_figure(result, temp, head=head, stage=options.stage, width=options.width)
+    else:
+        save_trace(result, options.out)
+    print(f"wrote {options.out}: {result.n} tokens, {config.heads} heads, d_model {config.d_model}")
+
+
+def _fail(message, code: int) -> int:
+    text = " ".join(str(message).splitlines()).strip()
+    sys.stderr.write(f"error: {text}\n")
+    return code
+
+
+def _window(argv: list[str]) -> int:
+    try:
+        from app.window import run
+    except ModuleNotFoundError as error:
+        if error.name == "app.window":
+            return _fail("the window is not available yet (app/window.py is missing)", 1)
+        return _fail(f"the window needs the {error.name} package: pip install -e .", 1)
+    return run(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code."""
+    argv = list(sys.argv if argv is None else argv)
+    args = argv[1:]
+    if not args:
+        return _window(argv)
+    if args[0] in ("-h", "--help"):
+        print(__doc__.split("\n\n")[1])
+        return 0
+    if args[0] != "export":
+        return _fail(f"unknown command {args[0]!r}: use `export` (see --help), or no arguments for the window", 2)
+    try:
+        from engine.errors import EngineError
+    except ImportError as error:
+        return _fail(f"the engine cannot load: {error}", 1)
+    try:
+        export(args[1:])
+    except (UsageError, EngineError) as error:
+        return _fail(error, 2)
+    except FloatingPointError as error:
+        return _fail(f"the numbers overflowed ({error}): use smaller embeddings or a larger temperature", 2)
+    except SetupError as error:
+        return _fail(error, 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except Exception as error:  # one line, never a traceback
+        return _fail(f"unexpected {type(error).__name__}: {error}", 1)
+    return 0
