@@ -1,0 +1,167 @@
+"""Controller: the window's single source of state, and the bridge to the worker thread.
+
+It owns the current :class:`AttentionConfig` (the only copy of the settings: panels read and
+write it here), the snapshot on screen, the selected head, the focused query token and the
+stage. It sends work to the :class:`Worker` with a generation number and drops any result
+that is not the latest one asked for, so a stale picture is never shown over a newer one.
+"""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from engine import AttentionConfig, EngineError, Explanation, warm_up
+
+from .snapshot import Snapshot, take_snapshot
+from .worker import Worker
+
+STAGES = ("scores", "scaled", "weights")
+BUSY_AFTER_MS = 300  # show the busy indicator (and Cancel) for work longer than this
+DEBOUNCE_MS = 40  # typing pause before recomputing, when the last computation was slow
+FAST_COMPUTE_S = 0.008  # computations faster than this run at once (no debounce)
+
+
+class Controller(QObject):
+    """Holds the state; emits when it changes; talks to the worker."""
+
+    snapshotChanged = Signal(object)  # Snapshot now on screen
+    selectionChanged = Signal()  # head, focus or stage changed
+    explanationChanged = Signal(object)  # Explanation for (head, focus), or None
+    busyChanged = Signal(bool)
+    computeFailed = Signal(str)  # message of a failed computation (last good state kept)
+    configChanged = Signal(object)  # the requested AttentionConfig (e.g. after open/preset)
+    timingMeasured = Signal(float)  # seconds the last displayed computation took
+
+    def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.config = config or AttentionConfig()
+        self.snapshot: Snapshot | None = None
+        self.explanation: Explanation | None = None
+        self.head = 0
+        self.focus = 0
+        self.stage = "weights"
+        self.last_error = ""
+        self._generation = 0  # of the latest compute request
+        self._explain_generation = 0
+        self._last_seconds = 0.0
+        self._requested_at = 0.0
+        self._awaiting = False  # a compute request has not been answered yet
+        self.worker = Worker(self)
+        self.worker.finished.connect(self._on_worker_finished)
+        self.worker.failed.connect(self._on_worker_failed)
+        self._debounce = QTimer(self, singleShot=True)
+        self._debounce.timeout.connect(self._submit)
+        self._busy_timer = QTimer(self, singleShot=True, interval=BUSY_AFTER_MS)
+        self._busy_timer.timeout.connect(lambda: self.busyChanged.emit(True))
+        self.worker.submit("warmup", 0, warm_up)
+
+    # ----------------------------------------------------------------- requests
+    def set_config(self, config: AttentionConfig, *, immediate: bool = False) -> None:
+        """Ask for ``config`` to be computed; later requests supersede it."""
+        self.config = config
+        self.configChanged.emit(config)
+        self._generation += 1
+        if immediate or self._last_seconds < FAST_COMPUTE_S:
+            self._debounce.stop()
+            self._submit()
+        else:
+            self._debounce.start(DEBOUNCE_MS)
+
+    def update_config(self, **changes) -> AttentionConfig:
+        """Validate ``changes`` against the current config; raises EngineError, changing nothing."""
+        config = self.config.replace(**changes)
+        self.set_config(config)
+        return config
+
+    def recompute(self) -> None:
+        self.set_config(self.config, immediate=True)
+
+    def cancel(self) -> None:
+        """Drop the running/pending computation and go back to the settings on screen."""
+        self._debounce.stop()
+        self.worker.cancel("compute")
+        self._generation += 1  # the running job's result will be dropped on arrival
+        self._busy_timer.stop()
+        self._awaiting = False
+        self.busyChanged.emit(False)
+        if self.snapshot is not None:
+            self.config = self.snapshot.result.config
+            self.configChanged.emit(self.config)
+
+    def _submit(self) -> None:
+        self._requested_at = time.perf_counter()
+        self._awaiting = True
+        self.worker.submit("compute", self._generation, take_snapshot, self.config)
+        if not self._busy_timer.isActive():
+            self._busy_timer.start()
+
+    def is_idle(self) -> bool:
+        """True when nothing is pending and the latest request is on screen (or failed)."""
+        return not self._debounce.isActive() and not self._awaiting
+
+    def shutdown(self) -> None:
+        self._debounce.stop()
+        self._busy_timer.stop()
+        self.worker.shutdown(0.5)
+
+    # ----------------------------------------------------------------- results
+    def _on_worker_finished(self, lane: str, generation: int, value, seconds: float) -> None:
+        if lane == "compute":
+            if generation != self._generation:
+                return  # stale: a newer request exists
+            self._busy_timer.stop()
+            self._awaiting = False
+            self.busyChanged.emit(False)
+            self._last_seconds = seconds
+            self.last_error = ""
+            self.snapshot = value
+            n, heads = value.result.n, value.result.weights.shape[0]
+            self.head = min(self.head, heads - 1)
+            self.focus = min(self.focus, n - 1)
+            self.snapshotChanged.emit(value)
+            self.timingMeasured.emit(seconds)
+            self._request_explanation()
+        elif lane == "explain" and generation == self._explain_generation:
+            self.explanation = value
+            self.explanationChanged.emit(value)
+
+    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
+        if lane == "compute" and generation == self._generation:
+            self._busy_timer.stop()
+            self._awaiting = False
+            self.busyChanged.emit(False)
+            self.last_error = message
+            self.computeFailed.emit(message)
+        elif lane == "explain" and generation == self._explain_generation:
+            self.explanationChanged.emit(None)
+
+    # ----------------------------------------------------------------- selection
+    def select(self, *, head: int | None = None, focus: int | None = None, stage: str | None = None) -> None:
+        changed = False
+        if self.snapshot is not None:
+            result = self.snapshot.result
+            if head is not None and 0 <= head < result.weights.shape[0] and head != self.head:
+                self.head, changed = head, True
+            if focus is not None and 0 <= focus < result.n and focus != self.focus:
+                self.focus, changed = focus, True
+        if stage is not None and stage in STAGES and stage != self.stage:
+            self.stage, changed = stage, True
+        if changed:
+            self.selectionChanged.emit()
+            if head is not None or focus is not None:
+                self._request_explanation()
+
+    def _request_explanation(self) -> None:
+        if self.snapshot is None:
+            return
+        self._explain_generation += 1
+        self.worker.submit("explain", self._explain_generation, self.snapshot.result.explain, self.head, self.focus)
+
+
+def validate(config: AttentionConfig, **changes) -> tuple[AttentionConfig | None, str]:
+    """(new config, "") or (None, message) without changing anything."""
+    try:
+        return config.replace(**changes), ""
+    except EngineError as error:
+        return None, str(error)

@@ -1,0 +1,250 @@
+"""HeatmapView: a labelled matrix heatmap (pyqtgraph), the project's main picture.
+
+Template: pyqtgraph's examples/MatrixDisplayExample.py — a row-major ImageItem translated by
+(−0.5, −0.5) so cell (i, j) is centred on integer coordinates, an inverted y axis (row 0 on
+top), token labels as ticks (thinned when they would overlap), a colour bar. Masked cells
+(NaN / −∞) are transparent over a hatched backdrop, so they read as "masked", not as a colour.
+Values are written into the cells of small matrices. The view never mutates a matrix it was
+given (ImageItem keeps a view of it).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPen
+from PySide6.QtWidgets import QGraphicsRectItem
+
+WEIGHTS_MAP = "viridis"
+DIVERGING_MAP = "CET-D1"
+MAX_CELL_TEXT = 14  # write numbers into the cells up to this many rows and columns
+LABEL_CHARS = 12  # longer token labels are shortened with an ellipsis
+
+
+def short_label(text: str, limit: int = LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class HeatmapPlot:
+    """A labelled matrix inside any pyqtgraph GraphicsLayout (one per head in a figure)."""
+
+    def __init__(self, layout: pg.GraphicsLayout, *, title: str = "", compact: bool = False, row=None, col=None):
+        self.compact = compact
+        self.plot = layout.addPlot(row=row, col=col, title=title or None)
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.setMouseEnabled(x=not compact, y=not compact)
+        self.plot.invertY(True)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setAutoDownsample(True)
+        self.backdrop = QGraphicsRectItem()
+        self.backdrop.setBrush(QBrush(QColor(150, 150, 150), Qt.BrushStyle.BDiagPattern))
+        self.backdrop.setPen(QPen(Qt.PenStyle.NoPen))
+        self.plot.addItem(self.backdrop)
+        self.plot.addItem(self.image)
+        self.highlight = QGraphicsRectItem()
+        self.highlight.setPen(pg.mkPen("#ff2d55", width=3, cosmetic=True))
+        self.highlight.setBrush(QBrush(Qt.BrushStyle.NoBrush))
+        self.highlight.setVisible(False)
+        self.plot.addItem(self.highlight)
+        for axis_name in ("left", "bottom"):
+            axis = self.plot.getAxis(axis_name)
+            axis.setPen(pg.mkPen("#444"))
+            axis.setTextPen(pg.mkPen("#111"))
+        if compact:
+            self.plot.hideAxis("left")
+            self.plot.hideAxis("bottom")
+        self.texts: list[pg.TextItem] = []
+        self.matrix: np.ndarray | None = None
+        self.row_labels: list[str] = []
+        self.column_labels: list[str] = []
+        self.colormap = pg.colormap.get(WEIGHTS_MAP)
+        self.levels = (0.0, 1.0)
+
+    def set_matrix(self, matrix, row_labels=None, column_labels=None, *, levels=None, colormap=WEIGHTS_MAP,
+                   show_values=None, value_format="{:.2f}", upscale: int = 1) -> None:
+        """Show ``matrix`` (rows × columns). −∞/NaN cells are drawn as masked.
+
+        ``upscale`` repeats every cell k×k pixels in the image (for sharp SVG export).
+        """
+        matrix = np.asarray(matrix)
+        rows, columns = matrix.shape
+        display = matrix
+        if not np.isfinite(matrix).all():
+            display = np.where(np.isfinite(matrix), matrix, np.nan).astype(np.float32)
+        if levels is None:
+            levels = symmetric_levels(display)
+        self.matrix = matrix
+        self.levels = levels
+        self.row_labels = [str(label) for label in (row_labels if row_labels is not None else range(rows))]
+        self.column_labels = [str(label) for label in (column_labels if column_labels is not None else range(columns))]
+        self.colormap = pg.colormap.get(colormap)
+        image = display if upscale <= 1 else np.repeat(np.repeat(display, upscale, axis=0), upscale, axis=1)
+        self.image.setColorMap(self.colormap)
+        self.image.setImage(image, levels=levels, autoLevels=False)
+        self.image.setRect(QRectF(-0.5, -0.5, columns, rows))
+        self.backdrop.setRect(QRectF(-0.5, -0.5, columns, rows))
+        self.plot.setLimits(xMin=-0.5, xMax=columns - 0.5, yMin=-0.5, yMax=rows - 0.5)
+        self.plot.setRange(xRange=(-0.5, columns - 0.5), yRange=(-0.5, rows - 0.5), padding=0)
+        self.update_ticks()
+        if show_values is None:
+            show_values = rows <= MAX_CELL_TEXT and columns <= MAX_CELL_TEXT and not self.compact
+        self._write_values(display, value_format if show_values else None)
+
+    def clear(self) -> None:
+        self.matrix = None
+        self.image.clear()
+        self._write_values(None, None)
+        self.highlight.setVisible(False)
+
+    def set_highlight(self, row: int | None = None, column: int | None = None) -> None:
+        """Outline one row (the focused query) or one column; neither hides the outline."""
+        if self.matrix is None:
+            self.highlight.setVisible(False)
+            return
+        rows, columns = self.matrix.shape
+        if row is not None and 0 <= row < rows:
+            self.highlight.setRect(QRectF(-0.5, row - 0.5, columns, 1))
+        elif column is not None and 0 <= column < columns:
+            self.highlight.setRect(QRectF(column - 0.5, -0.5, 1, rows))
+        else:
+            self.highlight.setVisible(False)
+            return
+        self.highlight.setVisible(True)
+
+    def update_ticks(self) -> None:
+        """Token labels on both axes, thinned so they never overlap at the current size."""
+        if self.compact or self.matrix is None:
+            return
+        view = self.plot.getViewBox().sceneBoundingRect()
+        metrics = QFontMetrics(QFont())
+        row_step = _label_step(len(self.row_labels), view.height(), metrics.height() * 1.05)
+        widest = max((metrics.horizontalAdvance(short_label(t)) for t in self.column_labels), default=10)
+        column_step = _label_step(len(self.column_labels), view.width(), widest + 8)
+        self.plot.getAxis("left").setTicks([_ticks(self.row_labels, row_step)])
+        self.plot.getAxis("bottom").setTicks([_ticks(self.column_labels, column_step)])
+
+    def _write_values(self, display, value_format) -> None:
+        for item in self.texts:
+            self.plot.removeItem(item)
+        self.texts = []
+        if value_format is None or display is None:
+            return
+        low, high = self.levels
+        span = (high - low) or 1.0
+        rows, columns = display.shape
+        font = QFont()
+        font.setPointSizeF(max(6.0, min(10.0, 90.0 / max(rows, columns))))
+        for i in range(rows):
+            for j in range(columns):
+                value = display[i, j]
+                if np.isnan(value):
+                    text, dark = "−∞", False
+                else:
+                    text = value_format.format(value)
+                    dark = self.colormap.map(min(max((value - low) / span, 0.0), 1.0), mode="qcolor").lightnessF() < 0.5
+                item = pg.TextItem(text, color="w" if dark else "k", anchor=(0.5, 0.5))
+                item.setFont(font)
+                item.setPos(j, i)
+                self.plot.addItem(item)
+                self.texts.append(item)
+
+    def cell_at(self, scene_pos) -> tuple[int, int]:
+        """(row, column) under a scene position, or (−1, −1)."""
+        view = self.plot.getViewBox()
+        if self.matrix is None or not view.sceneBoundingRect().contains(scene_pos):
+            return (-1, -1)
+        point: QPointF = view.mapSceneToView(scene_pos)
+        row, column = int(math.floor(point.y() + 0.5)), int(math.floor(point.x() + 0.5))
+        rows, columns = self.matrix.shape
+        if 0 <= row < rows and 0 <= column < columns:
+            return (row, column)
+        return (-1, -1)
+
+
+class HeatmapView(pg.GraphicsLayoutWidget):
+    """A widget holding one :class:`HeatmapPlot` and its colour bar, with hover and click."""
+
+    cellHovered = Signal(int, int)  # row, column (−1, −1 when the pointer leaves the matrix)
+    cellClicked = Signal(int, int)  # row, column
+
+    def __init__(self, parent=None, *, title: str = "", colorbar: bool = True, compact: bool = False):
+        super().__init__(parent)
+        self.setBackground("w")
+        self.heat = HeatmapPlot(self.ci, title=title, compact=compact)
+        self.plot, self.image = self.heat.plot, self.heat.image
+        self.colorbar = None
+        if colorbar:
+            self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get(WEIGHTS_MAP), interactive=False, width=14)
+            self.addItem(self.colorbar)
+        self._hover = (-1, -1)
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+
+    def set_matrix(self, matrix, row_labels=None, column_labels=None, **options) -> None:
+        self.heat.set_matrix(matrix, row_labels, column_labels, **options)
+        if self.colorbar is not None:
+            self.colorbar.setColorMap(self.heat.colormap)
+            self.colorbar.setLevels(self.heat.levels)
+
+    def matrix(self) -> np.ndarray | None:
+        """The matrix last given to :meth:`set_matrix` (as given, −∞ kept)."""
+        return self.heat.matrix
+
+    def clear_matrix(self) -> None:
+        self.heat.clear()
+
+    def set_highlight_row(self, row: int | None) -> None:
+        self.heat.set_highlight(row=row)
+
+    def set_axis_titles(self, left: str, bottom: str) -> None:
+        if not self.heat.compact:
+            self.plot.setLabel("left", left)
+            self.plot.setLabel("bottom", bottom)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        if hasattr(self, "heat"):  # pyqtgraph resizes during its own __init__
+            self.heat.update_ticks()
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        cell = self.heat.cell_at(scene_pos)
+        if cell != self._hover:
+            self._hover = cell
+            self.cellHovered.emit(*cell)
+
+    def _on_mouse_clicked(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            cell = self.heat.cell_at(event.scenePos())
+            if cell != (-1, -1):
+                self.cellClicked.emit(*cell)
+
+
+def _label_step(count: int, pixels: float, per_label: float) -> int:
+    if count <= 1 or pixels <= 0:
+        return 1
+    fit = max(1, int(pixels // max(per_label, 1.0)))
+    return max(1, math.ceil(count / fit))
+
+
+def _ticks(labels: Sequence[str], step: int) -> list[tuple[int, str]]:
+    return [(index, short_label(labels[index])) for index in range(0, len(labels), step)]
+
+
+def symmetric_levels(matrix: np.ndarray) -> tuple[float, float]:
+    """Colour levels for signed data: (−m, m) with m the largest finite |value| (1 if none)."""
+    finite = matrix[np.isfinite(matrix)]
+    bound = float(np.abs(finite).max()) if finite.size else 1.0
+    return (-bound, bound) if bound > 0 else (-1.0, 1.0)
+
+
+def data_levels(matrix: np.ndarray) -> tuple[float, float]:
+    """(min, max) of the finite values, widened when flat."""
+    finite = matrix[np.isfinite(matrix)]
+    if not finite.size:
+        return (0.0, 1.0)
+    low, high = float(finite.min()), float(finite.max())
+    return (low, high) if high > low else (low - 0.5, high + 0.5)

@@ -1,0 +1,112 @@
+"""Worked arithmetic: seed 000's hand calculation, for whatever the user typed.
+
+For the focused query token and the selected head: every dot product (its element-wise
+terms), the scaling, each softmax term, the normaliser, each weight, and the weighted sum of
+V — the engine's own numbers (:class:`engine.Explanation`, built in the worker). Long rows
+are abridged for reading; the sums always include every term.
+"""
+from __future__ import annotations
+
+import html
+import math
+
+from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
+
+from engine import Explanation
+
+from ..controller import Controller
+from ..text import fill
+
+MAX_KEYS = 24  # rows listed per step; with more keys the highest-weight ones are listed
+MAX_TERMS = 6  # products written out per dot product; longer sums are abridged
+
+
+def number(value: float, digits: int = 3) -> str:
+    if math.isinf(value):
+        return "−∞" if value < 0 else "∞"
+    return f"{value:.{digits}f}"
+
+
+def vector(values, limit: int = MAX_TERMS) -> str:
+    items = [number(v) for v in values]
+    if len(items) > limit:
+        items = items[: limit - 2] + ["…"] + items[-1:]
+    return "[" + ", ".join(items) + "]"
+
+
+class ArithmeticPanel(QWidget):
+    """A read-only rich-text view of the worked calculation."""
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("arithmeticPanel")
+        self.controller = controller
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        self.view = QTextBrowser()
+        self.view.setObjectName("arithmeticText")
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setStyleHint(QFont.StyleHint.Monospace)
+        self.view.setFont(font)
+        layout.addWidget(self.view)
+        controller.explanationChanged.connect(self.show_explanation)
+
+    def show_explanation(self, explanation: Explanation | None) -> None:
+        if explanation is None:
+            self.view.setPlainText(self.tr("No calculation to show."))
+            return
+        self.view.setHtml(self.render(explanation))
+
+    def _keys(self, explanation: Explanation):
+        terms = list(explanation.terms)
+        if len(terms) <= MAX_KEYS:
+            return terms, 0
+        chosen = sorted(sorted(terms, key=lambda t: -t.weight)[:MAX_KEYS], key=lambda t: t.key_index)
+        return chosen, len(terms) - len(chosen)
+
+    def render(self, e: Explanation) -> str:
+        esc = html.escape
+        q_name = f"q<sub>{esc(e.query_text)}</sub>"
+        keys, hidden = self._keys(e)
+        out = [f"<h3>{esc(fill(self.tr('Head %1 · query token #%2 “%3” · d_k = %4'), e.head, e.query_index, e.query_text, e.d_k))}</h3>"]
+        out.append(f"<p>{q_name} = {vector(e.q)}</p>")
+        if hidden:
+            out.append(f"<p><i>{esc(fill(self.tr('%1 keys: the %2 with the largest weights are listed; every sum includes all %1.'), len(e.terms), len(keys)))}</i></p>")
+        out.append(f"<p><b>{esc(self.tr('1 · Scores: the query’s dot product with every key'))}</b><br>")
+        for t in keys:
+            products = t.products
+            if len(products) > MAX_TERMS:
+                shown = " + ".join(number(p) for p in products[:3]) + " + … + " + number(products[-1])
+            else:
+                shown = " + ".join(number(p) for p in products)
+            out.append(f"{q_name} · k<sub>{esc(t.key_text)}</sub> = {vector(e.q)} · {vector(t.k)} = {shown} = <b>{number(t.score)}</b><br>")
+        out.append("</p>")
+        if e.scale:
+            step = fill(self.tr("2 · Scale: divide by √d_k = √%1 = %2"), e.d_k, number(math.sqrt(e.d_k)))
+            if e.temperature != 1:
+                step += fill(self.tr(" and by the temperature %1"), number(e.temperature))
+        elif e.temperature != 1:
+            step = fill(self.tr("2 · Scale: √d_k is off; divide by the temperature %1"), number(e.temperature))
+        else:
+            step = self.tr("2 · Scale: off (the scores are used as they are)")
+        out.append(f"<p><b>{esc(step)}</b><br>")
+        for t in keys:
+            note = f" <span style='color:#c62828'>{esc(self.tr('(masked: a future token → −∞)'))}</span>" if t.masked else ""
+            out.append(f"{esc(t.key_text)}: {number(t.score)} / {number(e.divisor)} = <b>{number(t.scaled)}</b>{note}<br>")
+        out.append("</p>")
+        out.append(f"<p><b>{esc(self.tr('3 · Softmax: exp of each scaled score, divided by their sum'))}</b><br>")
+        if e.shifted:
+            out.append(f"<i>{esc(fill(self.tr('exp of (s − %1), the row maximum: the same weights without overflow'), number(e.row_max)))}</i><br>")
+        for t in keys:
+            argument = f"{number(t.scaled)} − {number(e.row_max)}" if e.shifted else number(t.scaled)
+            out.append(f"exp({argument}) = {number(t.exp_value, 4)}<br>")
+        out.append(f"{esc(self.tr('sum'))} = <b>{number(e.normaliser, 4)}</b><br>")
+        for t in keys:
+            out.append(f"w<sub>{esc(t.key_text)}</sub> = {number(t.exp_value, 4)} / {number(e.normaliser, 4)} = <b>{number(t.weight)}</b><br>")
+        out.append("</p>")
+        out.append(f"<p><b>{esc(self.tr('4 · Weighted sum of the values'))}</b><br>")
+        for t in keys:
+            out.append(f"{number(t.weight)} × v<sub>{esc(t.key_text)}</sub> {vector(t.v)} = {vector(t.weighted_v)}<br>")
+        out.append(f"{esc(fill(self.tr('new “%1” (this head)'), e.query_text))} = <b>{vector(e.output)}</b></p>")
+        return "".join(out)

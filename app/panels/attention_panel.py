@@ -1,0 +1,97 @@
+"""Attention heatmap panel: the selected head's matrix at the chosen stage.
+
+Queries down, keys across. Stages: raw scores q·kᵀ, scaled scores (÷ √d_k, masked cells shown
+as masked), softmax weights. The focused query row is outlined; hovering a cell reports
+query, key and value; clicking a cell focuses its query row.
+"""
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+
+from ..controller import Controller
+from ..text import fill
+from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView
+
+
+class AttentionPanel(QWidget):
+    """Head and stage selectors over one labelled heatmap."""
+
+    hoverMessage = Signal(str)
+    cellClicked = Signal(int, int)
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("attentionPanel")
+        self.controller = controller
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel(self.tr("Head")))
+        self.head = QSpinBox()
+        self.head.setObjectName("headSpin")
+        self.head.setToolTip(self.tr("Which head to show (0-based). Also: click a thumbnail in the head grid"))
+        bar.addWidget(self.head)
+        bar.addWidget(QLabel(self.tr("Stage")))
+        self.stage = QComboBox()
+        self.stage.setObjectName("stageCombo")
+        for key, label in (("scores", self.tr("raw scores q·kᵀ")), ("scaled", self.tr("scaled scores (÷√d_k, mask)")),
+                           ("weights", self.tr("softmax weights"))):
+            self.stage.addItem(label, key)
+        self.stage.setToolTip(self.tr("Which step of the computation the heatmap shows"))
+        bar.addWidget(self.stage)
+        bar.addStretch(1)
+        self.caption = QLabel()
+        bar.addWidget(self.caption)
+        layout.addLayout(bar)
+        self.heatmap = HeatmapView()
+        self.heatmap.setObjectName("attentionHeatmap")
+        self.heatmap.set_axis_titles(self.tr("query token"), self.tr("key token"))
+        layout.addWidget(self.heatmap, 1)
+        self.head.valueChanged.connect(lambda value: controller.select(head=value))
+        self.stage.currentIndexChanged.connect(lambda _: controller.select(stage=self.stage.currentData()))
+        self.heatmap.cellHovered.connect(self._on_cell_hovered)
+        self.heatmap.cellClicked.connect(self._on_cell_clicked)
+        controller.snapshotChanged.connect(lambda _: self.refresh())
+        controller.selectionChanged.connect(self.refresh)
+        self.stage.setCurrentIndex(self.stage.findData(controller.stage))
+
+    def refresh(self) -> None:
+        snapshot = self.controller.snapshot
+        if snapshot is None:
+            return
+        result, head, stage = snapshot.result, self.controller.head, self.controller.stage
+        with QSignalBlocker(self.head), QSignalBlocker(self.stage):
+            self.head.setRange(0, result.weights.shape[0] - 1)
+            self.head.setValue(head)
+            self.stage.setCurrentIndex(self.stage.findData(stage))
+        matrix = getattr(result, stage)[head]  # (n, n)
+        labels = result.token_texts
+        self.heatmap.set_matrix(
+            matrix, labels, labels,
+            levels=snapshot.levels(stage, head),
+            colormap=WEIGHTS_MAP if stage == "weights" else DIVERGING_MAP,
+        )
+        self.heatmap.set_highlight_row(self.controller.focus)
+        self.caption.setText(fill(self.tr("%1 tokens · d_k = %2"), result.n, result.config.d_k))
+
+    def _on_cell_hovered(self, row: int, column: int) -> None:
+        snapshot = self.controller.snapshot
+        if snapshot is None or row < 0:
+            self.hoverMessage.emit("")
+            return
+        result, head = snapshot.result, self.controller.head
+        scaled = float(result.scaled[head, row, column])
+        scaled_text = "−∞ (masked)" if math.isinf(scaled) else f"{scaled:.4f}"
+        self.hoverMessage.emit(
+            fill(self.tr("head %1 · query #%2 “%3” → key #%4 “%5” · score %6 · scaled %7 · weight %8"),
+                 head, row, result.tokens[row].text, column, result.tokens[column].text,
+                 f"{float(result.scores[head, row, column]):.4f}", scaled_text,
+                 f"{float(result.weights[head, row, column]):.4f}")
+        )
+
+    def _on_cell_clicked(self, row: int, column: int) -> None:
+        self.controller.select(focus=row)
+        self.cellClicked.emit(row, column)

@@ -1,0 +1,91 @@
+"""Vector diffs: how attention changed each token's vector.
+
+Top: the focused token's vector before attention (x) and after (output) as paired bars per
+dimension, the difference, both norms and the cosine similarity. Bottom: x, output and
+output − x as token × dimension heatmaps sharing one symmetric colour scale.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from ..controller import Controller
+from ..heatmap import DIVERGING_MAP, HeatmapView
+from ..text import fill
+
+BEFORE_BRUSH = pg.mkBrush("#4c78a8")
+AFTER_BRUSH = pg.mkBrush("#f58518")
+DIFF_PEN = pg.mkPen("#2ca02c", width=2)
+
+
+class DiffsPanel(QWidget):
+    """Bars for the focused token, heatmaps for all tokens."""
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("diffsPanel")
+        self.controller = controller
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        outer.addWidget(splitter)
+        focused = QWidget()
+        layout = QVBoxLayout(focused)
+        layout.setContentsMargins(0, 0, 0, 0)
+        splitter.addWidget(focused)
+        self.summary = QLabel()
+        self.summary.setObjectName("diffSummary")
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        self.bars = pg.PlotWidget(background="w")
+        self.bars.setObjectName("diffBars")
+        self.bars.setMenuEnabled(False)
+        self.bars.addLegend(offset=(-5, 5), colCount=3)
+        self.bars.setLabel("bottom", self.tr("dimension"))
+        self.bars.setMinimumHeight(120)
+        self.before_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=BEFORE_BRUSH, name=self.tr("x (before)"))
+        self.after_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=AFTER_BRUSH, name=self.tr("output (after)"))
+        self.diff_curve = pg.PlotDataItem(pen=DIFF_PEN, name=self.tr("output − x"))
+        for item in (self.before_bars, self.after_bars, self.diff_curve):
+            self.bars.addItem(item)
+        layout.addWidget(self.bars, 1)
+        everything = QWidget()
+        row = QHBoxLayout(everything)
+        row.setContentsMargins(0, 0, 0, 0)
+        splitter.addWidget(everything)
+        splitter.setSizes([500, 700])
+        self.maps = {}
+        for name, title in (("x", self.tr("x (before)")), ("output", self.tr("output (after)")), ("diff", self.tr("output − x"))):
+            view = HeatmapView(title=title, colorbar=name == "diff")
+            view.setObjectName(f"{name}Heatmap")
+            view.set_axis_titles(self.tr("token"), self.tr("dimension"))
+            row.addWidget(view)
+            self.maps[name] = view
+        controller.snapshotChanged.connect(lambda _: self.refresh(full=True))
+        controller.selectionChanged.connect(lambda: self.refresh(full=False))
+
+    def refresh(self, full: bool = True) -> None:
+        snapshot = self.controller.snapshot
+        if snapshot is None:
+            return
+        result, focus = snapshot.result, self.controller.focus
+        before, after = result.x[focus], result.output[focus]  # (d,)
+        dims = np.arange(before.shape[0])
+        self.before_bars.setOpts(x=dims - 0.2, height=before, width=0.4)
+        self.after_bars.setOpts(x=dims + 0.2, height=after, width=0.4)
+        self.diff_curve.setData(dims, result.diff[focus])
+        self.summary.setText(fill(
+            self.tr("<b>%1</b> (#%2): ‖x‖ = %3 · ‖output‖ = %4 · ‖output − x‖ = %5 · cosine(x, output) = %6"),
+            result.tokens[focus].text, focus, f"{result.norm_before[focus]:.4f}", f"{result.norm_after[focus]:.4f}",
+            f"{float(np.linalg.norm(result.diff[focus])):.4f}", f"{result.cosine[focus]:.4f}",
+        ))
+        if full:
+            bound = snapshot.vector_bound
+            labels = result.token_texts
+            for name, view in self.maps.items():
+                view.set_matrix(getattr(result, name), labels, None, levels=(-bound, bound),
+                                colormap=DIVERGING_MAP, show_values=False)
+        for view in self.maps.values():
+            view.set_highlight_row(focus)

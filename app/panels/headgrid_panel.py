@@ -1,0 +1,90 @@
+"""Head grid: every head's softmax weights as small heatmaps side by side; click to select.
+
+Thumbnails come block-averaged from the worker (≤ 96 cells across), so hundreds of heads
+or thousands of tokens cost the GUI thread only small images.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from ..controller import Controller
+from ..heatmap import WEIGHTS_MAP
+from ..text import fill
+
+SELECTED_PEN = pg.mkPen("#ff2d55", width=4)
+PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
+
+
+class HeadGridPanel(QWidget):
+    """A grid of one thumbnail per head."""
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("headGridPanel")
+        self.controller = controller
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setObjectName("headGridCanvas")
+        self.canvas.setBackground("w")
+        self.canvas.setToolTip(self.tr("Every head's attention weights; click one to select it"))
+        layout.addWidget(self.canvas)
+        self.views: list[pg.ViewBox] = []
+        self.images: list[pg.ImageItem] = []
+        self._colormap = pg.colormap.get(WEIGHTS_MAP)
+        self.canvas.scene().sigMouseClicked.connect(self._on_clicked)
+        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.selectionChanged.connect(self._update_selection)
+
+    def _rebuild(self, heads: int) -> None:
+        self.canvas.clear()
+        self.views, self.images = [], []
+        columns = max(1, math.ceil(math.sqrt(heads)))
+        for head in range(heads):
+            if head and head % columns == 0:
+                self.canvas.nextRow()
+            cell = self.canvas.addLayout()
+            cell.addLabel(fill(self.tr("head %1"), head), size="8pt", color="#333")
+            cell.nextRow()
+            view = cell.addViewBox(lockAspect=True, enableMouse=False, invertY=True)
+            view.setMenuEnabled(False)
+            view.setBorder(PLAIN_PEN)
+            image = pg.ImageItem(axisOrder="row-major")
+            image.setColorMap(self._colormap)
+            view.addItem(image)
+            self.views.append(view)
+            self.images.append(image)
+
+    def _on_snapshot_changed(self, snapshot) -> None:
+        thumbnails = snapshot.thumbnails  # (heads, t, t)
+        heads = thumbnails.shape[0]
+        if heads != len(self.images):
+            self._rebuild(heads)
+        top = max(float(snapshot.weight_max.max()), 1e-6)
+        for image, view, thumbnail in zip(self.images, self.views, thumbnails):
+            image.setImage(thumbnail, levels=(0.0, top), autoLevels=False)
+            size = thumbnail.shape[0]
+            image.setRect(QRectF(0, 0, size, size))
+            view.setRange(QRectF(0, 0, size, size), padding=0.02)
+        self._update_selection()
+
+    def _update_selection(self) -> None:
+        for head, view in enumerate(self.views):
+            view.setBorder(SELECTED_PEN if head == self.controller.head else PLAIN_PEN)
+
+    def _on_clicked(self, event) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        for head, view in enumerate(self.views):
+            if view.sceneBoundingRect().contains(event.scenePos()):
+                self.controller.select(head=head)
+                return
+
+    def image_data(self, head: int) -> np.ndarray:
+        """The thumbnail shown for ``head`` (tests)."""
+        return self.images[head].image

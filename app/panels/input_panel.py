@@ -1,0 +1,227 @@
+"""Input panel: the sentence and every setting, bound by name to the controller's config.
+
+Each widget writes one field of :class:`AttentionConfig`; the panel keeps no copy of the
+settings. Any change recomputes. An invalid value shows a message next to its field and
+leaves the last good pictures on screen.
+"""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine import AttentionConfig, EngineError
+from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
+
+from ..controller import Controller
+from ..text import fill
+
+ERROR_STYLE = "color: #c62828;"
+
+
+class InputPanel(QWidget):
+    """The sentence box and the settings form."""
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("inputPanel")
+        self.controller = controller
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+
+        self.text = QPlainTextEdit()
+        self.text.setObjectName("textEdit")
+        self.text.setPlaceholderText(self.tr("Type a sentence, e.g. 小明喜欢苹果 or I ate the cake and it was delicious."))
+        self.text.setToolTip(self.tr("The sentence. Every edit recomputes attention."))
+        self.text.setMaximumHeight(90)
+        self.text.setTabChangesFocus(True)
+        layout.addWidget(self.text)
+        self.messages: dict[str, QLabel] = {}
+        self.messages["text"] = self._message_label()
+        layout.addWidget(self.messages["text"])
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.tokenizer = self._combo(TOKENIZERS, self.tr("auto: jieba for Chinese, words and punctuation otherwise"))
+        self.d_model = self._spin(1, 8192, self.tr("Width of every token vector"))
+        self.heads = self._spin(1, 512, self.tr("Number of heads; d_k = d_model / heads must be a whole number"))
+        self.seed = self._spin(0, 2**31 - 1, self.tr("Seeds the static embeddings and the random projections"))
+        self.positional = self._combo(POSITIONALS, self.tr("none, sinusoidal (added to x) or RoPE (rotates q and k)"))
+        self.mask = self._combo(MASKS, self.tr("none = encoder (see every token), causal = decoder (no future)"))
+        self.scale = QCheckBox(self.tr("divide scores by √d_k"))
+        self.scale.setToolTip(self.tr("Without it the softmax saturates at large d_k"))
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(0.0, 1000.0)
+        self.temperature.setDecimals(3)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setToolTip(self.tr("Extra divisor of the scores: > 1 flattens the softmax, < 1 sharpens it"))
+        self.weights = self._combo(WEIGHTS, self.tr("random (seeded) or identity (W_Q = W_K = W_V = I, as in the hand calculation)"))
+        rows = [
+            ("tokenizer", self.tr("Tokenizer"), self.tokenizer),
+            ("d_model", self.tr("d_model"), self.d_model),
+            ("heads", self.tr("Heads"), self.heads),
+            ("seed", self.tr("Seed"), self.seed),
+            ("positional", self.tr("Positions"), self.positional),
+            ("mask", self.tr("Mask"), self.mask),
+            ("scale", self.tr("Scale"), self.scale),
+            ("temperature", self.tr("Temperature"), self.temperature),
+            ("weights", self.tr("Weights"), self.weights),
+        ]
+        for name, label, widget in rows:
+            widget.setObjectName(f"{name}Field")
+            form.addRow(label, widget)
+            self.messages[name] = self._message_label()
+            form.addRow("", self.messages[name])
+        layout.addLayout(form)
+
+        table_row = QHBoxLayout()
+        self.embeddings_label = QLabel()
+        self.embeddings_label.setWordWrap(True)
+        self.load_table = QPushButton(self.tr("Embeddings…"))
+        self.load_table.setToolTip(self.tr("Load a JSON table token → vector, e.g. {\"小明\": [1, 0]}"))
+        self.clear_table = QPushButton(self.tr("Clear"))
+        self.clear_table.setToolTip(self.tr("Go back to generated embeddings"))
+        table_row.addWidget(self.embeddings_label, 1)
+        table_row.addWidget(self.load_table)
+        table_row.addWidget(self.clear_table)
+        layout.addLayout(table_row)
+        self.messages["embeddings"] = self._message_label()
+        layout.addWidget(self.messages["embeddings"])
+        layout.addStretch(1)
+
+        self.show_config(controller.config)
+        self.text.textChanged.connect(lambda: self._on_field_changed("text"))
+        for name in ("tokenizer", "positional", "mask", "weights"):
+            getattr(self, name).currentIndexChanged.connect(lambda _=0, n=name: self._on_field_changed(n))
+        for name in ("d_model", "heads", "seed", "temperature"):
+            getattr(self, name).valueChanged.connect(lambda _=0, n=name: self._on_field_changed(n))
+        self.scale.toggled.connect(lambda _=False: self._on_field_changed("scale"))
+        self.load_table.clicked.connect(self._on_load_table)
+        self.clear_table.clicked.connect(self._on_clear_table)
+        controller.configChanged.connect(self._on_config_changed)
+
+    # ---------------------------------------------------------------- helpers
+    def _message_label(self) -> QLabel:
+        label = QLabel()
+        label.setStyleSheet(ERROR_STYLE)
+        label.setWordWrap(True)
+        label.setVisible(False)
+        return label
+
+    def _combo(self, values, tip: str) -> QComboBox:
+        combo = QComboBox()
+        for value in values:
+            combo.addItem(value, value)
+        combo.setToolTip(tip)
+        return combo
+
+    def _spin(self, low: int, high: int, tip: str) -> QSpinBox:
+        spin = QSpinBox()
+        spin.setRange(low, high)
+        spin.setToolTip(tip)
+        spin.setKeyboardTracking(True)
+        return spin
+
+    def values(self) -> dict:
+        """The settings as the widgets show them now (possibly invalid)."""
+        return {
+            "text": self.text.toPlainText(),
+            "tokenizer": self.tokenizer.currentData(),
+            "d_model": self.d_model.value(),
+            "heads": self.heads.value(),
+            "seed": self.seed.value(),
+            "positional": self.positional.currentData(),
+            "mask": self.mask.currentData(),
+            "scale": self.scale.isChecked(),
+            "temperature": self.temperature.value(),
+            "weights": self.weights.currentData(),
+        }
+
+    def show_config(self, config: AttentionConfig) -> None:
+        """Set every widget from ``config`` without triggering recomputation."""
+        blockers = [QSignalBlocker(w) for w in (self.text, self.tokenizer, self.d_model, self.heads, self.seed,
+                                                 self.positional, self.mask, self.scale, self.temperature, self.weights)]
+        if self.text.toPlainText() != config.text:
+            self.text.setPlainText(config.text)
+        for name in ("tokenizer", "positional", "mask", "weights"):
+            combo = getattr(self, name)
+            combo.setCurrentIndex(combo.findData(getattr(config, name)))
+        self.d_model.setValue(config.d_model)
+        self.heads.setValue(config.heads)
+        self.seed.setValue(config.seed)
+        self.scale.setChecked(config.scale)
+        self.temperature.setValue(config.temperature)
+        del blockers
+        table = config.embeddings
+        self.embeddings_label.setText(
+            self.tr("Embeddings: generated from (token, seed)") if not table
+            else self.tr("Embeddings: custom table, %n token(s)", "", len(table))
+        )
+        self.clear_table.setEnabled(bool(table))
+        for label in self.messages.values():
+            label.setVisible(False)
+
+    def show_message(self, field: str, message: str) -> None:
+        label = self.messages.get(field, self.messages["text"])
+        label.setText(message)
+        label.setVisible(bool(message))
+
+    # ---------------------------------------------------------------- handlers
+    def _on_field_changed(self, name: str) -> None:
+        values = self.values()
+        try:
+            config = AttentionConfig(**values, embeddings=self.controller.config.embeddings,
+                                     memory_budget=self.controller.config.memory_budget)
+        except EngineError as error:
+            field = "heads" if name in ("d_model", "heads") else name
+            if "embedding" in str(error):
+                field = "embeddings"
+            for other, label in self.messages.items():
+                if other != field:
+                    label.setVisible(False)
+            self.show_message(field, str(error))
+            return
+        for label in self.messages.values():
+            label.setVisible(False)
+        self.controller.set_config(config)
+
+    def _on_config_changed(self, config: AttentionConfig) -> None:
+        self.show_config(config)
+
+    def _on_load_table(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Load embeddings table"), "", self.tr("JSON (*.json)"))
+        if path:
+            self.load_table_file(path)
+
+    def load_table_file(self, path: str) -> bool:
+        """Read a token → vector JSON table; on error show why and change nothing."""
+        try:
+            with open(path, encoding="utf-8") as handle:
+                table = json.load(handle, parse_constant=_reject_constant)
+            config = self.controller.config.replace(embeddings=table)
+        except (OSError, ValueError) as error:
+            self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path, error))
+            return False
+        self.controller.set_config(config)
+        return True
+
+    def _on_clear_table(self) -> None:
+        self.controller.set_config(self.controller.config.replace(embeddings=None))
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a finite number")

@@ -1,0 +1,185 @@
+"""Figures for export: one head or every head's matrix as a PNG or SVG, with or without a window.
+
+The same :class:`HeatmapPlot` the window shows, laid out in one GraphicsLayoutWidget with a
+shared colour bar, rendered offscreen. PNG via pyqtgraph's ImageExporter at a chosen width;
+SVG via SVGExporter with the cells upscaled nearest-neighbour first (the SVG stores the heatmap
+as a bitmap that viewers would otherwise blur). Files are written atomically.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from engine import AttentionResult, EngineError
+
+STAGES = ("scores", "scaled", "weights")
+STAGE_TITLES = {"scores": "raw scores q·kᵀ", "scaled": "scaled scores", "weights": "softmax weights"}
+
+
+def ensure_application():
+    """The running QApplication, or a new offscreen one (command line)."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        if "QT_QPA_PLATFORM" not in os.environ:
+            os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        app = QApplication(sys.argv[:1])
+        from .fonts import install_cjk_font
+
+        install_cjk_font(app)
+    return app
+
+
+def _heads(result: AttentionResult, head) -> list[int]:
+    count = result.weights.shape[0]
+    if head in (None, "all"):
+        return list(range(count))
+    try:
+        head = int(head)
+    except (TypeError, ValueError):
+        raise EngineError(f"head must be a number from 0 to {count - 1} or 'all'; got {head!r}") from None
+    if not 0 <= head < count:
+        raise EngineError(f"head {head} does not exist: there are {count} heads (0 … {count - 1})")
+    return [head]
+
+
+def build_figure(result: AttentionResult, head="all", stage: str = "weights", width: int = 1200,
+                 upscale: int = 1):
+    """A GraphicsLayoutWidget with the chosen heads' matrices and a shared colour bar."""
+    import pyqtgraph as pg
+
+    from .heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapPlot
+    from .snapshot import summarise
+
+    if stage not in STAGES:
+        raise EngineError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
+    heads = _heads(result, head)
+    ensure_application()
+    snapshot = summarise(result)
+    columns = max(1, math.ceil(math.sqrt(len(heads))))
+    rows = math.ceil(len(heads) / columns)
+    widget = pg.GraphicsLayoutWidget()
+    widget.setBackground("w")
+    title = f"{STAGE_TITLES[stage]} · d_model {result.config.d_model} · {result.weights.shape[0]} heads · {result.n} tokens"
+    widget.ci.addLabel(title, row=0, col=0, colspan=columns + 1, size="11pt", color="#111")
+    if stage == "weights":
+        levels = (0.0, max(float(snapshot.weight_max[heads].max()), 1e-6))
+        colormap = WEIGHTS_MAP
+    else:
+        bounds = snapshot.score_bound if stage == "scores" else snapshot.scaled_bound
+        bound = max(float(bounds[heads].max()), 1e-6)
+        levels, colormap = (-bound, bound), DIVERGING_MAP
+    labels = result.token_texts
+    plots = []
+    for index, h in enumerate(heads):
+        heat = HeatmapPlot(widget.ci, title=f"head {h}", row=1 + index // columns, col=index % columns)
+        heat.set_matrix(getattr(result, stage)[h], labels, labels, levels=levels, colormap=colormap,
+                        show_values=None if len(heads) == 1 else False, upscale=upscale)
+        plots.append(heat)
+    bar = pg.ColorBarItem(colorMap=pg.colormap.get(colormap), interactive=False, width=14, values=levels)
+    widget.ci.addItem(bar, row=1, col=columns, rowspan=rows)
+    cell = width / columns
+    height = int(40 + rows * cell * 0.95)
+    widget.resize(int(width), height)
+    return widget, plots
+
+
+def _show_offscreen(widget) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    widget.show()
+    QApplication.processEvents()
+    for heat in getattr(widget, "_plots", []):
+        heat.update_ticks()
+    QApplication.processEvents()
+
+
+def render_image(result: AttentionResult, head="all", stage: str = "weights", width: int = 1200):
+    """The figure as a QImage exactly ``width`` pixels wide."""
+    import pyqtgraph.exporters as exporters
+
+    widget, plots = build_figure(result, head, stage, width)
+    widget._plots = plots
+    try:
+        _show_offscreen(widget)
+        exporter = exporters.ImageExporter(widget.ci)
+        exporter.parameters()["width"] = int(width)
+        image = exporter.export(toBytes=True)
+    finally:
+        widget.close()
+        widget.deleteLater()
+    return image
+
+
+def _atomic_target(path: Path, suffix: str) -> str:
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(handle)
+    return temporary
+
+
+def export_figure(result: AttentionResult, path, head="all", stage: str = "weights", width: int = 1200) -> Path:
+    """Write the figure to ``path`` (.png or .svg), atomically; returns the path."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise EngineError(f"images are .png or .svg; got {path.name!r}")
+    if not 64 <= int(width) <= 16384:
+        raise EngineError(f"width must be between 64 and 16384 pixels; got {width}")
+    if not path.parent.is_dir():
+        raise EngineError(f"cannot write {path}: the folder {path.parent} does not exist")
+    temporary = None
+    try:
+        temporary = _atomic_target(path, suffix)
+        if suffix == ".png":
+            image = render_image(result, head, stage, width)
+            if image.isNull() or not image.save(temporary, "PNG"):
+                raise EngineError(f"could not write the image to {path}")
+        else:
+            _write_svg(result, temporary, head, stage, width)
+        os.replace(temporary, path)
+        temporary = None
+    except PermissionError:
+        raise EngineError(f"cannot write {path}: permission denied") from None
+    finally:
+        if temporary is not None and os.path.exists(temporary):
+            os.unlink(temporary)
+    return path
+
+
+def _write_svg(result: AttentionResult, target: str, head, stage: str, width: int) -> None:
+    import pyqtgraph.exporters as exporters
+
+    upscale = max(1, min(16, math.ceil(512 / max(result.n, 1))))
+    widget, plots = build_figure(result, head, stage, width, upscale=upscale)
+    widget._plots = plots
+    try:
+        _show_offscreen(widget)
+        exporter = exporters.SVGExporter(widget.ci)
+        svg = exporter.export(toBytes=True)
+    finally:
+        widget.close()
+        widget.deleteLater()
+    if isinstance(svg, bytes):
+        data = svg
+    else:
+        data = bytes(svg)
+    with open(target, "wb") as handle:
+        handle.write(data)
+
+
+def image_pixels(image) -> np.ndarray:
+    """(height, width, 4) uint8 RGBA copy of a QImage (tests and checks)."""
+    from PySide6.QtGui import QImage
+
+    image = image.convertToFormat(QImage.Format.Format_RGBA8888)
+    height, width = image.height(), image.width()
+    buffer = np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes())
+    return buffer.reshape(height, image.bytesPerLine())[:, : width * 4].reshape(height, width, 4).copy()

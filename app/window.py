@@ -1,0 +1,471 @@
+"""The Attention Explorer main window: dockable panels around one controller.
+
+Every panel is a QDockWidget with a unique objectName (so the layout is saved and restored),
+listed in the View menu to bring back after closing. Menus: File (sessions, recent files,
+exports), Edit (undo a settings change), View, Presets, Help.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QWidget,
+)
+
+from engine import AttentionConfig, EngineError
+from engine.memory import format_bytes
+
+from .controller import Controller
+from .panels.arithmetic_panel import ArithmeticPanel
+from .panels.attention_panel import AttentionPanel
+from .panels.diffs_panel import DiffsPanel
+from .panels.headgrid_panel import HeadGridPanel
+from .panels.input_panel import InputPanel
+from .panels.matrices_panel import MatricesPanel
+from .panels.tokens_panel import TokensPanel
+from .presets import PRESETS, preset_config
+from .session import SessionError, load_session, save_session
+from .text import fill
+
+ORGANIZATION = "AttentionExplorer"
+APPLICATION = "Attention Explorer"
+MAX_RECENT = 8
+HISTORY_LIMIT = 100
+
+
+class MainWindow(QMainWindow):
+    """Docks around a controller; the GUI thread only displays what the worker computed."""
+
+    def __init__(self, config: AttentionConfig | None = None, *, restore: bool = True) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.setWindowTitle(APPLICATION)
+        self.settings = QSettings(ORGANIZATION, "AttentionExplorer")
+        if config is None and restore:
+            config = self._restored_config()
+        self.controller = Controller(config or AttentionConfig(), self)
+        self._history: list[AttentionConfig] = []
+        self._undoing = False
+        self.setDockNestingEnabled(True)
+        self.setDockOptions(QMainWindow.DockOption.AllowNestedDocks | QMainWindow.DockOption.AllowTabbedDocks
+                            | QMainWindow.DockOption.AnimatedDocks)
+        self.panels: dict[str, QWidget] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self._build_panels()
+        self._build_status_bar()
+        self._build_menus()
+        self._default_state = self.saveState()
+        self.resize(1500, 950)
+        if restore:
+            self._restore_layout()
+        c = self.controller
+        c.snapshotChanged.connect(self._on_snapshot_changed)
+        c.computeFailed.connect(self._on_compute_failed)
+        c.busyChanged.connect(self._on_busy_changed)
+        c.configChanged.connect(self._on_config_changed)
+        self._previous_config = c.config
+        c.recompute()
+
+    # ------------------------------------------------------------------ building
+    def _add_dock(self, key: str, title: str, widget: QWidget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"{key}Dock")
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(area, dock)
+        self.panels[key], self.docks[key] = widget, dock
+        return dock
+
+    def _build_panels(self) -> None:
+        c = self.controller
+        left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
+                               Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock("input", self.tr("Input"), InputPanel(c), left)
+        self._add_dock("tokens", self.tr("Tokens"), TokensPanel(c), left)
+        attention = self._add_dock("attention", self.tr("Attention heatmap"), AttentionPanel(c), right)
+        self._add_dock("heads", self.tr("Head grid"), HeadGridPanel(c), right)
+        self._add_dock("arithmetic", self.tr("Worked arithmetic"), ArithmeticPanel(c), right)
+        self._add_dock("diffs", self.tr("Vector diffs"), DiffsPanel(c), bottom)
+        self._add_dock("matrices", self.tr("Matrices"), MatricesPanel(c), bottom)
+        self.splitDockWidget(self.docks["input"], attention, Qt.Orientation.Horizontal)
+        self.splitDockWidget(attention, self.docks["heads"], Qt.Orientation.Horizontal)
+        self.splitDockWidget(self.docks["heads"], self.docks["arithmetic"], Qt.Orientation.Vertical)
+        self.splitDockWidget(self.docks["input"], self.docks["tokens"], Qt.Orientation.Vertical)
+        self.tabifyDockWidget(self.docks["diffs"], self.docks["matrices"])
+        self.docks["diffs"].raise_()
+        self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
+        self.resizeDocks([attention, self.docks["diffs"]], [620, 300], Qt.Orientation.Vertical)
+        self.panels["attention"].hoverMessage.connect(self._on_hover_message)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.tokens_label = QLabel()
+        self.time_label = QLabel()
+        self.memory_label = QLabel()
+        for label, tip in ((self.tokens_label, self.tr("Tokens in the sentence")),
+                           (self.time_label, self.tr("Time the engine took for the picture on screen")),
+                           (self.memory_label, self.tr("Memory held by the trace (every intermediate array)"))):
+            label.setToolTip(tip)
+            bar.addPermanentWidget(label)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumWidth(120)
+        self.busy.setVisible(False)
+        self.cancel_button = QPushButton(self.tr("Cancel"))
+        self.cancel_button.setToolTip(self.tr("Stop waiting for this computation and keep the pictures on screen (Esc)"))
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self.controller.cancel)
+        bar.addPermanentWidget(self.busy)
+        bar.addPermanentWidget(self.cancel_button)
+
+    def _action(self, menu, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self) -> None:
+        menus = self.menuBar()
+        file = menus.addMenu(self.tr("&File"))
+        self._action(file, self.tr("&Open session…"), self.open_session_dialog, QKeySequence.StandardKey.Open,
+                     self.tr("Open a saved sentence with all its settings"))
+        self.recent_menu = file.addMenu(self.tr("Open &recent"))
+        self._action(file, self.tr("&Save session…"), self.save_session_dialog, QKeySequence.StandardKey.Save,
+                     self.tr("Save the sentence and every setting to a file"))
+        file.addSeparator()
+        self._action(file, self.tr("Export &heatmap…"), self.export_heatmap_dialog, "Ctrl+E",
+                     self.tr("Save the selected head's heatmap as PNG or SVG"))
+        self._action(file, self.tr("Export &all heads as one image…"), lambda: self.export_heatmap_dialog(all_heads=True),
+                     "Ctrl+Shift+E", self.tr("Save every head's heatmap in one grid image"))
+        self._action(file, self.tr("Export &data…"), self.export_data_dialog, "Ctrl+D",
+                     self.tr("Save every array of the computation (.npz, .json or .csv)"))
+        self._action(file, self.tr("&Copy image to clipboard"), self.copy_image, "Ctrl+Shift+C",
+                     self.tr("Copy the selected head's heatmap as an image"))
+        file.addSeparator()
+        self._action(file, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
+
+        edit = menus.addMenu(self.tr("&Edit"))
+        self.undo_action = self._action(edit, self.tr("&Undo settings change"), self.undo, "Ctrl+Alt+Z",
+                                        self.tr("Go back to the settings before the last change"))
+        self.undo_action.setEnabled(False)
+        self._action(edit, self.tr("&Recompute"), self.controller.recompute, "F5")
+        self._action(edit, self.tr("&Cancel computation"), self.controller.cancel, "Esc")
+        edit.addSeparator()
+        self._action(edit, self.tr("Next head"), lambda: self._step_head(1), "Ctrl+]")
+        self._action(edit, self.tr("Previous head"), lambda: self._step_head(-1), "Ctrl+[")
+        self._action(edit, self.tr("Next token"), lambda: self._step_focus(1), "Ctrl+Down")
+        self._action(edit, self.tr("Previous token"), lambda: self._step_focus(-1), "Ctrl+Up")
+        for number, stage in enumerate(("scores", "scaled", "weights"), start=1):
+            self._action(edit, fill(self.tr("Show stage: %1"), stage), lambda _=False, s=stage: self.controller.select(stage=s),
+                         f"Ctrl+{number}")
+
+        self.view_menu = menus.addMenu(self.tr("&View"))
+        for dock in self.docks.values():
+            self.view_menu.addAction(dock.toggleViewAction())
+        self.view_menu.addSeparator()
+        self._action(self.view_menu, self.tr("Reset &layout"), self.reset_layout, None,
+                     self.tr("Put every panel back where it started"))
+
+        presets = menus.addMenu(self.tr("&Presets"))
+        for index, (title, _) in enumerate(PRESETS):
+            self._action(presets, title, lambda _=False, i=index: self.apply_preset(i))
+
+        help_menu = menus.addMenu(self.tr("&Help"))
+        self._action(help_menu, self.tr("&About"), self._about)
+        self._update_recent_menu()
+
+    # ------------------------------------------------------------------ state
+    def _on_snapshot_changed(self, snapshot) -> None:
+        result = snapshot.result
+        self.tokens_label.setText(fill(self.tr("%1 tokens"), result.n))
+        self.time_label.setText(fill(self.tr("computed in %1 ms"), f"{result.seconds * 1000:.1f}"))
+        self.memory_label.setText(fill(self.tr("trace %1"), format_bytes(result.nbytes)))
+        if not self.controller.last_error:
+            self.statusBar().clearMessage()
+
+    def _on_compute_failed(self, message: str) -> None:
+        self.statusBar().showMessage(fill(self.tr("Not updated: %1"), message))
+        self.panels["input"].show_message("text", message)
+
+    def _on_busy_changed(self, busy: bool) -> None:
+        self.busy.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        if busy:
+            self.statusBar().showMessage(self.tr("Computing… (Esc cancels)"))
+
+    def _on_hover_message(self, message: str) -> None:
+        if message:
+            self.statusBar().showMessage(message)
+        elif not self.controller.last_error:
+            self.statusBar().clearMessage()
+
+    def _on_config_changed(self, config: AttentionConfig) -> None:
+        if not self._undoing and self._previous_config is not None and config != self._previous_config:
+            self._history.append(self._previous_config)
+            del self._history[:-HISTORY_LIMIT]
+        self._previous_config = config
+        self.undo_action.setEnabled(bool(self._history))
+
+    def undo(self) -> None:
+        """Go back to the settings before the last change."""
+        if not self._history:
+            return
+        self._undoing = True
+        try:
+            self.controller.set_config(self._history.pop(), immediate=True)
+        finally:
+            self._undoing = False
+        self.undo_action.setEnabled(bool(self._history))
+
+    def _step_head(self, delta: int) -> None:
+        self.controller.select(head=self.controller.head + delta)
+
+    def _step_focus(self, delta: int) -> None:
+        self.controller.select(focus=self.controller.focus + delta)
+
+    def apply_preset(self, index: int) -> None:
+        self.controller.set_config(preset_config(index), immediate=True)
+
+    # ------------------------------------------------------------------ sessions
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open session"), self._last_folder(),
+                                              self.tr("Attention Explorer sessions (*.json);;All files (*)"))
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str) -> bool:
+        """Apply a session file; on any problem show why and change nothing."""
+        try:
+            config, view = load_session(path)
+        except SessionError as error:
+            self._warn(self.tr("Could not open the session"), str(error))
+            return False
+        self.controller.head, self.controller.focus, self.controller.stage = view["head"], view["focus"], view["stage"]
+        self.controller.set_config(config, immediate=True)
+        self._remember_recent(path)
+        self.statusBar().showMessage(fill(self.tr("Opened %1"), path), 4000)
+        return True
+
+    def save_session_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save session"), self._last_folder("session.json"),
+                                              self.tr("Attention Explorer sessions (*.json)"))
+        if path:
+            if not path.lower().endswith(".json"):
+                path += ".json"
+            self.save_session(path)
+
+    def save_session(self, path: str) -> bool:
+        c = self.controller
+        try:
+            save_session(path, c.config, {"head": c.head, "focus": c.focus, "stage": c.stage})
+        except SessionError as error:
+            self._warn(self.tr("Could not save the session"), str(error))
+            return False
+        self._remember_recent(path)
+        self.statusBar().showMessage(fill(self.tr("Saved %1"), path), 4000)
+        return True
+
+    def _remember_recent(self, path: str) -> None:
+        path = str(Path(path).resolve())
+        recent = [p for p in self._recent() if p != path]
+        self.settings.setValue("recentFiles", json.dumps([path] + recent[: MAX_RECENT - 1]))
+        self.settings.setValue("lastFolder", str(Path(path).parent))
+        self._update_recent_menu()
+
+    def _recent(self) -> list[str]:
+        try:
+            value = json.loads(self.settings.value("recentFiles", "[]"))
+            return [p for p in value if isinstance(p, str)]
+        except (TypeError, ValueError):
+            return []
+
+    def _update_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self._recent()
+        for path in recent:
+            self._action(self.recent_menu, path, lambda _=False, p=path: self.open_session(p))
+        self.recent_menu.setEnabled(bool(recent))
+
+    def _last_folder(self, name: str = "") -> str:
+        folder = self.settings.value("lastFolder", str(Path.home()))
+        return str(Path(folder) / name) if name else folder
+
+    # ------------------------------------------------------------------ exports
+    def export_heatmap_dialog(self, all_heads: bool = False) -> None:
+        if self.controller.snapshot is None:
+            return
+        default = "attention-all-heads.png" if all_heads else f"attention-head{self.controller.head}.png"
+        path, chosen = QFileDialog.getSaveFileName(self, self.tr("Export heatmap"), self._last_folder(default),
+                                                   self.tr("PNG image (*.png);;SVG drawing (*.svg)"))
+        if not path:
+            return
+        if not path.lower().endswith((".png", ".svg")):
+            path += ".svg" if "svg" in chosen.lower() else ".png"
+        width = 1600
+        if path.lower().endswith(".png"):
+            width, ok = QInputDialog.getInt(self, self.tr("Image width"), self.tr("Width in pixels:"), 1600, 64, 16384, 100)
+            if not ok:
+                return
+        self.export_heatmap(path, "all" if all_heads else self.controller.head, width)
+
+    def export_heatmap(self, path: str, head, width: int = 1600) -> bool:
+        from .render import export_figure
+
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            export_figure(self.controller.snapshot.result, path, head=head, stage=self.controller.stage, width=width)
+        except (EngineError, OSError) as error:
+            self._warn(self.tr("Could not export the image"), str(error))
+            return False
+        finally:
+            QApplication.restoreOverrideCursor()
+        self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
+        return True
+
+    def export_data_dialog(self) -> None:
+        if self.controller.snapshot is None:
+            return
+        path, chosen = QFileDialog.getSaveFileName(
+            self, self.tr("Export data"), self._last_folder("attention.npz"),
+            self.tr("NumPy arrays (*.npz);;JSON (*.json);;CSV weights (*.csv)"))
+        if path:
+            if not path.lower().endswith((".npz", ".json", ".csv")):
+                path += "." + ("json" if "json" in chosen.lower() else "csv" if "csv" in chosen.lower() else "npz")
+            self.export_data(path)
+
+    def export_data(self, path: str) -> None:
+        """Write the trace in the worker (large traces take seconds); report when done."""
+        from engine.export import save_trace
+
+        result = self.controller.snapshot.result
+        worker = self.controller.worker
+
+        def done(lane, generation, value, seconds):
+            if lane == "export":
+                self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
+
+        def failed(lane, generation, message):
+            if lane == "export":
+                self._warn(self.tr("Could not export the data"), message)
+
+        worker.finished.connect(done)
+        worker.failed.connect(failed)
+        worker.submit("export", 0, save_trace, result, path)
+
+    def copy_image(self) -> None:
+        from .render import render_image
+
+        if self.controller.snapshot is None:
+            return
+        image = render_image(self.controller.snapshot.result, head=self.controller.head, stage=self.controller.stage,
+                             width=1200)
+        QApplication.clipboard().setImage(image)
+        self.statusBar().showMessage(self.tr("Heatmap copied to the clipboard"), 3000)
+
+    # ------------------------------------------------------------------ layout and settings
+    def reset_layout(self) -> None:
+        for dock in self.docks.values():
+            dock.setFloating(False)
+            dock.show()
+        self.restoreState(self._default_state)
+
+    def _restored_config(self) -> AttentionConfig | None:
+        text = self.settings.value("lastConfig")
+        if not text:
+            return None
+        try:
+            return AttentionConfig.from_dict(json.loads(text))
+        except (TypeError, ValueError):
+            return None
+
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("geometry")
+        state = self.settings.value("windowState")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("windowState", self.saveState())
+        data = self.controller.config.to_dict()
+        data.pop("memory_budget", None)
+        self.settings.setValue("lastConfig", json.dumps(data, ensure_ascii=False))
+        self.settings.sync()
+        self.controller.shutdown()
+        super().closeEvent(event)
+
+    def _warn(self, title: str, message: str) -> None:
+        self.statusBar().showMessage(message, 8000)
+        if QApplication.platformName() not in ("offscreen", "minimal"):
+            QMessageBox.warning(self, title, message)
+
+    def _about(self) -> None:
+        QMessageBox.about(self, self.tr("About Attention Explorer"), self.tr(
+            "Attention Explorer shows every step of self-attention with the engine's real numbers.\n"
+            "Engine: vectorized NumPy. Window: PySide6 and pyqtgraph."))
+
+    # ------------------------------------------------------------------ tests
+    def wait_until_idle(self, timeout: float = 10.0) -> bool:
+        """Process events until the latest request is on screen (tests and scripts)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            QApplication.processEvents()
+            if self.controller.is_idle():
+                QApplication.processEvents()
+                return True
+            time.sleep(0.002)
+        return False
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="main.py", description="Attention Explorer: watch self-attention work.")
+    parser.add_argument("--session", help="open this session file at start")
+    parser.add_argument("--text", help="start with this sentence")
+    return parser.parse_args(argv)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Start the window; returns the exit code."""
+    arguments = parse_arguments(list(sys.argv[1:] if argv is None else argv))
+    from .fonts import install_cjk_font
+
+    QApplication.setOrganizationName(ORGANIZATION)
+    QApplication.setApplicationName("AttentionExplorer")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    install_cjk_font(app)
+    config = None
+    if arguments.text:
+        try:
+            config = AttentionConfig(text=arguments.text)
+        except EngineError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    window = MainWindow(config)
+    if arguments.session and not window.open_session(arguments.session):
+        print(f"error: could not open {arguments.session}: {window.statusBar().currentMessage()}", file=sys.stderr)
+    window.show()
+    return app.exec()
