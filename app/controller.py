@@ -27,6 +27,7 @@ class Controller(QObject):
 
     snapshotChanged = Signal(object)  # Snapshot now on screen
     selectionChanged = Signal()  # head, focus or stage changed
+    cellChanged = Signal(int, int)  # (query row, key column) the user clicked, for the inspector
     explanationChanged = Signal(object)  # Explanation for (head, focus), or None
     busyChanged = Signal(bool)
     computeFailed = Signal(str)  # message of a failed computation (last good state kept)
@@ -41,6 +42,7 @@ class Controller(QObject):
         self.head = 0
         self.focus = 0
         self.stage = "weights"
+        self.cell = (0, 0)  # (query, key) of the last clicked heatmap cell
         self.last_error = ""
         self._generation = 0  # of the latest compute request
         self._explain_generation = 0
@@ -119,6 +121,7 @@ class Controller(QObject):
             n, heads = value.result.n, value.result.weights.shape[0]
             self.head = min(self.head, heads - 1)
             self.focus = min(self.focus, n - 1)
+            self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
             self.snapshotChanged.emit(value)
             self.timingMeasured.emit(seconds)
             self._request_explanation()
@@ -151,6 +154,14 @@ class Controller(QObject):
             self.selectionChanged.emit()
             if head is not None or focus is not None:
                 self._request_explanation()
+
+    def inspect(self, query: int, key: int) -> None:
+        """Select heatmap cell (query, key): focuses the query and tells the inspector."""
+        if self.snapshot is None or not (0 <= query < self.snapshot.result.n and 0 <= key < self.snapshot.result.n):
+            return
+        self.cell = (query, key)
+        self.select(focus=query)
+        self.cellChanged.emit(query, key)
 
     def _request_explanation(self) -> None:
         if self.snapshot is None:

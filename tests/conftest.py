@@ -5,3 +5,60 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+# ---------------------------------------------------------------------- Qt (window tests)
+import os  # noqa: E402
+import threading  # noqa: E402
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path_factory, request):
+    """QSettings of every test live in a temp dir: never the real user's settings."""
+    if "qapp" not in request.fixturenames and "qtbot" not in request.fixturenames:
+        yield
+        return
+    from PySide6.QtCore import QSettings
+
+    folder = str(tmp_path_factory.mktemp("settings"))
+    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        QSettings.setPath(fmt, QSettings.Scope.UserScope, folder)
+        QSettings.setPath(fmt, QSettings.Scope.SystemScope, folder)
+    yield folder
+
+
+@pytest.fixture
+def window(qtbot):
+    """A MainWindow with no restored state, shown offscreen; closed and its worker joined after."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.fonts import install_cjk_font
+    from app.window import MainWindow
+
+    install_cjk_font(QApplication.instance())
+    win = MainWindow(restore=False)
+    qtbot.addWidget(win)
+    win.show()
+    assert win.wait_until_idle(30), "the first computation did not arrive"
+    yield win
+    win.close()
+    assert not win.controller.worker.is_alive(), "the worker thread outlived its window"
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_threads():
+    """Fail a test that leaves a worker thread running."""
+    before = {t.ident for t in threading.enumerate()}
+    yield
+    import time
+
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        extra = [t for t in threading.enumerate() if t.ident not in before and t.name == "attention-worker"]
+        if not extra:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"threads left behind: {[t.name for t in extra]}")

@@ -93,5 +93,5 @@ class AttentionPanel(QWidget):
         )
 
     def _on_cell_clicked(self, row: int, column: int) -> None:
-        self.controller.select(focus=row)
+        self.controller.inspect(row, column)
         self.cellClicked.emit(row, column)

@@ -1,0 +1,224 @@
+"""The explorer window, offscreen: live updates, focus, errors, stale results, exports, sessions."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QSettings, Qt
+from PySide6.QtGui import QInputMethodEvent
+from PySide6.QtWidgets import QApplication
+
+from engine import AttentionConfig, compute
+
+
+def type_text(widget, text: str) -> None:
+    """Replace the editor's text the way an input method commits it (non-ASCII safe)."""
+    widget.setFocus()
+    widget.selectAll()
+    event = QInputMethodEvent("", [])
+    event.setCommitString(text)
+    QApplication.sendEvent(widget, event)
+
+
+def shown_weights(window) -> np.ndarray:
+    return window.panels["attention"].heatmap.matrix()
+
+
+def test_typing_updates_heatmap_to_engine_weights(window):
+    type_text(window.panels["input"].text, "小明喜欢苹果")
+    assert window.wait_until_idle()
+    expected = compute(AttentionConfig(text="小明喜欢苹果"))
+    assert window.controller.snapshot.result.token_texts == ["小明", "喜欢", "苹果"]
+    np.testing.assert_allclose(shown_weights(window), expected.weights[0], rtol=0, atol=1e-7)
+    window.controller.select(head=2)
+    np.testing.assert_allclose(shown_weights(window), expected.weights[2], rtol=0, atol=1e-7)
+    assert window.panels["tokens"].chips.count() == 3
+
+
+def test_stage_selector_shows_scores_and_masked_cells(window):
+    window.controller.set_config(AttentionConfig(text="我 爱 北 京", tokenizer="whitespace", mask="causal"))
+    assert window.wait_until_idle()
+    window.controller.select(stage="scaled")
+    shown = shown_weights(window)
+    result = window.controller.snapshot.result
+    assert np.isneginf(shown[0, 1]) and np.isneginf(shown[2, 3])
+    np.testing.assert_array_equal(shown, result.scaled[0])
+    image = window.panels["attention"].heatmap.image.image
+    assert np.isnan(image[0, 3]), "masked cells must be drawn as masked, not as a colour"
+    window.controller.select(stage="scores")
+    np.testing.assert_array_equal(shown_weights(window), result.scores[0])
+
+
+def test_changing_heads_changes_head_grid(window):
+    grid = window.panels["heads"]
+    assert len(grid.images) == 4
+    window.panels["input"].heads.setValue(8)
+    assert window.wait_until_idle()
+    assert len(grid.images) == 8
+    result = window.controller.snapshot.result
+    np.testing.assert_allclose(grid.image_data(7), result.weights[7], atol=1e-7)
+
+
+def test_clicking_a_token_moves_the_focus(window, qtbot):
+    type_text(window.panels["input"].text, "I ate the cake and it was delicious.")
+    assert window.wait_until_idle()
+    chips = window.panels["tokens"].chips
+    rect = chips.visualItemRect(chips.item(5))
+    qtbot.mouseClick(chips.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.controller.focus == 5
+    heatmap = window.panels["attention"].heatmap
+    assert heatmap.heat.highlight.isVisible()
+    assert heatmap.heat.highlight.rect().center().y() == pytest.approx(5)
+    assert window.wait_until_idle()
+    QApplication.processEvents()
+    assert "query token #5 “it”" in window.panels["arithmetic"].view.toPlainText()
+
+
+def test_invalid_heads_shows_message_and_keeps_picture(window):
+    before = shown_weights(window).copy()
+    panel = window.panels["input"]
+    panel.d_model.setValue(10)  # 4 heads do not divide 10
+    QApplication.processEvents()
+    assert panel.messages["heads"].isVisibleTo(panel)
+    assert "d_model (10) must be divisible by heads (4)" in panel.messages["heads"].text()
+    assert window.wait_until_idle()
+    np.testing.assert_array_equal(shown_weights(window), before)
+    assert window.controller.config.d_model == 64
+    panel.heads.setValue(5)
+    assert window.wait_until_idle()
+    assert not panel.messages["heads"].isVisibleTo(panel)
+    assert window.controller.snapshot.result.config.heads == 5
+
+
+def test_rapid_edits_end_with_last_text_and_never_show_stale(window):
+    shown: list[str] = []
+    window.controller.snapshotChanged.connect(lambda s: shown.append(s.result.config.text))
+    texts = [f"edit number {i} of the sentence" for i in range(200)]
+    editor = window.panels["input"].text
+    for text in texts:
+        editor.setPlainText(text)  # emits textChanged, as typing does
+        QApplication.processEvents()
+    assert window.wait_until_idle()
+    assert shown[-1] == texts[-1]
+    order = [texts.index(t) for t in shown if t in texts]
+    assert order == sorted(order), "an older result was shown after a newer one"
+    result = window.controller.snapshot.result
+    np.testing.assert_allclose(shown_weights(window), compute(result.config).weights[0], atol=1e-7)
+
+
+def test_engine_exception_reaches_status_bar(window, monkeypatch):
+    import app.controller
+
+    def broken(config):
+        raise RuntimeError("engine exploded on purpose")
+
+    before = shown_weights(window).copy()
+    monkeypatch.setattr(app.controller, "take_snapshot", broken)
+    type_text(window.panels["input"].text, "this will fail")
+    assert window.wait_until_idle()
+    assert "engine exploded on purpose" in window.statusBar().currentMessage()
+    np.testing.assert_array_equal(shown_weights(window), before)
+    assert window.isVisible()
+
+
+def test_memory_budget_error_is_a_message(window):
+    window.controller.set_config(AttentionConfig(text="a b c d", memory_budget=1000))
+    assert window.wait_until_idle()
+    assert "memory budget" in window.statusBar().currentMessage()
+
+
+def test_png_export_pixels(window, tmp_path):
+    from PySide6.QtGui import QImage
+
+    from app.render import image_pixels
+
+    path = tmp_path / "head.png"
+    assert window.export_heatmap(str(path), 0, width=800)
+    image = QImage(str(path))
+    assert image.width() == 800 and image.height() > 300
+    pixels = image_pixels(image)[..., :3].astype(int)
+    assert pixels.std() > 20, "the image is blank"
+    # the heatmap cells are viridis colours: many strongly coloured pixels
+    coloured = (np.abs(pixels[..., 0] - pixels[..., 2]) > 60).sum()
+    assert coloured > 0.05 * pixels.shape[0] * pixels.shape[1]
+    # the label area (left margin) holds dark text pixels on white
+    left = pixels[:, : 60]
+    assert (left.sum(axis=2) < 200).sum() > 50, "no token labels at the left"
+
+
+def test_all_heads_png_and_svg(window, tmp_path):
+    from PySide6.QtGui import QImage
+
+    png, svg = tmp_path / "all.png", tmp_path / "all.svg"
+    assert window.export_heatmap(str(png), "all", width=1000)
+    assert QImage(str(png)).width() == 1000
+    assert window.export_heatmap(str(svg), "all", width=1000)
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    text = svg.read_text(encoding="utf-8")
+    assert "head 3" in text and "小明" in text
+    assert "<image" in text
+
+
+def test_session_round_trip(window, tmp_path):
+    config = AttentionConfig(text="苹果发布了新手机", d_model=32, heads=8, seed=7, positional="rope", mask="causal",
+                             scale=False, temperature=0.5)
+    window.controller.set_config(config)
+    assert window.wait_until_idle()
+    window.controller.select(head=3, focus=2, stage="scaled")
+    before = window.controller.snapshot.result
+    path = tmp_path / "s.json"
+    assert window.save_session(str(path))
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved["config"]["text"] == "苹果发布了新手机" and saved["version"] == 1
+    window.controller.set_config(AttentionConfig(text="something else"))
+    assert window.wait_until_idle()
+    assert window.open_session(str(path))
+    assert window.wait_until_idle()
+    after = window.controller.snapshot.result
+    assert after.config == config
+    assert (window.controller.head, window.controller.focus, window.controller.stage) == (3, 2, "scaled")
+    for name in ("weights", "scores", "output"):
+        np.testing.assert_array_equal(getattr(after, name), getattr(before, name))
+
+
+@pytest.mark.parametrize("content, words", [
+    ("{not json", "JSON error"),
+    ('{"format": "attention-explorer-session", "version": 99, "config": {}}', "newer"),
+    ('{"format": "attention-explorer-session", "version": 1, "config": {"d_model": 10, "heads": 3}}', "divisible"),
+    ('{"format": "other"}', "not an Attention Explorer session"),
+])
+def test_bad_session_changes_nothing(window, tmp_path, content, words):
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    before = window.controller.config
+    assert not window.open_session(str(path))
+    assert words in window.statusBar().currentMessage()
+    assert window.controller.config == before
+
+
+def test_settings_are_isolated(window, _isolated_settings):
+    assert window.settings.fileName().startswith(_isolated_settings)
+    assert QSettings().fileName().startswith(_isolated_settings)
+
+
+def test_undo_restores_previous_settings(window):
+    window.panels["input"].heads.setValue(2)
+    assert window.wait_until_idle()
+    assert window.controller.config.heads == 2
+    window.undo()
+    assert window.wait_until_idle()
+    assert window.controller.config.heads == 4
+    assert window.panels["input"].heads.value() == 4
+
+
+def test_presets_reproduce_the_hand_calculation(window):
+    window.apply_preset(0)
+    assert window.wait_until_idle()
+    window.controller.select(focus=1)
+    assert window.wait_until_idle()
+    np.testing.assert_allclose(shown_weights(window)[1], [0.155, 0.422, 0.422], atol=5e-4)
+    text = window.panels["arithmetic"].view.toPlainText()
+    assert "0.578" in text and "0.845" in text
