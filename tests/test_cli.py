@@ -1,0 +1,268 @@
+"""Export files and the command line: contents read back against compute(), atomic writes,
+and every bad input → exit 2, one ``error:`` line, no file."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app import cli
+from engine import ARRAY_NAMES, AttentionConfig, EngineError, compute
+from engine.export import save_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+MAIN = str(ROOT / "main.py")
+TABLE = {"小明": [1, 0, 0, 1], "喜欢": [0, 1, 1, 0], "苹果": [1, 1, 0, 0]}
+ARGS = ["--text", "小明 喜欢 苹果 小明", "--tokenizer", "whitespace", "--d-model", "4", "--heads", "2",
+        "--seed", "5", "--positional", "rope", "--mask", "causal", "--temperature", "0.5"]
+CONFIG = dict(text="小明 喜欢 苹果 小明", tokenizer="whitespace", d_model=4, heads=2, seed=5, positional="rope",
+              mask="causal", temperature=0.5)
+
+
+def run(*args):
+    env = dict(os.environ, PYTHONUTF8="1")
+    return subprocess.run([sys.executable, MAIN, *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def read_json_array(value):
+    return np.array(value, dtype=np.float64)  # "-Infinity" strings become -inf
+
+
+def check_npz(path, result):
+    with np.load(path) as data:  # no pickle needed: every entry is a plain array
+        for name in ARRAY_NAMES:
+            np.testing.assert_allclose(data[name], result.arrays()[name], rtol=1e-6, atol=1e-7, err_msg=name)
+            assert data[name].shape == result.arrays()[name].shape
+        assert data["tokens"].tolist() == result.token_texts
+        assert data["token_spans"].tolist() == [[t.start, t.end] for t in result.tokens]
+        assert AttentionConfig.from_dict(json.loads(str(data["config_json"]))) == result.config
+
+
+def check_json(path, result):
+    document = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert document["format"] == "attention-explorer-trace" and document["version"] == 1
+    assert document["tokens"] == result.token_texts
+    assert document["token_spans"] == [[t.start, t.end] for t in result.tokens]
+    assert AttentionConfig.from_dict(document["config"]) == result.config
+    for name in ARRAY_NAMES:
+        np.testing.assert_allclose(read_json_array(document[name]), result.arrays()[name], rtol=1e-6, atol=1e-7)
+    if result.mask is not None:
+        assert document["scaled"][0][0][1] == "-Infinity"
+
+
+def check_csv(path, result):
+    with open(path, encoding="utf-8", newline="") as stream:
+        rows = list(csv.reader(stream))
+    texts = result.token_texts
+    assert rows[0] == ["head", "query_index", "query_token"] + [f"{j}:{t}" for j, t in enumerate(texts)]
+    assert len(rows) == 1 + result.weights.shape[0] * result.n
+    for row in rows[1:]:
+        h, i = int(row[0]), int(row[1])
+        assert row[2] == texts[i]
+        np.testing.assert_allclose([float(v) for v in row[3:]], result.weights[h, i], rtol=1e-7, atol=1e-8)
+
+
+CHECKS = {".npz": check_npz, ".json": check_json, ".csv": check_csv}
+
+
+@pytest.mark.parametrize("suffix", list(CHECKS))
+def test_save_trace_round_trip(tmp_path, suffix):
+    result = compute(AttentionConfig(**CONFIG, embeddings=TABLE))
+    path = save_trace(result, tmp_path / f"trace{suffix}")
+    CHECKS[suffix](path, result)
+    assert os.listdir(tmp_path) == [path.name]
+
+
+def test_unknown_suffix_is_an_engine_error(tmp_path):
+    result = compute(AttentionConfig(text="a b", d_model=4, heads=1))
+    for name in ("trace.txt", "trace"):
+        with pytest.raises(EngineError, match="npz"):
+            save_trace(result, tmp_path / name)
+    assert os.listdir(tmp_path) == []
+
+
+def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    from engine import export
+
+    def broken(result, path):
+        Path(path).write_text("half a file")
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setitem(export._WRITERS, ".json", broken)
+    result = compute(AttentionConfig(text="a b", d_model=4, heads=1))
+    target = tmp_path / "trace.json"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        save_trace(result, target)
+    assert os.listdir(tmp_path) == ["trace.json"] and target.read_text() == "old"
+    with pytest.raises(EngineError, match="cannot write"):
+        save_trace(result, tmp_path / "missing" / "trace.npz")
+
+
+@pytest.mark.parametrize("suffix", list(CHECKS))
+def test_cli_export_contents_match_compute(tmp_path, suffix):
+    (tmp_path / "table.json").write_text(json.dumps(TABLE), encoding="utf-8")
+    out = tmp_path / f"trace{suffix}"
+    done = run("export", *ARGS, "--embeddings", str(tmp_path / "table.json"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    CHECKS[suffix](out, compute(AttentionConfig(**CONFIG, embeddings=TABLE)))
+
+
+def test_cli_defaults_and_chinese_auto_tokenizer(tmp_path):
+    out = tmp_path / "trace.csv"
+    done = run("export", "--text", "小明喜欢苹果", "--no-scale", "--weights", "identity", "--out", str(out))
+    assert (done.returncode, done.stderr) == (0, "")
+    check_csv(out, compute(AttentionConfig(text="小明喜欢苹果", scale=False, weights="identity")))
+
+
+def make_files(tmp: Path):
+    (tmp / "malformed.json").write_text('{"a": [1, 2', encoding="utf-8")
+    (tmp / "wrong_length.json").write_text('{"a": [1, 2, 3]}', encoding="utf-8")
+    (tmp / "nan.json").write_text('{"a": [NaN, 1]}', encoding="utf-8")
+    (tmp / "infinity.json").write_text('{"a": [1, -Infinity]}', encoding="utf-8")
+    (tmp / "huge.json").write_text('{"a": [1e999, 1]}', encoding="utf-8")
+    (tmp / "list.json").write_text('[[1, 2]]', encoding="utf-8")
+    (tmp / "a_file").write_text("x")
+    (tmp / "a_dir.npz").mkdir()
+
+
+def bad_cases(tmp):
+    """Name → arguments of ``export`` that must fail (``tmp`` None: only the names)."""
+    tmp = Path(tmp or "unused")
+    out = str(tmp / "out.npz")
+    base = ["--text", "a b", "--tokenizer", "whitespace", "--d-model", "2", "--heads", "1"]
+    table = lambda name: base + ["--embeddings", str(tmp / name), "--out", out]  # noqa: E731
+    return {
+        "empty text": ["--text", "", "--out", out],
+        "blank text": ["--text", " \t\n ", "--out", out],
+        "only control characters": ["--text", "\u200b\x01", "--out", out],
+        "d_model not divisible": ["--text", "a", "--d-model", "6", "--heads", "4", "--out", out],
+        "zero d_model": ["--text", "a", "--d-model", "0", "--out", out],
+        "negative d_model": ["--text", "a", "--d-model", "-8", "--out", out],
+        "zero heads": ["--text", "a", "--heads", "0", "--out", out],
+        "negative heads": ["--text", "a", "--heads", "-2", "--out", out],
+        "zero temperature": ["--text", "a", "--temperature", "0", "--out", out],
+        "negative temperature": ["--text", "a", "--temperature", "-1", "--out", out],
+        "NaN temperature": ["--text", "a", "--temperature", "nan", "--out", out],
+        "infinite temperature": ["--text", "a", "--temperature", "inf", "--out", out],
+        "not a number": ["--text", "a", "--d-model", "many", "--out", out],
+        "negative seed": ["--text", "a", "--seed", "-1", "--out", out],
+        "odd d_k with rope": ["--text", "a", "--d-model", "6", "--heads", "2", "--positional", "rope", "--out", out],
+        "unknown tokenizer": ["--text", "a", "--tokenizer", "spacy", "--out", out],
+        "malformed table": table("malformed.json"),
+        "wrong vector length": table("wrong_length.json"),
+        "NaN in table": table("nan.json"),
+        "Infinity in table": table("infinity.json"),
+        "overflowing number in table": table("huge.json"),
+        "table not an object": table("list.json"),
+        "missing table": table("nowhere.json"),
+        "unknown option": ["--text", "a", "--bogus", "--out", out],
+        "missing --out": ["--text", "a"],
+        "unknown suffix": ["--text", "a", "--out", str(tmp / "out.txt")],
+        "no suffix": ["--text", "a", "--out", str(tmp / "out")],
+        "folder does not exist": ["--text", "a", "--out", str(tmp / "nowhere" / "out.npz")],
+        "parent is a file": ["--text", "a", "--out", str(tmp / "a_file" / "out.csv")],
+        "output is a folder": ["--text", "a", "--out", str(tmp / "a_dir.npz")],
+        "head out of range": ["--text", "a", "--heads", "4", "--head", "4", "--out", out],
+        "head not a number": ["--text", "a", "--head", "first", "--out", out],
+        "zero width": ["--text", "a", "--width", "0", "--out", out],
+    }
+
+
+CASE_NAMES = list(bad_cases(None))
+
+
+def assert_one_error_line(done, code=2):
+    assert done.returncode == code, (done.returncode, done.stderr)
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_bad_input_exits_2_with_one_error_line_and_no_file(tmp_path, name):
+    make_files(tmp_path)
+    args = bad_cases(tmp_path)[name]
+    before = sorted(os.listdir(tmp_path))
+    done = run("export", *args)
+    assert_one_error_line(done)
+    assert sorted(os.listdir(tmp_path)) == before  # no output, no temporary file
+    assert done.stdout == ""
+
+
+def test_failed_export_keeps_an_existing_file(tmp_path):
+    out = tmp_path / "trace.json"
+    out.write_text("old")
+    assert_one_error_line(run("export", "--text", "a", "--heads", "3", "--d-model", "4", "--out", str(out)))
+    assert out.read_text() == "old" and os.listdir(tmp_path) == ["trace.json"]
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_folder(tmp_path):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        assert_one_error_line(run("export", "--text", "a", "--out", str(folder / "out.npz")))
+        assert os.listdir(folder) == []
+    finally:
+        folder.chmod(0o755)
+
+
+def test_read_only_folder_in_process(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cli.os, "access", lambda path, mode: False)  # what a non-root user would see
+    assert cli.main(["main.py", "export", "--text", "a", "--out", str(tmp_path / "out.npz")]) == 2
+    assert capsys.readouterr().err == f"error: cannot write {str(tmp_path / 'out.npz')!r}: the folder {str(tmp_path)!r} is read-only\n"
+    assert os.listdir(tmp_path) == []
+
+
+def test_unknown_command_and_help():
+    assert_one_error_line(run("frobnicate"))
+    done = run("--help")
+    assert done.returncode == 0 and "export" in done.stdout
+
+
+@pytest.mark.skipif((ROOT / "app" / "render.py").exists(), reason="app/render.py exists: images are available")
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_image_export_not_available_yet(tmp_path, suffix):
+    done = run("export", "--text", "a b", "--out", str(tmp_path / f"figure{suffix}"))
+    assert_one_error_line(done)
+    assert done.stderr == "error: image export is not available yet\n"
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.skipif(not (ROOT / "app" / "render.py").exists(), reason="app/render.py not written yet")
+def test_real_png_export(tmp_path):
+    pytest.importorskip("PySide6")
+    out = tmp_path / "figure.png"
+    done = run("export", "--text", "小明 喜欢 苹果", "--d-model", "4", "--heads", "2", "--width", "300", "--out", str(out))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and os.listdir(tmp_path) == ["figure.png"]
+
+
+def test_image_export_calls_export_figure(tmp_path, monkeypatch):
+    calls = []
+
+    def export_figure(result, path, head="all", stage="weights", width=800):
+        calls.append((result.n, head, stage, width))
+        Path(path).write_bytes(b"<svg/>")
+
+    monkeypatch.setitem(sys.modules, "app.render", types.SimpleNamespace(export_figure=export_figure))
+    out = tmp_path / "figure.svg"
+    code = cli.main(["main.py", "export", "--text", "a b c", "--heads", "2", "--head", "1", "--stage", "scaled",
+                     "--width", "640", "--out", str(out)])
+    assert code == 0 and calls == [(3, 1, "scaled", 640)]
+    assert out.read_bytes() == b"<svg/>" and os.listdir(tmp_path) == ["figure.svg"]
+
+
+def test_no_arguments_start_the_window(monkeypatch):
+    seen = []
+    monkeypatch.setitem(sys.modules, "app.window", types.SimpleNamespace(run=lambda argv: seen.append(argv) or 7))
+    assert cli.main(["main.py"]) == 7
+    assert seen == [["main.py"]]
