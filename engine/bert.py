@@ -1,0 +1,484 @@
+"""A BERT encoder forward pass in vectorized NumPy float32, keeping every intermediate.
+
+Devlin et al. (2019), "BERT", as implemented by Hugging Face ``transformers``' ``BertModel``
+(post-LayerNorm, absolute positions, exact erf-GELU). Row-vector convention throughout:
+a layer computes ``x @ W + b`` with ``W`` of shape (in, out), i.e. the transpose of the
+PyTorch ``nn.Linear`` weight, stored contiguous once by :func:`prepare_weights`.
+
+Per layer, for the hidden states ``h`` (n, d):
+
+    q | k | v    = h · W_qkv + b_qkv               one fused (d, 3d) matmul
+    attention    = engine.attention.attend(q, k, v, divisor=√d_k)   per head, all heads at once
+    concat       = merge_heads(head_outputs)         (n, d)
+    attn_out     = concat · W_O + b_O
+    attn_norm    = LayerNorm(attn_out + h)
+    intermediate = GELU(attn_norm · W_1 + b_1)       (n, 4d), exact (erf) GELU
+    h'           = LayerNorm(intermediate · W_2 + b_2 + attn_norm)
+
+A single unpadded sentence sees every token, so no attention mask is passed (BERT's extended
+mask would add 0 everywhere).
+
+GELU needs erf, which NumPy lacks: :func:`erf` is a rational approximation
+x·P(x²)/Q(x²) (degrees 6 and 5 in x²) clamped at |x| = 4.2, fitted here by weighted least
+squares against ``math.erf``. Its approximation error is 1.7e-9 (measured on 400,001 points
+of [0, 8] in float64); evaluated in float32 the rounding of the arithmetic dominates:
+≤ 4e-7 on erf, ≤ 2.7e-7·|x| on GELU — the same as PyTorch's own float32 GELU (2.7e-7·|x|,
+it uses Abramowitz–Stegun 7.1.26). It costs only multiplications, additions and one
+division (NumPy's float32 ``exp`` is ~13× slower than a multiplication here).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, fields
+from functools import cached_property
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .attention import attend, merge_heads, split_heads
+from .config import DEFAULT_MEMORY_BUDGET
+from .errors import EngineError
+from .memory import format_bytes
+from .tokenize import Token
+
+DTYPE = np.float32
+
+# erf(x) ≈ x · P(x²) / Q(x²) for |x| ≤ ERF_CLAMP; erf(±ERF_CLAMP) = ±(1 − 2.9e-9).
+ERF_CLAMP = 4.2
+ERF_P = (
+    1.1283791836041104,
+    0.184676674055032,
+    0.05438108277738256,
+    0.0038449902605459736,
+    0.0003849724286367053,
+    4.842488377950999e-06,
+    -1.3986355025641895e-08,
+)
+ERF_Q = (
+    1.0,
+    0.4969990060039535,
+    0.1138592553543185,
+    0.015472476553996027,
+    0.0013137471523522273,
+    6.459512607332526e-05,
+)
+
+
+def _horner(s: np.ndarray, coefficients: Sequence[float]) -> np.ndarray:
+    """Σ c_i s^i by Horner's rule with one new array, in s's dtype."""
+    dtype = s.dtype.type
+    result = s * dtype(coefficients[-1])
+    for c in coefficients[-2:0:-1]:
+        result += dtype(c)
+        result *= s
+    result += dtype(coefficients[0])
+    return result
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """Error function, elementwise, in x's float dtype (float32 or float64).
+
+    Approximation error 1.7e-9; float32 arithmetic adds up to ~4e-7 of rounding.
+    """
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
+    u = np.clip(x, -ERF_CLAMP, ERF_CLAMP)
+    s = u * u
+    result = _horner(s, ERF_P)
+    result /= _horner(s, ERF_Q)
+    result *= u
+    return result
+
+
+# GELU(x) = x · Φ(x) = x · (1/2 + 1/2 · erf(x/√2)). With v = clip(x, ±4.2·√2) and s = v²:
+# 1/2 · erf(v/√2) = v · P(s/2) / (2√2 · Q(s/2)); fold the 1/2^i and 1/(2√2) into the coefficients.
+_GELU_CLAMP = ERF_CLAMP * math.sqrt(2.0)
+_GELU_P = tuple(c / 2**i / (2.0 * math.sqrt(2.0)) for i, c in enumerate(ERF_P))
+_GELU_Q = tuple(c / 2**i for i, c in enumerate(ERF_Q))
+
+
+def gelu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Exact (erf) GELU, x · Φ(x), elementwise in float32; ``out`` may be ``x`` (in place)."""
+    dtype = x.dtype.type
+    v = np.clip(x, -_GELU_CLAMP, _GELU_CLAMP)
+    s = v * v
+    half_erf = _horner(s, _GELU_P)
+    half_erf /= _horner(s, _GELU_Q)
+    half_erf *= v  # ½ erf(x/√2)
+    half_erf += dtype(0.5)  # Φ(x)
+    return np.multiply(x, half_erf, out=out)
+
+
+def layer_norm(
+    x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, out: np.ndarray | None = None
+) -> np.ndarray:
+    """LayerNorm over the last axis (biased variance, as PyTorch): (x − μ)/√(σ² + eps)·γ + β."""
+    centered = np.subtract(x, x.mean(axis=-1, keepdims=True), out=out)
+    variance = np.einsum("...i,...i->...", centered, centered)[..., None]  # (n, 1)
+    variance *= DTYPE(1.0 / x.shape[-1])
+    variance += DTYPE(eps)
+    np.sqrt(variance, out=variance)
+    centered /= variance
+    centered *= weight
+    centered += bias
+    return centered
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """The architecture numbers of a BERT encoder (Hugging Face ``config.json`` names in brackets)."""
+
+    vocab_size: int = 30522
+    hidden_size: int = 384
+    num_layers: int = 6  # num_hidden_layers
+    num_heads: int = 12  # num_attention_heads
+    intermediate_size: int = 1536
+    max_positions: int = 512  # max_position_embeddings
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+
+    @property
+    def d_k(self) -> int:
+        return self.hidden_size // self.num_heads
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "BertConfig":
+        """From a Hugging Face BERT ``config.json``; refuses what this forward pass cannot run."""
+        try:
+            config = cls(
+                vocab_size=int(data["vocab_size"]),
+                hidden_size=int(data["hidden_size"]),
+                num_layers=int(data["num_hidden_layers"]),
+                num_heads=int(data["num_attention_heads"]),
+                intermediate_size=int(data["intermediate_size"]),
+                max_positions=int(data["max_position_embeddings"]),
+                type_vocab_size=int(data.get("type_vocab_size", 2)),
+                layer_norm_eps=float(data.get("layer_norm_eps", 1e-12)),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise EngineError(f"config.json is not a BERT configuration: {error!r}") from None
+        if data.get("model_type", "bert") != "bert":
+            raise EngineError(f"config.json describes a {data.get('model_type')!r} model, not BERT")
+        if data.get("hidden_act", "gelu") != "gelu":
+            raise EngineError(f"only the exact GELU activation is supported, not {data['hidden_act']!r}")
+        if data.get("position_embedding_type", "absolute") != "absolute":
+            raise EngineError("only absolute position embeddings are supported")
+        if config.hidden_size % config.num_heads:
+            raise EngineError(
+                f"hidden_size {config.hidden_size} is not divisible by {config.num_heads} heads"
+            )
+        return config
+
+
+@dataclass(frozen=True, eq=False)
+class BertLayerWeights:
+    """One encoder layer's parameters, row-vector convention (x @ W), contiguous float32."""
+
+    qkv_weight: np.ndarray  # (d, 3d): columns [W_Q | W_K | W_V]
+    qkv_bias: np.ndarray  # (3d,)
+    output_weight: np.ndarray  # (d, d) W_O
+    output_bias: np.ndarray  # (d,)
+    attention_norm_weight: np.ndarray  # (d,) γ of the LayerNorm after attention
+    attention_norm_bias: np.ndarray  # (d,) β
+    intermediate_weight: np.ndarray  # (d, d_ff) W_1
+    intermediate_bias: np.ndarray  # (d_ff,)
+    ffn_output_weight: np.ndarray  # (d_ff, d) W_2
+    ffn_output_bias: np.ndarray  # (d,)
+    output_norm_weight: np.ndarray  # (d,) γ of the LayerNorm closing the layer
+    output_norm_bias: np.ndarray  # (d,)
+
+
+@dataclass(frozen=True, eq=False)
+class BertWeights:
+    """Every parameter of a BERT encoder, ready for :func:`forward` (read-only arrays)."""
+
+    word_embeddings: np.ndarray  # (vocab, d)
+    position_embeddings: np.ndarray  # (max_positions, d)
+    token_type_embeddings: np.ndarray  # (type_vocab, d)
+    embedding_norm_weight: np.ndarray  # (d,)
+    embedding_norm_bias: np.ndarray  # (d,)
+    layers: tuple[BertLayerWeights, ...]
+
+    @property
+    def nbytes(self) -> int:
+        total = sum(getattr(self, f.name).nbytes for f in fields(self) if f.name != "layers")
+        return total + sum(getattr(layer, f.name).nbytes for layer in self.layers for f in fields(layer))
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array = np.ascontiguousarray(array, dtype=DTYPE)
+    array.flags.writeable = False
+    return array
+
+
+def prepare_weights(tensors: Mapping[str, np.ndarray], config: BertConfig) -> BertWeights:
+    """Hugging Face ``BertModel`` tensors (names as in model.safetensors, optionally prefixed
+    ``bert.``) → :class:`BertWeights`: linear weights transposed to (in, out) and Q, K, V fused."""
+    prefix = "bert." if "bert.embeddings.word_embeddings.weight" in tensors else ""
+    d, d_ff = config.hidden_size, config.intermediate_size
+
+    def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
+        key = prefix + name
+        if key not in tensors:
+            raise EngineError(f"the weights file has no tensor {key!r}: is it a BERT model?")
+        value = tensors[key]
+        if tuple(value.shape) != shape:
+            raise EngineError(f"tensor {key!r} has shape {tuple(value.shape)}, expected {shape}")
+        return value
+
+    layers = []
+    for i in range(config.num_layers):
+        p = f"encoder.layer.{i}."
+        qkv = [get(f"{p}attention.self.{name}.weight", (d, d)) for name in ("query", "key", "value")]
+        qkv_bias = [get(f"{p}attention.self.{name}.bias", (d,)) for name in ("query", "key", "value")]
+        layers.append(
+            BertLayerWeights(
+                qkv_weight=_frozen(np.concatenate([w.T for w in qkv], axis=1)),
+                qkv_bias=_frozen(np.concatenate(qkv_bias)),
+                output_weight=_frozen(get(p + "attention.output.dense.weight", (d, d)).T),
+                output_bias=_frozen(get(p + "attention.output.dense.bias", (d,))),
+                attention_norm_weight=_frozen(get(p + "attention.output.LayerNorm.weight", (d,))),
+                attention_norm_bias=_frozen(get(p + "attention.output.LayerNorm.bias", (d,))),
+                intermediate_weight=_frozen(get(p + "intermediate.dense.weight", (d_ff, d)).T),
+                intermediate_bias=_frozen(get(p + "intermediate.dense.bias", (d_ff,))),
+                ffn_output_weight=_frozen(get(p + "output.dense.weight", (d, d_ff)).T),
+                ffn_output_bias=_frozen(get(p + "output.dense.bias", (d,))),
+                output_norm_weight=_frozen(get(p + "output.LayerNorm.weight", (d,))),
+                output_norm_bias=_frozen(get(p + "output.LayerNorm.bias", (d,))),
+            )
+        )
+    e = "embeddings."
+    return BertWeights(
+        word_embeddings=_frozen(get(e + "word_embeddings.weight", (config.vocab_size, d))),
+        position_embeddings=_frozen(get(e + "position_embeddings.weight", (config.max_positions, d))),
+        token_type_embeddings=_frozen(get(e + "token_type_embeddings.weight", (config.type_vocab_size, d))),
+        embedding_norm_weight=_frozen(get(e + "LayerNorm.weight", (d,))),
+        embedding_norm_bias=_frozen(get(e + "LayerNorm.bias", (d,))),
+        layers=tuple(layers),
+    )
+
+
+# Arrays of one layer's trace, in pipeline order.
+LAYER_ARRAY_NAMES = (
+    "q", "k", "v",
+    "scores", "scaled", "weights", "head_outputs",
+    "concat", "attention_output", "attention_norm", "intermediate", "output",
+)
+
+
+def _freeze_arrays(obj) -> None:
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+
+
+@dataclass(frozen=True, eq=False)
+class BertLayerTrace:
+    """Everything one encoder layer computed. All arrays are read-only float32."""
+
+    index: int  # 0-based layer number
+    q: np.ndarray  # (heads, n, d_k) = split_heads(h · W_Q + b_Q)
+    k: np.ndarray  # (heads, n, d_k)
+    v: np.ndarray  # (heads, n, d_k)
+    scores: np.ndarray  # (heads, n, n) q · kᵀ
+    scaled: np.ndarray  # (heads, n, n) scores / √d_k
+    weights: np.ndarray  # (heads, n, n) softmax over keys: the attention probabilities
+    head_outputs: np.ndarray  # (heads, n, d_k) weights · v
+    concat: np.ndarray  # (n, d) heads side by side
+    attention_output: np.ndarray  # (n, d) concat · W_O + b_O (before the residual)
+    attention_norm: np.ndarray  # (n, d) LayerNorm(attention_output + layer input)
+    intermediate: np.ndarray  # (n, d_ff) GELU(attention_norm · W_1 + b_1)
+    output: np.ndarray  # (n, d) the layer's output = hidden_states[index + 1]
+
+    def __post_init__(self) -> None:
+        _freeze_arrays(self)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in LAYER_ARRAY_NAMES}
+
+
+@dataclass(frozen=True, eq=False)
+class BertTrace:
+    """The frozen trace of one BERT forward pass over one sentence. All arrays are read-only."""
+
+    config: BertConfig
+    tokens: tuple[Token, ...]  # word pieces with character spans ([CLS]/[SEP]: empty spans)
+    input_ids: np.ndarray  # (n,) int64 vocabulary ids
+    layers: tuple[BertLayerTrace, ...]  # one per encoder layer
+    embeddings: np.ndarray  # (n, d) word + position + token-type embeddings, before LayerNorm
+    hidden_states: np.ndarray  # (layers + 1, n, d): [0] = LayerNorm(embeddings), [l+1] = layer l's output
+    cosine_to_layer0: np.ndarray  # (layers + 1, n) cos(hidden_states[l, i], hidden_states[0, i])
+    truncated: bool = False  # the text was cut to the model's maximum length
+    estimated_bytes: int = 0
+    seconds: float = 0.0  # wall time of the forward pass
+
+    def __post_init__(self) -> None:
+        _freeze_arrays(self)
+
+    @cached_property
+    def attentions(self) -> np.ndarray:
+        """(layers, heads, n, n) attention probabilities: the layers' ``weights`` stacked.
+
+        Built on first access (a copy: 75 MB at 512 tokens) and kept."""
+        stacked = np.stack([layer.weights for layer in self.layers])
+        stacked.flags.writeable = False
+        return stacked
+
+    @property
+    def n(self) -> int:
+        return len(self.input_ids)
+
+    @property
+    def token_texts(self) -> list[str]:
+        return [token.text for token in self.tokens]
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+    @property
+    def num_heads(self) -> int:
+        return self.config.num_heads
+
+    @property
+    def last_hidden_state(self) -> np.ndarray:
+        return self.hidden_states[-1]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the trace's arrays (arrays sharing memory counted once)."""
+        seen: dict[int, int] = {}
+        arrays = [getattr(self, f.name) for f in fields(self)]
+        arrays += [a for layer in self.layers for a in layer.arrays().values()]
+        for value in arrays:
+            if isinstance(value, np.ndarray):
+                base = value
+                while isinstance(base.base, np.ndarray):
+                    base = base.base
+                seen[id(base)] = base.nbytes
+        return sum(seen.values())
+
+
+def estimate_forward_bytes(n: int, config: BertConfig) -> int:
+    """Bytes of the trace of ``n`` tokens plus the largest temporaries, float32.
+
+    Per layer: q|k|v before and after splitting heads (6·n·d), kᵀ, head_outputs, concat,
+    attention_output, attention_norm, the second FFN product (6·n·d), intermediate and the
+    GELU's temporaries (4·n·d_ff), scores, scaled, weights (3·heads·n²) and a softmax
+    temporary (heads·n²). Outside the layers: embeddings and temporaries (3·n·d), hidden
+    states ((layers + 1)·n·d) and the stacked ``attentions`` (layers·heads·n²).
+    """
+    d, h, layers, d_ff = config.hidden_size, config.num_heads, config.num_layers, config.intermediate_size
+    per_layer = 12 * n * d + 4 * n * d_ff + 4 * h * n * n
+    numbers = layers * per_layer + (3 + layers + 1) * n * d + layers * h * n * n
+    return 4 * numbers
+
+
+def forward(
+    weights: BertWeights,
+    config: BertConfig,
+    input_ids: Sequence[int] | np.ndarray,
+    tokens: Sequence[Token] | None = None,
+    *,
+    token_type_ids: Sequence[int] | np.ndarray | None = None,
+    truncated: bool = False,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    progress: Callable[[float, str], None] | None = None,
+) -> BertTrace:
+    """Run the encoder on one sentence's ``input_ids`` and return the full :class:`BertTrace`.
+
+    ``tokens`` label the positions (default: the ids as text). ``progress(fraction, message)``
+    is called after each layer. Raises :class:`EngineError` for ids out of range, more
+    positions than the model has, or a trace over ``memory_budget`` bytes.
+    """
+    started = time.perf_counter()
+    ids = np.asarray(input_ids)
+    if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+        raise EngineError("input_ids must be a non-empty list of whole numbers")
+    n, d = len(ids), config.hidden_size
+    if n > config.max_positions:
+        raise EngineError(
+            f"{n} tokens is more than the model's {config.max_positions} positions: shorten the text"
+        )
+    if ids.min() < 0 or ids.max() >= config.vocab_size:
+        raise EngineError(f"input ids must lie in 0 … {config.vocab_size - 1}")
+    types = np.zeros(n, dtype=np.int64) if token_type_ids is None else np.asarray(token_type_ids)
+    if types.shape != (n,) or types.min() < 0 or types.max() >= config.type_vocab_size:
+        raise EngineError(f"token_type_ids must be {n} numbers in 0 … {config.type_vocab_size - 1}")
+    if tokens is None:
+        tokens = [Token(str(i), 0, 0) for i in ids]
+    tokens = tuple(tokens)
+    if len(tokens) != n:
+        raise EngineError(f"{len(tokens)} tokens for {n} input ids")
+    estimate = estimate_forward_bytes(n, config)
+    if estimate > memory_budget:
+        raise EngineError(
+            f"{n} tokens need about {format_bytes(estimate)} for the full trace, over the "
+            f"{format_bytes(memory_budget)} memory budget: shorten the text"
+        )
+
+    heads, d_k = config.num_heads, config.d_k
+    eps = config.layer_norm_eps
+    divisor = math.sqrt(d_k)
+
+    # Embeddings, summed in transformers' order: (word + token type) + position.
+    embeddings = weights.word_embeddings[ids]  # (n, d), a new array
+    embeddings += weights.token_type_embeddings[types]
+    embeddings += weights.position_embeddings[:n]
+    hidden_states = np.empty((config.num_layers + 1, n, d), dtype=DTYPE)
+    layer_norm(embeddings, weights.embedding_norm_weight, weights.embedding_norm_bias, eps, out=hidden_states[0])
+
+    layer_traces = []
+    for index, w in enumerate(weights.layers):
+        h = hidden_states[index]  # (n, d)
+        qkv = h @ w.qkv_weight  # (n, 3d): one matmul for Q, K and V
+        qkv += w.qkv_bias
+        qkv_heads = split_heads(qkv, 3 * heads)  # (3·heads, n, d_k): q heads, k heads, v heads
+        q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
+        stages = attend(q, k, v, divisor=divisor)
+        concat = merge_heads(stages["head_outputs"])  # (n, d)
+        attention_output = concat @ w.output_weight  # (n, d)
+        attention_output += w.output_bias
+        attention_norm = np.add(attention_output, h)
+        layer_norm(attention_norm, w.attention_norm_weight, w.attention_norm_bias, eps, out=attention_norm)
+        intermediate = attention_norm @ w.intermediate_weight  # (n, d_ff)
+        intermediate += w.intermediate_bias
+        gelu(intermediate, out=intermediate)
+        ffn = intermediate @ w.ffn_output_weight  # (n, d)
+        ffn += w.ffn_output_bias
+        ffn += attention_norm
+        output = layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps, out=hidden_states[index + 1])
+        layer_traces.append(
+            BertLayerTrace(
+                index=index, q=q, k=k, v=v, **stages, concat=concat, attention_output=attention_output,
+                attention_norm=attention_norm, intermediate=intermediate, output=output,
+            )
+        )
+        if progress is not None:
+            progress((index + 1) / config.num_layers, f"layer {index + 1} of {config.num_layers}")
+
+    return BertTrace(
+        config=config,
+        tokens=tokens,
+        input_ids=ids.astype(np.int64),
+        layers=tuple(layer_traces),
+        embeddings=embeddings,
+        hidden_states=hidden_states,
+        cosine_to_layer0=_cosine_to_first(hidden_states),
+        truncated=truncated,
+        estimated_bytes=estimate,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _cosine_to_first(hidden_states: np.ndarray) -> np.ndarray:
+    """(layers + 1, n): cosine of each token's vector at each layer to its vector at layer 0."""
+    first = hidden_states[0].astype(np.float64)  # (n, d)
+    dots = np.einsum("lnd,nd->ln", hidden_states, first)  # (layers + 1, n)
+    norms = np.sqrt(np.einsum("lnd,lnd->ln", hidden_states, hidden_states, dtype=np.float64))
+    denominator = norms * norms[0]
+    cosine = np.divide(dots, denominator, out=np.zeros_like(dots), where=denominator > 0)
+    return cosine.astype(DTYPE)
