@@ -1,0 +1,68 @@
+"""The engine (and the export path of the command line) never imports Qt or pyqtgraph."""
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+QT = ("PySide6", "pyqtgraph", "shiboken6")
+ENGINE_FILES = sorted((ROOT / "engine").glob("*.py"))
+
+
+def imported_roots(path: Path) -> set[str]:
+    """Top-level package of every import statement anywhere in the file (lazy ones too)."""
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+            "import_module", "__import__"
+        ):
+            roots.update(arg.value.split(".")[0] for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str))
+    return roots
+
+
+@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: p.name)
+def test_engine_source_imports_no_qt(path):
+    assert not imported_roots(path) & set(QT)
+
+
+def test_app_package_marker_imports_nothing():
+    tree = ast.parse((ROOT / "app" / "__init__.py").read_text(encoding="utf-8"))
+    assert not [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+
+
+def test_cli_and_main_import_no_qt_at_module_level():
+    for path in (ROOT / "main.py", ROOT / "app" / "cli.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        names = {alias.name.split(".")[0] for node in top if isinstance(node, ast.Import) for alias in node.names}
+        names |= {node.module.split(".")[0] for node in top if isinstance(node, ast.ImportFrom) and node.module}
+        assert not names & set(QT), path
+
+
+def loaded_qt_after(code: str) -> list[str]:
+    probe = code + f"\nprint(sorted(m for m in sys.modules if m.split('.')[0] in {QT!r}))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return eval(done.stdout.strip().splitlines()[-1])
+
+
+def test_importing_and_running_the_engine_loads_no_qt():
+    modules = ", ".join(f"engine.{p.stem}" for p in ENGINE_FILES if p.stem != "__init__")
+    code = f"""import sys, engine, {modules}
+r = engine.compute(engine.AttentionConfig(text="小明喜欢苹果 and more", d_model=8, heads=2, positional="rope"))
+r.explain(0, 1).to_text()"""
+    assert loaded_qt_after(code) == []
+
+
+def test_data_export_from_the_command_line_loads_no_qt(tmp_path):
+    out = str(tmp_path / "trace.npz")
+    code = f"""import sys
+from app.cli import main
+assert main(["main.py", "export", "--text", "a b c", "--out", {out!r}]) == 0"""
+    assert loaded_qt_after(code) == []
