@@ -158,7 +158,8 @@ def export(args: list[str]) -> None:
             export_figure(result, temp, head=head, stage=options.stage, width=options.width)
     else:
         save_trace(result, options.out)
-    print(f"wrote {options.out}: {result.n} tokens, {config.heads} heads, d_model {config.d_model}")
+    plural = lambda count, word: f"{count} {word}{'s' * (count != 1)}"  # noqa: E731
+    print(f"wrote {options.out}: {plural(result.n, 'token')}, {plural(config.heads, 'head')}, d_model {config.d_model}")
 
 
 def _fail(message, code: int) -> int:
