@@ -28,14 +28,65 @@ def short_label(text: str, limit: int = LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class LightPlot(pg.GraphicsLayout):
+    """The part of pyqtgraph's PlotItem a heatmap needs: a title, a ViewBox, left and bottom axes.
+
+    A PlotItem builds context menus and four axes (measured here: 39 ms each, against 9 ms for
+    this), and the window holds a dozen heatmaps: this keeps start-up fast.
+    """
+
+    def __init__(self, title: str | None = None):
+        super().__init__()
+        self.setContentsMargins(2, 2, 2, 2)
+        self.setSpacing(0)
+        self.title = pg.LabelItem(title or "", size="10pt", color="#222")
+        self.vb = pg.ViewBox(enableMenu=False)
+        self.axes = {"left": pg.AxisItem("left"), "bottom": pg.AxisItem("bottom")}
+        for axis in self.axes.values():
+            axis.linkToView(self.vb)
+        self.addItem(self.title, row=0, col=1)
+        self.addItem(self.axes["left"], row=1, col=0)
+        self.addItem(self.vb, row=1, col=1)
+        self.addItem(self.axes["bottom"], row=2, col=1)
+        if not title:
+            self.title.setMaximumHeight(0)
+
+    def setTitle(self, title: str | None = None) -> None:  # noqa: N802 - PlotItem's name
+        self.title.setText(title or "")
+        self.title.setMaximumHeight(0 if not title else 16777215)
+
+    def setLabel(self, axis: str, text: str) -> None:  # noqa: N802
+        self.axes[axis].setLabel(text)
+
+    def getAxis(self, name: str) -> pg.AxisItem:  # noqa: N802
+        return self.axes[name]
+
+    def hideAxis(self, name: str) -> None:  # noqa: N802
+        self.axes[name].hide()
+
+    def getViewBox(self) -> pg.ViewBox:  # noqa: N802
+        return self.vb
+
+    def addItem(self, item, *args, **kwargs):  # noqa: N802 - items of the plot go into the view
+        if args or kwargs:
+            return super().addItem(item, *args, **kwargs)
+        return self.vb.addItem(item)
+
+    def removeItem(self, item) -> None:  # noqa: N802
+        self.vb.removeItem(item)
+
+    def __getattr__(self, name):
+        # invertY, setLimits, setRange, setMouseEnabled, setAspectLocked … are the ViewBox's
+        return getattr(self.__dict__.get("vb") or super().__getattribute__("vb"), name)
+
+
 class HeatmapPlot:
     """A labelled matrix inside any pyqtgraph GraphicsLayout (one per head in a figure)."""
 
     def __init__(self, layout: pg.GraphicsLayout, *, title: str = "", compact: bool = False, row=None, col=None):
         self.compact = compact
-        self.plot = layout.addPlot(row=row, col=col, title=title or None)
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
+        self.plot = LightPlot(title or None)
+        layout.addItem(self.plot, row=row, col=col)
         self.plot.setMouseEnabled(x=not compact, y=not compact)
         self.plot.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from engine import AttentionConfig, EngineError
 from engine.memory import format_bytes
 
 from .controller import Controller
+from .lazy import LazyPanel
 from .panels.arithmetic_panel import ArithmeticPanel
 from .panels.attention_panel import AttentionPanel
 from .panels.diffs_panel import DiffsPanel
@@ -82,6 +84,10 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ building
     def _add_dock(self, key: str, title: str, widget: QWidget, area) -> QDockWidget:
+        """A dock around ``widget``, or around a LazyPanel when given a panel class."""
+        if isinstance(widget, type):
+            panel_class = widget
+            widget = LazyPanel(lambda: panel_class(self.controller), self.controller)
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{key}Dock")
         dock.setWidget(widget)
@@ -101,7 +107,7 @@ class MainWindow(QMainWindow):
         self._add_dock("heads", self.tr("Head grid"), HeadGridPanel(c), right)
         self._add_dock("arithmetic", self.tr("Worked arithmetic"), ArithmeticPanel(c), right)
         self._add_dock("diffs", self.tr("Vector diffs"), DiffsPanel(c), bottom)
-        self._add_dock("matrices", self.tr("Matrices"), MatricesPanel(c), bottom)
+        self._add_dock("matrices", self.tr("Matrices"), MatricesPanel, bottom)
         self.splitDockWidget(self.docks["input"], attention, Qt.Orientation.Horizontal)
         self.splitDockWidget(attention, self.docks["heads"], Qt.Orientation.Horizontal)
         self.splitDockWidget(self.docks["heads"], self.docks["arithmetic"], Qt.Orientation.Vertical)
@@ -426,6 +432,11 @@ class MainWindow(QMainWindow):
             "Attention Explorer shows every step of self-attention with the engine's real numbers.\n"
             "Engine: vectorized NumPy. Window: PySide6 and pyqtgraph."))
 
+    def panel(self, key: str) -> QWidget:
+        """The panel behind dock ``key``, built now if it is lazy and was never shown."""
+        widget = self.panels[key]
+        return widget.build() if isinstance(widget, LazyPanel) else widget
+
     # ------------------------------------------------------------------ tests
     def wait_until_idle(self, timeout: float = 10.0) -> bool:
         """Process events until the latest request is on screen (tests and scripts)."""
@@ -468,4 +479,24 @@ def run(argv: list[str] | None = None) -> int:
     if arguments.session and not window.open_session(arguments.session):
         print(f"error: could not open {arguments.session}: {window.statusBar().currentMessage()}", file=sys.stderr)
     window.show()
+    if os.environ.get("ATTENTION_EXPLORER_PROBE") == "startup":
+        _probe_first_paint(window, app)
     return app.exec()
+
+
+def _probe_first_paint(window: MainWindow, app) -> None:
+    """Benchmarks: print a line when the first heatmap has been painted, then quit."""
+    from PySide6.QtCore import QObject, QEvent
+
+    viewport = window.panels["attention"].heatmap.viewport()
+
+    class Probe(QObject):
+        def eventFilter(self, watched, event):  # noqa: N802 - Qt name
+            if event.type() == QEvent.Type.Paint and window.controller.snapshot is not None:
+                print("first-heatmap-painted", flush=True)
+                QTimer.singleShot(0, app.quit)
+                viewport.removeEventFilter(self)
+            return False
+
+    window._probe = Probe(window)
+    viewport.installEventFilter(window._probe)
