@@ -1,6 +1,7 @@
 """Command line of Attention Explorer (see docs/FORMAT.md).
 
     python main.py                                  # the window
+    python main.py --session my.json                # the window, opening a saved session
     python main.py export --text "小明 喜欢 苹果" --out trace.npz   # .npz .json .csv (.png .svg)
     python main.py export --help                    # every option
 
@@ -175,14 +176,14 @@ def _window(argv: list[str]) -> int:
         if error.name == "app.window":
             return _fail("the window is not available yet (app/window.py is missing)", 1)
         return _fail(f"the window needs the {error.name} package: pip install -e .", 1)
-    return run(argv)
+    return run(argv[1:])
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code."""
     argv = list(sys.argv if argv is None else argv)
     args = argv[1:]
-    if not args:
+    if not args or args[0] in ("--session", "--text") or args[0].startswith(("--session=", "--text=")):
         return _window(argv)
     if args[0] in ("-h", "--help"):
         print(__doc__.split("\n\n")[1])

@@ -1,0 +1,165 @@
+"""Latency of the window, measured in the app (not a timed test).
+
+Prints, with the targets side by side (issue 3):
+- text change → repainted attention heatmap, median over edits: ≤ 16 ms at 12 tokens,
+  d_model 64 / 4 heads; ≤ 100 ms at 128 tokens, 512 / 8;
+- the GUI thread's longest stall while the worker computes 2048 tokens at 512 / 8: ≤ 50 ms
+  (a 2 ms QTimer records the gaps between its ticks; a stall is a gap minus the interval);
+- start-up to the first heatmap painted (a fresh process, `python main.py` with a probe): ≤ 1.5 s.
+
+Run under Xvfb for a real window (`xvfb-run -a python benchmarks/bench_window.py`), or offscreen.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "xcb")
+
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+WORDS = ("the cat saw a dog and it ran over there because of what was said before we left home "
+         "小明 喜欢 苹果 我 爱 北京 深度 学习").split()
+
+
+def sentence(n: int, variant: int) -> str:
+    words = [WORDS[(i * 7 + variant) % len(WORDS)] for i in range(n - 1)]
+    return " ".join(words + [f"w{variant}"])
+
+
+class PaintWatch(QObject):
+    """Records the time of every paint of a widget."""
+
+    def __init__(self, widget) -> None:
+        super().__init__()
+        self.times: list[float] = []
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event):  # noqa: N802 - Qt name
+        if event.type() == QEvent.Type.Paint:
+            self.times.append(time.perf_counter())
+        return False
+
+
+def edit_latency(window, n: int, d_model: int, heads: int, edits: int) -> list[float]:
+    """Seconds from a text change to the first paint of the heatmap showing that text."""
+    from engine import AttentionConfig
+
+    app = QApplication.instance()
+    window.controller.set_config(AttentionConfig(text=sentence(n, 0), tokenizer="whitespace", d_model=d_model, heads=heads))
+    window.wait_until_idle(60)
+    watch = PaintWatch(window.panels["attention"].heatmap.viewport())
+    editor = window.panels["input"].text
+    window.panels["input"].tokenizer.setCurrentIndex(window.panels["input"].tokenizer.findData("whitespace"))
+    window.wait_until_idle(60)
+    latencies = []
+    for variant in range(1, edits + 1):
+        text = sentence(n, variant)
+        for _ in range(3):
+            app.processEvents()
+        watch.times.clear()
+        started = time.perf_counter()
+        editor.setPlainText(text)  # textChanged, as typing emits
+        shown_at = None
+        deadline = started + 30
+        while time.perf_counter() < deadline:
+            app.processEvents()
+            snapshot = window.controller.snapshot
+            if shown_at is None and snapshot is not None and snapshot.result.config.text == text:
+                shown_at = time.perf_counter()
+            if shown_at is not None and watch.times and watch.times[-1] >= shown_at:
+                latencies.append(watch.times[-1] - started)
+                break
+        time.sleep(0.01)
+    return latencies
+
+
+def longest_stall(window, n: int, d_model: int, heads: int) -> tuple[float, float]:
+    """(longest GUI stall in s, compute seconds) while the worker computes n tokens."""
+    from engine import AttentionConfig
+
+    app = QApplication.instance()
+    interval = 2
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(interval)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    config = AttentionConfig(text=sentence(n, 99), tokenizer="whitespace", d_model=d_model, heads=heads)
+    started = time.perf_counter()
+    window.controller.set_config(config, immediate=True)
+    while time.perf_counter() - started < 60:
+        app.processEvents()
+        snapshot = window.controller.snapshot
+        if snapshot is not None and snapshot.result.config == config:
+            break
+        time.sleep(0.0005)
+    done = time.perf_counter()
+    while time.perf_counter() - done < 1.0:  # the repaint and the panels' updates after arrival
+        app.processEvents()
+        time.sleep(0.0005)
+    timer.stop()
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    return max(gaps) - interval / 1000, window.controller.snapshot.result.seconds
+
+
+def startup(runs: int) -> list[float]:
+    """Seconds from launching `python main.py` to its first painted heatmap."""
+    times = []
+    env = dict(os.environ, ATTENTION_EXPLORER_PROBE="startup")
+    for _ in range(runs):
+        started = time.perf_counter()
+        process = subprocess.Popen([sys.executable, str(ROOT / "main.py")], stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, env=env, text=True)
+        for line in process.stdout:
+            if "first-heatmap-painted" in line:
+                times.append(time.perf_counter() - started)
+                break
+        process.wait(30)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args()
+    edits = 10 if args.quick else 40
+    import tempfile
+
+    settings = tempfile.mkdtemp()
+    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)
+    app = QApplication(sys.argv[:1])
+    from app.fonts import install_cjk_font
+    from app.window import MainWindow
+
+    install_cjk_font(app)
+    window = MainWindow(restore=False)
+    window.show()
+    window.wait_until_idle(60)
+    print(f"platform {QApplication.platformName()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+    print(f"{'measure':58s} {'median':>10s} {'max':>10s} {'target':>10s}")
+    for n, d, h, target in ((12, 64, 4, 16), (128, 512, 8, 100)):
+        values = edit_latency(window, n, d, h, edits)
+        print(f"{f'text change → heatmap painted, {n} tokens, {d}/{h}':58s} "
+              f"{statistics.median(values) * 1000:8.1f}ms {max(values) * 1000:8.1f}ms {f'≤ {target} ms':>10s}")
+    stalls = [longest_stall(window, 2048, 512, 8) for _ in range(1 if args.quick else 3)]
+    print(f"{'longest GUI stall while computing 2048 tokens, 512/8':58s} "
+          f"{statistics.median(s for s, _ in stalls) * 1000:8.1f}ms {max(s for s, _ in stalls) * 1000:8.1f}ms "
+          f"{'≤ 50 ms':>10s}   (compute {statistics.median(c for _, c in stalls) * 1000:.0f} ms)")
+    window.close()
+    values = startup(3 if args.quick else 7)
+    print(f"{'start-up to first heatmap painted (python main.py)':58s} "
+          f"{statistics.median(values) * 1000:8.1f}ms {max(values) * 1000:8.1f}ms {'≤ 1500 ms':>10s}")
+
+
+if __name__ == "__main__":
+    main()
