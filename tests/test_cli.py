@@ -265,4 +265,5 @@ def test_no_arguments_start_the_window(monkeypatch):
     seen = []
     monkeypatch.setitem(sys.modules, "app.window", types.SimpleNamespace(run=lambda argv: seen.append(argv) or 7))
     assert cli.main(["main.py"]) == 7
-    assert seen == [["main.py"]]
+    assert cli.main(["main.py", "--session", "my.json"]) == 7
+    assert seen == [[], ["--session", "my.json"]]  # app.window.run takes the arguments after the program
