@@ -189,3 +189,24 @@ def test_panel_snapshot_mode_shows_current_minus_snapshot(qtbot, panel):
     panel.set_mode("sentence")
     settle(qtbot, panel)
     assert panel.comparison.mode == "sentences"
+
+
+def test_panel_built_after_a_result_exists(qtbot):
+    """As the window's lazy docks build it: the panel catches up at once, and sync() asks only once."""
+    from app.controller import Controller
+    from app.panels.compare_panel import ComparePanel
+
+    controller = Controller()
+    try:
+        controller.set_config(AttentionConfig(text=B_TEXT), immediate=True)
+        qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=10000)
+        widget = ComparePanel(controller)
+        qtbot.addWidget(widget)
+        generation = widget._generation
+        widget.sync()
+        assert widget._generation == generation
+        qtbot.waitUntil(lambda: widget.comparison is not None, timeout=10000)
+        assert widget.text_b.text() == A_TEXT  # the seed's other sentence
+        assert widget.comparison.shared_texts == ("苹果",)
+    finally:
+        controller.shutdown()

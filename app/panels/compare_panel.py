@@ -71,6 +71,7 @@ class ComparePanel(QWidget):
         self._generation = 0  # of the latest request in lane "compare"
         self._awaiting = False
         self._auto_text = ""  # what the panel itself filled into sentence B ("" = the user's text)
+        self._requested: tuple | None = None  # state of the latest request (see sync)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -99,9 +100,7 @@ class ComparePanel(QWidget):
         self.modes.addButton(self.snapshot_mode)
         layout.addLayout(bar)
 
-        self.caption = QLabel(self.tr(
-            "Static vectors (embeddings) are the same for the same token in every sentence: cos = 1, like word2vec.\n"
-            "Attention mixes each token with its context, so after attention 苹果 differs between sentences: cos < 1."))
+        self.caption = QLabel()
         self.caption.setObjectName("compareCaption")
         self.caption.setWordWrap(True)
         layout.addWidget(self.caption)
@@ -168,6 +167,7 @@ class ComparePanel(QWidget):
         splitter.addWidget(difference)
         splitter.setSizes([370, 260, 290, 290])
 
+        self._set_caption()
         self.text_b.textChanged.connect(self._on_text_b_changed)
         self.snapshot_button.clicked.connect(self.take_snapshot)
         self.sentence_mode.toggled.connect(self._on_mode_changed)
@@ -176,8 +176,7 @@ class ComparePanel(QWidget):
         controller.worker.failed.connect(self._on_worker_failed)
         controller.snapshotChanged.connect(self._on_snapshot_changed)
         controller.selectionChanged.connect(self._on_selection_changed)
-        if controller.snapshot is not None:
-            self._on_snapshot_changed(controller.snapshot)
+        self.sync()
 
     # ----------------------------------------------------------------- actions
     def set_mode(self, mode: str) -> None:
@@ -203,6 +202,15 @@ class ComparePanel(QWidget):
         else:
             self.set_mode(SNAPSHOT)
 
+    def sync(self) -> None:
+        """Bring the panel up to date with the controller; no new job when one was asked for this state."""
+        snapshot = self.controller.snapshot
+        if snapshot is not None and self._requested != self._state_key(snapshot.result):
+            self._on_snapshot_changed(snapshot)
+
+    def _state_key(self, result: AttentionResult) -> tuple:
+        return (result, self.mode, self.text_b.text(), self.snapshot_result)
+
     def request(self) -> None:
         """Ask the worker for the comparison of the current state (lane "compare")."""
         snapshot = self.controller.snapshot
@@ -210,6 +218,7 @@ class ComparePanel(QWidget):
         if snapshot is None:
             return
         result = snapshot.result
+        self._requested = self._state_key(result)
         if self.mode == SNAPSHOT and self.snapshot_result is not None:
             self._awaiting = True
             self.controller.worker.submit(LANE, self._generation, compare_configs, result, self.snapshot_result)
@@ -248,6 +257,7 @@ class ComparePanel(QWidget):
         if mode != self.mode:
             self.mode = mode
             self.text_b.setEnabled(mode == SENTENCE)
+            self._set_caption()
             self.request()
 
     def _on_selection_changed(self) -> None:
@@ -270,6 +280,16 @@ class ComparePanel(QWidget):
         self._awaiting = False
         self._show(None)
         self._set_status(fill(self.tr("Sentence B cannot be computed: %1"), message), error=True)
+
+    def _set_caption(self) -> None:
+        if self.mode == SNAPSHOT:
+            self.caption.setText(self.tr(
+                "B is the snapshot, A the current settings: A − B shows how heads, scaling, temperature or the mask\n"
+                "move the weights. The static vectors do not depend on them (cos = 1); the vectors after attention do."))
+        else:
+            self.caption.setText(self.tr(
+                "Static vectors (embeddings) are the same for the same token in every sentence: cos = 1, like word2vec.\n"
+                "Attention mixes each token with its context, so after attention 苹果 differs between sentences: cos < 1."))
 
     def _set_status(self, text: str, *, error: bool = False) -> None:
         self.status.setText(text)
