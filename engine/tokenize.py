@@ -64,6 +64,10 @@ def warm_up() -> None:
 
 def _is_skipped(text: str) -> bool:
     """Control / format / unassigned characters carry nothing to attend to."""
+    if text and text.isprintable() and not text.isspace():
+        # Fast path (C speed; the per-character check below cost ~1 µs a token): a printable
+        # text that is not all space has a visible character, none of the categories below.
+        return False
     return all(unicodedata.category(ch) in ("Cc", "Cf", "Cn", "Cs", "Zl", "Zp") or ch.isspace() for ch in text)
 
 
