@@ -1,0 +1,249 @@
+"""Cell inspector: one attention weight taken apart, from q_i and k_j to the share of v_j.
+
+Click a cell (query i, key j) of a heatmap: this panel shows, for the selected head, q_i and
+k_j dimension by dimension with their products and the products' sum (the score), the division
+by √d_k, the mask, exp, the row's normaliser, the weight and what weight · v_j adds to the head's
+output — a table of numbers and a bar chart of q_i, k_j and q_i ⊙ k_j. The numbers come from
+:func:`engine.inspect.inspect_cell`, run on the worker (lane "inspect"): it needs the whole row.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from engine.inspect import CellInspection, inspect_cell
+
+from ..controller import Controller
+from ..text import fill
+
+LANE = "inspect"
+MAX_VECTOR_ITEMS = 6  # vectors longer than this are abridged in a table cell (tooltip: all of it)
+Q_BRUSH = pg.mkBrush("#4c78a8")
+K_BRUSH = pg.mkBrush("#f58518")
+PRODUCT_BRUSH = pg.mkBrush("#54a24b")
+MASKED_COLOUR = QColor("#c62828")
+NARROW_WIDTH = 760  # pixels: below this the table and the chart are stacked
+
+
+def number(value: float) -> str:
+    """Six significant digits; −∞ / NaN spelled out."""
+    if math.isnan(value):
+        return "—"
+    if math.isinf(value):
+        return "−∞" if value < 0 else "∞"
+    return f"{value + 0.0:.6g}"  # + 0.0 turns −0 into 0
+
+
+def vector_text(values, limit: int = MAX_VECTOR_ITEMS) -> str:
+    items = [f"{v + 0.0:.4g}" for v in values]  # + 0.0 turns −0 into 0
+    if len(items) > limit:
+        items = items[: limit - 2] + ["…"] + items[-1:]
+    return "[" + ", ".join(items) + "]"
+
+
+class InspectorPanel(QWidget):
+    """A header, a table of steps, and q_i / k_j / products per dimension (table and bars)."""
+
+    STEP_KEYS = ("dot", "divisor", "scaled", "mask", "row_max", "exp", "normaliser", "weight",
+                 "v_j", "weighted_v", "output", "share")
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("inspectorPanel")
+        self.controller = controller
+        self.inspection: CellInspection | None = None
+        self.inspected_result = None  # the AttentionResult the inspection was computed from
+        self._generation = 0
+        self._request: tuple | None = None  # (result, head, query, key) last asked for
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        self.header = QLabel(self.tr("Click a cell of the attention heatmap to take its weight apart."))
+        self.header.setObjectName("inspectorHeader")
+        self.header.setWordWrap(True)
+        font = self.header.font()
+        font.setBold(True)
+        self.header.setFont(font)
+        layout.addWidget(self.header)
+        splitter = self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        layout.addWidget(splitter, 1)
+
+        self.steps = QTableWidget(len(self.STEP_KEYS), 3)
+        self.steps.setObjectName("inspectorSteps")
+        self.steps.setHorizontalHeaderLabels([self.tr("Step"), self.tr("How"), self.tr("Value")])
+        self.steps.verticalHeader().hide()
+        self.steps.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.steps.setWordWrap(False)
+        header = self.steps.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        labels = {
+            "dot": (self.tr("score q_i · k_j"), self.tr("Σ_c q_i[c] × k_j[c]")),
+            "divisor": (self.tr("divide by"), ""),
+            "scaled": (self.tr("scaled score"), self.tr("score ÷ divisor")),
+            "mask": (self.tr("mask"), self.tr("hidden keys → −∞")),
+            "row_max": (self.tr("row maximum"), self.tr("max over visible keys of row i")),
+            "exp": (self.tr("exp"), self.tr("exp(scaled − row maximum)")),
+            "normaliser": (self.tr("normaliser"), self.tr("Σ over row i of exp(scaled − row maximum)")),
+            "weight": (self.tr("weight"), self.tr("exp ÷ normaliser")),
+            "v_j": (self.tr("v_j"), self.tr("value of key j")),
+            "weighted_v": (self.tr("weight × v_j"), self.tr("what key j adds to o_i")),
+            "output": (self.tr("head output o_i"), self.tr("Σ_j weight_ij × v_j")),
+            "share": (self.tr("share of v_j in o_i"), self.tr("(weight × v_j) · o_i ÷ ‖o_i‖²")),
+        }
+        for row, key in enumerate(self.STEP_KEYS):
+            label, how = labels[key]
+            self.steps.setItem(row, 0, QTableWidgetItem(label))
+            self.steps.setItem(row, 1, QTableWidgetItem(how))
+            self.steps.setItem(row, 2, QTableWidgetItem(""))
+        self.steps.item(self.STEP_KEYS.index("share"), 0).setToolTip(self.tr(
+            "How much of the output row o_i comes from v_j: the projection of weight × v_j on o_i.\n"
+            "The shares of all keys sum to 100 %; a value pointing against the others has a negative share.\n"
+            "The weight itself is v_j's share of the mixture (weights sum to 1)."))
+        self.steps.setColumnWidth(1, 240)
+        splitter.addWidget(self.steps)
+
+        right = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(right)
+        self.bars = pg.PlotWidget(background="w")
+        self.bars.setObjectName("inspectorBars")
+        self.bars.setMenuEnabled(False)
+        self.bars.addLegend(offset=(5, 5), colCount=3, labelTextColor="#111", brush=pg.mkBrush(255, 255, 255, 210))
+        self.bars.setLabel("bottom", self.tr("dimension c"))
+        self.bars.setMinimumHeight(120)
+        self.bars.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#888")))
+        self.q_bars = pg.BarGraphItem(x=[], height=[], width=0.27, brush=Q_BRUSH, name="q_i")
+        self.k_bars = pg.BarGraphItem(x=[], height=[], width=0.27, brush=K_BRUSH, name="k_j")
+        self.product_bars = pg.BarGraphItem(x=[], height=[], width=0.27, brush=PRODUCT_BRUSH, name="q_i × k_j")
+        for item in (self.q_bars, self.k_bars, self.product_bars):
+            self.bars.addItem(item)
+        right.addWidget(self.bars)
+        self.dimensions = QTableWidget(0, 4)
+        self.dimensions.setObjectName("inspectorDimensions")
+        self.dimensions.setHorizontalHeaderLabels([self.tr("c"), "q_i[c]", "k_j[c]", "q_i[c] × k_j[c]"])
+        self.dimensions.verticalHeader().hide()
+        self.dimensions.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.dimensions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        right.addWidget(self.dimensions)
+        splitter.setSizes([520, 480])
+
+        controller.cellChanged.connect(self._on_cell_changed)
+        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.snapshotChanged.connect(lambda _: self._request_inspection())
+        controller.worker.finished.connect(self._on_worker_finished)
+        controller.worker.failed.connect(self._on_worker_failed)
+        self._request_inspection()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        # a narrow dock stacks the table over the chart instead of squeezing both
+        wide = event.size().width() >= NARROW_WIDTH
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.splitter.orientation() != orientation:
+            self.splitter.setOrientation(orientation)
+
+    # ----------------------------------------------------------------- public
+    def value_text(self, step: str) -> str:
+        """The text of the Value column of a step (see STEP_KEYS)."""
+        return self.steps.item(self.STEP_KEYS.index(step), 2).text()
+
+    # ----------------------------------------------------------------- requests
+    def _on_cell_changed(self, query: int, key: int) -> None:
+        self._request_inspection()
+
+    def _on_selection_changed(self) -> None:
+        self._request_inspection()  # only asks again when the head (or the snapshot) changed
+
+    def _request_inspection(self) -> None:
+        snapshot = self.controller.snapshot
+        if snapshot is None:
+            return
+        result = snapshot.result
+        query, key = self.controller.cell
+        request = (result, min(self.controller.head, result.weights.shape[0] - 1),
+                   min(query, result.n - 1), min(key, result.n - 1))
+        if self._request is not None and all(a is b or a == b for a, b in zip(request, self._request)):
+            return
+        self._request = request
+        self._generation += 1
+        self.controller.worker.submit(LANE, self._generation, inspect_cell, *request)
+
+    def _on_worker_finished(self, lane: str, generation: int, value, seconds: float) -> None:
+        if lane != LANE or generation != self._generation:
+            return
+        self.inspected_result = self._request[0]
+        self.show_inspection(value)
+
+    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
+        if lane == LANE and generation == self._generation:
+            self.header.setText(fill(self.tr("Cannot inspect this cell: %1"), message))
+
+    # ----------------------------------------------------------------- display
+    def show_inspection(self, inspection: CellInspection) -> None:
+        self.inspection = inspection
+        c = inspection
+        self.header.setText(fill(self.tr("Head %1 · query #%2 “%3” → key #%4 “%5” · d_k = %6"),
+                                 c.head, c.query, c.query_text, c.key, c.key_text, c.d_k))
+        if c.scale and c.temperature != 1:
+            divisor_how = fill(self.tr("√d_k × temperature = √%1 × %2"), c.d_k, number(c.temperature))
+        elif c.scale:
+            divisor_how = fill(self.tr("√d_k = √%1"), c.d_k)
+        elif c.temperature != 1:
+            divisor_how = fill(self.tr("temperature %1 (÷ √d_k is off)"), number(c.temperature))
+        else:
+            divisor_how = self.tr("1 (scaling is off)")
+        mask_text = (self.tr("masked (future key) → −∞") if c.masked
+                     else self.tr("visible"))
+        share = "—" if math.isnan(c.share) else f"{100 * c.share:.4g} %"
+        values = {
+            "dot": (number(c.dot), fill(self.tr("the engine's score: %1"), number(c.engine_score))),
+            "divisor": (number(c.divisor), ""),
+            "scaled": (number(c.scaled), fill(self.tr("the engine's scaled score: %1"), number(c.engine_scaled))),
+            "mask": (mask_text, ""),
+            "row_max": (number(c.row_max), ""),
+            "exp": (number(c.exp_term), ""),
+            "normaliser": (number(c.normaliser), ""),
+            "weight": (number(c.weight), fill(self.tr("the engine's weight: %1"), number(c.engine_weight))),
+            "v_j": (vector_text(c.v_j), vector_text(c.v_j, len(c.v_j))),
+            "weighted_v": (vector_text(c.weighted_v), vector_text(c.weighted_v, len(c.weighted_v))),
+            "output": (vector_text(c.output), vector_text(c.output, len(c.output))),
+            "share": (share, fill(self.tr("and the weight, %1, is its share of the mixture"), number(c.weight))),
+        }
+        for row, key in enumerate(self.STEP_KEYS):
+            text, tip = values[key]
+            item = self.steps.item(row, 2)
+            item.setText(text)
+            item.setToolTip(tip)
+            masked_row = key in ("mask", "scaled", "exp", "weight") and c.masked
+            item.setForeground(MASKED_COLOUR if masked_row else self.palette().text().color())
+        self.steps.item(self.STEP_KEYS.index("divisor"), 1).setText(divisor_how)
+        self._show_dimensions(c)
+
+    def _show_dimensions(self, c: CellInspection) -> None:
+        dims = np.arange(c.d_k)
+        self.q_bars.setOpts(x=dims - 0.28, height=c.q_i, width=0.27)
+        self.k_bars.setOpts(x=dims, height=c.k_j, width=0.27)
+        self.product_bars.setOpts(x=dims + 0.28, height=c.products, width=0.27)
+        self.bars.setTitle(fill(self.tr("q_i · k_j = Σ of the green bars = %1"), number(c.dot)), color="#111")
+        ticks = [(int(i), str(i)) for i in dims[:: max(1, c.d_k // 16)]]
+        self.bars.getAxis("bottom").setTicks([ticks])
+        table = self.dimensions
+        table.setRowCount(c.d_k + 1)
+        for index in range(c.d_k):
+            for column, value in enumerate((str(index), f"{c.q_i[index]:.4g}", f"{c.k_j[index]:.4g}",
+                                            f"{c.products[index]:.4g}")):
+                table.setItem(index, column, QTableWidgetItem(value))
+        total = (self.tr("Σ"), "", "", number(c.dot))
+        for column, value in enumerate(total):
+            item = QTableWidgetItem(value)
+            font = item.font()
+            font.setBold(True)
+            item.setFont(font)
+            table.setItem(c.d_k, column, item)
