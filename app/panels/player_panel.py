@@ -1,0 +1,497 @@
+"""Step-through player: the pipeline one stage at a time, as seed 000's 第一帧 … 第八帧.
+
+tokens → embeddings (+ positions) → Q, K, V → scores → scaled (+ mask) → softmax → weighted
+sum of V → concat · W_O → new vectors. Each stage shows the real matrices of the snapshot on
+screen (the selected head's where the stage is per head), outlines the focused token's row, and
+says in two lines what happened and why. Previous / next / play (with seconds per stage), and
+keyboard shortcuts that act only while the panel has focus (Left/Right or PageUp/PageDown, Space).
+
+The colour scales of the per-head matrices are computed in the worker (lane "player") when a
+snapshot arrives; the GUI thread only slices the trace and hands arrays to the heatmaps.
+"""
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QStackedWidget, QStyle, QToolButton,
+    QVBoxLayout, QWidget,
+)
+
+from ..controller import Controller
+from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView, symmetric_levels
+from ..text import fill
+
+LANE = "player"
+STAGE_KEYS = ("tokens", "embeddings", "qkv", "scores", "scaled", "weights", "weighted_sum", "concat", "new_vectors")
+MAX_VIEWS = 3  # heatmaps side by side
+VALUE_COLUMNS = {1: 14, 2: 8, 3: 6}  # write numbers in the cells up to this many columns (by views shown)
+MAX_TOKEN_CHIPS = 200  # the tokens stage lists at most this many tokens
+DEFAULT_SECONDS = 2.0  # per stage while playing
+
+
+def display_levels(result) -> dict[str, object]:
+    """Symmetric colour bounds the player needs, computed in the worker (O(trace size)).
+
+    Per-head bounds are (heads,) arrays; the others are floats. scores/scaled/weights and
+    x/output/diff bounds come with the Snapshot already.
+    """
+    heads = result.weights.shape[0]
+
+    def per_head(*arrays) -> np.ndarray:  # (heads,) max |value| over the given (heads, n, d_k)
+        return np.max([np.abs(a).reshape(heads, -1).max(axis=1) for a in arrays], axis=0)
+
+    def bound(*arrays) -> float:
+        return float(max(np.abs(a).max() for a in arrays))
+
+    return {
+        "embeddings": bound(result.embeddings, result.positional, result.x),
+        "qkv": per_head(result.q, result.k, result.v),
+        "v": per_head(result.v),  # head outputs are convex mixtures of v rows: same bound
+        "concat": bound(result.concat),
+        "w_o": bound(result.w_o),
+        "output": bound(result.output),
+    }
+
+
+def _levels(bound) -> tuple[float, float]:
+    bound = float(bound)
+    return (-bound, bound) if bound > 0 else (-1.0, 1.0)
+
+
+class PlayerPanel(QWidget):
+    """Previous / play / next over a caption and up to three heatmaps."""
+
+    stageChanged = Signal(int)
+    playingChanged = Signal(bool)
+
+    stage_keys = STAGE_KEYS
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("playerPanel")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.controller = controller
+        self._stage_index = 0
+        self._snapshot = None  # the snapshot on display (its levels have arrived)
+        self._pending = None  # the snapshot whose levels the worker is computing
+        self._levels: dict[str, object] | None = None
+        self._generation = 0
+        self._shown: tuple | None = None  # (result, stage, head) whose matrices are set
+        self._active: list[str] = []  # names of the views in use, left to right
+        self._highlights: dict[str, int | None] = {}
+        self._caption = ("", "")
+        self.stage_names = (
+            self.tr("Tokens"), self.tr("Embeddings + positions"), self.tr("Q, K, V"), self.tr("Scores Q·Kᵀ"),
+            self.tr("Scaled (+ mask)"), self.tr("Softmax weights"), self.tr("Weighted sum of V"),
+            self.tr("Concat · W_O"), self.tr("New vectors"),
+        )
+        self._build_actions()
+        self._build_widgets()
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._on_timer)
+        self.speed.valueChanged.connect(self._on_speed_changed)
+        self._on_speed_changed(self.speed.value())
+        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.worker.finished.connect(self._on_worker_finished)
+        controller.worker.failed.connect(self._on_worker_failed)
+        if controller.snapshot is not None:
+            self._on_snapshot_changed(controller.snapshot)
+        self._update_controls()
+
+    # ----------------------------------------------------------------- construction
+    def _build_actions(self) -> None:
+        style = self.style()
+        context = Qt.ShortcutContext.WidgetWithChildrenShortcut
+        self.previous_action = QAction(style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekBackward),
+                                       self.tr("Previous stage"), self)
+        self.previous_action.setShortcuts([QKeySequence(Qt.Key.Key_Left), QKeySequence(Qt.Key.Key_PageUp)])
+        self.previous_action.triggered.connect(self.previous_stage)
+        self.next_action = QAction(style.standardIcon(QStyle.StandardPixmap.SP_MediaSeekForward),
+                                   self.tr("Next stage"), self)
+        self.next_action.setShortcuts([QKeySequence(Qt.Key.Key_Right), QKeySequence(Qt.Key.Key_PageDown)])
+        self.next_action.triggered.connect(self.next_stage)
+        self.play_action = QAction(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay), self.tr("Play"), self)
+        self.play_action.setShortcut(QKeySequence(Qt.Key.Key_Space))
+        self.play_action.triggered.connect(self.toggle_play)
+        for action in (self.previous_action, self.play_action, self.next_action):
+            action.setShortcutContext(context)
+            action.setToolTip(fill(self.tr("%1 (%2)"), action.text(),
+                                   " · ".join(s.toString(QKeySequence.SequenceFormat.NativeText) for s in action.shortcuts())))
+            self.addAction(action)
+
+    def _build_widgets(self) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        bar = QHBoxLayout()
+        self.buttons = {}
+        for name, action in (("previous", self.previous_action), ("play", self.play_action), ("next", self.next_action)):
+            button = QToolButton()
+            button.setObjectName(f"player{name.capitalize()}Button")
+            button.setDefaultAction(action)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+            bar.addWidget(button)
+            self.buttons[name] = button
+        self.stage_combo = QComboBox()
+        self.stage_combo.setObjectName("playerStageCombo")
+        self.stage_combo.addItems(list(self.stage_names))
+        self.stage_combo.setToolTip(self.tr("Jump to a stage of the computation"))
+        self.stage_combo.currentIndexChanged.connect(self.set_stage)
+        bar.addWidget(self.stage_combo)
+        self.indicator = QLabel()
+        self.indicator.setObjectName("playerIndicator")
+        bar.addWidget(self.indicator)
+        bar.addStretch(1)
+        speed_label = QLabel(self.tr("Seconds per stage"))
+        bar.addWidget(speed_label)
+        self.speed = QDoubleSpinBox()
+        self.speed.setObjectName("playerSpeed")
+        self.speed.setRange(0.01, 30.0)
+        self.speed.setDecimals(2)
+        self.speed.setSingleStep(0.5)
+        self.speed.setValue(DEFAULT_SECONDS)
+        self.speed.setToolTip(self.tr("How long each stage stays on screen while playing"))
+        speed_label.setBuddy(self.speed)
+        bar.addWidget(self.speed)
+        layout.addLayout(bar)
+        self.caption_what = QLabel()
+        self.caption_what.setObjectName("playerCaptionWhat")
+        self.caption_what.setWordWrap(True)
+        self.caption_what.setTextFormat(Qt.TextFormat.PlainText)
+        font = self.caption_what.font()
+        font.setBold(True)
+        self.caption_what.setFont(font)
+        self.caption_why = QLabel()
+        self.caption_why.setObjectName("playerCaptionWhy")
+        self.caption_why.setWordWrap(True)
+        self.caption_why.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.caption_what)
+        layout.addWidget(self.caption_why)
+        self.pages = QStackedWidget()
+        layout.addWidget(self.pages, 1)
+        self.token_strip = QLabel()
+        self.token_strip.setObjectName("playerTokens")
+        self.token_strip.setWordWrap(True)
+        self.token_strip.setTextFormat(Qt.TextFormat.RichText)
+        self.token_strip.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.token_strip.setToolTip(self.tr("Click a token to focus it"))
+        self.token_strip.linkActivated.connect(self._on_token_link)
+        font = self.token_strip.font()
+        font.setPointSizeF(font.pointSizeF() * 1.6)
+        self.token_strip.setFont(font)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.token_strip)
+        self.pages.addWidget(scroll)
+        maps = QWidget()
+        row = QHBoxLayout(maps)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.views: list[HeatmapView] = []
+        for index in range(MAX_VIEWS):
+            view = HeatmapView(title=" ", colorbar=True)
+            view.setObjectName(f"playerHeatmap{index}")
+            view.cellClicked.connect(lambda r, c, i=index: self._on_cell_clicked(i, r, c))
+            view.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # equal widths
+            row.addWidget(view, 1)
+            self.views.append(view)
+        self.pages.addWidget(maps)
+
+    # ----------------------------------------------------------------- public API
+    @property
+    def stage_index(self) -> int:
+        return self._stage_index
+
+    @property
+    def stage_key(self) -> str:
+        return STAGE_KEYS[self._stage_index]
+
+    def set_stage(self, index: int) -> None:
+        index = max(0, min(int(index), len(STAGE_KEYS) - 1))
+        if index == self._stage_index:
+            return
+        self._stage_index = index
+        self._update_controls()
+        self._render()
+        self.stageChanged.emit(index)
+
+    def next_stage(self) -> None:
+        self.set_stage(self._stage_index + 1)
+
+    def previous_stage(self) -> None:
+        self.set_stage(self._stage_index - 1)
+
+    def is_playing(self) -> bool:
+        return self._timer.isActive()
+
+    def toggle_play(self) -> None:
+        if self._timer.isActive():
+            self._timer.stop()
+        else:
+            if self._stage_index == len(STAGE_KEYS) - 1:
+                self.set_stage(0)  # play again from the start
+            self._timer.start()
+        self._update_controls()
+        self.playingChanged.emit(self._timer.isActive())
+
+    def stage_actions(self) -> list[QAction]:
+        """Previous, play/pause, next: for the window's menu."""
+        return [self.previous_action, self.play_action, self.next_action]
+
+    def caption(self) -> str:
+        """The two caption lines, joined by a newline."""
+        return "\n".join(line for line in self._caption if line)
+
+    def current_matrices(self) -> dict[str, np.ndarray]:
+        """name → the matrix each visible heatmap holds (read back from the view)."""
+        if self.stage_key == "tokens" or self._snapshot is None:
+            return {}
+        return {name: self.views[index].matrix() for index, name in enumerate(self._active)}
+
+    def highlighted_rows(self) -> dict[str, int | None]:
+        """name → the row outlined in that heatmap (None: no outline, e.g. W_O)."""
+        if self.stage_key == "tokens" or self._snapshot is None:
+            return {}
+        return {name: self._highlights.get(name) for name in self._active}
+
+    def shown_result(self):
+        """The AttentionResult on display (None before the first one arrives)."""
+        return None if self._snapshot is None else self._snapshot.result
+
+    # ----------------------------------------------------------------- state in
+    def _on_snapshot_changed(self, snapshot) -> None:
+        self._generation += 1
+        self._pending = snapshot
+        self.controller.worker.submit(LANE, self._generation, display_levels, snapshot.result)
+
+    def _on_worker_finished(self, lane: str, generation: int, value, seconds: float) -> None:
+        if lane != LANE or generation != self._generation or self._pending is None:
+            return
+        self._snapshot, self._levels, self._pending = self._pending, value, None
+        self._render()
+
+    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
+        if lane != LANE or generation != self._generation or self._pending is None:
+            return
+        self._snapshot, self._levels, self._pending = self._pending, None, None  # colour each view by itself
+        self._render()
+
+    def _on_selection_changed(self) -> None:
+        self._render()
+
+    def _on_speed_changed(self, seconds: float) -> None:
+        self._timer.setInterval(max(10, int(round(seconds * 1000))))
+
+    def _on_timer(self) -> None:
+        if self._stage_index >= len(STAGE_KEYS) - 1:
+            self.toggle_play()  # stop at the last stage
+        else:
+            self.next_stage()
+
+    def _on_token_link(self, link: str) -> None:
+        if link.isdigit():
+            self.controller.select(focus=int(link))
+
+    def _on_cell_clicked(self, view_index: int, row: int, column: int) -> None:
+        name = self._active[view_index] if view_index < len(self._active) else ""
+        if name in ("scores", "scaled", "weights"):
+            self.controller.inspect(row, column)
+        elif name not in ("w_o", "") and self._highlights.get(name) is not None:
+            self.controller.select(focus=row)
+
+    def _update_controls(self) -> None:
+        with QSignalBlocker(self.stage_combo):
+            self.stage_combo.setCurrentIndex(self._stage_index)
+        self.indicator.setText(fill(self.tr("%1 / %2"), self._stage_index + 1, len(STAGE_KEYS)))
+        last = len(STAGE_KEYS) - 1
+        self.previous_action.setEnabled(self._stage_index > 0)
+        self.next_action.setEnabled(self._stage_index < last)
+        playing = self._timer.isActive()
+        self.play_action.setText(self.tr("Pause") if playing else self.tr("Play"))
+        self.play_action.setIcon(self.style().standardIcon(
+            QStyle.StandardPixmap.SP_MediaPause if playing else QStyle.StandardPixmap.SP_MediaPlay))
+
+    # ----------------------------------------------------------------- drawing
+    def _render(self) -> None:
+        snapshot = self._snapshot
+        if snapshot is None:
+            self._set_caption(self.tr("Waiting for the first computation…"), "")
+            return
+        result = snapshot.result
+        heads = result.weights.shape[0]
+        head = min(max(self.controller.head, 0), heads - 1)
+        focus = min(max(self.controller.focus, 0), result.n - 1)
+        key = self.stage_key
+        self._set_caption(*self._caption_lines(key, result, head, focus))
+        if key == "tokens":
+            self.pages.setCurrentIndex(0)
+            self._show_tokens(result, focus)
+            return
+        self.pages.setCurrentIndex(1)
+        specs = self._specs(key, snapshot, head)
+        state = (result, key, head)  # AttentionResult compares by identity
+        if state != self._shown:
+            self._shown = state
+            self._active = [spec["name"] for spec in specs]
+            for index, view in enumerate(self.views):
+                if index >= len(specs):
+                    view.hide()
+                    view.clear_matrix()
+                    continue
+                spec = specs[index]
+                view.show()
+                view.plot.setTitle(spec["title"])
+                view.set_axis_titles(*spec["axes"])
+                rows, columns = spec["matrix"].shape
+                show_values = rows <= 14 and columns <= VALUE_COLUMNS[len(specs)]  # legible cells only
+                view.set_matrix(spec["matrix"], spec["rows"], spec["columns"], levels=spec["levels"],
+                                colormap=spec["colormap"], show_values=show_values)
+        self._highlights = {}
+        for index, spec in enumerate(specs):
+            row = focus if spec["highlight"] else None
+            self._highlights[spec["name"]] = row
+            self.views[index].set_highlight_row(row)
+
+    def _set_caption(self, what: str, why: str) -> None:
+        self._caption = (what, why)
+        self.caption_what.setText(what)
+        self.caption_why.setText(why)
+
+    def _show_tokens(self, result, focus: int) -> None:
+        chips = []
+        for index, token in enumerate(result.tokens[:MAX_TOKEN_CHIPS]):
+            colour = "#ff2d55" if index == focus else "#1f4e79"
+            weight = "bold" if index == focus else "normal"
+            chips.append(f"<a href='{index}' style='color:{colour}; font-weight:{weight}; text-decoration:none'>"
+                         f"[{html.escape(token.text)}]</a>")
+        if result.n > MAX_TOKEN_CHIPS:
+            chips.append(html.escape(fill(self.tr("… and %1 more"), result.n - MAX_TOKEN_CHIPS)))
+        self.token_strip.setText(" ".join(chips))
+
+    def _bound(self, name: str, head: int | None = None):
+        if self._levels is None:
+            return None
+        value = self._levels[name]
+        return _levels(value[head] if head is not None else value)
+
+    def _specs(self, key: str, snapshot, head: int) -> list[dict]:
+        """What each heatmap shows at stage ``key``: name, matrix, labels, levels, outline."""
+        result = snapshot.result
+        tokens = result.token_texts
+        token_axes = (self.tr("token"), self.tr("dimension"))
+        pair_axes = (self.tr("query token"), self.tr("key token"))
+
+        def spec(name, title, matrix, *, rows=tokens, columns=None, levels=None, colormap=DIVERGING_MAP,
+                 axes=token_axes, highlight=True):
+            if levels is None:  # worker failed: each view on its own scale
+                levels = (0.0, 1.0) if colormap == WEIGHTS_MAP else symmetric_levels(matrix)
+            shape = fill(self.tr("%1 × %2"), *matrix.shape)
+            return {"name": name, "title": f"{title} · {shape}", "matrix": matrix, "rows": rows,
+                    "columns": columns, "levels": levels, "colormap": colormap, "axes": axes, "highlight": highlight}
+
+        if key == "embeddings":
+            bound = self._bound("embeddings")
+            if result.config.positional == "sinusoidal":
+                return [spec("embeddings", self.tr("embeddings"), result.embeddings, levels=bound),
+                        spec("positional", self.tr("+ positions (sinusoidal)"), result.positional, levels=bound),
+                        spec("x", self.tr("= x"), result.x, levels=bound)]
+            return [spec("x", self.tr("x = embeddings"), result.x, levels=bound)]
+        if key == "qkv":
+            bound = self._bound("qkv", head)
+            return [spec(name, fill(self.tr("%1 of head %2"), name.upper(), head), getattr(result, name)[head],
+                         levels=bound) for name in ("q", "k", "v")]
+        if key in ("scores", "scaled", "weights"):
+            titles = {"scores": self.tr("scores Q·Kᵀ of head %1"), "scaled": self.tr("scaled scores of head %1"),
+                      "weights": self.tr("weights of head %1")}
+            return [spec(key, fill(titles[key], head), getattr(result, key)[head], columns=tokens,
+                         levels=snapshot.levels(key, head), axes=pair_axes,
+                         colormap=WEIGHTS_MAP if key == "weights" else DIVERGING_MAP)]
+        if key == "weighted_sum":
+            bound = self._bound("v", head)
+            return [spec("weights", fill(self.tr("weights of head %1"), head), result.weights[head], columns=tokens,
+                         levels=snapshot.levels("weights", head), axes=pair_axes, colormap=WEIGHTS_MAP),
+                    spec("v", fill(self.tr("× V of head %1"), head), result.v[head], levels=bound,
+                         axes=(self.tr("key token"), self.tr("dimension")), highlight=False),
+                    spec("head_outputs", self.tr("= head output"), result.head_outputs[head], levels=bound)]
+        if key == "concat":
+            dims = (self.tr("dimension in"), self.tr("dimension out"))
+            return [spec("concat", self.tr("concat (all heads)"), result.concat, levels=self._bound("concat")),
+                    spec("w_o", self.tr("· W_O"), result.w_o, rows=None, levels=self._bound("w_o"), axes=dims,
+                         highlight=False),
+                    spec("output", self.tr("= output"), result.output, levels=self._bound("output"))]
+        # new_vectors: before and after, on one shared scale
+        bound = _levels(snapshot.vector_bound)
+        return [spec("x", self.tr("x (before)"), result.x, levels=bound),
+                spec("output", self.tr("output (after)"), result.output, levels=bound),
+                spec("diff", self.tr("output − x"), result.diff, levels=bound)]
+
+    def _caption_lines(self, key: str, result, head: int, focus: int) -> tuple[str, str]:
+        """Two lines: what this stage did (with the engine's numbers), and why."""
+        config = result.config
+        n, d, d_k = result.n, config.d_model, config.d_k
+        token = result.tokens[focus].text
+        causal = result.mask is not None
+        if key == "tokens":
+            return (fill(self.tr("The text is cut into %1 tokens; “%2” (#%3) is the focused one."), n, token, focus),
+                    self.tr("Attention works on these pieces: the whole sentence at once, not word by word."))
+        if key == "embeddings":
+            if config.positional == "sinusoidal":
+                return (fill(self.tr("Each token becomes a vector of %1 numbers: x = embedding + sinusoidal position (%2 × %1)."), d, n),
+                        self.tr("Still a static vector (same word, same embedding); the position tells where the word stands."))
+            if config.positional == "rope":
+                return (fill(self.tr("Each token becomes a vector of %1 numbers: x = its embedding (%2 × %1); RoPE adds positions later, by rotating q and k."), d, n),
+                        self.tr("Still a static vector: the same word gets the same embedding in any sentence."))
+            return (fill(self.tr("Each token becomes a vector of %1 numbers: x = its embedding (%2 × %1), no positions added."), d, n),
+                    self.tr("Still a static vector: the same word gets the same vector in any sentence, at any place."))
+        if key == "qkv":
+            first, last = head * d_k, (head + 1) * d_k - 1
+            template = (self.tr("Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each.")
+                        if config.positional == "rope" else
+                        self.tr("Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each."))
+            return (fill(template, head, first, last, n, d_k),
+                    self.tr("Q: what am I looking for? K: what do I contain? V: what I actually carry."))
+        if key == "scores":
+            return (fill(self.tr("Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query's dot product with every key."), n, token),
+                    self.tr("Vectors pointing the same way give a large dot product: relevance measured as similarity."))
+        if key == "scaled":
+            root = f"{math.sqrt(d_k):.3g}"
+            temperature = f"{config.temperature:g}"
+            if config.scale and config.temperature == 1:
+                what = fill(self.tr("Scaled = scores ÷ √d_k = ÷ √%1 = ÷ %2."), d_k, root)
+            elif config.scale:
+                what = fill(self.tr("Scaled = scores ÷ (√d_k · temperature) = ÷ (√%1 · %2) = ÷ %3."), d_k, temperature,
+                            f"{math.sqrt(d_k) * config.temperature:.3g}")
+            elif config.temperature != 1:
+                what = fill(self.tr("Scaled = scores ÷ temperature %1 (÷ √d_k is switched off)."), temperature)
+            else:
+                what = self.tr("Scaling is switched off: the scores go to the softmax unchanged.")
+            why = (self.tr("Divide by √d_k so large dot products don't saturate the softmax.") if config.scale else
+                   self.tr("Without ÷ √d_k, large dot products can saturate the softmax (one weight near 1)."))
+            if causal:
+                what += " " + self.tr("Masked (future) positions become −∞.")
+                why += " " + self.tr("−∞ → weight 0: no peeking at the future.")
+            return what, why
+        if key == "weights":
+            row = result.weights[head, focus]  # (n,)
+            top = int(np.argmax(row))
+            return (fill(self.tr("Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3)."),
+                         token, result.tokens[top].text, f"{float(row[top]):.3f}"),
+                    self.tr("Weights are positive and each row sums to 1: how much a token attends to each other token."))
+        if key == "weighted_sum":
+            return (fill(self.tr("Head %1 output = weights · V (%2 × %3): the new “%4” = Σ_j weight_j × v_j."), head, n, d_k, token),
+                    self.tr("The weights decide how to mix; V is what gets mixed."))
+        if key == "concat":
+            if config.heads == 1:
+                return (fill(self.tr("One head: its output (%1 × %2) is the concat; · W_O (%2 × %2) = output."), n, d),
+                        self.tr("W_O mixes the head's dimensions into the new vector of each token."))
+            return (fill(self.tr("Concat: head outputs side by side (%1 heads → %2 × %3), then · W_O (%3 × %3) = output."),
+                         config.heads, n, d),
+                    self.tr("Each head looks for its own kind of relation; W_O combines what they found."))
+        change = float(np.linalg.norm(result.diff[focus]))  # one d-vector
+        return (fill(self.tr("New “%1”: ‖output − x‖ = %2, cosine(x, output) = %3."), token, f"{change:.3f}",
+                     f"{float(result.cosine[focus]):.3f}"),
+                fill(self.tr("No longer the static vector: it is “%1” in the context of this sentence."), token))
