@@ -25,7 +25,8 @@ FAST_COMPUTE_S = 0.008  # computations faster than this run at once (no debounce
 class Controller(QObject):
     """Holds the state; emits when it changes; talks to the worker."""
 
-    snapshotChanged = Signal(object)  # Snapshot now on screen
+    snapshotArrived = Signal(object)  # a new Snapshot: the main heatmap paints it first
+    snapshotChanged = Signal(object)  # the same Snapshot, one event-loop turn later: every other panel
     selectionChanged = Signal()  # head, focus or stage changed
     cellChanged = Signal(int, int)  # (query row, key column) the user clicked, for the inspector
     explanationChanged = Signal(object)  # Explanation for (head, focus), or None
@@ -113,7 +114,6 @@ class Controller(QObject):
             if generation != self._generation:
                 return  # stale: a newer request exists
             self._busy_timer.stop()
-            self._awaiting = False
             self.busyChanged.emit(False)
             self._last_seconds = seconds
             self.last_error = ""
@@ -122,12 +122,20 @@ class Controller(QObject):
             self.head = min(self.head, heads - 1)
             self.focus = min(self.focus, n - 1)
             self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
-            self.snapshotChanged.emit(value)
-            self.timingMeasured.emit(seconds)
             self._request_explanation()
+            self.snapshotArrived.emit(value)
+            self.timingMeasured.emit(seconds)
+            # the main heatmap repaints before the other panels update (latency of the picture
+            # the user watches), and no single event-loop turn does all the work
+            QTimer.singleShot(0, lambda: self._announce(generation, value))
         elif lane == "explain" and generation == self._explain_generation:
             self.explanation = value
             self.explanationChanged.emit(value)
+
+    def _announce(self, generation: int, snapshot) -> None:
+        if generation == self._generation and snapshot is self.snapshot:
+            self.snapshotChanged.emit(snapshot)
+            self._awaiting = False
 
     def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
         if lane == "compute" and generation == self._generation:

@@ -80,6 +80,51 @@ class LightPlot(pg.GraphicsLayout):
         return getattr(self.__dict__.get("vb") or super().__getattribute__("vb"), name)
 
 
+class CellValues(pg.GraphicsObject):
+    """Every cell's number, drawn in one paint call at a fixed pixel size (not stretched).
+
+    One item instead of one TextItem per cell: measured 4 ms per TextItem here, so a 12 × 12
+    matrix cost ~0.5 s to label; this draws it in about a millisecond.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._texts: list[list[str]] = []
+        self._dark: np.ndarray = np.zeros((0, 0), dtype=bool)
+        self._rows = self._columns = 0
+
+    def set_values(self, texts: list[list[str]], dark: np.ndarray) -> None:
+        self.prepareGeometryChange()
+        self._texts, self._dark = texts, dark
+        self._rows, self._columns = dark.shape
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt name
+        return QRectF(-0.5, -0.5, self._columns, self._rows)
+
+    def paint(self, painter, *args) -> None:
+        if not self._rows:
+            return
+        transform = painter.transform()
+        cell_width = abs(transform.m11()) or 1.0
+        cell_height = abs(transform.m22()) or 1.0
+        if cell_width < 22 or cell_height < 11:
+            return  # too small to read: the colour says it
+        painter.save()
+        painter.resetTransform()
+        font = QFont()
+        font.setPixelSize(int(max(8, min(14, cell_height * 0.42, cell_width / 3.6))))
+        painter.setFont(font)
+        light, dark = QColor(255, 255, 255), QColor(20, 20, 20)
+        for i in range(self._rows):
+            for j in range(self._columns):
+                centre = transform.map(QPointF(j, i))
+                painter.setPen(light if self._dark[i, j] else dark)
+                painter.drawText(QRectF(centre.x() - cell_width / 2, centre.y() - cell_height / 2, cell_width, cell_height),
+                                 Qt.AlignmentFlag.AlignCenter, self._texts[i][j])
+        painter.restore()
+
+
 class HeatmapPlot:
     """A labelled matrix inside any pyqtgraph GraphicsLayout (one per head in a figure)."""
 
@@ -100,6 +145,8 @@ class HeatmapPlot:
         self.highlight.setPen(pg.mkPen("#ff2d55", width=3, cosmetic=True))
         self.highlight.setBrush(QBrush(Qt.BrushStyle.NoBrush))
         self.highlight.setVisible(False)
+        self.values = CellValues()
+        self.plot.addItem(self.values)
         self.plot.addItem(self.highlight)
         for axis_name in ("left", "bottom"):
             axis = self.plot.getAxis(axis_name)
@@ -108,7 +155,6 @@ class HeatmapPlot:
         if compact:
             self.plot.hideAxis("left")
             self.plot.hideAxis("bottom")
-        self.texts: list[pg.TextItem] = []
         self.matrix: np.ndarray | None = None
         self.row_labels: list[str] = []
         self.column_labels: list[str] = []
@@ -179,29 +225,19 @@ class HeatmapPlot:
         self.plot.getAxis("bottom").setTicks([_ticks(self.column_labels, column_step)])
 
     def _write_values(self, display, value_format) -> None:
-        for item in self.texts:
-            self.plot.removeItem(item)
-        self.texts = []
         if value_format is None or display is None:
+            self.values.set_values([], np.zeros((0, 0), dtype=bool))
             return
         low, high = self.levels
         span = (high - low) or 1.0
-        rows, columns = display.shape
-        font = QFont()
-        font.setPointSizeF(max(6.0, min(10.0, 90.0 / max(rows, columns))))
-        for i in range(rows):
-            for j in range(columns):
-                value = display[i, j]
-                if np.isnan(value):
-                    text, dark = "−∞", False
-                else:
-                    text = value_format.format(value)
-                    dark = self.colormap.map(min(max((value - low) / span, 0.0), 1.0), mode="qcolor").lightnessF() < 0.5
-                item = pg.TextItem(text, color="w" if dark else "k", anchor=(0.5, 0.5))
-                item.setFont(font)
-                item.setPos(j, i)
-                self.plot.addItem(item)
-                self.texts.append(item)
+        lut = self.colormap.getLookupTable(0.0, 1.0, 256, alpha=False)  # (256, 3)
+        finite = np.isfinite(display)
+        index = np.clip(((np.where(finite, display, low) - low) / span * 255).astype(int), 0, 255)
+        lightness = lut[index].astype(float) @ np.array([0.299, 0.587, 0.114])  # (rows, columns)
+        dark = np.where(finite, lightness < 128, True)
+        texts = [["−∞" if not ok else value_format.format(value) for value, ok in zip(row, ok_row)]
+                 for row, ok_row in zip(display.tolist(), finite.tolist())]
+        self.values.set_values(texts, dark)
 
     def cell_at(self, scene_pos) -> tuple[int, int]:
         """(row, column) under a scene position, or (−1, −1)."""

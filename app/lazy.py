@@ -1,4 +1,4 @@
-"""LazyPanel: a dock's content built the first time the dock is shown.
+"""LazyPanel: a dock's content built the first time the dock is really on screen.
 
 Hidden and tabbed-away panels cost nothing at start-up; when built after a result already
 exists, the panel is brought up to date at once (its ``sync()``, ``refresh()`` or
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 
@@ -43,6 +44,12 @@ class LazyPanel(QWidget):
         if callable(method):
             method(snapshot)
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt name
-        self.build()
-        super().showEvent(event)
+    def on_visibility_changed(self, visible: bool) -> None:
+        """Connected to the dock's visibilityChanged: fires for tab switches too (a tabbed-away
+        dock is moved off-screen, not hidden, so showEvent is not enough)."""
+        if visible:
+            QTimer.singleShot(0, self._build_if_visible)
+
+    def _build_if_visible(self) -> None:
+        if self.panel is None and self.isVisible() and not self.visibleRegion().isEmpty():
+            self.build()

@@ -75,7 +75,7 @@ class MainWindow(QMainWindow):
         if restore:
             self._restore_layout()
         c = self.controller
-        c.snapshotChanged.connect(self._on_snapshot_changed)
+        c.snapshotArrived.connect(self._on_snapshot_changed)
         c.computeFailed.connect(self._on_compute_failed)
         c.busyChanged.connect(self._on_busy_changed)
         c.configChanged.connect(self._on_config_changed)
@@ -94,6 +94,8 @@ class MainWindow(QMainWindow):
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(area, dock)
+        if isinstance(widget, LazyPanel):
+            dock.visibilityChanged.connect(widget.on_visibility_changed)
         self.panels[key], self.docks[key] = widget, dock
         return dock
 
@@ -106,17 +108,30 @@ class MainWindow(QMainWindow):
         attention = self._add_dock("attention", self.tr("Attention heatmap"), AttentionPanel(c), right)
         self._add_dock("heads", self.tr("Head grid"), HeadGridPanel(c), right)
         self._add_dock("arithmetic", self.tr("Worked arithmetic"), ArithmeticPanel(c), right)
-        self._add_dock("diffs", self.tr("Vector diffs"), DiffsPanel(c), bottom)
         self._add_dock("matrices", self.tr("Matrices"), MatricesPanel, bottom)
+        self._add_dock("diffs", self.tr("Vector diffs"), DiffsPanel(c), bottom)
+        self._add_teaching_docks(bottom)
         self.splitDockWidget(self.docks["input"], attention, Qt.Orientation.Horizontal)
         self.splitDockWidget(attention, self.docks["heads"], Qt.Orientation.Horizontal)
         self.splitDockWidget(self.docks["heads"], self.docks["arithmetic"], Qt.Orientation.Vertical)
         self.splitDockWidget(self.docks["input"], self.docks["tokens"], Qt.Orientation.Vertical)
-        self.tabifyDockWidget(self.docks["diffs"], self.docks["matrices"])
-        self.docks["diffs"].raise_()
+        self.tabifyDockWidget(self.docks["matrices"], self.docks["diffs"])  # diffs on top
         self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
         self.resizeDocks([attention, self.docks["diffs"]], [620, 300], Qt.Orientation.Vertical)
+        self.docks["diffs"].raise_()
         self.panels["attention"].hoverMessage.connect(self._on_hover_message)
+
+    def _add_teaching_docks(self, area) -> None:
+        """Issue 4's views: built only when first shown, tabbed behind the vector diffs."""
+        from .panels.compare_panel import ComparePanel
+        from .panels.plane_panel import PlanePanel
+
+        for key, title, panel_class in (
+            ("compare", self.tr("Comparison"), ComparePanel),
+            ("plane", self.tr("Vectors in the plane"), PlanePanel),
+        ):
+            self._add_dock(key, title, panel_class, area)
+            self.tabifyDockWidget(self.docks["matrices"], self.docks[key])
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()

@@ -54,7 +54,7 @@ class AttentionPanel(QWidget):
         self.stage.currentIndexChanged.connect(lambda _: controller.select(stage=self.stage.currentData()))
         self.heatmap.cellHovered.connect(self._on_cell_hovered)
         self.heatmap.cellClicked.connect(self._on_cell_clicked)
-        controller.snapshotChanged.connect(lambda _: self.refresh())
+        controller.snapshotArrived.connect(lambda _: self.refresh())
         controller.selectionChanged.connect(self.refresh)
         self.stage.setCurrentIndex(self.stage.findData(controller.stage))
 
