@@ -254,6 +254,18 @@ def test_read_only_folder_in_process(tmp_path, monkeypatch, capsys):
     assert os.listdir(tmp_path) == []
 
 
+def test_unexpected_exception_is_one_line_exit_1(tmp_path, monkeypatch, capsys):
+    import engine
+
+    def explode(config):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(engine, "compute", explode)
+    assert cli.main(["main.py", "export", "--text", "a", "--out", str(tmp_path / "out.json")]) == 1
+    assert capsys.readouterr().err == "error: unexpected RuntimeError: boom second line\n"
+    assert os.listdir(tmp_path) == []
+
+
 def test_unknown_command_and_help():
     assert_one_error_line(run("frobnicate"))
     done = run("--help")
