@@ -137,8 +137,12 @@ class AttentionConfig:
         if temperature < MIN_TEMPERATURE:
             raise EngineError(f"temperature must be at least {MIN_TEMPERATURE:g}; got {temperature:g}")
         object.__setattr__(self, "temperature", temperature)
-        if not isinstance(self.memory_budget, (int, np.integer)) or self.memory_budget <= 0:
+        if (isinstance(self.memory_budget, bool) or not isinstance(self.memory_budget, (int, np.integer))
+                or self.memory_budget <= 0):
             raise EngineError(f"memory_budget must be a positive number of bytes; got {self.memory_budget!r}")
+        for name in ("d_model", "heads", "seed", "memory_budget"):  # NumPy scalars → int: JSON-friendly
+            object.__setattr__(self, name, int(getattr(self, name)))
+        object.__setattr__(self, "scale", bool(self.scale))
         table = _freeze_table(self.embeddings)
         if table is not None:
             for token, vector in table.items():

@@ -214,3 +214,31 @@ def test_strange_text_never_crashes(text, mode):
                           "so auto mode splits नमस्ते into नमस|्|त|े", strict=False)
 def test_devanagari_word_is_one_token():
     assert [t.text for t in tokenize("नमस्ते")] == ["नमस्ते"]
+
+
+def test_numpy_scalars_in_config_become_plain_python_values():
+    import json
+
+    config = AttentionConfig(text="a b", d_model=np.int64(4), heads=np.int32(2), seed=np.uint32(3), scale=np.bool_(False))
+    assert json.loads(json.dumps(config.to_dict()))["d_model"] == 4
+    assert AttentionConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+    with pytest.raises(EngineError):
+        AttentionConfig(text="a", memory_budget=True)
+
+
+@pytest.mark.parametrize("bad", [dict(text="a\ud800"), dict(temperature=1e-9), dict(temperature=float("inf"))])
+def test_config_refuses_what_would_crash_or_give_nan(bad):
+    with pytest.raises(EngineError):
+        AttentionConfig(**bad)
+
+
+def test_extreme_allowed_values_stay_finite():
+    from engine.config import MAX_EMBEDDING_ABS, MIN_TEMPERATURE
+
+    big = MAX_EMBEDDING_ABS
+    table = {"a": [big, -big, big, big], "b": [-big, big, -big, big]}
+    for scale in (True, False):
+        result = compute(AttentionConfig(text="a b a", d_model=4, heads=2, temperature=MIN_TEMPERATURE,
+                                          scale=scale, embeddings=table))
+        assert np.isfinite(result.output).all()
+        np.testing.assert_allclose(result.weights.sum(-1), 1, atol=1e-6)
