@@ -63,8 +63,7 @@ class MainWindow(QMainWindow):
         self._history: list[AttentionConfig] = []
         self._undoing = False
         self.setDockNestingEnabled(True)
-        self.setDockOptions(QMainWindow.DockOption.AllowNestedDocks | QMainWindow.DockOption.AllowTabbedDocks
-                            | QMainWindow.DockOption.AnimatedDocks)
+        self.setDockOptions(QMainWindow.DockOption.AllowNestedDocks | QMainWindow.DockOption.AllowTabbedDocks)
         self.panels: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._build_panels()
@@ -94,12 +93,20 @@ class MainWindow(QMainWindow):
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(area, dock)
+        dock.dockLocationChanged.connect(lambda _: QTimer.singleShot(0, self._hide_stale_tab_bars))
         if isinstance(widget, LazyPanel):
             dock.visibilityChanged.connect(widget.on_visibility_changed)
         self.panels[key], self.docks[key] = widget, dock
         return dock
 
     def _build_panels(self) -> None:
+        """Default layout: settings and tokens left, the heatmap in the middle, the head grid and
+        the arithmetic right, the vector diffs and the teaching views tabbed along the bottom."""
+        from .panels.compare_panel import ComparePanel
+        from .panels.inspector_panel import InspectorPanel
+        from .panels.plane_panel import PlanePanel
+        from .panels.player_panel import PlayerPanel
+
         c = self.controller
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -108,30 +115,31 @@ class MainWindow(QMainWindow):
         attention = self._add_dock("attention", self.tr("Attention heatmap"), AttentionPanel(c), right)
         self._add_dock("heads", self.tr("Head grid"), HeadGridPanel(c), right)
         self._add_dock("arithmetic", self.tr("Worked arithmetic"), ArithmeticPanel(c), right)
-        self._add_dock("matrices", self.tr("Matrices"), MatricesPanel, bottom)
         self._add_dock("diffs", self.tr("Vector diffs"), DiffsPanel(c), bottom)
-        self._add_teaching_docks(bottom)
         self.splitDockWidget(self.docks["input"], attention, Qt.Orientation.Horizontal)
         self.splitDockWidget(attention, self.docks["heads"], Qt.Orientation.Horizontal)
         self.splitDockWidget(self.docks["heads"], self.docks["arithmetic"], Qt.Orientation.Vertical)
         self.splitDockWidget(self.docks["input"], self.docks["tokens"], Qt.Orientation.Vertical)
-        self.tabifyDockWidget(self.docks["matrices"], self.docks["diffs"])  # diffs on top
-        self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
-        self.resizeDocks([attention, self.docks["diffs"]], [620, 300], Qt.Orientation.Vertical)
-        self.docks["diffs"].raise_()
-        self.panels["attention"].hoverMessage.connect(self._on_hover_message)
-
-    def _add_teaching_docks(self, area) -> None:
-        """Issue 4's views: built only when first shown, tabbed behind the vector diffs."""
-        from .panels.compare_panel import ComparePanel
-        from .panels.plane_panel import PlanePanel
-
+        self._add_dock("inspector", self.tr("Cell inspector"), InspectorPanel, right)
+        self.tabifyDockWidget(self.docks["arithmetic"], self.docks["inspector"])
+        # lazily built views (LazyPanel): nothing is made until their tab is opened
         for key, title, panel_class in (
+            ("player", self.tr("Step-through player"), PlayerPanel),
+            ("matrices", self.tr("Matrices"), MatricesPanel),
             ("compare", self.tr("Comparison"), ComparePanel),
             ("plane", self.tr("Vectors in the plane"), PlanePanel),
         ):
-            self._add_dock(key, title, panel_class, area)
-            self.tabifyDockWidget(self.docks["matrices"], self.docks[key])
+            self._add_dock(key, title, panel_class, bottom)
+        # tab only once every dock is in its area: adding a dock after a tabify left a stale tab
+        # bar on screen (Qt 6.10, seen here)
+        for key in ("player", "matrices", "compare", "plane"):
+            self.tabifyDockWidget(self.docks["diffs"], self.docks[key])
+        self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
+        self.resizeDocks([attention, self.docks["diffs"]], [620, 300], Qt.Orientation.Vertical)
+        self.docks["diffs"].raise_()
+        self.docks["arithmetic"].raise_()
+        self.panels["attention"].cellClicked.connect(lambda *_: self.docks["inspector"].raise_())
+        self.panels["attention"].hoverMessage.connect(self._on_hover_message)
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -207,6 +215,12 @@ class MainWindow(QMainWindow):
         self._action(self.view_menu, self.tr("Reset &layout"), self.reset_layout, None,
                      self.tr("Put every panel back where it started"))
 
+        player = menus.addMenu(self.tr("P&layer"))
+        self._action(player, self.tr("Show the step-through player"), self.show_player, "F6")
+        self._action(player, self.tr("Next step"), lambda: self.show_player().next_stage(), "Ctrl+Right")
+        self._action(player, self.tr("Previous step"), lambda: self.show_player().previous_stage(), "Ctrl+Left")
+        self._action(player, self.tr("Play / pause"), lambda: self.show_player().toggle_play(), "Ctrl+Space")
+
         presets = menus.addMenu(self.tr("&Presets"))
         for index, (title, _) in enumerate(PRESETS):
             self._action(presets, title, lambda _=False, i=index: self.apply_preset(i))
@@ -263,6 +277,12 @@ class MainWindow(QMainWindow):
 
     def _step_focus(self, delta: int) -> None:
         self.controller.select(focus=self.controller.focus + delta)
+
+    def show_player(self):
+        """Bring the step-through player to the front (building it if needed)."""
+        self.docks["player"].show()
+        self.docks["player"].raise_()
+        return self.panel("player")
 
     def apply_preset(self, index: int) -> None:
         self.controller.set_config(preset_config(index), immediate=True)
@@ -409,6 +429,11 @@ class MainWindow(QMainWindow):
             dock.setFloating(False)
             dock.show()
         self.restoreState(self._default_state)
+        QTimer.singleShot(0, self._hide_stale_tab_bars)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().showEvent(event)
+        QTimer.singleShot(0, self._hide_stale_tab_bars)
 
     def _restored_config(self) -> AttentionConfig | None:
         text = self.settings.value("lastConfig")
@@ -451,6 +476,28 @@ class MainWindow(QMainWindow):
         """The panel behind dock ``key``, built now if it is lazy and was never shown."""
         widget = self.panels[key]
         return widget.build() if isinstance(widget, LazyPanel) else widget
+
+    def _hide_stale_tab_bars(self) -> None:
+        """Hide tab bars Qt left on screen after tabifying or restoring docks.
+
+        Seen here with Qt 6.10: when two groups of docks are tabbed before the first show, or a
+        state is restored, an old QTabBar stays visible on top of a panel. A bar is kept when its
+        tabs are exactly one dock group and it sits right below that group's visible dock.
+        """
+        from PySide6.QtWidgets import QTabBar
+
+        by_title = {dock.windowTitle(): dock for dock in self.docks.values()}
+        for bar in self.findChildren(QTabBar):
+            if bar.parent() is not self or not bar.isVisible():
+                continue
+            titles = {bar.tabText(i) for i in range(bar.count())}
+            first = by_title.get(bar.tabText(0)) if bar.count() else None
+            group = [first] + self.tabifiedDockWidgets(first) if first is not None else []
+            shown = [d for d in group if d.isVisible() and not d.visibleRegion().isEmpty()]
+            placed = bool(shown) and abs(bar.geometry().top() - shown[0].geometry().bottom()) <= 12 and \
+                bar.geometry().left() < shown[0].geometry().right() and bar.geometry().right() > shown[0].geometry().left()
+            if titles != {d.windowTitle() for d in group} or not placed:
+                bar.hide()
 
     # ------------------------------------------------------------------ tests
     def wait_until_idle(self, timeout: float = 10.0) -> bool:

@@ -97,9 +97,18 @@ class Worker(QObject):
                 self._running = None
                 self._condition.notify_all()
 
+    def _emit(self, signal, *args) -> None:
+        """Emit unless the window is gone (the QObject deleted while this thread ran)."""
+        if self._stopping:
+            return
+        try:
+            signal.emit(*args)
+        except RuntimeError:  # "Signal source has been deleted": nobody is listening any more
+            self._stopping = True
+
     def _run(self, job: Job) -> None:
         try:
-            self.started.emit(job.lane, job.generation)
+            self._emit(self.started, job.lane, job.generation)
             started = time.perf_counter()
             value = job.function(*job.args)
             seconds = time.perf_counter() - started
@@ -108,8 +117,6 @@ class Worker(QObject):
             if not isinstance(error, ValueError):
                 message = f"{type(error).__name__}: {message}"
                 traceback.print_exc()
-            if not self._stopping:
-                self.failed.emit(job.lane, job.generation, message)
+            self._emit(self.failed, job.lane, job.generation, message)
             return
-        if not self._stopping:
-            self.finished.emit(job.lane, job.generation, value, seconds)
+        self._emit(self.finished, job.lane, job.generation, value, seconds)
