@@ -106,6 +106,8 @@ class MainWindow(QMainWindow):
         from .panels.inspector_panel import InspectorPanel
         from .panels.plane_panel import PlanePanel
         from .panels.player_panel import PlayerPanel
+        from .panels.positional_panel import PositionalPanel
+        from .panels.scaling_panel import ScalingPanel
 
         c = self.controller
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
@@ -128,11 +130,11 @@ class MainWindow(QMainWindow):
             ("matrices", self.tr("Matrices"), MatricesPanel),
             ("compare", self.tr("Comparison"), ComparePanel),
             ("plane", self.tr("Vectors in the plane"), PlanePanel),
+            ("positional", self.tr("Positional encoding lab"), PositionalPanel),
+            ("scaling", self.tr("Scaling lab"), ScalingPanel),
         ):
             self._add_dock(key, title, panel_class, bottom)
-        # tab only once every dock is in its area: adding a dock after a tabify left a stale tab
-        # bar on screen (Qt 6.10, seen here)
-        for key in ("player", "matrices", "compare", "plane"):
+        for key in ("player", "matrices", "compare", "plane", "positional", "scaling"):
             self.tabifyDockWidget(self.docks["diffs"], self.docks[key])
         self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
         self.resizeDocks([attention, self.docks["diffs"]], [620, 300], Qt.Orientation.Vertical)

@@ -146,7 +146,9 @@ class PositionalPanel(QWidget):
         self.difference_map.setObjectName("shuffleDifferenceHeatmap")
         self.difference_map.set_axis_titles(self.tr("query token"), self.tr("key token"))
         self.difference_map.setMinimumHeight(160)
+        self.difference_map.setVisible(False)  # empty axes until the first shuffle says something
         layout.addWidget(self.difference_map, 1)
+        layout.addStretch(0)
         return box
 
     def _build_sinusoidal(self) -> QWidget:
@@ -326,6 +328,7 @@ class PositionalPanel(QWidget):
         difference = shuffled.weight_difference[head]  # (n, n)
         # a floor on the colour scale keeps rounding noise (~1e-8) white instead of full colour
         bound = max(float(np.abs(difference).max()), 0.01)
+        self.difference_map.setVisible(True)
         self.difference_map.set_matrix(difference, shuffled.tokens, shuffled.tokens, levels=(-bound, bound),
                                        colormap=DIVERGING_MAP, show_values=difference.shape[0] <= MAX_CELL_VALUES)
         self.difference_map.plot.setTitle(fill(self.tr("head %1: un-permuted shuffled weights − original"), head))
