@@ -34,6 +34,8 @@ class Controller(QObject):
     computeFailed = Signal(str)  # message of a failed computation (last good state kept)
     configChanged = Signal(object)  # the requested AttentionConfig (e.g. after open/preset)
     timingMeasured = Signal(float)  # seconds the last displayed computation took
+    modelChanged = Signal(str)  # "toy" or "minilm" (requested)
+    modelProgress = Signal(float, str)  # loading the pretrained model: fraction, message
 
     def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -44,6 +46,8 @@ class Controller(QObject):
         self.focus = 0
         self.stage = "weights"
         self.cell = (0, 0)  # (query, key) of the last clicked heatmap cell
+        self.model = "toy"  # "toy": the engine with the user's settings; "minilm": the pretrained model
+        self.layer = 0  # MiniLM layer shown
         self.last_error = ""
         self._generation = 0  # of the latest compute request
         self._explain_generation = 0
@@ -88,14 +92,36 @@ class Controller(QObject):
         self._busy_timer.stop()
         self._awaiting = False
         self.busyChanged.emit(False)
-        if self.snapshot is not None:
+        if self.snapshot is not None and self.snapshot.model == "toy":
             self.config = self.snapshot.result.config
             self.configChanged.emit(self.config)
+
+    def set_model(self, model: str, layer: int | None = None) -> None:
+        """Switch between the toy engine and MiniLM (loaded in the worker on first use)."""
+        if model not in ("toy", "minilm"):
+            raise ValueError(f"unknown model {model!r}")
+        changed = model != self.model or (layer is not None and layer != self.layer)
+        self.model = model
+        if layer is not None:
+            self.layer = layer
+        self.modelChanged.emit(model)
+        if changed:
+            self.recompute()
+
+    def _report_progress(self, fraction: float, message: str) -> None:
+        """Called in the worker thread while the model loads: a queued signal to the GUI."""
+        self.modelProgress.emit(fraction, message)
 
     def _submit(self) -> None:
         self._requested_at = time.perf_counter()
         self._awaiting = True
-        self.worker.submit("compute", self._generation, take_snapshot, self.config)
+        if self.model == "minilm":
+            from .minilm_mode import take_minilm_snapshot
+
+            self.worker.submit("compute", self._generation, take_minilm_snapshot, self.config.text, self.layer,
+                               self._report_progress)
+        else:
+            self.worker.submit("compute", self._generation, take_snapshot, self.config)
         if not self._busy_timer.isActive():
             self._busy_timer.start()
 
@@ -138,6 +164,15 @@ class Controller(QObject):
             self._awaiting = False
 
     def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
+        if lane == "compute" and generation == self._generation and self.model == "minilm" \
+                and (self.snapshot is None or self.snapshot.model == "toy") and "pip install" in message:
+            # the model is not installed: say how to install it and keep working in toy mode
+            self.last_error = message
+            self.model = "toy"
+            self.modelChanged.emit("toy")
+            self.computeFailed.emit(message)
+            self.recompute()
+            return
         if lane == "compute" and generation == self._generation:
             self._busy_timer.stop()
             self._awaiting = False

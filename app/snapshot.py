@@ -12,6 +12,7 @@ import numpy as np
 from engine import AttentionConfig, AttentionResult, compute
 
 THUMBNAIL_SIZE = 96  # the head grid shows each head at most this many cells across
+OVERVIEW_SIZE = 32  # the all-layers × all-heads overview: at most this many cells across
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,6 +25,13 @@ class Snapshot:
     weight_max: np.ndarray  # (heads,) max weight per head
     thumbnails: np.ndarray  # (heads, t, t) weights, block-averaged when n > THUMBNAIL_SIZE
     vector_bound: float  # max |value| over x, output and output − x: one shared scale
+    bert: object = None  # the whole engine.bert.BertTrace in MiniLM mode (None for the toy engine)
+    layer: int = 0  # which BERT layer ``result`` shows
+    overview: np.ndarray | None = None  # (layers, heads, t, t) MiniLM weights thumbnails, block-averaged
+
+    @property
+    def model(self) -> str:
+        return "toy" if self.bert is None else "minilm"
 
     def levels(self, stage: str, head: int) -> tuple[float, float]:
         if stage == "weights":
@@ -52,7 +60,7 @@ def take_snapshot(config: AttentionConfig) -> Snapshot:
     return summarise(result)
 
 
-def summarise(result: AttentionResult) -> Snapshot:
+def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None) -> Snapshot:
     heads = result.weights.shape[0]
     score_bound = np.abs(result.scores).reshape(heads, -1).max(axis=1)  # (heads,)
     if result.mask is None:
@@ -70,4 +78,7 @@ def summarise(result: AttentionResult) -> Snapshot:
         weight_max=weight_max.astype(np.float32),
         thumbnails=thumbnails,
         vector_bound=vector_bound or 1.0,
+        bert=bert,
+        layer=layer,
+        overview=overview,
     )

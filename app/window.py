@@ -68,6 +68,7 @@ class MainWindow(QMainWindow):
         self.docks: dict[str, QDockWidget] = {}
         self._build_panels()
         self._build_status_bar()
+        self._build_model_bar()
         self._build_menus()
         self._default_state = self.saveState()
         self.resize(1500, 950)
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         the arithmetic right, the vector diffs and the teaching views tabbed along the bottom."""
         from .panels.compare_panel import ComparePanel
         from .panels.inspector_panel import InspectorPanel
+        from .panels.layers_panel import LayersPanel
         from .panels.plane_panel import PlanePanel
         from .panels.player_panel import PlayerPanel
         from .panels.positional_panel import PositionalPanel
@@ -132,9 +134,10 @@ class MainWindow(QMainWindow):
             ("plane", self.tr("Vectors in the plane"), PlanePanel),
             ("positional", self.tr("Positional encoding lab"), PositionalPanel),
             ("scaling", self.tr("Scaling lab"), ScalingPanel),
+            ("layers", self.tr("MiniLM layers"), LayersPanel),
         ):
             self._add_dock(key, title, panel_class, bottom)
-        for key in ("player", "matrices", "compare", "plane", "positional", "scaling"):
+        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers"):
             self.tabifyDockWidget(self.docks["diffs"], self.docks[key])
         self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
         self.resizeDocks([attention, self.docks["diffs"]], [620, 300], Qt.Orientation.Vertical)
@@ -142,6 +145,61 @@ class MainWindow(QMainWindow):
         self.docks["arithmetic"].raise_()
         self.panels["attention"].cellClicked.connect(lambda *_: self.docks["inspector"].raise_())
         self.panels["attention"].hoverMessage.connect(self._on_hover_message)
+
+    def _build_model_bar(self) -> None:
+        """Toolbar: which model computes (toy engine with your settings, or pretrained MiniLM)."""
+        from PySide6.QtWidgets import QComboBox, QSpinBox, QToolBar
+
+        bar = QToolBar(self.tr("Model"), self)
+        bar.setObjectName("modelToolBar")
+        bar.addWidget(QLabel(" " + self.tr("Model") + " "))
+        self.model_combo = QComboBox()
+        self.model_combo.setObjectName("modelCombo")
+        self.model_combo.addItem(self.tr("Toy engine (your settings)"), "toy")
+        self.model_combo.addItem(self.tr("MiniLM-L6 (pretrained, 6 layers × 12 heads)"), "minilm")
+        self.model_combo.setToolTip(self.tr("The toy engine uses your d_model, heads and weights; MiniLM is a real "
+                                            "trained model (all-MiniLM-L6-v2) run by the same NumPy attention"))
+        bar.addWidget(self.model_combo)
+        bar.addWidget(QLabel("  " + self.tr("Layer") + " "))
+        self.layer_spin = QSpinBox()
+        self.layer_spin.setObjectName("layerSpin")
+        self.layer_spin.setRange(0, 5)
+        self.layer_spin.setToolTip(self.tr("MiniLM layer shown in every panel (0-based)"))
+        self.layer_spin.setEnabled(False)
+        bar.addWidget(self.layer_spin)
+        self.model_note = QLabel()
+        self.model_note.setObjectName("modelNote")
+        self.model_note.setStyleSheet("color: #c62828; padding-left: 8px;")
+        bar.addWidget(self.model_note)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        self.model_combo.currentIndexChanged.connect(
+            lambda _: self.controller.set_model(self.model_combo.currentData(), self.layer_spin.value()))
+        self.layer_spin.valueChanged.connect(lambda value: self.controller.set_model(self.controller.model, value))
+        self.controller.modelChanged.connect(self._on_model_changed)
+        self.controller.modelProgress.connect(self._on_model_progress)
+
+    def _on_model_changed(self, model: str) -> None:
+        from PySide6.QtCore import QSignalBlocker
+
+        with QSignalBlocker(self.model_combo), QSignalBlocker(self.layer_spin):
+            self.model_combo.setCurrentIndex(self.model_combo.findData(model))
+            self.layer_spin.setValue(self.controller.layer)
+        minilm = model == "minilm"
+        self.layer_spin.setEnabled(minilm)
+        self.panels["input"].set_settings_enabled(not minilm)
+        for key in ("compare", "positional", "scaling"):
+            self.panels[key].setEnabled(not minilm)
+            self.panels[key].setToolTip(self.tr("Uses the toy engine: choose “Toy engine” in the Model toolbar") if minilm else "")
+        if minilm:
+            self.model_note.clear()
+            self.docks["layers"].show()
+            self.docks["layers"].raise_()
+        elif self.controller.last_error and "pip install" in self.controller.last_error:
+            self.model_note.setText(self.controller.last_error)
+
+    def _on_model_progress(self, fraction: float, message: str) -> None:
+        self.busy.setVisible(fraction < 1.0)
+        self.statusBar().showMessage(fill(self.tr("Loading MiniLM: %1 (%2%)"), message, int(fraction * 100)))
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()

@@ -175,6 +175,14 @@ class InputPanel(QWidget):
         for label in self.messages.values():
             label.setVisible(False)
 
+    def set_settings_enabled(self, enabled: bool) -> None:
+        """Grey out the toy engine's settings (the pretrained model has its own); the text stays."""
+        for widget in (self.tokenizer, self.d_model, self.heads, self.seed, self.positional, self.mask, self.scale,
+                       self.temperature, self.weights, self.load_table, self.clear_table):
+            widget.setEnabled(enabled)
+        if enabled:
+            self.clear_table.setEnabled(bool(self.controller.config.embeddings))
+
     def show_message(self, field: str, message: str) -> None:
         label = self.messages.get(field, self.messages["text"])
         label.setText(message)

@@ -1,0 +1,304 @@
+"""MiniLM layers: what a real, trained model's heads do, layer by layer.
+
+- Overview: every layer × every head as a thumbnail (click one to open it), and, for the
+  focused query token and a chosen key token, the weight of that pair in every layer and head —
+  "which heads send 'it' to 'animal'?" answered at a glance.
+- Across layers: the focused token's cosine to its own layer-0 vector, layer by layer (how far
+  context has moved it).
+- Compare: a second sentence; the per-layer cosine of the same word in both (the two senses of
+  "apple" separate in the middle layers, not only at the last one).
+Inactive (with a note) while the toy engine is selected.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, QSignalBlocker, Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox, QHBoxLayout, QLabel, QLineEdit, QTabWidget, QVBoxLayout, QWidget,
+)
+
+from ..controller import Controller
+from ..heatmap import WEIGHTS_MAP, HeatmapView
+from ..text import fill
+
+SELECTED_PEN = pg.mkPen("#ff2d55", width=3)
+PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
+UNK_WARNING_SHARE = 0.25  # warn when more than this share of the word pieces are [UNK]
+COMPARE_LANE = "minilm-compare"
+
+
+class LayersPanel(QWidget):
+    """Overview, across-layers curve and two-sentence comparison for MiniLM."""
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("layersPanel")
+        self.controller = controller
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        self.note = QLabel()
+        self.note.setObjectName("layersNote")
+        self.note.setWordWrap(True)
+        layout.addWidget(self.note)
+        self.tabs = QTabWidget()
+        layout.addWidget(self.tabs, 1)
+        self.tabs.addTab(self._build_overview(), self.tr("Overview: layers × heads"))
+        self.tabs.addTab(self._build_curve(), self.tr("Across layers"))
+        self.tabs.addTab(self._build_compare(), self.tr("Compare two sentences"))
+        self.comparison = None
+        self._compare_generation = 0
+        self._compare_timer = QTimer(self, singleShot=True, interval=300)
+        self._compare_timer.timeout.connect(self._submit_compare)
+        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.worker.finished.connect(self._on_worker_finished)
+        controller.worker.failed.connect(self._on_worker_failed)
+
+    # ------------------------------------------------------------------ building
+    def _build_overview(self) -> QWidget:
+        page = QWidget()
+        layout = QHBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        left = QVBoxLayout()
+        row = QHBoxLayout()
+        row.addWidget(QLabel(self.tr("Weight from the focused token to")))
+        self.key_combo = QComboBox()
+        self.key_combo.setObjectName("layersKeyCombo")
+        self.key_combo.setToolTip(self.tr("The key token: each cell shows how much the focused token attends to it"))
+        self.key_combo.currentIndexChanged.connect(lambda _: self._show_pair())
+        row.addWidget(self.key_combo, 1)
+        left.addLayout(row)
+        self.pair_map = HeatmapView(title="")
+        self.pair_map.setObjectName("layersPairHeatmap")
+        self.pair_map.set_axis_titles(self.tr("layer"), self.tr("head"))
+        self.pair_map.setToolTip(self.tr("Click a cell to open that layer and head"))
+        self.pair_map.cellClicked.connect(self._open)
+        left.addWidget(self.pair_map, 1)
+        layout.addLayout(left, 1)
+        self.grid = pg.GraphicsLayoutWidget()
+        self.grid.setObjectName("layersOverview")
+        self.grid.setBackground("w")
+        self.grid.setToolTip(self.tr("Every layer (rows) and head (columns); click a thumbnail to open it"))
+        self.grid.scene().sigMouseClicked.connect(self._on_grid_clicked)
+        layout.addWidget(self.grid, 2)
+        self.thumbs: list[list[tuple[pg.ViewBox, pg.ImageItem]]] = []
+        return page
+
+    def _build_curve(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.curve_caption = QLabel()
+        self.curve_caption.setWordWrap(True)
+        layout.addWidget(self.curve_caption)
+        self.curve_plot = pg.PlotWidget(background="w")
+        self.curve_plot.setObjectName("layersCurve")
+        self.curve_plot.setLabel("bottom", self.tr("hidden state after layer (0 = embeddings)"))
+        self.curve_plot.setLabel("left", self.tr("cosine to its layer-0 vector"))
+        self.curve_plot.showGrid(x=True, y=True, alpha=0.3)
+        self.curve = self.curve_plot.plot(pen=pg.mkPen("#4c78a8", width=3), symbol="o", symbolBrush="#4c78a8")
+        layout.addWidget(self.curve_plot, 1)
+        return page
+
+    def _build_compare(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(QLabel(self.tr("Sentence B")))
+        self.sentence_b = QLineEdit("Apple released a new phone.")
+        self.sentence_b.setObjectName("layersSentenceB")
+        self.sentence_b.setToolTip(self.tr("The same word in another sentence: its vectors are compared layer by layer"))
+        self.sentence_b.textChanged.connect(lambda _: self._compare_timer.start())
+        row.addWidget(self.sentence_b, 1)
+        row.addWidget(QLabel(self.tr("word")))
+        self.word_combo = QComboBox()
+        self.word_combo.setObjectName("layersWordCombo")
+        self.word_combo.currentIndexChanged.connect(lambda _: self._show_comparison())
+        row.addWidget(self.word_combo)
+        layout.addLayout(row)
+        self.compare_caption = QLabel()
+        self.compare_caption.setWordWrap(True)
+        layout.addWidget(self.compare_caption)
+        self.compare_plot = pg.PlotWidget(background="w")
+        self.compare_plot.setObjectName("layersCompareCurve")
+        self.compare_plot.setLabel("bottom", self.tr("hidden state after layer (0 = embeddings)"))
+        self.compare_plot.setLabel("left", self.tr("cosine between the two sentences"))
+        self.compare_plot.showGrid(x=True, y=True, alpha=0.3)
+        self.compare_curve = self.compare_plot.plot(pen=pg.mkPen("#f58518", width=3), symbol="o", symbolBrush="#f58518")
+        layout.addWidget(self.compare_plot, 1)
+        return page
+
+    # ------------------------------------------------------------------ state
+    def sync(self) -> None:
+        if self.controller.snapshot is not None:
+            self._on_snapshot_changed(self.controller.snapshot)
+
+    def _on_snapshot_changed(self, snapshot) -> None:
+        bert = snapshot.bert
+        self.setEnabled(bert is not None)
+        if bert is None:
+            self.note.setText(self.tr("Choose the MiniLM model (toolbar: Model) to see a trained model's layers and heads."))
+            return
+        tokens = bert.token_texts
+        unknown = sum(t == "[UNK]" for t in tokens)
+        note = fill(self.tr("MiniLM-L6: %1 layers × %2 heads, %3 word pieces. Showing layer %4."),
+                    bert.num_layers, bert.num_heads, bert.n, snapshot.layer)
+        if unknown / max(bert.n, 1) > UNK_WARNING_SHARE:
+            note += " " + fill(self.tr("Warning: %1 of %2 word pieces are [UNK] — the vocabulary is English, so "
+                                       "Chinese text is mostly unknown to this model."), unknown, bert.n)
+        if bert.truncated:
+            note += " " + self.tr("The text was cut to 512 word pieces.")
+        self.note.setText(note)
+        self.note.setStyleSheet("color: #c62828;" if unknown / max(bert.n, 1) > UNK_WARNING_SHARE else "")
+        with QSignalBlocker(self.key_combo):
+            previous = self.key_combo.currentText()
+            self.key_combo.clear()
+            for index, text in enumerate(tokens):
+                self.key_combo.addItem(f"#{index} {text}", index)
+            match = self.key_combo.findText(previous)
+            self.key_combo.setCurrentIndex(match if match >= 0 else _default_key(tokens))
+        self._show_overview(snapshot)
+        self._show_pair()
+        self._show_curve()
+        self._compare_timer.start()
+
+    def _on_selection_changed(self) -> None:
+        snapshot = self.controller.snapshot
+        if snapshot is None or snapshot.bert is None:
+            return
+        self._highlight()
+        self._show_pair()
+        self._show_curve()
+
+    def _show_overview(self, snapshot) -> None:
+        overview = snapshot.overview  # (layers, heads, t, t)
+        layers, heads = overview.shape[:2]
+        if len(self.thumbs) != layers or (self.thumbs and len(self.thumbs[0]) != heads):
+            self.grid.clear()
+            self.thumbs = []
+            for layer in range(layers):
+                self.grid.addLabel(fill(self.tr("layer %1"), layer), row=layer, col=0, size="8pt", color="#333")
+                row = []
+                for head in range(heads):
+                    view = self.grid.addViewBox(row=layer, col=head + 1, lockAspect=True, enableMouse=False, invertY=True)
+                    view.setMenuEnabled(False)
+                    image = pg.ImageItem(axisOrder="row-major")
+                    image.setColorMap(pg.colormap.get(WEIGHTS_MAP))
+                    view.addItem(image)
+                    row.append((view, image))
+                self.thumbs.append(row)
+        top = max(float(overview.max()), 1e-6)
+        for layer in range(layers):
+            for head in range(heads):
+                view, image = self.thumbs[layer][head]
+                thumb = overview[layer, head]
+                image.setImage(thumb, levels=(0.0, top), autoLevels=False)
+                image.setRect(QRectF(0, 0, thumb.shape[1], thumb.shape[0]))
+                view.setRange(QRectF(0, 0, thumb.shape[1], thumb.shape[0]), padding=0.04)
+        self._highlight()
+
+    def _highlight(self) -> None:
+        for layer, row in enumerate(self.thumbs):
+            for head, (view, _) in enumerate(row):
+                chosen = layer == self.controller.layer and head == self.controller.head
+                view.setBorder(SELECTED_PEN if chosen else PLAIN_PEN)
+
+    def pair_weights(self) -> np.ndarray | None:
+        """(layers, heads) weight from the focused token to the chosen key token."""
+        snapshot = self.controller.snapshot
+        if snapshot is None or snapshot.bert is None or self.key_combo.currentIndex() < 0:
+            return None
+        query, key = self.controller.focus, self.key_combo.currentData()
+        return np.stack([view.weights[:, query, key] for view in snapshot.bert.layers])  # (layers, heads)
+
+    def _show_pair(self) -> None:
+        weights = self.pair_weights()
+        if weights is None:
+            return
+        bert = self.controller.snapshot.bert
+        query, key = self.controller.focus, self.key_combo.currentData()
+        layers, heads = weights.shape
+        self.pair_map.set_matrix(weights, [str(i) for i in range(layers)], [str(h) for h in range(heads)],
+                                 levels=(0.0, 1.0), colormap=WEIGHTS_MAP, show_values=True)
+        best = np.unravel_index(int(np.argmax(weights)), weights.shape)
+        self.pair_map.plot.setTitle(fill(self.tr("“%1” → “%2”: strongest at layer %3, head %4 (%5)"),
+                                         bert.token_texts[query], bert.token_texts[key], best[0], best[1],
+                                         f"{weights[best]:.2f}"))
+
+    def _show_curve(self) -> None:
+        snapshot = self.controller.snapshot
+        bert = snapshot.bert
+        focus = self.controller.focus
+        cosines = bert.cosine_to_layer0[:, focus]  # (layers + 1,)
+        self.curve.setData(np.arange(len(cosines)), cosines)
+        self.curve_caption.setText(fill(
+            self.tr("“%1”: cosine to its own layer-0 vector after each layer — %2. The lower, the more context has "
+                    "rewritten it."), bert.token_texts[focus], ", ".join(f"{c:.3f}" for c in cosines)))
+
+    # ------------------------------------------------------------------ comparison
+    def _submit_compare(self) -> None:
+        snapshot = self.controller.snapshot
+        text_b = self.sentence_b.text()
+        if snapshot is None or snapshot.bert is None or not text_b.strip():
+            return
+        from ..minilm_mode import compare_texts
+
+        self._compare_generation += 1
+        self.controller.worker.submit(COMPARE_LANE, self._compare_generation, compare_texts,
+                                      snapshot.result.config.text, text_b)
+
+    def _on_worker_finished(self, lane: str, generation: int, value, _seconds: float) -> None:
+        if lane != COMPARE_LANE or generation != self._compare_generation:
+            return
+        self.comparison = value
+        with QSignalBlocker(self.word_combo):
+            previous = self.word_combo.currentText()
+            self.word_combo.clear()
+            for text, i, j in value["pairs"]:
+                self.word_combo.addItem(text)
+            match = self.word_combo.findText(previous)
+            self.word_combo.setCurrentIndex(match if match >= 0 else 0)
+        self._show_comparison()
+
+    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
+        if lane == COMPARE_LANE and generation == self._compare_generation:
+            self.compare_caption.setText(message)
+
+    def _show_comparison(self) -> None:
+        value = self.comparison
+        if not value or not value["pairs"]:
+            self.compare_curve.setData([], [])
+            self.compare_caption.setText(self.tr("The two sentences share no word piece."))
+            return
+        index = max(self.word_combo.currentIndex(), 0)
+        text = value["pairs"][index][0]
+        cosines = value["cosines"][index]  # (layers + 1,)
+        self.compare_curve.setData(np.arange(len(cosines)), cosines)
+        lowest = int(np.argmin(cosines))
+        self.compare_caption.setText(fill(
+            self.tr("“%1” in A and in B, layer by layer: %2. Most different after layer %3 (cos %4)."),
+            text, ", ".join(f"{c:.3f}" for c in cosines), lowest, f"{cosines[lowest]:.3f}"))
+
+    # ------------------------------------------------------------------ opening a head
+    def _open(self, layer: int, head: int) -> None:
+        self.controller.select(head=head)
+        self.controller.set_model("minilm", layer)
+
+    def _on_grid_clicked(self, event) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        for layer, row in enumerate(self.thumbs):
+            for head, (view, _) in enumerate(row):
+                if view.sceneBoundingRect().contains(event.scenePos()):
+                    self._open(layer, head)
+                    return
+
+
+def _default_key(tokens: list[str]) -> int:
+    """The first real word piece (not [CLS]) as the default key."""
+    for index, text in enumerate(tokens):
+        if text not in ("[CLS]", "[SEP]"):
+            return index
+    return 0
