@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Compute one self-attention trace and write it to a file.")
     add = parser.add_argument
     add("--text", required=True, help="the sentence to attend over")
+    add("--model", choices=("toy", "minilm"), default="toy",
+        help="toy: the engine with the options below (default); minilm: the pretrained all-MiniLM-L6-v2")
+    add("--layer", type=int, metavar="L", help="minilm images: which layer (0-5, default 0)")
     add("--tokenizer", choices=TOKENIZERS)
     add("--d-model", type=int, metavar="N", help="width of every token vector (default 64)")
     add("--heads", type=int, metavar="H", help="number of heads; must divide d_model (default 4)")
@@ -126,6 +129,40 @@ def _parse_head(text: str, heads: int):
     return head
 
 
+TOY_ONLY = ("tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights", "embeddings")
+
+
+def _export_minilm(options, image: bool) -> None:
+    """``--model minilm``: the pretrained model's trace, or one layer's picture."""
+    import numpy as np
+
+    from engine.bert_view import layer_result
+    from engine.export import atomic_path, save_bert_trace
+    from engine.minilm import load_minilm
+
+    given = [f"--{name.replace('_', '-')}" for name in TOY_ONLY if getattr(options, name) is not None]
+    if options.no_scale:
+        given.append("--no-scale")
+    if given:
+        raise UsageError(f"{', '.join(given)}: options of the toy engine, not used by --model minilm")
+    model = load_minilm()
+    layer = 0 if options.layer is None else options.layer
+    if not 0 <= layer < model.config.num_layers:
+        raise UsageError(f"--layer {layer} does not exist: MiniLM has layers 0 … {model.config.num_layers - 1}")
+    head = _parse_head(options.head, model.config.num_heads)
+    export_figure = _image_exporter() if image else None
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        trace = model.run(options.text)
+    if image:
+        result = layer_result(trace, model.weights, layer, options.text)
+        with atomic_path(options.out) as temp:
+            export_figure(result, temp, head=head, stage=options.stage, width=options.width,
+                          label=f"MiniLM-L6 layer {layer}")
+    else:
+        save_bert_trace(trace, options.out, options.text)
+    print(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads (MiniLM)")
+
+
 def export(args: list[str]) -> None:
     """Run ``export`` with its arguments; raises UsageError / EngineError on bad input."""
     import numpy as np
@@ -140,6 +177,10 @@ def export(args: list[str]) -> None:
     _check_output(options.out)
     if options.width <= 0:
         raise UsageError(f"--width must be a positive number of pixels; got {options.width}")
+    if options.model == "minilm":
+        return _export_minilm(options, image)
+    if options.layer is not None:
+        raise UsageError("--layer applies to --model minilm only")
     settings = {
         name: getattr(options, name)
         for name in ("text", "tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights")

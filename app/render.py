@@ -50,7 +50,7 @@ def _heads(result: AttentionResult, head) -> list[int]:
 
 
 def build_figure(result: AttentionResult, head="all", stage: str = "weights", width: int = 1200,
-                 upscale: int = 1):
+                 upscale: int = 1, label: str = ""):
     """A GraphicsLayoutWidget with the chosen heads' matrices and a shared colour bar."""
     import pyqtgraph as pg
 
@@ -66,7 +66,7 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
     rows = math.ceil(len(heads) / columns)
     widget = pg.GraphicsLayoutWidget()
     widget.setBackground("w")
-    title = f"{STAGE_TITLES[stage]} · d_model {result.config.d_model} · {result.weights.shape[0]} heads · {result.n} tokens"
+    title = (f"{label} · " if label else "") + f"{STAGE_TITLES[stage]} · d_model {result.config.d_model} · {result.weights.shape[0]} heads · {result.n} tokens"
     widget.ci.addLabel(title, row=0, col=0, colspan=columns + 1, size="11pt", color="#111")
     if stage == "weights":
         levels = (0.0, max(float(snapshot.weight_max[heads].max()), 1e-6))
@@ -102,11 +102,11 @@ def _show_offscreen(widget) -> None:
     QApplication.processEvents()
 
 
-def render_image(result: AttentionResult, head="all", stage: str = "weights", width: int = 1200):
+def render_image(result: AttentionResult, head="all", stage: str = "weights", width: int = 1200, label: str = ""):
     """The figure as a QImage exactly ``width`` pixels wide."""
     import pyqtgraph.exporters as exporters
 
-    widget, plots = build_figure(result, head, stage, width)
+    widget, plots = build_figure(result, head, stage, width, label=label)
     widget._plots = plots
     try:
         _show_offscreen(widget)
@@ -125,7 +125,8 @@ def _atomic_target(path: Path, suffix: str) -> str:
     return temporary
 
 
-def export_figure(result: AttentionResult, path, head="all", stage: str = "weights", width: int = 1200) -> Path:
+def export_figure(result: AttentionResult, path, head="all", stage: str = "weights", width: int = 1200,
+                  label: str = "") -> Path:
     """Write the figure to ``path`` (.png or .svg), atomically; returns the path."""
     path = Path(path)
     suffix = path.suffix.lower()
@@ -139,11 +140,11 @@ def export_figure(result: AttentionResult, path, head="all", stage: str = "weigh
     try:
         temporary = _atomic_target(path, suffix)
         if suffix == ".png":
-            image = render_image(result, head, stage, width)
+            image = render_image(result, head, stage, width, label)
             if image.isNull() or not image.save(temporary, "PNG"):
                 raise EngineError(f"could not write the image to {path}")
         else:
-            _write_svg(result, temporary, head, stage, width)
+            _write_svg(result, temporary, head, stage, width, label)
         os.replace(temporary, path)
         temporary = None
     except PermissionError:
@@ -154,11 +155,11 @@ def export_figure(result: AttentionResult, path, head="all", stage: str = "weigh
     return path
 
 
-def _write_svg(result: AttentionResult, target: str, head, stage: str, width: int) -> None:
+def _write_svg(result: AttentionResult, target: str, head, stage: str, width: int, label: str = "") -> None:
     import pyqtgraph.exporters as exporters
 
     upscale = max(1, min(16, math.ceil(512 / max(result.n, 1))))
-    widget, plots = build_figure(result, head, stage, width, upscale=upscale)
+    widget, plots = build_figure(result, head, stage, width, upscale=upscale, label=label)
     widget._plots = plots
     try:
         _show_offscreen(widget)

@@ -434,7 +434,8 @@ class MainWindow(QMainWindow):
 
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            export_figure(self.controller.snapshot.result, path, head=head, stage=self.controller.stage, width=width)
+            export_figure(self.controller.snapshot.result, path, head=head, stage=self.controller.stage, width=width,
+                          label=self._figure_label())
         except (EngineError, OSError) as error:
             self._warn(self.tr("Could not export the image"), str(error))
             return False
@@ -473,13 +474,17 @@ class MainWindow(QMainWindow):
         worker.failed.connect(failed)
         worker.submit("export", 0, save_trace, result, path)
 
+    def _figure_label(self) -> str:
+        snapshot = self.controller.snapshot
+        return f"MiniLM-L6 layer {snapshot.layer}" if snapshot is not None and snapshot.model == "minilm" else ""
+
     def copy_image(self) -> None:
         from .render import render_image
 
         if self.controller.snapshot is None:
             return
         image = render_image(self.controller.snapshot.result, head=self.controller.head, stage=self.controller.stage,
-                             width=1200)
+                             width=1200, label=self._figure_label())
         QApplication.clipboard().setImage(image)
         self.statusBar().showMessage(self.tr("Heatmap copied to the clipboard"), 3000)
 

@@ -135,3 +135,40 @@ def save_trace(result: AttentionResult, path) -> Path:
 
 
 __all__ = ["DATA_SUFFIXES", "atomic_path", "config_json", "output_suffix", "save_trace"]
+
+
+# ---------------------------------------------------------------------- the pretrained model
+MODEL_FORMAT_NAME = "attention-explorer-minilm-trace"
+
+
+def save_bert_trace(trace, path, text: str = "") -> Path:
+    """Write a MiniLM :class:`~engine.bert.BertTrace`: ``tokens``, ``token_spans``, ``input_ids``,
+    ``attentions`` (layers, heads, n, n) and ``hidden_states`` (layers + 1, n, d) as .npz or
+    .json; .csv holds every layer's and head's weights, one row per (layer, head, query)."""
+    suffix = output_suffix(path)
+    spans = [[t.start, t.end] for t in trace.tokens]
+    with atomic_path(path) as temp:
+        if suffix == ".npz":
+            np.savez(temp, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),
+                     input_ids=np.asarray(trace.input_ids), attentions=trace.attentions,
+                     hidden_states=trace.hidden_states, text=np.array(text))
+        elif suffix == ".json":
+            document = {"format": MODEL_FORMAT_NAME, "version": 1, "model": "sentence-transformers/all-MiniLM-L6-v2",
+                        "text": text, "tokens": trace.token_texts, "token_spans": spans,
+                        "input_ids": np.asarray(trace.input_ids).tolist(),
+                        "attentions": trace.attentions.tolist(), "hidden_states": trace.hidden_states.tolist()}
+            with open(temp, "w", encoding="utf-8") as stream:
+                json.dump(document, stream, ensure_ascii=False, allow_nan=False)
+        else:
+            texts = trace.token_texts
+            with open(temp, "w", encoding="utf-8", newline="") as stream:
+                writer = csv.writer(stream)
+                writer.writerow(["layer", "head", "query_index", "query_token"] + [f"{j}:{t}" for j, t in enumerate(texts)])
+                for layer, view in enumerate(trace.layers):
+                    for h, head in enumerate(view.weights):
+                        for i, row in enumerate(head):
+                            writer.writerow([layer, h, i, texts[i]] + [format(w, ".9g") for w in row.tolist()])
+    return Path(path)
+
+
+__all__.append("save_bert_trace")
