@@ -18,7 +18,18 @@ import numpy as np
 from engine import AttentionResult, EngineError
 
 STAGES = ("scores", "scaled", "weights")
-STAGE_TITLES = {"scores": "raw scores q·kᵀ", "scaled": "scaled scores", "weights": "softmax weights"}
+
+
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marker lupdate looks for
+    return text
+
+
+# figure texts: English unless the window installed a translator (context "Figure")
+STAGE_TITLES = {"scores": QT_TRANSLATE_NOOP("Figure", "raw scores q·kᵀ"),
+                "scaled": QT_TRANSLATE_NOOP("Figure", "scaled scores"),
+                "weights": QT_TRANSLATE_NOOP("Figure", "softmax weights")}
+FIGURE_TITLE = QT_TRANSLATE_NOOP("Figure", "%1 · d_model %2 · %3 heads · %4 tokens")
+HEAD_TITLE = QT_TRANSLATE_NOOP("Figure", "head %1")
 
 
 def ensure_application():
@@ -66,7 +77,15 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
     rows = math.ceil(len(heads) / columns)
     widget = pg.GraphicsLayoutWidget()
     widget.setBackground("w")
-    title = (f"{label} · " if label else "") + f"{STAGE_TITLES[stage]} · d_model {result.config.d_model} · {result.weights.shape[0]} heads · {result.n} tokens"
+    from PySide6.QtCore import QCoreApplication
+
+    from .text import fill
+
+    def translate(text: str) -> str:
+        return QCoreApplication.translate("Figure", text)
+
+    title = (f"{label} · " if label else "") + fill(translate(FIGURE_TITLE), translate(STAGE_TITLES[stage]),
+                                                    result.config.d_model, result.weights.shape[0], result.n)
     widget.ci.addLabel(title, row=0, col=0, colspan=columns + 1, size="11pt", color="#111")
     if stage == "weights":
         levels = (0.0, max(float(snapshot.weight_max[heads].max()), 1e-6))
@@ -78,7 +97,8 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
     labels = result.token_texts
     plots = []
     for index, h in enumerate(heads):
-        heat = HeatmapPlot(widget.ci, title=f"head {h}", row=1 + index // columns, col=index % columns)
+        heat = HeatmapPlot(widget.ci, title=fill(translate(HEAD_TITLE), h), row=1 + index // columns,
+                           col=index % columns)
         heat.set_matrix(getattr(result, stage)[h], labels, labels, levels=levels, colormap=colormap,
                         show_values=None if len(heads) == 1 else False, upscale=upscale)
         plots.append(heat)

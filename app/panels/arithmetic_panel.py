@@ -69,11 +69,16 @@ class ArithmeticPanel(QWidget):
         esc = html.escape
         q_name = f"q<sub>{esc(e.query_text)}</sub>"
         keys, hidden = self._keys(e)
-        out = [f"<h3>{esc(fill(self.tr('Head %1 · query token #%2 “%3” · d_k = %4'), e.head, e.query_index, e.query_text, e.d_k))}</h3>"]
+        # (lupdate reads no tr() inside f-strings: the texts are taken out first)
+        title = fill(self.tr("Head %1 · query token #%2 “%3” · d_k = %4"), e.head, e.query_index, e.query_text, e.d_k)
+        out = [f"<h3>{esc(title)}</h3>"]
         out.append(f"<p>{q_name} = {vector(e.q)}</p>")
         if hidden:
-            out.append(f"<p><i>{esc(fill(self.tr('%1 keys: the %2 with the largest weights are listed; every sum includes all %1.'), len(e.terms), len(keys)))}</i></p>")
-        out.append(f"<p><b>{esc(self.tr('1 · Scores: the query’s dot product with every key'))}</b><br>")
+            abridged = fill(self.tr("%1 keys: the %2 with the largest weights are listed; every sum includes all %1."),
+                            len(e.terms), len(keys))
+            out.append(f"<p><i>{esc(abridged)}</i></p>")
+        heading = self.tr("1 · Scores: the query’s dot product with every key")
+        out.append(f"<p><b>{esc(heading)}</b><br>")
         for t in keys:
             products = t.products
             if len(products) > MAX_TERMS:
@@ -91,22 +96,29 @@ class ArithmeticPanel(QWidget):
         else:
             step = self.tr("2 · Scale: off (the scores are used as they are)")
         out.append(f"<p><b>{esc(step)}</b><br>")
+        masked = self.tr("(masked: a future token → −∞)")
         for t in keys:
-            note = f" <span style='color:#c62828'>{esc(self.tr('(masked: a future token → −∞)'))}</span>" if t.masked else ""
+            note = f" <span style='color:#c62828'>{esc(masked)}</span>" if t.masked else ""
             out.append(f"{esc(t.key_text)}: {number(t.score)} / {number(e.divisor)} = <b>{number(t.scaled)}</b>{note}<br>")
         out.append("</p>")
-        out.append(f"<p><b>{esc(self.tr('3 · Softmax: exp of each scaled score, divided by their sum'))}</b><br>")
+        heading = self.tr("3 · Softmax: exp of each scaled score, divided by their sum")
+        out.append(f"<p><b>{esc(heading)}</b><br>")
         if e.shifted:
-            out.append(f"<i>{esc(fill(self.tr('exp of (s − %1), the row maximum: the same weights without overflow'), number(e.row_max)))}</i><br>")
+            shift = fill(self.tr("exp of (s − %1), the row maximum: the same weights without overflow"),
+                         number(e.row_max))
+            out.append(f"<i>{esc(shift)}</i><br>")
         for t in keys:
             argument = f"{number(t.scaled)} − {number(e.row_max)}" if e.shifted else number(t.scaled)
             out.append(f"exp({argument}) = {number(t.exp_value, 4)}<br>")
-        out.append(f"{esc(self.tr('sum'))} = <b>{number(e.normaliser, 4)}</b><br>")
+        total = self.tr("sum")
+        out.append(f"{esc(total)} = <b>{number(e.normaliser, 4)}</b><br>")
         for t in keys:
             out.append(f"w<sub>{esc(t.key_text)}</sub> = {number(t.exp_value, 4)} / {number(e.normaliser, 4)} = <b>{number(t.weight)}</b><br>")
         out.append("</p>")
-        out.append(f"<p><b>{esc(self.tr('4 · Weighted sum of the values'))}</b><br>")
+        heading = self.tr("4 · Weighted sum of the values")
+        out.append(f"<p><b>{esc(heading)}</b><br>")
         for t in keys:
             out.append(f"{number(t.weight)} × v<sub>{esc(t.key_text)}</sub> {vector(t.v)} = {vector(t.weighted_v)}<br>")
-        out.append(f"{esc(fill(self.tr('new “%1” (this head)'), e.query_text))} = <b>{vector(e.output)}</b></p>")
+        new = fill(self.tr("new “%1” (this head)"), e.query_text)
+        out.append(f"{esc(new)} = <b>{vector(e.output)}</b></p>")
         return "".join(out)

@@ -84,7 +84,7 @@ class AttentionPanel(QWidget):
             return
         result, head = snapshot.result, self.controller.head
         scaled = float(result.scaled[head, row, column])
-        scaled_text = "−∞ (masked)" if math.isinf(scaled) else f"{scaled:.4f}"
+        scaled_text = self.tr("−∞ (masked)") if math.isinf(scaled) else f"{scaled:.4f}"
         self.hoverMessage.emit(
             fill(self.tr("head %1 · query #%2 “%3” → key #%4 “%5” · score %6 · scaled %7 · weight %8"),
                  head, row, result.tokens[row].text, column, result.tokens[column].text,

@@ -39,6 +39,7 @@ from engine.compare import REASON_HEADS, REASON_TOKENS, SETTINGS, Comparison, co
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView
+from ..i18n import setting_label, translate_engine_message
 from ..text import fill
 
 LANE = "compare"
@@ -196,7 +197,7 @@ class ComparePanel(QWidget):
         self.snapshot_mode.setToolTip(fill(
             self.tr("Snapshot: %1 heads · scaling %2 · temperature %3 · mask %4 · positions %5"),
             config.heads, self.tr("on") if config.scale else self.tr("off"), f"{config.temperature:g}",
-            config.mask, config.positional))
+            setting_label("mask", config.mask), setting_label("positional", config.positional)))
         if self.mode == SNAPSHOT:
             self.request()
         else:
@@ -279,7 +280,8 @@ class ComparePanel(QWidget):
             return
         self._awaiting = False
         self._show(None)
-        self._set_status(fill(self.tr("Sentence B cannot be computed: %1"), message), error=True)
+        self._set_status(fill(self.tr("Sentence B cannot be computed: %1"), translate_engine_message(message)),
+                         error=True)
 
     def _set_caption(self) -> None:
         if self.mode == SNAPSHOT:

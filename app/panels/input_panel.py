@@ -28,6 +28,7 @@ from engine import AttentionConfig, EngineError
 from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
 
 from ..controller import Controller
+from ..i18n import setting_label, translate_engine_message
 from ..text import fill
 
 ERROR_STYLE = "color: #c62828;"
@@ -56,12 +57,14 @@ class InputPanel(QWidget):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.tokenizer = self._combo(TOKENIZERS, self.tr("auto: jieba for Chinese, words and punctuation otherwise"))
+        self.tokenizer = self._combo("tokenizer", TOKENIZERS,
+                                     self.tr("auto: jieba for Chinese, words and punctuation otherwise"))
         self.d_model = self._spin(1, 8192, self.tr("Width of every token vector"))
         self.heads = self._spin(1, 512, self.tr("Number of heads; d_k = d_model / heads must be a whole number"))
         self.seed = self._spin(0, 2**31 - 1, self.tr("Seeds the static embeddings and the random projections"))
-        self.positional = self._combo(POSITIONALS, self.tr("none, sinusoidal (added to x) or RoPE (rotates q and k)"))
-        self.mask = self._combo(MASKS, self.tr("none = encoder (see every token), causal = decoder (no future)"))
+        self.positional = self._combo("positional", POSITIONALS,
+                                      self.tr("none, sinusoidal (added to x) or RoPE (rotates q and k)"))
+        self.mask = self._combo("mask", MASKS, self.tr("none = encoder (see every token), causal = decoder (no future)"))
         self.scale = QCheckBox(self.tr("divide scores by √d_k"))
         self.scale.setToolTip(self.tr("Without it the softmax saturates at large d_k"))
         self.temperature = QDoubleSpinBox()
@@ -69,7 +72,8 @@ class InputPanel(QWidget):
         self.temperature.setDecimals(3)
         self.temperature.setSingleStep(0.1)
         self.temperature.setToolTip(self.tr("Extra divisor of the scores: > 1 flattens the softmax, < 1 sharpens it"))
-        self.weights = self._combo(WEIGHTS, self.tr("random (seeded) or identity (W_Q = W_K = W_V = I, as in the hand calculation)"))
+        self.weights = self._combo("weights", WEIGHTS,
+                                   self.tr("random (seeded) or identity (W_Q = W_K = W_V = I, as in the hand calculation)"))
         rows = [
             ("tokenizer", self.tr("Tokenizer"), self.tokenizer),
             ("d_model", self.tr("d_model"), self.d_model),
@@ -122,10 +126,10 @@ class InputPanel(QWidget):
         label.setVisible(False)
         return label
 
-    def _combo(self, values, tip: str) -> QComboBox:
+    def _combo(self, name: str, values, tip: str) -> QComboBox:
         combo = QComboBox()
         for value in values:
-            combo.addItem(value, value)
+            combo.addItem(setting_label(name, value), value)  # shown translated, the value as data
         combo.setToolTip(tip)
         return combo
 
@@ -185,6 +189,7 @@ class InputPanel(QWidget):
 
     def show_message(self, field: str, message: str) -> None:
         label = self.messages.get(field, self.messages["text"])
+        message = translate_engine_message(message)  # the engine speaks English
         label.setText(message)
         label.setVisible(bool(message))
 
@@ -222,7 +227,8 @@ class InputPanel(QWidget):
                 table = json.load(handle, parse_constant=_reject_constant)
             config = self.controller.config.replace(embeddings=table)
         except (OSError, ValueError) as error:
-            self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path, error))
+            self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path,
+                                                 translate_engine_message(str(error))))
             return False
         self.controller.set_config(config)
         return True

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from engine.inspect import CellInspection, inspect_cell
 
 from ..controller import Controller
+from ..i18n import translate_engine_message
 from ..text import fill
 
 LANE = "inspect"
@@ -183,7 +184,7 @@ class InspectorPanel(QWidget):
 
     def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
         if lane == LANE and generation == self._generation:
-            self.header.setText(fill(self.tr("Cannot inspect this cell: %1"), message))
+            self.header.setText(fill(self.tr("Cannot inspect this cell: %1"), translate_engine_message(message)))
 
     # ----------------------------------------------------------------- display
     def show_inspection(self, inspection: CellInspection) -> None:

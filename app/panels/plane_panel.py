@@ -26,6 +26,7 @@ from engine.projection import Projection, pca_2d
 
 from ..controller import Controller
 from ..heatmap import LightPlot
+from ..i18n import translate_engine_message
 from ..text import fill
 
 LANE = "plane"
@@ -165,7 +166,7 @@ class PlanePanel(QWidget):
         if lane != LANE or generation != self._generation:
             return
         self._awaiting = False
-        self.status.setText(fill(self.tr("The projection failed: %1"), message))
+        self.status.setText(fill(self.tr("The projection failed: %1"), translate_engine_message(message)))
 
     # ----------------------------------------------------------------- drawing
     def _set_caption(self, started_at_x: bool) -> None:

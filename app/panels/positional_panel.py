@@ -26,6 +26,7 @@ from engine.positional import rope_angles, sinusoidal
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView
+from ..i18n import translate_engine_message
 from ..text import fill
 
 SHUFFLE_LANE = "shuffle"
@@ -217,7 +218,7 @@ class PositionalPanel(QWidget):
         try:
             self.controller.update_config(positional=key)
         except EngineError as error:
-            self.verdict.setText(str(error))
+            self.verdict.setText(translate_engine_message(str(error)))
             with QSignalBlocker(self.positional):
                 self.positional.setCurrentIndex(self.positional.findData(self.controller.config.positional))
 
@@ -275,10 +276,10 @@ class PositionalPanel(QWidget):
     def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
         if lane == SHUFFLE_LANE and generation == self._shuffle_generation:
             self._waiting_shuffle = False
-            self.verdict.setText(fill(self.tr("The shuffle test failed: %1"), message))
+            self.verdict.setText(fill(self.tr("The shuffle test failed: %1"), translate_engine_message(message)))
         elif lane == PE_LANE and generation == self._pe_generation:
             self._waiting_pe = False
-            self.pe_caption.setText(fill(self.tr("Could not compute PE: %1"), message))
+            self.pe_caption.setText(fill(self.tr("Could not compute PE: %1"), translate_engine_message(message)))
 
     # ------------------------------------------------------------------ pictures
     def _show_pe(self, matrix: np.ndarray, labels: list[str], *, added: bool) -> None:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from engine.labs import SWEEP_D_MODELS, ScaleComparison, ScalingPoint, ScalingSweep, scale_comparison, scaling_point, sweep_config
 
 from ..controller import Controller
+from ..i18n import translate_engine_message
 from ..text import fill
 
 SWEEP_LANE = "scaling"
@@ -202,10 +203,11 @@ class ScalingPanel(QWidget):
     def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
         if lane == CURRENT_LANE and generation == self._current_generation:
             self._current_waiting = False
-            self.summary.setText(fill(self.tr("Could not compare with and without ÷√d_k: %1"), message))
+            self.summary.setText(fill(self.tr("Could not compare with and without ÷√d_k: %1"),
+                                      translate_engine_message(message)))
         elif lane == SWEEP_LANE and generation == self._sweep_generation:
             self._sweep_running = False
-            self.sweep_status.setText(fill(self.tr("The sweep stopped: %1"), message))
+            self.sweep_status.setText(fill(self.tr("The sweep stopped: %1"), translate_engine_message(message)))
 
     # ------------------------------------------------------------------ pictures
     def _show_rows(self) -> None:

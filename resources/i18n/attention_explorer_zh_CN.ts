@@ -1,0 +1,2086 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>ArithmeticPanel</name>
+    <message>
+        <source>No calculation to show.</source>
+        <translation>没有可显示的计算。</translation>
+    </message>
+    <message>
+        <source>Head %1 · query token #%2 “%3” · d_k = %4</source>
+        <translation>头 %1 · 查询词元 #%2 “%3” · d_k = %4</translation>
+    </message>
+    <message>
+        <source>%1 keys: the %2 with the largest weights are listed; every sum includes all %1.</source>
+        <translation>共 %1 个键：只列出权重最大的 %2 个；每个求和都包含全部 %1 个。</translation>
+    </message>
+    <message>
+        <source>1 · Scores: the query’s dot product with every key</source>
+        <translation>1 · 分数：查询与每个键的点积</translation>
+    </message>
+    <message>
+        <source>2 · Scale: divide by √d_k = √%1 = %2</source>
+        <translation>2 · 缩放：除以 √d_k = √%1 = %2</translation>
+    </message>
+    <message>
+        <source> and by the temperature %1</source>
+        <translation>，再除以温度 %1</translation>
+    </message>
+    <message>
+        <source>2 · Scale: √d_k is off; divide by the temperature %1</source>
+        <translation>2 · 缩放：不除以 √d_k；只除以温度 %1</translation>
+    </message>
+    <message>
+        <source>2 · Scale: off (the scores are used as they are)</source>
+        <translation>2 · 缩放：关闭（分数原样使用）</translation>
+    </message>
+    <message>
+        <source>(masked: a future token → −∞)</source>
+        <translation>（掩码：未来的词元 → −∞）</translation>
+    </message>
+    <message>
+        <source>3 · Softmax: exp of each scaled score, divided by their sum</source>
+        <translation>3 · Softmax：对每个缩放后的分数取 exp，再除以它们的和</translation>
+    </message>
+    <message>
+        <source>exp of (s − %1), the row maximum: the same weights without overflow</source>
+        <translation>对 (s − %1) 取 exp（%1 是该行最大值）：权重不变，且不会溢出</translation>
+    </message>
+    <message>
+        <source>sum</source>
+        <translation>和</translation>
+    </message>
+    <message>
+        <source>4 · Weighted sum of the values</source>
+        <translation>4 · 对值 V 加权求和</translation>
+    </message>
+    <message>
+        <source>new “%1” (this head)</source>
+        <translation>新的“%1”（本头）</translation>
+    </message>
+</context>
+<context>
+    <name>AttentionPanel</name>
+    <message>
+        <source>Head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>Which head to show (0-based). Also: click a thumbnail in the head grid</source>
+        <translation>显示哪个头（从 0 开始）。也可以在“多头总览”中点击缩略图</translation>
+    </message>
+    <message>
+        <source>Stage</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <source>raw scores q·kᵀ</source>
+        <translation>原始分数 q·kᵀ</translation>
+    </message>
+    <message>
+        <source>scaled scores (÷√d_k, mask)</source>
+        <translation>缩放后分数（÷√d_k，掩码）</translation>
+    </message>
+    <message>
+        <source>softmax weights</source>
+        <translation>softmax 权重</translation>
+    </message>
+    <message>
+        <source>Which step of the computation the heatmap shows</source>
+        <translation>热力图显示计算的哪一步</translation>
+    </message>
+    <message>
+        <source>query token</source>
+        <translation>查询词元</translation>
+    </message>
+    <message>
+        <source>key token</source>
+        <translation>键词元</translation>
+    </message>
+    <message>
+        <source>%1 tokens · d_k = %2</source>
+        <translation>%1 个词元 · d_k = %2</translation>
+    </message>
+    <message>
+        <source>−∞ (masked)</source>
+        <translation>−∞（已掩码）</translation>
+    </message>
+    <message>
+        <source>head %1 · query #%2 “%3” → key #%4 “%5” · score %6 · scaled %7 · weight %8</source>
+        <translation>头 %1 · 查询 #%2 “%3” → 键 #%4 “%5” · 分数 %6 · 缩放后 %7 · 权重 %8</translation>
+    </message>
+</context>
+<context>
+    <name>ComparePanel</name>
+    <message>
+        <source>Sentence B</source>
+        <translation>句子 B</translation>
+    </message>
+    <message>
+        <source>Compare with another sentence computed with the same settings</source>
+        <translation>与另一个句子比较（用相同的设置计算）</translation>
+    </message>
+    <message>
+        <source>another sentence with a shared word, e.g. 苹果发布了新手机</source>
+        <translation>另一个含有相同词的句子，例如 苹果发布了新手机</translation>
+    </message>
+    <message>
+        <source>Sentence B uses sentence A&apos;s settings; only the text differs</source>
+        <translation>句子 B 沿用句子 A 的设置，只有文本不同</translation>
+    </message>
+    <message>
+        <source>Snapshot</source>
+        <translation>快照</translation>
+    </message>
+    <message>
+        <source>Compare the current settings with the snapshot: A − B = current − snapshot</source>
+        <translation>把当前设置与快照比较：A − B = 当前 − 快照</translation>
+    </message>
+    <message>
+        <source>Take snapshot</source>
+        <translation>保存快照</translation>
+    </message>
+    <message>
+        <source>Keep the current result as B, then change heads, scaling, temperature or the mask</source>
+        <translation>把当前结果保存为 B，然后修改头数、缩放、温度或掩码</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>#A</source>
+        <translation>#A</translation>
+    </message>
+    <message>
+        <source>#B</source>
+        <translation>#B</translation>
+    </message>
+    <message>
+        <source>cos static</source>
+        <translation>cos 静态</translation>
+    </message>
+    <message>
+        <source>cos x</source>
+        <translation>cos x</translation>
+    </message>
+    <message>
+        <source>cos after</source>
+        <translation>cos 注意力后</translation>
+    </message>
+    <message>
+        <source>Position of the token in sentence A</source>
+        <translation>该词元在句子 A 中的位置</translation>
+    </message>
+    <message>
+        <source>Position of the token in sentence B</source>
+        <translation>该词元在句子 B 中的位置</translation>
+    </message>
+    <message>
+        <source>cos(embedding in A, embedding in B): before attention</source>
+        <translation>cos(A 中的嵌入, B 中的嵌入)：注意力之前</translation>
+    </message>
+    <message>
+        <source>cos(x in A, x in B), x = embedding + positional encoding</source>
+        <translation>cos(A 中的 x, B 中的 x)，x = 嵌入 + 位置编码</translation>
+    </message>
+    <message>
+        <source>cos(output in A, output in B): the contextual vectors</source>
+        <translation>cos(A 中的输出, B 中的输出)：结合上下文后的向量</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>query token</source>
+        <translation>查询词元</translation>
+    </message>
+    <message>
+        <source>key token</source>
+        <translation>键词元</translation>
+    </message>
+    <message>
+        <source>A − B</source>
+        <translation>A − B</translation>
+    </message>
+    <message>
+        <source>Snapshot: %1 heads · scaling %2 · temperature %3 · mask %4 · positions %5</source>
+        <translation>快照：%1 个头 · 缩放 %2 · 温度 %3 · 掩码 %4 · 位置编码 %5</translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>Type sentence B: a sentence that shares a word with A, e.g. 苹果发布了新手机.</source>
+        <translation>请输入句子 B：一个与 A 有相同词的句子，例如 苹果发布了新手机。</translation>
+    </message>
+    <message>
+        <source>Sentence B cannot be computed: %1</source>
+        <translation>无法计算句子 B：%1</translation>
+    </message>
+    <message>
+        <source>B is the snapshot, A the current settings: A − B shows how heads, scaling, temperature or the mask
+move the weights. The static vectors do not depend on them (cos = 1); the vectors after attention do.</source>
+        <translation>B 是快照，A 是当前设置：A − B 显示头数、缩放、温度或掩码如何改变权重。
+静态向量与这些设置无关（cos = 1）；注意力之后的向量则会随之改变。</translation>
+    </message>
+    <message>
+        <source>Static vectors (embeddings) are the same for the same token in every sentence: cos = 1, like word2vec.
+Attention mixes each token with its context, so after attention 苹果 differs between sentences: cos &lt; 1.</source>
+        <translation>静态向量（嵌入）：同一个词元在任何句子里都一样，cos = 1，就像 word2vec。
+注意力把每个词元和它的上下文融合，所以经过注意力后，两个句子里的“苹果”不再相同：cos &lt; 1。</translation>
+    </message>
+    <message>
+        <source>A = current settings, B = snapshot of %1: nothing changed yet. Change heads, scaling, temperature or the mask.</source>
+        <translation>A = 当前设置，B = %1 的快照：还没有任何改变。请修改头数、缩放、温度或掩码。</translation>
+    </message>
+    <message>
+        <source>A = current settings, B = snapshot of %1 · changed: %2</source>
+        <translation>A = 当前设置，B = %1 的快照 · 已改变：%2</translation>
+    </message>
+    <message>
+        <source>A = %1   ·   B = %2   (same settings, only the text differs)</source>
+        <translation>A = %1   ·   B = %2   （设置相同，只有文本不同）</translation>
+    </message>
+    <message>
+        <source>No token occurs in both sentences: add a shared word, e.g. 苹果.</source>
+        <translation>两个句子没有共同的词元：请加入一个相同的词，例如 苹果。</translation>
+    </message>
+    <message>
+        <source>d_model differs from the snapshot: the vectors cannot be compared.</source>
+        <translation>d_model 与快照不同：无法比较向量。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;: cos before attention (static) = %2 → after attention = %3</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;：注意力之前（静态）cos = %2 → 注意力之后 cos = %3</translation>
+    </message>
+    <message>
+        <source>A: current</source>
+        <translation>A：当前</translation>
+    </message>
+    <message>
+        <source>B: snapshot</source>
+        <translation>B：快照</translation>
+    </message>
+    <message>
+        <source>%1 · head %2</source>
+        <translation>%1 · 头 %2</translation>
+    </message>
+    <message>
+        <source>No A − B: the sentence changed since the snapshot. A − B needs the same tokens in the same order.</source>
+        <translation>没有 A − B：保存快照后句子变了。A − B 需要顺序相同的相同词元。</translation>
+    </message>
+    <message>
+        <source>No A − B: the sentences have different tokens (%1 vs %2). It needs the same tokens in the same order; compare A and B side by side and the cosines in the table.</source>
+        <translation>没有 A − B：两个句子的词元不同（%1 个 vs %2 个）。A − B 需要顺序相同的相同词元；请并排比较 A 和 B，并看表中的余弦相似度。</translation>
+    </message>
+    <message>
+        <source>A − B · mean over heads</source>
+        <translation>A − B · 各头平均</translation>
+    </message>
+    <message>
+        <source>A − B · head %1</source>
+        <translation>A − B · 头 %1</translation>
+    </message>
+    <message>
+        <source>%1 heads now vs %2 in the snapshot: A − B compares the weights averaged over heads.</source>
+        <translation>当前有 %1 个头，快照中有 %2 个：A − B 比较的是各头平均后的权重。</translation>
+    </message>
+    <message>
+        <source>A − B is zero everywhere: the weights are the same.</source>
+        <translation>A − B 处处为零：权重完全相同。</translation>
+    </message>
+    <message>
+        <source>largest |A − B| = %1 (red: A larger, blue: B larger)</source>
+        <translation>最大 |A − B| = %1（红：A 更大，蓝：B 更大）</translation>
+    </message>
+</context>
+<context>
+    <name>DiffsPanel</name>
+    <message>
+        <source>dimension</source>
+        <translation>维度</translation>
+    </message>
+    <message>
+        <source>x (before)</source>
+        <translation>x（注意力前）</translation>
+    </message>
+    <message>
+        <source>output (after)</source>
+        <translation>输出（注意力后）</translation>
+    </message>
+    <message>
+        <source>output − x</source>
+        <translation>输出 − x</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt; (#%2): ‖x‖ = %3 · ‖output‖ = %4 · ‖output − x‖ = %5 · cosine(x, output) = %6</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;（#%2）：‖x‖ = %3 · ‖输出‖ = %4 · ‖输出 − x‖ = %5 · cos(x, 输出) = %6</translation>
+    </message>
+</context>
+<context>
+    <name>EngineMessage</name>
+    <message>
+        <source>text must be a string</source>
+        <translation>文本必须是字符串</translation>
+    </message>
+    <message>
+        <source>text is empty: type a sentence, e.g. 小明 喜欢 苹果</source>
+        <translation>文本为空：请输入一个句子，例如 小明 喜欢 苹果</translation>
+    </message>
+    <message>
+        <source>text holds an invalid character (a lone surrogate): retype it</source>
+        <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
+    </message>
+    <message>
+        <source>the text has no tokens (only spaces or control characters): type a word</source>
+        <translation>文本中没有词元（只有空格或控制字符）：请输入一个词</translation>
+    </message>
+    <message>
+        <source>d_model (%1) must be divisible by heads (%2); try heads in %3</source>
+        <translation>d_model（%1）必须能被头数 heads（%2）整除；可以试试这些头数：%3</translation>
+    </message>
+    <message>
+        <source>RoPE rotates pairs of dimensions, so d_k = d_model / heads must be even; it is %1 (d_model %2, heads %3)</source>
+        <translation>RoPE 把维度两两成对旋转，所以 d_k = d_model / heads 必须是偶数；现在是 %1（d_model %2，heads %3）</translation>
+    </message>
+    <message>
+        <source>seed must be between 0 and %1; got %2</source>
+        <translation>随机种子 seed 必须在 0 到 %1 之间；当前为 %2</translation>
+    </message>
+    <message>
+        <source>scale must be true or false; got %1</source>
+        <translation>scale 必须是 true 或 false；当前为 %1</translation>
+    </message>
+    <message>
+        <source>temperature must be a number; got %1</source>
+        <translation>温度 temperature 必须是数字；当前为 %1</translation>
+    </message>
+    <message>
+        <source>temperature must be a positive number; got %1</source>
+        <translation>温度 temperature 必须是正数；当前为 %1</translation>
+    </message>
+    <message>
+        <source>temperature must be at least %1; got %2</source>
+        <translation>温度 temperature 至少为 %1；当前为 %2</translation>
+    </message>
+    <message>
+        <source>memory_budget must be a positive number of bytes; got %1</source>
+        <translation>memory_budget 必须是正的字节数；当前为 %1</translation>
+    </message>
+    <message>
+        <source>%1 must be one of %2; got %3</source>
+        <translation>%1 必须是 %2 之一；当前为 %3</translation>
+    </message>
+    <message>
+        <source>%1 must be a whole number; got %2</source>
+        <translation>%1 必须是整数；当前为 %2</translation>
+    </message>
+    <message>
+        <source>%1 must be positive; got %2</source>
+        <translation>%1 必须是正数；当前为 %2</translation>
+    </message>
+    <message>
+        <source>%1 must be at most %2; got %3</source>
+        <translation>%1 最大为 %2；当前为 %3</translation>
+    </message>
+    <message>
+        <source>embeddings table must map token text to a list of numbers, e.g. {&quot;小明&quot;: [1, 0]}; got %1</source>
+        <translation>嵌入表必须把词元文本映射到一组数字，例如 {&quot;小明&quot;: [1, 0]}；当前为 %1</translation>
+    </message>
+    <message>
+        <source>embeddings table key %1 must be a non-empty token string</source>
+        <translation>嵌入表的键 %1 必须是非空的词元字符串</translation>
+    </message>
+    <message>
+        <source>embedding for %1 must be a list of numbers, got %2</source>
+        <translation>%1 的嵌入必须是一组数字；当前为 %2</translation>
+    </message>
+    <message>
+        <source>embedding for %1 holds %2, which is not a number</source>
+        <translation>%1 的嵌入含有 %2，它不是数字</translation>
+    </message>
+    <message>
+        <source>embedding for %1 holds %2: only finite numbers are allowed</source>
+        <translation>%1 的嵌入含有 %2：只允许有限的数</translation>
+    </message>
+    <message>
+        <source>embedding for %1 holds %2: values must lie between %3 and %4</source>
+        <translation>%1 的嵌入含有 %2：数值必须在 %3 到 %4 之间</translation>
+    </message>
+    <message>
+        <source>embedding for %1 is empty</source>
+        <translation>%1 的嵌入为空</translation>
+    </message>
+    <message>
+        <source>embedding for %1 has %2 numbers but d_model is %3: give every vector exactly %3 numbers or change d_model</source>
+        <translation>%1 的嵌入有 %2 个数，但 d_model 是 %3：请让每个向量正好有 %3 个数，或修改 d_model</translation>
+    </message>
+    <message>
+        <source>settings must be an object of name: value pairs</source>
+        <translation>设置必须是由“名称: 值”对组成的对象</translation>
+    </message>
+    <message>
+        <source>unknown setting(s): %1</source>
+        <translation>未知的设置：%1</translation>
+    </message>
+    <message>
+        <source>%1 tokens at d_model %2 with %3 heads need about %4, over the %5 memory budget: shorten the text, or use fewer heads or a smaller d_model</source>
+        <translation>%1 个词元、d_model %2、%3 个头大约需要 %4，超过了 %5 的内存预算：请缩短文本，或减少头数、减小 d_model</translation>
+    </message>
+    <message>
+        <source>head %1 does not exist: there are %2 heads (0 … %3)</source>
+        <translation>头 %1 不存在：共有 %2 个头（0 … %3）</translation>
+    </message>
+    <message>
+        <source>token %1 does not exist: there are %2 tokens (0 … %3)</source>
+        <translation>词元 %1 不存在：共有 %2 个词元（0 … %3）</translation>
+    </message>
+    <message>
+        <source>query token %1 does not exist: there are %2 tokens (0 … %3)</source>
+        <translation>查询词元 %1 不存在：共有 %2 个词元（0 … %3）</translation>
+    </message>
+    <message>
+        <source>key token %1 does not exist: there are %2 tokens (0 … %3)</source>
+        <translation>键词元 %1 不存在：共有 %2 个词元（0 … %3）</translation>
+    </message>
+    <message>
+        <source>the jieba tokenizer needs the jieba package: pip install jieba</source>
+        <translation>jieba 分词需要安装 jieba 包：pip install jieba</translation>
+    </message>
+    <message>
+        <source>unknown tokenizer %1</source>
+        <translation>未知的分词器 %1</translation>
+    </message>
+    <message>
+        <source>permutation must be a list of token positions; got %1</source>
+        <translation>排列必须是词元位置的列表；当前为 %1</translation>
+    </message>
+    <message>
+        <source>permutation must order the positions 0 … %1 once each; got %2</source>
+        <translation>排列必须恰好包含位置 0 … %1 各一次；当前为 %2</translation>
+    </message>
+    <message>
+        <source>a token holds white space, so the shuffled sentence cannot be rebuilt from the tokens</source>
+        <translation>有词元含有空白字符，无法用词元重新拼出打乱后的句子</translation>
+    </message>
+    <message>
+        <source>the shuffled sentence tokenized differently from the original tokens</source>
+        <translation>打乱后的句子切分出的词元与原来的不同</translation>
+    </message>
+    <message>
+        <source>head must be a number from 0 to %1 or &apos;all&apos;; got %2</source>
+        <translation>头必须是 0 到 %1 之间的数字或 &apos;all&apos;；当前为 %2</translation>
+    </message>
+    <message>
+        <source>images are .png or .svg; got %1</source>
+        <translation>图像只能是 .png 或 .svg；当前为 %1</translation>
+    </message>
+    <message>
+        <source>width must be between 64 and 16384 pixels; got %1</source>
+        <translation>宽度必须在 64 到 16384 像素之间；当前为 %1</translation>
+    </message>
+    <message>
+        <source>cannot write %1: the folder %2 does not exist</source>
+        <translation>无法写入 %1：文件夹 %2 不存在</translation>
+    </message>
+    <message>
+        <source>cannot write %1: permission denied</source>
+        <translation>无法写入 %1：没有权限</translation>
+    </message>
+    <message>
+        <source>could not write the image to %1</source>
+        <translation>无法把图像写入 %1</translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>the file holds %1, which is not a finite number</source>
+        <translation>文件中含有 %1，它不是有限的数</translation>
+    </message>
+    <message>
+        <source>not a valid session file: JSON error at line %1, column %2</source>
+        <translation>不是有效的会话文件：第 %1 行第 %2 列有 JSON 错误</translation>
+    </message>
+    <message>
+        <source>not an Attention Explorer session file (its &quot;format&quot; field is missing or different)</source>
+        <translation>不是 Attention Explorer 会话文件（缺少 &quot;format&quot; 字段或取值不对）</translation>
+    </message>
+    <message>
+        <source>the session file has no valid &quot;version&quot; number</source>
+        <translation>会话文件没有有效的 &quot;version&quot; 版本号</translation>
+    </message>
+    <message>
+        <source>the session was written by a newer Attention Explorer (format version %1); this version reads format %2: please update the app</source>
+        <translation>该会话由更新版本的 Attention Explorer 保存（格式版本 %1）；当前版本只能读取格式 %2：请更新程序</translation>
+    </message>
+    <message>
+        <source>unknown session format version %1</source>
+        <translation>未知的会话格式版本 %1</translation>
+    </message>
+    <message>
+        <source>the session file has no &quot;config&quot; object</source>
+        <translation>会话文件中没有 &quot;config&quot; 对象</translation>
+    </message>
+    <message>
+        <source>the session&apos;s settings are invalid: %1</source>
+        <translation>会话中的设置无效：%1</translation>
+    </message>
+    <message>
+        <source>the session&apos;s &quot;view&quot; must be an object</source>
+        <translation>会话的 &quot;view&quot; 必须是对象</translation>
+    </message>
+    <message>
+        <source>the session&apos;s view.%1 must be a whole number ≥ 0</source>
+        <translation>会话的 view.%1 必须是 ≥ 0 的整数</translation>
+    </message>
+    <message>
+        <source>the session&apos;s view.stage must be one of %1</source>
+        <translation>会话的 view.stage 必须是 %1 之一</translation>
+    </message>
+    <message>
+        <source>%1 is not a UTF-8 text file</source>
+        <translation>%1 不是 UTF-8 文本文件</translation>
+    </message>
+    <message>
+        <source>%1 is not a finite number</source>
+        <translation>%1 不是有限的数</translation>
+    </message>
+    <message>
+        <source>%1 does not exist</source>
+        <translation>%1 不存在</translation>
+    </message>
+</context>
+<context>
+    <name>Figure</name>
+    <message>
+        <source>raw scores q·kᵀ</source>
+        <translation>原始分数 q·kᵀ</translation>
+    </message>
+    <message>
+        <source>scaled scores</source>
+        <translation>缩放后分数</translation>
+    </message>
+    <message>
+        <source>softmax weights</source>
+        <translation>softmax 权重</translation>
+    </message>
+    <message>
+        <source>%1 · d_model %2 · %3 heads · %4 tokens</source>
+        <translation>%1 · d_model %2 · %3 个头 · %4 个词元</translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation>头 %1</translation>
+    </message>
+</context>
+<context>
+    <name>HeadGridPanel</name>
+    <message>
+        <source>Every head&apos;s attention weights; click one to select it</source>
+        <translation>每个头的注意力权重；点击即可选中该头</translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation>头 %1</translation>
+    </message>
+</context>
+<context>
+    <name>InputPanel</name>
+    <message>
+        <source>Type a sentence, e.g. 小明喜欢苹果 or I ate the cake and it was delicious.</source>
+        <translation>输入一个句子，例如 小明喜欢苹果 或 I ate the cake and it was delicious.</translation>
+    </message>
+    <message>
+        <source>The sentence. Every edit recomputes attention.</source>
+        <translation>输入的句子。每次修改都会重新计算注意力。</translation>
+    </message>
+    <message>
+        <source>auto: jieba for Chinese, words and punctuation otherwise</source>
+        <translation>自动：中文用 jieba 分词，其他文字按单词和标点切分</translation>
+    </message>
+    <message>
+        <source>Width of every token vector</source>
+        <translation>每个词元向量的维度</translation>
+    </message>
+    <message>
+        <source>Number of heads; d_k = d_model / heads must be a whole number</source>
+        <translation>头数；d_k = d_model / heads 必须是整数</translation>
+    </message>
+    <message>
+        <source>Seeds the static embeddings and the random projections</source>
+        <translation>决定静态嵌入和随机投影矩阵的随机种子</translation>
+    </message>
+    <message>
+        <source>none, sinusoidal (added to x) or RoPE (rotates q and k)</source>
+        <translation>无、正弦（加到 x 上）或 RoPE（旋转 q 和 k）</translation>
+    </message>
+    <message>
+        <source>none = encoder (see every token), causal = decoder (no future)</source>
+        <translation>无 = 编码器（能看到所有词元），因果 = 解码器（看不到未来）</translation>
+    </message>
+    <message>
+        <source>divide scores by √d_k</source>
+        <translation>分数除以 √d_k</translation>
+    </message>
+    <message>
+        <source>Without it the softmax saturates at large d_k</source>
+        <translation>不除的话，d_k 很大时 softmax 会饱和</translation>
+    </message>
+    <message>
+        <source>Extra divisor of the scores: &gt; 1 flattens the softmax, &lt; 1 sharpens it</source>
+        <translation>分数的额外除数：&gt; 1 让 softmax 更平缓，&lt; 1 让它更尖锐</translation>
+    </message>
+    <message>
+        <source>random (seeded) or identity (W_Q = W_K = W_V = I, as in the hand calculation)</source>
+        <translation>随机（由种子决定）或单位矩阵（W_Q = W_K = W_V = I，与手算示例相同）</translation>
+    </message>
+    <message>
+        <source>Tokenizer</source>
+        <translation>分词器</translation>
+    </message>
+    <message>
+        <source>d_model</source>
+        <translation>d_model</translation>
+    </message>
+    <message>
+        <source>Heads</source>
+        <translation>头数</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Positions</source>
+        <translation>位置编码</translation>
+    </message>
+    <message>
+        <source>Mask</source>
+        <translation>掩码</translation>
+    </message>
+    <message>
+        <source>Scale</source>
+        <translation>缩放</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Weights</source>
+        <translation>权重矩阵</translation>
+    </message>
+    <message>
+        <source>Embeddings…</source>
+        <translation>嵌入表…</translation>
+    </message>
+    <message>
+        <source>Load a JSON table token → vector, e.g. {&quot;小明&quot;: [1, 0]}</source>
+        <translation>载入 JSON 表：词元 → 向量，例如 {&quot;小明&quot;: [1, 0]}</translation>
+    </message>
+    <message>
+        <source>Clear</source>
+        <translation>清除</translation>
+    </message>
+    <message>
+        <source>Go back to generated embeddings</source>
+        <translation>恢复为自动生成的嵌入</translation>
+    </message>
+    <message>
+        <source>Embeddings: generated from (token, seed)</source>
+        <translation>嵌入：由（词元，种子）生成</translation>
+    </message>
+    <message numerus="yes">
+        <source>Embeddings: custom table, %n token(s)</source>
+        <translation>
+            <numerusform>嵌入：自定义表，%n 个词元</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Load embeddings table</source>
+        <translation>载入嵌入表</translation>
+    </message>
+    <message>
+        <source>JSON (*.json)</source>
+        <translation>JSON 文件 (*.json)</translation>
+    </message>
+    <message>
+        <source>Could not use %1: %2</source>
+        <translation>无法使用 %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>InspectorPanel</name>
+    <message>
+        <source>Click a cell of the attention heatmap to take its weight apart.</source>
+        <translation>点击注意力热力图中的一个格子，逐步拆解它的权重。</translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation>步骤</translation>
+    </message>
+    <message>
+        <source>How</source>
+        <translation>算法</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>数值</translation>
+    </message>
+    <message>
+        <source>score q_i · k_j</source>
+        <translation>分数 q_i · k_j</translation>
+    </message>
+    <message>
+        <source>Σ_c q_i[c] × k_j[c]</source>
+        <translation>Σ_c q_i[c] × k_j[c]</translation>
+    </message>
+    <message>
+        <source>divide by</source>
+        <translation>除以</translation>
+    </message>
+    <message>
+        <source>scaled score</source>
+        <translation>缩放后分数</translation>
+    </message>
+    <message>
+        <source>score ÷ divisor</source>
+        <translation>分数 ÷ 除数</translation>
+    </message>
+    <message>
+        <source>mask</source>
+        <translation>掩码</translation>
+    </message>
+    <message>
+        <source>hidden keys → −∞</source>
+        <translation>被遮住的键 → −∞</translation>
+    </message>
+    <message>
+        <source>row maximum</source>
+        <translation>行最大值</translation>
+    </message>
+    <message>
+        <source>max over visible keys of row i</source>
+        <translation>第 i 行可见键中的最大值</translation>
+    </message>
+    <message>
+        <source>exp</source>
+        <translation>exp</translation>
+    </message>
+    <message>
+        <source>exp(scaled − row maximum)</source>
+        <translation>exp(缩放后分数 − 行最大值)</translation>
+    </message>
+    <message>
+        <source>normaliser</source>
+        <translation>归一化因子</translation>
+    </message>
+    <message>
+        <source>Σ over row i of exp(scaled − row maximum)</source>
+        <translation>第 i 行所有 exp(缩放后分数 − 行最大值) 之和</translation>
+    </message>
+    <message>
+        <source>weight</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>exp ÷ normaliser</source>
+        <translation>exp ÷ 归一化因子</translation>
+    </message>
+    <message>
+        <source>v_j</source>
+        <translation>v_j</translation>
+    </message>
+    <message>
+        <source>value of key j</source>
+        <translation>键 j 的值</translation>
+    </message>
+    <message>
+        <source>weight × v_j</source>
+        <translation>权重 × v_j</translation>
+    </message>
+    <message>
+        <source>what key j adds to o_i</source>
+        <translation>键 j 给 o_i 贡献的部分</translation>
+    </message>
+    <message>
+        <source>head output o_i</source>
+        <translation>头输出 o_i</translation>
+    </message>
+    <message>
+        <source>Σ_j weight_ij × v_j</source>
+        <translation>Σ_j 权重_ij × v_j</translation>
+    </message>
+    <message>
+        <source>share of v_j in o_i</source>
+        <translation>v_j 在 o_i 中的占比</translation>
+    </message>
+    <message>
+        <source>(weight × v_j) · o_i ÷ ‖o_i‖²</source>
+        <translation>(权重 × v_j) · o_i ÷ ‖o_i‖²</translation>
+    </message>
+    <message>
+        <source>How much of the output row o_i comes from v_j: the projection of weight × v_j on o_i.
+The shares of all keys sum to 100 %; a value pointing against the others has a negative share.
+The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source>
+        <translation>输出行 o_i 中有多少来自 v_j：权重 × v_j 在 o_i 上的投影。
+所有键的占比加起来是 100 %；方向与其他值相反的值，占比为负。
+权重本身是 v_j 在混合中的份额（权重之和为 1）。</translation>
+    </message>
+    <message>
+        <source>dimension c</source>
+        <translation>维度 c</translation>
+    </message>
+    <message>
+        <source>c</source>
+        <translation>c</translation>
+    </message>
+    <message>
+        <source>Cannot inspect this cell: %1</source>
+        <translation>无法拆解这个格子：%1</translation>
+    </message>
+    <message>
+        <source>Head %1 · query #%2 “%3” → key #%4 “%5” · d_k = %6</source>
+        <translation>头 %1 · 查询 #%2 “%3” → 键 #%4 “%5” · d_k = %6</translation>
+    </message>
+    <message>
+        <source>√d_k × temperature = √%1 × %2</source>
+        <translation>√d_k × 温度 = √%1 × %2</translation>
+    </message>
+    <message>
+        <source>√d_k = √%1</source>
+        <translation>√d_k = √%1</translation>
+    </message>
+    <message>
+        <source>temperature %1 (÷ √d_k is off)</source>
+        <translation>温度 %1（不除以 √d_k）</translation>
+    </message>
+    <message>
+        <source>1 (scaling is off)</source>
+        <translation>1（缩放已关闭）</translation>
+    </message>
+    <message>
+        <source>masked (future key) → −∞</source>
+        <translation>已掩码（未来的键）→ −∞</translation>
+    </message>
+    <message>
+        <source>visible</source>
+        <translation>可见</translation>
+    </message>
+    <message>
+        <source>the engine&apos;s score: %1</source>
+        <translation>引擎算出的分数：%1</translation>
+    </message>
+    <message>
+        <source>the engine&apos;s scaled score: %1</source>
+        <translation>引擎算出的缩放后分数：%1</translation>
+    </message>
+    <message>
+        <source>the engine&apos;s weight: %1</source>
+        <translation>引擎算出的权重：%1</translation>
+    </message>
+    <message>
+        <source>and the weight, %1, is its share of the mixture</source>
+        <translation>而权重 %1 是它在混合中的份额</translation>
+    </message>
+    <message>
+        <source>q_i · k_j = Σ of the green bars = %1</source>
+        <translation>q_i · k_j = 绿色柱之和 = %1</translation>
+    </message>
+    <message>
+        <source>Σ</source>
+        <translation>Σ</translation>
+    </message>
+</context>
+<context>
+    <name>Language</name>
+    <message>
+        <source>Language</source>
+        <translation>语言 (Language)</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>Follow the system&apos;s language (now: %1)</source>
+        <translation>跟随系统语言（当前：%1）</translation>
+    </message>
+</context>
+<context>
+    <name>LayersPanel</name>
+    <message>
+        <source>Overview: layers × heads</source>
+        <translation>总览：层 × 头</translation>
+    </message>
+    <message>
+        <source>Across layers</source>
+        <translation>逐层变化</translation>
+    </message>
+    <message>
+        <source>Compare two sentences</source>
+        <translation>比较两个句子</translation>
+    </message>
+    <message>
+        <source>Weight from the focused token to</source>
+        <translation>当前词元对此词元的权重：</translation>
+    </message>
+    <message>
+        <source>The key token: each cell shows how much the focused token attends to it</source>
+        <translation>键词元：每个格子显示当前词元对它的关注程度</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>Click a cell to open that layer and head</source>
+        <translation>点击格子，打开对应的层和头</translation>
+    </message>
+    <message>
+        <source>Every layer (rows) and head (columns); click a thumbnail to open it</source>
+        <translation>每一层（行）和每个头（列）；点击缩略图即可打开</translation>
+    </message>
+    <message>
+        <source>hidden state after layer (0 = embeddings)</source>
+        <translation>该层之后的隐藏状态（0 = 嵌入）</translation>
+    </message>
+    <message>
+        <source>cosine to its layer-0 vector</source>
+        <translation>与第 0 层向量的余弦相似度</translation>
+    </message>
+    <message>
+        <source>Sentence B</source>
+        <translation>句子 B</translation>
+    </message>
+    <message>
+        <source>The same word in another sentence: its vectors are compared layer by layer</source>
+        <translation>同一个词放在另一个句子里：逐层比较它的向量</translation>
+    </message>
+    <message>
+        <source>word</source>
+        <translation>词</translation>
+    </message>
+    <message>
+        <source>cosine between the two sentences</source>
+        <translation>两个句子间的余弦相似度</translation>
+    </message>
+    <message>
+        <source>Choose the MiniLM model (toolbar: Model) to see a trained model&apos;s layers and heads.</source>
+        <translation>选择 MiniLM 模型（工具栏：模型），查看训练好的模型的各层和各头。</translation>
+    </message>
+    <message>
+        <source>MiniLM-L6: %1 layers × %2 heads, %3 word pieces. Showing layer %4.</source>
+        <translation>MiniLM-L6：%1 层 × %2 个头，%3 个子词。当前显示第 %4 层。</translation>
+    </message>
+    <message>
+        <source>Warning: %1 of %2 word pieces are [UNK] — the vocabulary is English, so Chinese text is mostly unknown to this model.</source>
+        <translation>注意：%2 个子词中有 %1 个是 [UNK] —— 这个模型的词表是英文的，中文大多不认识。</translation>
+    </message>
+    <message>
+        <source>The text was cut to 512 word pieces.</source>
+        <translation>文本已截断为 512 个子词。</translation>
+    </message>
+    <message>
+        <source>layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>“%1” → “%2”: strongest at layer %3, head %4 (%5)</source>
+        <translation>“%1” → “%2”：在第 %3 层、头 %4 最强（%5）</translation>
+    </message>
+    <message>
+        <source>“%1”: cosine to its own layer-0 vector after each layer — %2. The lower, the more context has rewritten it.</source>
+        <translation>“%1”：每层之后与自己第 0 层向量的余弦相似度 —— %2。越低，说明上下文改写得越多。</translation>
+    </message>
+    <message>
+        <source>The two sentences share no word piece.</source>
+        <translation>两个句子没有共同的子词。</translation>
+    </message>
+    <message>
+        <source>“%1” in A and in B, layer by layer: %2. Most different after layer %3 (cos %4).</source>
+        <translation>“%1”在 A 和 B 中逐层比较：%2。第 %3 层之后差别最大（cos %4）。</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>Input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>Attention heatmap</source>
+        <translation>注意力热力图</translation>
+    </message>
+    <message>
+        <source>Head grid</source>
+        <translation>多头总览</translation>
+    </message>
+    <message>
+        <source>Worked arithmetic</source>
+        <translation>手算过程</translation>
+    </message>
+    <message>
+        <source>Vector diffs</source>
+        <translation>向量变化</translation>
+    </message>
+    <message>
+        <source>Cell inspector</source>
+        <translation>单元格拆解</translation>
+    </message>
+    <message>
+        <source>Step-through player</source>
+        <translation>逐步演示</translation>
+    </message>
+    <message>
+        <source>Matrices</source>
+        <translation>矩阵</translation>
+    </message>
+    <message>
+        <source>Comparison</source>
+        <translation>对比</translation>
+    </message>
+    <message>
+        <source>Vectors in the plane</source>
+        <translation>平面中的向量</translation>
+    </message>
+    <message>
+        <source>Positional encoding lab</source>
+        <translation>位置编码实验</translation>
+    </message>
+    <message>
+        <source>Scaling lab</source>
+        <translation>缩放实验</translation>
+    </message>
+    <message>
+        <source>MiniLM layers</source>
+        <translation>MiniLM 各层</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Toy engine (your settings)</source>
+        <translation>教学引擎（你的设置）</translation>
+    </message>
+    <message>
+        <source>MiniLM-L6 (pretrained, 6 layers × 12 heads)</source>
+        <translation>MiniLM-L6（预训练，6 层 × 12 头）</translation>
+    </message>
+    <message>
+        <source>The toy engine uses your d_model, heads and weights; MiniLM is a real trained model (all-MiniLM-L6-v2) run by the same NumPy attention</source>
+        <translation>教学引擎使用你设置的 d_model、头数和权重；MiniLM 是真实训练过的模型（all-MiniLM-L6-v2），由同一套 NumPy 注意力代码运行</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>MiniLM layer shown in every panel (0-based)</source>
+        <translation>所有面板显示的 MiniLM 层（从 0 开始）</translation>
+    </message>
+    <message>
+        <source>Uses the toy engine: choose “Toy engine” in the Model toolbar</source>
+        <translation>此面板使用教学引擎：请在“模型”工具栏中选择“教学引擎”</translation>
+    </message>
+    <message>
+        <source>Loading MiniLM: %1 (%2%)</source>
+        <translation>正在载入 MiniLM：%1（%2%）</translation>
+    </message>
+    <message>
+        <source>Tokens in the sentence</source>
+        <translation>句子中的词元数</translation>
+    </message>
+    <message>
+        <source>Time the engine took for the picture on screen</source>
+        <translation>引擎计算当前画面所用的时间</translation>
+    </message>
+    <message>
+        <source>Memory held by the trace (every intermediate array)</source>
+        <translation>计算轨迹（所有中间数组）占用的内存</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop waiting for this computation and keep the pictures on screen (Esc)</source>
+        <translation>不再等待这次计算，保留屏幕上的画面（Esc）</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open session…</source>
+        <translation>打开会话(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Open a saved sentence with all its settings</source>
+        <translation>打开保存的句子及其全部设置</translation>
+    </message>
+    <message>
+        <source>Open &amp;recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Save session…</source>
+        <translation>保存会话(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Save the sentence and every setting to a file</source>
+        <translation>把句子和所有设置保存到文件</translation>
+    </message>
+    <message>
+        <source>Export &amp;heatmap…</source>
+        <translation>导出热力图(&amp;H)…</translation>
+    </message>
+    <message>
+        <source>Save the selected head&apos;s heatmap as PNG or SVG</source>
+        <translation>把所选头的热力图保存为 PNG 或 SVG</translation>
+    </message>
+    <message>
+        <source>Export &amp;all heads as one image…</source>
+        <translation>所有头导出为一张图(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>Save every head&apos;s heatmap in one grid image</source>
+        <translation>把每个头的热力图拼成一张网格图保存</translation>
+    </message>
+    <message>
+        <source>Export &amp;data…</source>
+        <translation>导出数据(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>Save every array of the computation (.npz, .json or .csv)</source>
+        <translation>保存计算中的每个数组（.npz、.json 或 .csv）</translation>
+    </message>
+    <message>
+        <source>&amp;Copy image to clipboard</source>
+        <translation>复制图像到剪贴板(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Copy the selected head&apos;s heatmap as an image</source>
+        <translation>把所选头的热力图作为图像复制</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Undo settings change</source>
+        <translation>撤销设置更改(&amp;U)</translation>
+    </message>
+    <message>
+        <source>Go back to the settings before the last change</source>
+        <translation>恢复到上一次更改之前的设置</translation>
+    </message>
+    <message>
+        <source>&amp;Recompute</source>
+        <translation>重新计算(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Cancel computation</source>
+        <translation>取消计算(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Next head</source>
+        <translation>下一个头</translation>
+    </message>
+    <message>
+        <source>Previous head</source>
+        <translation>上一个头</translation>
+    </message>
+    <message>
+        <source>Next token</source>
+        <translation>下一个词元</translation>
+    </message>
+    <message>
+        <source>Previous token</source>
+        <translation>上一个词元</translation>
+    </message>
+    <message>
+        <source>Show stage: %1</source>
+        <translation>显示阶段：%1</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>Reset &amp;layout</source>
+        <translation>重置布局(&amp;L)</translation>
+    </message>
+    <message>
+        <source>Put every panel back where it started</source>
+        <translation>把所有面板放回初始位置</translation>
+    </message>
+    <message>
+        <source>P&amp;layer</source>
+        <translation>演示(&amp;L)</translation>
+    </message>
+    <message>
+        <source>Show the step-through player</source>
+        <translation>显示逐步演示</translation>
+    </message>
+    <message>
+        <source>Next step</source>
+        <translation>下一步</translation>
+    </message>
+    <message>
+        <source>Previous step</source>
+        <translation>上一步</translation>
+    </message>
+    <message>
+        <source>Play / pause</source>
+        <translation>播放 / 暂停</translation>
+    </message>
+    <message>
+        <source>&amp;Presets</source>
+        <translation>示例(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About</source>
+        <translation>关于(&amp;A)</translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation>%1 个词元</translation>
+    </message>
+    <message>
+        <source>computed in %1 ms</source>
+        <translation>计算用时 %1 ms</translation>
+    </message>
+    <message>
+        <source>trace %1</source>
+        <translation>轨迹 %1</translation>
+    </message>
+    <message>
+        <source>Not updated: %1</source>
+        <translation>未更新：%1</translation>
+    </message>
+    <message>
+        <source>Computing… (Esc cancels)</source>
+        <translation>正在计算…（按 Esc 取消）</translation>
+    </message>
+    <message>
+        <source>Open session</source>
+        <translation>打开会话</translation>
+    </message>
+    <message>
+        <source>Attention Explorer sessions (*.json);;All files (*)</source>
+        <translation>Attention Explorer 会话 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Could not open the session</source>
+        <translation>无法打开会话</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>Save session</source>
+        <translation>保存会话</translation>
+    </message>
+    <message>
+        <source>Attention Explorer sessions (*.json)</source>
+        <translation>Attention Explorer 会话 (*.json)</translation>
+    </message>
+    <message>
+        <source>Could not save the session</source>
+        <translation>无法保存会话</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Export heatmap</source>
+        <translation>导出热力图</translation>
+    </message>
+    <message>
+        <source>PNG image (*.png);;SVG drawing (*.svg)</source>
+        <translation>PNG 图像 (*.png);;SVG 矢量图 (*.svg)</translation>
+    </message>
+    <message>
+        <source>Image width</source>
+        <translation>图像宽度</translation>
+    </message>
+    <message>
+        <source>Width in pixels:</source>
+        <translation>宽度（像素）：</translation>
+    </message>
+    <message>
+        <source>Could not export the image</source>
+        <translation>无法导出图像</translation>
+    </message>
+    <message>
+        <source>Exported %1</source>
+        <translation>已导出 %1</translation>
+    </message>
+    <message>
+        <source>Export data</source>
+        <translation>导出数据</translation>
+    </message>
+    <message>
+        <source>NumPy arrays (*.npz);;JSON (*.json);;CSV weights (*.csv)</source>
+        <translation>NumPy 数组 (*.npz);;JSON (*.json);;CSV 权重 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Could not export the data</source>
+        <translation>无法导出数据</translation>
+    </message>
+    <message>
+        <source>Heatmap copied to the clipboard</source>
+        <translation>热力图已复制到剪贴板</translation>
+    </message>
+    <message>
+        <source>About Attention Explorer</source>
+        <translation>关于 Attention Explorer</translation>
+    </message>
+    <message>
+        <source>Attention Explorer shows every step of self-attention with the engine&apos;s real numbers.
+Engine: vectorized NumPy. Window: PySide6 and pyqtgraph.</source>
+        <translation>Attention Explorer 用引擎算出的真实数字展示自注意力的每一步。
+引擎：向量化的 NumPy。界面：PySide6 和 pyqtgraph。</translation>
+    </message>
+</context>
+<context>
+    <name>MatricesPanel</name>
+    <message>
+        <source>%1 of head %2 (tokens × d_k)</source>
+        <translation>头 %2 的 %1（词元 × d_k）</translation>
+    </message>
+</context>
+<context>
+    <name>PlanePanel</name>
+    <message>
+        <source>Start at x = embedding + position</source>
+        <translation>从 x = 嵌入 + 位置编码 出发</translation>
+    </message>
+    <message>
+        <source>Arrows start at x (what enters attention) instead of the static embedding; only with sinusoidal positions</source>
+        <translation>箭头从 x（进入注意力的向量）而不是静态嵌入出发；仅用于正弦位置编码</translation>
+    </message>
+    <message>
+        <source>static</source>
+        <translation>静态</translation>
+    </message>
+    <message>
+        <source>after attention</source>
+        <translation>注意力后</translation>
+    </message>
+    <message>
+        <source>static (embedding)</source>
+        <translation>静态（嵌入）</translation>
+    </message>
+    <message>
+        <source>after attention (output)</source>
+        <translation>注意力后（输出）</translation>
+    </message>
+    <message>
+        <source>The projection failed: %1</source>
+        <translation>投影失败：%1</translation>
+    </message>
+    <message>
+        <source>Blue: x = embedding + position, what enters attention. Orange: the same token after attention.
+Each arrow shows how attention moved a token: one PCA of both sets keeps them in one plane.</source>
+        <translation>蓝色：x = 嵌入 + 位置编码，即进入注意力的向量。橙色：同一个词元经过注意力之后。
+每个箭头表示注意力把一个词元移到了哪里：两组点用同一个 PCA 投影，所以在同一个平面里。</translation>
+    </message>
+    <message>
+        <source>Blue: each token&apos;s static embedding, the same in every sentence. Orange: the token after attention.
+Each arrow shows how attention moved a token: one PCA of both sets keeps them in one plane.</source>
+        <translation>蓝色：每个词元的静态嵌入，在任何句子里都一样。橙色：该词元经过注意力之后。
+每个箭头表示注意力把一个词元移到了哪里：两组点用同一个 PCA 投影，所以在同一个平面里。</translation>
+    </message>
+    <message>
+        <source>x = embedding + position</source>
+        <translation>x = 嵌入 + 位置编码</translation>
+    </message>
+    <message>
+        <source>PC1 (%1%)</source>
+        <translation>PC1（%1%）</translation>
+    </message>
+    <message>
+        <source>PC2 (%1%)</source>
+        <translation>PC2（%1%）</translation>
+    </message>
+    <message>
+        <source>The points vary along %1 direction(s) only: the missing component is drawn as 0.</source>
+        <translation>这些点只在 %1 个方向上有变化：缺少的分量画为 0。</translation>
+    </message>
+    <message>
+        <source>%1 tokens · the plane shows %2% of the variance of the %3 points</source>
+        <translation>%1 个词元 · 这个平面展示了 %3 个点 %2% 的方差</translation>
+    </message>
+</context>
+<context>
+    <name>PlayerPanel</name>
+    <message>
+        <source>Tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>Embeddings + positions</source>
+        <translation>嵌入 + 位置编码</translation>
+    </message>
+    <message>
+        <source>Q, K, V</source>
+        <translation>生成 Q、K、V</translation>
+    </message>
+    <message>
+        <source>Scores Q·Kᵀ</source>
+        <translation>分数 Q·Kᵀ</translation>
+    </message>
+    <message>
+        <source>Scaled (+ mask)</source>
+        <translation>缩放（+ 掩码）</translation>
+    </message>
+    <message>
+        <source>Softmax weights</source>
+        <translation>Softmax 权重</translation>
+    </message>
+    <message>
+        <source>Weighted sum of V</source>
+        <translation>对 V 加权求和</translation>
+    </message>
+    <message>
+        <source>Concat · W_O</source>
+        <translation>拼接 · W_O</translation>
+    </message>
+    <message>
+        <source>New vectors</source>
+        <translation>新向量</translation>
+    </message>
+    <message>
+        <source>Previous stage</source>
+        <translation>上一阶段</translation>
+    </message>
+    <message>
+        <source>Next stage</source>
+        <translation>下一阶段</translation>
+    </message>
+    <message>
+        <source>Play</source>
+        <translation>播放</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>Jump to a stage of the computation</source>
+        <translation>跳到计算的某个阶段</translation>
+    </message>
+    <message>
+        <source>Seconds per stage</source>
+        <translation>每阶段秒数</translation>
+    </message>
+    <message>
+        <source>How long each stage stays on screen while playing</source>
+        <translation>播放时每个阶段停留的时间</translation>
+    </message>
+    <message>
+        <source>Click a token to focus it</source>
+        <translation>点击词元，把它设为当前词元</translation>
+    </message>
+    <message>
+        <source>%1 / %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Waiting for the first computation…</source>
+        <translation>正在等待第一次计算…</translation>
+    </message>
+    <message>
+        <source>… and %1 more</source>
+        <translation>……还有 %1 个</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>dimension</source>
+        <translation>维度</translation>
+    </message>
+    <message>
+        <source>query token</source>
+        <translation>查询词元</translation>
+    </message>
+    <message>
+        <source>key token</source>
+        <translation>键词元</translation>
+    </message>
+    <message>
+        <source>%1 × %2</source>
+        <translation>%1 × %2</translation>
+    </message>
+    <message>
+        <source>embeddings</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>+ positions (sinusoidal)</source>
+        <translation>+ 位置编码（正弦）</translation>
+    </message>
+    <message>
+        <source>= x</source>
+        <translation>= x</translation>
+    </message>
+    <message>
+        <source>x = embeddings</source>
+        <translation>x = 嵌入</translation>
+    </message>
+    <message>
+        <source>%1 of head %2</source>
+        <translation>头 %2 的 %1</translation>
+    </message>
+    <message>
+        <source>scores Q·Kᵀ of head %1</source>
+        <translation>头 %1 的分数 Q·Kᵀ</translation>
+    </message>
+    <message>
+        <source>scaled scores of head %1</source>
+        <translation>头 %1 的缩放后分数</translation>
+    </message>
+    <message>
+        <source>weights of head %1</source>
+        <translation>头 %1 的权重</translation>
+    </message>
+    <message>
+        <source>× V of head %1</source>
+        <translation>× 头 %1 的 V</translation>
+    </message>
+    <message>
+        <source>= head output</source>
+        <translation>= 头输出</translation>
+    </message>
+    <message>
+        <source>dimension in</source>
+        <translation>输入维度</translation>
+    </message>
+    <message>
+        <source>dimension out</source>
+        <translation>输出维度</translation>
+    </message>
+    <message>
+        <source>concat (all heads)</source>
+        <translation>拼接（所有头）</translation>
+    </message>
+    <message>
+        <source>· W_O</source>
+        <translation>· W_O</translation>
+    </message>
+    <message>
+        <source>= output</source>
+        <translation>= 输出</translation>
+    </message>
+    <message>
+        <source>x (before)</source>
+        <translation>x（注意力前）</translation>
+    </message>
+    <message>
+        <source>output (after)</source>
+        <translation>输出（注意力后）</translation>
+    </message>
+    <message>
+        <source>output − x</source>
+        <translation>输出 − x</translation>
+    </message>
+    <message>
+        <source>The text is cut into %1 tokens; “%2” (#%3) is the focused one.</source>
+        <translation>文本被切成 %1 个词元；当前关注的是“%2”（#%3）。</translation>
+    </message>
+    <message>
+        <source>Attention works on these pieces: the whole sentence at once, not word by word.</source>
+        <translation>注意力在这些词元上计算：整句话一起算，而不是一个词一个词地算。</translation>
+    </message>
+    <message>
+        <source>Each token becomes a vector of %1 numbers: x = embedding + sinusoidal position (%2 × %1).</source>
+        <translation>每个词元变成一个 %1 维向量：x = 嵌入 + 正弦位置编码（%2 × %1）。</translation>
+    </message>
+    <message>
+        <source>Still a static vector (same word, same embedding); the position tells where the word stands.</source>
+        <translation>这还只是静态向量（同一个词，同一个嵌入）；位置编码告诉模型这个词在哪里。</translation>
+    </message>
+    <message>
+        <source>Each token becomes a vector of %1 numbers: x = its embedding (%2 × %1); RoPE adds positions later, by rotating q and k.</source>
+        <translation>每个词元变成一个 %1 维向量：x = 它的嵌入（%2 × %1）；RoPE 稍后通过旋转 q 和 k 加入位置信息。</translation>
+    </message>
+    <message>
+        <source>Still a static vector: the same word gets the same embedding in any sentence.</source>
+        <translation>这还只是静态向量：同一个词在任何句子里都得到同一个嵌入。</translation>
+    </message>
+    <message>
+        <source>Each token becomes a vector of %1 numbers: x = its embedding (%2 × %1), no positions added.</source>
+        <translation>每个词元变成一个 %1 维向量：x = 它的嵌入（%2 × %1），没有加位置编码。</translation>
+    </message>
+    <message>
+        <source>Still a static vector: the same word gets the same vector in any sentence, at any place.</source>
+        <translation>这还只是静态向量：同一个词在任何句子、任何位置都得到同一个向量。</translation>
+    </message>
+    <message>
+        <source>Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each.</source>
+        <translation>Q = X·W_Q，K = X·W_K（都按位置旋转：RoPE），V = X·W_V；头 %1 取第 %2–%3 列：每个都是 %4 × %5。</translation>
+    </message>
+    <message>
+        <source>Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each.</source>
+        <translation>Q = X·W_Q，K = X·W_K，V = X·W_V；头 %1 取第 %2–%3 列：每个都是 %4 × %5。</translation>
+    </message>
+    <message>
+        <source>Q: what am I looking for? K: what do I contain? V: what I actually carry.</source>
+        <translation>Q：我想找什么？K：我有什么特征？V：我真正携带的信息。</translation>
+    </message>
+    <message>
+        <source>Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query&apos;s dot product with every key.</source>
+        <translation>分数 = Q·Kᵀ（%1 × %1）：“%2”这一行是它的查询与每个键的点积。</translation>
+    </message>
+    <message>
+        <source>Vectors pointing the same way give a large dot product: relevance measured as similarity.</source>
+        <translation>向量方向越接近，点积越大：用相似度衡量相关性。</translation>
+    </message>
+    <message>
+        <source>Scaled = scores ÷ √d_k = ÷ √%1 = ÷ %2.</source>
+        <translation>缩放后 = 分数 ÷ √d_k = ÷ √%1 = ÷ %2。</translation>
+    </message>
+    <message>
+        <source>Scaled = scores ÷ (√d_k · temperature) = ÷ (√%1 · %2) = ÷ %3.</source>
+        <translation>缩放后 = 分数 ÷ (√d_k · 温度) = ÷ (√%1 · %2) = ÷ %3。</translation>
+    </message>
+    <message>
+        <source>Scaled = scores ÷ temperature %1 (÷ √d_k is switched off).</source>
+        <translation>缩放后 = 分数 ÷ 温度 %1（已关闭 ÷ √d_k）。</translation>
+    </message>
+    <message>
+        <source>Scaling is switched off: the scores go to the softmax unchanged.</source>
+        <translation>缩放已关闭：分数原样送入 softmax。</translation>
+    </message>
+    <message>
+        <source>Divide by √d_k so large dot products don&apos;t saturate the softmax.</source>
+        <translation>除以 √d_k 让数值稳定：点积太大会让 softmax 饱和。</translation>
+    </message>
+    <message>
+        <source>Without ÷ √d_k, large dot products can saturate the softmax (one weight near 1).</source>
+        <translation>不除以 √d_k 时，很大的点积会让 softmax 饱和（某个权重接近 1）。</translation>
+    </message>
+    <message>
+        <source>Masked (future) positions become −∞.</source>
+        <translation>被掩码的（未来）位置变成 −∞。</translation>
+    </message>
+    <message>
+        <source>−∞ → weight 0: no peeking at the future.</source>
+        <translation>−∞ → 权重为 0：不能偷看未来。</translation>
+    </message>
+    <message>
+        <source>Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3).</source>
+        <translation>对每一行做 softmax：exp(s) ÷ Σ exp(s)；“%1”把最大的权重给了“%2”（%3）。</translation>
+    </message>
+    <message>
+        <source>Weights are positive and each row sums to 1: how much a token attends to each other token.</source>
+        <translation>权重都是正数，每行之和为 1：表示一个词元对其他每个词元的关注程度。</translation>
+    </message>
+    <message>
+        <source>Head %1 output = weights · V (%2 × %3): the new “%4” = Σ_j weight_j × v_j.</source>
+        <translation>头 %1 的输出 = 权重 · V（%2 × %3）：新的“%4” = Σ_j 权重_j × v_j。</translation>
+    </message>
+    <message>
+        <source>The weights decide how to mix; V is what gets mixed.</source>
+        <translation>权重决定怎么混合；V 是被混合的原料。</translation>
+    </message>
+    <message>
+        <source>One head: its output (%1 × %2) is the concat; · W_O (%2 × %2) = output.</source>
+        <translation>只有一个头：它的输出（%1 × %2）就是拼接结果；· W_O（%2 × %2）= 输出。</translation>
+    </message>
+    <message>
+        <source>W_O mixes the head&apos;s dimensions into the new vector of each token.</source>
+        <translation>W_O 把这个头的各维度混合成每个词元的新向量。</translation>
+    </message>
+    <message>
+        <source>Concat: head outputs side by side (%1 heads → %2 × %3), then · W_O (%3 × %3) = output.</source>
+        <translation>拼接：把各头输出横着拼起来（%1 个头 → %2 × %3），再 · W_O（%3 × %3）= 输出。</translation>
+    </message>
+    <message>
+        <source>Each head looks for its own kind of relation; W_O combines what they found.</source>
+        <translation>每个头寻找自己那一类关系；W_O 把它们的发现综合起来。</translation>
+    </message>
+    <message>
+        <source>New “%1”: ‖output − x‖ = %2, cosine(x, output) = %3.</source>
+        <translation>新的“%1”：‖输出 − x‖ = %2，cos(x, 输出) = %3。</translation>
+    </message>
+    <message>
+        <source>No longer the static vector: it is “%1” in the context of this sentence.</source>
+        <translation>不再是静态向量：它已是这句话语境里的“%1”。</translation>
+    </message>
+</context>
+<context>
+    <name>PositionalPanel</name>
+    <message>
+        <source>Sinusoidal PE</source>
+        <translation>正弦位置编码</translation>
+    </message>
+    <message>
+        <source>RoPE rotation</source>
+        <translation>RoPE 旋转</translation>
+    </message>
+    <message>
+        <source>Self-attention has no sense of order: shuffle the tokens, undo the shuffle on the result, and without positions nothing has changed (seed 004: 猫追老鼠 and 老鼠追猫 look the same).</source>
+        <translation>自注意力没有顺序概念：打乱词元、算完后再把结果还原回原顺序，没有位置编码时什么都没变（教程 004：“猫追老鼠”和“老鼠追猫”看起来一样）。</translation>
+    </message>
+    <message>
+        <source>Shuffle tokens</source>
+        <translation>打乱词元</translation>
+    </message>
+    <message>
+        <source>Compute the same tokens in another order and compare (%1). The first press reverses the sentence, the next ones shuffle at random</source>
+        <translation>用另一种顺序计算同样的词元并比较（%1）。第一次点击把句子倒过来，之后每次随机打乱</translation>
+    </message>
+    <message>
+        <source>Positional encoding</source>
+        <translation>位置编码</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>sinusoidal (added)</source>
+        <translation>正弦（相加）</translation>
+    </message>
+    <message>
+        <source>RoPE (rotates q, k)</source>
+        <translation>RoPE（旋转 q、k）</translation>
+    </message>
+    <message>
+        <source>The same setting as in the input panel: switch it and the shuffle test reruns</source>
+        <translation>与输入面板中的设置相同：切换后打乱测试会重新运行</translation>
+    </message>
+    <message>
+        <source>Press “Shuffle tokens” to compare the sentence with its tokens reordered.</source>
+        <translation>点击“打乱词元”，把句子与重新排序后的词元进行比较。</translation>
+    </message>
+    <message>
+        <source>un-permuted shuffled weights − original weights</source>
+        <translation>还原顺序后的打乱权重 − 原始权重</translation>
+    </message>
+    <message>
+        <source>query token</source>
+        <translation>查询词元</translation>
+    </message>
+    <message>
+        <source>key token</source>
+        <translation>键词元</translation>
+    </message>
+    <message>
+        <source>PE (token × dimension)</source>
+        <translation>PE（词元 × 维度）</translation>
+    </message>
+    <message>
+        <source>token (position)</source>
+        <translation>词元（位置）</translation>
+    </message>
+    <message>
+        <source>dimension</source>
+        <translation>维度</translation>
+    </message>
+    <message>
+        <source>RoPE is off. Choose positional encoding “RoPE” to see each pair (q[2i], q[2i+1])
+of the focused token rotated by θ = pos · 10000^(−2i/d_k).</source>
+        <translation>RoPE 未开启。把位置编码选为“RoPE”，即可看到当前词元的每一对 (q[2i], q[2i+1])
+旋转 θ = pos · 10000^(−2i/d_k)。</translation>
+    </message>
+    <message>
+        <source>computing the shuffled sentence…</source>
+        <translation>正在计算打乱后的句子…</translation>
+    </message>
+    <message>
+        <source>The shuffle test failed: %1</source>
+        <translation>打乱测试失败：%1</translation>
+    </message>
+    <message>
+        <source>Could not compute PE: %1</source>
+        <translation>无法计算位置编码：%1</translation>
+    </message>
+    <message>
+        <source>PE[pos, 2i] = sin(pos / 10000^(2i/d_model)),  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))</source>
+        <translation>PE[pos, 2i] = sin(pos / 10000^(2i/d_model))，  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))</translation>
+    </message>
+    <message>
+        <source>Added to each token&apos;s embedding: x = embedding + PE (seed 004: a1 + pe1).</source>
+        <translation>加到每个词元的嵌入上：x = 嵌入 + PE（教程 004：a1 + pe1）。</translation>
+    </message>
+    <message>
+        <source>Not added now (positional encoding is not sinusoidal): what x would get.</source>
+        <translation>现在没有相加（位置编码不是正弦）：这是 x 将会加上的值。</translation>
+    </message>
+    <message>
+        <source>original: %1
+shuffled: %2</source>
+        <translation>原句：%1
+打乱：%2</translation>
+    </message>
+    <message>
+        <source>max |Δ weights| = %1</source>
+        <translation>最大 |Δ 权重| = %1</translation>
+    </message>
+    <message>
+        <source>max |Δ outputs| = %1</source>
+        <translation>最大 |Δ 输出| = %1</translation>
+    </message>
+    <message>
+        <source>sinusoidal PE</source>
+        <translation>正弦位置编码</translation>
+    </message>
+    <message>
+        <source>RoPE</source>
+        <translation>RoPE</translation>
+    </message>
+    <message>
+        <source>Every order of these tokens reads the same: type a sentence with different tokens.</source>
+        <translation>这些词元无论怎么排都一样：请输入含有不同词元的句子。</translation>
+    </message>
+    <message>
+        <source>No positional encoding: attention only permutes — difference 0 (up to float32 rounding, %1).</source>
+        <translation>没有位置编码：注意力只是跟着重排 —— 差异为 0（只差 float32 舍入误差，%1）。</translation>
+    </message>
+    <message>
+        <source>With %1 the difference is only rounding here (%2): these weights do not depend on the order (e.g. a saturated softmax).</source>
+        <translation>使用%1时，这里的差异只是舍入误差（%2）：这些权重与顺序无关（例如 softmax 已饱和）。</translation>
+    </message>
+    <message>
+        <source>No positional encoding, but the causal mask itself tells positions apart: the weights change (max |Δ| = %1).</source>
+        <translation>没有位置编码，但因果掩码本身就能区分位置：权重改变了（最大 |Δ| = %1）。</translation>
+    </message>
+    <message>
+        <source>The weights change (max |Δ| = %1).</source>
+        <translation>权重改变了（最大 |Δ| = %1）。</translation>
+    </message>
+    <message>
+        <source>With %1: the weights change (max |Δ| = %2) — attention now sees the order.</source>
+        <translation>使用%1：权重改变了（最大 |Δ| = %2）—— 注意力现在能看到顺序了。</translation>
+    </message>
+    <message>
+        <source>head %1: un-permuted shuffled weights − original</source>
+        <translation>头 %1：还原顺序后的打乱权重 − 原始权重</translation>
+    </message>
+    <message>
+        <source>q of “%1” (position %2, head %3): each pair (q[2i], q[2i+1]) turns by θ = pos · 10000^(−2i/d_k).
+Grey dashed: before RoPE; red: after. Then q·k depends only on the distance between tokens.</source>
+        <translation>“%1”的 q（位置 %2，头 %3）：每一对 (q[2i], q[2i+1]) 旋转 θ = pos · 10000^(−2i/d_k)。
+灰色虚线：RoPE 之前；红色：之后。于是 q·k 只取决于词元之间的距离。</translation>
+    </message>
+    <message>
+        <source>dims %1, %2: θ = %3 rad</source>
+        <translation>维度 %1、%2：θ = %3 rad</translation>
+    </message>
+</context>
+<context>
+    <name>Presets</name>
+    <message>
+        <source>小明 喜欢 苹果 — the hand calculation (2-d, identity weights, no scaling)</source>
+        <translation>小明 喜欢 苹果 —— 手算示例（2 维，单位权重，不缩放）</translation>
+    </message>
+    <message>
+        <source>小明 喜欢 苹果 — 4-d embeddings of seed 000</source>
+        <translation>小明 喜欢 苹果 —— 教程 000 的 4 维嵌入</translation>
+    </message>
+    <message>
+        <source>我 爱 北 京 — causal mask (decoder)</source>
+        <translation>我 爱 北 京 —— 因果掩码（解码器）</translation>
+    </message>
+    <message>
+        <source>512 dimensions, 8 heads of 64 (seed 004)</source>
+        <translation>512 维，8 个头，每个 64 维（教程 004）</translation>
+    </message>
+</context>
+<context>
+    <name>ScalingPanel</name>
+    <message>
+        <source>Without ÷√d_k the scores q·k spread like √d_k: at 512 dimensions the softmax saturates ([0.999999, 0.000001]). Entropy: log n = spread evenly, 0 = all weight on one key.</source>
+        <translation>不除以 √d_k 时，分数 q·k 的分散程度随 √d_k 增长：512 维时 softmax 饱和（[0.999999, 0.000001]）。熵：log n = 平均分配，0 = 全部权重在一个键上。</translation>
+    </message>
+    <message>
+        <source>with ÷√d_k</source>
+        <translation>除以 √d_k</translation>
+    </message>
+    <message>
+        <source>without ÷√d_k</source>
+        <translation>不除以 √d_k</translation>
+    </message>
+    <message>
+        <source>uniform row (entropy log n, largest weight 1/n)</source>
+        <translation>均匀的行（熵 log n，最大权重 1/n）</translation>
+    </message>
+    <message>
+        <source>current d_k</source>
+        <translation>当前 d_k</translation>
+    </message>
+    <message>
+        <source>entropy per query token (nats)</source>
+        <translation>每个查询词元的熵（nats）</translation>
+    </message>
+    <message>
+        <source>largest weight per query token</source>
+        <translation>每个查询词元的最大权重</translation>
+    </message>
+    <message>
+        <source>÷√d_k</source>
+        <translation>÷√d_k</translation>
+    </message>
+    <message>
+        <source>no ÷√d_k</source>
+        <translation>不 ÷√d_k</translation>
+    </message>
+    <message>
+        <source>uniform: log n</source>
+        <translation>均匀：log n</translation>
+    </message>
+    <message>
+        <source>uniform: 1/n</source>
+        <translation>均匀：1/n</translation>
+    </message>
+    <message>
+        <source>mean row entropy (nats) vs d_k</source>
+        <translation>平均行熵（nats）随 d_k 的变化</translation>
+    </message>
+    <message>
+        <source>mean largest weight vs d_k</source>
+        <translation>平均最大权重随 d_k 的变化</translation>
+    </message>
+    <message>
+        <source>d_k = d_model (one head, random weights)</source>
+        <translation>d_k = d_model（一个头，随机权重）</translation>
+    </message>
+    <message>
+        <source>Sweeping d_k = %1 (%2 of %3)…</source>
+        <translation>正在扫描 d_k = %1（%2 / %3）…</translation>
+    </message>
+    <message>
+        <source>At d_k = %1 the raw scores reach |q·k| = %2; ÷√d_k = ÷%3 brings them to %4. The largest weight averages %5 without the scaling, %6 with it.</source>
+        <translation>d_k = %1 时原始分数达到 |q·k| = %2；÷√d_k = ÷%3 后降到 %4。不缩放时最大权重平均为 %5，缩放后为 %6。</translation>
+    </message>
+    <message>
+        <source>Could not compare with and without ÷√d_k: %1</source>
+        <translation>无法比较有无 ÷√d_k：%1</translation>
+    </message>
+    <message>
+        <source>The sweep stopped: %1</source>
+        <translation>扫描已停止：%1</translation>
+    </message>
+    <message>
+        <source>Head %1, d_k = %2: mean entropy %3 nats with ÷√d_k, %4 without (uniform: %5); mean largest weight %6 with, %7 without.</source>
+        <translation>头 %1，d_k = %2：平均熵在除以 √d_k 时为 %3 nats，不除时为 %4（均匀：%5）；平均最大权重分别为 %6 和 %7。</translation>
+    </message>
+</context>
+<context>
+    <name>Setting</name>
+    <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
+        <source>whitespace</source>
+        <translation>按空格</translation>
+    </message>
+    <message>
+        <source>chars</source>
+        <translation>逐字</translation>
+    </message>
+    <message>
+        <source>jieba</source>
+        <translation>jieba 分词</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>sinusoidal</source>
+        <translation>正弦</translation>
+    </message>
+    <message>
+        <source>rope</source>
+        <translation>RoPE</translation>
+    </message>
+    <message>
+        <source>causal</source>
+        <translation>因果</translation>
+    </message>
+    <message>
+        <source>random</source>
+        <translation>随机</translation>
+    </message>
+    <message>
+        <source>identity</source>
+        <translation>单位矩阵</translation>
+    </message>
+    <message>
+        <source>scores</source>
+        <translation>分数</translation>
+    </message>
+    <message>
+        <source>scaled</source>
+        <translation>缩放后</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>权重</translation>
+    </message>
+</context>
+<context>
+    <name>TokensPanel</name>
+    <message>
+        <source>Click a token to make it the focused query everywhere</source>
+        <translation>点击一个词元，让它在所有面板中成为当前查询</translation>
+    </message>
+    <message>
+        <source>#%1 “%2”, characters %3–%4</source>
+        <translation>#%1 “%2”，字符 %3–%4</translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,120 @@
+"""Update the Chinese translation source from the code, then build the catalogue the app loads.
+
+    python scripts/build_translations.py          # lupdate app/**/*.py → .ts, then lrelease .ts → .qm
+    python scripts/build_translations.py --check  # change nothing; exit 1 if the .ts misses a string
+                                                   # of the code, has an unfinished one, or the .qm is stale
+
+The .ts (resources/i18n/attention_explorer_zh_CN.ts) is the source: translate the entries lupdate
+marks type="unfinished" (Qt Linguist, or any editor), then run this again and commit both files.
+Strings are found by pyside6-lupdate in self.tr("..."), QCoreApplication.translate("Context", "...")
+and QT_TRANSLATE_NOOP("Context", "...") calls — never inside f-strings, which it cannot read.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDER = ROOT / "resources" / "i18n"
+LANGUAGE = "zh_CN"
+TS = FOLDER / f"attention_explorer_{LANGUAGE}.ts"
+QM = TS.with_suffix(".qm")
+
+
+def tool(name: str) -> str:
+    """The lupdate / lrelease executable that ships inside PySide6 (else the pyside6-… on PATH)."""
+    try:
+        import PySide6
+
+        bundled = Path(PySide6.__file__).resolve().parent / name
+        if bundled.exists():
+            return str(bundled)
+    except ImportError:  # pragma: no cover - PySide6 is a dependency
+        pass
+    found = shutil.which(f"pyside6-{name}") or shutil.which(name)
+    if not found:
+        raise SystemExit(f"{name} not found: install PySide6-Essentials")
+    return found
+
+
+def sources() -> list[str]:
+    """Every Python file of the window, relative to the repository (stable order)."""
+    return sorted(str(path.relative_to(ROOT)) for path in (ROOT / "app").rglob("*.py"))
+
+
+def update(ts: Path = TS) -> str:
+    """Merge the code's strings into ``ts`` (kept translations stay, vanished ones go); lupdate's summary."""
+    ts.parent.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [tool("lupdate"), "-silent", "-no-obsolete", "-locations", "none", "-target-language", LANGUAGE,
+         *sources(), "-ts", str(ts)],
+        cwd=ROOT, capture_output=True, text=True, check=True)
+    return (done.stdout + done.stderr).strip()
+
+
+def release(ts: Path = TS, qm: Path = QM) -> None:
+    """Compile ``ts`` into ``qm`` (unfinished entries are left out, so they show in English)."""
+    subprocess.run([tool("lrelease"), "-silent", str(ts), "-qm", str(qm)], cwd=ROOT, check=True,
+                   capture_output=True, text=True)
+
+
+def messages(ts: Path = TS) -> list[dict]:
+    """context, source, translation (the first plural form for %n messages), finished, for every entry."""
+    out = []
+    for context in ET.parse(ts).getroot().iter("context"):
+        name = context.findtext("name")
+        for message in context.iter("message"):
+            translation = message.find("translation")
+            forms = translation.findall("numerusform")
+            text = forms[0].text if forms else translation.text
+            out.append({"context": name, "source": message.findtext("source"), "translation": text or "",
+                        "finished": translation.get("type") not in ("unfinished", "vanished", "obsolete")})
+    return out
+
+
+def check() -> list[str]:
+    """Problems that would make the shipped catalogue differ from the code; [] when all is well."""
+    problems = []
+    with tempfile.TemporaryDirectory() as folder:
+        fresh = Path(folder) / TS.name
+        shutil.copyfile(TS, fresh)
+        update(fresh)
+        known = {(m["context"], m["source"]) for m in messages(TS)}
+        for m in messages(fresh):
+            if (m["context"], m["source"]) not in known:
+                problems.append(f"not in the .ts yet: {m['context']}: {m['source']!r}")
+        qm = Path(folder) / QM.name
+        release(TS, qm)
+        if not QM.exists() or QM.read_bytes() != qm.read_bytes():
+            problems.append(f"{QM.relative_to(ROOT)} is not built from the current .ts")
+    problems += [f"unfinished: {m['context']}: {m['source']!r}" for m in messages(TS) if not m["finished"]]
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="report problems, change nothing")
+    arguments = parser.parse_args(argv)
+    if arguments.check:
+        problems = check()
+        for problem in problems:
+            print(problem)
+        return 1 if problems else 0
+    update()
+    release()
+    entries = messages()
+    unfinished = [m for m in entries if not m["finished"]]
+    print(f"{TS.relative_to(ROOT)}: {len(entries)} messages, {len(entries) - len(unfinished)} translated, "
+          f"{len(unfinished)} unfinished; built {QM.relative_to(ROOT)}")
+    for m in unfinished:
+        print(f"  unfinished: {m['context']}: {m['source']!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
