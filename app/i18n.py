@@ -214,7 +214,8 @@ def setting_label(name: str, value) -> str:
 
 # ---------------------------------------------------------------------------- engine messages
 # The engine's messages (engine/config.py, memory.py, compute.py, explain.py, inspect.py,
-# tokenize.py, labs.py) and the app's own plain-Python ones (session.py, render.py), as templates:
+# tokenize.py, labs.py, export.py, minilm.py) and the app's own plain-Python ones (session.py,
+# render.py), as templates:
 # %N stands for any text; a %N used twice must repeat the same text. More specific first.
 ENGINE_MESSAGES = (
     QT_TRANSLATE_NOOP("EngineMessage", "text must be a string"),
@@ -280,6 +281,21 @@ ENGINE_MESSAGES = (
     QT_TRANSLATE_NOOP("EngineMessage", "the session's \"view\" must be an object"),
     QT_TRANSLATE_NOOP("EngineMessage", "the session's view.%1 must be a whole number ≥ 0"),
     QT_TRANSLATE_NOOP("EngineMessage", "the session's view.stage must be one of %1"),
+    QT_TRANSLATE_NOOP("EngineMessage", "cannot export to %1: %2; use %3"),
+    QT_TRANSLATE_NOOP("EngineMessage", "unknown file type %1"),
+    QT_TRANSLATE_NOOP("EngineMessage", "no file type (suffix)"),
+    # the pretrained model (engine/minilm.py)
+    QT_TRANSLATE_NOOP("EngineMessage", "text is empty: type a sentence, e.g. The animal didn't cross the street."),
+    QT_TRANSLATE_NOOP("EngineMessage", "%1. Install it with: %2"),
+    QT_TRANSLATE_NOOP("EngineMessage", "the pretrained model %1 is not installed (package %2)"),
+    QT_TRANSLATE_NOOP("EngineMessage", "the package %1 has no model/%2: reinstall it"),
+    QT_TRANSLATE_NOOP("EngineMessage", "reading the model needs the safetensors package"),
+    QT_TRANSLATE_NOOP("EngineMessage", "tokenizing for the model needs the tokenizers package"),
+    QT_TRANSLATE_NOOP("EngineMessage", "%1 is damaged or not the expected file (sha256 %2, expected %3): "
+                                       "reinstall with %4"),
+    QT_TRANSLATE_NOOP("EngineMessage", "cannot read the tokenizer %1: %2"),
+    QT_TRANSLATE_NOOP("EngineMessage", "cannot read the model in %1: %2"),
+    QT_TRANSLATE_NOOP("EngineMessage", "%1 lacks %2"),
     QT_TRANSLATE_NOOP("EngineMessage", "%1 is not a UTF-8 text file"),
     QT_TRANSLATE_NOOP("EngineMessage", "%1 is not a finite number"),
     QT_TRANSLATE_NOOP("EngineMessage", "%1 does not exist"),

