@@ -266,8 +266,6 @@ ENGINE_MESSAGES = (
     QT_TRANSLATE_NOOP("EngineMessage", "cannot write %1: the folder %2 does not exist"),
     QT_TRANSLATE_NOOP("EngineMessage", "cannot write %1: permission denied"),
     QT_TRANSLATE_NOOP("EngineMessage", "could not write the image to %1"),
-    QT_TRANSLATE_NOOP("EngineMessage", "cannot write %1: %2"),
-    QT_TRANSLATE_NOOP("EngineMessage", "cannot read %1: %2"),
     QT_TRANSLATE_NOOP("EngineMessage", "the file holds %1, which is not a finite number"),
     QT_TRANSLATE_NOOP("EngineMessage", "not a valid session file: JSON error at line %1, column %2"),
     QT_TRANSLATE_NOOP("EngineMessage", "not an Attention Explorer session file (its \"format\" field is missing "
@@ -296,6 +294,9 @@ ENGINE_MESSAGES = (
     QT_TRANSLATE_NOOP("EngineMessage", "cannot read the tokenizer %1: %2"),
     QT_TRANSLATE_NOOP("EngineMessage", "cannot read the model in %1: %2"),
     QT_TRANSLATE_NOOP("EngineMessage", "%1 lacks %2"),
+    # the most general last
+    QT_TRANSLATE_NOOP("EngineMessage", "cannot write %1: %2"),
+    QT_TRANSLATE_NOOP("EngineMessage", "cannot read %1: %2"),
     QT_TRANSLATE_NOOP("EngineMessage", "%1 is not a UTF-8 text file"),
     QT_TRANSLATE_NOOP("EngineMessage", "%1 is not a finite number"),
     QT_TRANSLATE_NOOP("EngineMessage", "%1 does not exist"),
