@@ -71,7 +71,7 @@ class MainWindow(QMainWindow):
         self._build_model_bar()
         self._build_menus()
         self._default_state = self.saveState()
-        self.resize(1500, 950)
+        self.resize(1560, 1000)
         if restore:
             self._restore_layout()
         c = self.controller
@@ -140,7 +140,7 @@ class MainWindow(QMainWindow):
         for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers"):
             self.tabifyDockWidget(self.docks["diffs"], self.docks[key])
         self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
-        self.resizeDocks([attention, self.docks["diffs"]], [620, 300], Qt.Orientation.Vertical)
+        self.resizeDocks([attention, self.docks["diffs"]], [560, 380], Qt.Orientation.Vertical)
         self.docks["diffs"].raise_()
         self.docks["arithmetic"].raise_()
         self.panels["attention"].cellClicked.connect(lambda *_: self.docks["inspector"].raise_())

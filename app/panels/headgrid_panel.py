@@ -76,6 +76,8 @@ class HeadGridPanel(QWidget):
     def _update_selection(self) -> None:
         for head, view in enumerate(self.views):
             view.setBorder(SELECTED_PEN if head == self.controller.head else PLAIN_PEN)
+        # the thick selected border reaches outside the thin one's repaint area: repaint it all
+        self.canvas.viewport().update()
 
     def _on_clicked(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton:

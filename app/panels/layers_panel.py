@@ -204,6 +204,7 @@ class LayersPanel(QWidget):
             for head, (view, _) in enumerate(row):
                 chosen = layer == self.controller.layer and head == self.controller.head
                 view.setBorder(SELECTED_PEN if chosen else PLAIN_PEN)
+        self.grid.viewport().update()  # the thick border's old pixels lie outside the thin one's area
 
     def pair_weights(self) -> np.ndarray | None:
         """(layers, heads) weight from the focused token to the chosen key token."""

@@ -1,0 +1,125 @@
+"""Regenerate the README's pictures: screenshots of the real window and an exported figure.
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" python scripts/screenshots.py   # or with a DISPLAY
+
+Each scene sets the window up as a user would (sentence, preset, panel), waits for the worker,
+then grabs the screen under the window (QScreen.grabWindow; a widget grab when offscreen).
+Settings go to a temporary folder, so the user's own are never touched.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "images"
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
+
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+ANIMAL = "The animal didn't cross the street because it was too tired."
+
+
+def settle(app, window, seconds: float = 0.8) -> None:
+    window.wait_until_idle(120)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        app.processEvents()
+        time.sleep(0.02)
+    window.wait_until_idle(120)
+    app.processEvents()
+
+
+def shoot(app, window, name: str) -> None:
+    settle(app, window)
+    if QApplication.platformName() == "xcb":
+        geometry = window.frameGeometry()
+        image = window.screen().grabWindow(0, geometry.x(), geometry.y(), geometry.width(), geometry.height())
+    else:
+        image = window.grab()
+    path = OUT / name
+    image.save(str(path))
+    print("wrote", path.relative_to(ROOT))
+
+
+def set_text(window, text: str) -> None:
+    window.panels["input"].text.setPlainText(text)
+
+
+def main() -> None:
+    settings = tempfile.mkdtemp()
+    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)
+    app = QApplication(sys.argv[:1])
+    from app.fonts import install_cjk_font
+    from app.window import MainWindow
+
+    install_cjk_font(app)
+    language = os.environ.get("SCREENSHOT_LANGUAGE")
+    window = MainWindow(restore=False)
+    window.move(0, 0)
+    window.resize(1560, 1000)
+    window.show()
+    settle(app, window)
+
+    set_text(window, "小明喜欢苹果")
+    window.controller.select(focus=1)
+    shoot(app, window, "window-xiaoming.png")
+
+    set_text(window, "I ate the cake and it was delicious.")
+    settle(app, window)
+    window.controller.select(focus=5, head=1)
+    shoot(app, window, "window-cake.png")
+
+    player = window.show_player()
+    player.set_stage(4)
+    shoot(app, window, "player.png")
+
+    window.controller.inspect(5, 3)
+    window.docks["inspector"].raise_()
+    window.docks["diffs"].raise_()
+    shoot(app, window, "inspector.png")
+    window.docks["arithmetic"].raise_()
+
+    set_text(window, "苹果很好吃")
+    settle(app, window)
+    compare = window.panel("compare")
+    window.docks["compare"].raise_()
+    compare.text_b.setText("苹果发布了新手机")
+    shoot(app, window, "compare.png")
+
+    try:
+        from engine.minilm import find_model_dir
+
+        find_model_dir()
+        set_text(window, ANIMAL)
+        settle(app, window)
+        window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
+        settle(app, window, 1.5)
+        tokens = window.controller.snapshot.result.token_texts
+        window.controller.select(focus=tokens.index("it"))
+        layers = window.panel("layers")
+        layers.key_combo.setCurrentIndex(tokens.index("animal"))
+        layers._open(3, 1)
+        shoot(app, window, "minilm.png")
+        window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
+        settle(app, window)
+    except Exception as error:  # noqa: BLE001 - the model is optional
+        print("MiniLM screenshot skipped:", error)
+
+    window.close()
+
+    figure = OUT / "export-all-heads.png"
+    subprocess.run([sys.executable, str(ROOT / "main.py"), "export", "--text", "I ate the cake and it was delicious.",
+                    "--head", "all", "--width", "1400", "--out", str(figure)], check=True)
+    print("wrote", figure.relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    main()
