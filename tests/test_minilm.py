@@ -207,3 +207,17 @@ def test_erf_and_gelu_accuracy():
     exact_gelu = x32.astype(np.float64) * 0.5 * (1.0 + np.array([math.erf(v / math.sqrt(2)) for v in x32.astype(np.float64)]))
     error = np.abs(gelu(x32).astype(np.float64) - exact_gelu)
     assert (error <= 3e-7 * np.maximum(np.abs(x32), 1.0)).all()
+
+
+def test_gelu_blocks_and_threads_give_identical_numbers(monkeypatch):
+    from engine import bert
+
+    x = np.random.default_rng(1).standard_normal((300, 1536)).astype(np.float32) * 3
+    expected = np.empty_like(x)
+    bert._gelu_block(x, expected)  # one pass over the whole array
+    np.testing.assert_array_equal(bert.gelu(x), expected)  # blocks shared among threads
+    monkeypatch.setattr(bert, "THREADS", 1)
+    np.testing.assert_array_equal(bert.gelu(x), expected)  # blocks, one thread
+    in_place = x.copy()
+    bert.gelu(in_place, out=in_place)
+    np.testing.assert_array_equal(in_place, expected)
