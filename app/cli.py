@@ -111,8 +111,6 @@ def _image_exporter():
     try:
         from app.render import export_figure
     except ModuleNotFoundError as error:
-        if error.name == "app.render":
-            raise UsageError("image export is not available yet") from None
         raise SetupError(f"image export needs the {error.name} package: pip install -e .") from None
     return export_figure
 
@@ -214,8 +212,6 @@ def _window(argv: list[str]) -> int:
     try:
         from app.window import run
     except ModuleNotFoundError as error:
-        if error.name == "app.window":
-            return _fail("the window is not available yet (app/window.py is missing)", 1)
         return _fail(f"the window needs the {error.name} package: pip install -e .", 1)
     return run(argv[1:])
 

@@ -272,22 +272,20 @@ def test_unknown_command_and_help():
     assert done.returncode == 0 and "export" in done.stdout
 
 
-@pytest.mark.skipif((ROOT / "app" / "render.py").exists(), reason="app/render.py exists: images are available")
-@pytest.mark.parametrize("suffix", [".png", ".svg"])
-def test_image_export_not_available_yet(tmp_path, suffix):
-    done = run("export", "--text", "a b", "--out", str(tmp_path / f"figure{suffix}"))
-    assert_one_error_line(done)
-    assert done.stderr == "error: image export is not available yet\n"
-    assert os.listdir(tmp_path) == []
+def test_real_png_and_svg_export(tmp_path):
+    from PySide6.QtGui import QImage
 
-
-@pytest.mark.skipif(not (ROOT / "app" / "render.py").exists(), reason="app/render.py not written yet")
-def test_real_png_export(tmp_path):
-    pytest.importorskip("PySide6")
     out = tmp_path / "figure.png"
     done = run("export", "--text", "小明 喜欢 苹果", "--d-model", "4", "--heads", "2", "--width", "300", "--out", str(out))
     assert (done.returncode, done.stderr) == (0, "")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and os.listdir(tmp_path) == ["figure.png"]
+    image = QImage(str(out))
+    assert image.width() == 300 and image.height() > 100
+    svg = tmp_path / "figure.svg"
+    done = run("export", "--text", "小明 喜欢 苹果", "--head", "1", "--stage", "scaled", "--out", str(svg))
+    assert (done.returncode, done.stderr) == (0, "")
+    text = svg.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("<?xml") and "<svg" in text and "小明" in text and "head 1" in text
 
 
 def test_image_export_calls_export_figure(tmp_path, monkeypatch):
