@@ -1180,7 +1180,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
     </message>
     <message>
         <source>Memory held by the trace (every intermediate array)</source>
-        <translation>计算轨迹（所有中间数组）占用的内存</translation>
+        <translation>计算过程中所有中间数组占用的内存</translation>
     </message>
     <message>
         <source>Cancel</source>
@@ -1344,7 +1344,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
     </message>
     <message>
         <source>trace %1</source>
-        <translation>轨迹 %1</translation>
+        <translation>中间结果 %1</translation>
     </message>
     <message>
         <source>Not updated: %1</source>
@@ -2022,11 +2022,11 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
     </message>
     <message>
         <source>÷√d_k</source>
-        <translation>÷√d_k</translation>
+        <translation>除以 √d_k</translation>
     </message>
     <message>
         <source>no ÷√d_k</source>
-        <translation>不 ÷√d_k</translation>
+        <translation>不除以 √d_k</translation>
     </message>
     <message>
         <source>uniform: log n</source>
