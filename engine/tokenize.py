@@ -12,7 +12,8 @@ dictionary on first use (about a second): call :func:`warm_up` early, e.g. in a 
 """
 from __future__ import annotations
 
-import logging
+import functools
+import os
 import re
 import threading
 import unicodedata
@@ -25,7 +26,48 @@ from .errors import EngineError
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
 _CJK_PUNCT = "\u3000-\u303f\uff00-\uffef"
 _CJK_RUN = re.compile(f"[{_HAN}{_CJK_PUNCT}]+")
-_WORD_OR_SYMBOL = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|\S", re.UNICODE)
+
+
+def _scan_marks() -> str:
+    ranges, start, previous = [], None, None
+    for code in range(0x20000):
+        if unicodedata.category(chr(code)) in ("Mn", "Mc", "Me"):
+            if start is None:
+                start = code
+            previous = code
+        elif start is not None:
+            ranges.append((start, previous))
+            start = None
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
+def _mark_class() -> str:
+    """A regex class body of every combining mark (Mn, Mc, Me) in planes 0–1: Python's re has no
+    \\p{M}. Marks belong to the letter before them (नमस्ते, é written e + U+0301, ❤️ = ❤ + U+FE0F).
+    Scanning Unicode takes ~0.2 s, so the result is cached per Unicode version."""
+    from .segment import cache_folder
+
+    path = cache_folder() / f"marks-{unicodedata.unidata_version}.txt"
+    try:
+        return path.read_text(encoding="ascii")
+    except OSError:
+        pass
+    marks = _scan_marks()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(marks, encoding="ascii")
+        os.replace(temporary, path)
+    except OSError:
+        pass  # no writable cache: scan again next time
+    return marks
+
+
+_MARK = f"[{_mark_class()}]"
+_LETTER = rf"(?:[^\W_]|{_MARK})"
+# a word (letters, digits and their marks, with inner apostrophes), or one symbol with its marks and
+# zero-width-joined parts (emoji sequences such as 👩‍💻 stay one token)
+_WORD_OR_SYMBOL = re.compile(rf"{_LETTER}+(?:['’]{_LETTER}+)*|\S{_MARK}*(?:\u200d\S{_MARK}*)*", re.UNICODE)
 
 _jieba_lock = threading.Lock()
 _jieba = None
@@ -41,24 +83,21 @@ class Token:
 
 
 def _get_jieba():
-    """Import jieba and build its dictionary once (thread-safe)."""
+    """jieba's segmenter over a fast-loading dictionary (engine.segment), built once, thread-safe."""
     global _jieba
     with _jieba_lock:
         if _jieba is None:
             try:
-                import jieba
+                from .segment import fast_tokenizer
+
+                _jieba = fast_tokenizer()
             except ImportError:  # pragma: no cover - jieba is a declared dependency
-                raise EngineError(
-                    "the jieba tokenizer needs the jieba package: pip install jieba"
-                ) from None
-            jieba.setLogLevel(logging.WARNING)
-            jieba.initialize()
-            _jieba = jieba
+                raise EngineError("the jieba tokenizer needs the jieba package: pip install jieba") from None
         return _jieba
 
 
 def warm_up() -> None:
-    """Build jieba's dictionary now so the first Chinese sentence is not slow."""
+    """Load jieba's dictionary now so the first Chinese sentence is not slow."""
     _get_jieba()
 
 
@@ -71,13 +110,15 @@ def _is_skipped(text: str) -> bool:
     return all(unicodedata.category(ch) in ("Cc", "Cf", "Cn", "Cs", "Zl", "Zp") or ch.isspace() for ch in text)
 
 
+@functools.lru_cache(maxsize=4096)
+def _segment(text: str) -> tuple[tuple[str, int, int], ...]:
+    """jieba's words of one run of text with their spans; cached, since live typing segments the
+    same runs again and again."""
+    return tuple((word, start, end) for word, start, end in _get_jieba().tokenize(text) if not _is_skipped(word))
+
+
 def _jieba_spans(text: str, offset: int) -> list[Token]:
-    jieba = _get_jieba()
-    return [
-        Token(word, offset + start, offset + end)
-        for word, start, end in jieba.tokenize(text)
-        if not _is_skipped(word)
-    ]
+    return [Token(word, offset + start, offset + end) for word, start, end in _segment(text)]
 
 
 def _word_spans(text: str, offset: int) -> list[Token]:

@@ -210,10 +210,11 @@ def test_strange_text_never_crashes(text, mode):
         np.testing.assert_allclose(result.weights.sum(-1), 1, atol=1e-5)
 
 
-@pytest.mark.xfail(reason="engine/tokenize.py: combining marks (Mn/Mc) are not word characters, "
-                          "so auto mode splits नमस्ते into नमस|्|त|े", strict=False)
-def test_devanagari_word_is_one_token():
-    assert [t.text for t in tokenize("नमस्ते")] == ["नमस्ते"]
+def test_combining_marks_stay_with_their_letters():
+    assert [t.text for t in tokenize("नमस्ते दुनिया")] == ["नमस्ते", "दुनिया"]
+    assert [t.text for t in tokenize("e\u0301te\u0301 café")] == ["e\u0301te\u0301", "café"]
+    assert [t.text for t in tokenize("مَرْحَبًا")] == ["مَرْحَبًا"]
+    assert [t.text for t in tokenize("❤\ufe0f ok 👩\u200d💻!")] == ["❤\ufe0f", "ok", "👩\u200d💻", "!"]
 
 
 def test_numpy_scalars_in_config_become_plain_python_values():
