@@ -31,6 +31,7 @@ from engine import AttentionConfig, EngineError
 from engine.memory import format_bytes
 
 from .controller import Controller
+from .i18n import install_language_menu, install_translator, setting_label, translate_engine_message
 from .lazy import LazyPanel
 from .panels.arithmetic_panel import ArithmeticPanel
 from .panels.attention_panel import AttentionPanel
@@ -265,7 +266,7 @@ class MainWindow(QMainWindow):
         self._action(edit, self.tr("Next token"), lambda: self._step_focus(1), "Ctrl+Down")
         self._action(edit, self.tr("Previous token"), lambda: self._step_focus(-1), "Ctrl+Up")
         for number, stage in enumerate(("scores", "scaled", "weights"), start=1):
-            self._action(edit, fill(self.tr("Show stage: %1"), stage), lambda _=False, s=stage: self.controller.select(stage=s),
+            self._action(edit, fill(self.tr("Show stage: %1"), setting_label("stage", stage)), lambda _=False, s=stage: self.controller.select(stage=s),
                          f"Ctrl+{number}")
 
         self.view_menu = menus.addMenu(self.tr("&View"))
@@ -274,6 +275,7 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self._action(self.view_menu, self.tr("Reset &layout"), self.reset_layout, None,
                      self.tr("Put every panel back where it started"))
+        install_language_menu(self, self.view_menu)
 
         player = menus.addMenu(self.tr("P&layer"))
         self._action(player, self.tr("Show the step-through player"), self.show_player, "F6")
@@ -299,6 +301,7 @@ class MainWindow(QMainWindow):
             self.statusBar().clearMessage()
 
     def _on_compute_failed(self, message: str) -> None:
+        message = translate_engine_message(message)
         self.statusBar().showMessage(fill(self.tr("Not updated: %1"), message))
         self.panels["input"].show_message("text", message)
 
@@ -476,7 +479,9 @@ class MainWindow(QMainWindow):
 
     def _figure_label(self) -> str:
         snapshot = self.controller.snapshot
-        return f"MiniLM-L6 layer {snapshot.layer}" if snapshot is not None and snapshot.model == "minilm" else ""
+        if snapshot is None or snapshot.model != "minilm":
+            return ""
+        return fill(self.tr("MiniLM-L6 layer %1"), snapshot.layer)
 
     def copy_image(self) -> None:
         from .render import render_image
@@ -528,6 +533,7 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def _warn(self, title: str, message: str) -> None:
+        message = translate_engine_message(message)
         self.statusBar().showMessage(message, 8000)
         if QApplication.platformName() not in ("offscreen", "minimal"):
             QMessageBox.warning(self, title, message)
@@ -595,6 +601,7 @@ def run(argv: list[str] | None = None) -> int:
     QApplication.setApplicationName("AttentionExplorer")
     app = QApplication.instance() or QApplication(sys.argv[:1])
     install_cjk_font(app)
+    install_translator(app)
     config = None
     if arguments.text:
         try:

@@ -1423,6 +1423,10 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>无法导出数据</translation>
     </message>
     <message>
+        <source>MiniLM-L6 layer %1</source>
+        <translation>MiniLM-L6 第 %1 层</translation>
+    </message>
+    <message>
         <source>Heatmap copied to the clipboard</source>
         <translation>热力图已复制到剪贴板</translation>
     </message>
