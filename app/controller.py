@@ -54,6 +54,7 @@ class Controller(QObject):
         self._last_seconds = 0.0
         self._requested_at = 0.0
         self._awaiting = False  # a compute request has not been answered yet
+        self._deferred_pending = 0  # panel updates scheduled for later event-loop turns
         self.worker = Worker(self)
         self.worker.finished.connect(self._on_worker_finished)
         self.worker.failed.connect(self._on_worker_failed)
@@ -127,7 +128,26 @@ class Controller(QObject):
 
     def is_idle(self) -> bool:
         """True when nothing is pending and the latest request is on screen (or failed)."""
-        return not self._debounce.isActive() and not self._awaiting
+        return not self._debounce.isActive() and not self._awaiting and not self._deferred_pending
+
+    def deferred(self, handler):
+        """Wrap a panel's slot so it runs in an event-loop turn of its own.
+
+        Every panel updating in the same turn would make one long stall (and one long paint); one
+        turn each lets Qt paint and handle input in between. A call for a snapshot that is no
+        longer on screen is skipped.
+        """
+        def schedule(*args):
+            self._deferred_pending += 1
+
+            def run():
+                self._deferred_pending -= 1
+                if not args or args[0] is self.snapshot or not hasattr(args[0], "result"):
+                    handler(*args)
+
+            QTimer.singleShot(0, run)
+
+        return schedule
 
     def shutdown(self) -> None:
         self._debounce.stop()

@@ -162,16 +162,24 @@ class HeatmapPlot:
         self.levels = (0.0, 1.0)
 
     def set_matrix(self, matrix, row_labels=None, column_labels=None, *, levels=None, colormap=WEIGHTS_MAP,
-                   show_values=None, value_format="{:.2f}", upscale: int = 1) -> None:
+                   show_values=None, value_format="{:.2f}", upscale: int = 1, display=None) -> None:
         """Show ``matrix`` (rows × columns). −∞/NaN cells are drawn as masked.
 
         ``upscale`` repeats every cell k×k pixels in the image (for sharp SVG export).
+        ``display``: a smaller block average of a huge matrix, drawn stretched over the matrix's
+        extent (made in the worker, so painting never averages millions of cells here).
         """
         matrix = np.asarray(matrix)
         rows, columns = matrix.shape
-        display = matrix
-        if not np.isfinite(matrix).all():
+        if display is not None:
+            display = np.asarray(display)
+        elif matrix.size > 65536 and matrix.dtype.kind == "f" and np.isfinite(matrix.min()) \
+                and np.isfinite(matrix.max()):
+            display = matrix  # finite: min() is one fast pass, where isfinite() would allocate n² booleans
+        elif not np.isfinite(matrix).all():
             display = np.where(np.isfinite(matrix), matrix, np.nan).astype(np.float32)
+        else:
+            display = matrix
         if levels is None:
             levels = symmetric_levels(display)
         self.matrix = matrix
@@ -219,7 +227,9 @@ class HeatmapPlot:
         view = self.plot.getViewBox().sceneBoundingRect()
         metrics = QFontMetrics(QFont())
         row_step = _label_step(len(self.row_labels), view.height(), metrics.height() * 1.05)
-        widest = max((metrics.horizontalAdvance(short_label(t)) for t in self.column_labels), default=10)
+        # measure only the longest labels: thousands of tokens would cost ~10 ms a resize
+        longest = sorted(self.column_labels, key=len, reverse=True)[:24]
+        widest = max((metrics.horizontalAdvance(short_label(t)) for t in longest), default=10)
         column_step = _label_step(len(self.column_labels), view.width(), widest + 8)
         self.plot.getAxis("left").setTicks([_ticks(self.row_labels, row_step)])
         self.plot.getAxis("bottom").setTicks([_ticks(self.column_labels, column_step)])

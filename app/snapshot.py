@@ -12,6 +12,8 @@ import numpy as np
 from engine import AttentionConfig, AttentionResult, compute
 
 THUMBNAIL_SIZE = 96  # the head grid shows each head at most this many cells across
+DISPLAY_SIZE = 1024  # matrices larger than this are drawn from a block average (no screen shows more)
+VECTOR_DISPLAY_ROWS = 256  # token × dimension heatmaps: rows drawn at most
 OVERVIEW_SIZE = 32  # the all-layers × all-heads overview: at most this many cells across
 
 
@@ -28,6 +30,15 @@ class Snapshot:
     bert: object = None  # the whole engine.bert.BertTrace in MiniLM mode (None for the toy engine)
     layer: int = 0  # which BERT layer ``result`` shows
     overview: np.ndarray | None = None  # (layers, heads, t, t) MiniLM weights thumbnails, block-averaged
+    display: dict | None = None  # name → block-averaged copy of a large matrix, for drawing only
+
+    def display_of(self, name: str, head: int | None = None):
+        """What to draw for array ``name`` (and head): a smaller block average when the matrix is
+        larger than the screen can show, else None (draw the matrix itself)."""
+        if not self.display or name not in self.display:
+            return None
+        value = self.display[name]
+        return value if head is None else value[head]
 
     @property
     def model(self) -> str:
@@ -41,17 +52,29 @@ class Snapshot:
         return (-bound, bound)
 
 
+def block_mean(array: np.ndarray, max_rows: int, max_columns: int) -> np.ndarray:
+    """Shrink the last two axes to at most (max_rows, max_columns) by averaging blocks of cells.
+
+    Exact at the edges (a last, smaller block is averaged over its own cells); the input itself
+    is returned when it is small enough.
+    """
+    rows, columns = array.shape[-2:]
+    row_factor, column_factor = -(-rows // max_rows), -(-columns // max_columns)
+    out = array
+    if column_factor > 1:
+        starts = np.arange(0, columns, column_factor)
+        counts = np.diff(np.append(starts, columns)).astype(np.float32)
+        out = np.add.reduceat(out, starts, axis=-1) / counts  # (..., rows, ≤max_columns)
+    if row_factor > 1:
+        starts = np.arange(0, rows, row_factor)
+        counts = np.diff(np.append(starts, rows)).astype(np.float32)
+        out = np.add.reduceat(out, starts, axis=-2) / counts[:, None]  # (..., ≤max_rows, …)
+    return out.astype(np.float32, copy=False)
+
+
 def block_average(matrices: np.ndarray, size: int) -> np.ndarray:
     """Shrink (heads, n, n) to at most (heads, size, size) by averaging blocks of cells."""
-    heads, rows, columns = matrices.shape
-    if rows <= size and columns <= size:
-        return matrices
-    factor = int(np.ceil(max(rows, columns) / size))
-    padded_rows, padded_columns = -(-rows // factor) * factor, -(-columns // factor) * factor
-    padded = np.zeros((heads, padded_rows, padded_columns), dtype=np.float32)
-    padded[:, :rows, :columns] = matrices
-    blocks = padded.reshape(heads, padded_rows // factor, factor, padded_columns // factor, factor)
-    return blocks.mean(axis=(2, 4))  # (heads, ≤size, ≤size)
+    return block_mean(matrices, size, size)
 
 
 def take_snapshot(config: AttentionConfig) -> Snapshot:
@@ -62,15 +85,25 @@ def take_snapshot(config: AttentionConfig) -> Snapshot:
 
 def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None) -> Snapshot:
     heads = result.weights.shape[0]
-    score_bound = np.abs(result.scores).reshape(heads, -1).max(axis=1)  # (heads,)
+    flat_scores = result.scores.reshape(heads, -1)
+    score_bound = np.maximum(flat_scores.max(axis=1), -flat_scores.min(axis=1))  # (heads,) max |q·k|
     if result.mask is None:
-        scaled_bound = np.abs(result.scaled).reshape(heads, -1).max(axis=1)
+        flat_scaled = result.scaled.reshape(heads, -1)
+        scaled_bound = np.maximum(flat_scaled.max(axis=1), -flat_scaled.min(axis=1))
     else:
         visible = ~result.mask  # (n, n)
         scaled_bound = np.array([np.abs(result.scaled[h][visible]).max() for h in range(heads)])
     weight_max = result.weights.reshape(heads, -1).max(axis=1)  # (heads,)
     vector_bound = float(max(np.abs(result.x).max(), np.abs(result.output).max(), np.abs(result.diff).max()))
-    thumbnails = block_average(result.weights, THUMBNAIL_SIZE)
+    display = {}
+    if result.n > DISPLAY_SIZE:  # the GUI thread would otherwise average 4M cells on every paint
+        display["weights"] = block_mean(result.weights, DISPLAY_SIZE, DISPLAY_SIZE)  # (heads, ≤1024, ≤1024)
+        thumbnails = block_average(display["weights"], THUMBNAIL_SIZE)
+    else:
+        thumbnails = block_average(result.weights, THUMBNAIL_SIZE)
+    if result.n > VECTOR_DISPLAY_ROWS:
+        for name in ("x", "output", "diff"):
+            display[name] = block_mean(getattr(result, name), VECTOR_DISPLAY_ROWS, DISPLAY_SIZE)
     return Snapshot(
         result=result,
         score_bound=score_bound.astype(np.float32),
@@ -81,4 +114,5 @@ def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None)
         bert=bert,
         layer=layer,
         overview=overview,
+        display=display,
     )

@@ -73,6 +73,7 @@ class AttentionPanel(QWidget):
             matrix, labels, labels,
             levels=snapshot.levels(stage, head),
             colormap=WEIGHTS_MAP if stage == "weights" else DIVERGING_MAP,
+            display=snapshot.display_of(stage, head),
         )
         self.heatmap.set_highlight_row(self.controller.focus)
         self.caption.setText(fill(self.tr("%1 tokens · d_k = %2"), result.n, result.config.d_k))

@@ -175,7 +175,7 @@ class ComparePanel(QWidget):
         self.table.currentCellChanged.connect(self._on_table_row_changed)
         controller.worker.finished.connect(self._on_worker_finished)
         controller.worker.failed.connect(self._on_worker_failed)
-        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
         self.sync()
 

@@ -63,7 +63,7 @@ class DiffsPanel(QWidget):
             view.set_axis_titles(self.tr("token"), self.tr("dimension"))
             row.addWidget(view)
             self.maps[name] = view
-        controller.snapshotChanged.connect(lambda _: self.refresh(full=True))
+        controller.snapshotChanged.connect(controller.deferred(lambda _: self.refresh(full=True)))
         controller.selectionChanged.connect(lambda: self.refresh(full=False))
 
     def refresh(self, full: bool = True) -> None:
@@ -86,6 +86,6 @@ class DiffsPanel(QWidget):
             labels = result.token_texts
             for name, view in self.maps.items():
                 view.set_matrix(getattr(result, name), labels, None, levels=(-bound, bound),
-                                colormap=DIVERGING_MAP, show_values=False)
+                                colormap=DIVERGING_MAP, show_values=False, display=snapshot.display_of(name))
         for view in self.maps.values():
             view.set_highlight_row(focus)

@@ -38,7 +38,7 @@ class HeadGridPanel(QWidget):
         self.images: list[pg.ImageItem] = []
         self._colormap = pg.colormap.get(WEIGHTS_MAP)
         self.canvas.scene().sigMouseClicked.connect(self._on_clicked)
-        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._update_selection)
 
     def _rebuild(self, heads: int) -> None:

@@ -137,7 +137,7 @@ class InspectorPanel(QWidget):
 
         controller.cellChanged.connect(self._on_cell_changed)
         controller.selectionChanged.connect(self._on_selection_changed)
-        controller.snapshotChanged.connect(lambda _: self._request_inspection())
+        controller.snapshotChanged.connect(controller.deferred(lambda _: self._request_inspection()))
         controller.worker.finished.connect(self._on_worker_finished)
         controller.worker.failed.connect(self._on_worker_failed)
         self._request_inspection()

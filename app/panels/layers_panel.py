@@ -50,7 +50,7 @@ class LayersPanel(QWidget):
         self._compare_generation = 0
         self._compare_timer = QTimer(self, singleShot=True, interval=300)
         self._compare_timer.timeout.connect(self._submit_compare)
-        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
         controller.worker.finished.connect(self._on_worker_finished)
         controller.worker.failed.connect(self._on_worker_failed)

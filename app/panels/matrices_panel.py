@@ -33,7 +33,7 @@ class MatricesPanel(QWidget):
             grid.addWidget(view, 1, column)
             self.views[name] = view
         self._shown_head = None
-        controller.snapshotChanged.connect(lambda _: self.refresh(full=True))
+        controller.snapshotChanged.connect(controller.deferred(lambda _: self.refresh(full=True)))
         controller.selectionChanged.connect(lambda: self.refresh(full=False))
 
     def refresh(self, full: bool = True) -> None:

@@ -116,7 +116,7 @@ class PlanePanel(QWidget):
         self.contextual_scatter.sigClicked.connect(self._on_points_clicked)
         controller.worker.finished.connect(self._on_worker_finished)
         controller.worker.failed.connect(self._on_worker_failed)
-        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
         self._set_caption(False)
         self.sync()

@@ -96,7 +96,7 @@ class PlayerPanel(QWidget):
         self._timer.timeout.connect(self._on_timer)
         self.speed.valueChanged.connect(self._on_speed_changed)
         self._on_speed_changed(self.speed.value())
-        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
         controller.worker.finished.connect(self._on_worker_finished)
         controller.worker.failed.connect(self._on_worker_failed)

@@ -90,7 +90,7 @@ class PositionalPanel(QWidget):
         splitter.addWidget(self.tabs)
         splitter.setSizes([450, 550])
 
-        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
         controller.configChanged.connect(self._on_config_changed)
         controller.worker.finished.connect(self._on_worker_finished)

@@ -121,7 +121,7 @@ class ScalingPanel(QWidget):
         self.sweep_max.setYRange(0, 1.02, padding=0)
         layout.addWidget(self.sweep_canvas, 1)
 
-        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._show_rows)
         controller.worker.finished.connect(self._on_worker_finished)
         controller.worker.failed.connect(self._on_worker_failed)

@@ -1,18 +1,49 @@
-"""Tokens strip: the tokens as chips; clicking one makes it the focused query token."""
+"""Tokens strip: the tokens as chips; clicking one makes it the focused query token.
+
+A QListView over a small list model: the view asks only for the chips it draws, so a 2,000-token
+sentence costs the GUI thread a model reset, not 2,000 widgets.
+"""
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker, QSize, Qt
-from PySide6.QtWidgets import QAbstractItemView, QListView, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QSignalBlocker, Qt
+from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 
 from ..controller import Controller
 from ..text import fill
 
 CHIP_STYLE = """
-QListWidget { background: palette(base); border: none; }
-QListWidget::item { border: 1px solid #9aa5b1; border-radius: 8px; padding: 3px 7px; margin: 2px; }
-QListWidget::item:selected { background: #ff2d55; color: white; border-color: #ff2d55; }
-QListWidget::item:hover { border-color: #333; }
+QListView { background: palette(base); border: none; }
+QListView::item { border: 1px solid #9aa5b1; border-radius: 8px; padding: 3px 7px; margin: 2px; }
+QListView::item:selected { background: #ff2d55; color: white; border-color: #ff2d55; }
+QListView::item:hover { border-color: #333; }
 """
+
+
+class TokensModel(QAbstractListModel):
+    """The tokens of the snapshot on screen, one row each."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.tokens: tuple = ()
+        self.tooltip = "#%1 “%2”, characters %3–%4"
+
+    def set_tokens(self, tokens) -> None:
+        self.beginResetModel()
+        self.tokens = tuple(tokens)
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt name
+        return 0 if parent.isValid() else len(self.tokens)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self.tokens):
+            return None
+        token = self.tokens[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return token.text
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return fill(self.tooltip, index.row(), token.text, token.start, token.end)
+        return None
 
 
 class TokensPanel(QWidget):
@@ -24,40 +55,51 @@ class TokensPanel(QWidget):
         self.controller = controller
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        self.chips = QListWidget()
+        self.model = TokensModel(self)
+        self.model.tooltip = self.tr("#%1 “%2”, characters %3–%4")
+        self.chips = QListView()
         self.chips.setObjectName("tokenChips")
+        self.chips.setModel(self.model)
         self.chips.setViewMode(QListView.ViewMode.ListMode)
         self.chips.setFlow(QListView.Flow.LeftToRight)
         self.chips.setWrapping(True)
         self.chips.setResizeMode(QListView.ResizeMode.Adjust)
-        self.chips.setUniformItemSizes(False)
+        self.chips.setLayoutMode(QListView.LayoutMode.Batched)  # lays out long lists in steps
+        self.chips.setBatchSize(200)
         self.chips.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.chips.setStyleSheet(CHIP_STYLE)
         self.chips.setToolTip(self.tr("Click a token to make it the focused query everywhere"))
         layout.addWidget(self.chips)
-        self.chips.currentRowChanged.connect(self._on_current_row_changed)
-        controller.snapshotChanged.connect(self._on_snapshot_changed)
+        self.chips.selectionModel().currentRowChanged.connect(self._on_current_row_changed)
+        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
 
+    def count(self) -> int:
+        return self.model.rowCount()
+
+    def visual_rect(self, index: int):
+        """Where chip ``index`` is drawn, in the view's viewport (tests click there)."""
+        return self.chips.visualRect(self.model.index(index))
+
     def _on_snapshot_changed(self, snapshot) -> None:
-        tokens = snapshot.result.tokens
-        with QSignalBlocker(self.chips):
-            self.chips.clear()
-            for index, token in enumerate(tokens):
-                item = QListWidgetItem(token.text)
-                item.setToolTip(fill(self.tr("#%1 “%2”, characters %3–%4"), index, token.text, token.start, token.end))
-                self.chips.addItem(item)
-            self.chips.setCurrentRow(self.controller.focus)
+        with QSignalBlocker(self.chips.selectionModel()):
+            self.model.set_tokens(snapshot.result.tokens)
+            self._select(self.controller.focus)
+
+    def _select(self, row: int) -> None:
+        index = self.model.index(row)
+        self.chips.selectionModel().setCurrentIndex(index, self.chips.selectionModel().SelectionFlag.ClearAndSelect)
+        self.chips.scrollTo(index)
 
     def _on_selection_changed(self) -> None:
-        if self.chips.currentRow() != self.controller.focus:
-            with QSignalBlocker(self.chips):
-                self.chips.setCurrentRow(self.controller.focus)
+        if self.chips.currentIndex().row() != self.controller.focus:
+            with QSignalBlocker(self.chips.selectionModel()):
+                self._select(self.controller.focus)
 
-    def _on_current_row_changed(self, row: int) -> None:
-        if row >= 0:
-            self.controller.select(focus=row)
+    def _on_current_row_changed(self, current, _previous) -> None:
+        if current.isValid():
+            self.controller.select(focus=current.row())
 
     def click_token(self, index: int) -> None:
         """Focus token ``index`` as a click on its chip would."""
-        self.chips.setCurrentRow(index)
+        self.chips.setCurrentIndex(self.model.index(index))
