@@ -17,6 +17,7 @@ from .snapshot import Snapshot, take_snapshot
 from .worker import Worker
 
 STAGES = ("scores", "scaled", "weights")
+EXPLAIN_TERMS = 24  # keys listed in the worked arithmetic (every sum still covers all keys)
 BUSY_AFTER_MS = 300  # show the busy indicator (and Cancel) for work longer than this
 DEBOUNCE_MS = 40  # typing pause before recomputing, when the last computation was slow
 FAST_COMPUTE_S = 0.008  # computations faster than this run at once (no debounce)
@@ -55,6 +56,9 @@ class Controller(QObject):
         self._requested_at = 0.0
         self._awaiting = False  # a compute request has not been answered yet
         self._deferred_pending = 0  # panel updates scheduled for later event-loop turns
+        self._deferred_queue: list = []
+        self._deferred_timer = QTimer(self, singleShot=True, interval=0)
+        self._deferred_timer.timeout.connect(self._run_next_deferred)
         self.worker = Worker(self)
         self.worker.finished.connect(self._on_worker_finished)
         self.worker.failed.connect(self._on_worker_failed)
@@ -139,15 +143,22 @@ class Controller(QObject):
         """
         def schedule(*args):
             self._deferred_pending += 1
-
-            def run():
-                self._deferred_pending -= 1
-                if not args or args[0] is self.snapshot or not hasattr(args[0], "result"):
-                    handler(*args)
-
-            QTimer.singleShot(0, run)
+            self._deferred_queue.append((handler, args))
+            if not self._deferred_timer.isActive():
+                self._deferred_timer.start()
 
         return schedule
+
+    def _run_next_deferred(self) -> None:
+        """One queued panel update per event-loop turn (zero-timers due together would otherwise
+        all run in one turn, with no paint or input in between)."""
+        if self._deferred_queue:
+            handler, args = self._deferred_queue.pop(0)
+            self._deferred_pending -= 1
+            if not args or args[0] is self.snapshot or not hasattr(args[0], "result"):
+                handler(*args)
+        if self._deferred_queue:
+            self._deferred_timer.start()
 
     def shutdown(self) -> None:
         self._debounce.stop()
@@ -230,7 +241,9 @@ class Controller(QObject):
         if self.snapshot is None:
             return
         self._explain_generation += 1
-        self.worker.submit("explain", self._explain_generation, self.snapshot.result.explain, self.head, self.focus)
+        # the panel lists at most 24 keys: build only those terms (a 2,048-key row is ~80 ms of Python)
+        self.worker.submit("explain", self._explain_generation, self.snapshot.result.explain, self.head, self.focus,
+                           EXPLAIN_TERMS)
 
 
 def validate(config: AttentionConfig, **changes) -> tuple[AttentionConfig | None, str]:

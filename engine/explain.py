@@ -52,6 +52,7 @@ class Explanation:
     shifted: bool  # exp taken of (scaled − row_max) to avoid overflow
     normaliser: float  # Σ_j exp_value_j
     output: tuple[float, ...]  # Σ_j weight_j · v_j = the head's output row for this token
+    total_keys: int = 0  # keys in the row; ``terms`` lists them all unless explain() was given max_terms
 
     def to_text(self, digits: int = 3) -> str:
         """The calculation as plain lines of text."""
@@ -106,8 +107,12 @@ class Explanation:
         return "\n".join(lines)
 
 
-def explain(result, head: int, query: int) -> Explanation:
-    """The worked calculation of ``result`` for ``head`` and query token index ``query``."""
+def explain(result, head: int, query: int, max_terms: int | None = None) -> Explanation:
+    """The worked calculation of ``result`` for ``head`` and query token index ``query``.
+
+    ``max_terms``: list only the keys with the largest weights (in sentence order), for long
+    sentences; the normaliser and the output always sum over every key.
+    """
     heads, n = result.weights.shape[0], result.n
     if not 0 <= head < heads:
         raise EngineError(f"head {head} does not exist: there are {heads} heads (0 … {heads - 1})")
@@ -138,7 +143,7 @@ def explain(result, head: int, query: int) -> Explanation:
             v=tuple(values[j].tolist()),
             weighted_v=tuple((weights[j] * values[j]).tolist()),
         )
-        for j in range(n)
+        for j in _listed_keys(weights, max_terms)
     )
     divisor = (math.sqrt(config.d_k) if config.scale else 1.0) * config.temperature
     return Explanation(
@@ -155,4 +160,13 @@ def explain(result, head: int, query: int) -> Explanation:
         shifted=shifted,
         normaliser=float(exp_values.sum()),
         output=tuple(result.head_outputs[head, query].astype(np.float64).tolist()),
+        total_keys=n,
     )
+
+
+def _listed_keys(weights: np.ndarray, max_terms: int | None) -> list[int]:
+    n = len(weights)
+    if max_terms is None or max_terms >= n:
+        return list(range(n))
+    largest = np.argpartition(-weights, max_terms - 1)[:max_terms]  # the max_terms largest weights
+    return sorted(int(j) for j in largest)

@@ -84,11 +84,11 @@ class AttentionResult:
         """The named arrays of :data:`ARRAY_NAMES`."""
         return {name: getattr(self, name) for name in ARRAY_NAMES}
 
-    def explain(self, head: int, query: int) -> "Explanation":
+    def explain(self, head: int, query: int, max_terms: int | None = None) -> "Explanation":
         """Worked arithmetic for one head and query token (see :mod:`engine.explain`)."""
         from .explain import explain
 
-        return explain(self, head, query)
+        return explain(self, head, query, max_terms)
 
 
 def vector_diffs(before: np.ndarray, after: np.ndarray) -> dict[str, np.ndarray]:

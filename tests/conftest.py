@@ -44,6 +44,7 @@ def window(qtbot):
     win.show()
     assert win.wait_until_idle(30), "the first computation did not arrive"
     yield win
+    win.controller.worker.wait_until_idle(60)  # let a slow job finish: closing mid-job is tested on its own
     win.close()
     assert not win.controller.worker.is_alive(), "the worker thread outlived its window"
 

@@ -223,3 +223,44 @@ def test_presets_reproduce_the_hand_calculation(window):
     np.testing.assert_allclose(shown_weights(window)[1], [0.155, 0.422, 0.422], atol=5e-4)
     text = window.panels["arithmetic"].view.toPlainText()
     assert "0.578" in text and "0.845" in text
+
+
+def _long_text(n: int) -> str:
+    return " ".join(f"w{i}" for i in range(n))
+
+
+def test_busy_indicator_and_cancel_keep_the_last_picture(window, qtbot):
+    before = shown_weights(window).copy()
+    shown_before = window.controller.snapshot
+    slow = AttentionConfig(text=_long_text(1500), tokenizer="whitespace", d_model=512, heads=8)
+    window.controller.set_config(slow, immediate=True)
+    qtbot.waitUntil(lambda: window.busy.isVisible() and window.cancel_button.isVisible(), timeout=5000)
+    qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
+    assert not window.busy.isVisible() and not window.cancel_button.isVisible()
+    assert window.controller.config == shown_before.result.config  # the settings on screen again
+    assert window.panels["input"].text.toPlainText() == shown_before.result.config.text
+    window.controller.worker.wait_until_idle(60)  # the cancelled job finishes in the background…
+    QApplication.processEvents()
+    assert window.controller.snapshot is shown_before  # …and its result is dropped
+    np.testing.assert_array_equal(shown_weights(window), before)
+
+
+def test_closing_during_a_long_computation_is_quick(qtbot):
+    import time
+
+    from app.window import MainWindow
+
+    win = MainWindow(restore=False)
+    win.show()
+    assert win.wait_until_idle(30)
+    win.controller.set_config(AttentionConfig(text=_long_text(2048), tokenizer="whitespace", d_model=512, heads=8),
+                              immediate=True)
+    qtbot.waitUntil(lambda: not win.controller.worker.is_idle(), timeout=5000)
+    started = time.perf_counter()
+    win.close()
+    closed_in = time.perf_counter() - started
+    win.deleteLater()
+    assert closed_in < 1.0, f"closing took {closed_in:.2f} s"
+    thread = win.controller.worker._thread
+    thread.join(60)  # the daemon thread ends with its NumPy call and emits nothing
+    assert not thread.is_alive()

@@ -60,10 +60,10 @@ class ArithmeticPanel(QWidget):
 
     def _keys(self, explanation: Explanation):
         terms = list(explanation.terms)
-        if len(terms) <= MAX_KEYS:
-            return terms, 0
-        chosen = sorted(sorted(terms, key=lambda t: -t.weight)[:MAX_KEYS], key=lambda t: t.key_index)
-        return chosen, len(terms) - len(chosen)
+        total = max(explanation.total_keys, len(terms))
+        if len(terms) > MAX_KEYS:
+            terms = sorted(sorted(terms, key=lambda t: -t.weight)[:MAX_KEYS], key=lambda t: t.key_index)
+        return terms, total - len(terms)
 
     def render(self, e: Explanation) -> str:
         esc = html.escape

@@ -63,7 +63,7 @@ class DiffsPanel(QWidget):
             view.set_axis_titles(self.tr("token"), self.tr("dimension"))
             row.addWidget(view)
             self.maps[name] = view
-        controller.snapshotChanged.connect(controller.deferred(lambda _: self.refresh(full=True)))
+        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(lambda: self.refresh(full=False))
 
     def refresh(self, full: bool = True) -> None:
@@ -82,10 +82,21 @@ class DiffsPanel(QWidget):
             f"{float(np.linalg.norm(result.diff[focus])):.4f}", f"{result.cosine[focus]:.4f}",
         ))
         if full:
-            bound = snapshot.vector_bound
-            labels = result.token_texts
-            for name, view in self.maps.items():
-                view.set_matrix(getattr(result, name), labels, None, levels=(-bound, bound),
-                                colormap=DIVERGING_MAP, show_values=False, display=snapshot.display_of(name))
+            for name in self.maps:
+                self._show_map(snapshot, name)
         for view in self.maps.values():
             view.set_highlight_row(focus)
+
+    def _on_snapshot_changed(self, snapshot) -> None:
+        """Bars now; each token × dimension map in an event-loop turn of its own (long inputs)."""
+        self.refresh(full=False)
+        for name in self.maps:
+            self.controller.deferred(self._show_map)(snapshot, name)
+
+    def _show_map(self, snapshot, name: str) -> None:
+        result = snapshot.result
+        bound = snapshot.vector_bound
+        view = self.maps[name]
+        view.set_matrix(getattr(result, name), result.token_texts, None, levels=(-bound, bound),
+                        colormap=DIVERGING_MAP, show_values=False, display=snapshot.display_of(name))
+        view.set_highlight_row(self.controller.focus)
