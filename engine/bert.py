@@ -170,7 +170,8 @@ def layer_norm(
     variance *= DTYPE(1.0 / x.shape[-1])
     variance += DTYPE(eps)
     np.sqrt(variance, out=variance)
-    centered /= variance
+    np.reciprocal(variance, out=variance)  # (n, 1): one division per row, not per number
+    centered *= variance
     centered *= weight
     centered += bias
     return centered
@@ -399,10 +400,12 @@ class BertTrace:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the trace's arrays (arrays sharing memory counted once)."""
+        """Bytes held by the trace's arrays (arrays sharing memory counted once; ``attentions``
+        only once it has been built)."""
         seen: dict[int, int] = {}
         arrays = [getattr(self, f.name) for f in fields(self)]
         arrays += [a for layer in self.layers for a in layer.arrays().values()]
+        arrays.append(self.__dict__.get("attentions"))  # once stacked
         for value in arrays:
             if isinstance(value, np.ndarray):
                 base = value
