@@ -26,9 +26,9 @@ import numpy as np
 
 # A block holds about this many scores: 64 Ki float32 = 256 KiB, so a block of `scaled` and the
 # block of `weights` made from it both stay in a 512 KiB L2 cache.
-BLOCK_ELEMENTS = 1 << 16
+BLOCK_ELEMENTS = 1 << 18
 # Below this many scores (heads·n_q·n_k) threads cost more than they save.
-THREADED_MIN_ELEMENTS = 1 << 18
+THREADED_MIN_ELEMENTS = 1 << 20
 THREADS = max(1, min(os.cpu_count() or 1, 8))
 
 _pool: ThreadPoolExecutor | None = None
@@ -91,43 +91,49 @@ def attend(
     bias = None if additive_bias is None else np.broadcast_to(additive_bias, scores.shape)  # view
     masked = None if mask is None else np.broadcast_to(mask, (n_queries, n_keys))  # view
 
-    def fill_rows(head: int, rows: slice) -> None:
-        """scaled and weights of one head's rows: the steps of eq. 1 between the two matmuls."""
-        block = scaled[head, rows]  # (rows, n_keys), a view
+    def fill(heads_: slice, rows: slice) -> None:
+        """scaled and weights of a block: the steps of eq. 1 between the two matmuls."""
+        block = scaled[heads_, rows]  # (heads in block, rows, n_keys), a view
         if not plain:
             if divisor != 1.0:
-                np.multiply(scores[head, rows], factor, out=block)
+                np.multiply(scores[heads_, rows], factor, out=block)
             else:
-                np.copyto(block, scores[head, rows])
+                np.copyto(block, scores[heads_, rows])
             if bias is not None:
-                block += bias[head, rows]
+                block += bias[heads_, rows]
             if masked is not None:
                 np.copyto(block, -np.inf, where=masked[rows])
-        _softmax_into(block, weights[head, rows])
+        _softmax_into(block, weights[heads_, rows])
 
-    rows_per_block = max(1, BLOCK_ELEMENTS // max(n_keys, 1))
-    blocks = [
-        (head, slice(start, min(start + rows_per_block, n_queries)))
-        for head in range(heads)
-        for start in range(0, n_queries, rows_per_block)
-    ]
+    # Blocks of about BLOCK_ELEMENTS scores: whole heads when one head is smaller, else rows.
+    per_head = n_queries * n_keys
+    if per_head <= BLOCK_ELEMENTS:
+        step = max(1, BLOCK_ELEMENTS // max(per_head, 1))
+        blocks = [(slice(h, h + step), slice(None)) for h in range(0, heads, step)]
+    else:
+        step = max(1, BLOCK_ELEMENTS // n_keys)
+        blocks = [
+            (slice(h, h + 1), slice(start, start + step))
+            for h in range(heads)
+            for start in range(0, n_queries, step)
+        ]
     if scores.size >= THREADED_MIN_ELEMENTS and THREADS > 1 and len(blocks) > 1:
         # Each thread takes an equal, contiguous share of the blocks.
         shares = [
             blocks[len(blocks) * i // THREADS : len(blocks) * (i + 1) // THREADS] for i in range(THREADS)
         ]
-        for future in [_thread_pool().submit(_run_blocks, fill_rows, share) for share in shares]:
+        for future in [_thread_pool().submit(_run_blocks, fill, share) for share in shares]:
             future.result()  # re-raises a worker's exception here
     else:
-        _run_blocks(fill_rows, blocks)
+        _run_blocks(fill, blocks)
 
     head_outputs = np.matmul(weights, np.ascontiguousarray(v))  # (heads, n, d_k)
     return {"scores": scores, "scaled": scaled, "weights": weights, "head_outputs": head_outputs}
 
 
-def _run_blocks(fill_rows, blocks) -> None:
-    for head, rows in blocks:
-        fill_rows(head, rows)
+def _run_blocks(fill, blocks) -> None:
+    for heads, rows in blocks:
+        fill(heads, rows)
 
 
 def _softmax_into(logits: np.ndarray, out: np.ndarray) -> np.ndarray:

@@ -2,16 +2,24 @@
 softmax → weighted sum of V → concat → W_O, keeping every intermediate.
 
 Vectorized over heads and tokens; row-vector convention Q = X·W_Q as in the seeds.
+
+The projection matrices and the sinusoidal table depend only on (d_model, seed, kind) and
+(n, d_model): like a model's parameters and buffers they are made once and reused (bounded
+memos, read-only arrays), with W_Q, W_K, W_V also side by side for one fused projection. Measured at d_model 512: the four random matrices take ~15 ms to
+draw, the 2048 × 512 sinusoidal table ~15 ms, against ~3 ms for a whole 128-token attention.
 """
 from __future__ import annotations
 
 import math
+import threading
 import time
+from collections import OrderedDict
 
 import numpy as np
 
 from .attention import attend, causal_mask, merge_heads, split_heads
 from .config import AttentionConfig
+from .embeddings import clear_memo as _clear_embedding_memo
 from .embeddings import static_embeddings
 from .errors import EngineError
 from .memory import check_budget
@@ -19,6 +27,73 @@ from .positional import apply_rope, sinusoidal
 from .tokenize import tokenize
 from .trace import AttentionResult, vector_diffs
 from .weights import projection_weights
+
+
+class _Memo:
+    """A small thread-safe LRU of read-only arrays, bounded by total bytes."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.entries: OrderedDict = OrderedDict()  # key → (value, nbytes)
+        self.bytes = 0
+        self.lock = threading.Lock()
+
+    def get(self, key, make, nbytes_of):
+        with self.lock:
+            if key in self.entries:
+                self.entries.move_to_end(key)
+                return self.entries[key][0]
+        value = make()
+        size = nbytes_of(value)
+        if size <= self.max_bytes:
+            with self.lock:
+                if key not in self.entries:
+                    self.entries[key] = (value, size)
+                    self.bytes += size
+                while self.bytes > self.max_bytes:
+                    _, (_, dropped) = self.entries.popitem(last=False)
+                    self.bytes -= dropped
+        return value
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.bytes = 0
+
+
+_weights_memo = _Memo(max_bytes=256 * 1024**2)  # 4 d² floats per (d_model, seed, kind)
+_positional_memo = _Memo(max_bytes=64 * 1024**2)  # n · d floats per (n, d_model)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _projection_weights(d_model: int, seed: int, kind: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """projection_weights() (4 × (d, d)) and [W_Q | W_K | W_V] (d, 3d), made once per
+    (d_model, seed, kind), read-only."""
+    def make():
+        w = {name: _read_only(m) for name, m in projection_weights(d_model, seed, kind).items()}
+        return w, _read_only(np.concatenate([w["w_q"], w["w_k"], w["w_v"]], axis=1))  # (d, 3d)
+
+    def nbytes(made):
+        return sum(m.nbytes for m in made[0].values()) + made[1].nbytes
+
+    w, w_qkv = _weights_memo.get((d_model, seed, kind), make, nbytes)
+    return dict(w), w_qkv
+
+
+def _sinusoidal(n: int, d_model: int) -> np.ndarray:
+    """sinusoidal(n, d_model), made once per (n, d_model): (n, d), read-only."""
+    return _positional_memo.get((n, d_model), lambda: _read_only(sinusoidal(n, d_model)), lambda a: a.nbytes)
+
+
+def _clear_caches() -> None:
+    """Forget every memo (projection weights, sinusoidal tables, token vectors): the cold path."""
+    _weights_memo.clear()
+    _positional_memo.clear()
+    _clear_embedding_memo()
 
 
 def compute(config: AttentionConfig) -> AttentionResult:
@@ -33,16 +108,16 @@ def compute(config: AttentionConfig) -> AttentionResult:
 
     embeddings = static_embeddings([t.text for t in tokens], d_model, config.seed, config.embeddings)  # (n, d)
     if config.positional == "sinusoidal":
-        positional = sinusoidal(n, d_model)  # (n, d)
+        positional = _sinusoidal(n, d_model)  # (n, d), shared and read-only
         x = embeddings + positional  # (n, d)
     else:
         positional = np.zeros_like(embeddings)  # (n, d)
         x = embeddings
-    w = projection_weights(d_model, config.seed, config.weights)  # 4 × (d, d)
+    w, w_qkv = _projection_weights(d_model, config.seed, config.weights)  # 4 × (d, d); (d, 3d)
 
-    q = split_heads(x @ w["w_q"], heads)  # (heads, n, d_k)
-    k = split_heads(x @ w["w_k"], heads)  # (heads, n, d_k)
-    v = split_heads(x @ w["w_v"], heads)  # (heads, n, d_k)
+    # One matmul for Q, K and V: x · [W_Q | W_K | W_V] = [x·W_Q | x·W_K | x·W_V].
+    qkv = split_heads(x @ w_qkv, 3 * heads)  # (3·heads, n, d_k): q heads, k heads, v heads
+    q, k, v = qkv[:heads], qkv[heads : 2 * heads], qkv[2 * heads :]  # (heads, n, d_k) each
     q_unrotated = k_unrotated = None
     if rope:
         q_unrotated, k_unrotated = q, k
