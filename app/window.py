@@ -50,6 +50,19 @@ MAX_RECENT = 8
 HISTORY_LIMIT = 100
 
 
+class _LazyClass:
+    """A panel class imported only when its dock is first shown (start-up imports less)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, *args, **kwargs):
+        import importlib
+
+        panel_class = getattr(importlib.import_module(f".panels.{self.module}", __package__), self.name)
+        return panel_class(*args, **kwargs)
+
+
 class MainWindow(QMainWindow):
     """Docks around a controller; the GUI thread only displays what the worker computed."""
 
@@ -86,7 +99,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ building
     def _add_dock(self, key: str, title: str, widget: QWidget, area) -> QDockWidget:
         """A dock around ``widget``, or around a LazyPanel when given a panel class."""
-        if isinstance(widget, type):
+        if isinstance(widget, (type, _LazyClass)):
             panel_class = widget
             widget = LazyPanel(lambda: panel_class(self.controller), self.controller)
         dock = QDockWidget(title, self)
@@ -104,13 +117,13 @@ class MainWindow(QMainWindow):
     def _build_panels(self) -> None:
         """Default layout: settings and tokens left, the heatmap in the middle, the head grid and
         the arithmetic right, the vector diffs and the teaching views tabbed along the bottom."""
-        from .panels.compare_panel import ComparePanel
-        from .panels.inspector_panel import InspectorPanel
-        from .panels.layers_panel import LayersPanel
-        from .panels.plane_panel import PlanePanel
-        from .panels.player_panel import PlayerPanel
-        from .panels.positional_panel import PositionalPanel
-        from .panels.scaling_panel import ScalingPanel
+        ComparePanel = _LazyClass("compare_panel", "ComparePanel")  # noqa: N806 - classes, imported when built
+        InspectorPanel = _LazyClass("inspector_panel", "InspectorPanel")  # noqa: N806
+        LayersPanel = _LazyClass("layers_panel", "LayersPanel")  # noqa: N806
+        PlanePanel = _LazyClass("plane_panel", "PlanePanel")  # noqa: N806
+        PlayerPanel = _LazyClass("player_panel", "PlayerPanel")  # noqa: N806
+        PositionalPanel = _LazyClass("positional_panel", "PositionalPanel")  # noqa: N806
+        ScalingPanel = _LazyClass("scaling_panel", "ScalingPanel")  # noqa: N806
 
         c = self.controller
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
