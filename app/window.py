@@ -640,7 +640,8 @@ def _probe_first_paint(window: MainWindow, app) -> None:
     class Probe(QObject):
         def eventFilter(self, watched, event):  # noqa: N802 - Qt name
             if event.type() == QEvent.Type.Paint and window.controller.snapshot is not None:
-                print("first-heatmap-painted", flush=True)
+                text = window.controller.snapshot.result.config.text
+                print("first-heatmap-painted", json.dumps(text, ensure_ascii=True), flush=True)
                 QTimer.singleShot(0, app.quit)
                 viewport.removeEventFilter(self)
             return False

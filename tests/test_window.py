@@ -264,3 +264,67 @@ def test_closing_during_a_long_computation_is_quick(qtbot):
     thread = win.controller.worker._thread
     thread.join(60)  # the daemon thread ends with its NumPy call and emits nothing
     assert not thread.is_alive()
+
+
+def test_export_data_from_the_window(window, tmp_path):
+    path = tmp_path / "trace.npz"
+    window.export_data(str(path))
+    assert window.controller.worker.wait_until_idle(30)
+    QApplication.processEvents()
+    result = window.controller.snapshot.result
+    with np.load(path) as data:
+        np.testing.assert_array_equal(data["weights"], result.weights)
+        assert list(data["tokens"]) == result.token_texts
+    assert "Exported" in window.statusBar().currentMessage()
+
+
+def test_copy_image_to_clipboard(window):
+    QApplication.clipboard().clear()
+    window.copy_image()
+    image = QApplication.clipboard().image()
+    assert not image.isNull() and image.width() == 1200
+
+
+def test_layout_and_settings_survive_a_restart(qtbot):
+    from app.window import MainWindow
+
+    first = MainWindow(restore=True)
+    first.show()
+    assert first.wait_until_idle(30)
+    first.controller.set_config(AttentionConfig(text="我 爱 北 京", heads=8, mask="causal"), immediate=True)
+    assert first.wait_until_idle(30)
+    first.docks["heads"].close()
+    first.close()
+    second = MainWindow(restore=True)
+    qtbot.addWidget(second)
+    second.show()
+    assert second.wait_until_idle(30)
+    assert second.controller.config.text == "我 爱 北 京"
+    assert (second.controller.config.heads, second.controller.config.mask) == (8, "causal")
+    assert not second.docks["heads"].isVisible()
+    second.reset_layout()
+    QApplication.processEvents()
+    assert second.docks["heads"].isVisible()
+    second.controller.worker.wait_until_idle(30)
+    second.close()
+
+
+def test_command_line_opens_a_session(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from app.session import save_session
+
+    path = tmp_path / "s.json"
+    save_session(path, AttentionConfig(text="苹果发布了新手机", heads=2))
+    env = dict(os.environ, ATTENTION_EXPLORER_PROBE="startup", QT_QPA_PLATFORM="offscreen",
+               XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path))
+    main = Path(__file__).resolve().parent.parent / "main.py"
+    done = subprocess.run([sys.executable, str(main), "--session", str(path)], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    line = [x for x in done.stdout.splitlines() if x.startswith("first-heatmap-painted")][0]
+    assert json.loads(line.split(" ", 1)[1]) == "苹果发布了新手机"
