@@ -61,7 +61,6 @@ def main() -> None:
     from app.window import MainWindow
 
     install_cjk_font(app)
-    language = os.environ.get("SCREENSHOT_LANGUAGE")
     window = MainWindow(restore=False)
     window.move(0, 0)
     window.resize(1560, 1000)
@@ -113,6 +112,16 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001 - the model is optional
         print("MiniLM screenshot skipped:", error)
 
+    from app.i18n import switch_language
+
+    window = switch_language(window, "zh_CN")
+    window.move(0, 0)
+    set_text(window, "小明把苹果给了小红，她很高兴。")
+    settle(app, window)
+    window.controller.select(focus=7)
+    shoot(app, window, "chinese.png")
+    window.show_player().set_stage(5)
+    shoot(app, window, "chinese-player.png")
     window.close()
 
     figure = OUT / "export-all-heads.png"
