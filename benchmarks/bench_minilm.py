@@ -11,7 +11,7 @@ Both sides run all-MiniLM-L6-v2 on the same input ids, one unpadded sentence, fl
 
 Each side runs in its own subprocess (PyTorch's OpenMP threads keep spinning after each call
 and would steal the cores from OpenBLAS otherwise), with the same thread count for
-OpenBLAS / MKL / OpenMP / torch.set_num_threads. The subprocesses alternate for ``--rounds``
+OpenBLAS / MKL / OpenMP / torch.set_num_threads / engine.attention's softmax threads. The subprocesses alternate for ``--rounds``
 rounds so that load from other programs hits both sides alike; the figure is the median of
 all timed calls. PyTorch's column is skipped when torch or transformers is not installed.
 """
@@ -63,8 +63,12 @@ def worker(backend: str, lengths: list[int], repeats: int, threads: int) -> dict
     if backend == "numpy":
         import numpy as np
 
+        import engine.attention
         from engine.bert import forward
         from engine.minilm import load_minilm
+
+        if hasattr(engine.attention, "THREADS"):  # attend's own thread pool for the softmax
+            engine.attention.THREADS = threads
 
         model = load_minilm()
         for n in lengths:
@@ -114,6 +118,19 @@ def run_worker(backend: str, args) -> dict[int, list[float]]:
     return {int(n): times for n, times in json.loads(output.strip().splitlines()[-1]).items()}
 
 
+def attention_version() -> str:
+    """The commit of engine/attention.py benchmarked (the kernel is being tuned in parallel)."""
+    try:
+        commit = subprocess.run(
+            ["git", "log", "-1", "--format=%h", "--", "engine/attention.py"],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "--", "engine/attention.py"], cwd=ROOT).returncode
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + (" + uncommitted changes" if dirty else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="NumPy BERT forward vs transformers on PyTorch CPU")
     parser.add_argument("--lengths", type=int, nargs="+", default=[12, 128, 512])
@@ -150,6 +167,7 @@ def main() -> None:
         versions += f", torch {torch.__version__}, transformers {transformers.__version__}"
     print(f"all-MiniLM-L6-v2 forward, float32, {args.threads} thread(s), {platform.processor() or platform.machine()}, "
           f"{versions}; load average {load_before:.2f} → {load_after:.2f}")
+    print(f"engine/attention.py at {attention_version()}")
     print(f"median of {args.rounds} alternating rounds; ratio = NumPy time / PyTorch time (< 1: NumPy faster)")
     print()
     print("| tokens | NumPy (ms) | PyTorch (ms) | ratio |")
