@@ -11,12 +11,14 @@ from collections import OrderedDict
 import numpy as np
 
 from engine.bert_view import layer_result
+from engine.compare import pair_tokens, row_cosines
 
 from .snapshot import OVERVIEW_SIZE, block_average, summarise
 
 _lock = threading.Lock()
 _model = None
 _traces: "OrderedDict[str, object]" = OrderedDict()
+SPECIAL_PIECES = ("[CLS]", "[SEP]", "[PAD]")
 TRACE_CACHE = 4  # sentences kept (a 512-token trace holds ~200 MB)
 
 
@@ -64,25 +66,14 @@ def cosines_between(trace_a, trace_b) -> dict:
     Returns {"pairs": [(text, index_a, index_b)], "cosines": (pairs, layers + 1)} where
     cosines[p, l] = cos(hidden_states_a[l, i], hidden_states_b[l, j]); [CLS]/[SEP] are left out.
     """
-    specials = {"[CLS]", "[SEP]", "[PAD]"}
-    seen: dict[str, int] = {}
-    positions_b: dict[str, list[int]] = {}
-    for j, token in enumerate(trace_b.tokens):
-        positions_b.setdefault(token.text, []).append(j)
-    pairs = []
-    for i, token in enumerate(trace_a.tokens):
-        if token.text in specials:
-            continue
-        k = seen.get(token.text, 0)
-        seen[token.text] = k + 1
-        candidates = positions_b.get(token.text, [])
-        if k < len(candidates):
-            pairs.append((token.text, i, candidates[k]))
+    texts_a, texts_b = trace_a.token_texts, trace_b.token_texts
+    pairs = [(texts_a[i], i, j) for i, j in pair_tokens(texts_a, texts_b) if texts_a[i] not in SPECIAL_PIECES]
+    layers = trace_a.num_layers + 1
     if not pairs:
-        return {"pairs": [], "cosines": np.zeros((0, trace_a.num_layers + 1))}
-    a = trace_a.hidden_states[:, [p[1] for p in pairs]].astype(np.float64)  # (L+1, P, d)
-    b = trace_b.hidden_states[:, [p[2] for p in pairs]].astype(np.float64)
-    cosines = (a * b).sum(-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))  # (L+1, P)
+        return {"pairs": [], "cosines": np.zeros((0, layers))}
+    a = trace_a.hidden_states[:, [p[1] for p in pairs]]  # (layers + 1, P, d)
+    b = trace_b.hidden_states[:, [p[2] for p in pairs]]
+    cosines = row_cosines(a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1])).reshape(layers, len(pairs))
     return {"pairs": pairs, "cosines": cosines.T}
 
 
