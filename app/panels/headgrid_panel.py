@@ -35,16 +35,35 @@ class HeadGridPanel(QWidget):
         self.canvas.setToolTip(self.tr("Every head's attention weights; click one to select it"))
         layout.addWidget(self.canvas)
         self.views: list[pg.ViewBox] = []
+        self._shown_columns = 0
         self.images: list[pg.ImageItem] = []
         self._colormap = pg.colormap.get(WEIGHTS_MAP)
         self.canvas.scene().sigMouseClicked.connect(self._on_clicked)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._update_selection)
 
+    def _columns(self, heads: int) -> int:
+        """As many columns as make the thumbnails largest in the panel's current shape."""
+        width, height = max(self.canvas.width(), 1), max(self.canvas.height(), 1)
+        best, best_side = 1, 0.0
+        for columns in range(1, heads + 1):
+            rows = math.ceil(heads / columns)
+            side = min(width / columns, height / rows - 16)  # 16 px for the "head h" label
+            if side > best_side:
+                best, best_side = columns, side
+        return best
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        if self.images and self._columns(len(self.images)) != self._shown_columns:
+            self._rebuild(len(self.images))
+            if self.controller.snapshot is not None:
+                self._on_snapshot_changed(self.controller.snapshot)
+
     def _rebuild(self, heads: int) -> None:
         self.canvas.clear()
         self.views, self.images = [], []
-        columns = max(1, math.ceil(math.sqrt(heads)))
+        columns = self._shown_columns = self._columns(heads)
         for head in range(heads):
             if head and head % columns == 0:
                 self.canvas.nextRow()
