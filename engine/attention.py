@@ -36,14 +36,17 @@ THREADED_MIN_ELEMENTS = 1 << 20
 THREADS = max(1, min(os.cpu_count() or 1, 8))
 
 _pool: ThreadPoolExecutor | None = None
+_pool_pid = 0
 _pool_lock = threading.Lock()
 
 
 def _thread_pool() -> ThreadPoolExecutor:
-    global _pool
+    """The block workers, made on first use (and again in a forked child, which has none)."""
+    global _pool, _pool_pid
     with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="attention")
+        if _pool is None or _pool_pid != os.getpid():
+            _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="attention-blocks")
+            _pool_pid = os.getpid()
         return _pool
 
 
