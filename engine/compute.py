@@ -61,7 +61,7 @@ class _Memo:
             self.bytes = 0
 
 
-_weights_memo = _Memo(max_bytes=256 * 1024**2)  # 4 d² floats per (d_model, seed, kind)
+_weights_memo = _Memo(max_bytes=64 * 1024**2)  # 4 d² floats per (d_model, seed, kind)
 _positional_memo = _Memo(max_bytes=64 * 1024**2)  # n · d floats per (n, d_model)
 _mask_memo = _Memo(max_bytes=64 * 1024**2)  # n² booleans per n (np.triu: 9 ms at n = 2048)
 
