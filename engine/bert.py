@@ -42,6 +42,7 @@ from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
 from .memory import format_bytes
 from .tokenize import Token
+from .trace import freeze_arrays
 
 DTYPE = np.float32
 
@@ -315,13 +316,6 @@ LAYER_ARRAY_NAMES = (
 )
 
 
-def _freeze_arrays(obj) -> None:
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
-
-
 @dataclass(frozen=True, eq=False)
 class BertLayerTrace:
     """Everything one encoder layer computed. All arrays are read-only float32."""
@@ -341,7 +335,7 @@ class BertLayerTrace:
     output: np.ndarray  # (n, d) the layer's output = hidden_states[index + 1]
 
     def __post_init__(self) -> None:
-        _freeze_arrays(self)
+        freeze_arrays(self)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in LAYER_ARRAY_NAMES}
@@ -363,7 +357,7 @@ class BertTrace:
     seconds: float = 0.0  # wall time of the forward pass
 
     def __post_init__(self) -> None:
-        _freeze_arrays(self)
+        freeze_arrays(self)
 
     @cached_property
     def attentions(self) -> np.ndarray:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .compute import compute
-from .trace import AttentionResult
+from .trace import AttentionResult, freeze_arrays
 
 SENTENCES, SETTINGS = "sentences", "settings"
 # Why there is no difference heatmap (codes for translated messages), or why it is averaged.
@@ -85,10 +85,7 @@ class Comparison:
     result_b: AttentionResult
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False
+        freeze_arrays(self)
 
     @property
     def shared(self) -> tuple[SharedToken, ...]:

@@ -12,9 +12,11 @@ its coordinates are 0 and its explained-variance ratio is 0.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
+
+from .trace import freeze_arrays
 
 COMPONENTS = 2
 RANK_TOLERANCE = 1e-10  # singular values below this × the largest (or all, when it is ~0) count as 0
@@ -32,10 +34,7 @@ class Projection:
     rank: int  # non-zero components found, 0, 1 or 2
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False
+        freeze_arrays(self)
 
 
 def pca_2d(static: np.ndarray, contextual: np.ndarray) -> Projection:

@@ -56,10 +56,7 @@ class AttentionResult:
     seconds: float = 0.0  # wall time of compute()
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False
+        freeze_arrays(self)
 
     @property
     def n(self) -> int:
@@ -89,6 +86,14 @@ class AttentionResult:
         from .explain import explain
 
         return explain(self, head, query, max_terms)
+
+
+def freeze_arrays(obj) -> None:
+    """Make every ndarray field of a dataclass instance read-only (results are shared, never edited)."""
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
 
 
 def vector_diffs(before: np.ndarray, after: np.ndarray) -> dict[str, np.ndarray]:
