@@ -598,6 +598,14 @@ class MainWindow(QMainWindow):
         return False
 
 
+def use_settings_folder(folder: str) -> None:
+    """Keep every QSettings (native and ini, user and system scope) in ``folder``: tests,
+    benchmarks and the screenshot script must never touch the user's own settings."""
+    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
+            QSettings.setPath(fmt, scope, folder)
+
+
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="main.py", description="Attention Explorer: watch self-attention work.")
     parser.add_argument("--session", help="open this session file at start")

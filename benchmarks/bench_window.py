@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "xcb")
 
-from PySide6.QtCore import QEvent, QObject, QSettings, QTimer  # noqa: E402
+from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 WORDS = ("the cat saw a dog and it ran over there because of what was said before we left home "
@@ -138,11 +138,11 @@ def main() -> None:
     import tempfile
 
     settings = tempfile.mkdtemp()
-    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
-        QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)
     app = QApplication(sys.argv[:1])
     from app.fonts import install_cjk_font
-    from app.window import MainWindow
+    from app.window import MainWindow, use_settings_folder
+
+    use_settings_folder(settings)
 
     install_cjk_font(app)
     window = MainWindow(restore=False)

@@ -20,7 +20,6 @@ OUT = ROOT / "docs" / "images"
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
 
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
@@ -54,11 +53,11 @@ def set_text(window, text: str) -> None:
 
 def main() -> None:
     settings = tempfile.mkdtemp()
-    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
-        QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)
     app = QApplication(sys.argv[:1])
     from app.fonts import install_cjk_font
-    from app.window import MainWindow
+    from app.window import MainWindow, use_settings_folder
+
+    use_settings_folder(settings)
 
     install_cjk_font(app)
     window = MainWindow(restore=False)

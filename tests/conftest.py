@@ -21,12 +21,10 @@ def _isolated_settings(tmp_path_factory, request):
     if "qapp" not in request.fixturenames and "qtbot" not in request.fixturenames:
         yield
         return
-    from PySide6.QtCore import QSettings
+    from app.window import use_settings_folder
 
     folder = str(tmp_path_factory.mktemp("settings"))
-    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
-        QSettings.setPath(fmt, QSettings.Scope.UserScope, folder)
-        QSettings.setPath(fmt, QSettings.Scope.SystemScope, folder)
+    use_settings_folder(folder)
     yield folder
 
 
