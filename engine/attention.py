@@ -7,47 +7,32 @@ diagonal) and a temperature. This is the single attention kernel of the project:
 engine and the pretrained BERT forward pass both call :func:`attend`.
 
 Performance notes (measured here, 2-core AMD EPYC, numpy 2.4 + OpenBLAS; see benchmarks/):
-- q·kᵀ and weights·v are one stacked matmul each over contiguous operands (keys stored already
-  transposed as (heads, d_k, n)); OpenBLAS runs them on every core.
-- Everything between them (scale, bias, mask, softmax) is element-wise, and numpy runs an
-  element-wise ufunc on ONE core, at ~1.5–2.2 ns per np.exp of a float32 here (torch's
-  vectorized exp is ~10× faster). So those steps go in blocks of about BLOCK_ELEMENTS scores
-  (scaled → shifted → exp → normalised while the block is still in cache, instead of six
-  passes over arrays of heads·n² floats), and the blocks are shared among a few threads (numpy
-  releases the GIL inside ufunc loops). At n=2048, 8 heads (33.5 M scores), measured in
-  isolation: whole-array scale + softmax 152 ms, blocks on 1 thread 125 ms, blocks on 2 threads
-  83 ms (median). Right after the q·kᵀ matmul the gain is smaller (~25 ms lost), as OpenBLAS's
-  idle threads keep spinning for a while. Running BLAS inside the blocks too (scores and
-  weights·v per block, "fused") measured slower: 270–380 ms against 207 ms for the whole attend.
+- numpy runs an element-wise ufunc on ONE core, at ~2.2 ns per np.exp of a float32 here (torch's
+  vectorized exp is several times faster), and a whole-array step is a pass over heads·n² floats
+  in main memory. So for large inputs the work goes in tiles of about BLOCK_ELEMENTS scores,
+  (one head, a run of query rows): q·kᵀ of the tile (BLAS, one thread), scale, bias, mask,
+  softmax, and the tile's weights·v, all while the tile is still in cache, the tiles shared
+  among :data:`engine.parallel.THREADS` threads (numpy releases the GIL inside ufuncs and BLAS).
+  Each n² array is written once and read back from cache, never from memory.
+  At n = 2048, 8 heads: 205 ms for whole-array matmuls on OpenBLAS's threads + blocked softmax
+  on ours, ~175 ms fused (torch's bmm, softmax, bmm: ~205 ms in the same run).
+- Small inputs (under FUSED_MIN_ELEMENTS scores) take the whole-array path on the calling
+  thread: a few numpy calls in all, no thread hand-off (which costs 100–180 µs here).
+  Between that and a head of BLOCK_ELEMENTS scores, tiles are groups of whole heads.
 """
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
-# A block holds about this many scores (1 MiB of float32: measured faster here than 64 Ki or
-# 16 Ki scores per block, which fit the 512 KiB L2 but pay more Python overhead per block).
+from . import parallel
+from .parallel import run_parallel
+
+# A tile holds about this many scores (1 MiB of float32; measured at n = 512 and 2048 against
+# 2^15, 2^16 and 2^17: 10.0 / 171 ms against 10.7–14.0 / 184–223 ms).
 BLOCK_ELEMENTS = 1 << 18
-# Below this many scores (heads·n_q·n_k, 2^20 ≈ 8 heads × 362²) threads gain nothing measurable.
-THREADED_MIN_ELEMENTS = 1 << 20
-THREADS = max(1, min(os.cpu_count() or 1, 8))
-
-_pool: ThreadPoolExecutor | None = None
-_pool_pid = 0
-_pool_lock = threading.Lock()
-
-
-def _thread_pool() -> ThreadPoolExecutor:
-    """The block workers, made on first use (and again in a forked child, which has none)."""
-    global _pool, _pool_pid
-    with _pool_lock:
-        if _pool is None or _pool_pid != os.getpid():
-            _pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="attention-blocks")
-            _pool_pid = os.getpid()
-        return _pool
+# Below this many scores (heads·n_q·n_k; 8 heads × 90²) one whole-array pass on this thread
+# beats tiles and threads (~0.25 ms of work against 100–180 µs per hand-off to a thread).
+FUSED_MIN_ELEMENTS = 1 << 16
 
 
 def split_heads(matrix: np.ndarray, heads: int) -> np.ndarray:
@@ -86,61 +71,59 @@ def attend(
     Returns scores (heads, n, n) = q·kᵀ, scaled (heads, n, n) = scores / divisor (+ bias,
     −∞ where masked), weights (heads, n, n) = row softmax, head_outputs (heads, n, d_k) = weights·v.
     """
-    keys_transposed = np.ascontiguousarray(k.transpose(0, 2, 1))  # (heads, d_k, n)
-    scores = np.matmul(np.ascontiguousarray(q), keys_transposed)  # (heads, n, n)
-    heads, n_queries, n_keys = scores.shape
+    q = np.ascontiguousarray(q)  # (heads, n_q, d_k)
+    keys_transposed = np.ascontiguousarray(k.transpose(0, 2, 1))  # (heads, d_k, n_k)
+    v = np.ascontiguousarray(v)  # (heads, n_k, d_k)
+    heads, n_queries, d_k = q.shape
+    n_keys = keys_transposed.shape[2]
+    dtype = np.result_type(q, keys_transposed)
+    scores = np.empty((heads, n_queries, n_keys), dtype)  # (heads, n, n)
     plain = divisor == 1.0 and mask is None and additive_bias is None
     # Without scaling, bias or mask, scaled holds the same numbers as scores: share the memory
     # (the trace's arrays are read-only).
     scaled = scores if plain else np.empty_like(scores)  # (heads, n, n)
     weights = np.empty_like(scores)  # (heads, n, n)
+    head_outputs = np.empty((heads, n_queries, v.shape[2]), np.result_type(weights, v))  # (heads, n, d_k)
     factor = scores.dtype.type(1.0 / divisor)
     bias = None if additive_bias is None else np.broadcast_to(additive_bias, scores.shape)  # view
     masked = None if mask is None else np.broadcast_to(mask, (n_queries, n_keys))  # view
 
-    def fill(heads_: slice, rows: slice) -> None:
-        """scaled and weights of a block: the steps of eq. 1 between the two matmuls."""
-        block = scaled[heads_, rows]  # (heads in block, rows, n_keys), a view
+    def tile(heads_: slice, rows: slice) -> None:
+        """Eq. 1 for some heads and query rows, every step into the trace's own arrays."""
+        block = scores[heads_, rows]  # (heads in tile, rows, n_keys), a view
+        np.matmul(q[heads_, rows], keys_transposed[heads_], out=block)
         if not plain:
+            block_scaled = scaled[heads_, rows]
             if divisor != 1.0:
-                np.multiply(scores[heads_, rows], factor, out=block)
+                np.multiply(block, factor, out=block_scaled)
             else:
-                np.copyto(block, scores[heads_, rows])
+                np.copyto(block_scaled, block)
             if bias is not None:
-                block += bias[heads_, rows]
+                block_scaled += bias[heads_, rows]
             if masked is not None:
-                np.copyto(block, -np.inf, where=masked[rows])
-        _softmax_into(block, weights[heads_, rows])
+                np.copyto(block_scaled, -np.inf, where=masked[rows])
+            block = block_scaled
+        block_weights = weights[heads_, rows]
+        _softmax_into(block, block_weights)
+        np.matmul(block_weights, v[heads_], out=head_outputs[heads_, rows])
 
-    # Blocks of about BLOCK_ELEMENTS scores: whole heads when one head is smaller, else rows.
-    per_head = n_queries * n_keys
-    if per_head <= BLOCK_ELEMENTS:
-        step = max(1, BLOCK_ELEMENTS // max(per_head, 1))
-        blocks = [(slice(h, h + step), slice(None)) for h in range(0, heads, step)]
+    if scores.size < FUSED_MIN_ELEMENTS or not parallel.threads_allowed(True):
+        tile(slice(None), slice(None))
     else:
-        step = max(1, BLOCK_ELEMENTS // n_keys)
-        blocks = [
-            (slice(h, h + 1), slice(start, start + step))
-            for h in range(heads)
-            for start in range(0, n_queries, step)
-        ]
-    if scores.size >= THREADED_MIN_ELEMENTS and THREADS > 1 and len(blocks) > 1:
-        # Each thread takes an equal, contiguous share of the blocks.
-        shares = [
-            blocks[len(blocks) * i // THREADS : len(blocks) * (i + 1) // THREADS] for i in range(THREADS)
-        ]
-        for future in [_thread_pool().submit(_run_blocks, fill, share) for share in shares]:
-            future.result()  # re-raises a worker's exception here
-    else:
-        _run_blocks(fill, blocks)
-
-    head_outputs = np.matmul(weights, np.ascontiguousarray(v))  # (heads, n, d_k)
+        # Tiles of about BLOCK_ELEMENTS scores: whole heads when one head is smaller, else rows.
+        per_head = n_queries * n_keys
+        if per_head <= BLOCK_ELEMENTS:  # whole heads, and at least two tiles per thread
+            step = max(1, min(BLOCK_ELEMENTS // max(per_head, 1), heads // (2 * parallel.THREADS)))
+            tiles = [(slice(h, h + step), slice(None)) for h in range(0, heads, step)]
+        else:
+            step = max(1, BLOCK_ELEMENTS // n_keys)
+            tiles = [
+                (slice(h, h + 1), slice(start, start + step))
+                for h in range(heads)
+                for start in range(0, n_queries, step)
+            ]
+        run_parallel(lambda t: tile(*t), tiles)
     return {"scores": scores, "scaled": scaled, "weights": weights, "head_outputs": head_outputs}
-
-
-def _run_blocks(fill, blocks) -> None:
-    for heads, rows in blocks:
-        fill(heads, rows)
 
 
 def _softmax_into(logits: np.ndarray, out: np.ndarray) -> np.ndarray:

@@ -37,7 +37,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .attention import attend, merge_heads, split_heads
+from .attention import attend
+from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
 from .memory import format_bytes
@@ -474,34 +475,55 @@ def forward(
     hidden_states = np.empty((config.num_layers + 1, n, d), dtype=DTYPE)
     layer_norm(embeddings, weights.embedding_norm_weight, weights.embedding_norm_bias, eps, out=hidden_states[0])
 
-    layer_traces = []
-    for index, w in enumerate(weights.layers):
-        h = hidden_states[index]  # (n, d)
-        qkv = h @ w.qkv_weight  # (n, 3d): one matmul for Q, K and V
-        qkv += w.qkv_bias
-        qkv_heads = split_heads(qkv, 3 * heads)  # (3·heads, n, d_k): q heads, k heads, v heads
-        q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
-        stages = attend(q, k, v, divisor=divisor)
-        concat = merge_heads(stages["head_outputs"])  # (n, d)
-        attention_output = concat @ w.output_weight  # (n, d)
-        attention_output += w.output_bias
-        attention_norm = np.add(attention_output, h)
-        layer_norm(attention_norm, w.attention_norm_weight, w.attention_norm_bias, eps, out=attention_norm)
-        intermediate = attention_norm @ w.intermediate_weight  # (n, d_ff)
-        intermediate += w.intermediate_bias
-        gelu(intermediate, out=intermediate)
-        ffn = intermediate @ w.ffn_output_weight  # (n, d)
-        ffn += w.ffn_output_bias
-        ffn += attention_norm
-        output = layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps, out=hidden_states[index + 1])
-        layer_traces.append(
-            BertLayerTrace(
-                index=index, q=q, k=k, v=v, **stages, concat=concat, attention_output=attention_output,
-                attention_norm=attention_norm, intermediate=intermediate, output=output,
+    with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (engine/parallel.py)
+        layer_traces = []
+        d_ff = config.intermediate_size
+        for index, w in enumerate(weights.layers):
+            h = hidden_states[index]  # (n, d)
+            qkv_heads = np.empty((3 * heads, n, d_k), DTYPE)  # (3·heads, n, d_k): q heads, k heads, v heads
+
+            def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
+                qkv = h[rows] @ w.qkv_weight  # (rows, 3d): one matmul for Q, K and V
+                qkv += w.qkv_bias
+                qkv_heads[:, rows] = qkv.reshape(len(qkv), 3 * heads, d_k).transpose(1, 0, 2)
+
+            for_rows(n, project, numbers=n * d * 3 * d)
+            q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
+            stages = attend(q, k, v, divisor=divisor)
+            head_outputs = stages["head_outputs"]  # (heads, n, d_k)
+            concat = np.empty((n, d), DTYPE)
+            attention_output = np.empty((n, d), DTYPE)
+            attention_norm = np.empty((n, d), DTYPE)
+            intermediate = np.empty((n, d_ff), DTYPE)
+
+            # Everything after the attention works row by row: each share of rows goes through
+            # W_O, the residual and LayerNorm, the feed-forward and the last LayerNorm.
+            def rest_of_layer(rows: slice, h=h, w=w, index=index, head_outputs=head_outputs, concat=concat,
+                              attention_output=attention_output, attention_norm=attention_norm,
+                              intermediate=intermediate) -> None:
+                concat[rows] = head_outputs[:, rows].transpose(1, 0, 2).reshape(-1, d)
+                np.matmul(concat[rows], w.output_weight, out=attention_output[rows])
+                attention_output[rows] += w.output_bias
+                np.add(attention_output[rows], h[rows], out=attention_norm[rows])
+                layer_norm(attention_norm[rows], w.attention_norm_weight, w.attention_norm_bias, eps,
+                           out=attention_norm[rows])
+                np.matmul(attention_norm[rows], w.intermediate_weight, out=intermediate[rows])
+                intermediate[rows] += w.intermediate_bias
+                gelu(intermediate[rows], out=intermediate[rows])
+                ffn = intermediate[rows] @ w.ffn_output_weight  # (rows, d)
+                ffn += w.ffn_output_bias
+                ffn += attention_norm[rows]
+                layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps, out=hidden_states[index + 1][rows])
+
+            for_rows(n, rest_of_layer, numbers=n * d * (d + 2 * d_ff))
+            layer_traces.append(
+                BertLayerTrace(
+                    index=index, q=q, k=k, v=v, **stages, concat=concat, attention_output=attention_output,
+                    attention_norm=attention_norm, intermediate=intermediate, output=hidden_states[index + 1],
+                )
             )
-        )
-        if progress is not None:
-            progress((index + 1) / config.num_layers, f"layer {index + 1} of {config.num_layers}")
+            if progress is not None:
+                progress((index + 1) / config.num_layers, f"layer {index + 1} of {config.num_layers}")
 
     return BertTrace(
         config=config,

@@ -17,15 +17,16 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .attention import attend, causal_mask, merge_heads, split_heads
+from .attention import attend, causal_mask
 from .config import AttentionConfig
 from .embeddings import clear_memo as _clear_embedding_memo
 from .embeddings import static_embeddings
 from .errors import EngineError
 from .memory import check_budget
+from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .positional import apply_rope, sinusoidal
 from .tokenize import tokenize
-from .trace import AttentionResult, vector_diffs
+from .trace import AttentionResult, empty_vector_diffs, vector_diffs
 from .weights import projection_weights
 
 
@@ -121,20 +122,40 @@ def compute(config: AttentionConfig) -> AttentionResult:
         positional = np.zeros_like(embeddings)  # (n, d)
         x = embeddings
     w, w_qkv = _projection_weights(d_model, config.seed, config.weights)  # 4 × (d, d); (d, 3d)
+    dtype = np.result_type(x, w_qkv)
 
-    # One matmul for Q, K and V: x · [W_Q | W_K | W_V] = [x·W_Q | x·W_K | x·W_V].
-    qkv = split_heads(x @ w_qkv, 3 * heads)  # (3·heads, n, d_k): q heads, k heads, v heads
-    q, k, v = qkv[:heads], qkv[heads : 2 * heads], qkv[2 * heads :]  # (heads, n, d_k) each
-    q_unrotated = k_unrotated = None
-    if rope:
-        q_unrotated, k_unrotated = q, k
-        q, k = apply_rope(q), apply_rope(k)  # (heads, n, d_k), rotated by position
+    with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (engine/parallel.py)
+        # One matmul for Q, K and V: x · [W_Q | W_K | W_V] = [x·W_Q | x·W_K | x·W_V], each share
+        # of rows written straight into its place in the heads layout.
+        qkv = np.empty((3 * heads, n, d_k), dtype)  # (3·heads, n, d_k): q heads, k heads, v heads
 
-    mask = _causal_mask(n) if config.mask == "causal" else None  # (n, n), shared and read-only
-    divisor = (math.sqrt(d_k) if config.scale else 1.0) * config.temperature
-    stages = attend(q, k, v, divisor=divisor, mask=mask)
-    concat = merge_heads(stages["head_outputs"])  # (n, d)
-    output = concat @ w["w_o"]  # (n, d)
+        def project(rows: slice) -> None:
+            part = x[rows] @ w_qkv  # (rows, 3d)
+            qkv[:, rows] = part.reshape(len(part), 3 * heads, d_k).transpose(1, 0, 2)
+
+        for_rows(n, project, numbers=n * d_model * 3 * d_model)
+        q, k, v = qkv[:heads], qkv[heads : 2 * heads], qkv[2 * heads :]  # (heads, n, d_k) each
+        q_unrotated = k_unrotated = None
+        if rope:
+            q_unrotated, k_unrotated = q, k
+            q, k = apply_rope(q), apply_rope(k)  # (heads, n, d_k), rotated by position
+
+        mask = _causal_mask(n) if config.mask == "causal" else None  # (n, n), shared and read-only
+        divisor = (math.sqrt(d_k) if config.scale else 1.0) * config.temperature
+        stages = attend(q, k, v, divisor=divisor, mask=mask)
+
+        head_outputs = stages["head_outputs"]  # (heads, n, d_k)
+        concat = np.empty((n, d_model), head_outputs.dtype)  # (n, d): heads side by side
+        output = np.empty((n, d_model), np.result_type(concat, w["w_o"]))  # (n, d)
+
+        diffs = empty_vector_diffs(n, d_model)
+
+        def combine(rows: slice) -> None:
+            concat[rows] = head_outputs[:, rows].transpose(1, 0, 2).reshape(-1, d_model)
+            np.matmul(concat[rows], w["w_o"], out=output[rows])
+            vector_diffs(x[rows], output[rows], out={name: array[rows] for name, array in diffs.items()})
+
+        for_rows(n, combine, numbers=n * d_model * d_model)
 
     return AttentionResult(
         config=config,
@@ -149,7 +170,7 @@ def compute(config: AttentionConfig) -> AttentionResult:
         **stages,
         concat=concat,
         output=output,
-        **vector_diffs(x, output),
+        **diffs,
         q_unrotated=q_unrotated,
         k_unrotated=k_unrotated,
         mask=mask,

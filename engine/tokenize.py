@@ -26,6 +26,7 @@ from .errors import EngineError
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
 _CJK_PUNCT = "\u3000-\u303f\uff00-\uffef"
 _CJK_RUN = re.compile(f"[{_HAN}{_CJK_PUNCT}]+")
+_NON_SPACE = re.compile(r"\S+")
 
 
 def _scan_marks() -> str:
@@ -122,6 +123,8 @@ def _jieba_spans(text: str, offset: int) -> list[Token]:
 
 
 def _word_spans(text: str, offset: int) -> list[Token]:
+    if text.isprintable():  # no control / format character anywhere: no match is skipped
+        return [Token(m.group(), offset + m.start(), offset + m.end()) for m in _WORD_OR_SYMBOL.finditer(text)]
     return [
         Token(m.group(), offset + m.start(), offset + m.end())
         for m in _WORD_OR_SYMBOL.finditer(text)
@@ -132,9 +135,11 @@ def _word_spans(text: str, offset: int) -> list[Token]:
 def tokenize(text: str, mode: str = "auto") -> list[Token]:
     """Tokens of ``text`` in order, each with its span; an empty list if nothing is left."""
     if mode == "whitespace":
+        if text.isprintable():  # the fast path: no control / format character, nothing skipped
+            return [Token(m.group(), m.start(), m.end()) for m in _NON_SPACE.finditer(text)]
         return [
             Token(m.group(), m.start(), m.end())
-            for m in re.finditer(r"\S+", text)
+            for m in _NON_SPACE.finditer(text)
             if not _is_skipped(m.group())
         ]
     if mode == "chars":

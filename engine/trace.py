@@ -90,24 +90,46 @@ class AttentionResult:
 
 def freeze_arrays(obj) -> None:
     """Make every ndarray field of a dataclass instance read-only (results are shared, never edited)."""
-    for f in fields(obj):
-        value = getattr(obj, f.name)
+    names = _FIELD_NAMES.get(type(obj))
+    if names is None:
+        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in fields(obj))
+    for name in names:
+        value = getattr(obj, name)
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
 
 
-def vector_diffs(before: np.ndarray, after: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-row difference, norms and cosine similarity of two (n, d) matrices."""
-    before64 = before.astype(np.float64)
-    after64 = after.astype(np.float64)
-    norm_before = np.linalg.norm(before64, axis=1)  # (n,)
-    norm_after = np.linalg.norm(after64, axis=1)  # (n,)
-    dots = np.einsum("nd,nd->n", before64, after64)  # (n,)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # dataclass → its field names (fields() is slow)
+
+
+def vector_diffs(
+    before: np.ndarray, after: np.ndarray, out: dict[str, np.ndarray] | None = None
+) -> dict[str, np.ndarray]:
+    """Per-row difference, norms and cosine similarity of two (n, d) matrices.
+
+    The sums run in the matrices' float32 (einsum: no float64 copies; relative error ~1e-6 at
+    d = 512, far below the 3 decimals shown; 0.06 against 0.2 ms at 128 × 512) and the cosine's
+    division in float64. ``out``: arrays to fill (as returned by :func:`empty_vector_diffs`, or
+    row slices of them), so that shares of rows can be done in parallel.
+    """
+    if out is None:
+        out = empty_vector_diffs(*before.shape)
+    np.subtract(after, before, out=out["diff"])
+    norm_before = np.sqrt(np.einsum("nd,nd->n", before, before).astype(np.float64))  # (n,)
+    norm_after = np.sqrt(np.einsum("nd,nd->n", after, after).astype(np.float64))  # (n,)
+    dots = np.einsum("nd,nd->n", before, after).astype(np.float64)  # (n,)
     denominator = norm_before * norm_after
-    cosine = np.divide(dots, denominator, out=np.zeros_like(dots), where=denominator > 0)
+    out["norm_before"][...] = norm_before
+    out["norm_after"][...] = norm_after
+    out["cosine"][...] = np.divide(dots, denominator, out=np.zeros_like(dots), where=denominator > 0)
+    return out
+
+
+def empty_vector_diffs(n: int, d: int) -> dict[str, np.ndarray]:
+    """Uninitialised float32 arrays for :func:`vector_diffs`: diff (n, d) and the three (n,)."""
     return {
-        "diff": (after - before).astype(np.float32),
-        "norm_before": norm_before.astype(np.float32),
-        "norm_after": norm_after.astype(np.float32),
-        "cosine": cosine.astype(np.float32),
+        "diff": np.empty((n, d), np.float32),
+        "norm_before": np.empty(n, np.float32),
+        "norm_after": np.empty(n, np.float32),
+        "cosine": np.empty(n, np.float32),
     }

@@ -1,0 +1,108 @@
+"""The engine's own threads: tiles of the attention and shares of rows give the same numbers as a
+plain float64 loop written here, whatever the thread count, and numpy's BLAS gets its thread
+count back afterwards."""
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from engine import AttentionConfig, compute, parallel
+from engine.attention import FUSED_MIN_ELEMENTS, attend
+
+
+def loop_attention(q, k, v, divisor, mask=None):
+    """float64, one head and one query row at a time: the definition, nothing shared with attend()."""
+    heads, n, _ = q.shape
+    weights = np.zeros((heads, n, k.shape[1]))
+    outputs = np.zeros((heads, n, v.shape[2]))
+    for h in range(heads):
+        keys, values = k[h].astype(float), v[h].astype(float)
+        for i in range(n):
+            row = keys @ q[h, i].astype(float) / divisor  # (n_keys,)
+            if mask is not None:
+                row[mask[i]] = -np.inf
+            e = np.exp(row - row.max())
+            weights[h, i] = e / e.sum()
+            outputs[h, i] = weights[h, i] @ values
+    return weights, outputs
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("heads, n", [(4, 300), (2, 600)])  # whole-head tiles; row tiles
+def test_tiles_equal_the_loop(monkeypatch, threads, heads, n):
+    monkeypatch.setattr(parallel, "THREADS", threads)
+    rng = np.random.default_rng(n + heads)
+    q, k, v = (rng.standard_normal((heads, n, 16), dtype=np.float32) for _ in range(3))
+    mask = np.triu(np.ones((n, n), dtype=bool), k=1)
+    assert heads * n * n >= FUSED_MIN_ELEMENTS  # the tiled path
+    stages = attend(q, k, v, divisor=4.0, mask=mask)
+    weights, outputs = loop_attention(q, k, v, 4.0, mask)
+    np.testing.assert_allclose(stages["weights"], weights, atol=2e-6)
+    np.testing.assert_allclose(stages["head_outputs"], outputs, atol=2e-5)
+    np.testing.assert_array_equal(stages["weights"][:, mask], 0.0)
+    scores = np.einsum("hid,hjd->hij", q.astype(float), k.astype(float))
+    np.testing.assert_allclose(stages["scores"], scores, atol=2e-4)
+    np.testing.assert_allclose(stages["scaled"][:, ~mask], scores[:, ~mask] / 4.0, atol=5e-5)
+    assert np.isneginf(stages["scaled"][:, mask]).all()
+
+
+def test_thread_count_changes_no_number(monkeypatch):
+    config = AttentionConfig(text=" ".join(f"w{i}" for i in range(300)), tokenizer="whitespace", d_model=64, heads=4)
+    monkeypatch.setattr(parallel, "THREADS", 1)
+    one = compute(config)
+    monkeypatch.setattr(parallel, "THREADS", 2)
+    monkeypatch.setattr(importlib.import_module("engine.compute"), "THREADED_MIN_SCORES", 0)  # threaded at this size
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_PRODUCTS", 0)  # rows shared too, not only tiles
+    calls = []
+    real = parallel.run_parallel
+    monkeypatch.setattr(parallel, "run_parallel", lambda work, items: (calls.append(len(items)), real(work, items)))
+    two = compute(config)
+    assert len(calls) >= 2 and min(calls) > 1  # the projections' and W_O's rows were shared
+    for name, array in one.arrays().items():
+        np.testing.assert_allclose(getattr(two, name), array, rtol=1e-5, atol=1e-5, err_msg=name)  # float32 rounding of other BLAS blockings
+
+
+def test_vector_diffs_against_float64():
+    result = compute(AttentionConfig(text=" ".join(f"w{i}" for i in range(200)), tokenizer="whitespace", d_model=64, heads=4))
+    x, out = result.x.astype(float), result.output.astype(float)
+    np.testing.assert_allclose(result.diff, out - x, atol=1e-6)
+    np.testing.assert_allclose(result.norm_before, np.sqrt((x * x).sum(1)), rtol=1e-5)
+    np.testing.assert_allclose(result.norm_after, np.sqrt((out * out).sum(1)), rtol=1e-5)
+    cosine = [np.dot(a, b) / math.sqrt(np.dot(a, a) * np.dot(b, b)) for a, b in zip(x, out)]
+    np.testing.assert_allclose(result.cosine, cosine, atol=1e-5)
+
+
+def test_blas_thread_count_comes_back():
+    if not parallel.blas_controllable():
+        pytest.skip("numpy's BLAS is not an OpenBLAS this process can reach")
+    setter, getter = parallel._blas_functions
+    before = getter()
+    with parallel.blas_single_threaded():
+        assert getter() == 1
+        with parallel.blas_single_threaded():  # nested: still one, and the outer exit restores
+            assert getter() == 1
+        assert getter() == 1
+    assert getter() == before
+    compute(AttentionConfig(text="a b c", tokenizer="whitespace", d_model=8, heads=2))
+    assert getter() == before
+
+
+def test_an_error_in_a_share_reaches_the_caller():
+    def work(rows):
+        if rows.start >= 5:
+            raise ValueError("share failed")
+
+    with pytest.raises(ValueError, match="share failed"):
+        parallel.run_parallel(work, parallel.chunks(10, 4))
+
+
+def test_keep_freed_memory_reports_what_it_did():
+    import platform
+
+    from engine.memory import keep_freed_memory
+
+    assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")
+    # the process still computes normally afterwards
+    result = compute(AttentionConfig(text="a b c", tokenizer="whitespace", d_model=8, heads=2))
+    np.testing.assert_allclose(result.weights.sum(-1), 1.0, atol=1e-6)
