@@ -43,9 +43,6 @@ except ImportError:  # pragma: no cover - depends on the machine
     torch = None
 
 SIZES = ((12, 64, 4), (128, 512, 8), (512, 512, 8), (2048, 512, 8))
-# glibc tunables: serve every allocation from the heap and never give freed memory back to the
-# kernel, so a new array reuses pages already mapped instead of faulting in fresh zeroed ones.
-KEEP_FREED_MEMORY = {"MALLOC_MMAP_THRESHOLD_": str(2**32), "MALLOC_TRIM_THRESHOLD_": str(2**33)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,7 +83,7 @@ def machine_description() -> list[str]:
         f"BLAS: {blas_description()}",
     ]
     for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                 *KEEP_FREED_MEMORY):
+                 "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
         lines.append(f"{name}={os.environ.get(name, '(unset)')}")
     return lines
 
@@ -396,14 +393,19 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", action="store_true", help="also time each step of compute() at n=512 and 2048")
     parser.add_argument("--sizes", default=None, help="comma-separated n values to run (default: all)")
     parser.add_argument(
-        "--keep-freed-memory", action="store_true",
-        help="also run everything again in a child process whose glibc keeps freed memory for reuse "
-        f"({' '.join(f'{k}={v}' for k, v in KEEP_FREED_MEMORY.items())}): shows what first-touch page "
-        "faults of fresh arrays cost on this machine. The app itself runs with the environment as is.",
+        "--glibc-defaults", action="store_true",
+        help="leave glibc's malloc as it is; by default the process (every contender alike) keeps freed "
+        "memory for reuse as main.py does (engine.memory.keep_freed_memory), so that fresh arrays do "
+        "not fault in new pages on every call",
     )
     args = parser.parse_args(argv)
 
+    from engine.memory import keep_freed_memory
+
+    kept = False if args.glibc_defaults else keep_freed_memory()
     print("\n".join(machine_description()))
+    print(f"malloc: {'keeps freed memory for reuse (engine.memory.keep_freed_memory, as main.py)' if kept else 'glibc defaults'}"
+          " — the same for every contender, all in this one process")
     sizes = SIZES
     if args.sizes:
         wanted = {int(s) for s in args.sizes.split(",")}
@@ -429,13 +431,6 @@ def main(argv=None) -> None:
         for n in (512, 2048):
             profile_steps(n, 512, 8, 3 if args.quick else 7)
             profile_in_situ(n, 512, 8, 5 if args.quick else 15)
-    if args.keep_freed_memory:
-        import subprocess
-
-        child = [sys.executable, __file__] + [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--keep-freed-memory"]
-        print(f"\n--- again with glibc keeping freed memory ({' '.join(f'{k}={v}' for k, v in KEEP_FREED_MEMORY.items())}) ---")
-        sys.stdout.flush()
-        subprocess.run(child, env={**os.environ, **KEEP_FREED_MEMORY}, check=True)
 
 
 if __name__ == "__main__":

@@ -57,18 +57,21 @@ def _time(call, repeats: int) -> list[float]:
     return times
 
 
-def worker(backend: str, lengths: list[int], repeats: int, threads: int) -> dict:
+def worker(backend: str, lengths: list[int], repeats: int, threads: int, glibc_defaults: bool = False) -> dict:
     """Run in a subprocess: seconds of every timed call, per length."""
     results = {}
+    if not glibc_defaults:  # both sides alike: freed memory kept for reuse, as main.py does
+        from engine.memory import keep_freed_memory
+
+        keep_freed_memory()
     if backend == "numpy":
         import numpy as np
 
-        import engine.attention
+        import engine.parallel
         from engine.bert import forward
         from engine.minilm import load_minilm
 
-        if hasattr(engine.attention, "THREADS"):  # attend's own thread pool for the softmax
-            engine.attention.THREADS = threads
+        engine.parallel.THREADS = threads  # the engine's own threads (attention tiles, row shares)
 
         model = load_minilm()
         for n in lengths:
@@ -113,7 +116,7 @@ def run_worker(backend: str, args) -> dict[int, list[float]]:
     command = [
         sys.executable, __file__, "--worker", backend, "--threads", str(args.threads),
         "--repeats", str(args.repeats), "--lengths", *map(str, args.lengths),
-    ]
+    ] + (["--glibc-defaults"] if args.glibc_defaults else [])
     output = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     return {int(n): times for n, times in json.loads(output.strip().splitlines()[-1]).items()}
 
@@ -139,11 +142,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-torch", action="store_true", help="time the NumPy side only")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--glibc-defaults", action="store_true",
+                        help="leave glibc's malloc as it is (default: both sides keep freed memory, as main.py)")
     parser.add_argument("--worker", choices=["numpy", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.worker:
-        print(json.dumps(worker(args.worker, args.lengths, args.repeats, args.threads)))
+        print(json.dumps(worker(args.worker, args.lengths, args.repeats, args.threads, args.glibc_defaults)))
         return
 
     backends = ["numpy"] + (["torch"] if torch_available() and not args.no_torch else [])
@@ -168,6 +173,7 @@ def main() -> None:
     print(f"all-MiniLM-L6-v2 forward, float32, {args.threads} thread(s), {platform.processor() or platform.machine()}, "
           f"{versions}; load average {load_before:.2f} → {load_after:.2f}")
     print(f"engine/attention.py at {attention_version()}")
+    print("malloc: " + ("glibc defaults" if args.glibc_defaults else "both sides keep freed memory for reuse (engine.memory.keep_freed_memory, as main.py)"))
     print(f"median of {args.rounds} alternating rounds; ratio = NumPy time / PyTorch time (< 1: NumPy faster)")
     print()
     print("| tokens | NumPy (ms) | PyTorch (ms) | ratio |")

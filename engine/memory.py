@@ -38,3 +38,33 @@ def check_budget(n: int, d_model: int, heads: int, rope: bool, budget: int) -> i
             f"shorten the text, or use fewer heads or a smaller d_model"
         )
     return estimate
+
+
+# glibc's mallopt() parameters (malloc.h).
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+def keep_freed_memory(mmap_threshold: int = 256 * 1024**2, trim_threshold: int = 512 * 1024**2) -> bool:
+    """Ask glibc to keep freed memory for the next trace instead of giving it back to the kernel.
+
+    Why: every computation allocates its arrays afresh, and a page the kernel hands out again must
+    be faulted in and zeroed. Measured here at 128 tokens, 8 heads: attend() 2.6 ms with glibc's
+    defaults, 1.1 ms keeping freed memory (the kernel time was 1.9 ms a call). Arrays up to
+    ``mmap_threshold`` bytes then come from the heap, which keeps up to ``trim_threshold`` bytes
+    freed at its top for reuse. The cost: after a long text the process keeps that memory.
+
+    Called once by the program (app/cli.py) and the benchmarks, not by the engine on import: it
+    changes the whole process. Returns False where there is no glibc (macOS, Windows, musl).
+    """
+    import ctypes
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold)) and mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)))
