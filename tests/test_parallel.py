@@ -106,3 +106,21 @@ def test_keep_freed_memory_reports_what_it_did():
     # the process still computes normally afterwards
     result = compute(AttentionConfig(text="a b c", tokenizer="whitespace", d_model=8, heads=2))
     np.testing.assert_allclose(result.weights.sum(-1), 1.0, atol=1e-6)
+
+
+def test_embedding_memo_is_bounded_and_changes_no_vector(monkeypatch):
+    from engine import embeddings
+
+    embeddings.clear_memo()
+    monkeypatch.setattr(embeddings, "MEMO_NUMBERS", 10 * 16)  # room for 10 vectors of 16
+    texts = [f"t{i}" for i in range(25)] + ["t3", "t3"]
+    first = embeddings.static_embeddings(texts, 16, 7)
+    assert embeddings._memo_numbers <= 10 * 16
+    again = embeddings.static_embeddings(texts, 16, 7)  # some from the memo, some made anew
+    np.testing.assert_array_equal(first, again)
+    for text, row in zip(texts, first):
+        np.testing.assert_array_equal(row, embeddings.token_vector(text, 16, 7))
+    table = embeddings.static_embeddings(["t1", "x"], 16, 7, {"x": [1.0] * 16})
+    np.testing.assert_array_equal(table[1], 1.0)
+    np.testing.assert_array_equal(table[0], embeddings.token_vector("t1", 16, 7))
+    embeddings.clear_memo()
