@@ -343,48 +343,48 @@ def profile_steps(n: int, d: int, heads: int, repeats: int) -> None:
 
 
 def profile_in_situ(n: int, d: int, heads: int, repeats: int) -> None:
-    """compute()'s own pipeline (as in engine/compute.py, default settings) with a clock between
-    the steps: unlike the isolated steps above, each step here pays for fresh memory as it does
-    inside compute() (the previous trace was just freed, so new arrays fault in new pages)."""
+    """compute() itself, with a clock around the functions it calls (tokenize, embeddings, the
+    row shares of the projections and of W_O + vector diffs, attend): unlike the isolated steps
+    above, each step pays for memory and threads as it does inside compute()."""
     import importlib
-
-    from engine.trace import AttentionResult, vector_diffs
 
     c = importlib.import_module("engine.compute")
     config = AttentionConfig(text=text_of(n), tokenizer="whitespace", d_model=d, heads=heads)
-    laps: dict[str, list[float]] = {}
+    spent: dict[str, float] = {}
+    originals = {name: getattr(c, name) for name in ("tokenize", "static_embeddings", "attend", "for_rows")}
 
-    def run():
-        clock = [time.perf_counter()]
+    def clocked(label_of, function):
+        def wrapper(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                label = label_of(args)
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - started
+        return wrapper
 
-        def lap(name):
-            now = time.perf_counter()
-            laps.setdefault(name, []).append(1e3 * (now - clock[0]))
-            clock[0] = now
-
-        tokens = tuple(c.tokenize(config.text, config.tokenizer)); lap("tokenize")
-        embeddings = c.static_embeddings([t.text for t in tokens], d, config.seed, config.embeddings); lap("embeddings (memo)")
-        positional = c._sinusoidal(n, d); x = embeddings + positional; lap("positional (memo) + add")
-        w, w_qkv = c._projection_weights(d, config.seed, config.weights); lap("weights (memo)")
-        qkv = c.split_heads(x @ w_qkv, 3 * heads); lap("fused projection + split heads")
-        q, k, v = qkv[:heads], qkv[heads: 2 * heads], qkv[2 * heads:]
-        stages = c.attend(q, k, v, divisor=math.sqrt(d // heads)); lap("attend (scores … weighted sum)")
-        concat = c.merge_heads(stages["head_outputs"]); lap("concat")
-        output = concat @ w["w_o"]; lap("W_O")
-        diffs = vector_diffs(x, output); lap("vector diffs")
-        result = AttentionResult(config=config, tokens=tokens, embeddings=embeddings, positional=positional, x=x,
-                                 **w, q=q, k=k, v=v, **stages, concat=concat, output=output, **diffs)
-        lap("AttentionResult")
-        return result
-
-    for _ in range(2):
-        run()
-    laps.clear()
-    totals = [timed(run)[0] * 1e3 for _ in range(repeats)]
-    print(f"\nsteps inside compute() at n={n} (median ms, clock between steps)")
-    for name, values in laps.items():
-        print(f"  {name:44s} {statistics.median(values):9.2f}")
-    print(f"  {'total':44s} {statistics.median(totals):9.2f}")
+    labels = {"project": "projection x·[W_Q|W_K|W_V] into heads", "combine": "concat, W_O, vector diffs"}
+    c.tokenize = clocked(lambda args: "tokenize", originals["tokenize"])
+    c.static_embeddings = clocked(lambda args: "embeddings (memo)", originals["static_embeddings"])
+    c.attend = clocked(lambda args: "attend (q·kᵀ … weights·v, tiles)", originals["attend"])
+    c.for_rows = clocked(lambda args: labels.get(args[1].__name__, args[1].__name__), originals["for_rows"])
+    try:
+        for _ in range(2):
+            compute(config)
+        spent.clear()
+        totals = []
+        for _ in range(repeats):  # plain clock: a re-run sample (timed()) would count its steps twice
+            started = time.perf_counter()
+            compute(config)
+            totals.append(1e3 * (time.perf_counter() - started))
+    finally:
+        for name, function in originals.items():
+            setattr(c, name, function)
+    print(f"\ninside compute() at n={n} (mean ms per call over {repeats} calls, clock around each step)")
+    for name, seconds in spent.items():
+        print(f"  {name:44s} {1e3 * seconds / repeats:9.2f}")
+    print(f"  {'rest (positions, AttentionResult, …)':44s} {statistics.mean(totals) - 1e3 * sum(spent.values()) / repeats:9.2f}")
+    print(f"  {'total (mean)':44s} {statistics.mean(totals):9.2f}")
 
 
 def main(argv=None) -> None:
