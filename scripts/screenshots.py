@@ -1,6 +1,7 @@
 """Regenerate the README's pictures: screenshots of the real window and an exported figure.
 
     xvfb-run -a -s "-screen 0 1600x1000x24" python scripts/screenshots.py   # or with a DISPLAY
+    SCREENSHOTS_OUT=/tmp/shots python scripts/screenshots.py                # elsewhere than docs/images
 
 Each scene sets the window up as a user would (sentence, preset, panel), waits for the worker,
 then grabs the screen under the window (QScreen.grabWindow; a widget grab when offscreen).
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "docs" / "images"
+OUT = Path(os.environ.get("SCREENSHOTS_OUT", ROOT / "docs" / "images"))
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
 
@@ -44,7 +45,7 @@ def shoot(app, window, name: str) -> None:
         image = window.grab()
     path = OUT / name
     image.save(str(path))
-    print("wrote", path.relative_to(ROOT))
+    print("wrote", path)
 
 
 def set_text(window, text: str) -> None:
@@ -126,7 +127,7 @@ def main() -> None:
     figure = OUT / "export-all-heads.png"
     subprocess.run([sys.executable, str(ROOT / "main.py"), "export", "--text", "I ate the cake and it was delicious.",
                     "--head", "all", "--width", "1400", "--out", str(figure)], check=True)
-    print("wrote", figure.relative_to(ROOT))
+    print("wrote", figure)
 
 
 if __name__ == "__main__":
