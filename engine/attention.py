@@ -18,7 +18,9 @@ Performance notes (measured here, 2-core AMD EPYC, numpy 2.4 + OpenBLAS; see ben
   on ours, ~175 ms fused (torch's bmm, softmax, bmm: ~205 ms in the same run).
 - Small inputs (under FUSED_MIN_ELEMENTS scores) take the whole-array path on the calling
   thread: a few numpy calls in all, no thread hand-off (which costs 100–180 µs here).
-  Between that and a head of BLOCK_ELEMENTS scores, tiles are groups of whole heads.
+  Between that and a head of BLOCK_ELEMENTS scores, tiles are groups of whole heads. When the
+  caller runs on one thread (engine_threads(False), or a one-core machine), the whole-array path
+  goes up to THREADED_MIN_SCORES and the tiles above it run one after the other.
 """
 from __future__ import annotations
 
@@ -107,7 +109,8 @@ def attend(
         _softmax_into(block, block_weights)
         np.matmul(block_weights, v[heads_], out=head_outputs[heads_, rows])
 
-    if scores.size < FUSED_MIN_ELEMENTS or not parallel.threads_allowed(True):
+    threaded = parallel.threads_allowed(True) and parallel.THREADS > 1
+    if scores.size < FUSED_MIN_ELEMENTS or (not threaded and scores.size < parallel.THREADED_MIN_SCORES):
         tile(slice(None), slice(None))
     else:
         # Tiles of about BLOCK_ELEMENTS scores: whole heads when one head is smaller, else rows.
@@ -122,7 +125,11 @@ def attend(
                 for h in range(heads)
                 for start in range(0, n_queries, step)
             ]
-        run_parallel(lambda t: tile(*t), tiles)
+        if threaded:
+            run_parallel(lambda t: tile(*t), tiles)
+        else:  # one core, or the caller chose this thread only: tiles still keep the work in cache
+            for heads_, rows in tiles:
+                tile(heads_, rows)
     return {"scores": scores, "scaled": scaled, "weights": weights, "head_outputs": head_outputs}
 
 
