@@ -22,7 +22,15 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Sequence
 
-THREADS = max(1, min(os.cpu_count() or 1, 8))
+def _usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one, e.g. in a container)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+THREADS = max(1, min(_usable_cpus(), 8))
 # Inside engine_threads(True), row-wise work of fewer multiply-adds than this (~0.1 ms) runs in
 # one call: a hand-off to a sleeping thread costs 100–180 µs here.
 PARALLEL_MIN_PRODUCTS = 1 << 22
