@@ -151,8 +151,8 @@ def switch_language(window, code: str):
     """Store ``code`` (system, en, zh_CN), install its translators and rebuild ``window`` in it.
 
     Returns the window now on screen: a new MainWindow with the same settings, head, focused
-    token, stage, geometry and dock layout (the old one is closed), or ``window`` itself when the
-    language does not change.
+    token, stage, model and layer, comparison sentence B, undo history, geometry and dock layout
+    (the old one is closed), or ``window`` itself when the language does not change.
     """
     global _live_window
     code = code if code in CHOICES else SYSTEM
@@ -166,6 +166,8 @@ def switch_language(window, code: str):
 
     old = window.controller
     config = old.config
+    compare = getattr(window.panels.get("compare"), "panel", None)  # None while never opened
+    sentence_b = compare.text_b.text() if compare is not None else ""
     new = MainWindow(config=config)
     new.restoreGeometry(window.saveGeometry())
     new.restoreState(window.saveState())
@@ -176,6 +178,10 @@ def switch_language(window, code: str):
     controller = new.controller
     controller.head, controller.focus, controller.stage = old.head, old.focus, old.stage
     controller.set_config(config, immediate=True)
+    if old.model != controller.model or old.layer != controller.layer:
+        controller.set_model(old.model, old.layer)  # MiniLM stays MiniLM, at the same layer
+    if sentence_b:  # the comparison's sentence B is typed work too
+        new.panels["compare"].build().text_b.setText(sentence_b)
     new.show()
     window.close()
     _live_window = new

@@ -256,6 +256,27 @@ def test_switching_keeps_settings_selection_and_layout(chinese_window):
     assert QSettings("AttentionExplorer", "AttentionExplorer").value("language") == "zh_CN"
 
 
+def test_switching_keeps_sentence_b_and_the_model(window, qtbot):
+    """Typed work survives a language switch: the comparison's sentence B, MiniLM and its layer."""
+    from PySide6.QtWidgets import QApplication
+
+    import app.i18n as i18n
+
+    window.panels["compare"].build().text_b.setText("苹果发布了新手机")
+    window.controller.model, window.controller.layer = "minilm", 2  # as if chosen in the toolbar
+    chinese = i18n.switch_language(window, i18n.CHINESE)
+    try:
+        assert chinese is not window
+        assert chinese.panels["compare"].panel.text_b.text() == "苹果发布了新手机"
+        assert (chinese.controller.model, chinese.controller.layer) == ("minilm", 2)
+        assert chinese.layer_spin.value() == 2 and chinese.model_combo.currentData() == "minilm"
+        assert chinese.wait_until_idle(60)
+    finally:
+        chinese.close()
+        i18n.install_translator(QApplication.instance(), i18n.ENGLISH)
+        i18n._live_window = None
+
+
 def test_language_menu_switches_back_to_english(window, qtbot):
     from PySide6.QtWidgets import QApplication
 
