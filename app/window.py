@@ -307,7 +307,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ state
     def _on_snapshot_changed(self, snapshot) -> None:
         result = snapshot.result
-        self.tokens_label.setText(fill(self.tr("%1 tokens"), result.n))
+        self.tokens_label.setText(self.tr("1 token") if result.n == 1 else fill(self.tr("%1 tokens"), result.n))
         self.time_label.setText(fill(self.tr("computed in %1 ms"), f"{result.seconds * 1000:.1f}"))
         self.memory_label.setText(fill(self.tr("trace %1"), format_bytes(result.nbytes)))
         if not self.controller.last_error:

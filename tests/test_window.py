@@ -328,3 +328,14 @@ def test_command_line_opens_a_session(tmp_path):
     assert done.returncode == 0, done.stderr
     line = [x for x in done.stdout.splitlines() if x.startswith("first-heatmap-painted")][0]
     assert json.loads(line.split(" ", 1)[1]) == "苹果发布了新手机"
+
+
+def test_one_token_is_singular_in_the_status_and_the_caption(window):
+    window.panels["input"].text.setPlainText("hello")
+    assert window.wait_until_idle()
+    assert window.controller.snapshot.result.n == 1
+    assert window.tokens_label.text() == "1 token"
+    assert window.panels["attention"].caption.text().startswith("1 token · d_k = ")
+    window.panels["input"].text.setPlainText("hello world")
+    assert window.wait_until_idle()
+    assert window.tokens_label.text() == "2 tokens"

@@ -76,7 +76,10 @@ class AttentionPanel(QWidget):
             display=snapshot.display_of(stage, head),
         )
         self.heatmap.set_highlight_row(self.controller.focus)
-        self.caption.setText(fill(self.tr("%1 tokens · d_k = %2"), result.n, result.config.d_k))
+        if result.n == 1:
+            self.caption.setText(fill(self.tr("1 token · d_k = %1"), result.config.d_k))
+        else:
+            self.caption.setText(fill(self.tr("%1 tokens · d_k = %2"), result.n, result.config.d_k))
 
     def _on_cell_hovered(self, row: int, column: int) -> None:
         snapshot = self.controller.snapshot

@@ -99,6 +99,10 @@
         <translation>键词元</translation>
     </message>
     <message>
+        <source>1 token · d_k = %1</source>
+        <translation>1 个词元 · d_k = %1</translation>
+    </message>
+    <message>
         <source>%1 tokens · d_k = %2</source>
         <translation>%1 个词元 · d_k = %2</translation>
     </message>
@@ -1337,6 +1341,10 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
     <message>
         <source>%1 tokens</source>
         <translation>%1 个词元</translation>
+    </message>
+    <message>
+        <source>1 token</source>
+        <translation>1 个词元</translation>
     </message>
     <message>
         <source>computed in %1 ms</source>
