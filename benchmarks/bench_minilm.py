@@ -11,7 +11,7 @@ Both sides run all-MiniLM-L6-v2 on the same input ids, one unpadded sentence, fl
 
 Each side runs in its own subprocess (PyTorch's OpenMP threads keep spinning after each call
 and would steal the cores from OpenBLAS otherwise), with the same thread count for
-OpenBLAS / MKL / OpenMP / torch.set_num_threads / engine.attention's softmax threads. The subprocesses alternate for ``--rounds``
+OpenBLAS / MKL / OpenMP / torch.set_num_threads / the engine's own threads (engine.parallel). The subprocesses alternate for ``--rounds``
 rounds so that load from other programs hits both sides alike; the figure is the median of
 all timed calls. PyTorch's column is skipped when torch or transformers is not installed.
 """

@@ -37,16 +37,26 @@ BLOCK_ELEMENTS = 1 << 18
 FUSED_MIN_ELEMENTS = 1 << 16
 
 
-def split_heads(matrix: np.ndarray, heads: int) -> np.ndarray:
-    """(n, d_model) → contiguous (heads, n, d_k): head h holds columns h·d_k … (h+1)·d_k."""
+def split_heads(matrix: np.ndarray, heads: int, out: np.ndarray | None = None) -> np.ndarray:
+    """(n, d_model) → contiguous (heads, n, d_k): head h holds columns h·d_k … (h+1)·d_k.
+    ``out``: (heads, n, d_k) to write into (e.g. a slice of rows of a larger array)."""
     n, d_model = matrix.shape
-    return np.ascontiguousarray(matrix.reshape(n, heads, d_model // heads).transpose(1, 0, 2))
+    per_head = matrix.reshape(n, heads, d_model // heads).transpose(1, 0, 2)  # a view
+    if out is None:
+        return np.ascontiguousarray(per_head)
+    out[...] = per_head
+    return out
 
 
-def merge_heads(per_head: np.ndarray) -> np.ndarray:
-    """(heads, n, d_k) → (n, heads·d_k): heads side by side (seed 004's 拼接 'concat')."""
+def merge_heads(per_head: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """(heads, n, d_k) → (n, heads·d_k): heads side by side (seed 004's 拼接 'concat').
+    ``out``: (n, heads·d_k) to write into."""
     heads, n, d_k = per_head.shape
-    return np.ascontiguousarray(per_head.transpose(1, 0, 2).reshape(n, heads * d_k))
+    side_by_side = per_head.transpose(1, 0, 2).reshape(n, heads * d_k)
+    if out is None:
+        return np.ascontiguousarray(side_by_side)
+    out[...] = side_by_side
+    return out
 
 
 def causal_mask(n: int) -> np.ndarray:

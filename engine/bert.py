@@ -37,7 +37,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .attention import attend
+from .attention import attend, merge_heads, split_heads
 from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
@@ -485,7 +485,7 @@ def forward(
             def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
                 qkv = h[rows] @ w.qkv_weight  # (rows, 3d): one matmul for Q, K and V
                 qkv += w.qkv_bias
-                qkv_heads[:, rows] = qkv.reshape(len(qkv), 3 * heads, d_k).transpose(1, 0, 2)
+                split_heads(qkv, 3 * heads, out=qkv_heads[:, rows])
 
             for_rows(n, project, numbers=n * d * 3 * d)
             q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
@@ -501,7 +501,7 @@ def forward(
             def rest_of_layer(rows: slice, h=h, w=w, index=index, head_outputs=head_outputs, concat=concat,
                               attention_output=attention_output, attention_norm=attention_norm,
                               intermediate=intermediate) -> None:
-                concat[rows] = head_outputs[:, rows].transpose(1, 0, 2).reshape(-1, d)
+                merge_heads(head_outputs[:, rows], out=concat[rows])
                 np.matmul(concat[rows], w.output_weight, out=attention_output[rows])
                 attention_output[rows] += w.output_bias
                 np.add(attention_output[rows], h[rows], out=attention_norm[rows])

@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .attention import attend, causal_mask
+from .attention import attend, causal_mask, merge_heads, split_heads
 from .config import AttentionConfig
 from .embeddings import clear_memo as _clear_embedding_memo
 from .embeddings import static_embeddings
@@ -130,8 +130,7 @@ def compute(config: AttentionConfig) -> AttentionResult:
         qkv = np.empty((3 * heads, n, d_k), dtype)  # (3·heads, n, d_k): q heads, k heads, v heads
 
         def project(rows: slice) -> None:
-            part = x[rows] @ w_qkv  # (rows, 3d)
-            qkv[:, rows] = part.reshape(len(part), 3 * heads, d_k).transpose(1, 0, 2)
+            split_heads(x[rows] @ w_qkv, 3 * heads, out=qkv[:, rows])  # (rows, 3d) → its place
 
         for_rows(n, project, numbers=n * d_model * 3 * d_model)
         q, k, v = qkv[:heads], qkv[heads : 2 * heads], qkv[2 * heads :]  # (heads, n, d_k) each
@@ -151,7 +150,7 @@ def compute(config: AttentionConfig) -> AttentionResult:
         diffs = empty_vector_diffs(n, d_model)
 
         def combine(rows: slice) -> None:
-            concat[rows] = head_outputs[:, rows].transpose(1, 0, 2).reshape(-1, d_model)
+            merge_heads(head_outputs[:, rows], out=concat[rows])
             np.matmul(concat[rows], w["w_o"], out=output[rows])
             vector_diffs(x[rows], output[rows], out={name: array[rows] for name, array in diffs.items()})
 

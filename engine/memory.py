@@ -54,7 +54,7 @@ def keep_freed_memory(mmap_threshold: int = 256 * 1024**2, trim_threshold: int =
     ``mmap_threshold`` bytes then come from the heap, which keeps up to ``trim_threshold`` bytes
     freed at its top for reuse. The cost: after a long text the process keeps that memory.
 
-    Called once by the program (app/cli.py) and the benchmarks, not by the engine on import: it
+    Called once by the program (main.py) and the benchmarks, not by the engine on import: it
     changes the whole process. Returns False where there is no glibc (macOS, Windows, musl).
     """
     import ctypes

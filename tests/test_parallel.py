@@ -124,3 +124,20 @@ def test_embedding_memo_is_bounded_and_changes_no_vector(monkeypatch):
     np.testing.assert_array_equal(table[1], 1.0)
     np.testing.assert_array_equal(table[0], embeddings.token_vector("t1", 16, 7))
     embeddings.clear_memo()
+
+
+def test_split_and_merge_heads_into_row_slices():
+    from engine.attention import merge_heads, split_heads
+
+    matrix = np.arange(5 * 12, dtype=np.float32).reshape(5, 12)
+    heads = split_heads(matrix, 3)  # (3, 5, 4)
+    assert heads[1, 2].tolist() == matrix[2, 4:8].tolist()
+    into = np.zeros((3, 5, 4), np.float32)
+    split_heads(matrix[1:4], 3, out=into[:, 1:4])  # rows 1-3 only
+    np.testing.assert_array_equal(into[:, 1:4], heads[:, 1:4])
+    np.testing.assert_array_equal(into[:, [0, 4]], 0)
+    np.testing.assert_array_equal(merge_heads(heads), matrix)
+    merged = np.zeros_like(matrix)
+    merge_heads(heads[:, 2:], out=merged[2:])
+    np.testing.assert_array_equal(merged[2:], matrix[2:])
+    np.testing.assert_array_equal(merged[:2], 0)
