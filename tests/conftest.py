@@ -61,3 +61,29 @@ def _no_leftover_threads():
             return
         time.sleep(0.02)
     raise AssertionError(f"threads left behind: {[t.name for t in extra]}")
+
+
+@pytest.fixture
+def standalone_panel(qtbot):
+    """make(PanelClass, width, height) → (controller, panel): one panel on its own Controller,
+    shown offscreen with the CJK font; every controller made is shut down after the test."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.controller import Controller
+    from app.fonts import install_cjk_font
+
+    controllers = []
+
+    def make(panel_class, width: int, height: int):
+        install_cjk_font(QApplication.instance())
+        controller = Controller()
+        controllers.append(controller)
+        panel = panel_class(controller)
+        qtbot.addWidget(panel)
+        panel.resize(width, height)
+        panel.show()
+        return controller, panel
+
+    yield make
+    for controller in controllers:
+        controller.shutdown()

@@ -119,21 +119,10 @@ def test_other_d_model_gives_nan_cosines():
 
 # ---------------------------------------------------------------------- the panel
 @pytest.fixture
-def panel(qtbot):
-    from PySide6.QtWidgets import QApplication
-
-    from app.controller import Controller
-    from app.fonts import install_cjk_font
+def panel(standalone_panel):
     from app.panels.compare_panel import ComparePanel
 
-    install_cjk_font(QApplication.instance())
-    controller = Controller()
-    widget = ComparePanel(controller)
-    qtbot.addWidget(widget)
-    widget.resize(1100, 500)
-    widget.show()
-    yield widget
-    controller.shutdown()
+    return standalone_panel(ComparePanel, 1100, 500)[1]
 
 
 def settle(qtbot, panel):

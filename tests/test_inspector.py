@@ -112,17 +112,10 @@ def test_inspection_is_read_only():
 
 # ---------------------------------------------------------------------- panel
 @pytest.fixture
-def inspector(qtbot):
-    from app.controller import Controller
+def inspector(standalone_panel):
     from app.panels.inspector_panel import InspectorPanel
 
-    controller = Controller()
-    panel = InspectorPanel(controller)
-    qtbot.addWidget(panel)
-    panel.resize(900, 500)
-    panel.show()
-    yield controller, panel
-    controller.shutdown()
+    return standalone_panel(InspectorPanel, 900, 500)
 
 
 def wait_for(qtbot, controller, panel, head: int, query: int, key: int) -> None:

@@ -68,21 +68,10 @@ def test_degenerate_inputs():
 
 # ---------------------------------------------------------------------- the panel
 @pytest.fixture
-def panel(qtbot):
-    from PySide6.QtWidgets import QApplication
-
-    from app.controller import Controller
-    from app.fonts import install_cjk_font
+def panel(standalone_panel):
     from app.panels.plane_panel import PlanePanel
 
-    install_cjk_font(QApplication.instance())
-    controller = Controller()
-    widget = PlanePanel(controller)
-    qtbot.addWidget(widget)
-    widget.resize(800, 500)
-    widget.show()
-    yield widget
-    controller.shutdown()
+    return standalone_panel(PlanePanel, 800, 500)[1]
 
 
 def settle(qtbot, panel):

@@ -117,21 +117,10 @@ def test_invalid_permutation_is_refused():
 
 # ----------------------------------------------------------------------------- panel
 @pytest.fixture
-def lab(qtbot):
-    from PySide6.QtWidgets import QApplication
-
-    from app.controller import Controller
-    from app.fonts import install_cjk_font
+def lab(standalone_panel):
     from app.panels.positional_panel import PositionalPanel
 
-    install_cjk_font(QApplication.instance())
-    controller = Controller()
-    panel = PositionalPanel(controller)
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    yield controller, panel
-    controller.shutdown()
+    return standalone_panel(PositionalPanel, 900, 600)
 
 
 def settle(qtbot, controller, panel):

@@ -99,17 +99,10 @@ def test_scale_comparison_toggles_only_the_scaling():
 
 # ----------------------------------------------------------------------------- panel
 @pytest.fixture
-def lab(qtbot):
-    from app.controller import Controller
+def lab(standalone_panel):
     from app.panels.scaling_panel import ScalingPanel
 
-    controller = Controller()
-    panel = ScalingPanel(controller)
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    yield controller, panel
-    controller.shutdown()
+    return standalone_panel(ScalingPanel, 900, 600)
 
 
 def test_panel_plots_the_sweep_and_the_rows(lab, qtbot, sentence_sweep):
