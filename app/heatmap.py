@@ -44,6 +44,9 @@ class LightPlot(pg.GraphicsLayout):
         self.axes = {"left": pg.AxisItem("left"), "bottom": pg.AxisItem("bottom")}
         for axis in self.axes.values():
             axis.linkToView(self.vb)
+            # axes count tokens and dimensions: never "(x0.001)" (pyqtgraph's SI prefix showed
+            # it on the one-token heatmap, whose view spans a fraction of a unit)
+            axis.enableAutoSIPrefix(False)
         self.addItem(self.title, row=0, col=1)
         self.addItem(self.axes["left"], row=1, col=0)
         self.addItem(self.vb, row=1, col=1)

@@ -336,6 +336,8 @@ def test_one_token_is_singular_in_the_status_and_the_caption(window):
     assert window.controller.snapshot.result.n == 1
     assert window.tokens_label.text() == "1 token"
     assert window.panels["attention"].caption.text().startswith("1 token · d_k = ")
+    plot = window.panels["attention"].heatmap.plot  # a one-token view spans under one unit:
+    assert all("x0.0" not in plot.getAxis(side).labelString() for side in ("left", "bottom"))  # no SI prefix
     window.panels["input"].text.setPlainText("hello world")
     assert window.wait_until_idle()
     assert window.tokens_label.text() == "2 tokens"
