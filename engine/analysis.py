@@ -62,12 +62,25 @@ def analysis_arrays(trace, weights=None, *, special: Sequence[bool] | np.ndarray
     of the trace's token texts).
     """
     attentions, values, output_weights = _parts(trace, weights)
-    layers, heads = attentions.shape[:2]
-    kept = heads_kept(getattr(trace, "ablate", frozenset()), layers, heads)
-    norms = value_weighted_layers(attentions, values, output_weights)  # (layers, heads, n, n)
-    norms[~kept] = 0.0
     if special is None:
         special = special_mask(trace.token_texts)
+    return analysis_from_parts(attentions, values, output_weights, special, getattr(trace, "ablate", frozenset()))
+
+
+def analysis_from_parts(
+    attentions: np.ndarray,
+    values: Sequence[np.ndarray],
+    output_weights: Sequence[np.ndarray],
+    special: Sequence[bool] | np.ndarray | None = None,
+    ablate: frozenset = frozenset(),
+) -> dict[str, np.ndarray]:
+    """:func:`analysis_arrays` for any model: attentions (layers, heads, n, n), each layer's v
+    (heads or kv_heads, n, d_k, bias included) and row-vector W_O (heads·d_k, d), the (n,) special
+    mask and the switched-off (layer, head) pairs."""
+    layers, heads = attentions.shape[:2]
+    kept = heads_kept(ablate, layers, heads)
+    norms = value_weighted_layers(attentions, values, output_weights)  # (layers, heads, n, n)
+    norms[~kept] = 0.0
     return {
         "value_norms": norms,
         "rollout": attention_rollout(attentions, heads_kept=None if kept.all() else kept),

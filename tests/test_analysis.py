@@ -26,7 +26,7 @@ from engine.head_stats import (
     table_csv,
 )
 from engine.rollout import attention_rollout, rollout, value_weighted_rollout
-from engine.value_norms import value_weighted
+from engine.value_norms import explain_cell, value_weighted
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ablation_reference.npz"
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -107,6 +107,37 @@ def test_value_norms_of_switched_off_heads_are_zero():
     result = compute(AttentionConfig(**TOY), ablate=frozenset({(0, 2)}))
     norms = analysis_arrays(result)["value_norms"]
     assert not norms[0, 2].any() and norms[0, 1].all()
+
+
+def test_grouped_query_values_and_one_cell():
+    rng = np.random.default_rng(7)
+    heads, kv_heads, n, d_k, d = 6, 2, 5, 4, 24
+    weights = random_attentions(1, heads, n, seed=8)[0]
+    v = rng.normal(size=(kv_heads, n, d_k))
+    w_o = rng.normal(size=(heads * d_k, d))
+    expanded = np.stack([v[h // 3] for h in range(heads)])  # query head h reads value head h // 3
+    expected = loop_value_norms(weights[None], [expanded], [w_o])[0]
+    np.testing.assert_allclose(value_weighted(weights, v, w_o), expected, rtol=1e-10)
+    cell = explain_cell(weights, v, w_o, head=4, query=2, key=3)
+    assert cell["value_norm"] == pytest.approx(expected[4, 2, 3], rel=1e-12)
+    assert cell["alpha"] == weights[4, 2, 3]
+    np.testing.assert_allclose(cell["f"], v[1, 3] @ w_o[16:20])
+
+
+def test_analysis_arrays_of_an_ablated_minilm_run(model):
+    from engine.bert import forward
+
+    tokenized = model.tokenize(SENTENCE)
+    ablated = forward(model.weights, model.config, tokenized.input_ids, tokenized.tokens,
+                      ablate=frozenset({(2, h) for h in range(12)} | {(4, 3)}))
+    arrays = analysis_arrays(ablated, model.weights)
+    assert not arrays["value_norms"][2].any() and not arrays["value_norms"][4, 3].any()
+    assert arrays["value_norms"][4, 2].any()
+    np.testing.assert_allclose(arrays["rollout"][2], arrays["rollout"][1])  # layer 2 moved nothing
+    kept = [h for h in range(12) if h != 3]
+    layer4 = ablated.attentions[4, kept].astype(np.float64).mean(axis=0)
+    np.testing.assert_allclose(arrays["rollout"][4], (0.5 * layer4 + 0.5 * np.eye(ablated.n)) @ arrays["rollout"][3],
+                               rtol=1e-6, atol=1e-9)
 
 
 # --- rollout ------------------------------------------------------------------------------------
