@@ -201,7 +201,7 @@ def test_toy_ablation_zeroes_the_head_before_w_o():
 
 
 @pytest.mark.parametrize("pair, words", [
-    ((1, 0), "layer 1 head 0"), ((0, 4), "layer 0 head 4"), ((0, -1), "layer 0 head -1"),
+    ((1, 0), "layer 1 head 0"), ((0, 4), "layer 0 head 4"), ((0, -1), "layer 0 head -1"), ((-1, 0), "layer -1 head 0"),
     (("0", 1), "'0'"), ((0,), "(0,)"), ((0, True), "True"),
 ])
 def test_toy_ablation_refuses_a_bad_pair(pair, words):
@@ -359,3 +359,17 @@ def test_analysis_arrays_of_minilm(model, trace):
     raw = trace.attentions[..., special].sum(axis=-1).mean()
     moved = (arrays["value_norms"][..., special].sum(axis=-1) / arrays["value_norms"].sum(axis=-1)).mean()
     assert moved < raw
+
+
+def test_rank_heads_on_the_toy_through_compute():
+    config = AttentionConfig(**TOY)
+    plain = compute(config)
+    ranking = rank_heads(lambda ablate: compute(config, ablate=ablate).output,
+                         mean_cosine_distance(plain.output), all_heads(1, 4))
+    assert ranking.complete and sorted(ranking.heads) == all_heads(1, 4)
+    w_o = np.asarray(plain.w_o, np.float64)
+    for (layer, head), value in zip(ranking.heads, ranking.effects):
+        without = np.asarray(plain.output, np.float64) - np.asarray(plain.head_outputs[head], np.float64) @ w_o[4 * head:4 * head + 4]
+        base = np.asarray(plain.output, np.float64)
+        cosines = [base[i] @ without[i] / np.linalg.norm(base[i]) / np.linalg.norm(without[i]) for i in range(plain.n)]
+        assert value == pytest.approx(float(np.mean([1 - c for c in cosines])), rel=1e-4, abs=1e-7)
