@@ -37,6 +37,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from .ablation import check_ablation, heads_in_layer
 from .attention import attend, merge_heads, split_heads
 from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .config import DEFAULT_MEMORY_BUDGET
@@ -354,6 +355,7 @@ class BertTrace:
     hidden_states: np.ndarray  # (layers + 1, n, d): [0] = LayerNorm(embeddings), [l+1] = layer l's output
     cosine_to_layer0: np.ndarray  # (layers + 1, n) cos(hidden_states[l, i], hidden_states[0, i])
     truncated: bool = False  # the text was cut to the model's maximum length
+    ablate: frozenset = frozenset()  # (layer, head) pairs switched off in this run
     estimated_bytes: int = 0
     seconds: float = 0.0  # wall time of the forward pass
 
@@ -431,12 +433,16 @@ def forward(
     truncated: bool = False,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: Callable[[float, str], None] | None = None,
+    ablate: frozenset[tuple[int, int]] = frozenset(),
 ) -> BertTrace:
     """Run the encoder on one sentence's ``input_ids`` and return the full :class:`BertTrace`.
 
     ``tokens`` label the positions (default: the ids as text). ``progress(fraction, message)``
-    is called after each layer. Raises :class:`EngineError` for ids out of range, more
-    positions than the model has, or a trace over ``memory_budget`` bytes.
+    is called after each layer. ``ablate``: (layer, head) pairs switched off, their head outputs
+    zeroed before W_O (:mod:`engine.ablation`; the trace's ``head_outputs`` show the zeros, its
+    ``weights`` what the head would have attended). Raises :class:`EngineError` for ids out of
+    range, more positions than the model has, a head out of range, or a trace over
+    ``memory_budget`` bytes.
     """
     started = time.perf_counter()
     ids = np.asarray(input_ids)
@@ -457,6 +463,7 @@ def forward(
     tokens = tuple(tokens)
     if len(tokens) != n:
         raise EngineError(f"{len(tokens)} tokens for {n} input ids")
+    ablate = check_ablation(ablate, config.num_layers, config.num_heads)
     estimate = estimate_forward_bytes(n, config)
     if estimate > memory_budget:
         raise EngineError(
@@ -491,6 +498,7 @@ def forward(
             q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
             stages = attend(q, k, v, divisor=divisor)
             head_outputs = stages["head_outputs"]  # (heads, n, d_k)
+            head_outputs[heads_in_layer(ablate, index)] = 0.0  # switched-off heads reach W_O as zeros
             concat = np.empty((n, d), DTYPE)
             attention_output = np.empty((n, d), DTYPE)
             attention_norm = np.empty((n, d), DTYPE)
@@ -534,6 +542,7 @@ def forward(
         hidden_states=hidden_states,
         cosine_to_layer0=_cosine_to_first(hidden_states),
         truncated=truncated,
+        ablate=ablate,
         estimated_bytes=estimate,
         seconds=time.perf_counter() - started,
     )

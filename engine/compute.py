@@ -17,6 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .ablation import check_ablation, heads_in_layer
 from .attention import attend, causal_mask, merge_heads, split_heads
 from .config import AttentionConfig
 from .embeddings import clear_memo as _clear_embedding_memo
@@ -104,9 +105,13 @@ def _clear_caches() -> None:
     _clear_embedding_memo()
 
 
-def compute(config: AttentionConfig) -> AttentionResult:
-    """Run multi-head self-attention for ``config`` and return the full trace."""
+def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = frozenset()) -> AttentionResult:
+    """Run multi-head self-attention for ``config`` and return the full trace.
+
+    ``ablate``: (0, head) pairs switched off (one layer here): their head outputs are zeroed
+    before W_O (:mod:`engine.ablation`), so ``concat`` and ``output`` lack them."""
     started = time.perf_counter()
+    ablate = check_ablation(ablate, 1, config.heads)
     tokens = tuple(tokenize(config.text, config.tokenizer))
     if not tokens:
         raise EngineError("the text has no tokens (only spaces or control characters): type a word")
@@ -144,6 +149,7 @@ def compute(config: AttentionConfig) -> AttentionResult:
         stages = attend(q, k, v, divisor=divisor, mask=mask)
 
         head_outputs = stages["head_outputs"]  # (heads, n, d_k)
+        head_outputs[heads_in_layer(ablate, 0)] = 0.0  # switched-off heads reach W_O as zeros
         concat = np.empty((n, d_model), head_outputs.dtype)  # (n, d): heads side by side
         output = np.empty((n, d_model), np.result_type(concat, w["w_o"]))  # (n, d)
 
@@ -173,6 +179,7 @@ def compute(config: AttentionConfig) -> AttentionResult:
         q_unrotated=q_unrotated,
         k_unrotated=k_unrotated,
         mask=mask,
+        ablate=ablate,
         estimated_bytes=estimate,
         seconds=time.perf_counter() - started,
     )

@@ -52,6 +52,7 @@ class AttentionResult:
     q_unrotated: np.ndarray | None = None  # (heads, n, d_k) before RoPE, when rope
     k_unrotated: np.ndarray | None = None
     mask: np.ndarray | None = None  # (n, n) bool, True = masked, when causal
+    ablate: frozenset = frozenset()  # (0, head) pairs switched off: head_outputs zeroed before W_O
     estimated_bytes: int = 0  # the memory estimate checked against the budget
     seconds: float = 0.0  # wall time of compute()
 
