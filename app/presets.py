@@ -71,11 +71,12 @@ class Preset:
         return texts.index(self.focus) if self.focus in texts else 0
 
     def caption_values(self, trace) -> dict:
-        """For a real-model preset: {layer, head (1-based as on screen), weight} found in ``trace``."""
+        """For a real-model preset: {query, key, layer, head, weight} found in ``trace``; layer and head
+        counted from 0, as the layers panel and head grid label them."""
         from engine.meaning import strongest_head
 
         finding = strongest_head(trace, self.focus, self.key)
-        return {"query": finding.query, "key": finding.key, "layer": finding.layer + 1, "head": finding.head + 1,
+        return {"query": finding.query, "key": finding.key, "layer": finding.layer, "head": finding.head,
                 "weight": f"{finding.weight:.2f}"}
 
 
@@ -173,6 +174,18 @@ _TOY = (
                           "0.245 / 0.015 / 0.245 / 0.496, so b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴. "
                           "The tutorial's four weights add up to 1.001: they are rounded."),
         "seed 004, Multi-Head 第二步骤 (b₁)", focus="我", stage="weights",
+    ),
+    Preset(
+        QT_TRANSLATE_NOOP("Presets", "The team meeting: similarities 0.3 / 0.8 / 0.5 (seed 004)"),
+        dict(text="成员A 成员B 成员C 成员D", tokenizer="whitespace", d_model=2, heads=1, positional="none",
+             scale=False, weights="identity",
+             embeddings={"成员A": [0, 1], "成员B": [0.3, 1], "成员C": [0.8, 1], "成员D": [0.5, 1]},
+             projections={"w_q": [[0, 0], [1, 0]], "w_k": [[1, 0], [0, 1]], "w_v": [[1, 0], [0, 1]]}),
+        QT_TRANSLATE_NOOP("PresetCaption",
+                          "Seed 004, “开小组会”: A's scores with B, C, D are 0.3 / 0.8 / 0.5 (and 0 with itself: "
+                          "self-attention includes A). Softmax: 0.161 / 0.217 / 0.358 / 0.265 — C gets the most, "
+                          "but such close scores give a flat mix, not “重点参考C”."),
+        "seed 004, self 的理解 (开小组会)", focus="成员A", stage="weights",
     ),
     Preset(
         QT_TRANSLATE_NOOP("Presets", "我 喜欢 深度学习 — three tokens (seed 004)"),

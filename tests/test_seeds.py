@@ -147,6 +147,14 @@ def test_seed004_b1():
     in_caption(p, "0.245 / 0.015 / 0.245 / 0.496", "1.001", "1 / −2.95 / 1 / 2")
 
 
+def test_seed004_team_meeting():
+    p, r, ref, i = run("The team meeting")
+    assert r.token_texts[i] == "成员A"
+    np.testing.assert_allclose(r.scores[0, i], [0, 0.3, 0.8, 0.5], atol=1e-6)
+    assert rounded(r.weights[0, i], 3) == [0.161, 0.217, 0.358, 0.265] and r.weights[0, i].argmax() == 2
+    in_caption(p, "0.3 / 0.8 / 0.5", "0.161 / 0.217 / 0.358 / 0.265")
+
+
 def test_seed004_three_tokens_and_focus():
     p = by_title("three tokens")
     r = compute(p.config())
@@ -318,7 +326,7 @@ def test_minilm_findings_fill_the_captions():
         weights = trace.attentions[:, :, finding.query_index, finding.key_index]
         assert finding.weight == pytest.approx(float(weights.max()))
         values = p.caption_values(trace)
-        assert (values["layer"], values["head"]) == (finding.layer + 1, finding.head + 1)
+        assert (values["layer"], values["head"]) == (finding.layer, finding.head)
         assert p.caption.format(**values)
         found[(p.focus, p.key)] = finding
     it_cake = found[("it", "cake")]
