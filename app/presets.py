@@ -34,8 +34,8 @@ class Preset:
 
     ``focus``: the token text to focus (the query row), None = keep the first token.
     ``head``: 0-based head to show (toy); for real models the head comes from the finding.
-    ``stage``: "scores", "scaled" or "weights". ``caption``: English, {name} fields filled by
-    :meth:`caption_values` for real models. ``source``: the seed and paragraph it reproduces.
+    ``stage``: "scores", "scaled" or "weights". ``caption``: English; for real models with Qt-style
+    %1 … %5 (query, key, layer, head, weight) filled by :meth:`caption_for`. ``source``: the seed and paragraph it reproduces.
     ``model``: "toy", "minilm" or "multilingual". ``key``: for real models the key word of the
     relation (query = ``focus``).
     """
@@ -70,14 +70,20 @@ class Preset:
         texts = list(token_texts)
         return texts.index(self.focus) if self.focus in texts else 0
 
-    def caption_values(self, trace) -> dict:
-        """For a real-model preset: {query, key, layer, head, weight} found in ``trace``; layer and head
-        counted from 0, as the layers panel and head grid label them."""
+    def caption_values(self, trace) -> tuple:
+        """For a real-model preset: (query, key, layer, head, weight) found in ``trace`` by
+        :func:`engine.meaning.strongest_head`; layer and head counted from 0, as the layers panel and
+        head grid label them; the weight with 2 decimals."""
         from engine.meaning import strongest_head
 
         finding = strongest_head(trace, self.focus, self.key)
-        return {"query": finding.query, "key": finding.key, "layer": finding.layer, "head": finding.head,
-                "weight": f"{finding.weight:.2f}"}
+        return finding.query, finding.key, finding.layer, finding.head, f"{finding.weight:.2f}"
+
+    def caption_for(self, trace) -> str:
+        """The caption (as stored: translate it first for the interface) with the trace's finding filled in."""
+        from .text import fill
+
+        return fill(self.caption, *self.caption_values(trace))
 
 
 class _Presets(tuple):
@@ -272,8 +278,8 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("Presets", "MiniLM: “it” → “cake”"),
         dict(text=_CAKE),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "Seed 001: which word does “{query}” refer to? In MiniLM the largest weight "
-                          "{query} → {key} is in layer {layer}, head {head}: {weight}."),
+                          "Seed 001: which word does “%1” refer to? In MiniLM the largest weight "
+                          "%1 → %2 is in layer %3, head %4: %5."),
         "seed 001, 例句 / 多头注意力 (代词指代)", focus="it", model="minilm", key="cake",
     ),
     Preset(
@@ -281,23 +287,23 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         dict(text=_CAKE),
         QT_TRANSLATE_NOOP("PresetCaption",
                           "Seed 001: “delicious” describes the cake. In MiniLM the largest weight "
-                          "{query} → {key} is in layer {layer}, head {head}: {weight}."),
+                          "%1 → %2 is in layer %3, head %4: %5."),
         "seed 001, 多头注意力 (情感线索)", focus="delicious", model="minilm", key="cake",
     ),
     Preset(
         QT_TRANSLATE_NOOP("Presets", "MiniLM: “ate” → “cake”"),
         dict(text=_CAKE),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "Seed 001: verb and object. In MiniLM the largest weight {query} → {key} is in "
-                          "layer {layer}, head {head}: {weight}."),
+                          "Seed 001: verb and object. In MiniLM the largest weight %1 → %2 is in "
+                          "layer %3, head %4: %5."),
         "seed 001, 多头注意力 (动宾关系)", focus="ate", model="minilm", key="cake",
     ),
     Preset(
         QT_TRANSLATE_NOOP("Presets", "MiniLM: “it” → “animal”"),
         dict(text="The animal didn't cross the street because it was too tired."),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "A pronoun resolved by a trained model: the largest weight {query} → {key} is in "
-                          "layer {layer}, head {head}: {weight}."),
+                          "A pronoun resolved by a trained model: the largest weight %1 → %2 is in "
+                          "layer %3, head %4: %5."),
         "seed 000, Head4看：代词指代", focus="it", model="minilm", key="animal",
     ),
     # TODO(multilingual): the integrator enables these once the multilingual model (e5) is in engine/.
@@ -305,8 +311,8 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 她 → 小红"),
         dict(text="小明把苹果给了小红，她很高兴。"),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "Seed 004: “她” 指的是谁? In the multilingual model the largest weight {query} → {key} "
-                          "is in layer {layer}, head {head}: {weight}."),
+                          "Seed 004: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 "
+                          "is in layer %3, head %4: %5."),
         "seed 004, Self-Attention 解决什么", focus="她", model="multilingual", key="小红",
     ),
 )

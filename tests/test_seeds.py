@@ -198,7 +198,7 @@ def test_every_toy_preset_is_well_formed(index):
 def test_model_presets_name_their_words():
     for p in MODEL_PRESETS:
         assert p.model in ("minilm", "multilingual") and p.focus and p.key
-        assert all(f in p.caption for f in ("{query}", "{key}", "{layer}", "{head}", "{weight}"))
+        assert all(f"%{i}" in p.caption for i in range(2, 6)) and "%1" in p.caption
         with pytest.raises(EngineError):
             p.config()
 
@@ -326,9 +326,41 @@ def test_minilm_findings_fill_the_captions():
         weights = trace.attentions[:, :, finding.query_index, finding.key_index]
         assert finding.weight == pytest.approx(float(weights.max()))
         values = p.caption_values(trace)
-        assert (values["layer"], values["head"]) == (finding.layer, finding.head)
-        assert p.caption.format(**values)
+        assert values[2:4] == (finding.layer, finding.head) and values[4] == f"{finding.weight:.2f}"
+        caption = p.caption_for(trace)
+        assert f"layer {finding.layer}, head {finding.head}: {finding.weight:.2f}" in caption and "%" not in caption
         found[(p.focus, p.key)] = finding
     it_cake = found[("it", "cake")]
     assert (it_cake.layer, it_cake.head) == (5, 11) and round(it_cake.weight, 2) == 0.64
     assert found[("it", "animal")].weight > 0.5
+
+
+# ----------------------------------------------------------------------------- the walkthrough's counts
+def _marks(path, labels):
+    import re
+
+    text = path.read_text(encoding="utf-8")
+    counts = {}
+    for part in re.split(r"^## ", text, flags=re.M):
+        rows = [line for line in part.splitlines() if re.match(r"\| \d\.\d+ \|", line)]
+        if rows:
+            seed = rows[0].split("|")[1].strip().split(".")[0]
+            assert all(sum(f"**[{label}]**" in line for label in labels) == 1 for line in rows), seed
+            counts[seed] = [len(rows)] + [sum(f"**[{label}]**" in line for line in rows) for label in labels]
+    return counts
+
+
+def test_seeds_doc_counts_match_its_table():
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    labels = ("exact", "corrected", "partly", "impossible")
+    counts = _marks(docs / "SEEDS.md", labels)
+    table = (docs / "SEEDS.md").read_text(encoding="utf-8")
+    for seed, row in counts.items():
+        assert f"| {int(seed):03d} | " + " | ".join(map(str, row)) + " |" in table, (seed, row)
+    total = [sum(column) for column in zip(*counts.values())]
+    assert "| **All** | " + " | ".join(f"**{n}**" for n in total) + " |" in table, total
+    zh = docs / "SEEDS.zh.md"
+    if zh.exists():  # the Chinese walkthrough marks the same items the same way
+        assert _marks(zh, ("完全呈现", "更正后呈现", "部分呈现", "无法呈现")) == counts
