@@ -31,6 +31,9 @@ MIN_TEMPERATURE = 1e-6
 # below ~5e29 / temperature ≤ 5e35, finite in float32.
 MAX_PROJECTION_ABS = 1e3
 PROJECTION_NAMES = ("w_q", "w_k", "w_v", "w_o")  # w_o optional: the identity when left out
+# Custom matrices are kept as tuples of Python floats (hashable, JSON-ready): 4 × 512² ≈ 1 M numbers
+# (~35 MB, validated in ~1 s) is the most a teaching example needs.
+MAX_PROJECTION_D_MODEL = 512
 
 
 def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
@@ -93,6 +96,9 @@ def _freeze_projections(projections, d_model: int):
         if name in names:
             raise EngineError("projections names {name} twice", field="projections", name=name)
         names[name] = key
+    if d_model > MAX_PROJECTION_D_MODEL:
+        raise EngineError("custom projections are limited to d_model ≤ {limit}; d_model is {d_model}",
+                          field="projections", limit=MAX_PROJECTION_D_MODEL, d_model=d_model)
     missing = [name for name in PROJECTION_NAMES[:3] if name not in names]
     if missing:
         raise EngineError("projections lacks {missing}: give w_q, w_k and w_v (w_o is optional)",

@@ -233,6 +233,16 @@ def test_projections_are_validated(bad):
     assert error.value.field == "projections"
 
 
+def test_projections_are_for_teaching_sizes():
+    eye = np.eye(1024)
+    with pytest.raises(EngineError) as error:
+        AttentionConfig(text="a b", d_model=1024, heads=8, projections={"w_q": eye, "w_k": eye, "w_v": eye})
+    assert error.value.field == "projections"
+    with pytest.raises(EngineError) as error:  # a table made for another d_model
+        by_title("seed 001's scores").config().replace(d_model=8, heads=2)
+    assert error.value.field in ("projections", "embeddings", None)
+
+
 def test_compute_uses_the_projections():
     rng = np.random.default_rng(11)
     d, tokens = 4, ["p", "q", "r", "s", "t"]
@@ -364,3 +374,13 @@ def test_seeds_doc_counts_match_its_table():
     zh = docs / "SEEDS.zh.md"
     if zh.exists():  # the Chinese walkthrough marks the same items the same way
         assert _marks(zh, ("完全呈现", "更正后呈现", "部分呈现", "无法呈现")) == counts
+
+
+def test_a_session_keeps_the_custom_projections(tmp_path):
+    from app.session import load_session, save_session
+
+    config = by_title("seed 001's scores").config()
+    path = save_session(tmp_path / "cake.json", config, {"head": 0, "focus": 3, "stage": "scores"})
+    loaded, view = load_session(path)
+    assert loaded == config and view["focus"] == 3
+    np.testing.assert_array_equal(compute(loaded).scores, compute(config).scores)
