@@ -126,7 +126,11 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
     else:
         positional = np.zeros_like(embeddings)  # (n, d)
         x = embeddings
-    w, w_qkv = _projection_weights(d_model, config.seed, config.weights)  # 4 × (d, d); (d, 3d)
+    if config.projections is not None:  # the user's W_Q, W_K, W_V, W_O (seed 001's figures)
+        w = {name: _read_only(np.asarray(m, dtype=np.float32)) for name, m in config.projections.items()}
+        w_qkv = np.concatenate([w["w_q"], w["w_k"], w["w_v"]], axis=1)  # (d, 3d)
+    else:
+        w, w_qkv = _projection_weights(d_model, config.seed, config.weights)  # 4 × (d, d); (d, 3d)
     dtype = np.result_type(x, w_qkv)
 
     with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (engine/parallel.py)

@@ -27,6 +27,13 @@ DEFAULT_MEMORY_BUDGET = 2 * 1024**3  # bytes: the whole trace must fit in 2 GiB
 # beyond them q·kᵀ or scores / temperature overflow float32 and the weights become NaN.
 MAX_EMBEDDING_ABS = 1e6
 MIN_TEMPERATURE = 1e-6
+# Custom W_Q, W_K, W_V, W_O entries: with |x| ≤ 1e6 and d ≤ 8192, |q| ≤ 8e12 and the scores stay
+# below ~5e29 / temperature ≤ 5e35, finite in float32.
+MAX_PROJECTION_ABS = 1e3
+PROJECTION_NAMES = ("w_q", "w_k", "w_v", "w_o")  # w_o optional: the identity when left out
+# Custom matrices are kept as tuples of Python floats (hashable, JSON-ready): 4 × 512² ≈ 1 M numbers
+# (~35 MB, validated in ~1 s) is the most a teaching example needs.
+MAX_PROJECTION_D_MODEL = 512
 
 
 def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
@@ -68,6 +75,81 @@ def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
     return MappingProxyType(frozen)
 
 
+def _freeze_projections(projections, d_model: int):
+    """Validate custom projection matrices: {"w_q": [[…] × d_model] × d_model, "w_k", "w_v"[, "w_o"]}.
+
+    Returns an immutable mapping name → tuple of row tuples (floats), W_O filled in as the
+    identity when left out, or None. Every problem raises EngineError(field="projections").
+    """
+    if projections is None:
+        return None
+    if not isinstance(projections, Mapping):
+        raise EngineError(
+            'projections must map "w_q", "w_k", "w_v" (and optionally "w_o") to d_model × d_model '
+            "matrices (lists of rows); got {kind}", field="projections", kind=type(projections).__name__)
+    names = {}
+    for key in projections:
+        name = key.lower() if isinstance(key, str) else key
+        if name not in PROJECTION_NAMES:
+            raise EngineError("projections has an unknown matrix {name!r}: use w_q, w_k, w_v and optionally w_o",
+                              field="projections", name=key)
+        if name in names:
+            raise EngineError("projections names {name} twice", field="projections", name=name)
+        names[name] = key
+    if d_model > MAX_PROJECTION_D_MODEL:
+        raise EngineError("custom projections are limited to d_model ≤ {limit}; d_model is {d_model}",
+                          field="projections", limit=MAX_PROJECTION_D_MODEL, d_model=d_model)
+    missing = [name for name in PROJECTION_NAMES[:3] if name not in names]
+    if missing:
+        raise EngineError("projections lacks {missing}: give w_q, w_k and w_v (w_o is optional)",
+                          field="projections", missing=", ".join(missing))
+    frozen = {}
+    for name in PROJECTION_NAMES:
+        if name not in names:
+            frozen[name] = tuple(tuple(1.0 if i == j else 0.0 for j in range(d_model)) for i in range(d_model))
+            continue
+        matrix = projections[names[name]]
+        if isinstance(matrix, np.ndarray):
+            if matrix.dtype.kind not in "iuf":
+                raise EngineError("projection {name} holds {kind} values, not numbers", field="projections",
+                                  name=name, kind=matrix.dtype.name)
+            matrix = matrix.tolist()
+        if isinstance(matrix, (str, bytes, Mapping)) or not isinstance(matrix, (list, tuple)):
+            raise EngineError("projection {name} must be a list of {d_model} rows; got {kind}",
+                              field="projections", name=name, d_model=d_model, kind=type(matrix).__name__)
+        if len(matrix) != d_model:
+            raise EngineError("projection {name} has {rows} rows but d_model is {d_model}: it must be "
+                              "d_model × d_model", field="projections", name=name, rows=len(matrix), d_model=d_model)
+        rows = []
+        for r, row in enumerate(matrix):
+            if isinstance(row, (str, bytes, Mapping)) or not isinstance(row, (list, tuple)):
+                raise EngineError("row {row} of projection {name} must be a list of {d_model} numbers; got {value!r}",
+                                  field="projections", name=name, row=r + 1, d_model=d_model, value=row)
+            if len(row) != d_model:
+                raise EngineError("row {row} of projection {name} has {count} numbers but d_model is {d_model}",
+                                  field="projections", name=name, row=r + 1, count=len(row), d_model=d_model)
+            values = []
+            for value in row:
+                if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+                    raise EngineError("projection {name} holds {value!r}, which is not a number",
+                                      field="projections", name=name, value=value)
+                try:
+                    value = float(value)
+                except OverflowError:
+                    value = math.inf
+                if not math.isfinite(value):
+                    raise EngineError("projection {name} holds {value}: only finite numbers are allowed",
+                                      field="projections", name=name, value=value)
+                if abs(value) > MAX_PROJECTION_ABS:
+                    raise EngineError("projection {name} holds {value:g}: values must lie between -{limit:g} "
+                                      "and {limit:g}", field="projections", name=name, value=value,
+                                      limit=MAX_PROJECTION_ABS)
+                values.append(value)
+            rows.append(tuple(values))
+        frozen[name] = tuple(rows)
+    return MappingProxyType(frozen)
+
+
 @dataclass(frozen=True)
 class AttentionConfig:
     """Everything that determines one attention trace. Immutable and hashable by value."""
@@ -81,8 +163,10 @@ class AttentionConfig:
     mask: str = "none"  # none = encoder, causal = decoder (no peeking at the future)
     scale: bool = True  # divide q·kᵀ by √d_k before the softmax
     temperature: float = 1.0  # extra divisor of the scores; > 0
-    weights: str = "random"  # random (seeded) | identity (the seeds' W_Q = W_K = W_V = I)
+    weights: str = "random"  # random (seeded) | identity (the seeds' W_Q = W_K = W_V = I); see projections
     embeddings: Mapping[str, tuple[float, ...]] | None = field(default=None, compare=True)
+    # Custom W_Q, W_K, W_V (optionally W_O; identity when left out): used instead of ``weights``.
+    projections: Mapping[str, tuple[tuple[float, ...], ...]] | None = field(default=None, compare=True)
     memory_budget: int = DEFAULT_MEMORY_BUDGET  # bytes the trace may take
 
     def __post_init__(self) -> None:
@@ -153,6 +237,7 @@ class AttentionConfig:
                         f"or change d_model"
                     )
         object.__setattr__(self, "embeddings", table)
+        object.__setattr__(self, "projections", _freeze_projections(self.projections, self.d_model))
 
     @property
     def d_k(self) -> int:
@@ -161,7 +246,9 @@ class AttentionConfig:
 
     def __hash__(self) -> int:
         table = None if self.embeddings is None else tuple(sorted(self.embeddings.items()))
-        return hash(tuple(getattr(self, f.name) for f in fields(self) if f.name != "embeddings") + (table,))
+        projections = None if self.projections is None else tuple(sorted(self.projections.items()))
+        return hash(tuple(getattr(self, f.name) for f in fields(self) if f.name not in ("embeddings", "projections"))
+                    + (table, projections))
 
     def replace(self, **changes) -> "AttentionConfig":
         """A copy with some fields changed (validated again)."""
@@ -172,6 +259,10 @@ class AttentionConfig:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["embeddings"] = (
             None if self.embeddings is None else {k: list(v) for k, v in self.embeddings.items()}
+        )
+        out["projections"] = (
+            None if self.projections is None
+            else {name: [list(row) for row in matrix] for name, matrix in self.projections.items()}
         )
         return out
 
