@@ -132,7 +132,8 @@ class Q4Rows:
     """
 
     def __init__(self, raw: np.ndarray, rows: int, columns: int) -> None:
-        self._blocks = np.asarray(raw, dtype=np.uint8).reshape(rows, (columns // BLOCK) * BLOCK_BYTES)
+        # a copy: a view would keep the whole file's bytes alive
+        self._blocks = np.array(raw, dtype=np.uint8).reshape(rows, (columns // BLOCK) * BLOCK_BYTES)
         self._blocks.flags.writeable = False
         self.shape = (rows, columns)
         self.dtype = np.dtype(np.float32)
@@ -233,14 +234,11 @@ def read_e5_file(data: bytes | memoryview, name: str = MODEL_FILE) -> E5File:
         raise _damaged(name, "its piece offsets are not increasing")
     if not np.all(np.isfinite(scores)):
         raise _damaged(name, "its piece scores are not finite")
+    bounds = offsets.astype(np.int64).tolist()
     try:
-        text = blob.decode("utf-8")
+        pieces = tuple(blob[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:]))
     except UnicodeDecodeError:
         raise _damaged(name, "its pieces are not UTF-8") from None
-    # offsets are in bytes: cut the decoded text at the characters those bytes end on
-    char_ends = np.cumsum([len(ch.encode("utf-8")) for ch in text]) if text else np.zeros(0, np.int64)
-    char_offsets = np.searchsorted(char_ends, offsets.astype(np.int64), side="right")
-    pieces = tuple(text[a:b] for a, b in zip(char_offsets[:-1].tolist(), char_offsets[1:].tolist()))
 
     entries, table_bytes = reader.unpack("iI", "the normaliser header")
     table = bytes(reader.take(table_bytes, "the normaliser"))
@@ -422,6 +420,7 @@ class E5:
         normalised, origin = normalise(text, self.normaliser)
         ids: list[int] = []
         spans: list[tuple[int, int]] = []
+        shift = 0
         if normalised:
             encoding = self.tokenizer.encode(normalised)
             # Walk the pieces over the metaspaced text: ▁ + normalised (spaces as ▁) unless it

@@ -74,10 +74,7 @@ def words_of(text: str, tokens: Sequence[Token]) -> tuple[tuple[str, ...], np.nd
         last = int(np.searchsorted(starts, token.end, side="left")) - 1  # last segment starting before end
         if token.end > token.start and first <= last:
             groups.append(("span", first, last))
-        elif token.end > token.start:
-            # characters but no word (white space, skipped control characters): like a lone ▁
-            groups.append(None)
-        else:
+        else:  # no characters, or only white space / control characters: like a lone ▁
             groups.append(None)
 
     # Pieces without characters join the next piece that has a word (else the previous one).

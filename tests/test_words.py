@@ -149,3 +149,23 @@ def test_every_piece_has_a_word_and_indices_do_not_decrease():
     assert np.all(np.diff(word_index) >= 0) and set(word_index.tolist()) == set(range(len(words)))
     assert words == ("<s>", "猫", "追", "老鼠", ",", "and", "the", "cat", "ran", "!", "</s>")
     assert word_index[-2] == word_index[-3]  # the trailing ▁ joins the last word before it
+
+
+def test_minilm_pieces_roll_up_to_words():
+    import importlib.util
+
+    from engine import minilm
+
+    pytest.importorskip("safetensors")
+    pytest.importorskip("tokenizers")
+    if importlib.util.find_spec(minilm.PACKAGE) is None:
+        pytest.skip("MiniLM is not installed")
+    text = "Unbelievably, the tokenizer splits words."
+    trace = minilm.load_minilm().run(text)
+    words, word_index = words_of(text, trace.tokens)
+    assert words == ("[CLS]", "Unbelievably", ",", "the", "tokenizer", "splits", "words", ".", "[SEP]")
+    assert len(word_index) > len(words)  # some words are several pieces
+    rolled = roll_up(trace.attentions, word_index)
+    assert rolled.shape == (6, 12, len(words), len(words))
+    np.testing.assert_allclose(rolled.sum(axis=-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(rolled[2, 3], loop_roll_up(trace.attentions[2, 3], word_index), atol=1e-6)
