@@ -414,3 +414,86 @@ def test_hostile_session_files(tmp_path, kind):
             stream.truncate(MAX_DOCUMENT_BYTES + 1)
     with pytest.raises(SessionError):
         load_session(path)
+
+
+# ------------------------------------------------------------------ 5. memory bounded, the estimate true
+def test_token_vector_memo_caps_bytes_not_numbers(monkeypatch):
+    """At d_model 1 a remembered vector costs ~300 B for 4 B of data: the cap must count that."""
+    import tracemalloc
+
+    from engine import embeddings
+
+    embeddings.static_embeddings(["warm", "up"], 1, 0)  # imports made on first use are not the memo
+    embeddings.clear_memo()
+    monkeypatch.setattr(embeddings, "MEMO_BYTES", 1 << 20)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for start in range(0, 40_000, 2_000):
+            embeddings.static_embeddings([f"token{i}" for i in range(start, start + 2_000)], 1, 0)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        embeddings.clear_memo()
+    assert held <= 1 << 20, held
+
+
+def test_json_export_streams(tmp_path):
+    """The .json writer holds a row at a time, not every number as a Python float."""
+    import tracemalloc
+
+    from engine.export import save_trace
+
+    result = compute(AttentionConfig(text=" ".join(f"w{i}" for i in range(300)), tokenizer="whitespace"))
+    tracemalloc.start()
+    try:
+        save_trace(result, tmp_path / "t.json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    size = (tmp_path / "t.json").stat().st_size
+    assert size > 20_000_000 and peak < size / 20, (peak, size)
+    assert np.array_equal(np.array(json.loads((tmp_path / "t.json").read_text())["weights"], np.float32),
+                          result.weights)
+
+
+PEAK_SCRIPT = """
+import json, resource, sys
+from engine import AttentionConfig, compute
+from engine.memory import estimate_trace_bytes
+n, d, h = {n}, {d}, {h}
+config = AttentionConfig(text=" ".join("w%d" % i for i in range(n)), tokenizer="whitespace", d_model=d, heads=h,
+                         memory_budget=1 << 40)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+compute(config)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps([after - before, estimate_trace_bytes(n, d, h)]))
+"""
+
+
+@pytest.mark.parametrize("n, d, h", [(1, 4096, 1), (600, 2048, 1), (1500, 64, 16)])
+def test_estimate_covers_the_measured_peak(n, d, h):
+    """Peak resident memory of a real process (the weights' temporaries included) ≤ the estimate."""
+    done = subprocess.run([sys.executable, "-c", PEAK_SCRIPT.format(n=n, d=d, h=h)], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    measured, estimate = json.loads(done.stdout)
+    assert measured <= estimate, (measured, estimate)
+
+
+def test_running_out_of_memory_says_what_and_what_to_do(monkeypatch):
+    import importlib
+
+    from engine.memory import OutOfMemory
+
+    compute_module = importlib.import_module("engine.compute")
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(compute_module, "attend", no_memory)
+    with pytest.raises(MemoryError) as caught:
+        compute_module.compute(AttentionConfig(text="a b", d_model=8, heads=2))
+    assert isinstance(caught.value, OutOfMemory) and isinstance(caught.value, EngineError)
+    message = str(caught.value)
+    assert "d_model 8" in message and "2 heads" in message and "shorten the text" in message
