@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 IMAGE_SUFFIXES = (".png", ".svg")
-ALL_SUFFIXES = (".npz", ".json", ".csv") + IMAGE_SUFFIXES  # engine.export.ALL_SUFFIXES, without importing NumPy
 STAGES = ("scores", "scaled", "weights")
 DEFAULT_WIDTH = 1200
 

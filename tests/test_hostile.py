@@ -180,6 +180,60 @@ def test_signal_mid_export_leaves_nothing(tmp_path, signum):
     assert os.listdir(tmp_path) == []
 
 
+# ------------------------------------------------------------------ hostile command lines
+HOSTILE_ARGS = {  # name → (arguments after "export", the output's name); each must exit 0 or 2, never else
+    "d_model of 5000 digits": (["--text", "a", "--d-model", "9" * 5000], "o.npz"),
+    "seed 2**32": (["--text", "a", "--seed", str(2**32)], "o.npz"),
+    "seed -1": (["--text", "a", "--seed", "-1"], "o.npz"),
+    "seed of 5000 digits": (["--text", "a", "--seed", "9" * 5000], "o.npz"),
+    "temperature nan": (["--text", "a", "--temperature", "nan"], "o.npz"),
+    "temperature inf": (["--text", "a", "--temperature", "inf"], "o.npz"),
+    "temperature 1e999": (["--text", "a", "--temperature", "1e999"], "o.npz"),
+    "temperature -0": (["--text", "a", "--temperature", "-0"], "o.npz"),
+    "temperature of 5000 digits": (["--text", "a", "--temperature", "9" * 5000], "o.npz"),
+    "heads hex": (["--text", "a", "--heads", "0x10"], "o.npz"),
+    "width 10**30": (["--text", "a", "--width", str(10**30)], "o.png"),
+    "width -5": (["--text", "a", "--width", "-5"], "o.svg"),
+    "head -1": (["--text", "a", "--head", "-1"], "o.png"),
+    "head 10**30": (["--text", "a", "--head", str(10**30)], "o.png"),
+    "lone surrogate": (["--text", "a\udc80b"], "o.npz"),
+    "NUL in text": (["--text", "a\x00b"], "o.json"),
+    "2 MB of text": (["--text", "w " * 1_000_000, "--tokenizer", "whitespace"], "o.npz"),
+    "empty out": (["--text", "a", "--out", ""], None),
+    "out named .npz": (["--text", "a"], ".npz"),
+    "out is a FIFO": (["--text", "a"], "fifo.npz"),
+    "out through a dangling link into a missing folder": (["--text", "a"], "dangling.npz"),
+    "abbreviated option": (["--text", "a", "--d", "4"], "o.npz"),
+    "option twice": (["--text", "a", "--text", "b"], "o.npz"),
+    "no text": ([], "o.npz"),
+    "layer for the toy": (["--text", "a", "--layer", "1"], "o.npz"),
+    "embeddings is the output": (["--text", "a", "--embeddings"], "o.json"),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_ARGS))
+def test_hostile_command_line(tmp_path, name, capsys):
+    args, out_name = HOSTILE_ARGS[name]
+    os.mkfifo(tmp_path / "fifo.npz")
+    (tmp_path / "dangling.npz").symlink_to(tmp_path / "missing" / "x.npz")
+    before = sorted(os.listdir(tmp_path))
+    args = list(args)
+    if args and args[-1] == "--embeddings":
+        args.append(str(tmp_path / out_name))
+    if out_name is not None:
+        args += ["--out", str(tmp_path / out_name)]
+    code = cli.main(["main.py", "export", *args])
+    captured = capsys.readouterr()
+    if code == 0:
+        assert captured.err == "" and captured.out.startswith("wrote ")
+        assert sorted(os.listdir(tmp_path)) == sorted(before + [out_name])
+    else:
+        assert code == 2 and captured.out == "", (code, captured.err)
+        one_error_line(captured.err)
+        assert sorted(os.listdir(tmp_path)) == before  # nothing written, no temporary left
+        assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo.npz").st_mode)
+
+
 # ------------------------------------------------------------------ 6. small truths on the command line
 def test_text_double_dash(tmp_path, capsys):
     out = tmp_path / "t.json"
