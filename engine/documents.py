@@ -4,10 +4,11 @@ One reader for each kind of document, used by the command line, the window and s
 a value refused in one place is refused in all of them with the same message:
 
 - :func:`parse_settings`: an AttentionConfig from JSON text or an already parsed object (a
-  session's ``"config"``, the window's saved last configuration). JSON types are checked strictly
-  and by one rule for every number: a whole number where a whole number is meant (``8``, not
-  ``8.0``, ``"8"`` or ``true``), a number where a number is meant (``1`` or ``0.5``, not ``"1"``).
-  Range checks are the engine's own (AttentionConfig). ``memory_budget`` is never read.
+  session's ``"config"``, the window's saved last configuration). One rule for every number: a
+  whole number where a whole number is meant (``8``, not ``8.0``, ``"8"`` or ``true``), a number
+  where a number is meant (``1`` or ``0.5``, not ``"1"`` or ``true``). Everything else, ranges
+  included, is the engine's own check (AttentionConfig), in its words. ``memory_budget`` is
+  never read.
 - :func:`load_embeddings_table`: a token → vector table from a JSON file, size-capped and parsed
   with :mod:`engine.safe_io`'s guards; ``null``, an empty table or a non-object is refused.
 """
@@ -20,19 +21,15 @@ from .config import AttentionConfig, _freeze_table
 from .errors import EngineError
 from .safe_io import load_json, parse_json
 
-_WHOLE = (int,)
+# JSON types where the engine is more lenient than a file may be: AttentionConfig takes
+# float(temperature), so "1" and true would pass. Every other field's type is the engine's own
+# check (text must be a string, choices must be members, whole numbers must be int, not bool).
 _KINDS: dict[str, tuple[str, tuple[type, ...]]] = {  # field → (what a person reads, JSON types)
-    "text": ("text", (str,)),
-    "tokenizer": ("a name", (str,)),
-    "positional": ("a name", (str,)),
-    "mask": ("a name", (str,)),
-    "weights": ("a name", (str,)),
-    "d_model": ("a whole number", _WHOLE),
-    "heads": ("a whole number", _WHOLE),
-    "seed": ("a whole number", _WHOLE),
+    "d_model": ("a whole number", (int,)),
+    "heads": ("a whole number", (int,)),
+    "seed": ("a whole number", (int,)),
     "scale": ("true or false", (bool,)),
     "temperature": ("a number", (int, float)),
-    "embeddings": ("a table or null", (dict, type(None))),
 }
 # memory_budget is the program's safety limit, not a document's: a file that sets it could break
 # every computation (1) or switch the guard off (10**15). Files written before it was dropped from
@@ -54,19 +51,19 @@ def parse_settings(data: str | bytes | Mapping, what: str = "settings") -> Atten
         raise EngineError("{what} must be an object of name: value pairs", what=what)
     known = {f.name for f in fields(AttentionConfig)} - set(IGNORED_KEYS)
     unknown = sorted(str(key) for key in set(data) - known - set(IGNORED_KEYS))
-    if unknown:
-        raise EngineError("{what}: unknown setting(s): {names}", what=what, names=", ".join(unknown))
+    if unknown:  # the engine's own words (AttentionConfig.from_dict), so translations apply
+        raise EngineError("unknown setting(s): {names}", names=", ".join(unknown))
     settings = {}
     for name, value in data.items():
         if name in IGNORED_KEYS:
             continue
-        kind, types = _KINDS[name]
-        if type(value) not in types:  # type(), not isinstance: True is an int to isinstance
-            raise EngineError("{what}: {name} must be {kind}; got {value}", field=name, what=what, name=name,
-                              kind=kind, value=_short(value))
+        kind, types = _KINDS.get(name, ("", ()))
+        if types and type(value) not in types:  # type(), not isinstance: True is an int to isinstance
+            raise EngineError("{name} must be {kind}; got {value}", field=name, name=name, kind=kind,
+                              value=_short(value))
         settings[name] = value
     if settings.get("embeddings") is not None:
-        settings["embeddings"] = validate_table(settings["embeddings"], f"{what}: embeddings")
+        settings["embeddings"] = validate_table(settings["embeddings"], "the embeddings table")
     return AttentionConfig(**settings)
 
 
