@@ -5,16 +5,17 @@
     python main.py export --text "小明 喜欢 苹果" --out trace.npz   # .npz .json .csv (.png .svg)
     python main.py export --help                    # every option
 
-Input a person can fix exits with code 2 and one ``error: …`` line on stderr; anything
-unexpected exits 1, also with one line. No file is left behind on error. Only the standard
-library loads at start: the engine (NumPy) when exporting, Qt only for the window or images.
+Every failure of ``export`` exits with code 2 and exactly one ``error: …`` line on stderr (bad
+input, a missing package, a full disk, even a bug); SIGINT, SIGTERM and SIGHUP exit with 128 +
+the signal's number. No file is left behind on error or interruption: every output goes through
+engine/safe_io.py's atomic writer. Only the standard library loads at start: the engine (NumPy)
+when exporting, Qt only for the window or images.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -28,12 +29,27 @@ class UsageError(Exception):
 
 
 class SetupError(Exception):
-    """A missing part of the installation: exit code 1."""
+    """A missing part of the installation: exit code 2, the message says what to install."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised like SIGINT's KeyboardInterrupt so that every cleanup runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse would print usage lines and exit by itself
         raise UsageError(message)
+
+    def _get_values(self, action, arg_strings):
+        # argparse (before 3.13) drops a "--" value even when glued to its option (--text=--),
+        # leaving [] where a string belongs; a value given as --opt=-- is a value, not a marker.
+        if action.nargs is None and arg_strings == ["--"]:
+            return self._get_value(action, "--")
+        return super()._get_values(action, arg_strings)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,40 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--temperature", type=float, metavar="T", help="extra divisor of the scores, > 0 (default 1)")
     add("--weights", choices=WEIGHTS)
     add("--embeddings", metavar="TABLE.json", help='token → vector table, e.g. {"小明": [1, 0]}')
-    add("--out", required=True, metavar="FILE", help="output: .npz .json .csv (.png .svg images)")
+    add("--out", required=True, metavar="FILE", help="output: .npz .json .csv (.png .svg images), any case")
     add("--head", default="all", metavar="N|all", help="images: which head (default all)")
     add("--stage", choices=STAGES, default="weights", help="images: which matrix (default weights)")
     add("--width", type=int, default=DEFAULT_WIDTH, metavar="PX", help="images: width in pixels")
     return parser
-
-
-def _reject_constant(name: str):
-    raise UsageError(f"holds {name}: only finite numbers are allowed")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise UsageError(f"holds {text}, too large for a number")
-    return value
-
-
-def load_table(path: str):
-    """Read a JSON embeddings table, refusing NaN / Infinity literals (Python's json allows them)."""
-    try:
-        raw = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise UsageError(f"embeddings table {path!r} does not exist") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"embeddings table {path!r} is not UTF-8 text") from None
-    except OSError as error:
-        raise UsageError(f"cannot read embeddings table {path!r}: {error.strerror or error}") from None
-    try:
-        return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"embeddings table {path!r} is not valid JSON: {error}") from None
-    except UsageError as error:
-        raise UsageError(f"embeddings table {path!r} {error}") from None
 
 
 def _check_output(out: str) -> None:
@@ -106,12 +93,19 @@ def _check_output(out: str) -> None:
 
 
 def _image_exporter():
-    """app.render.export_figure, imported only when an image is asked for."""
+    """app.render.export_figure, imported only when an image is asked for (with Qt and pyqtgraph)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # no window needed to draw a file
     try:
+        import PySide6.QtGui  # noqa: F401 - imported here so a missing package is named now,
+        import pyqtgraph  # noqa: F401 - not halfway through drawing
+
         from app.render import export_figure
     except ModuleNotFoundError as error:
-        raise SetupError(f"image export needs the {error.name} package: pip install -e .") from None
+        package = (error.name or "PySide6").split(".")[0]
+        raise SetupError(f".png and .svg export needs the {package} package: pip install {package} "
+                         f"(or pip install -e . for everything), or export .npz .json .csv") from None
+    except ImportError as error:  # e.g. Qt's libEGL missing
+        raise SetupError(f".png and .svg export cannot load Qt ({error}): export .npz .json .csv instead") from None
     return export_figure
 
 
@@ -135,7 +129,7 @@ def _export_minilm(options, image: bool) -> None:
     import numpy as np
 
     from engine.bert_view import layer_result
-    from engine.export import atomic_path, save_bert_trace
+    from engine.export import save_bert_trace
     from engine.minilm import load_minilm
 
     given = [f"--{name.replace('_', '-')}" for name in TOY_ONLY if getattr(options, name) is not None]
@@ -153,12 +147,11 @@ def _export_minilm(options, image: bool) -> None:
         trace = model.run(options.text)
     if image:
         result = layer_result(trace, model.weights, layer, options.text)
-        with atomic_path(options.out) as temp:
-            export_figure(result, temp, head=head, stage=options.stage, width=options.width,
-                          label=f"MiniLM-L6 layer {layer}")
+        export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
+                      label=f"MiniLM-L6 layer {layer}")
     else:
         save_bert_trace(trace, options.out, options.text)
-    print(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads (MiniLM)")
+    _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads (MiniLM)")
 
 
 def export(args: list[str]) -> None:
@@ -166,12 +159,11 @@ def export(args: list[str]) -> None:
     import numpy as np
 
     from engine import AttentionConfig, compute
-    from engine.export import atomic_path, output_suffix, save_trace
+    from engine.documents import load_embeddings_table
+    from engine.export import ALL_SUFFIXES, output_suffix, save_trace
 
     options = build_parser().parse_args(args)
-    image = Path(options.out).suffix.lower() in IMAGE_SUFFIXES
-    if not image:
-        output_suffix(options.out)
+    image = output_suffix(options.out, ALL_SUFFIXES) in IMAGE_SUFFIXES
     _check_output(options.out)
     if options.width <= 0:
         raise UsageError(f"--width must be a positive number of pixels; got {options.width}")
@@ -187,19 +179,45 @@ def export(args: list[str]) -> None:
     if options.no_scale:
         settings["scale"] = False
     if options.embeddings is not None:
-        settings["embeddings"] = load_table(options.embeddings)
+        settings["embeddings"] = load_embeddings_table(options.embeddings)
     config = AttentionConfig(**settings)
     head = _parse_head(options.head, config.heads)
     export_figure = _image_exporter() if image else None
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         result = compute(config)
     if image:
-        with atomic_path(options.out) as temp:
-            export_figure(result, temp, head=head, stage=options.stage, width=options.width)
+        export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
     else:
         save_trace(result, options.out)
     plural = lambda count, word: f"{count} {word}{'s' * (count != 1)}"  # noqa: E731
-    print(f"wrote {options.out}: {plural(result.n, 'token')}, {plural(config.heads, 'head')}, d_model {config.d_model}")
+    _report(f"wrote {options.out}: {plural(result.n, 'token')}, {plural(config.heads, 'head')}, d_model {config.d_model}")
+
+
+def _report(line: str) -> None:
+    """Print the success line; a closed stdout (``export … | true``) does not undo a written file."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # so that the flush at exit does not fail again
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+def _catch_termination() -> dict:
+    """SIGTERM and SIGHUP raise :class:`Interrupted` (as SIGINT raises KeyboardInterrupt); the old handlers."""
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            try:
+                previous[number] = signal.signal(number, _raise_interrupted)
+            except (ValueError, OSError):  # not the main thread (a test runner): leave it
+                pass
+    return previous
 
 
 def _fail(message, code: int) -> int:
@@ -231,16 +249,22 @@ def main(argv: list[str] | None = None) -> int:
         from engine.errors import EngineError
     except ImportError as error:
         return _fail(f"the engine cannot load: {error}", 1)
+    previous = _catch_termination()
     try:
         export(args[1:])
-    except (UsageError, EngineError) as error:
+    except (UsageError, EngineError, SetupError) as error:
         return _fail(error, 2)
     except FloatingPointError as error:
         return _fail(f"the numbers overflowed ({error}): use smaller embeddings or a larger temperature", 2)
-    except SetupError as error:
-        return _fail(error, 1)
-    except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+    except MemoryError:
+        return _fail("not enough memory for this computation or export: shorten the text, use a smaller "
+                     "d_model or fewer heads, or export .npz (the most compact format)", 2)
+    except KeyboardInterrupt as interruption:
+        signum = getattr(interruption, "signum", signal.SIGINT)
+        return _fail(f"interrupted by {signal.Signals(signum).name}", 128 + signum)
     except Exception as error:  # one line, never a traceback
-        return _fail(f"unexpected {type(error).__name__}: {error}", 1)
+        return _fail(f"unexpected {type(error).__name__}: {error}", 2)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     return 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -139,43 +138,39 @@ def render_image(result: AttentionResult, head="all", stage: str = "weights", wi
     return image
 
 
-def _atomic_target(path: Path, suffix: str) -> str:
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
-    os.close(handle)
-    return temporary
+def figure_bytes(result: AttentionResult, suffix: str, head="all", stage: str = "weights", width: int = 1200,
+                 label: str = "") -> bytes:
+    """The figure as the bytes of a .png or .svg file (drawn in memory: no library writes a file)."""
+    if suffix == ".png":
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+        image = render_image(result, head, stage, width, label)
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        if image.isNull() or not image.save(buffer, "PNG"):
+            raise EngineError("could not draw the image ({width} px wide)", width=width)
+        buffer.close()
+        return bytes(data.data())
+    return _svg_bytes(result, head, stage, width, label)
 
 
 def export_figure(result: AttentionResult, path, head="all", stage: str = "weights", width: int = 1200,
                   label: str = "") -> Path:
-    """Write the figure to ``path`` (.png or .svg), atomically; returns the path."""
+    """Write the figure to ``path`` (.png or .svg, any case), atomically; returns the path."""
+    from engine.safe_io import write_bytes_atomic
+
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".png", ".svg"):
         raise EngineError(f"images are .png or .svg; got {path.name!r}")
     if not 64 <= int(width) <= 16384:
         raise EngineError(f"width must be between 64 and 16384 pixels; got {width}")
-    if not path.parent.is_dir():
-        raise EngineError(f"cannot write {path}: the folder {path.parent} does not exist")
-    temporary = None
-    try:
-        temporary = _atomic_target(path, suffix)
-        if suffix == ".png":
-            image = render_image(result, head, stage, width, label)
-            if image.isNull() or not image.save(temporary, "PNG"):
-                raise EngineError(f"could not write the image to {path}")
-        else:
-            _write_svg(result, temporary, head, stage, width, label)
-        os.replace(temporary, path)
-        temporary = None
-    except PermissionError:
-        raise EngineError(f"cannot write {path}: permission denied") from None
-    finally:
-        if temporary is not None and os.path.exists(temporary):
-            os.unlink(temporary)
+    write_bytes_atomic(path, figure_bytes(result, suffix, head, stage, width, label))
     return path
 
 
-def _write_svg(result: AttentionResult, target: str, head, stage: str, width: int, label: str = "") -> None:
+def _svg_bytes(result: AttentionResult, head, stage: str, width: int, label: str = "") -> bytes:
     import pyqtgraph.exporters as exporters
 
     upscale = max(1, min(16, math.ceil(512 / max(result.n, 1))))
@@ -188,12 +183,7 @@ def _write_svg(result: AttentionResult, target: str, head, stage: str, width: in
     finally:
         widget.close()
         widget.deleteLater()
-    if isinstance(svg, bytes):
-        data = svg
-    else:
-        data = bytes(svg)
-    with open(target, "wb") as handle:
-        handle.write(data)
+    return svg if isinstance(svg, bytes) else bytes(svg)
 
 
 def image_pixels(image) -> np.ndarray:

@@ -4,18 +4,20 @@
  "config": {...AttentionConfig fields...}, "view": {"head": 0, "focus": 1, "stage": "weights"}}
 
 Reading never half-applies: a malformed, mismatched or future-version file raises
-:class:`SessionError` with a message that says what is wrong, and nothing changes.
-Writing is atomic (temporary file in the same folder, then rename).
+:class:`SessionError` with a message that says what is wrong, and nothing changes. The file is
+read and parsed by engine/safe_io.py (size cap, regular files only, nesting and digit limits) and
+the settings checked by engine/documents.py's ``parse_settings``: a session holds exactly what the
+engine accepts. ``memory_budget`` is never read from a session (a limit is the program's).
+Writing is atomic (engine/safe_io.py's ``atomic_write``).
 """
 from __future__ import annotations
 
 import json
-import math
-import os
-import tempfile
 from pathlib import Path
 
 from engine import AttentionConfig, EngineError
+from engine.documents import parse_settings
+from engine.safe_io import parse_json, read_limited, write_bytes_atomic
 
 FORMAT = "attention-explorer-session"
 VERSION = 1
@@ -40,33 +42,22 @@ def save_session(path, config: AttentionConfig, view: dict | None = None) -> Pat
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder, then rename."""
-    if not path.parent.is_dir():
-        raise SessionError(f"cannot write {path}: the folder {path.parent} does not exist")
+    """Write ``data`` to ``path`` atomically; SessionError naming ``path`` if it cannot be written."""
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise SessionError(f"cannot write {path}: {error.strerror or error}") from None
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except OSError as error:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise SessionError(f"cannot write {path}: {error.strerror or error}") from None
+        write_bytes_atomic(path, data)
+    except EngineError as error:
+        raise SessionError(str(error)) from None
 
 
-def _reject_constant(name: str):
-    raise SessionError(f"the file holds {name}, which is not a finite number")
-
-
-def parse_session(text: str) -> tuple[AttentionConfig, dict]:
+def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
     """(config, view) from a session file's text; SessionError if it cannot be used."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as error:
-        raise SessionError(f"not a valid session file: JSON error at line {error.lineno}, column {error.colno}") from None
+        data = parse_json(text, "the session file")
+    except EngineError as error:
+        if "line" in error.values:  # plain bad JSON: the message translators already have
+            raise SessionError(f"not a valid session file: JSON error at line {error.values['line']}, "
+                               f"column {error.values['column']}") from None
+        raise SessionError(str(error)) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError("not an Attention Explorer session file (its \"format\" field is missing or different)")
     version = data.get("version")
@@ -83,17 +74,20 @@ def parse_session(text: str) -> tuple[AttentionConfig, dict]:
     if not isinstance(settings, dict):
         raise SessionError("the session file has no \"config\" object")
     try:
-        config = AttentionConfig.from_dict(settings)
-    except (EngineError, TypeError) as error:
+        config = parse_settings(settings, "the session's settings")
+    except EngineError as error:
         raise SessionError(f"the session's settings are invalid: {error}") from None
     view = data.get("view") or {}
     if not isinstance(view, dict):
         raise SessionError("the session's \"view\" must be an object")
     clean = {}
+    limits = {"head": config.heads - 1, "focus": len(config.text)}  # a token is at least one character
     for key in ("head", "focus"):
         value = view.get(key, 0)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        if type(value) is not int or value < 0:
             raise SessionError(f"the session's view.{key} must be a whole number ≥ 0")
+        if value > limits[key]:  # a huge number would overflow the window's widgets
+            raise SessionError(f"the session's view.{key} must be at most {limits[key]}; got {value}")
         clean[key] = value
     stage = view.get("stage", "weights")
     if stage not in STAGES:
@@ -103,13 +97,9 @@ def parse_session(text: str) -> tuple[AttentionConfig, dict]:
 
 
 def load_session(path) -> tuple[AttentionConfig, dict]:
-    path = Path(path)
+    """(config, view) from a session file; SessionError for anything unusable (nothing hangs or crashes)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SessionError(f"{path} does not exist") from None
-    except UnicodeDecodeError:
-        raise SessionError(f"{path} is not a UTF-8 text file") from None
-    except OSError as error:
-        raise SessionError(f"cannot read {path}: {error.strerror or error}") from None
-    return parse_session(text)
+        data = read_limited(path, "session file")
+    except EngineError as error:
+        raise SessionError(str(error)) from None
+    return parse_session(data)

@@ -23,12 +23,13 @@ from .config import AttentionConfig
 from .embeddings import clear_memo as _clear_embedding_memo
 from .embeddings import static_embeddings
 from .errors import EngineError
-from .memory import check_budget
+from .memory import check_budget, explain_memory_error
 from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .positional import apply_rope, sinusoidal
 from .tokenize import tokenize
 from .trace import AttentionResult, empty_vector_diffs, vector_diffs
-from .weights import projection_weights
+from .weights import NAMES as WEIGHT_NAMES
+from .weights import packed_projection_weights
 
 
 class _Memo:
@@ -77,11 +78,14 @@ def _projection_weights(d_model: int, seed: int, kind: str) -> tuple[dict[str, n
     """projection_weights() (4 × (d, d)) and [W_Q | W_K | W_V] (d, 3d), made once per
     (d_model, seed, kind), read-only."""
     def make():
-        w = {name: _read_only(m) for name, m in projection_weights(d_model, seed, kind).items()}
-        return w, _read_only(np.concatenate([w["w_q"], w["w_k"], w["w_v"]], axis=1))  # (d, 3d)
+        # One (d, 4d) array; W_Q … W_O and [W_Q | W_K | W_V] are views of it: a concatenated
+        # copy cost 3·d² floats more (0.8 GB at d_model 8192).
+        packed = _read_only(packed_projection_weights(d_model, seed, kind))  # (d, 4d)
+        w = {name: packed[:, i * d_model : (i + 1) * d_model] for i, name in enumerate(WEIGHT_NAMES)}
+        return w, packed[:, : 3 * d_model]  # (d, 3d), a view
 
     def nbytes(made):
-        return sum(m.nbytes for m in made[0].values()) + made[1].nbytes
+        return made[1].base.nbytes if made[1].base is not None else made[1].nbytes
 
     w, w_qkv = _weights_memo.get((d_model, seed, kind), make, nbytes)
     return dict(w), w_qkv
@@ -105,6 +109,7 @@ def _clear_caches() -> None:
     _clear_embedding_memo()
 
 
+@explain_memory_error
 def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = frozenset()) -> AttentionResult:
     """Run multi-head self-attention for ``config`` and return the full trace.
 

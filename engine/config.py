@@ -256,7 +256,8 @@ class AttentionConfig:
 
     def to_dict(self) -> dict:
         """Plain JSON-friendly dict of every field (embeddings as lists)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        # memory_budget is the program's limit, never a document's (see engine/documents.py)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "memory_budget"}
         out["embeddings"] = (
             None if self.embeddings is None else {k: list(v) for k, v in self.embeddings.items()}
         )
@@ -268,11 +269,16 @@ class AttentionConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "AttentionConfig":
-        """Build from a dict such as :meth:`to_dict` wrote; unknown keys are an error."""
+        """Build from a dict such as :meth:`to_dict` wrote; unknown keys are an error.
+
+        ``memory_budget`` in ``data`` is ignored: a document cannot set a safety limit (files
+        written before to_dict dropped it hold it). Values read from files go through the stricter
+        :func:`engine.documents.parse_settings` (JSON types, one rule for every number).
+        """
         if not isinstance(data, Mapping):
             raise EngineError("settings must be an object of name: value pairs")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise EngineError(f"unknown setting(s): {', '.join(unknown)}")
-        return cls(**dict(data))
+        return cls(**{name: value for name, value in data.items() if name != "memory_budget"})

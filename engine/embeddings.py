@@ -13,6 +13,7 @@ made first out), so recomputing a sentence costs only a copy of its rows.
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 from collections import deque
 from typing import Mapping, Sequence
@@ -21,15 +22,23 @@ import numpy as np
 
 DTYPE = np.float32
 
-# Generated vectors kept for reuse: _memo[(d_model, seed)][text], at most MEMO_NUMBERS numbers
-# (32 MiB) in all, the oldest made dropped first. One dict per (d_model, seed) so that a sentence
-# is looked up by one list comprehension of dict.get (~0.1 µs a token against ~1.5 µs for the
-# former per-token (text, d, seed) keys in an LRU).
-MEMO_NUMBERS = 1 << 23
+# Generated vectors kept for reuse: _memo[(d_model, seed)][text], at most MEMO_BYTES in all,
+# the oldest made dropped first. One dict per (d_model, seed) so that a sentence is looked up by
+# one list comprehension of dict.get (~0.1 µs a token against ~1.5 µs for the former per-token
+# (text, d, seed) keys in an LRU). The cap counts BYTES including each entry's overhead: counting
+# numbers let d_model 1 keep 8 M vectors of 343 B each (2.7 GiB) under a "32 MiB" cap.
+MEMO_BYTES = 32 * 1024**2
+# Measured per remembered vector besides its data and its text: the ndarray object (~112 B), its
+# data block's malloc header, the dict slot and the deque's (group, text) tuple, ≈ 300 B.
+ENTRY_OVERHEAD = 320
 _memo: dict[tuple[int, int], dict[str, np.ndarray]] = {}
-_memo_order: deque[tuple[tuple[int, int], str]] = deque()  # insertion order, for dropping
-_memo_numbers = 0
+_memo_order: deque[tuple[tuple[int, int], str, int]] = deque()  # (group, text, bytes) in insertion order
+_memo_bytes = 0
 _memo_lock = threading.Lock()
+
+
+def _entry_bytes(text: str, vector: np.ndarray) -> int:
+    return vector.nbytes + sys.getsizeof(text) + ENTRY_OVERHEAD
 
 
 def _pcg64_state(text: str, seed: int) -> dict:
@@ -62,30 +71,31 @@ def token_vector(text: str, d_model: int, seed: int) -> np.ndarray:
 
 def _remember(group: tuple[int, int], text: str, vector: np.ndarray) -> None:
     """Keep ``vector`` (a row of a fresh array) for reuse; call with _memo_lock held."""
-    global _memo_numbers
-    vectors = _memo.setdefault(group, {})
-    if text in vectors or vector.size > MEMO_NUMBERS:
+    global _memo_bytes
+    vectors = _memo.get(group)
+    cost = _entry_bytes(text, vector)
+    if (vectors is not None and text in vectors) or cost > MEMO_BYTES:
         return
     vector = vector.copy()  # its own memory, so that dropping it frees it
     vector.flags.writeable = False
-    vectors[text] = vector
-    _memo_order.append((group, text))
-    _memo_numbers += vector.size
-    while _memo_numbers > MEMO_NUMBERS:
-        old_group, old_text = _memo_order.popleft()
-        dropped = _memo[old_group].pop(old_text)
-        _memo_numbers -= dropped.size
+    _memo.setdefault(group, {})[text] = vector
+    _memo_order.append((group, text, cost))
+    _memo_bytes += cost
+    while _memo_bytes > MEMO_BYTES:
+        old_group, old_text, old_cost = _memo_order.popleft()
+        del _memo[old_group][old_text]
+        _memo_bytes -= old_cost
         if not _memo[old_group]:
             del _memo[old_group]
 
 
 def clear_memo() -> None:
     """Forget the generated vectors kept for reuse (benchmarks time the cold path with it)."""
-    global _memo_numbers
+    global _memo_bytes
     with _memo_lock:
         _memo.clear()
         _memo_order.clear()
-        _memo_numbers = 0
+        _memo_bytes = 0
 
 
 def static_embeddings(

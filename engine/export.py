@@ -1,26 +1,29 @@
 """Save a trace to disk: ``.npz`` (NumPy), ``.json`` or ``.csv`` (the weights), chosen by suffix.
 
-Every write is atomic: the data goes to a temporary file in the target's directory, which then
-replaces the target (``os.replace``); on any error the temporary file is removed and an existing
-target is left untouched. JSON has no infinity: non-finite numbers (the masked −∞ of ``scaled``)
+Every write goes through :func:`engine.safe_io.atomic_write`: the writers get a file object on a
+temporary file in the target's folder, which replaces the target only when complete; on any error
+the temporary file is removed and an existing target is left untouched. The suffix is matched
+without regard to case (``T.NPZ`` is a .npz file). JSON has no infinity: non-finite numbers (the masked −∞ of ``scaled``)
 are written as the strings ``"-Infinity"``, ``"Infinity"`` and ``"NaN"``. See docs/FORMAT.md.
 """
 from __future__ import annotations
 
 import contextlib
 import csv
-import functools
+import io
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from .errors import EngineError
+from .safe_io import atomic_write
 from .trace import ARRAY_NAMES, AttentionResult
 
 DATA_SUFFIXES = (".npz", ".json", ".csv")
+IMAGE_SUFFIXES = (".png", ".svg")  # drawn by app/render.py (needs Qt)
+ALL_SUFFIXES = DATA_SUFFIXES + IMAGE_SUFFIXES
 OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated", "mask")  # saved when present (rope / causal)
 FORMAT_NAME, FORMAT_VERSION = "attention-explorer-trace", 1
 _NONFINITE = {float("inf"): "Infinity", float("-inf"): "-Infinity"}
@@ -30,36 +33,10 @@ def output_suffix(path, allowed=DATA_SUFFIXES) -> str:
     """The lower-case suffix of ``path``; EngineError unless it is one of ``allowed``."""
     suffix = Path(path).suffix.lower()
     if suffix not in allowed:
-        got = f"unknown file type '{suffix}'" if suffix else "no file type (suffix)"
-        raise EngineError(f"cannot export to {os.fspath(path)!r}: {got}; use {', '.join(allowed)}")
+        got = f"unknown file type '{Path(path).suffix}'" if suffix else "no file type (suffix)"
+        raise EngineError("cannot export to {path!r}: {got}; use {suffixes}", field="out",
+                          path=os.fspath(path), got=got, suffixes=" ".join(allowed))
     return suffix
-
-
-@functools.cache
-def _umask() -> int:
-    mask = os.umask(0o022)  # the only portable way to read it: set and restore, once
-    os.umask(mask)
-    return mask
-
-
-@contextlib.contextmanager
-def atomic_path(path):
-    """Yield a temporary path beside ``path`` (same suffix); move it onto ``path`` on success."""
-    target = Path(path)
-    try:
-        fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=f".tmp{target.suffix}", dir=target.parent)
-        os.close(fd)
-    except OSError as error:
-        raise EngineError(f"cannot write {os.fspath(path)!r}: {error.strerror or error}") from None
-    try:
-        yield temp
-        os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual mode
-        os.replace(temp, target)
-    except OSError as error:
-        raise EngineError(f"cannot write {os.fspath(path)!r}: {error.strerror or error}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
 
 
 def config_json(result: AttentionResult) -> str:
@@ -89,10 +66,10 @@ def _json_list(array: np.ndarray) -> list:
     return array.tolist()
 
 
-def _write_npz(result: AttentionResult, path: str) -> None:
+def _write_npz(result: AttentionResult, stream) -> None:
     spans = np.array([(t.start, t.end) for t in result.tokens], dtype=np.int64).reshape(-1, 2)
     np.savez(  # uncompressed: random floats barely shrink and big traces would write slowly
-        path,
+        stream,  # a file object: given a name, np.savez appends ".npz" unless it ends so (in lower case)
         **_arrays(result),
         tokens=np.array(result.token_texts, dtype=str),
         token_spans=spans,
@@ -100,23 +77,63 @@ def _write_npz(result: AttentionResult, path: str) -> None:
     )
 
 
-def _write_json(result: AttentionResult, path: str) -> None:
+def _text(stream, newline=None):
+    """A UTF-8 text view of a binary stream, left open (atomic_write closes it)."""
+    return contextlib.closing(_Unclosed(stream, encoding="utf-8", newline=newline))
+
+
+class _Unclosed(io.TextIOWrapper):
+    def close(self):  # flush but keep the binary stream open for atomic_write's fsync
+        if not self.closed:
+            self.flush()
+            self.detach()
+
+
+def _dump_streaming(items: dict, text) -> None:
+    """Write the object ``items`` as JSON; arrays one row at a time, so memory stays a row's worth.
+
+    json.dump of whole arrays turned every number into a Python float at once: 2400 words took
+    3.0 GB for a 1.4 GB file, beyond the memory budget the computation itself was held to.
+    """
+    text.write("{")
+    for index, (key, value) in enumerate(items.items()):
+        text.write(", " * (index > 0) + json.dumps(key, ensure_ascii=False) + ": ")
+        if isinstance(value, np.ndarray):
+            _dump_array(value, text)
+        else:
+            json.dump(value, text, ensure_ascii=False, allow_nan=False)
+    text.write("}")
+
+
+def _dump_array(array: np.ndarray, text) -> None:
+    if array.ndim <= 1:
+        json.dump(_json_list(array), text, allow_nan=False)
+        return
+    text.write("[")
+    for index, row in enumerate(array):  # (…) one leading index at a time
+        if index:
+            text.write(", ")
+        _dump_array(row, text)
+    text.write("]")
+
+
+def _write_json(result: AttentionResult, stream) -> None:
     document = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "config": json.loads(config_json(result)),
         "tokens": result.token_texts,
         "token_spans": [[t.start, t.end] for t in result.tokens],
-        **{name: _json_list(array) for name, array in _arrays(result).items()},
+        **_arrays(result),
     }
-    with open(path, "w", encoding="utf-8") as stream:
-        json.dump(document, stream, ensure_ascii=False, allow_nan=False)
+    with _text(stream) as text:
+        _dump_streaming(document, text)
 
 
-def _write_csv(result: AttentionResult, path: str) -> None:
+def _write_csv(result: AttentionResult, stream) -> None:
     texts = result.token_texts
-    with open(path, "w", encoding="utf-8", newline="") as stream:
-        writer = csv.writer(stream)
+    with _text(stream, newline="") as text:
+        writer = csv.writer(text)
         writer.writerow(["head", "query_index", "query_token"] + [f"{j}:{t}" for j, t in enumerate(texts)])
         for h, head in enumerate(result.weights):  # (n, n) per head
             for i, row in enumerate(head):
@@ -129,12 +146,12 @@ _WRITERS = {".npz": _write_npz, ".json": _write_json, ".csv": _write_csv}
 def save_trace(result: AttentionResult, path) -> Path:
     """Write ``result`` to ``path`` in the format its suffix names; returns the path."""
     writer = _WRITERS[output_suffix(path)]
-    with atomic_path(path) as temp:
-        writer(result, temp)
+    with atomic_write(path) as stream:
+        writer(result, stream)
     return Path(path)
 
 
-__all__ = ["DATA_SUFFIXES", "atomic_path", "config_json", "output_suffix", "save_trace"]
+__all__ = ["ALL_SUFFIXES", "DATA_SUFFIXES", "IMAGE_SUFFIXES", "atomic_write", "config_json", "output_suffix", "save_trace"]
 
 
 # ---------------------------------------------------------------------- the pretrained model
@@ -147,22 +164,22 @@ def save_bert_trace(trace, path, text: str = "") -> Path:
     .json; .csv holds every layer's and head's weights, one row per (layer, head, query)."""
     suffix = output_suffix(path)
     spans = [[t.start, t.end] for t in trace.tokens]
-    with atomic_path(path) as temp:
+    with atomic_write(path) as stream:
         if suffix == ".npz":
-            np.savez(temp, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),
+            np.savez(stream, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),
                      input_ids=np.asarray(trace.input_ids), attentions=trace.attentions,
                      hidden_states=trace.hidden_states, text=np.array(text))
         elif suffix == ".json":
             document = {"format": MODEL_FORMAT_NAME, "version": 1, "model": "sentence-transformers/all-MiniLM-L6-v2",
                         "text": text, "tokens": trace.token_texts, "token_spans": spans,
                         "input_ids": np.asarray(trace.input_ids).tolist(),
-                        "attentions": trace.attentions.tolist(), "hidden_states": trace.hidden_states.tolist()}
-            with open(temp, "w", encoding="utf-8") as stream:
-                json.dump(document, stream, ensure_ascii=False, allow_nan=False)
+                        "attentions": np.asarray(trace.attentions), "hidden_states": np.asarray(trace.hidden_states)}
+            with _text(stream) as text:
+                _dump_streaming(document, text)
         else:
             texts = trace.token_texts
-            with open(temp, "w", encoding="utf-8", newline="") as stream:
-                writer = csv.writer(stream)
+            with _text(stream, newline="") as text:
+                writer = csv.writer(text)
                 writer.writerow(["layer", "head", "query_index", "query_token"] + [f"{j}:{t}" for j, t in enumerate(texts)])
                 for layer, view in enumerate(trace.layers):
                     for h, head in enumerate(view.weights):

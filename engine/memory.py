@@ -1,22 +1,28 @@
 """Estimate a trace's memory before allocating it, and refuse one over the budget."""
 from __future__ import annotations
 
+import functools
+
 from .errors import EngineError
 
 BYTES_PER_NUMBER = 4  # float32
+FIXED_BYTES = 64 * 1024**2  # the token-vector memo (32 MiB), the weights' 8 MiB drawing block, BLAS buffers
 
 
 def estimate_trace_bytes(n: int, d_model: int, heads: int, rope: bool = False) -> int:
-    """Bytes of every array in the trace plus the largest temporary, for n tokens.
+    """Bytes of every array in the trace plus the temporaries made on the way, for n tokens.
 
     embeddings, positional, x, concat, output, diff: 6·n·d; q, k, v, head_outputs: 4·n·d
-    (+2·n·d unrotated q, k with RoPE); W_Q, W_K, W_V, W_O: 4·d²; scores, scaled, weights:
-    3·heads·n², plus one heads·n² temporary while the softmax runs.
+    (+2·n·d unrotated q, k with RoPE); the (n, 3d) product x·[W_Q | W_K | W_V] before it is
+    split into heads: 3·n·d; W_Q, W_K, W_V, W_O: 4·d² (one packed array, no copies); scores,
+    scaled, weights: 3·heads·n², plus one heads·n² temporary while the softmax runs; and
+    FIXED_BYTES. Checked against measured peaks (benchmarks/bench_memory.py): 1 token at d_model
+    8192 peaks 1.09 GB over the interpreter, estimate 1.14 GB; 2700 × 8192 × 1: 2.12 GB, 2.41 GB.
     """
-    per_token = (10 + (2 if rope else 0)) * n * d_model
+    per_token = (13 + (2 if rope else 0)) * n * d_model
     matrices = 4 * d_model * d_model
     square = 4 * heads * n * n
-    return BYTES_PER_NUMBER * (per_token + matrices + square)
+    return BYTES_PER_NUMBER * (per_token + matrices + square) + FIXED_BYTES
 
 
 def format_bytes(count: float) -> str:
@@ -38,6 +44,34 @@ def check_budget(n: int, d_model: int, heads: int, rope: bool, budget: int) -> i
             f"shorten the text, or use fewer heads or a smaller d_model"
         )
     return estimate
+
+
+class OutOfMemory(EngineError, MemoryError):
+    """The system ran out of memory within the budget: says what was too big and what to do.
+
+    Both an EngineError (the window and the command line show it as any bad input) and a
+    MemoryError (code that handles running out of memory still catches it).
+    """
+
+
+def explain_memory_error(compute_function):
+    """Decorate ``compute(config)`` so that a bare MemoryError ("MemoryError: MemoryError")
+    becomes an :class:`OutOfMemory` naming the sizes and the way out."""
+    @functools.wraps(compute_function)
+    def wrapper(config, *args, **kwargs):
+        try:
+            return compute_function(config, *args, **kwargs)
+        except OutOfMemory:
+            raise
+        except MemoryError:
+            pass  # out of the except block, so the arrays of the failed attempt can be freed first
+        raise OutOfMemory(
+            "not enough memory for {chars} characters of text at d_model {d_model} with {heads} heads "
+            "(within the {budget} budget, but the system has less free): shorten the text, use a smaller "
+            "d_model or fewer heads, or close other programs",
+            chars=len(config.text), d_model=config.d_model, heads=config.heads,
+            budget=format_bytes(config.memory_budget))
+    return wrapper
 
 
 # glibc's mallopt() parameters (malloc.h).

@@ -90,8 +90,8 @@ def test_unknown_suffix_is_an_engine_error(tmp_path):
 def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     from engine import export
 
-    def broken(result, path):
-        Path(path).write_text("half a file")
+    def broken(result, stream):
+        stream.write(b"half a file")
         raise RuntimeError("disk on fire")
 
     monkeypatch.setitem(export._WRITERS, ".json", broken)
@@ -254,14 +254,14 @@ def test_read_only_folder_in_process(tmp_path, monkeypatch, capsys):
     assert os.listdir(tmp_path) == []
 
 
-def test_unexpected_exception_is_one_line_exit_1(tmp_path, monkeypatch, capsys):
+def test_unexpected_exception_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
     import engine
 
     def explode(config):
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.setattr(engine, "compute", explode)
-    assert cli.main(["main.py", "export", "--text", "a", "--out", str(tmp_path / "out.json")]) == 1
+    assert cli.main(["main.py", "export", "--text", "a", "--out", str(tmp_path / "out.json")]) == 2
     assert capsys.readouterr().err == "error: unexpected RuntimeError: boom second line\n"
     assert os.listdir(tmp_path) == []
 

@@ -112,10 +112,11 @@ def test_embedding_memo_is_bounded_and_changes_no_vector(monkeypatch):
     from engine import embeddings
 
     embeddings.clear_memo()
-    monkeypatch.setattr(embeddings, "MEMO_NUMBERS", 10 * 16)  # room for 10 vectors of 16
+    cap = 10 * embeddings._entry_bytes("t10", np.zeros(16, np.float32))  # room for 10 vectors of 16
+    monkeypatch.setattr(embeddings, "MEMO_BYTES", cap)
     texts = [f"t{i}" for i in range(25)] + ["t3", "t3"]
     first = embeddings.static_embeddings(texts, 16, 7)
-    assert embeddings._memo_numbers <= 10 * 16
+    assert 0 < embeddings._memo_bytes <= cap and sum(map(len, embeddings._memo.values())) == 10
     again = embeddings.static_embeddings(texts, 16, 7)  # some from the memo, some made anew
     np.testing.assert_array_equal(first, again)
     for text, row in zip(texts, first):

@@ -6,8 +6,6 @@ leaves the last good pictures on screen.
 """
 from __future__ import annotations
 
-import json
-
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -26,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from engine import AttentionConfig, EngineError
 from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
+from engine.documents import load_embeddings_table
 
 from ..controller import Controller
 from ..i18n import setting_label, translate_engine_message
@@ -223,8 +222,7 @@ class InputPanel(QWidget):
     def load_table_file(self, path: str) -> bool:
         """Read a token → vector JSON table; on error show why and change nothing."""
         try:
-            with open(path, encoding="utf-8") as handle:
-                table = json.load(handle, parse_constant=_reject_constant)
+            table = load_embeddings_table(path)  # size-capped, guarded, null/empty refused (engine/documents.py)
             config = self.controller.config.replace(embeddings=table)
         except (OSError, ValueError) as error:
             self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path,
