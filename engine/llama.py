@@ -43,7 +43,7 @@ from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
 from .gguf_file import DecoderConfig
 from .memory import format_bytes
-from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
+from .parallel import engine_threads, for_rows
 from .tokenize import Token
 from .trace import freeze_arrays
 
@@ -367,7 +367,10 @@ def forward(
     hidden_states[0, rows_new] = h
     q_width, kv_width = heads * d_k, kv * d_k
 
-    with engine_threads(heads * new * n >= THREADED_MIN_SCORES):
+    # Always our threads with BLAS on one thread each (engine/parallel.py): OpenBLAS's own threads spin
+    # between the many small matmuls of 30 layers; measured here (2 cores shared with other jobs) at
+    # 16 / 128 tokens they cost 3–5× the CPU time and 2–4× the wall time.
+    with engine_threads(True):
         for index, w in enumerate(weights.layers):
             qkv_heads = np.empty((heads + 2 * kv, new, d_k), DTYPE)  # (heads + 2·kv, new, d_k)
 
