@@ -131,6 +131,23 @@ def _whole(value, key: str, lower: int, upper: int) -> int:
     return int(value)
 
 
+def _fast_reader_class(gguf):
+    """GGUFReader whose file map is a plain ndarray view of its np.memmap: the same bytes, but
+    slicing it skips np.memmap's Python-level __getitem__ / __array_finalize__, which took most
+    of the time parsing SmolLM2's 98,000 tokenizer strings (measured: ~2.5 s of a 4.7 s load)."""
+
+    class FastGGUFReader(gguf.GGUFReader):
+        @property
+        def data(self):
+            return self._plain_data
+
+        @data.setter
+        def data(self, value):
+            self._plain_data = value.view(np.ndarray) if isinstance(value, np.memmap) else value
+
+    return FastGGUFReader
+
+
 def open_reader(path: str | Path):
     """``gguf.GGUFReader`` of ``path``; EngineError for a missing or unreadable file."""
     gguf = _import_gguf()
@@ -138,7 +155,7 @@ def open_reader(path: str | Path):
     if not path.is_file():
         raise EngineError("no model file at {path}", field="model", path=str(path))
     try:
-        return gguf.GGUFReader(str(path), "r")
+        return _fast_reader_class(gguf)(str(path), "r")
     except Exception as error:  # ValueError / struct errors / OSError from a file that is not GGUF
         raise EngineError(
             "{name} is not a readable GGUF model file: {error}", field="model", name=path.name, error=str(error)
@@ -251,17 +268,27 @@ def read_gguf(
             "{name} is damaged or not the expected file (sha256 {actual}, expected {expected})",
             field="model", name=path.name, actual=sha, expected=expected_sha256,
         )
-    tensors: dict[str, np.ndarray] = {}
-    done = 0
-    for tensor in reader.tensors:
+    def dequantize(tensor) -> np.ndarray:
         shape = tuple(int(s) for s in reversed(tensor.shape))  # numpy order: (out, in)
         try:
             values = gguf.quants.dequantize(tensor.data, tensor.tensor_type)
         except NotImplementedError:
             raise EngineError("{name}: tensor {tensor} uses the unsupported type {type}", field="model",
                               name=path.name, tensor=tensor.name, type=tensor.tensor_type.name) from None
-        values = np.ascontiguousarray(values, dtype=np.float32).reshape(shape)
-        tensors[tensor.name] = values
-        done += int(tensor.n_elements)
-        report(0.2 + 0.8 * done / max(numbers, 1), "reading {tensor}".format(tensor=tensor.name))
+        return np.ascontiguousarray(values, dtype=np.float32).reshape(shape)
+
+    # gguf's dequantizers are NumPy passes that release the GIL: the engine's threads share the
+    # tensors, progress is reported from this thread only.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .parallel import THREADS
+
+    tensors: dict[str, np.ndarray] = {}
+    done = 0
+    with ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="gguf-dequantize") as pool:
+        futures = [(tensor, pool.submit(dequantize, tensor)) for tensor in reader.tensors]
+        for tensor, future in futures:
+            tensors[tensor.name] = future.result()
+            done += int(tensor.n_elements)
+            report(0.2 + 0.8 * done / max(numbers, 1), "reading {tensor}".format(tensor=tensor.name))
     return GGUFContents(path=path, config=config, tokenizer=spec, tensors=tensors, sha256=sha)
