@@ -210,3 +210,19 @@ def test_reshape_probabilities_against_a_loop():
     draws = [llama.pick_token(p, greedy=False, seed=s) for s in range(200)]
     assert draws == [llama.pick_token(p, greedy=False, seed=s) for s in range(200)]  # seeded
     assert abs(draws.count(5) / 200 - p[5]) < 0.1 and llama.pick_token(p) == 5
+
+
+def test_memory_estimate_covers_the_measured_peak(model):
+    """NumPy reports its allocations to tracemalloc: the forward pass's peak (trace + temporaries)
+    must stay under the estimate the budget is checked against (fails if, e.g., every layer's
+    scores were kept)."""
+    import tracemalloc
+
+    ids = model.tokenize("Attention lets every word in a sentence look at every other word. " * 20)[0][:200]
+    tracemalloc.start()
+    try:
+        trace = llama.forward(model.weights, model.config, ids)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert trace.nbytes <= peak <= trace.estimated_bytes
