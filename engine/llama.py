@@ -286,9 +286,11 @@ def _check_ablate(ablate, config: DecoderConfig) -> frozenset:
     return pairs
 
 
-def shared_prefix(previous: DecoderTrace | None, ids: np.ndarray, ablate: frozenset) -> int:
-    """How many leading positions of ``ids`` the previous trace already computed (0: none)."""
-    if previous is None or previous.ablate != ablate:
+def shared_prefix(previous: DecoderTrace | None, ids: np.ndarray, ablate: frozenset,
+                  config: DecoderConfig | None = None) -> int:
+    """How many leading positions of ``ids`` the previous trace already computed (0: none, also
+    when it was made with other ablated heads or by a model of another configuration)."""
+    if previous is None or previous.ablate != ablate or (config is not None and previous.config != config):
         return 0
     limit = min(previous.n, len(ids))
     differ = np.flatnonzero(previous.input_ids[:limit] != ids[:limit])
@@ -332,7 +334,7 @@ def forward(
     if len(tokens) != n:
         raise EngineError("{count} tokens for {n} input ids", field="text", count=len(tokens), n=n)
     ablate = _check_ablate(ablate, config)
-    start = shared_prefix(previous, ids, ablate)
+    start = shared_prefix(previous, ids, ablate, config)
     if start == n:  # nothing new (the text was shortened, or is the same): the prefix of the old trace
         start = n - 1  # recompute the last position so that its next-token logits are fresh and exact
     new = n - start

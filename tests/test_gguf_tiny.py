@@ -222,3 +222,13 @@ def test_attend_grouped_query_and_cached_rows_match_a_loop():
             np.testing.assert_allclose(stages["weights"][head, i, :visible], weights, atol=1e-6)
             assert np.all(stages["weights"][head, i, visible:] == 0)
             np.testing.assert_allclose(stages["head_outputs"][head, i], weights @ v[kv, :visible], atol=1e-5)
+
+
+def test_cache_from_another_model_is_never_reused(tmp_path):
+    write_tiny_gguf(tmp_path / "a.gguf", "llama", seed=1)
+    write_tiny_gguf(tmp_path / "b.gguf", "qwen2", seed=2)
+    a, b = load_gguf(tmp_path / "a.gguf"), load_gguf(tmp_path / "b.gguf")
+    other = a.run(" the cat", use_cache=False)
+    trace = b.run(" the cat sat", previous=other)
+    assert trace.reused_positions == 0
+    np.testing.assert_array_equal(trace.attentions, b.run(" the cat sat", use_cache=False).attentions)
