@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -189,6 +190,19 @@ def silu_mul(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
+class DecoderLayerView:
+    """One layer of a :class:`DecoderTrace`, named as BERT's layer traces (views, no copies)."""
+
+    index: int
+    q: np.ndarray  # (heads, n, d_k) after RoPE
+    k: np.ndarray  # (kv_heads, n, d_k) after RoPE
+    v: np.ndarray  # (kv_heads, n, d_k)
+    weights: np.ndarray  # (heads, n, n) attention probabilities
+    head_outputs: np.ndarray  # (heads, n, d_k)
+    output: np.ndarray  # (n, d) the layer's output = hidden_states[index + 1] (after the final norm for the last)
+
+
+@dataclass(frozen=True, eq=False)
 class DecoderTrace:
     """The frozen trace of one decoder forward pass over one text. All arrays are read-only."""
 
@@ -230,6 +244,12 @@ class DecoderTrace:
     @property
     def nbytes(self) -> int:
         return sum(getattr(self, name).nbytes for name in TRACE_ARRAYS)
+
+    @cached_property
+    def layers(self) -> tuple[DecoderLayerView, ...]:
+        """Per-layer views (``trace.layers[l].weights`` …), as engine.bert.BertTrace has."""
+        return tuple(DecoderLayerView(l, self.q[l], self.k[l], self.v[l], self.attentions[l], self.head_outputs[l],
+                                      self.hidden_states[l + 1]) for l in range(self.config.num_layers))
 
     def layer_scores(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
         """(scores, scaled) of one layer, each (heads, n, n): q·kᵀ and q·kᵀ/√d_k with −∞

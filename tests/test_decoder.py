@@ -226,3 +226,12 @@ def test_memory_estimate_covers_the_measured_peak(model):
     finally:
         tracemalloc.stop()
     assert trace.nbytes <= peak <= trace.estimated_bytes
+
+
+def test_layer_views_name_the_trace_arrays(traces):
+    trace = traces[0]
+    assert len(trace.layers) == 30
+    view = trace.layers[7]
+    assert view.weights.shape == (9, 5, 5) and view.k.shape == (3, 5, 64)
+    assert np.shares_memory(view.weights, trace.attentions) and not view.weights.flags.writeable
+    np.testing.assert_array_equal(view.output, trace.hidden_states[8])
