@@ -84,8 +84,8 @@ def attend(
     positions over cached keys: pass ``causal_mask(n_q, n_k)``). kv_heads may divide heads:
     grouped-query attention (Ainslie et al. 2023), query head h reads key/value head
     h // (heads / kv_heads), as Llama's ``repeat_kv``. ``weights_out``: (heads, n_q, n_k) float
-    array the weights are written into (e.g. one layer of a preallocated stack). ``divisor``: the scores are divided by it (√d_k · temperature, or
-    1). ``mask``: boolean (n, n) or (n_keys,), True = masked (−∞ before the softmax).
+    array the weights are written into (e.g. one layer of a preallocated stack).
+    ``divisor``: the scores are divided by it (√d_k · temperature, or 1). ``mask``: boolean (n, n) or (n_keys,), True = masked (−∞ before the softmax).
     ``additive_bias``: added to the scaled scores (BERT's attention-mask bias), shape
     broadcastable to (heads, n, n).
 
