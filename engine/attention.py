@@ -59,9 +59,13 @@ def merge_heads(per_head: np.ndarray, out: np.ndarray | None = None) -> np.ndarr
     return out
 
 
-def causal_mask(n: int) -> np.ndarray:
-    """Boolean (n, n), True where query i may NOT see key j (j > i: the future)."""
-    return np.triu(np.ones((n, n), dtype=bool), k=1)
+def causal_mask(n: int, n_keys: int | None = None) -> np.ndarray:
+    """Boolean (n, n_keys), True where query i may NOT see key j (the future).
+
+    With ``n_keys`` > n the queries are the LAST n positions of n_keys (a decoder extending a
+    cached prefix): query i sits at position n_keys − n + i and sees keys j ≤ that position."""
+    n_keys = n if n_keys is None else n_keys
+    return np.triu(np.ones((n, n_keys), dtype=bool), k=1 + n_keys - n)
 
 
 def attend(
@@ -72,11 +76,16 @@ def attend(
     divisor: float = 1.0,
     mask: np.ndarray | None = None,
     additive_bias: np.ndarray | None = None,
+    weights_out: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Attention for every head at once.
 
-    q, k, v: (heads, n, d_k). ``divisor``: the scores are divided by it (√d_k · temperature, or
-    1). ``mask``: boolean (n, n) or (n_keys,), True = masked (−∞ before the softmax).
+    q: (heads, n_q, d_k); k, v: (kv_heads, n_k, d_k). n_k may exceed n_q (the queries are new
+    positions over cached keys: pass ``causal_mask(n_q, n_k)``). kv_heads may divide heads:
+    grouped-query attention (Ainslie et al. 2023), query head h reads key/value head
+    h // (heads / kv_heads), as Llama's ``repeat_kv``. ``weights_out``: (heads, n_q, n_k) float
+    array the weights are written into (e.g. one layer of a preallocated stack).
+    ``divisor``: the scores are divided by it (√d_k · temperature, or 1). ``mask``: boolean (n, n) or (n_keys,), True = masked (−∞ before the softmax).
     ``additive_bias``: added to the scaled scores (BERT's attention-mask bias), shape
     broadcastable to (heads, n, n).
 
@@ -84,6 +93,11 @@ def attend(
     −∞ where masked), weights (heads, n, n) = row softmax, head_outputs (heads, n, d_k) = weights·v.
     """
     q = np.ascontiguousarray(q)  # (heads, n_q, d_k)
+    if k.shape[0] != q.shape[0]:  # grouped-query: each key/value head serves a group of query heads
+        group = q.shape[0] // k.shape[0]
+        if group * k.shape[0] != q.shape[0] or v.shape[0] != k.shape[0]:
+            raise ValueError(f"{q.shape[0]} query heads cannot share {k.shape[0]} key/value heads")
+        k, v = np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)  # (heads, n_k, d_k), small copies
     keys_transposed = np.ascontiguousarray(k.transpose(0, 2, 1))  # (heads, d_k, n_k)
     v = np.ascontiguousarray(v)  # (heads, n_k, d_k)
     heads, n_queries, d_k = q.shape
@@ -94,7 +108,7 @@ def attend(
     # Without scaling, bias or mask, scaled holds the same numbers as scores: share the memory
     # (the trace's arrays are read-only).
     scaled = scores if plain else np.empty_like(scores)  # (heads, n, n)
-    weights = np.empty_like(scores)  # (heads, n, n)
+    weights = np.empty_like(scores) if weights_out is None else weights_out  # (heads, n, n)
     head_outputs = np.empty((heads, n_queries, v.shape[2]), np.result_type(weights, v))  # (heads, n, d_k)
     factor = scores.dtype.type(1.0 / divisor)
     bias = None if additive_bias is None else np.broadcast_to(additive_bias, scores.shape)  # view

@@ -1,0 +1,121 @@
+"""Tiny random GGUF files (llama and qwen2) against two references: a float64 NumPy forward
+pass written in tests/tiny_gguf.py (the Hugging Face formulation, loops over heads and rows), and
+transformers' own outputs for the same files (tests/fixtures/tiny_gguf_reference.npz, written by
+scripts/make_smollm2_reference.py --tiny; transformers loads these files with its GGUF loader).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+gguf = pytest.importorskip("gguf")
+pytest.importorskip("tokenizers")
+
+from engine.attention import attend, causal_mask  # noqa: E402
+from engine.errors import EngineError  # noqa: E402
+from engine.smollm2 import load_gguf  # noqa: E402
+from tiny_gguf import TEXT, reference_forward, write_tiny_gguf  # noqa: E402
+
+TINY_FIXTURE = Path(__file__).parent / "fixtures" / "tiny_gguf_reference.npz"
+
+
+@pytest.mark.parametrize("architecture", ["llama", "qwen2"])
+def test_tiny_gguf_matches_float64_reference(tmp_path, architecture):
+    path = tmp_path / f"tiny-{architecture}.gguf"
+    w = write_tiny_gguf(path, architecture, seed=3)
+    model = load_gguf(path)
+    assert model.config.architecture == architecture
+    assert model.config.rope_style == ("adjacent" if architecture == "llama" else "half")
+    text = TEXT
+    trace = model.run(text, use_cache=False)
+    assert trace.token_texts[:2] == [" the", " cat"]  # the merges apply
+    attentions, hidden, logits = reference_forward(w, trace.input_ids.tolist())
+    np.testing.assert_allclose(trace.attentions, attentions, atol=1e-5)
+    np.testing.assert_allclose(trace.hidden_states, hidden, atol=2e-5 * np.abs(hidden).max())
+    np.testing.assert_allclose(trace.next_token_logits, logits, atol=2e-5 * np.abs(logits).max())
+    # the KV cache: one more word computes only its positions, and gives the same arrays
+    longer = model.run(text + " the", use_cache=True, previous=trace)
+    assert longer.reused_positions == trace.n
+    full = model.run(text + " the", use_cache=False)
+    for name in ("attentions", "hidden_states", "q", "k", "v", "head_outputs", "next_token_logits"):
+        np.testing.assert_allclose(getattr(longer, name), getattr(full, name), atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("architecture", ["llama", "qwen2"])
+def test_tiny_gguf_matches_transformers(tmp_path, architecture):
+    reference = np.load(TINY_FIXTURE)
+    path = tmp_path / f"tiny-{architecture}.gguf"
+    write_tiny_gguf(path, architecture, seed=3)
+    trace = load_gguf(path).run(TEXT, use_cache=False)
+    assert trace.input_ids.tolist() == reference[f"{architecture}_ids"].tolist()
+    np.testing.assert_allclose(trace.attentions, reference[f"{architecture}_attentions"], atol=1e-5)
+    hidden = reference[f"{architecture}_hidden"]
+    np.testing.assert_allclose(trace.hidden_states, hidden, atol=2e-5 * np.abs(hidden).max())
+    logits = reference[f"{architecture}_last_logits"]
+    np.testing.assert_allclose(trace.next_token_logits, logits, atol=2e-5 * np.abs(logits).max())
+
+
+def test_refuses_other_architecture_naming_it(tmp_path):
+    path = tmp_path / "gpt2.gguf"
+    write_tiny_gguf(path, "gpt2")
+    with pytest.raises(EngineError, match="'gpt2'") as error:
+        load_gguf(path)
+    assert error.value.values["architecture"] == "gpt2"
+
+
+def test_refuses_sentencepiece_tokenizer_and_bad_files(tmp_path):
+    path = tmp_path / "sp.gguf"
+    write_tiny_gguf(path, "llama", tokenizer_model="llama")
+    with pytest.raises(EngineError, match="'llama'"):
+        load_gguf(path)
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"not a gguf file at all" * 10)
+    with pytest.raises(EngineError, match="not a readable GGUF"):
+        load_gguf(junk)
+    with pytest.raises(EngineError, match="no model file"):
+        load_gguf(tmp_path / "missing.gguf")
+    good = tmp_path / "good.gguf"
+    write_tiny_gguf(good, "llama")
+    with pytest.raises(EngineError, match="damaged"):
+        load_gguf(good, expected_sha256="0" * 64)
+
+
+def test_refuses_weights_over_the_limit(tmp_path):
+    from engine.gguf_file import read_gguf
+
+    path = tmp_path / "tiny.gguf"
+    write_tiny_gguf(path, "llama")
+    with pytest.raises(EngineError, match="more than the"):
+        read_gguf(path, max_weight_bytes=1000)
+
+
+def test_attend_grouped_query_and_cached_rows_match_a_loop():
+    rng = np.random.default_rng(1)
+    q = rng.standard_normal((6, 3, 4)).astype(np.float32)  # 6 query heads, the last 3 positions of 5
+    k = rng.standard_normal((2, 5, 4)).astype(np.float32)  # 2 key/value heads
+    v = rng.standard_normal((2, 5, 4)).astype(np.float32)
+    mask = causal_mask(3, 5)
+    assert mask.tolist() == [[j > i + 2 for j in range(5)] for i in range(3)]
+    stages = attend(q, k, v, divisor=2.0, mask=mask)
+    for head in range(6):
+        for i in range(3):
+            kv = head // 3
+            visible = i + 2 + 1
+            scores = np.array([float(q[head, i] @ k[kv, j]) / 2.0 for j in range(visible)])
+            weights = np.exp(scores - scores.max())
+            weights /= weights.sum()
+            np.testing.assert_allclose(stages["weights"][head, i, :visible], weights, atol=1e-6)
+            assert np.all(stages["weights"][head, i, visible:] == 0)
+            np.testing.assert_allclose(stages["head_outputs"][head, i], weights @ v[kv, :visible], atol=1e-5)
+
+
+def test_cache_from_another_model_is_never_reused(tmp_path):
+    write_tiny_gguf(tmp_path / "a.gguf", "llama", seed=1)
+    write_tiny_gguf(tmp_path / "b.gguf", "qwen2", seed=2)
+    a, b = load_gguf(tmp_path / "a.gguf"), load_gguf(tmp_path / "b.gguf")
+    other = a.run(" the cat", use_cache=False)
+    trace = b.run(" the cat sat", previous=other)
+    assert trace.reused_positions == 0
+    np.testing.assert_array_equal(trace.attentions, b.run(" the cat sat", use_cache=False).attentions)
