@@ -2,8 +2,8 @@
 
 It owns the current :class:`AttentionConfig` (the only copy of the settings: panels read and
 write it here), the snapshot on screen, the selected head, the focused query token and the
-stage. It sends work to the :class:`Worker` with a generation number and drops any result
-that is not the latest one asked for, so a stale picture is never shown over a newer one.
+stage. It sends work to the :class:`Worker` through its lanes, which deliver only the latest
+answer, so a stale picture is never shown over a newer one.
 """
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import time
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine import AttentionConfig, EngineError, Explanation, warm_up
+from engine.errors import ModelNotInstalled
 
+from .i18n import error_text
 from .snapshot import Snapshot, take_snapshot
 from .worker import Worker
 
@@ -50,8 +52,7 @@ class Controller(QObject):
         self.model = "toy"  # "toy": the engine with the user's settings; "minilm": the pretrained model
         self.layer = 0  # MiniLM layer shown
         self.last_error = ""
-        self._generation = 0  # of the latest compute request
-        self._explain_generation = 0
+        self.last_failure: BaseException | None = None  # the exception behind last_error
         self._last_seconds = 0.0
         self._requested_at = 0.0
         self._awaiting = False  # a compute request has not been answered yet
@@ -60,20 +61,25 @@ class Controller(QObject):
         self._deferred_timer = QTimer(self, singleShot=True, interval=0)
         self._deferred_timer.timeout.connect(self._run_next_deferred)
         self.worker = Worker(self)
-        self.worker.finished.connect(self._on_worker_finished)
-        self.worker.failed.connect(self._on_worker_failed)
+        self._compute = self.worker.lane("compute", self, first=True)
+        self._compute.done.connect(self._on_compute_done)
+        self._compute.failed.connect(self._on_compute_failed)
+        self._explain = self.worker.lane("explain", self)
+        self._explain.done.connect(self._on_explained)
+        self._explain.failed.connect(lambda _error: self.explanationChanged.emit(None))
+        self._warmup = self.worker.lane("warmup", self)
         self._debounce = QTimer(self, singleShot=True)
         self._debounce.timeout.connect(self._submit)
         self._busy_timer = QTimer(self, singleShot=True, interval=BUSY_AFTER_MS)
         self._busy_timer.timeout.connect(lambda: self.busyChanged.emit(True))
-        self.worker.submit("warmup", 0, warm_up)
+        self._warmup.submit(warm_up)
 
     # ----------------------------------------------------------------- requests
     def set_config(self, config: AttentionConfig, *, immediate: bool = False) -> None:
         """Ask for ``config`` to be computed; later requests supersede it."""
         self.config = config
         self.configChanged.emit(config)
-        self._generation += 1
+        self._compute.cancel()  # an answer for older settings must not arrive during the debounce
         if immediate or self._last_seconds < FAST_COMPUTE_S:
             self._debounce.stop()
             self._submit()
@@ -92,8 +98,7 @@ class Controller(QObject):
     def cancel(self) -> None:
         """Drop the running/pending computation and go back to the settings on screen."""
         self._debounce.stop()
-        self.worker.cancel("compute")
-        self._generation += 1  # the running job's result will be dropped on arrival
+        self._compute.cancel()  # the running job's result will be dropped on arrival
         self._busy_timer.stop()
         self._awaiting = False
         self.busyChanged.emit(False)
@@ -123,10 +128,9 @@ class Controller(QObject):
         if self.model == "minilm":
             from .minilm_mode import take_minilm_snapshot
 
-            self.worker.submit("compute", self._generation, take_minilm_snapshot, self.config.text, self.layer,
-                               self._report_progress)
+            self._compute.submit(take_minilm_snapshot, self.config.text, self.layer, self._report_progress)
         else:
-            self.worker.submit("compute", self._generation, take_snapshot, self.config)
+            self._compute.submit(take_snapshot, self.config)
         if not self._busy_timer.isActive():
             self._busy_timer.start()
 
@@ -166,37 +170,38 @@ class Controller(QObject):
         self.worker.shutdown(0.5)
 
     # ----------------------------------------------------------------- results
-    def _on_worker_finished(self, lane: str, generation: int, value, seconds: float) -> None:
-        if lane == "compute":
-            if generation != self._generation:
-                return  # stale: a newer request exists
-            self._busy_timer.stop()
-            self.busyChanged.emit(False)
-            self._last_seconds = seconds
-            self.last_error = ""
-            self.snapshot = value
-            n, heads = value.result.n, value.result.weights.shape[0]
-            self.head = min(self.head, heads - 1)
-            self.focus = min(self.focus, n - 1)
-            self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
-            self._request_explanation()
-            self.snapshotArrived.emit(value)
-            self.timingMeasured.emit(seconds)
-            # the main heatmap repaints before the other panels update (latency of the picture
-            # the user watches), and no single event-loop turn does all the work
-            QTimer.singleShot(0, lambda: self._announce(generation, value))
-        elif lane == "explain" and generation == self._explain_generation:
-            self.explanation = value
-            self.explanationChanged.emit(value)
+    def _on_compute_done(self, value) -> None:
+        self._busy_timer.stop()
+        self.busyChanged.emit(False)
+        self._last_seconds = seconds = self._compute.seconds
+        self.last_error, self.last_failure = "", None
+        self.snapshot = value
+        n, heads = value.result.n, value.result.weights.shape[0]
+        self.head = min(self.head, heads - 1)
+        self.focus = min(self.focus, n - 1)
+        self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
+        self._request_explanation()
+        self.snapshotArrived.emit(value)
+        self.timingMeasured.emit(seconds)
+        # the main heatmap repaints before the other panels update (latency of the picture
+        # the user watches), and no single event-loop turn does all the work
+        generation = self._compute.generation
+        QTimer.singleShot(0, lambda: self._announce(generation, value))
 
     def _announce(self, generation: int, snapshot) -> None:
-        if generation == self._generation and snapshot is self.snapshot:
+        if generation == self._compute.generation and snapshot is self.snapshot:
             self.snapshotChanged.emit(snapshot)
             self._awaiting = False
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane == "compute" and generation == self._generation and self.model == "minilm" \
-                and (self.snapshot is None or self.snapshot.model == "toy") and "pip install" in message:
+    def _on_explained(self, value) -> None:
+        self.explanation = value
+        self.explanationChanged.emit(value)
+
+    def _on_compute_failed(self, error) -> None:
+        message = error_text(error)
+        self.last_failure = error
+        if self.model == "minilm" and (self.snapshot is None or self.snapshot.model == "toy") \
+                and isinstance(error, ModelNotInstalled):
             # the model is not installed: say how to install it and keep working in toy mode
             self.last_error = message
             self.model = "toy"
@@ -204,14 +209,11 @@ class Controller(QObject):
             self.computeFailed.emit(message)
             self.recompute()
             return
-        if lane == "compute" and generation == self._generation:
-            self._busy_timer.stop()
-            self._awaiting = False
-            self.busyChanged.emit(False)
-            self.last_error = message
-            self.computeFailed.emit(message)
-        elif lane == "explain" and generation == self._explain_generation:
-            self.explanationChanged.emit(None)
+        self._busy_timer.stop()
+        self._awaiting = False
+        self.busyChanged.emit(False)
+        self.last_error = message
+        self.computeFailed.emit(message)
 
     # ----------------------------------------------------------------- selection
     def select(self, *, head: int | None = None, focus: int | None = None, stage: str | None = None) -> None:
@@ -240,10 +242,8 @@ class Controller(QObject):
     def _request_explanation(self) -> None:
         if self.snapshot is None:
             return
-        self._explain_generation += 1
         # the panel lists at most 24 keys: build only those terms (a 2,048-key row is ~80 ms of Python)
-        self.worker.submit("explain", self._explain_generation, self.snapshot.result.explain, self.head, self.focus,
-                           EXPLAIN_TERMS)
+        self._explain.submit(self.snapshot.result.explain, self.head, self.focus, EXPLAIN_TERMS)
 
 
 def validate(config: AttentionConfig, **changes) -> tuple[AttentionConfig | None, str]:

@@ -343,3 +343,13 @@ def translate_engine_message(message: str) -> str:
         values = {int(name[1:]): value for name, value in match.groupdict().items()}
         return fill(translated, *(translate_engine_message(values.get(i, "")) for i in range(1, max(values, default=0) + 1)))
     return message
+
+
+def error_text(error) -> str:
+    """What a failed job says to the user, in the interface language."""
+    if isinstance(error, str):
+        return translate_engine_message(error)
+    message = str(error) or type(error).__name__
+    if not isinstance(error, ValueError):
+        message = f"{type(error).__name__}: {message}"
+    return translate_engine_message(message)

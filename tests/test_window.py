@@ -278,6 +278,20 @@ def test_export_data_from_the_window(window, tmp_path):
     assert "Exported" in window.statusBar().currentMessage()
 
 
+def test_twenty_exports_one_failing_show_exactly_one_message_each(window, tmp_path, qtbot):
+    messages = []
+    window.statusBar().messageChanged.connect(lambda text: text and messages.append(text))
+    for i in range(20):
+        folder = tmp_path / ("missing" if i == 7 else "")  # export 7 writes into a folder that does not exist
+        window.export_data(str(folder / f"trace{i}.npz"))
+        qtbot.waitUntil(lambda: len(messages) > i, timeout=30000)
+        qtbot.wait(30)  # a duplicate message (a leaked listener) would arrive now
+        assert len(messages) == i + 1, messages
+    assert ["trace7" in m for m in messages] == [i == 7 for i in range(20)]
+    assert all(m.startswith("Exported") for i, m in enumerate(messages) if i != 7)
+    assert not messages[7].startswith("Exported")
+
+
 def test_copy_image_to_clipboard(window):
     QApplication.clipboard().clear()
     window.copy_image()

@@ -9,7 +9,7 @@ A − B (diverging, symmetric levels) when both have the same tokens, or the rea
 
 Snapshot mode: "Take snapshot" keeps the current result as B; after changing heads, scaling,
 temperature or the mask the panel shows current − snapshot (head-averaged when the head count
-changed). Everything is computed in the worker, lane "compare"; stale generations are dropped.
+changed). Everything is computed in the worker, lane "compare" (only its latest answer arrives).
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from engine.compare import REASON_HEADS, REASON_TOKENS, SETTINGS, Comparison, co
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView
-from ..i18n import setting_label, translate_engine_message
+from ..i18n import error_text, setting_label
 from ..text import fill
 
 LANE = "compare"
@@ -69,7 +69,6 @@ class ComparePanel(QWidget):
         self.comparison: Comparison | None = None  # the one on screen
         self.snapshot_result: AttentionResult | None = None  # B in snapshot mode
         self.mode = SENTENCE
-        self._generation = 0  # of the latest request in lane "compare"
         self._awaiting = False
         self._auto_text = ""  # what the panel itself filled into sentence B ("" = the user's text)
         self._requested: tuple | None = None  # state of the latest request (see sync)
@@ -173,8 +172,9 @@ class ComparePanel(QWidget):
         self.snapshot_button.clicked.connect(self.take_snapshot)
         self.sentence_mode.toggled.connect(self._on_mode_changed)
         self.table.currentCellChanged.connect(self._on_table_row_changed)
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        self._lane = controller.worker.lane(LANE, self)
+        self._lane.done.connect(self._on_compared)
+        self._lane.failed.connect(self._on_failed)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
         self.sync()
@@ -215,24 +215,24 @@ class ComparePanel(QWidget):
     def request(self) -> None:
         """Ask the worker for the comparison of the current state (lane "compare")."""
         snapshot = self.controller.snapshot
-        self._generation += 1
         if snapshot is None:
+            self._lane.cancel()
             return
         result = snapshot.result
         self._requested = self._state_key(result)
         if self.mode == SNAPSHOT and self.snapshot_result is not None:
             self._awaiting = True
-            self.controller.worker.submit(LANE, self._generation, compare_configs, result, self.snapshot_result)
+            self._lane.submit(compare_configs, result, self.snapshot_result)
             return
         text_b = self.text_b.text()
         if not text_b.strip():
             self._awaiting = False
-            self.controller.worker.cancel(LANE)
+            self._lane.cancel()
             self._show(None)
             self._set_status(self.tr("Type sentence B: a sentence that shares a word with A, e.g. 苹果发布了新手机."))
             return
         self._awaiting = True
-        self.controller.worker.submit(LANE, self._generation, compare_with_text, result, text_b)
+        self._lane.submit(compare_with_text, result, text_b)
 
     def is_idle(self) -> bool:
         """True when the latest request has been answered (or there is none)."""
@@ -269,18 +269,14 @@ class ComparePanel(QWidget):
         if self.comparison is not None and 0 <= row < len(self.comparison.index_a):
             self.controller.select(focus=int(self.comparison.index_a[row]))
 
-    def _on_worker_finished(self, lane: str, generation: int, value, _seconds: float) -> None:
-        if lane != LANE or generation != self._generation:
-            return  # another panel's job, or a stale one
+    def _on_compared(self, value) -> None:
         self._awaiting = False
         self._show(value)
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane != LANE or generation != self._generation:
-            return
+    def _on_failed(self, error) -> None:
         self._awaiting = False
         self._show(None)
-        self._set_status(fill(self.tr("Sentence B cannot be computed: %1"), translate_engine_message(message)),
+        self._set_status(fill(self.tr("Sentence B cannot be computed: %1"), error_text(error)),
                          error=True)
 
     def _set_caption(self) -> None:

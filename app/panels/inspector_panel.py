@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from engine.inspect import CellInspection, inspect_cell
 
 from ..controller import Controller
-from ..i18n import translate_engine_message
+from ..i18n import error_text
 from ..text import fill
 
 LANE = "inspect"
@@ -61,7 +61,6 @@ class InspectorPanel(QWidget):
         self.controller = controller
         self.inspection: CellInspection | None = None
         self.inspected_result = None  # the AttentionResult the inspection was computed from
-        self._generation = 0
         self._request: tuple | None = None  # (result, head, query, key) last asked for
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -138,8 +137,9 @@ class InspectorPanel(QWidget):
         controller.cellChanged.connect(self._on_cell_changed)
         controller.selectionChanged.connect(self._on_selection_changed)
         controller.snapshotChanged.connect(controller.deferred(lambda _: self._request_inspection()))
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        self._lane = controller.worker.lane(LANE, self)
+        self._lane.done.connect(self._on_inspected)
+        self._lane.failed.connect(self._on_failed)
         self._request_inspection()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
@@ -173,18 +173,14 @@ class InspectorPanel(QWidget):
         if self._request is not None and all(a is b or a == b for a, b in zip(request, self._request)):
             return
         self._request = request
-        self._generation += 1
-        self.controller.worker.submit(LANE, self._generation, inspect_cell, *request)
+        self._lane.submit(inspect_cell, *request)
 
-    def _on_worker_finished(self, lane: str, generation: int, value, seconds: float) -> None:
-        if lane != LANE or generation != self._generation:
-            return
+    def _on_inspected(self, value) -> None:
         self.inspected_result = self._request[0]
         self.show_inspection(value)
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane == LANE and generation == self._generation:
-            self.header.setText(fill(self.tr("Cannot inspect this cell: %1"), translate_engine_message(message)))
+    def _on_failed(self, error) -> None:
+        self.header.setText(fill(self.tr("Cannot inspect this cell: %1"), error_text(error)))
 
     # ----------------------------------------------------------------- display
     def show_inspection(self, inspection: CellInspection) -> None:

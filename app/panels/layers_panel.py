@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..controller import Controller
+from ..i18n import error_text
 from ..heatmap import WEIGHTS_MAP, HeatmapView
 from ..text import fill
 
@@ -47,13 +48,13 @@ class LayersPanel(QWidget):
         self.tabs.addTab(self._build_curve(), self.tr("Across layers"))
         self.tabs.addTab(self._build_compare(), self.tr("Compare two sentences"))
         self.comparison = None
-        self._compare_generation = 0
         self._compare_timer = QTimer(self, singleShot=True, interval=300)
         self._compare_timer.timeout.connect(self._submit_compare)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        self._compare_lane = controller.worker.lane(COMPARE_LANE, self)
+        self._compare_lane.done.connect(self._on_compared)
+        self._compare_lane.failed.connect(lambda error: self.compare_caption.setText(error_text(error)))
 
     # ------------------------------------------------------------------ building
     def _build_overview(self) -> QWidget:
@@ -246,13 +247,9 @@ class LayersPanel(QWidget):
             return
         from ..minilm_mode import compare_texts
 
-        self._compare_generation += 1
-        self.controller.worker.submit(COMPARE_LANE, self._compare_generation, compare_texts,
-                                      snapshot.result.config.text, text_b)
+        self._compare_lane.submit(compare_texts, snapshot.result.config.text, text_b)
 
-    def _on_worker_finished(self, lane: str, generation: int, value, _seconds: float) -> None:
-        if lane != COMPARE_LANE or generation != self._compare_generation:
-            return
+    def _on_compared(self, value) -> None:
         self.comparison = value
         with QSignalBlocker(self.word_combo):
             previous = self.word_combo.currentText()
@@ -262,10 +259,6 @@ class LayersPanel(QWidget):
             match = self.word_combo.findText(previous)
             self.word_combo.setCurrentIndex(match if match >= 0 else 0)
         self._show_comparison()
-
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane == COMPARE_LANE and generation == self._compare_generation:
-            self.compare_caption.setText(message)
 
     def _show_comparison(self) -> None:
         value = self.comparison

@@ -80,7 +80,6 @@ class PlayerPanel(QWidget):
         self._snapshot = None  # the snapshot on display (its levels have arrived)
         self._pending = None  # the snapshot whose levels the worker is computing
         self._levels: dict[str, object] | None = None
-        self._generation = 0
         self._shown: tuple | None = None  # (result, stage, head) whose matrices are set
         self._active: list[str] = []  # names of the views in use, left to right
         self._highlights: dict[str, int | None] = {}
@@ -98,8 +97,9 @@ class PlayerPanel(QWidget):
         self._on_speed_changed(self.speed.value())
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        self._lane = controller.worker.lane(LANE, self)
+        self._lane.done.connect(self._on_levels)
+        self._lane.failed.connect(lambda _error: self._on_levels(None))  # colour each view by itself
         if controller.snapshot is not None:
             self._on_snapshot_changed(controller.snapshot)
         self._update_controls()
@@ -264,20 +264,13 @@ class PlayerPanel(QWidget):
 
     # ----------------------------------------------------------------- state in
     def _on_snapshot_changed(self, snapshot) -> None:
-        self._generation += 1
         self._pending = snapshot
-        self.controller.worker.submit(LANE, self._generation, display_levels, snapshot.result)
+        self._lane.submit(display_levels, snapshot.result)
 
-    def _on_worker_finished(self, lane: str, generation: int, value, seconds: float) -> None:
-        if lane != LANE or generation != self._generation or self._pending is None:
+    def _on_levels(self, levels) -> None:
+        if self._pending is None:
             return
-        self._snapshot, self._levels, self._pending = self._pending, value, None
-        self._render()
-
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane != LANE or generation != self._generation or self._pending is None:
-            return
-        self._snapshot, self._levels, self._pending = self._pending, None, None  # colour each view by itself
+        self._snapshot, self._levels, self._pending = self._pending, levels, None
         self._render()
 
     def _on_selection_changed(self) -> None:
