@@ -11,7 +11,7 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import AttentionConfig, EngineError, Explanation, warm_up
+from engine import AttentionConfig, Explanation, warm_up
 from engine.errors import ModelNotInstalled
 
 from .i18n import error_text
@@ -34,7 +34,7 @@ class Controller(QObject):
     cellChanged = Signal(int, int)  # (query row, key column) the user clicked, for the inspector
     explanationChanged = Signal(object)  # Explanation for (head, focus), or None
     busyChanged = Signal(bool)
-    computeFailed = Signal(str)  # message of a failed computation (last good state kept)
+    computeFailed = Signal(object)  # the exception of a failed computation (last good state kept)
     configChanged = Signal(object)  # the requested AttentionConfig (e.g. after open/preset)
     timingMeasured = Signal(float)  # seconds the last displayed computation took
     modelChanged = Signal(str)  # "toy" or "minilm" (requested)
@@ -51,8 +51,7 @@ class Controller(QObject):
         self.cell = (0, 0)  # (query, key) of the last clicked heatmap cell
         self.model = "toy"  # "toy": the engine with the user's settings; "minilm": the pretrained model
         self.layer = 0  # MiniLM layer shown
-        self.last_error = ""
-        self.last_failure: BaseException | None = None  # the exception behind last_error
+        self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
         self._last_seconds = 0.0
         self._requested_at = 0.0
         self._awaiting = False  # a compute request has not been answered yet
@@ -174,7 +173,7 @@ class Controller(QObject):
         self._busy_timer.stop()
         self.busyChanged.emit(False)
         self._last_seconds = seconds = self._compute.seconds
-        self.last_error, self.last_failure = "", None
+        self.last_failure = None
         self.snapshot = value
         n, heads = value.result.n, value.result.weights.shape[0]
         self.head = min(self.head, heads - 1)
@@ -198,22 +197,24 @@ class Controller(QObject):
         self.explanationChanged.emit(value)
 
     def _on_compute_failed(self, error) -> None:
-        message = error_text(error)
         self.last_failure = error
         if self.model == "minilm" and (self.snapshot is None or self.snapshot.model == "toy") \
                 and isinstance(error, ModelNotInstalled):
             # the model is not installed: say how to install it and keep working in toy mode
-            self.last_error = message
             self.model = "toy"
             self.modelChanged.emit("toy")
-            self.computeFailed.emit(message)
+            self.computeFailed.emit(error)
             self.recompute()
             return
         self._busy_timer.stop()
         self._awaiting = False
         self.busyChanged.emit(False)
-        self.last_error = message
-        self.computeFailed.emit(message)
+        self.computeFailed.emit(error)
+
+    @property
+    def last_error(self) -> str:
+        """Why the latest computation failed, in the interface language ("" when it did not)."""
+        return "" if self.last_failure is None else error_text(self.last_failure)
 
     # ----------------------------------------------------------------- selection
     def select(self, *, head: int | None = None, focus: int | None = None, stage: str | None = None) -> None:
@@ -245,10 +246,3 @@ class Controller(QObject):
         # the panel lists at most 24 keys: build only those terms (a 2,048-key row is ~80 ms of Python)
         self._explain.submit(self.snapshot.result.explain, self.head, self.focus, EXPLAIN_TERMS)
 
-
-def validate(config: AttentionConfig, **changes) -> tuple[AttentionConfig | None, str]:
-    """(new config, "") or (None, message) without changing anything."""
-    try:
-        return config.replace(**changes), ""
-    except EngineError as error:
-        return None, str(error)

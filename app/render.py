@@ -54,9 +54,9 @@ def _heads(result: AttentionResult, head) -> list[int]:
     try:
         head = int(head)
     except (TypeError, ValueError):
-        raise EngineError(f"head must be a number from 0 to {count - 1} or 'all'; got {head!r}") from None
+        raise EngineError("head must be a number from 0 to {last} or 'all'; got {head!r}", last=count - 1, head=head) from None
     if not 0 <= head < count:
-        raise EngineError(f"head {head} does not exist: there are {count} heads (0 … {count - 1})")
+        raise EngineError("head {head} does not exist: there are {count} heads (0 … {last})", head=head, count=count, last=count - 1)
     return [head]
 
 
@@ -69,7 +69,7 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
     from .snapshot import summarise
 
     if stage not in STAGES:
-        raise EngineError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
+        raise EngineError("stage must be one of {stages}; got {stage!r}", stages=', '.join(STAGES), stage=stage)
     heads = _heads(result, head)
     ensure_application()
     snapshot = summarise(result)
@@ -151,24 +151,24 @@ def export_figure(result: AttentionResult, path, head="all", stage: str = "weigh
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".png", ".svg"):
-        raise EngineError(f"images are .png or .svg; got {path.name!r}")
+        raise EngineError("images are .png or .svg; got {name!r}", name=path.name)
     if not 64 <= int(width) <= 16384:
-        raise EngineError(f"width must be between 64 and 16384 pixels; got {width}")
+        raise EngineError("width must be between 64 and 16384 pixels; got {width}", width=width)
     if not path.parent.is_dir():
-        raise EngineError(f"cannot write {path}: the folder {path.parent} does not exist")
+        raise EngineError("cannot write {path}: the folder {parent} does not exist", path=path, parent=path.parent)
     temporary = None
     try:
         temporary = _atomic_target(path, suffix)
         if suffix == ".png":
             image = render_image(result, head, stage, width, label)
             if image.isNull() or not image.save(temporary, "PNG"):
-                raise EngineError(f"could not write the image to {path}")
+                raise EngineError("could not write the image to {path}", path=path)
         else:
             _write_svg(result, temporary, head, stage, width, label)
         os.replace(temporary, path)
         temporary = None
     except PermissionError:
-        raise EngineError(f"cannot write {path}: permission denied") from None
+        raise EngineError("cannot write {path}: permission denied", path=path) from None
     finally:
         if temporary is not None and os.path.exists(temporary):
             os.unlink(temporary)

@@ -22,7 +22,7 @@ VERSION = 1
 STAGES = ("scores", "scaled", "weights")
 
 
-class SessionError(ValueError):
+class SessionError(EngineError):
     """A session file that cannot be used; the message says why."""
 
 
@@ -42,11 +42,11 @@ def save_session(path, config: AttentionConfig, view: dict | None = None) -> Pat
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder, then rename."""
     if not path.parent.is_dir():
-        raise SessionError(f"cannot write {path}: the folder {path.parent} does not exist")
+        raise SessionError("cannot write {path}: the folder {parent} does not exist", path=path, parent=path.parent)
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as error:
-        raise SessionError(f"cannot write {path}: {error.strerror or error}") from None
+        raise SessionError("cannot write {path}: {reason}", path=path, reason=error.strerror or error) from None
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -54,11 +54,11 @@ def write_atomic(path: Path, data: bytes) -> None:
     except OSError as error:
         if os.path.exists(temporary):
             os.unlink(temporary)
-        raise SessionError(f"cannot write {path}: {error.strerror or error}") from None
+        raise SessionError("cannot write {path}: {reason}", path=path, reason=error.strerror or error) from None
 
 
 def _reject_constant(name: str):
-    raise SessionError(f"the file holds {name}, which is not a finite number")
+    raise SessionError("the file holds {name}, which is not a finite number", name=name)
 
 
 def parse_session(text: str) -> tuple[AttentionConfig, dict]:
@@ -66,7 +66,7 @@ def parse_session(text: str) -> tuple[AttentionConfig, dict]:
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
-        raise SessionError(f"not a valid session file: JSON error at line {error.lineno}, column {error.colno}") from None
+        raise SessionError("not a valid session file: JSON error at line {lineno}, column {colno}", lineno=error.lineno, colno=error.colno) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError("not an Attention Explorer session file (its \"format\" field is missing or different)")
     version = data.get("version")
@@ -74,18 +74,17 @@ def parse_session(text: str) -> tuple[AttentionConfig, dict]:
         raise SessionError("the session file has no valid \"version\" number")
     if version > VERSION:
         raise SessionError(
-            f"the session was written by a newer Attention Explorer (format version {version}); "
-            f"this version reads format {VERSION}: please update the app"
+            "the session was written by a newer Attention Explorer (format version {version}); this version reads format {VERSION}: please update the app", version=version, VERSION=VERSION
         )
     if version < 1:
-        raise SessionError(f"unknown session format version {version}")
+        raise SessionError("unknown session format version {version}", version=version)
     settings = data.get("config")
     if not isinstance(settings, dict):
         raise SessionError("the session file has no \"config\" object")
     try:
         config = AttentionConfig.from_dict(settings)
     except (EngineError, TypeError) as error:
-        raise SessionError(f"the session's settings are invalid: {error}") from None
+        raise SessionError("the session's settings are invalid: {error}", error=error) from None
     view = data.get("view") or {}
     if not isinstance(view, dict):
         raise SessionError("the session's \"view\" must be an object")
@@ -93,11 +92,11 @@ def parse_session(text: str) -> tuple[AttentionConfig, dict]:
     for key in ("head", "focus"):
         value = view.get(key, 0)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise SessionError(f"the session's view.{key} must be a whole number ≥ 0")
+            raise SessionError("the session's view.{key} must be a whole number ≥ 0", key=key)
         clean[key] = value
     stage = view.get("stage", "weights")
     if stage not in STAGES:
-        raise SessionError(f"the session's view.stage must be one of {', '.join(STAGES)}")
+        raise SessionError("the session's view.stage must be one of {stages}", stages=', '.join(STAGES))
     clean["stage"] = stage
     return config, clean
 
@@ -107,9 +106,9 @@ def load_session(path) -> tuple[AttentionConfig, dict]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise SessionError(f"{path} does not exist") from None
+        raise SessionError("{path} does not exist", path=path) from None
     except UnicodeDecodeError:
-        raise SessionError(f"{path} is not a UTF-8 text file") from None
+        raise SessionError("{path} is not a UTF-8 text file", path=path) from None
     except OSError as error:
-        raise SessionError(f"cannot read {path}: {error.strerror or error}") from None
+        raise SessionError("cannot read {path}: {reason}", path=path, reason=error.strerror or error) from None
     return parse_session(text)

@@ -32,7 +32,7 @@ from engine.errors import ModelNotInstalled
 from engine.memory import format_bytes
 
 from .controller import Controller
-from .i18n import error_text, install_language_menu, install_translator, setting_label, translate_engine_message
+from .i18n import error_text, install_language_menu, install_translator, setting_label
 from .lazy import LazyPanel
 from .panels.arithmetic_panel import ArithmeticPanel
 from .panels.attention_panel import AttentionPanel
@@ -323,10 +323,9 @@ class MainWindow(QMainWindow):
         if not self.controller.last_error:
             self.statusBar().clearMessage()
 
-    def _on_compute_failed(self, message: str) -> None:
-        message = translate_engine_message(message)
-        self.statusBar().showMessage(fill(self.tr("Not updated: %1"), message))
-        self.panels["input"].show_message("text", message)
+    def _on_compute_failed(self, error) -> None:
+        self.statusBar().showMessage(fill(self.tr("Not updated: %1"), error_text(error)))
+        self.panels["input"].show_error(error)
 
     def _on_busy_changed(self, busy: bool) -> None:
         self.busy.setVisible(busy)
@@ -385,7 +384,7 @@ class MainWindow(QMainWindow):
         try:
             config, view = load_session(path)
         except SessionError as error:
-            self._warn(self.tr("Could not open the session"), str(error))
+            self._warn(self.tr("Could not open the session"), error)
             return False
         self.controller.head, self.controller.focus, self.controller.stage = view["head"], view["focus"], view["stage"]
         self.controller.set_config(config, immediate=True)
@@ -406,7 +405,7 @@ class MainWindow(QMainWindow):
         try:
             save_session(path, c.config, {"head": c.head, "focus": c.focus, "stage": c.stage})
         except SessionError as error:
-            self._warn(self.tr("Could not save the session"), str(error))
+            self._warn(self.tr("Could not save the session"), error)
             return False
         self._remember_recent(path)
         self.statusBar().showMessage(fill(self.tr("Saved %1"), path), 4000)
@@ -463,7 +462,7 @@ class MainWindow(QMainWindow):
             export_figure(self.controller.snapshot.result, path, head=head, stage=self.controller.stage, width=width,
                           label=self._figure_label())
         except (EngineError, OSError) as error:
-            self._warn(self.tr("Could not export the image"), str(error))
+            self._warn(self.tr("Could not export the image"), error)
             return False
         finally:
             QApplication.restoreOverrideCursor()
@@ -492,7 +491,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
 
     def _on_export_failed(self, error) -> None:
-        self._warn(self.tr("Could not export the data"), error_text(error))
+        self._warn(self.tr("Could not export the data"), error)
 
     def _figure_label(self) -> str:
         snapshot = self.controller.snapshot
@@ -549,8 +548,8 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         super().closeEvent(event)
 
-    def _warn(self, title: str, message: str) -> None:
-        message = translate_engine_message(message)
+    def _warn(self, title: str, error: BaseException) -> None:
+        message = error_text(error)
         self.statusBar().showMessage(message, 8000)
         if QApplication.platformName() not in ("offscreen", "minimal"):
             QMessageBox.warning(self, title, message)

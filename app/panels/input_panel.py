@@ -28,10 +28,11 @@ from engine import AttentionConfig, EngineError
 from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
 
 from ..controller import Controller
-from ..i18n import setting_label, translate_engine_message
+from ..i18n import error_text, setting_label
 from ..text import fill
 
 ERROR_STYLE = "color: #c62828;"
+FIELD_LABELS = {"d_model": "heads"}  # d_model and heads share the message under the heads box
 
 
 class InputPanel(QWidget):
@@ -188,10 +189,18 @@ class InputPanel(QWidget):
             self.clear_table.setEnabled(bool(self.controller.config.embeddings))
 
     def show_message(self, field: str, message: str) -> None:
+        """Show ``message`` (in the interface language) under ``field``'s box, hiding the others."""
+        field = FIELD_LABELS.get(field, field)
+        for other, label in self.messages.items():
+            if other != field:
+                label.setVisible(False)
         label = self.messages.get(field, self.messages["text"])
-        message = translate_engine_message(message)  # the engine speaks English
         label.setText(message)
         label.setVisible(bool(message))
+
+    def show_error(self, error: BaseException, field: str = "text") -> None:
+        """Show ``error`` under the box of the setting at fault (``error.field``, else ``field``)."""
+        self.show_message(getattr(error, "field", None) or field, error_text(error))
 
     # ---------------------------------------------------------------- handlers
     def _on_field_changed(self, name: str) -> None:
@@ -200,13 +209,7 @@ class InputPanel(QWidget):
             config = AttentionConfig(**values, embeddings=self.controller.config.embeddings,
                                      memory_budget=self.controller.config.memory_budget)
         except EngineError as error:
-            field = "heads" if name in ("d_model", "heads") else name
-            if "embedding" in str(error):
-                field = "embeddings"
-            for other, label in self.messages.items():
-                if other != field:
-                    label.setVisible(False)
-            self.show_message(field, str(error))
+            self.show_error(error, name)
             return
         for label in self.messages.values():
             label.setVisible(False)
@@ -227,8 +230,7 @@ class InputPanel(QWidget):
                 table = json.load(handle, parse_constant=_reject_constant)
             config = self.controller.config.replace(embeddings=table)
         except (OSError, ValueError) as error:
-            self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path,
-                                                 translate_engine_message(str(error))))
+            self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path, error_text(error)))
             return False
         self.controller.set_config(config)
         return True
@@ -238,4 +240,4 @@ class InputPanel(QWidget):
 
 
 def _reject_constant(name: str):
-    raise ValueError(f"{name} is not a finite number")
+    raise EngineError("{name} is not a finite number", field="embeddings", name=name)
