@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine import AttentionConfig, Explanation, warm_up
 from engine.errors import ModelNotInstalled
+from engine.models import DEFAULT_MODEL, model_info
 
 from .i18n import error_text
 from .snapshot import Snapshot, take_snapshot
@@ -37,7 +38,7 @@ class Controller(QObject):
     computeFailed = Signal(object)  # the exception of a failed computation (last good state kept)
     configChanged = Signal(object)  # the requested AttentionConfig (e.g. after open/preset)
     timingMeasured = Signal(float)  # seconds the last displayed computation took
-    modelChanged = Signal(str)  # "toy" or "minilm" (requested)
+    modelChanged = Signal(str)  # the registry name of the model requested
     modelProgress = Signal(float, str)  # loading the pretrained model: fraction, message
 
     def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
@@ -49,7 +50,7 @@ class Controller(QObject):
         self.focus = 0
         self.stage = "weights"
         self.cell = (0, 0)  # (query, key) of the last clicked heatmap cell
-        self.model = "toy"  # "toy": the engine with the user's settings; "minilm": the pretrained model
+        self.model = DEFAULT_MODEL  # registry name (engine.models): the toy engine or a pretrained model
         self.layer = 0  # MiniLM layer shown
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
         self._last_seconds = 0.0
@@ -101,14 +102,13 @@ class Controller(QObject):
         self._busy_timer.stop()
         self._awaiting = False
         self.busyChanged.emit(False)
-        if self.snapshot is not None and self.snapshot.model == "toy":
+        if self.snapshot is not None and model_info(self.snapshot.model).configurable:
             self.config = self.snapshot.result.config
             self.configChanged.emit(self.config)
 
     def set_model(self, model: str, layer: int | None = None) -> None:
-        """Switch between the toy engine and MiniLM (loaded in the worker on first use)."""
-        if model not in ("toy", "minilm"):
-            raise ValueError(f"unknown model {model!r}")
+        """Switch to a model of the registry (a pretrained one loads in the worker on first use)."""
+        model_info(model)  # EngineError for a name the registry does not know
         changed = model != self.model or (layer is not None and layer != self.layer)
         self.model = model
         if layer is not None:
@@ -124,12 +124,12 @@ class Controller(QObject):
     def _submit(self) -> None:
         self._requested_at = time.perf_counter()
         self._awaiting = True
-        if self.model == "minilm":
-            from .minilm_mode import take_minilm_snapshot
-
-            self._compute.submit(take_minilm_snapshot, self.config.text, self.layer, self._report_progress)
-        else:
+        if model_info(self.model).configurable:
             self._compute.submit(take_snapshot, self.config)
+        else:
+            from .minilm_mode import take_model_snapshot
+
+            self._compute.submit(take_model_snapshot, self.model, self.config.text, self.layer, self._report_progress)
         if not self._busy_timer.isActive():
             self._busy_timer.start()
 
@@ -198,11 +198,11 @@ class Controller(QObject):
 
     def _on_compute_failed(self, error) -> None:
         self.last_failure = error
-        if self.model == "minilm" and (self.snapshot is None or self.snapshot.model == "toy") \
-                and isinstance(error, ModelNotInstalled):
-            # the model is not installed: say how to install it and keep working in toy mode
-            self.model = "toy"
-            self.modelChanged.emit("toy")
+        if isinstance(error, ModelNotInstalled) and not model_info(self.model).configurable \
+                and (self.snapshot is None or model_info(self.snapshot.model).configurable):
+            # the model is not installed: say how to install it and keep working with the toy engine
+            self.model = DEFAULT_MODEL
+            self.modelChanged.emit(DEFAULT_MODEL)
             self.computeFailed.emit(error)
             self.recompute()
             return

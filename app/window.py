@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QCoreApplication, QSettings, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from engine import AttentionConfig, EngineError
 from engine.errors import ModelNotInstalled
+from engine.models import MODELS, model_info
 from engine.memory import format_bytes
 
 from .controller import Controller
@@ -179,15 +180,15 @@ class MainWindow(QMainWindow):
         bar.addWidget(QLabel(" " + self.tr("Model") + " "))
         self.model_combo = QComboBox()
         self.model_combo.setObjectName("modelCombo")
-        self.model_combo.addItem(self.tr("Toy engine (your settings)"), "toy")
-        self.model_combo.addItem(self.tr("MiniLM-L6 (pretrained, 6 layers × 12 heads)"), "minilm")
+        for entry in MODELS.values():
+            self.model_combo.addItem(QCoreApplication.translate("Model", entry.title), entry.name)
         self.model_combo.setToolTip(self.tr("The toy engine uses your d_model, heads and weights; MiniLM is a real "
                                             "trained model (all-MiniLM-L6-v2) run by the same NumPy attention"))
         bar.addWidget(self.model_combo)
         bar.addWidget(QLabel("  " + self.tr("Layer") + " "))
         self.layer_spin = QSpinBox()
         self.layer_spin.setObjectName("layerSpin")
-        self.layer_spin.setRange(0, 5)
+        self.layer_spin.setRange(0, 63)  # narrowed to the model's layers once it is loaded
         self.layer_spin.setToolTip(self.tr("MiniLM layer shown in every panel (0-based)"))
         self.layer_spin.setEnabled(False)
         bar.addWidget(self.layer_spin)
@@ -208,13 +209,13 @@ class MainWindow(QMainWindow):
         with QSignalBlocker(self.model_combo), QSignalBlocker(self.layer_spin):
             self.model_combo.setCurrentIndex(self.model_combo.findData(model))
             self.layer_spin.setValue(self.controller.layer)
-        minilm = model == "minilm"
-        self.layer_spin.setEnabled(minilm)
-        self.panels["input"].set_settings_enabled(not minilm)
+        pretrained = not model_info(model).configurable
+        self.layer_spin.setEnabled(pretrained)
+        self.panels["input"].set_settings_enabled(not pretrained)
         for key in ("compare", "positional", "scaling"):
-            self.panels[key].setEnabled(not minilm)
-            self.panels[key].setToolTip(self.tr("Uses the toy engine: choose “Toy engine” in the Model toolbar") if minilm else "")
-        if minilm:
+            self.panels[key].setEnabled(not pretrained)
+            self.panels[key].setToolTip(self.tr("Uses the toy engine: choose “Toy engine” in the Model toolbar") if pretrained else "")
+        if pretrained:
             self.model_note.clear()
             self.docks["layers"].show()
             self.docks["layers"].raise_()
@@ -316,6 +317,9 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ state
     def _on_snapshot_changed(self, snapshot) -> None:
+        if snapshot.bert is not None:
+            with QSignalBlocker(self.layer_spin):
+                self.layer_spin.setMaximum(snapshot.bert.num_layers - 1)
         result = snapshot.result
         self.tokens_label.setText(self.tr("1 token") if result.n == 1 else fill(self.tr("%1 tokens"), result.n))
         self.time_label.setText(fill(self.tr("computed in %1 ms"), f"{result.seconds * 1000:.1f}"))
@@ -495,9 +499,10 @@ class MainWindow(QMainWindow):
 
     def _figure_label(self) -> str:
         snapshot = self.controller.snapshot
-        if snapshot is None or snapshot.model != "minilm":
+        if snapshot is None or model_info(snapshot.model).configurable:
             return ""
-        return fill(self.tr("MiniLM-L6 layer %1"), snapshot.layer)
+        return fill(self.tr("%1, layer %2"), QCoreApplication.translate("Model", model_info(snapshot.model).title),
+                    snapshot.layer)
 
     def copy_image(self) -> None:
         from .render import render_image

@@ -54,16 +54,26 @@ def sources() -> list[str]:
 ERROR_CLASSES = {"EngineError", "ModelNotInstalled", "SessionError"}  # what carries a translatable template
 
 
-def engine_templates() -> list[str]:
-    """The literal template of every ``EngineError(...)``-style call in engine/ and app/ (sorted, unique)."""
+def _literal_arguments(names: set[str], position: int) -> list[str]:
+    """The literal string at ``position`` of every call of one of ``names`` in engine/ and app/ (sorted, unique)."""
     found = set()
     for path in sorted([*(ROOT / "engine").rglob("*.py"), *(ROOT / "app").rglob("*.py")]):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-                    and isinstance(node.args[0].value, str) \
-                    and getattr(node.func, "id", getattr(node.func, "attr", None)) in ERROR_CLASSES:
-                found.add(node.args[0].value)
+            if isinstance(node, ast.Call) and len(node.args) > position \
+                    and isinstance(node.args[position], ast.Constant) and isinstance(node.args[position].value, str) \
+                    and getattr(node.func, "id", getattr(node.func, "attr", None)) in names:
+                found.add(node.args[position].value)
     return sorted(found)
+
+
+def engine_templates() -> list[str]:
+    """The literal template of every ``EngineError(...)``-style call in engine/ and app/."""
+    return _literal_arguments(ERROR_CLASSES, 0)
+
+
+def model_titles() -> list[str]:
+    """The title of every ``ModelEntry(name, title, …)`` of the registry (engine/models)."""
+    return _literal_arguments({"ModelEntry"}, 1)
 
 
 def update(ts: Path = TS) -> str:
@@ -71,8 +81,9 @@ def update(ts: Path = TS) -> str:
     ts.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as folder:
         listing = Path(folder) / "engine_templates.py"  # what lupdate reads for context EngineError
-        listing.write_text("".join(f'QT_TRANSLATE_NOOP("EngineError", {json.dumps(t, ensure_ascii=False)})\n'
-                                   for t in engine_templates()), encoding="utf-8")
+        listing.write_text("".join(f'QT_TRANSLATE_NOOP("{context}", {json.dumps(t, ensure_ascii=False)})\n'
+                                   for context, texts in (("EngineError", engine_templates()), ("Model", model_titles()))
+                                   for t in texts), encoding="utf-8")
         done = subprocess.run(
             [tool("lupdate"), "-silent", "-no-obsolete", "-locations", "none", "-target-language", LANGUAGE,
              *sources(), str(listing), "-ts", str(ts)],

@@ -106,7 +106,7 @@ def test_missing_package_keeps_toy_mode(window, monkeypatch):
     def missing(*args, **kwargs):
         raise ModelNotInstalled("MiniLM is not installed: {command}", command=engine.minilm.INSTALL_COMMAND)
 
-    monkeypatch.setattr(mode, "_model", None)
+    monkeypatch.setattr(mode, "_models", {})
     monkeypatch.setattr(engine.minilm, "load_minilm", missing)
     window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
     assert window.wait_until_idle(30)

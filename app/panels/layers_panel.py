@@ -247,7 +247,7 @@ class LayersPanel(QWidget):
             return
         from ..minilm_mode import compare_texts
 
-        self._compare_lane.submit(compare_texts, snapshot.result.config.text, text_b)
+        self._compare_lane.submit(compare_texts, snapshot.model, snapshot.result.config.text, text_b)
 
     def _on_compared(self, value) -> None:
         self.comparison = value
@@ -278,7 +278,7 @@ class LayersPanel(QWidget):
     # ------------------------------------------------------------------ opening a head
     def _open(self, layer: int, head: int) -> None:
         self.controller.select(head=head)
-        self.controller.set_model("minilm", layer)
+        self.controller.set_model(self.controller.snapshot.model, layer)
 
     def _on_grid_clicked(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton:

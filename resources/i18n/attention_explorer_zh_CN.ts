@@ -620,6 +620,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>为模型分词需要 tokenizers 包。安装命令：{command}</translation>
     </message>
     <message>
+        <source>unknown model {name!r}: choose one of {choices}</source>
+        <translation>未知的模型 {name!r}：请从 {choices} 中选择</translation>
+    </message>
+    <message>
         <source>unknown session format version {version}</source>
         <translation>未知的会话格式版本 {version}</translation>
     </message>
@@ -1207,14 +1211,6 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>模型</translation>
     </message>
     <message>
-        <source>Toy engine (your settings)</source>
-        <translation>教学引擎（你的设置）</translation>
-    </message>
-    <message>
-        <source>MiniLM-L6 (pretrained, 6 layers × 12 heads)</source>
-        <translation>MiniLM-L6（预训练，6 层 × 12 头）</translation>
-    </message>
-    <message>
         <source>The toy engine uses your d_model, heads and weights; MiniLM is a real trained model (all-MiniLM-L6-v2) run by the same NumPy attention</source>
         <translation>教学引擎使用你设置的 d_model、头数和权重；MiniLM 是真实训练过的模型（all-MiniLM-L6-v2），由同一套 NumPy 注意力代码运行</translation>
     </message>
@@ -1491,8 +1487,8 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>无法导出数据</translation>
     </message>
     <message>
-        <source>MiniLM-L6 layer %1</source>
-        <translation>MiniLM-L6 第 %1 层</translation>
+        <source>%1, layer %2</source>
+        <translation>%1，第 %2 层</translation>
     </message>
     <message>
         <source>Heatmap copied to the clipboard</source>
@@ -1514,6 +1510,17 @@ Engine: vectorized NumPy. Window: PySide6 and pyqtgraph.</source>
     <message>
         <source>%1 of head %2 (tokens × d_k)</source>
         <translation>头 %2 的 %1（词元 × d_k）</translation>
+    </message>
+</context>
+<context>
+    <name>Model</name>
+    <message>
+        <source>MiniLM-L6 (pretrained)</source>
+        <translation>MiniLM-L6（预训练）</translation>
+    </message>
+    <message>
+        <source>Toy engine (your settings)</source>
+        <translation>教学引擎（你的设置）</translation>
     </message>
 </context>
 <context>
