@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 IMAGE_SUFFIXES = (".png", ".svg")
-STAGES = ("scores", "scaled", "weights")
 DEFAULT_WIDTH = 1200
 
 
@@ -40,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``export`` command's options (choices come from the engine's config and model registry)."""
     from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
     from engine.models import DEFAULT_MODEL, MODELS
+    from engine.trace import STAGES
 
     parser = _Parser(prog="main.py export", allow_abbrev=False,
                      description="Compute one self-attention trace and write it to a file.")

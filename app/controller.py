@@ -11,19 +11,20 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import AttentionConfig, Explanation, warm_up
+from engine import STAGES, AttentionConfig, EngineError, Explanation, warm_up
 from engine.errors import ModelNotInstalled
 from engine.models import DEFAULT_MODEL, model_info
 
 from .i18n import error_text
+from .view_state import ViewState
 from .snapshot import Snapshot, take_snapshot
 from .worker import Worker
 
-STAGES = ("scores", "scaled", "weights")
 EXPLAIN_TERMS = 24  # keys listed in the worked arithmetic (every sum still covers all keys)
 BUSY_AFTER_MS = 300  # show the busy indicator (and Cancel) for work longer than this
 DEBOUNCE_MS = 40  # typing pause before recomputing, when the last computation was slow
 FAST_COMPUTE_S = 0.008  # computations faster than this run at once (no debounce)
+HISTORY_LIMIT = 100  # settings changes that can be undone
 
 
 class Controller(QObject):
@@ -40,6 +41,8 @@ class Controller(QObject):
     timingMeasured = Signal(float)  # seconds the last displayed computation took
     modelChanged = Signal(str)  # the registry name of the model requested
     modelProgress = Signal(float, str)  # loading the pretrained model: fraction, message
+    sentenceBChanged = Signal(str)  # the comparison's sentence B, set from outside the compare panel
+    historyChanged = Signal(bool, bool)  # (can undo, can redo) a settings change
 
     def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -51,7 +54,10 @@ class Controller(QObject):
         self.stage = "weights"
         self.cell = (0, 0)  # (query, key) of the last clicked heatmap cell
         self.model = DEFAULT_MODEL  # registry name (engine.models): the toy engine or a pretrained model
-        self.layer = 0  # MiniLM layer shown
+        self.layer = 0  # layer shown by a pretrained model
+        self.sentence_b = ""  # the comparison's sentence B (the compare panel keeps it here)
+        self._undo: list[AttentionConfig] = []  # settings before each change, oldest first
+        self._redo: list[AttentionConfig] = []
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
         self._last_seconds = 0.0
         self._requested_at = 0.0
@@ -75,8 +81,13 @@ class Controller(QObject):
         self._warmup.submit(warm_up)
 
     # ----------------------------------------------------------------- requests
-    def set_config(self, config: AttentionConfig, *, immediate: bool = False) -> None:
-        """Ask for ``config`` to be computed; later requests supersede it."""
+    def set_config(self, config: AttentionConfig, *, immediate: bool = False, _history: bool = True) -> None:
+        """Ask for ``config`` to be computed; later requests supersede it. A change can be undone."""
+        if _history and config != self.config:
+            self._undo.append(self.config)
+            del self._undo[:-HISTORY_LIMIT]
+            self._redo.clear()
+            self.historyChanged.emit(True, False)
         self.config = config
         self.configChanged.emit(config)
         self._compute.cancel()  # an answer for older settings must not arrive during the debounce
@@ -91,6 +102,45 @@ class Controller(QObject):
         config = self.config.replace(**changes)
         self.set_config(config)
         return config
+
+    def undo(self) -> None:
+        """Go back to the settings before the last change."""
+        self._step_history(self._undo, self._redo)
+
+    def redo(self) -> None:
+        """Apply again the settings change the last undo took back."""
+        self._step_history(self._redo, self._undo)
+
+    def _step_history(self, source: list, target: list) -> None:
+        if source:
+            target.append(self.config)
+            self.set_config(source.pop(), immediate=True, _history=False)
+            self.historyChanged.emit(bool(self._undo), bool(self._redo))
+
+    def adopt_history(self, other: "Controller") -> None:
+        """Take ``other``'s undo and redo stacks (the language switch rebuilds the window)."""
+        self._undo[:], self._redo[:] = other._undo, other._redo
+        self.historyChanged.emit(bool(self._undo), bool(self._redo))
+
+    # ----------------------------------------------------------------- the view state
+    def view_state(self) -> ViewState:
+        """What the user is looking at now (for sessions, the language switch, start-up restore)."""
+        return ViewState(self.config, self.head, self.focus, self.stage, self.model, self.layer, self.sentence_b)
+
+    def apply_view_state(self, state: ViewState) -> None:
+        """Show ``state``: settings, selection (kept within the result when it arrives), model, sentence B."""
+        model_info(state.model)  # EngineError for a model the registry does not know
+        if state.stage not in STAGES or not all(isinstance(v, int) and v >= 0 for v in (state.head, state.focus,
+                                                                                        state.layer)):
+            raise EngineError("the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage "
+                              "one of {stages}", stages=", ".join(STAGES))
+        self.head, self.focus, self.stage = state.head, state.focus, state.stage
+        self.model, self.layer = state.model, state.layer
+        if state.sentence_b != self.sentence_b:
+            self.sentence_b = state.sentence_b
+            self.sentenceBChanged.emit(state.sentence_b)
+        self.modelChanged.emit(state.model)
+        self.set_config(state.config, immediate=True)
 
     def recompute(self) -> None:
         self.set_config(self.config, immediate=True)

@@ -6,9 +6,9 @@ them into resources/i18n/attention_explorer_zh_CN.ts (the translations' source, 
 
 - :func:`install_translator` at start-up: the language stored in QSettings ("language": system, en or
   zh_CN), where "system" follows the system locale (zh* → Chinese).
-- :func:`install_language_menu` adds View ▸ Language (System / English / 简体中文);
-  :func:`switch_language` stores the choice, swaps the translators and rebuilds the window (Qt
-  widgets do not re-translate themselves), keeping settings, selection and layout.
+- :func:`install_language_menu` adds View ▸ Language (System / English / 简体中文); choosing one
+  calls the window's ``switch_language`` (app.window), which uses :func:`store_and_install` and
+  rebuilds itself from the controller's view state (Qt widgets do not re-translate themselves).
 - :func:`error_text` translates an exception: an EngineError's template (engine/ cannot import Qt),
   filled with its values.
 - :func:`setting_label` is the display text of a setting's value (auto, none, causal …) in combo boxes.
@@ -34,7 +34,6 @@ MENU_OBJECT_NAME = "languageMenu"
 
 _translators: list[QTranslator] = []  # installed on the QApplication now
 _language = ENGLISH  # the language the installed translators give
-_live_window = None  # the window switch_language made: a module reference keeps it alive
 
 
 def translate(context: str, text: str) -> str:
@@ -113,7 +112,7 @@ def install_translator(app=None, code: str | None = None) -> str:
 def install_language_menu(window, view_menu):
     """Add View ▸ Language (System / English / 简体中文, one checked) to ``view_menu``; returns it.
 
-    Choosing an entry calls :func:`switch_language` once the menu has closed. Calling this again
+    Choosing an entry calls ``window.switch_language(code)`` once the menu has closed. Calling this again
     on the same menu returns the existing submenu.
     """
     existing = view_menu.findChild(type(view_menu), MENU_OBJECT_NAME)
@@ -143,55 +142,20 @@ def install_language_menu(window, view_menu):
         group.addAction(action)
         menu.addAction(action)
         # after the menu closes: the window that owns this menu is replaced
-        action.triggered.connect(lambda _=False, c=code: QTimer.singleShot(0, lambda: switch_language(window, c)))
+        action.triggered.connect(lambda _=False, c=code: QTimer.singleShot(0, lambda: window.switch_language(c)))
     menu.language_group = group
     return menu
 
 
-def switch_language(window, code: str):
-    """Store ``code`` (system, en, zh_CN), install its translators and rebuild ``window`` in it.
-
-    Returns the window now on screen: a new MainWindow with the same settings, head, focused
-    token, stage, model and layer, comparison sentence B, undo history, geometry and dock layout
-    (the old one is closed), or ``window`` itself when the language does not change.
-    """
-    global _live_window
+def store_and_install(code: str) -> bool:
+    """Store ``code`` (system, en, zh_CN) as the choice and install its translators; True when the
+    interface language changed (the window then rebuilds itself: Qt widgets do not re-translate)."""
     code = code if code in CHOICES else SYSTEM
     store = settings()
     store.setValue(SETTINGS_KEY, code)
     store.sync()
     before = _language
-    if install_translator(None, code) == before:
-        return window
-    from app.window import MainWindow
-
-    old = window.controller
-    config = old.config
-    compare = getattr(window.panels.get("compare"), "panel", None)  # None while never opened
-    sentence_b = compare.text_b.text() if compare is not None else ""
-    new = MainWindow(config=config)
-    new.restoreGeometry(window.saveGeometry())
-    new.restoreState(window.saveState())
-    history = getattr(window, "_history", None)  # the undo stack survives the switch
-    if isinstance(history, list) and isinstance(getattr(new, "_history", None), list):
-        new._history[:] = history
-        new.undo_action.setEnabled(bool(history))
-    controller = new.controller
-    controller.head, controller.focus, controller.stage = old.head, old.focus, old.stage
-    controller.set_config(config, immediate=True)
-    if old.model != controller.model or old.layer != controller.layer:
-        controller.set_model(old.model, old.layer)  # MiniLM stays MiniLM, at the same layer
-    if sentence_b:  # the comparison's sentence B is typed work too
-        new.panels["compare"].build().text_b.setText(sentence_b)
-    new.show()
-    window.close()
-    _live_window = new
-    return new
-
-
-def live_window():
-    """The window the last language switch made (None before any switch)."""
-    return _live_window
+    return install_translator(None, code) != before
 
 
 # ---------------------------------------------------------------------------- setting values

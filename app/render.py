@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from engine import AttentionResult, EngineError
+from engine.trace import STAGES
 
-STAGES = ("scores", "scaled", "weights")
 
 
 def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marker lupdate looks for

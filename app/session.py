@@ -16,10 +16,10 @@ import tempfile
 from pathlib import Path
 
 from engine import AttentionConfig, EngineError
+from engine.trace import STAGES
 
 FORMAT = "attention-explorer-session"
 VERSION = 1
-STAGES = ("scores", "scaled", "weights")
 
 
 class SessionError(EngineError):
@@ -98,6 +98,15 @@ def parse_session(text: str) -> tuple[AttentionConfig, dict]:
     if stage not in STAGES:
         raise SessionError("the session's view.stage must be one of {stages}", stages=', '.join(STAGES))
     clean["stage"] = stage
+    # written since the view state (app/view_state.py): absent from older files, which keep the defaults
+    layer = view.get("layer", 0)
+    if not isinstance(layer, int) or isinstance(layer, bool) or layer < 0:
+        raise SessionError("the session's view.{key} must be a whole number ≥ 0", key="layer")
+    for key in ("model", "sentence_b"):
+        if not isinstance(view.get(key, ""), str):
+            raise SessionError("the session's view.{key} must be text", key=key)
+    clean["layer"] = layer
+    clean.update({key: view[key] for key in ("model", "sentence_b") if key in view})
     return config, clean
 
 

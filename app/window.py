@@ -27,13 +27,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine import AttentionConfig, EngineError
+from engine import STAGES, AttentionConfig, EngineError
 from engine.errors import ModelNotInstalled
 from engine.models import MODELS, model_info
 from engine.memory import format_bytes
 
 from .controller import Controller
-from .i18n import error_text, install_language_menu, install_translator, setting_label
+from .i18n import error_text, install_language_menu, install_translator, setting_label, store_and_install
 from .lazy import LazyPanel
 from .panels.arithmetic_panel import ArithmeticPanel
 from .panels.attention_panel import AttentionPanel
@@ -45,11 +45,11 @@ from .panels.tokens_panel import TokensPanel
 from .presets import PRESETS, preset_config
 from .session import SessionError, load_session, save_session
 from .text import fill
+from .view_state import ViewState
 
 ORGANIZATION = "AttentionExplorer"
 APPLICATION = "Attention Explorer"
 MAX_RECENT = 8
-HISTORY_LIMIT = 100
 
 
 def _saved_to(save, result, path: str) -> str:
@@ -85,8 +85,6 @@ class MainWindow(QMainWindow):
         self._export_lane = self.controller.worker.lane("export", self)
         self._export_lane.done.connect(self._on_exported)
         self._export_lane.failed.connect(self._on_export_failed)
-        self._history: list[AttentionConfig] = []
-        self._undoing = False
         self.setDockNestingEnabled(True)
         self.setDockOptions(QMainWindow.DockOption.AllowNestedDocks | QMainWindow.DockOption.AllowTabbedDocks)
         self.panels: dict[str, QWidget] = {}
@@ -103,9 +101,10 @@ class MainWindow(QMainWindow):
         c.snapshotArrived.connect(self._on_snapshot_changed)
         c.computeFailed.connect(self._on_compute_failed)
         c.busyChanged.connect(self._on_busy_changed)
-        c.configChanged.connect(self._on_config_changed)
-        self._previous_config = c.config
+        c.historyChanged.connect(self._on_history_changed)
         c.recompute()
+        if restore:
+            self._restore_view()
 
     # ------------------------------------------------------------------ building
     def _add_dock(self, key: str, title: str, widget: QWidget, area) -> QDockWidget:
@@ -282,6 +281,9 @@ class MainWindow(QMainWindow):
         self.undo_action = self._action(edit, self.tr("&Undo settings change"), self.undo, "Ctrl+Alt+Z",
                                         self.tr("Go back to the settings before the last change"))
         self.undo_action.setEnabled(False)
+        self.redo_action = self._action(edit, self.tr("&Redo settings change"), self.controller.redo,
+                                        "Ctrl+Alt+Shift+Z", self.tr("Apply again the settings change you undid"))
+        self.redo_action.setEnabled(False)
         self._action(edit, self.tr("&Recompute"), self.controller.recompute, "F5")
         self._action(edit, self.tr("&Cancel computation"), self.controller.cancel, "Esc")
         edit.addSeparator()
@@ -289,7 +291,7 @@ class MainWindow(QMainWindow):
         self._action(edit, self.tr("Previous head"), lambda: self._step_head(-1), "Ctrl+[")
         self._action(edit, self.tr("Next token"), lambda: self._step_focus(1), "Ctrl+Down")
         self._action(edit, self.tr("Previous token"), lambda: self._step_focus(-1), "Ctrl+Up")
-        for number, stage in enumerate(("scores", "scaled", "weights"), start=1):
+        for number, stage in enumerate(STAGES, start=1):
             self._action(edit, fill(self.tr("Show stage: %1"), setting_label("stage", stage)), lambda _=False, s=stage: self.controller.select(stage=s),
                          f"Ctrl+{number}")
 
@@ -343,23 +345,33 @@ class MainWindow(QMainWindow):
         elif not self.controller.last_error:
             self.statusBar().clearMessage()
 
-    def _on_config_changed(self, config: AttentionConfig) -> None:
-        if not self._undoing and self._previous_config is not None and config != self._previous_config:
-            self._history.append(self._previous_config)
-            del self._history[:-HISTORY_LIMIT]
-        self._previous_config = config
-        self.undo_action.setEnabled(bool(self._history))
+    def _on_history_changed(self, can_undo: bool, can_redo: bool) -> None:
+        self.undo_action.setEnabled(can_undo)
+        self.redo_action.setEnabled(can_redo)
 
     def undo(self) -> None:
         """Go back to the settings before the last change."""
-        if not self._history:
-            return
-        self._undoing = True
-        try:
-            self.controller.set_config(self._history.pop(), immediate=True)
-        finally:
-            self._undoing = False
-        self.undo_action.setEnabled(bool(self._history))
+        self.controller.undo()
+
+    def switch_language(self, code: str) -> "MainWindow":
+        """Store ``code`` (system, en, zh_CN), install its translators and rebuild this window in it.
+
+        Returns the window now on screen: a new MainWindow with the same view state (settings,
+        head, focus, stage, model, layer, sentence B), undo history, geometry and dock layout (this
+        one is closed and keeps the new one as ``successor``), or this window when the language
+        does not change.
+        """
+        if not store_and_install(code):
+            return self
+        new = MainWindow(restore=False)
+        new.restoreGeometry(self.saveGeometry())
+        new.restoreState(self.saveState())
+        new.controller.adopt_history(self.controller)
+        new.controller.apply_view_state(self.controller.view_state())
+        new.show()
+        self.close()
+        self.successor = new  # Qt keeps no reference to a parentless window: this one does
+        return new
 
     def _step_head(self, delta: int) -> None:
         self.controller.select(head=self.controller.head + delta)
@@ -390,8 +402,7 @@ class MainWindow(QMainWindow):
         except SessionError as error:
             self._warn(self.tr("Could not open the session"), error)
             return False
-        self.controller.head, self.controller.focus, self.controller.stage = view["head"], view["focus"], view["stage"]
-        self.controller.set_config(config, immediate=True)
+        self.controller.apply_view_state(ViewState.from_session(config, view))
         self._remember_recent(path)
         self.statusBar().showMessage(fill(self.tr("Opened %1"), path), 4000)
         return True
@@ -407,7 +418,8 @@ class MainWindow(QMainWindow):
     def save_session(self, path: str) -> bool:
         c = self.controller
         try:
-            save_session(path, c.config, {"head": c.head, "focus": c.focus, "stage": c.stage})
+            state = c.view_state()
+            save_session(path, state.config, state.session_view())
         except SessionError as error:
             self._warn(self.tr("Could not save the session"), error)
             return False
@@ -535,6 +547,14 @@ class MainWindow(QMainWindow):
         except (TypeError, ValueError):
             return None
 
+    def _restore_view(self) -> None:
+        """Start where the user left off: selection, model, layer and sentence B (the settings are restored first)."""
+        try:
+            view = json.loads(self.settings.value("lastView", "{}"))
+            self.controller.apply_view_state(ViewState.from_session(self.controller.config, view))
+        except (TypeError, ValueError):  # an older or damaged entry: start from the defaults
+            return
+
     def _restore_layout(self) -> None:
         geometry = self.settings.value("geometry")
         state = self.settings.value("windowState")
@@ -546,9 +566,11 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("windowState", self.saveState())
-        data = self.controller.config.to_dict()
+        state = self.controller.view_state()
+        data = state.config.to_dict()
         data.pop("memory_budget", None)
         self.settings.setValue("lastConfig", json.dumps(data, ensure_ascii=False))
+        self.settings.setValue("lastView", json.dumps(state.session_view(), ensure_ascii=False))
         self.settings.sync()
         self.controller.shutdown()
         super().closeEvent(event)

@@ -27,6 +27,7 @@ DEFAULT_MEMORY_BUDGET = 2 * 1024**3  # bytes: the whole trace must fit in 2 GiB
 # beyond them q·kᵀ or scores / temperature overflow float32 and the weights become NaN.
 MAX_EMBEDDING_ABS = 1e6
 MIN_TEMPERATURE = 1e-6
+MAX_SEED = 2**32 - 1  # seeds are NumPy's 32-bit unsigned seeds
 
 
 def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
@@ -120,8 +121,9 @@ class AttentionConfig:
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise EngineError("seed must be a whole number; got {seed!r}", field="seed", seed=self.seed)
-        if not 0 <= self.seed < 2**32:
-            raise EngineError("seed must be between 0 and {maximum}; got {seed}", field="seed", maximum=2 ** 32 - 1, seed=self.seed)
+        if not 0 <= self.seed <= MAX_SEED:
+            raise EngineError("seed must be between 0 and {maximum}; got {seed}", field="seed", maximum=MAX_SEED,
+                              seed=self.seed)
         if not isinstance(self.scale, (bool, np.bool_)):
             raise EngineError("scale must be true or false; got {scale!r}", field="scale", scale=self.scale)
         try:

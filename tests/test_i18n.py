@@ -221,7 +221,7 @@ def chinese_window(window, qtbot):
     import app.i18n as i18n
 
     window.controller.select(head=1, focus=2, stage="scaled")
-    chinese = i18n.switch_language(window, i18n.CHINESE)
+    chinese = window.switch_language(i18n.CHINESE)
     try:
         assert chinese is not window and not window.isVisible()
         assert chinese.wait_until_idle(30)
@@ -229,7 +229,6 @@ def chinese_window(window, qtbot):
     finally:
         chinese.close()
         i18n.install_translator(QApplication.instance(), i18n.ENGLISH)
-        i18n._live_window = None
         assert not chinese.controller.worker.is_alive()
 
 
@@ -282,17 +281,18 @@ def test_switching_keeps_sentence_b_and_the_model(window, qtbot):
 
     window.panels["compare"].build().text_b.setText("苹果发布了新手机")
     window.controller.model, window.controller.layer = "minilm", 2  # as if chosen in the toolbar
-    chinese = i18n.switch_language(window, i18n.CHINESE)
+    window.controller.select(head=1, focus=2, stage="scores")
+    chinese = window.switch_language(i18n.CHINESE)
     try:
         assert chinese is not window
-        assert chinese.panels["compare"].panel.text_b.text() == "苹果发布了新手机"
+        assert chinese.panels["compare"].build().text_b.text() == "苹果发布了新手机"
         assert (chinese.controller.model, chinese.controller.layer) == ("minilm", 2)
+        assert chinese.controller.view_state() == window.controller.view_state()
         assert chinese.layer_spin.value() == 2 and chinese.model_combo.currentData() == "minilm"
         assert chinese.wait_until_idle(60)
     finally:
         chinese.close()
         i18n.install_translator(QApplication.instance(), i18n.ENGLISH)
-        i18n._live_window = None
 
 
 def test_language_menu_switches_back_to_english(window, qtbot):
@@ -307,24 +307,23 @@ def test_language_menu_switches_back_to_english(window, qtbot):
     assert all(a.isCheckable() for a in actions.values()) and actions["system"].isChecked()
     try:
         actions["zh_CN"].trigger()
-        qtbot.waitUntil(lambda: i18n.live_window() is not None, timeout=10000)
-        chinese = i18n.live_window()
+        qtbot.waitUntil(lambda: getattr(window, "successor", None) is not None, timeout=10000)
+        chinese = window.successor
         assert chinese.wait_until_idle(30)
         assert chinese.menuBar().actions()[0].text() == "文件(&F)"
         chinese_menu = chinese.view_menu.findChild(type(menu), i18n.MENU_OBJECT_NAME) or \
             i18n.install_language_menu(chinese, chinese.view_menu)
         assert {a.data(): a.isChecked() for a in chinese_menu.actions()}["zh_CN"]
-        english = i18n.switch_language(chinese, i18n.ENGLISH)
+        english = chinese.switch_language(i18n.ENGLISH)
         assert english is not chinese and english.wait_until_idle(30)
         assert english.menuBar().actions()[0].text() == "&File"
         assert english.panels["input"].tokenizer.itemText(0) == "auto"
-        assert i18n.switch_language(english, i18n.ENGLISH) is english  # nothing to rebuild
+        assert english.switch_language(i18n.ENGLISH) is english  # nothing to rebuild
     finally:
         for w in QApplication.topLevelWidgets():
             if w is not window and type(w).__name__ == "MainWindow":
                 w.close()
         i18n.install_translator(QApplication.instance(), i18n.ENGLISH)
-        i18n._live_window = None
 
 
 # ---------------------------------------------------------------------------- choosing the language

@@ -355,3 +355,14 @@ def test_one_token_is_singular_in_the_status_and_the_caption(window):
     window.panels["input"].text.setPlainText("hello world")
     assert window.wait_until_idle()
     assert window.tokens_label.text() == "2 tokens"
+
+
+@pytest.mark.parametrize("seed, temperature", [(2**32 - 1, 5000.0), (0, 1.23456), (123, 0.0004), (7, 1e-6)])
+def test_seed_and_temperature_boxes_hold_every_value_the_engine_accepts(window, seed, temperature):
+    panel = window.panels["input"]
+    window.controller.set_config(window.controller.config.replace(seed=seed, temperature=temperature), immediate=True)
+    assert window.wait_until_idle(30)
+    assert panel.values()["seed"] == seed and panel.values()["temperature"] == temperature
+    panel.heads.setValue(2)  # the next edit elsewhere keeps them exactly
+    assert window.wait_until_idle(30)
+    assert (window.controller.config.seed, window.controller.config.temperature) == (seed, temperature)

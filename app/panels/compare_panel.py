@@ -168,7 +168,11 @@ class ComparePanel(QWidget):
         splitter.setSizes([370, 260, 290, 290])
 
         self._set_caption()
+        if controller.sentence_b:
+            self.text_b.setText(controller.sentence_b)
         self.text_b.textChanged.connect(self._on_text_b_changed)
+        controller.sentenceBChanged.connect(
+            lambda text: text != self.text_b.text() and self.text_b.setText(text))
         self.snapshot_button.clicked.connect(self.take_snapshot)
         self.sentence_mode.toggled.connect(self._on_mode_changed)
         self.table.currentCellChanged.connect(self._on_table_row_changed)
@@ -250,6 +254,7 @@ class ComparePanel(QWidget):
 
     def _on_text_b_changed(self, text: str) -> None:
         self._auto_text = ""
+        self.controller.sentence_b = text
         if self.mode == SENTENCE:
             self.request()
 

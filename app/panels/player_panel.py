@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout, QWidget,
 )
 
+from engine import STAGES
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView, symmetric_levels
 from ..text import fill
@@ -291,7 +292,7 @@ class PlayerPanel(QWidget):
 
     def _on_cell_clicked(self, view_index: int, row: int, column: int) -> None:
         name = self._active[view_index] if view_index < len(self._active) else ""
-        if name in ("scores", "scaled", "weights"):
+        if name in STAGES:
             self.controller.inspect(row, column)
         elif name not in ("w_o", "") and self._highlights.get(name) is not None:
             self.controller.select(focus=row)
@@ -397,7 +398,7 @@ class PlayerPanel(QWidget):
             bound = self._bound("qkv", head)
             return [spec(name, fill(self.tr("%1 of head %2"), name.upper(), head), getattr(result, name)[head],
                          levels=bound) for name in ("q", "k", "v")]
-        if key in ("scores", "scaled", "weights"):
+        if key in STAGES:
             titles = {"scores": self.tr("scores Q·Kᵀ of head %1"), "scaled": self.tr("scaled scores of head %1"),
                       "weights": self.tr("weights of head %1")}
             return [spec(key, fill(titles[key], head), getattr(result, key)[head], columns=tokens,

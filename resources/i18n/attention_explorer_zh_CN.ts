@@ -596,12 +596,20 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>会话的 view.{key} 必须是 ≥ 0 的整数</translation>
     </message>
     <message>
+        <source>the session&apos;s view.{key} must be text</source>
+        <translation>会话的 view.{key} 必须是文本</translation>
+    </message>
+    <message>
         <source>the shuffled sentence tokenized differently from the original tokens</source>
         <translation>打乱后的句子切分出的词元与原来的不同</translation>
     </message>
     <message>
         <source>the text has no tokens (only spaces or control characters): type a word</source>
         <translation>文本中没有词元（只有空格或控制字符）：请输入一个词</translation>
+    </message>
+    <message>
+        <source>the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage one of {stages}</source>
+        <translation>视图无效：head、focus 和 layer 必须是 ≥ 0 的整数，阶段 stage 必须是 {stages} 之一</translation>
     </message>
     <message>
         <source>the weights file has no tensor {key!r}: is it a BERT model?</source>
@@ -1321,6 +1329,14 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
     <message>
         <source>Go back to the settings before the last change</source>
         <translation>恢复到上一次更改之前的设置</translation>
+    </message>
+    <message>
+        <source>&amp;Redo settings change</source>
+        <translation>重做设置更改(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Apply again the settings change you undid</source>
+        <translation>再次应用刚才撤销的设置更改</translation>
     </message>
     <message>
         <source>&amp;Recompute</source>
