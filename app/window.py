@@ -64,11 +64,16 @@ class _LazyClass:
     def __init__(self, module: str, name: str) -> None:
         self.module, self.name = module, name
 
-    def __call__(self, *args, **kwargs):
+    def resolve(self):
         import importlib
 
-        panel_class = getattr(importlib.import_module(f".panels.{self.module}", __package__), self.name)
-        return panel_class(*args, **kwargs)
+        return getattr(importlib.import_module(f".panels.{self.module}", __package__), self.name)
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def supports(self, kind: str) -> bool:
+        return self.resolve().supports(kind)
 
 
 class MainWindow(QMainWindow):
@@ -111,7 +116,7 @@ class MainWindow(QMainWindow):
         """A dock around ``widget``, or around a LazyPanel when given a panel class."""
         if isinstance(widget, (type, _LazyClass)):
             panel_class = widget
-            widget = LazyPanel(lambda: panel_class(self.controller), self.controller)
+            widget = LazyPanel(panel_class, self.controller)
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{key}Dock")
         dock.setWidget(widget)
@@ -208,12 +213,14 @@ class MainWindow(QMainWindow):
         with QSignalBlocker(self.model_combo), QSignalBlocker(self.layer_spin):
             self.model_combo.setCurrentIndex(self.model_combo.findData(model))
             self.layer_spin.setValue(self.controller.layer)
+        kind = model_info(model).kind
         pretrained = not model_info(model).configurable
         self.layer_spin.setEnabled(pretrained)
         self.panels["input"].set_settings_enabled(not pretrained)
-        for key in ("compare", "positional", "scaling"):
-            self.panels[key].setEnabled(not pretrained)
-            self.panels[key].setToolTip(self.tr("Uses the toy engine: choose “Toy engine” in the Model toolbar") if pretrained else "")
+        for panel in self.panels.values():
+            supported = panel.supports(kind)
+            panel.setEnabled(supported)
+            panel.setToolTip("" if supported else self.tr("Uses the toy engine: choose “Toy engine” in the Model toolbar"))
         if pretrained:
             self.model_note.clear()
             self.docks["layers"].show()

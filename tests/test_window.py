@@ -366,3 +366,18 @@ def test_seed_and_temperature_boxes_hold_every_value_the_engine_accepts(window, 
     panel.heads.setValue(2)  # the next edit elsewhere keeps them exactly
     assert window.wait_until_idle(30)
     assert (window.controller.config.seed, window.controller.config.temperature) == (seed, temperature)
+
+
+def test_every_panel_keeps_the_panel_contract(window):
+    """The window and the lazy loader call only the contract: show_snapshot, show_selection, supports, lane."""
+    from app.panels.base import Panel
+    from engine.models import KINDS
+
+    for key in window.docks:
+        panel = window.panel(key)
+        assert isinstance(panel, Panel), key
+        panel.show_snapshot(window.controller.snapshot)
+        panel.show_selection()
+        assert window.panels[key].supports("toy") and any(window.panels[key].supports(k) for k in KINDS)
+    assert not window.panels["compare"].supports("encoder") and window.panels["layers"].supports("encoder")
+    assert window.wait_until_idle(30)

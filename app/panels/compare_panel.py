@@ -36,11 +36,13 @@ from PySide6.QtWidgets import (
 
 from engine import AttentionResult
 from engine.compare import REASON_HEADS, REASON_TOKENS, SETTINGS, Comparison, compare_configs, compare_with_text
+from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView
 from ..i18n import error_text, setting_label
 from ..text import fill
+from .base import Panel
 
 LANE = "compare"
 SENTENCE, SNAPSHOT = "sentence", "snapshot"
@@ -59,8 +61,16 @@ def _format_setting(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-class ComparePanel(QWidget):
+class ComparePanel(Panel):
     """Sentence B (or a snapshot), the shared-token cosines, A | B | A − B heatmaps."""
+
+    MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
+
+    def show_snapshot(self, snapshot) -> None:
+        self.sync()
+
+    def show_selection(self) -> None:
+        self._on_selection_changed()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -176,7 +186,7 @@ class ComparePanel(QWidget):
         self.snapshot_button.clicked.connect(self.take_snapshot)
         self.sentence_mode.toggled.connect(self._on_mode_changed)
         self.table.currentCellChanged.connect(self._on_table_row_changed)
-        self._lane = controller.worker.lane(LANE, self)
+        self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_compared)
         self._lane.failed.connect(self._on_failed)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))

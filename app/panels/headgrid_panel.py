@@ -15,13 +15,20 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from ..controller import Controller
 from ..heatmap import WEIGHTS_MAP
 from ..text import fill
+from .base import Panel
 
 SELECTED_PEN = pg.mkPen("#ff2d55", width=4)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
 
 
-class HeadGridPanel(QWidget):
+class HeadGridPanel(Panel):
     """A grid of one thumbnail per head."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self._on_snapshot_changed(snapshot)
+
+    def show_selection(self) -> None:
+        self._update_selection()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -34,13 +34,20 @@ from engine.config import (
 from ..controller import Controller
 from ..i18n import error_text, setting_label
 from ..text import fill
+from .base import Panel
 
 ERROR_STYLE = "color: #c62828;"
 FIELD_LABELS = {"d_model": "heads"}  # d_model and heads share the message under the heads box
 
 
-class InputPanel(QWidget):
+class InputPanel(Panel):
     """The sentence box and the settings form."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.show_config(self.controller.config)
+
+    def show_selection(self) -> None:
+        pass  # the settings do not depend on the selection
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -23,6 +23,7 @@ from engine.inspect import CellInspection, inspect_cell
 from ..controller import Controller
 from ..i18n import error_text
 from ..text import fill
+from .base import Panel
 
 LANE = "inspect"
 MAX_VECTOR_ITEMS = 6  # vectors longer than this are abridged in a table cell (tooltip: all of it)
@@ -49,8 +50,14 @@ def vector_text(values, limit: int = MAX_VECTOR_ITEMS) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-class InspectorPanel(QWidget):
+class InspectorPanel(Panel):
     """A header, a table of steps, and q_i / k_j / products per dimension (table and bars)."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self._request_inspection()
+
+    def show_selection(self) -> None:
+        self._on_selection_changed()
 
     STEP_KEYS = ("dot", "divisor", "scaled", "mask", "row_max", "exp", "normaliser", "weight",
                  "v_j", "weighted_v", "output", "share")
@@ -137,7 +144,7 @@ class InspectorPanel(QWidget):
         controller.cellChanged.connect(self._on_cell_changed)
         controller.selectionChanged.connect(self._on_selection_changed)
         controller.snapshotChanged.connect(controller.deferred(lambda _: self._request_inspection()))
-        self._lane = controller.worker.lane(LANE, self)
+        self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_inspected)
         self._lane.failed.connect(self._on_failed)
         self._request_inspection()

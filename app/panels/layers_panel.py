@@ -22,6 +22,7 @@ from ..controller import Controller
 from ..i18n import error_text
 from ..heatmap import WEIGHTS_MAP, HeatmapView
 from ..text import fill
+from .base import Panel
 
 SELECTED_PEN = pg.mkPen("#ff2d55", width=3)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
@@ -29,8 +30,14 @@ UNK_WARNING_SHARE = 0.25  # warn when more than this share of the word pieces ar
 COMPARE_LANE = "minilm-compare"
 
 
-class LayersPanel(QWidget):
+class LayersPanel(Panel):
     """Overview, across-layers curve and two-sentence comparison for MiniLM."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.sync()
+
+    def show_selection(self) -> None:
+        self._on_selection_changed()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -52,7 +59,7 @@ class LayersPanel(QWidget):
         self._compare_timer.timeout.connect(self._submit_compare)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
-        self._compare_lane = controller.worker.lane(COMPARE_LANE, self)
+        self._compare_lane = self.lane(COMPARE_LANE)
         self._compare_lane.done.connect(self._on_compared)
         self._compare_lane.failed.connect(lambda error: self.compare_caption.setText(error_text(error)))
 

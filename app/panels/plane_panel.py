@@ -28,6 +28,7 @@ from ..controller import Controller
 from ..heatmap import LightPlot
 from ..i18n import error_text
 from ..text import fill
+from .base import Panel
 
 LANE = "plane"
 STATIC_COLOR, CONTEXTUAL_COLOR, FOCUS_COLOR = "#4c78a8", "#f58518", "#ff2d55"
@@ -51,8 +52,14 @@ def arrow_angle(dx: float, dy: float) -> float:
     return math.degrees(math.atan2(dy, -dx))
 
 
-class PlanePanel(QWidget):
+class PlanePanel(Panel):
     """Scatter of static and contextual points with arrows between them, labelled with the tokens."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.sync()
+
+    def show_selection(self) -> None:
+        self._on_selection_changed()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -113,7 +120,7 @@ class PlanePanel(QWidget):
         self.start_at_x.toggled.connect(lambda _: self.request())
         self.static_scatter.sigClicked.connect(self._on_points_clicked)
         self.contextual_scatter.sigClicked.connect(self._on_points_clicked)
-        self._lane = controller.worker.lane(LANE, self)
+        self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_projected)
         self._lane.failed.connect(self._on_failed)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))

@@ -26,6 +26,7 @@ from engine import STAGES
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView, symmetric_levels
 from ..text import fill
+from .base import Panel
 
 LANE = "player"
 STAGE_KEYS = ("tokens", "embeddings", "qkv", "scores", "scaled", "weights", "weighted_sum", "concat", "new_vectors")
@@ -64,8 +65,14 @@ def _levels(bound) -> tuple[float, float]:
     return (-bound, bound) if bound > 0 else (-1.0, 1.0)
 
 
-class PlayerPanel(QWidget):
+class PlayerPanel(Panel):
     """Previous / play / next over a caption and up to three heatmaps."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self._on_snapshot_changed(snapshot)
+
+    def show_selection(self) -> None:
+        self._on_selection_changed()
 
     stageChanged = Signal(int)
     playingChanged = Signal(bool)
@@ -98,7 +105,7 @@ class PlayerPanel(QWidget):
         self._on_speed_changed(self.speed.value())
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
-        self._lane = controller.worker.lane(LANE, self)
+        self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_levels)
         self._lane.failed.connect(lambda _error: self._on_levels(None))  # colour each view by itself
         if controller.snapshot is not None:

@@ -23,11 +23,13 @@ from PySide6.QtWidgets import (
 from engine import EngineError
 from engine.labs import ShuffleResult, shuffle_test
 from engine.positional import rope_angles, sinusoidal
+from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView
 from ..i18n import error_text
 from ..text import fill
+from .base import Panel
 
 SHUFFLE_LANE = "shuffle"
 PE_LANE = "positional-pe"
@@ -59,8 +61,16 @@ def joined(tokens: list[str], limit: int = MAX_ORDER_TOKENS) -> str:
     return " ".join(tokens[:limit]) + (" …" if len(tokens) > limit else "")
 
 
-class PositionalPanel(QWidget):
+class PositionalPanel(Panel):
     """Shuffle test on the left; sinusoidal PE and RoPE pictures in tabs on the right."""
+
+    MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
+
+    def show_snapshot(self, snapshot) -> None:
+        self._on_snapshot_changed(snapshot)
+
+    def show_selection(self) -> None:
+        self._on_selection_changed()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -91,10 +101,10 @@ class PositionalPanel(QWidget):
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._on_selection_changed)
         controller.configChanged.connect(self._on_config_changed)
-        self._shuffle_lane = controller.worker.lane(SHUFFLE_LANE, self)
+        self._shuffle_lane = self.lane(SHUFFLE_LANE)
         self._shuffle_lane.done.connect(self._on_shuffled)
         self._shuffle_lane.failed.connect(self._on_shuffle_failed)
-        self._pe_lane = controller.worker.lane(PE_LANE, self)
+        self._pe_lane = self.lane(PE_LANE)
         self._pe_lane.done.connect(self._on_pe_computed)
         self._pe_lane.failed.connect(self._on_pe_failed)
         self._on_config_changed(controller.config)

@@ -20,10 +20,12 @@ from PySide6.QtCore import QTimer, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from engine.labs import SWEEP_D_MODELS, ScaleComparison, ScalingPoint, ScalingSweep, scale_comparison, scaling_point, sweep_config
+from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
 from ..i18n import error_text
 from ..text import fill
+from .base import Panel
 
 SWEEP_LANE = "scaling"
 CURRENT_LANE = "scaling-current"
@@ -35,8 +37,16 @@ TICK_PIXELS = 48  # room one token label needs under the bars
 SETTLE_MS = 300  # wait for typing to pause before the extra computations start
 
 
-class ScalingPanel(QWidget):
+class ScalingPanel(Panel):
     """Per-row entropy and max weight with/without ÷√d_k, and their sweep over d_model."""
+
+    MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
+
+    def show_snapshot(self, snapshot) -> None:
+        self._on_snapshot_changed(snapshot)
+
+    def show_selection(self) -> None:
+        self._show_rows()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -121,10 +131,10 @@ class ScalingPanel(QWidget):
 
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
         controller.selectionChanged.connect(self._show_rows)
-        self._current_lane = controller.worker.lane(CURRENT_LANE, self)
+        self._current_lane = self.lane(CURRENT_LANE)
         self._current_lane.done.connect(self._on_compared)
         self._current_lane.failed.connect(self._on_compare_failed)
-        self._sweep_lane = controller.worker.lane(SWEEP_LANE, self)
+        self._sweep_lane = self.lane(SWEEP_LANE)
         self._sweep_lane.done.connect(self._on_sweep_point)
         self._sweep_lane.failed.connect(self._on_sweep_failed)
 

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 
 from ..controller import Controller
 from ..text import fill
+from .base import Panel
 
 CHIP_STYLE = """
 QListView { background: palette(base); border: none; }
@@ -46,8 +47,14 @@ class TokensModel(QAbstractListModel):
         return None
 
 
-class TokensPanel(QWidget):
+class TokensPanel(Panel):
     """One chip per token, in order; the focused query token is selected."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self._on_snapshot_changed(snapshot)
+
+    def show_selection(self) -> None:
+        self._on_selection_changed()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)

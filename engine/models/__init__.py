@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..errors import EngineError
 
 KINDS = ("toy", "encoder", "decoder")
+CONFIGURABLE_KINDS = frozenset({"toy"})  # run the user's settings (d_model, heads, …), not fixed weights
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class ModelEntry:
     @property
     def configurable(self) -> bool:
         """True for the toy engine: it runs the user's settings (d_model, heads, …), not fixed weights."""
-        return self.kind == "toy"
+        return self.kind in CONFIGURABLE_KINDS
 
     def _module(self):
         return importlib.import_module(self.module)
