@@ -129,11 +129,8 @@ def _gelu_block(x: np.ndarray, out: np.ndarray, scratch: Sequence[np.ndarray] | 
 
 # Numbers per block: 128 Ki float32 = 512 KiB. Each block runs ~25 ufunc passes through four
 # scratch buffers kept per thread, so nothing is allocated (no fresh pages to fault in).
-# Measured on 512 × 1536 numbers: one pass over the whole array with fresh temporaries
-# ~11 ms; blocks of 8 Ki numbers 7–8 ms (the ~25 ufunc calls per block cost more than the
-# cache saves); 64 Ki–256 Ki numbers 3.2–3.5 ms. GELU itself starts no threads; from 2^19
-# attention scores forward() runs each layer's row-wise part (W_O … GELU … LayerNorm) in row
-# slices on the engine's threads (engine/parallel.py), each slice with its own scratch.
+# Blocks of 64 Ki–256 Ki numbers are fastest (measured: benchmarks/README.md); row slices on the
+# engine's threads come from forward() (engine/parallel.py), each slice with its own scratch.
 GELU_BLOCK_ELEMENTS = 1 << 17
 
 _local = threading.local()
