@@ -69,9 +69,6 @@ class ComparePanel(Panel):
     def show_snapshot(self, snapshot) -> None:
         self.sync()
 
-    def show_selection(self) -> None:
-        self._on_selection_changed()
-
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("comparePanel")
@@ -190,7 +187,7 @@ class ComparePanel(Panel):
         self._lane.done.connect(self._on_compared)
         self._lane.failed.connect(self._on_failed)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.selectionChanged.connect(self.show_selection)
         self.sync()
 
     # ----------------------------------------------------------------- actions
@@ -276,7 +273,7 @@ class ComparePanel(Panel):
             self._set_caption()
             self.request()
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._show_heatmaps()
         self._select_focus_row()
 

@@ -24,12 +24,6 @@ PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
 class HeadGridPanel(Panel):
     """A grid of one thumbnail per head."""
 
-    def show_snapshot(self, snapshot) -> None:
-        self._on_snapshot_changed(snapshot)
-
-    def show_selection(self) -> None:
-        self._update_selection()
-
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("headGridPanel")
@@ -46,8 +40,8 @@ class HeadGridPanel(Panel):
         self.images: list[pg.ImageItem] = []
         self._colormap = pg.colormap.get(WEIGHTS_MAP)
         self.canvas.scene().sigMouseClicked.connect(self._on_clicked)
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._update_selection)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
 
     def _columns(self, heads: int) -> int:
         """As many columns as make the thumbnails largest in the panel's current shape."""
@@ -65,7 +59,7 @@ class HeadGridPanel(Panel):
         if self.images and self._columns(len(self.images)) != self._shown_columns:
             self._rebuild(len(self.images))
             if self.controller.snapshot is not None:
-                self._on_snapshot_changed(self.controller.snapshot)
+                self.show_snapshot(self.controller.snapshot)
 
     def _rebuild(self, heads: int) -> None:
         self.canvas.clear()
@@ -86,7 +80,7 @@ class HeadGridPanel(Panel):
             self.views.append(view)
             self.images.append(image)
 
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def show_snapshot(self, snapshot) -> None:
         thumbnails = snapshot.thumbnails  # (heads, t, t)
         heads = thumbnails.shape[0]
         if heads != len(self.images):
@@ -97,9 +91,9 @@ class HeadGridPanel(Panel):
             size = thumbnail.shape[0]
             image.setRect(QRectF(0, 0, size, size))
             view.setRange(QRectF(0, 0, size, size), padding=0.02)
-        self._update_selection()
+        self.show_selection()
 
-    def _update_selection(self) -> None:
+    def show_selection(self) -> None:
         for head, view in enumerate(self.views):
             view.setBorder(SELECTED_PEN if head == self.controller.head else PLAIN_PEN)
         # the thick selected border reaches outside the thin one's repaint area: repaint it all

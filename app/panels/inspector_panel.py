@@ -56,9 +56,6 @@ class InspectorPanel(Panel):
     def show_snapshot(self, snapshot) -> None:
         self._request_inspection()
 
-    def show_selection(self) -> None:
-        self._on_selection_changed()
-
     STEP_KEYS = ("dot", "divisor", "scaled", "mask", "row_max", "exp", "normaliser", "weight",
                  "v_j", "weighted_v", "output", "share")
 
@@ -142,7 +139,7 @@ class InspectorPanel(Panel):
         splitter.setSizes([520, 480])
 
         controller.cellChanged.connect(self._on_cell_changed)
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.selectionChanged.connect(self.show_selection)
         controller.snapshotChanged.connect(controller.deferred(lambda _: self._request_inspection()))
         self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_inspected)
@@ -166,7 +163,7 @@ class InspectorPanel(Panel):
     def _on_cell_changed(self, query: int, key: int) -> None:
         self._request_inspection()
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._request_inspection()  # only asks again when the head (or the snapshot) changed
 
     def _request_inspection(self) -> None:

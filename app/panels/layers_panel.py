@@ -36,9 +36,6 @@ class LayersPanel(Panel):
     def show_snapshot(self, snapshot) -> None:
         self.sync()
 
-    def show_selection(self) -> None:
-        self._on_selection_changed()
-
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("layersPanel")
@@ -58,7 +55,7 @@ class LayersPanel(Panel):
         self._compare_timer = QTimer(self, singleShot=True, interval=300)
         self._compare_timer.timeout.connect(self._submit_compare)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.selectionChanged.connect(self.show_selection)
         self._compare_lane = self.lane(COMPARE_LANE)
         self._compare_lane.done.connect(self._on_compared)
         self._compare_lane.failed.connect(lambda error: self.compare_caption.setText(error_text(error)))
@@ -172,7 +169,7 @@ class LayersPanel(Panel):
         self._show_curve()
         self._compare_timer.start()
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         snapshot = self.controller.snapshot
         if snapshot is None or snapshot.bert is None:
             return

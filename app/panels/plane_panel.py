@@ -58,9 +58,6 @@ class PlanePanel(Panel):
     def show_snapshot(self, snapshot) -> None:
         self.sync()
 
-    def show_selection(self) -> None:
-        self._on_selection_changed()
-
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("planePanel")
@@ -124,7 +121,7 @@ class PlanePanel(Panel):
         self._lane.done.connect(self._on_projected)
         self._lane.failed.connect(self._on_failed)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.selectionChanged.connect(self.show_selection)
         self._set_caption(False)
         self.sync()
 
@@ -154,7 +151,7 @@ class PlanePanel(Panel):
         self.start_at_x.setEnabled(sinusoidal)
         self.request()
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._show_focus()
 
     def _on_points_clicked(self, _item, points, _event=None) -> None:

@@ -68,12 +68,6 @@ def _levels(bound) -> tuple[float, float]:
 class PlayerPanel(Panel):
     """Previous / play / next over a caption and up to three heatmaps."""
 
-    def show_snapshot(self, snapshot) -> None:
-        self._on_snapshot_changed(snapshot)
-
-    def show_selection(self) -> None:
-        self._on_selection_changed()
-
     stageChanged = Signal(int)
     playingChanged = Signal(bool)
 
@@ -103,13 +97,13 @@ class PlayerPanel(Panel):
         self._timer.timeout.connect(self._on_timer)
         self.speed.valueChanged.connect(self._on_speed_changed)
         self._on_speed_changed(self.speed.value())
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
         self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_levels)
         self._lane.failed.connect(lambda _error: self._on_levels(None))  # colour each view by itself
         if controller.snapshot is not None:
-            self._on_snapshot_changed(controller.snapshot)
+            self.show_snapshot(controller.snapshot)
         self._update_controls()
 
     # ----------------------------------------------------------------- construction
@@ -271,7 +265,7 @@ class PlayerPanel(Panel):
         return None if self._snapshot is None else self._snapshot.result
 
     # ----------------------------------------------------------------- state in
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def show_snapshot(self, snapshot) -> None:
         self._pending = snapshot
         self._lane.submit(display_levels, snapshot.result)
 
@@ -281,7 +275,7 @@ class PlayerPanel(Panel):
         self._snapshot, self._levels, self._pending = self._pending, levels, None
         self._render()
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._render()
 
     def _on_speed_changed(self, seconds: float) -> None:

@@ -66,12 +66,6 @@ class PositionalPanel(Panel):
 
     MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
 
-    def show_snapshot(self, snapshot) -> None:
-        self._on_snapshot_changed(snapshot)
-
-    def show_selection(self) -> None:
-        self._on_selection_changed()
-
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("positionalPanel")
@@ -98,8 +92,8 @@ class PositionalPanel(Panel):
         splitter.addWidget(self.tabs)
         splitter.setSizes([450, 550])
 
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
         controller.configChanged.connect(self._on_config_changed)
         self._shuffle_lane = self.lane(SHUFFLE_LANE)
         self._shuffle_lane.done.connect(self._on_shuffled)
@@ -109,7 +103,7 @@ class PositionalPanel(Panel):
         self._pe_lane.failed.connect(self._on_pe_failed)
         self._on_config_changed(controller.config)
         if controller.snapshot is not None:
-            self._on_snapshot_changed(controller.snapshot)
+            self.show_snapshot(controller.snapshot)
 
     # ------------------------------------------------------------------ building
     def _build_shuffle(self) -> QWidget:
@@ -237,7 +231,7 @@ class PositionalPanel(Panel):
         with QSignalBlocker(self.positional):
             self.positional.setCurrentIndex(self.positional.findData(config.positional))
 
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def show_snapshot(self, snapshot) -> None:
         result = snapshot.result
         positional = result.config.positional
         if positional != self._shown_positional and positional in ("sinusoidal", "rope"):
@@ -266,7 +260,7 @@ class PositionalPanel(Panel):
         super().showEvent(event)
         self._rerun_shuffle()  # a rerun skipped while hidden happens now
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._draw_rope()
         if self.shuffle_result is not None:
             self._show_difference_map()

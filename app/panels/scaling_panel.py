@@ -42,12 +42,6 @@ class ScalingPanel(Panel):
 
     MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
 
-    def show_snapshot(self, snapshot) -> None:
-        self._on_snapshot_changed(snapshot)
-
-    def show_selection(self) -> None:
-        self._show_rows()
-
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("scalingPanel")
@@ -129,8 +123,8 @@ class ScalingPanel(Panel):
         self.sweep_max.setYRange(0, 1.02, padding=0)
         layout.addWidget(self.sweep_canvas, 1)
 
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._show_rows)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
         self._current_lane = self.lane(CURRENT_LANE)
         self._current_lane.done.connect(self._on_compared)
         self._current_lane.failed.connect(self._on_compare_failed)
@@ -163,7 +157,7 @@ class ScalingPanel(Panel):
         super().showEvent(event)
         self._request()  # work skipped while hidden starts now
 
-    def _on_snapshot_changed(self, _snapshot) -> None:
+    def show_snapshot(self, _snapshot) -> None:
         self._show_current_line()
         self._settle.start()  # restarts while the user keeps typing
 
@@ -193,7 +187,7 @@ class ScalingPanel(Panel):
     def _on_compared(self, value) -> None:
         self._current_waiting = False
         self.comparison = value
-        self._show_rows()
+        self.show_selection()
 
     def _on_sweep_point(self, value) -> None:
         if not self._sweep_running:
@@ -221,7 +215,7 @@ class ScalingPanel(Panel):
         self.sweep_status.setText(fill(self.tr("The sweep stopped: %1"), error_text(error)))
 
     # ------------------------------------------------------------------ pictures
-    def _show_rows(self) -> None:
+    def show_selection(self) -> None:
         comparison = self.comparison
         if comparison is None:
             return

@@ -50,12 +50,6 @@ class TokensModel(QAbstractListModel):
 class TokensPanel(Panel):
     """One chip per token, in order; the focused query token is selected."""
 
-    def show_snapshot(self, snapshot) -> None:
-        self._on_snapshot_changed(snapshot)
-
-    def show_selection(self) -> None:
-        self._on_selection_changed()
-
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("tokensPanel")
@@ -78,8 +72,8 @@ class TokensPanel(Panel):
         self.chips.setToolTip(self.tr("Click a token to make it the focused query everywhere"))
         layout.addWidget(self.chips)
         self.chips.selectionModel().currentRowChanged.connect(self._on_current_row_changed)
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
 
     def count(self) -> int:
         return self.model.rowCount()
@@ -88,7 +82,7 @@ class TokensPanel(Panel):
         """Where chip ``index`` is drawn, in the view's viewport (tests click there)."""
         return self.chips.visualRect(self.model.index(index))
 
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def show_snapshot(self, snapshot) -> None:
         with QSignalBlocker(self.chips.selectionModel()):
             self.model.set_tokens(snapshot.result.tokens)
             self._select(self.controller.focus)
@@ -98,7 +92,7 @@ class TokensPanel(Panel):
         self.chips.selectionModel().setCurrentIndex(index, self.chips.selectionModel().SelectionFlag.ClearAndSelect)
         self.chips.scrollTo(index)
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         if self.chips.currentIndex().row() != self.controller.focus:
             with QSignalBlocker(self.chips.selectionModel()):
                 self._select(self.controller.focus)
