@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 IMAGE_SUFFIXES = (".png", ".svg")
-STAGES = ("scores", "scaled", "weights")
 DEFAULT_WIDTH = 1200
 
 
@@ -53,16 +52,19 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``export`` command's options (choices come from the engine's config)."""
+    """The ``export`` command's options (choices come from the engine's config and model registry)."""
     from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
+    from engine.models import DEFAULT_MODEL, MODELS
+    from engine.trace import STAGES
 
     parser = _Parser(prog="main.py export", allow_abbrev=False,
                      description="Compute one self-attention trace and write it to a file.")
     add = parser.add_argument
     add("--text", required=True, help="the sentence to attend over")
-    add("--model", choices=("toy", "minilm"), default="toy",
-        help="toy: the engine with the options below (default); minilm: the pretrained all-MiniLM-L6-v2")
-    add("--layer", type=int, metavar="L", help="minilm images: which layer (0-5, default 0)")
+    add("--model", choices=tuple(MODELS), default=DEFAULT_MODEL,
+        help="; ".join(f"{e.name}: {e.title} ({e.credit})" for e in MODELS.values())
+        + f" (default {DEFAULT_MODEL}: takes the options below)")
+    add("--layer", type=int, metavar="L", help="pretrained models' images: which layer (default 0)")
     add("--tokenizer", choices=TOKENIZERS)
     add("--d-model", type=int, metavar="N", help="width of every token vector (default 64)")
     add("--heads", type=int, metavar="H", help="number of heads; must divide d_model (default 4)")
@@ -124,23 +126,24 @@ def _parse_head(text: str, heads: int):
 TOY_ONLY = ("tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights", "embeddings")
 
 
-def _export_minilm(options, image: bool) -> None:
-    """``--model minilm``: the pretrained model's trace, or one layer's picture."""
+def _export_pretrained(options, image: bool) -> None:
+    """A pretrained ``--model``: its trace, or one layer's picture."""
     import numpy as np
 
     from engine.bert_view import layer_result
     from engine.export import save_bert_trace
-    from engine.minilm import load_minilm
+    from engine.models import model_info
 
     given = [f"--{name.replace('_', '-')}" for name in TOY_ONLY if getattr(options, name) is not None]
     if options.no_scale:
         given.append("--no-scale")
     if given:
-        raise UsageError(f"{', '.join(given)}: options of the toy engine, not used by --model minilm")
-    model = load_minilm()
+        raise UsageError(f"{', '.join(given)}: options of the toy engine, not used by --model {options.model}")
+    entry = model_info(options.model)
+    model = entry.load()
     layer = 0 if options.layer is None else options.layer
     if not 0 <= layer < model.config.num_layers:
-        raise UsageError(f"--layer {layer} does not exist: MiniLM has layers 0 … {model.config.num_layers - 1}")
+        raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {model.config.num_layers - 1}")
     head = _parse_head(options.head, model.config.num_heads)
     export_figure = _image_exporter() if image else None
     with np.errstate(over="raise", invalid="raise", divide="raise"):
@@ -148,10 +151,11 @@ def _export_minilm(options, image: bool) -> None:
     if image:
         result = layer_result(trace, model.weights, layer, options.text)
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
-                      label=f"MiniLM-L6 layer {layer}")
+                      label=f"{entry.title}, layer {layer}")
     else:
         save_bert_trace(trace, options.out, options.text)
-    _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads (MiniLM)")
+    _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
+            f"({entry.title})")
 
 
 def export(args: list[str]) -> None:
@@ -161,16 +165,17 @@ def export(args: list[str]) -> None:
     from engine import AttentionConfig, compute
     from engine.documents import load_embeddings_table
     from engine.export import ALL_SUFFIXES, output_suffix, save_trace
+    from engine.models import model_info
 
     options = build_parser().parse_args(args)
     image = output_suffix(options.out, ALL_SUFFIXES) in IMAGE_SUFFIXES
     _check_output(options.out)
     if options.width <= 0:
         raise UsageError(f"--width must be a positive number of pixels; got {options.width}")
-    if options.model == "minilm":
-        return _export_minilm(options, image)
+    if not model_info(options.model).configurable:
+        return _export_pretrained(options, image)
     if options.layer is not None:
-        raise UsageError("--layer applies to --model minilm only")
+        raise UsageError(f"--layer applies to pretrained models only, not --model {options.model}")
     settings = {
         name: getattr(options, name)
         for name in ("text", "tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights")

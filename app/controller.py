@@ -2,8 +2,8 @@
 
 It owns the current :class:`AttentionConfig` (the only copy of the settings: panels read and
 write it here), the snapshot on screen, the selected head, the focused query token and the
-stage. It sends work to the :class:`Worker` with a generation number and drops any result
-that is not the latest one asked for, so a stale picture is never shown over a newer one.
+stage. It sends work to the :class:`Worker` through its lanes, which deliver only the latest
+answer, so a stale picture is never shown over a newer one.
 """
 from __future__ import annotations
 
@@ -11,16 +11,20 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import AttentionConfig, EngineError, Explanation, warm_up
+from engine import STAGES, AttentionConfig, EngineError, Explanation, warm_up
+from engine.errors import ModelNotInstalled
+from engine.models import DEFAULT_MODEL, model_info
 
+from .i18n import error_text
+from .view_state import ViewState
 from .snapshot import Snapshot, take_snapshot
 from .worker import Worker
 
-STAGES = ("scores", "scaled", "weights")
 EXPLAIN_TERMS = 24  # keys listed in the worked arithmetic (every sum still covers all keys)
 BUSY_AFTER_MS = 300  # show the busy indicator (and Cancel) for work longer than this
 DEBOUNCE_MS = 40  # typing pause before recomputing, when the last computation was slow
 FAST_COMPUTE_S = 0.008  # computations faster than this run at once (no debounce)
+HISTORY_LIMIT = 100  # settings changes that can be undone
 
 
 class Controller(QObject):
@@ -32,11 +36,13 @@ class Controller(QObject):
     cellChanged = Signal(int, int)  # (query row, key column) the user clicked, for the inspector
     explanationChanged = Signal(object)  # Explanation for (head, focus), or None
     busyChanged = Signal(bool)
-    computeFailed = Signal(str)  # message of a failed computation (last good state kept)
+    computeFailed = Signal(object)  # the exception of a failed computation (last good state kept)
     configChanged = Signal(object)  # the requested AttentionConfig (e.g. after open/preset)
     timingMeasured = Signal(float)  # seconds the last displayed computation took
-    modelChanged = Signal(str)  # "toy" or "minilm" (requested)
+    modelChanged = Signal(str)  # the registry name of the model requested
     modelProgress = Signal(float, str)  # loading the pretrained model: fraction, message
+    sentenceBChanged = Signal(str)  # the comparison's sentence B, set from outside the compare panel
+    historyChanged = Signal(bool, bool)  # (can undo, can redo) a settings change
 
     def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -47,11 +53,12 @@ class Controller(QObject):
         self.focus = 0
         self.stage = "weights"
         self.cell = (0, 0)  # (query, key) of the last clicked heatmap cell
-        self.model = "toy"  # "toy": the engine with the user's settings; "minilm": the pretrained model
-        self.layer = 0  # MiniLM layer shown
-        self.last_error = ""
-        self._generation = 0  # of the latest compute request
-        self._explain_generation = 0
+        self.model = DEFAULT_MODEL  # registry name (engine.models): the toy engine or a pretrained model
+        self.layer = 0  # layer shown by a pretrained model
+        self.sentence_b = ""  # the comparison's sentence B (the compare panel keeps it here)
+        self._undo: list[AttentionConfig] = []  # settings before each change, oldest first
+        self._redo: list[AttentionConfig] = []
+        self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
         self._last_seconds = 0.0
         self._requested_at = 0.0
         self._awaiting = False  # a compute request has not been answered yet
@@ -60,20 +67,30 @@ class Controller(QObject):
         self._deferred_timer = QTimer(self, singleShot=True, interval=0)
         self._deferred_timer.timeout.connect(self._run_next_deferred)
         self.worker = Worker(self)
-        self.worker.finished.connect(self._on_worker_finished)
-        self.worker.failed.connect(self._on_worker_failed)
+        self._compute = self.worker.lane("compute", self, first=True)
+        self._compute.done.connect(self._on_compute_done)
+        self._compute.failed.connect(self._on_compute_failed)
+        self._explain = self.worker.lane("explain", self)
+        self._explain.done.connect(self._on_explained)
+        self._explain.failed.connect(lambda _error: self.explanationChanged.emit(None))
+        self._warmup = self.worker.lane("warmup", self)
         self._debounce = QTimer(self, singleShot=True)
         self._debounce.timeout.connect(self._submit)
         self._busy_timer = QTimer(self, singleShot=True, interval=BUSY_AFTER_MS)
         self._busy_timer.timeout.connect(lambda: self.busyChanged.emit(True))
-        self.worker.submit("warmup", 0, warm_up)
+        self._warmup.submit(warm_up)
 
     # ----------------------------------------------------------------- requests
-    def set_config(self, config: AttentionConfig, *, immediate: bool = False) -> None:
-        """Ask for ``config`` to be computed; later requests supersede it."""
+    def set_config(self, config: AttentionConfig, *, immediate: bool = False, _history: bool = True) -> None:
+        """Ask for ``config`` to be computed; later requests supersede it. A change can be undone."""
+        if _history and config != self.config:
+            self._undo.append(self.config)
+            del self._undo[:-HISTORY_LIMIT]
+            self._redo.clear()
+            self.historyChanged.emit(True, False)
         self.config = config
         self.configChanged.emit(config)
-        self._generation += 1
+        self._compute.cancel()  # an answer for older settings must not arrive during the debounce
         if immediate or self._last_seconds < FAST_COMPUTE_S:
             self._debounce.stop()
             self._submit()
@@ -86,25 +103,62 @@ class Controller(QObject):
         self.set_config(config)
         return config
 
+    def undo(self) -> None:
+        """Go back to the settings before the last change."""
+        self._step_history(self._undo, self._redo)
+
+    def redo(self) -> None:
+        """Apply again the settings change the last undo took back."""
+        self._step_history(self._redo, self._undo)
+
+    def _step_history(self, source: list, target: list) -> None:
+        if source:
+            target.append(self.config)
+            self.set_config(source.pop(), immediate=True, _history=False)
+            self.historyChanged.emit(bool(self._undo), bool(self._redo))
+
+    def adopt_history(self, other: "Controller") -> None:
+        """Take ``other``'s undo and redo stacks (the language switch rebuilds the window)."""
+        self._undo[:], self._redo[:] = other._undo, other._redo
+        self.historyChanged.emit(bool(self._undo), bool(self._redo))
+
+    # ----------------------------------------------------------------- the view state
+    def view_state(self) -> ViewState:
+        """What the user is looking at now (for sessions, the language switch, start-up restore)."""
+        return ViewState(self.config, self.head, self.focus, self.stage, self.model, self.layer, self.sentence_b)
+
+    def apply_view_state(self, state: ViewState) -> None:
+        """Show ``state``: settings, selection (kept within the result when it arrives), model, sentence B."""
+        model_info(state.model)  # EngineError for a model the registry does not know
+        if state.stage not in STAGES or not all(isinstance(v, int) and v >= 0 for v in (state.head, state.focus,
+                                                                                        state.layer)):
+            raise EngineError("the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage "
+                              "one of {stages}", stages=", ".join(STAGES))
+        self.head, self.focus, self.stage = state.head, state.focus, state.stage
+        self.model, self.layer = state.model, state.layer
+        if state.sentence_b != self.sentence_b:
+            self.sentence_b = state.sentence_b
+            self.sentenceBChanged.emit(state.sentence_b)
+        self.modelChanged.emit(state.model)
+        self.set_config(state.config, immediate=True)
+
     def recompute(self) -> None:
         self.set_config(self.config, immediate=True)
 
     def cancel(self) -> None:
         """Drop the running/pending computation and go back to the settings on screen."""
         self._debounce.stop()
-        self.worker.cancel("compute")
-        self._generation += 1  # the running job's result will be dropped on arrival
+        self._compute.cancel()  # the running job's result will be dropped on arrival
         self._busy_timer.stop()
         self._awaiting = False
         self.busyChanged.emit(False)
-        if self.snapshot is not None and self.snapshot.model == "toy":
+        if self.snapshot is not None and model_info(self.snapshot.model).configurable:
             self.config = self.snapshot.result.config
             self.configChanged.emit(self.config)
 
     def set_model(self, model: str, layer: int | None = None) -> None:
-        """Switch between the toy engine and MiniLM (loaded in the worker on first use)."""
-        if model not in ("toy", "minilm"):
-            raise ValueError(f"unknown model {model!r}")
+        """Switch to a model of the registry (a pretrained one loads in the worker on first use)."""
+        model_info(model)  # EngineError for a name the registry does not know
         changed = model != self.model or (layer is not None and layer != self.layer)
         self.model = model
         if layer is not None:
@@ -120,13 +174,12 @@ class Controller(QObject):
     def _submit(self) -> None:
         self._requested_at = time.perf_counter()
         self._awaiting = True
-        if self.model == "minilm":
-            from .minilm_mode import take_minilm_snapshot
-
-            self.worker.submit("compute", self._generation, take_minilm_snapshot, self.config.text, self.layer,
-                               self._report_progress)
+        if model_info(self.model).configurable:
+            self._compute.submit(take_snapshot, self.config)
         else:
-            self.worker.submit("compute", self._generation, take_snapshot, self.config)
+            from .minilm_mode import take_model_snapshot
+
+            self._compute.submit(take_model_snapshot, self.model, self.config.text, self.layer, self._report_progress)
         if not self._busy_timer.isActive():
             self._busy_timer.start()
 
@@ -166,52 +219,52 @@ class Controller(QObject):
         self.worker.shutdown(0.5)
 
     # ----------------------------------------------------------------- results
-    def _on_worker_finished(self, lane: str, generation: int, value, seconds: float) -> None:
-        if lane == "compute":
-            if generation != self._generation:
-                return  # stale: a newer request exists
-            self._busy_timer.stop()
-            self.busyChanged.emit(False)
-            self._last_seconds = seconds
-            self.last_error = ""
-            self.snapshot = value
-            n, heads = value.result.n, value.result.weights.shape[0]
-            self.head = min(self.head, heads - 1)
-            self.focus = min(self.focus, n - 1)
-            self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
-            self._request_explanation()
-            self.snapshotArrived.emit(value)
-            self.timingMeasured.emit(seconds)
-            # the main heatmap repaints before the other panels update (latency of the picture
-            # the user watches), and no single event-loop turn does all the work
-            QTimer.singleShot(0, lambda: self._announce(generation, value))
-        elif lane == "explain" and generation == self._explain_generation:
-            self.explanation = value
-            self.explanationChanged.emit(value)
+    def _on_compute_done(self, value) -> None:
+        self._busy_timer.stop()
+        self.busyChanged.emit(False)
+        self._last_seconds = seconds = self._compute.seconds
+        self.last_failure = None
+        self.snapshot = value
+        n, heads = value.result.n, value.result.weights.shape[0]
+        self.head = min(self.head, heads - 1)
+        self.focus = min(self.focus, n - 1)
+        self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
+        self._request_explanation()
+        self.snapshotArrived.emit(value)
+        self.timingMeasured.emit(seconds)
+        # the main heatmap repaints before the other panels update (latency of the picture
+        # the user watches), and no single event-loop turn does all the work
+        generation = self._compute.generation
+        QTimer.singleShot(0, lambda: self._announce(generation, value))
 
     def _announce(self, generation: int, snapshot) -> None:
-        if generation == self._generation and snapshot is self.snapshot:
+        if generation == self._compute.generation and snapshot is self.snapshot:
             self.snapshotChanged.emit(snapshot)
             self._awaiting = False
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane == "compute" and generation == self._generation and self.model == "minilm" \
-                and (self.snapshot is None or self.snapshot.model == "toy") and "pip install" in message:
-            # the model is not installed: say how to install it and keep working in toy mode
-            self.last_error = message
-            self.model = "toy"
-            self.modelChanged.emit("toy")
-            self.computeFailed.emit(message)
+    def _on_explained(self, value) -> None:
+        self.explanation = value
+        self.explanationChanged.emit(value)
+
+    def _on_compute_failed(self, error) -> None:
+        self.last_failure = error
+        if isinstance(error, ModelNotInstalled) and not model_info(self.model).configurable \
+                and (self.snapshot is None or model_info(self.snapshot.model).configurable):
+            # the model is not installed: say how to install it and keep working with the toy engine
+            self.model = DEFAULT_MODEL
+            self.modelChanged.emit(DEFAULT_MODEL)
+            self.computeFailed.emit(error)
             self.recompute()
             return
-        if lane == "compute" and generation == self._generation:
-            self._busy_timer.stop()
-            self._awaiting = False
-            self.busyChanged.emit(False)
-            self.last_error = message
-            self.computeFailed.emit(message)
-        elif lane == "explain" and generation == self._explain_generation:
-            self.explanationChanged.emit(None)
+        self._busy_timer.stop()
+        self._awaiting = False
+        self.busyChanged.emit(False)
+        self.computeFailed.emit(error)
+
+    @property
+    def last_error(self) -> str:
+        """Why the latest computation failed, in the interface language ("" when it did not)."""
+        return "" if self.last_failure is None else error_text(self.last_failure)
 
     # ----------------------------------------------------------------- selection
     def select(self, *, head: int | None = None, focus: int | None = None, stage: str | None = None) -> None:
@@ -240,15 +293,6 @@ class Controller(QObject):
     def _request_explanation(self) -> None:
         if self.snapshot is None:
             return
-        self._explain_generation += 1
         # the panel lists at most 24 keys: build only those terms (a 2,048-key row is ~80 ms of Python)
-        self.worker.submit("explain", self._explain_generation, self.snapshot.result.explain, self.head, self.focus,
-                           EXPLAIN_TERMS)
+        self._explain.submit(self.snapshot.result.explain, self.head, self.focus, EXPLAIN_TERMS)
 
-
-def validate(config: AttentionConfig, **changes) -> tuple[AttentionConfig | None, str]:
-    """(new config, "") or (None, message) without changing anything."""
-    try:
-        return config.replace(**changes), ""
-    except EngineError as error:
-        return None, str(error)

@@ -1,12 +1,10 @@
 """LazyPanel: a dock's content built the first time the dock is really on screen.
 
 Hidden and tabbed-away panels cost nothing at start-up; when built after a result already
-exists, the panel is brought up to date at once (its ``sync()``, ``refresh()`` or
-``_on_snapshot_changed(snapshot)``, whichever it has).
+exists, the panel is brought up to date at once through the panel contract
+(:class:`app.panels.base.Panel`: ``show_snapshot``).
 """
 from __future__ import annotations
-
-from typing import Callable
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QVBoxLayout, QWidget
@@ -15,9 +13,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 class LazyPanel(QWidget):
     """Placeholder that creates ``factory()`` on first show and holds it."""
 
-    def __init__(self, factory: Callable[[], QWidget], controller, parent: QWidget | None = None) -> None:
+    def __init__(self, panel_class, controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._factory = factory
+        self._panel_class = panel_class  # a Panel subclass, or a stand-in that imports it when called
         self._controller = controller
         self.panel: QWidget | None = None
         layout = QVBoxLayout(self)
@@ -26,23 +24,18 @@ class LazyPanel(QWidget):
     def build(self) -> QWidget:
         """The real panel, created now if it was not yet."""
         if self.panel is None:
-            self.panel = self._factory()
+            self.panel = self._panel_class(self._controller)
             self.layout().addWidget(self.panel)
             self._bring_up_to_date(self.panel)
         return self.panel
 
-    def _bring_up_to_date(self, panel: QWidget) -> None:
-        snapshot = self._controller.snapshot
-        if snapshot is None:
-            return
-        for name in ("sync", "refresh"):
-            method = getattr(panel, name, None)
-            if callable(method):
-                method()
-                return
-        method = getattr(panel, "_on_snapshot_changed", None)
-        if callable(method):
-            method(snapshot)
+    def _bring_up_to_date(self, panel) -> None:
+        if self._controller.snapshot is not None:
+            panel.show_snapshot(self._controller.snapshot)
+
+    def supports(self, kind: str) -> bool:
+        """Whether the panel (built or not) can show a model of ``kind``."""
+        return self._panel_class.supports(kind)
 
     def on_visibility_changed(self, visible: bool) -> None:
         """Connected to the dock's visibilityChanged: fires for tab switches too (a tabbed-away

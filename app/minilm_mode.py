@@ -1,4 +1,4 @@
-"""MiniLM mode, worker side: load the pretrained model once, run sentences, make snapshots.
+"""Pretrained-model mode, worker side: load a registry model once, run sentences, make snapshots.
 
 Everything here runs in the worker thread (it is submitted as jobs); the model and the last
 few traces are cached so that switching layers or heads costs no new forward pass.
@@ -12,52 +12,47 @@ import numpy as np
 
 from engine.bert_view import layer_result
 from engine.compare import pair_tokens, row_cosines
+from engine.models import load_model
 
 from .snapshot import OVERVIEW_SIZE, block_average, summarise
 
 _lock = threading.Lock()
-_model = None
-_traces: "OrderedDict[str, object]" = OrderedDict()
+_models: dict[str, object] = {}  # registry name → loaded model
+_traces: "OrderedDict[tuple[str, str], object]" = OrderedDict()  # (model, text) → trace
 SPECIAL_PIECES = ("[CLS]", "[SEP]", "[PAD]")
 TRACE_CACHE = 4  # sentences kept (a 512-token trace holds ~200 MB)
 
 
-def model(progress=None):
-    """The loaded MiniLM (EngineError with install instructions when the package is missing)."""
-    global _model
+def model(name: str, progress=None):
+    """The loaded model ``name`` (ModelNotInstalled with the install command when it is missing)."""
     with _lock:
-        if _model is None:
-            from engine.minilm import load_minilm
-
-            _model = load_minilm(progress=progress)
-        return _model
+        if name not in _models:
+            _models[name] = load_model(name, progress)
+        return _models[name]
 
 
-def is_loaded() -> bool:
-    return _model is not None
-
-
-def trace(text: str, progress=None):
-    """The BertTrace of ``text`` (cached)."""
-    loaded = model(progress)
+def trace(name: str, text: str, progress=None):
+    """The trace of ``text`` by model ``name`` (cached)."""
+    loaded = model(name, progress)
+    key = (name, text)
     with _lock:
-        if text in _traces:
-            _traces.move_to_end(text)
-            return _traces[text]
+        if key in _traces:
+            _traces.move_to_end(key)
+            return _traces[key]
     result = loaded.run(text)
     with _lock:
-        _traces[text] = result
+        _traces[key] = result
         while len(_traces) > TRACE_CACHE:
             _traces.popitem(last=False)
     return result
 
 
-def take_minilm_snapshot(text: str, layer: int, progress=None):
-    """Snapshot of ``layer`` for ``text``, with the whole trace attached (for the layer views)."""
-    bert = trace(text, progress)
-    result = layer_result(bert, model().weights, layer, text)
+def take_model_snapshot(name: str, text: str, layer: int, progress=None):
+    """Snapshot of ``layer`` for ``text`` by model ``name``, with the whole trace attached (for the layer views)."""
+    bert = trace(name, text, progress)
+    result = layer_result(bert, model(name).weights, layer, text)
     overview = np.stack([block_average(view.weights, OVERVIEW_SIZE) for view in bert.layers])  # (L, H, t, t)
-    return summarise(result, bert=bert, layer=layer, overview=overview)
+    return summarise(result, bert=bert, layer=layer, overview=overview, model=name)
 
 
 def cosines_between(trace_a, trace_b) -> dict:
@@ -77,6 +72,6 @@ def cosines_between(trace_a, trace_b) -> dict:
     return {"pairs": pairs, "cosines": cosines.T}
 
 
-def compare_texts(text_a: str, text_b: str, progress=None) -> dict:
-    """Worker job: both traces (cached) and their shared word pieces' per-layer cosines."""
-    return cosines_between(trace(text_a, progress), trace(text_b, progress))
+def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
+    """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines."""
+    return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress))

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from engine import AttentionResult, EngineError
+from engine.trace import STAGES
 
-STAGES = ("scores", "scaled", "weights")
 
 
 def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marker lupdate looks for
@@ -53,9 +53,10 @@ def _heads(result: AttentionResult, head) -> list[int]:
     try:
         head = int(head)
     except (TypeError, ValueError):
-        raise EngineError(f"head must be a number from 0 to {count - 1} or 'all'; got {head!r}") from None
+        raise EngineError("head must be a number from 0 to {last} or 'all'; got {head!r}", last=count - 1, head=head) from None
     if not 0 <= head < count:
-        raise EngineError(f"head {head} does not exist: there are {count} heads (0 … {count - 1})")
+        raise EngineError("head {head} does not exist: there are {count} heads (0 … {last})",
+                          head=head, count=count, last=count - 1)
     return [head]
 
 
@@ -68,7 +69,7 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
     from .snapshot import summarise
 
     if stage not in STAGES:
-        raise EngineError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
+        raise EngineError("stage must be one of {stages}; got {stage!r}", stages=', '.join(STAGES), stage=stage)
     heads = _heads(result, head)
     ensure_application()
     snapshot = summarise(result)
@@ -163,9 +164,9 @@ def export_figure(result: AttentionResult, path, head="all", stage: str = "weigh
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".png", ".svg"):
-        raise EngineError(f"images are .png or .svg; got {path.name!r}")
+        raise EngineError("images are .png or .svg; got {name!r}", name=path.name)
     if not 64 <= int(width) <= 16384:
-        raise EngineError(f"width must be between 64 and 16384 pixels; got {width}")
+        raise EngineError("width must be between 64 and 16384 pixels; got {width}", width=width)
     write_bytes_atomic(path, figure_bytes(result, suffix, head, stage, width, label))
     return path
 

@@ -18,13 +18,13 @@ from pathlib import Path
 from engine import AttentionConfig, EngineError
 from engine.documents import parse_settings
 from engine.safe_io import parse_json, read_limited, write_bytes_atomic
+from engine.trace import STAGES
 
 FORMAT = "attention-explorer-session"
 VERSION = 1
-STAGES = ("scores", "scaled", "weights")
 
 
-class SessionError(ValueError):
+class SessionError(EngineError):
     """A session file that cannot be used; the message says why."""
 
 
@@ -46,7 +46,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         write_bytes_atomic(path, data)
     except EngineError as error:
-        raise SessionError(str(error)) from None
+        raise SessionError("{error}", error=error) from None
 
 
 def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
@@ -55,9 +55,9 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
         data = parse_json(text, "the session file")
     except EngineError as error:
         if "line" in error.values:  # plain bad JSON: the message translators already have
-            raise SessionError(f"not a valid session file: JSON error at line {error.values['line']}, "
-                               f"column {error.values['column']}") from None
-        raise SessionError(str(error)) from None
+            raise SessionError("not a valid session file: JSON error at line {lineno}, column {colno}",
+                               lineno=error.values["line"], colno=error.values["column"]) from None
+        raise SessionError("{error}", error=error) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError("not an Attention Explorer session file (its \"format\" field is missing or different)")
     version = data.get("version")
@@ -65,18 +65,19 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
         raise SessionError("the session file has no valid \"version\" number")
     if version > VERSION:
         raise SessionError(
-            f"the session was written by a newer Attention Explorer (format version {version}); "
-            f"this version reads format {VERSION}: please update the app"
+            "the session was written by a newer Attention Explorer (format version {version}); this version reads "
+            "format {VERSION}: please update the app",
+            version=version, VERSION=VERSION
         )
     if version < 1:
-        raise SessionError(f"unknown session format version {version}")
+        raise SessionError("unknown session format version {version}", version=version)
     settings = data.get("config")
     if not isinstance(settings, dict):
         raise SessionError("the session file has no \"config\" object")
     try:
         config = parse_settings(settings, "the session's settings")
     except EngineError as error:
-        raise SessionError(f"the session's settings are invalid: {error}") from None
+        raise SessionError("the session's settings are invalid: {error}", error=error) from None
     view = data.get("view") or {}
     if not isinstance(view, dict):
         raise SessionError("the session's \"view\" must be an object")
@@ -85,14 +86,24 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
     for key in ("head", "focus"):
         value = view.get(key, 0)
         if type(value) is not int or value < 0:
-            raise SessionError(f"the session's view.{key} must be a whole number ≥ 0")
+            raise SessionError("the session's view.{key} must be a whole number ≥ 0", key=key)
         if value > limits[key]:  # a huge number would overflow the window's widgets
-            raise SessionError(f"the session's view.{key} must be at most {limits[key]}; got {value}")
+            raise SessionError("the session's view.{key} must be at most {limit}; got {value}",
+                               key=key, limit=limits[key], value=value)
         clean[key] = value
     stage = view.get("stage", "weights")
     if stage not in STAGES:
-        raise SessionError(f"the session's view.stage must be one of {', '.join(STAGES)}")
+        raise SessionError("the session's view.stage must be one of {stages}", stages=', '.join(STAGES))
     clean["stage"] = stage
+    # written since the view state (app/view_state.py): absent from older files, which keep the defaults
+    layer = view.get("layer", 0)
+    if not isinstance(layer, int) or isinstance(layer, bool) or layer < 0:
+        raise SessionError("the session's view.{key} must be a whole number ≥ 0", key="layer")
+    for key in ("model", "sentence_b"):
+        if not isinstance(view.get(key, ""), str):
+            raise SessionError("the session's view.{key} must be text", key=key)
+    clean["layer"] = layer
+    clean.update({key: view[key] for key in ("model", "sentence_b") if key in view})
     return config, clean
 
 
@@ -101,5 +112,5 @@ def load_session(path) -> tuple[AttentionConfig, dict]:
     try:
         data = read_limited(path, "session file")
     except EngineError as error:
-        raise SessionError(str(error)) from None
+        raise SessionError("{error}", error=error) from None
     return parse_session(data)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine import AttentionConfig, AttentionResult, compute
+from engine.models import DEFAULT_MODEL
 
 THUMBNAIL_SIZE = 96  # the head grid shows each head at most this many cells across
 DISPLAY_SIZE = 1024  # matrices larger than this are drawn from a block average (no screen shows more)
@@ -31,6 +32,7 @@ class Snapshot:
     layer: int = 0  # which BERT layer ``result`` shows
     overview: np.ndarray | None = None  # (layers, heads, t, t) MiniLM weights thumbnails, block-averaged
     display: dict | None = None  # name → block-averaged copy of a large matrix, for drawing only
+    model: str = DEFAULT_MODEL  # registry name of the model that made it
 
     def display_of(self, name: str, head: int | None = None):
         """What to draw for array ``name`` (and head): a smaller block average when the matrix is
@@ -39,10 +41,6 @@ class Snapshot:
             return None
         value = self.display[name]
         return value if head is None else value[head]
-
-    @property
-    def model(self) -> str:
-        return "toy" if self.bert is None else "minilm"
 
     def levels(self, stage: str, head: int) -> tuple[float, float]:
         if stage == "weights":
@@ -83,7 +81,7 @@ def take_snapshot(config: AttentionConfig) -> Snapshot:
     return summarise(result)
 
 
-def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None) -> Snapshot:
+def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None, model: str = DEFAULT_MODEL) -> Snapshot:
     heads = result.weights.shape[0]
     flat_scores = result.scores.reshape(heads, -1)
     score_bound = np.maximum(flat_scores.max(axis=1), -flat_scores.min(axis=1))  # (heads,) max |q·k|
@@ -115,4 +113,5 @@ def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None)
         layer=layer,
         overview=overview,
         display=display,
+        model=model,
     )

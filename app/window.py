@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QCoreApplication, QSettings, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -27,11 +27,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine import AttentionConfig, EngineError
+from engine import STAGES, AttentionConfig, EngineError
+from engine.errors import ModelNotInstalled
+from engine.models import MODELS, model_info
 from engine.memory import format_bytes
 
 from .controller import Controller
-from .i18n import install_language_menu, install_translator, setting_label, translate_engine_message
+from .i18n import error_text, install_language_menu, install_translator, setting_label, store_and_install
 from .lazy import LazyPanel
 from .panels.arithmetic_panel import ArithmeticPanel
 from .panels.attention_panel import AttentionPanel
@@ -43,11 +45,17 @@ from .panels.tokens_panel import TokensPanel
 from .presets import PRESETS, preset_config
 from .session import SessionError, load_session, save_session
 from .text import fill
+from .view_state import ViewState
 
 ORGANIZATION = "AttentionExplorer"
 APPLICATION = "Attention Explorer"
 MAX_RECENT = 8
-HISTORY_LIMIT = 100
+
+
+def _saved_to(save, result, path: str) -> str:
+    """The export job: ``save(result, path)``, answering with the path written."""
+    save(result, path)
+    return path
 
 
 class _LazyClass:
@@ -56,11 +64,16 @@ class _LazyClass:
     def __init__(self, module: str, name: str) -> None:
         self.module, self.name = module, name
 
-    def __call__(self, *args, **kwargs):
+    def resolve(self):
         import importlib
 
-        panel_class = getattr(importlib.import_module(f".panels.{self.module}", __package__), self.name)
-        return panel_class(*args, **kwargs)
+        return getattr(importlib.import_module(f".panels.{self.module}", __package__), self.name)
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def supports(self, kind: str) -> bool:
+        return self.resolve().supports(kind)
 
 
 class MainWindow(QMainWindow):
@@ -74,8 +87,9 @@ class MainWindow(QMainWindow):
         if config is None and restore:
             config = self._restored_config()
         self.controller = Controller(config or AttentionConfig(), self)
-        self._history: list[AttentionConfig] = []
-        self._undoing = False
+        self._export_lane = self.controller.worker.lane("export", self)
+        self._export_lane.done.connect(self._on_exported)
+        self._export_lane.failed.connect(self._on_export_failed)
         self.setDockNestingEnabled(True)
         self.setDockOptions(QMainWindow.DockOption.AllowNestedDocks | QMainWindow.DockOption.AllowTabbedDocks)
         self.panels: dict[str, QWidget] = {}
@@ -92,16 +106,17 @@ class MainWindow(QMainWindow):
         c.snapshotArrived.connect(self._on_snapshot_changed)
         c.computeFailed.connect(self._on_compute_failed)
         c.busyChanged.connect(self._on_busy_changed)
-        c.configChanged.connect(self._on_config_changed)
-        self._previous_config = c.config
+        c.historyChanged.connect(self._on_history_changed)
         c.recompute()
+        if restore:
+            self._restore_view()
 
     # ------------------------------------------------------------------ building
     def _add_dock(self, key: str, title: str, widget: QWidget, area) -> QDockWidget:
         """A dock around ``widget``, or around a LazyPanel when given a panel class."""
         if isinstance(widget, (type, _LazyClass)):
             panel_class = widget
-            widget = LazyPanel(lambda: panel_class(self.controller), self.controller)
+            widget = LazyPanel(panel_class, self.controller)
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{key}Dock")
         dock.setWidget(widget)
@@ -169,15 +184,15 @@ class MainWindow(QMainWindow):
         bar.addWidget(QLabel(" " + self.tr("Model") + " "))
         self.model_combo = QComboBox()
         self.model_combo.setObjectName("modelCombo")
-        self.model_combo.addItem(self.tr("Toy engine (your settings)"), "toy")
-        self.model_combo.addItem(self.tr("MiniLM-L6 (pretrained, 6 layers × 12 heads)"), "minilm")
+        for entry in MODELS.values():
+            self.model_combo.addItem(QCoreApplication.translate("Model", entry.title), entry.name)
         self.model_combo.setToolTip(self.tr("The toy engine uses your d_model, heads and weights; MiniLM is a real "
                                             "trained model (all-MiniLM-L6-v2) run by the same NumPy attention"))
         bar.addWidget(self.model_combo)
         bar.addWidget(QLabel("  " + self.tr("Layer") + " "))
         self.layer_spin = QSpinBox()
         self.layer_spin.setObjectName("layerSpin")
-        self.layer_spin.setRange(0, 5)
+        self.layer_spin.setRange(0, 63)  # narrowed to the model's layers once it is loaded
         self.layer_spin.setToolTip(self.tr("MiniLM layer shown in every panel (0-based)"))
         self.layer_spin.setEnabled(False)
         bar.addWidget(self.layer_spin)
@@ -198,17 +213,19 @@ class MainWindow(QMainWindow):
         with QSignalBlocker(self.model_combo), QSignalBlocker(self.layer_spin):
             self.model_combo.setCurrentIndex(self.model_combo.findData(model))
             self.layer_spin.setValue(self.controller.layer)
-        minilm = model == "minilm"
-        self.layer_spin.setEnabled(minilm)
-        self.panels["input"].set_settings_enabled(not minilm)
-        for key in ("compare", "positional", "scaling"):
-            self.panels[key].setEnabled(not minilm)
-            self.panels[key].setToolTip(self.tr("Uses the toy engine: choose “Toy engine” in the Model toolbar") if minilm else "")
-        if minilm:
+        kind = model_info(model).kind
+        pretrained = not model_info(model).configurable
+        self.layer_spin.setEnabled(pretrained)
+        self.panels["input"].set_settings_enabled(not pretrained)
+        for panel in self.panels.values():
+            supported = panel.supports(kind)
+            panel.setEnabled(supported)
+            panel.setToolTip("" if supported else self.tr("Uses the toy engine: choose “Toy engine” in the Model toolbar"))
+        if pretrained:
             self.model_note.clear()
             self.docks["layers"].show()
             self.docks["layers"].raise_()
-        elif self.controller.last_error and "pip install" in self.controller.last_error:
+        elif isinstance(self.controller.last_failure, ModelNotInstalled):
             self.model_note.setText(self.controller.last_error)
 
     def _on_model_progress(self, fraction: float, message: str) -> None:
@@ -271,6 +288,9 @@ class MainWindow(QMainWindow):
         self.undo_action = self._action(edit, self.tr("&Undo settings change"), self.undo, "Ctrl+Alt+Z",
                                         self.tr("Go back to the settings before the last change"))
         self.undo_action.setEnabled(False)
+        self.redo_action = self._action(edit, self.tr("&Redo settings change"), self.controller.redo,
+                                        "Ctrl+Alt+Shift+Z", self.tr("Apply again the settings change you undid"))
+        self.redo_action.setEnabled(False)
         self._action(edit, self.tr("&Recompute"), self.controller.recompute, "F5")
         self._action(edit, self.tr("&Cancel computation"), self.controller.cancel, "Esc")
         edit.addSeparator()
@@ -278,7 +298,7 @@ class MainWindow(QMainWindow):
         self._action(edit, self.tr("Previous head"), lambda: self._step_head(-1), "Ctrl+[")
         self._action(edit, self.tr("Next token"), lambda: self._step_focus(1), "Ctrl+Down")
         self._action(edit, self.tr("Previous token"), lambda: self._step_focus(-1), "Ctrl+Up")
-        for number, stage in enumerate(("scores", "scaled", "weights"), start=1):
+        for number, stage in enumerate(STAGES, start=1):
             self._action(edit, fill(self.tr("Show stage: %1"), setting_label("stage", stage)), lambda _=False, s=stage: self.controller.select(stage=s),
                          f"Ctrl+{number}")
 
@@ -306,6 +326,9 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ state
     def _on_snapshot_changed(self, snapshot) -> None:
+        if snapshot.bert is not None:
+            with QSignalBlocker(self.layer_spin):
+                self.layer_spin.setMaximum(snapshot.bert.num_layers - 1)
         result = snapshot.result
         self.tokens_label.setText(self.tr("1 token") if result.n == 1 else fill(self.tr("%1 tokens"), result.n))
         self.time_label.setText(fill(self.tr("computed in %1 ms"), f"{result.seconds * 1000:.1f}"))
@@ -313,10 +336,9 @@ class MainWindow(QMainWindow):
         if not self.controller.last_error:
             self.statusBar().clearMessage()
 
-    def _on_compute_failed(self, message: str) -> None:
-        message = translate_engine_message(message)
-        self.statusBar().showMessage(fill(self.tr("Not updated: %1"), message))
-        self.panels["input"].show_message("text", message)
+    def _on_compute_failed(self, error) -> None:
+        self.statusBar().showMessage(fill(self.tr("Not updated: %1"), error_text(error)))
+        self.panels["input"].show_error(error)
 
     def _on_busy_changed(self, busy: bool) -> None:
         self.busy.setVisible(busy)
@@ -330,23 +352,33 @@ class MainWindow(QMainWindow):
         elif not self.controller.last_error:
             self.statusBar().clearMessage()
 
-    def _on_config_changed(self, config: AttentionConfig) -> None:
-        if not self._undoing and self._previous_config is not None and config != self._previous_config:
-            self._history.append(self._previous_config)
-            del self._history[:-HISTORY_LIMIT]
-        self._previous_config = config
-        self.undo_action.setEnabled(bool(self._history))
+    def _on_history_changed(self, can_undo: bool, can_redo: bool) -> None:
+        self.undo_action.setEnabled(can_undo)
+        self.redo_action.setEnabled(can_redo)
 
     def undo(self) -> None:
         """Go back to the settings before the last change."""
-        if not self._history:
-            return
-        self._undoing = True
-        try:
-            self.controller.set_config(self._history.pop(), immediate=True)
-        finally:
-            self._undoing = False
-        self.undo_action.setEnabled(bool(self._history))
+        self.controller.undo()
+
+    def switch_language(self, code: str) -> "MainWindow":
+        """Store ``code`` (system, en, zh_CN), install its translators and rebuild this window in it.
+
+        Returns the window now on screen: a new MainWindow with the same view state (settings,
+        head, focus, stage, model, layer, sentence B), undo history, geometry and dock layout (this
+        one is closed and keeps the new one as ``successor``), or this window when the language
+        does not change.
+        """
+        if not store_and_install(code):
+            return self
+        new = MainWindow(restore=False)
+        new.restoreGeometry(self.saveGeometry())
+        new.restoreState(self.saveState())
+        new.controller.adopt_history(self.controller)
+        new.controller.apply_view_state(self.controller.view_state())
+        new.show()
+        self.close()
+        self.successor = new  # Qt keeps no reference to a parentless window: this one does
+        return new
 
     def _step_head(self, delta: int) -> None:
         self.controller.select(head=self.controller.head + delta)
@@ -375,10 +407,9 @@ class MainWindow(QMainWindow):
         try:
             config, view = load_session(path)
         except SessionError as error:
-            self._warn(self.tr("Could not open the session"), str(error))
+            self._warn(self.tr("Could not open the session"), error)
             return False
-        self.controller.head, self.controller.focus, self.controller.stage = view["head"], view["focus"], view["stage"]
-        self.controller.set_config(config, immediate=True)
+        self.controller.apply_view_state(ViewState.from_session(config, view))
         self._remember_recent(path)
         self.statusBar().showMessage(fill(self.tr("Opened %1"), path), 4000)
         return True
@@ -394,9 +425,10 @@ class MainWindow(QMainWindow):
     def save_session(self, path: str) -> bool:
         c = self.controller
         try:
-            save_session(path, c.config, {"head": c.head, "focus": c.focus, "stage": c.stage})
+            state = c.view_state()
+            save_session(path, state.config, state.session_view())
         except SessionError as error:
-            self._warn(self.tr("Could not save the session"), str(error))
+            self._warn(self.tr("Could not save the session"), error)
             return False
         self._remember_recent(path)
         self.statusBar().showMessage(fill(self.tr("Saved %1"), path), 4000)
@@ -453,7 +485,7 @@ class MainWindow(QMainWindow):
             export_figure(self.controller.snapshot.result, path, head=head, stage=self.controller.stage, width=width,
                           label=self._figure_label())
         except (EngineError, OSError) as error:
-            self._warn(self.tr("Could not export the image"), str(error))
+            self._warn(self.tr("Could not export the image"), error)
             return False
         finally:
             QApplication.restoreOverrideCursor()
@@ -476,25 +508,20 @@ class MainWindow(QMainWindow):
         from engine.export import save_trace
 
         result = self.controller.snapshot.result
-        worker = self.controller.worker
+        self._export_lane.submit(_saved_to, save_trace, result, path)
 
-        def done(lane, generation, value, seconds):
-            if lane == "export":
-                self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
+    def _on_exported(self, path: str) -> None:
+        self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
 
-        def failed(lane, generation, message):
-            if lane == "export":
-                self._warn(self.tr("Could not export the data"), message)
-
-        worker.finished.connect(done)
-        worker.failed.connect(failed)
-        worker.submit("export", 0, save_trace, result, path)
+    def _on_export_failed(self, error) -> None:
+        self._warn(self.tr("Could not export the data"), error)
 
     def _figure_label(self) -> str:
         snapshot = self.controller.snapshot
-        if snapshot is None or snapshot.model != "minilm":
+        if snapshot is None or model_info(snapshot.model).configurable:
             return ""
-        return fill(self.tr("MiniLM-L6 layer %1"), snapshot.layer)
+        return fill(self.tr("%1, layer %2"), QCoreApplication.translate("Model", model_info(snapshot.model).title),
+                    snapshot.layer)
 
     def copy_image(self) -> None:
         from .render import render_image
@@ -527,6 +554,14 @@ class MainWindow(QMainWindow):
         except (TypeError, ValueError):
             return None
 
+    def _restore_view(self) -> None:
+        """Start where the user left off: selection, model, layer and sentence B (the settings are restored first)."""
+        try:
+            view = json.loads(self.settings.value("lastView", "{}"))
+            self.controller.apply_view_state(ViewState.from_session(self.controller.config, view))
+        except (TypeError, ValueError):  # an older or damaged entry: start from the defaults
+            return
+
     def _restore_layout(self) -> None:
         geometry = self.settings.value("geometry")
         state = self.settings.value("windowState")
@@ -538,15 +573,17 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("windowState", self.saveState())
-        data = self.controller.config.to_dict()
+        state = self.controller.view_state()
+        data = state.config.to_dict()
         data.pop("memory_budget", None)
         self.settings.setValue("lastConfig", json.dumps(data, ensure_ascii=False))
+        self.settings.setValue("lastView", json.dumps(state.session_view(), ensure_ascii=False))
         self.settings.sync()
         self.controller.shutdown()
         super().closeEvent(event)
 
-    def _warn(self, title: str, message: str) -> None:
-        message = translate_engine_message(message)
+    def _warn(self, title: str, error: BaseException) -> None:
+        message = error_text(error)
         self.statusBar().showMessage(message, 8000)
         if QApplication.platformName() not in ("offscreen", "minimal"):
             QMessageBox.warning(self, title, message)

@@ -1,9 +1,10 @@
-"""The one background thread that computes, and the generation rule that drops stale results.
+"""The one background thread that computes, and the lanes that bring its results back.
 
-Each request carries a generation number. A new request in a lane replaces the pending one
-(so 200 rapid edits compute a handful of times, never 200), and the main thread drops any
-result whose generation is not the latest it asked for. Results reach the main thread
-through Qt signals of a QObject that lives there (queued across threads).
+A :class:`Lane` belongs to the code that uses it (a panel, the controller, the window). Its
+``submit(fn, *args)`` replaces the lane's pending job (so 200 rapid edits compute a handful of
+times, never 200), and only the latest submission's answer arrives, as ``done(value)`` or
+``failed(error)`` emitted on the GUI thread: the lane owns its generation counter, so no user
+filters stale results. Answers cross threads through a queued signal of the lane itself.
 
 The thread is a daemon: closing the window while a long NumPy call runs does not wait for it.
 """
@@ -12,58 +13,79 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
 
-@dataclass(frozen=True)
-class Job:
-    """A unit of work: ``function(*args)`` in ``lane``, tagged with a generation number."""
+class Lane(QObject):
+    """One stream of jobs; only the answer to the latest ``submit`` is emitted (GUI thread)."""
 
-    lane: str
-    generation: int
-    function: Callable[..., Any]
-    args: tuple = ()
+    done = Signal(object)  # the job's return value
+    failed = Signal(object)  # the exception object the job raised
+    _arrived = Signal(int, object, float, bool)  # generation, value or error, seconds, ok (from the thread)
+
+    def __init__(self, worker: "Worker", name: str, parent: QObject | None = None, *, first: bool = False) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.first = first  # run before other lanes' jobs (the picture the user waits for)
+        self.generation = 0  # of the latest submission
+        self.seconds = 0.0  # how long the job behind the last emitted answer took
+        self._worker = worker
+        self._arrived.connect(self._on_arrived)  # queued: emitted from the worker thread
+
+    def submit(self, function: Callable[..., Any], *args) -> int:
+        """Run ``function(*args)`` in the worker; replaces this lane's job not yet started."""
+        self.generation += 1
+        self._worker._enqueue(self, self.generation, function, args)
+        return self.generation
+
+    def cancel(self) -> None:
+        """Forget the pending job; a running one finishes and its answer is dropped."""
+        self.generation += 1
+        self._worker._forget(self)
+
+    def _on_arrived(self, generation: int, payload, seconds: float, ok: bool) -> None:
+        if generation != self.generation:
+            return  # stale: a newer submission exists (or the lane was cancelled)
+        self.seconds = seconds
+        (self.done if ok else self.failed).emit(payload)
 
 
 class Worker(QObject):
-    """Runs the latest job of each lane on one daemon thread; reports through signals."""
-
-    finished = Signal(str, int, object, float)  # lane, generation, value, seconds
-    failed = Signal(str, int, str)  # lane, generation, message
-    started = Signal(str, int)  # lane, generation
+    """Runs the latest job of each lane on one daemon thread."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._condition = threading.Condition()
-        self._pending: dict[str, Job] = {}
-        self._running: Job | None = None
+        self._pending: dict[int, tuple[Lane, int, Callable[..., Any], tuple]] = {}  # id(lane) → job
+        self._running = False
         self._stopping = False
         self._thread = threading.Thread(target=self._loop, name="attention-worker", daemon=True)
         self._thread.start()
 
-    def submit(self, lane: str, generation: int, function: Callable[..., Any], *args) -> None:
-        """Queue ``function(*args)``; it replaces any job of the same lane not yet started."""
+    def lane(self, name: str, parent: QObject | None = None, *, first: bool = False) -> Lane:
+        """A new lane; ``parent`` (its user) owns it. ``first``: its jobs run before the others'."""
+        return Lane(self, name, parent, first=first)
+
+    def _enqueue(self, lane: Lane, generation: int, function: Callable[..., Any], args: tuple) -> None:
         with self._condition:
-            self._pending[lane] = Job(lane, generation, function, args)
+            self._pending[id(lane)] = (lane, generation, function, args)
             self._condition.notify()
 
-    def cancel(self, lane: str) -> None:
-        """Forget the lane's pending job (a running one finishes, and its result is dropped)."""
+    def _forget(self, lane: Lane) -> None:
         with self._condition:
-            self._pending.pop(lane, None)
+            self._pending.pop(id(lane), None)
 
     def is_idle(self) -> bool:
         with self._condition:
-            return not self._pending and self._running is None
+            return not self._pending and not self._running
 
     def wait_until_idle(self, timeout: float = 10.0) -> bool:
         """Block until no job is pending or running (tests; never on the GUI thread in the app)."""
         deadline = time.monotonic() + timeout
         with self._condition:
-            while self._pending or self._running is not None:
+            while self._pending or self._running:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
@@ -89,34 +111,26 @@ class Worker(QObject):
                     self._condition.wait()
                 if self._stopping:
                     return
-                # compute before anything else: it is what the user is waiting for
-                lane = "compute" if "compute" in self._pending else next(iter(self._pending))
-                job = self._running = self._pending.pop(lane)
-            self._run(job)
+                key = next((k for k, job in self._pending.items() if job[0].first), next(iter(self._pending)))
+                job = self._pending.pop(key)
+                self._running = True
+            self._run(*job)
+            del job  # the lane and the arguments are not kept alive by an idle thread
             with self._condition:
-                self._running = None
+                self._running = False
                 self._condition.notify_all()
 
-    def _emit(self, signal, *args) -> None:
-        """Emit unless the window is gone (the QObject deleted while this thread ran)."""
+    def _run(self, lane: Lane, generation: int, function: Callable[..., Any], args: tuple) -> None:
+        started = time.perf_counter()
+        try:
+            payload, ok = function(*args), True
+        except BaseException as error:  # noqa: BLE001 - even SystemExit in a job must not kill the thread
+            if not isinstance(error, ValueError):
+                traceback.print_exc()
+            payload, ok = error, False
         if self._stopping:
             return
         try:
-            signal.emit(*args)
-        except RuntimeError:  # "Signal source has been deleted": nobody is listening any more
-            self._stopping = True
-
-    def _run(self, job: Job) -> None:
-        try:
-            self._emit(self.started, job.lane, job.generation)
-            started = time.perf_counter()
-            value = job.function(*job.args)
-            seconds = time.perf_counter() - started
-        except Exception as error:  # noqa: BLE001 - every failure becomes a message
-            message = str(error) or type(error).__name__
-            if not isinstance(error, ValueError):
-                message = f"{type(error).__name__}: {message}"
-                traceback.print_exc()
-            self._emit(self.failed, job.lane, job.generation, message)
-            return
-        self._emit(self.finished, job.lane, job.generation, value, seconds)
+            lane._arrived.emit(generation, payload, time.perf_counter() - started, ok)
+        except RuntimeError:  # the lane (or its window) was deleted while the job ran: nobody listens
+            pass

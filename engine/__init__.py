@@ -11,10 +11,11 @@ from .compute import compute
 from .errors import EngineError
 from .explain import Explanation, explain
 from .tokenize import Token, tokenize, warm_up
-from .trace import ARRAY_NAMES, AttentionResult
+from .trace import ARRAY_NAMES, STAGES, AttentionResult
 
 __all__ = [
     "ARRAY_NAMES",
+    "STAGES",
     "AttentionConfig",
     "AttentionResult",
     "EngineError",

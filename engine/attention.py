@@ -6,21 +6,10 @@ computed per head h on columns h·d_k … (h+1)·d_k, with an optional causal ma
 diagonal) and a temperature. This is the single attention kernel of the project: the toy
 engine and the pretrained BERT forward pass both call :func:`attend`.
 
-Performance notes (measured here, 2-core AMD EPYC, numpy 2.4 + OpenBLAS; see benchmarks/):
-- numpy runs an element-wise ufunc on ONE core, at ~2.2 ns per np.exp of a float32 here (torch's
-  vectorized exp is several times faster), and a whole-array step is a pass over heads·n² floats
-  in main memory. So for large inputs the work goes in tiles of about BLOCK_ELEMENTS scores,
-  (one head, a run of query rows): q·kᵀ of the tile (BLAS, one thread), scale, bias, mask,
-  softmax, and the tile's weights·v, all while the tile is still in cache, the tiles shared
-  among :data:`engine.parallel.THREADS` threads (numpy releases the GIL inside ufuncs and BLAS).
-  Each n² array is written once and read back from cache, never from memory.
-  At n = 2048, 8 heads: 205 ms for whole-array matmuls on OpenBLAS's threads + blocked softmax
-  on ours, ~175 ms fused (torch's bmm, softmax, bmm: ~205 ms in the same run).
-- Small inputs (under FUSED_MIN_ELEMENTS scores) take the whole-array path on the calling
-  thread: a few numpy calls in all, no thread hand-off (which costs 100–180 µs here).
-  Between that and a head of BLOCK_ELEMENTS scores, tiles are groups of whole heads. When the
-  caller runs on one thread (engine_threads(False), or a one-core machine), the whole-array path
-  goes up to THREADED_MIN_SCORES and the tiles above it run one after the other.
+Large inputs go in cache-sized tiles shared among the engine's threads (numpy runs ufuncs on one
+core); small ones take one whole-array pass. The measurements behind the thresholds are in
+benchmarks/README.md ("Why the engine is shaped this way"). :func:`reference_attention` is the
+same math in five plain lines, the oracle the fast path is read (and tested) against.
 """
 from __future__ import annotations
 
@@ -29,11 +18,9 @@ import numpy as np
 from . import parallel
 from .parallel import run_parallel
 
-# A tile holds about this many scores (1 MiB of float32; measured at n = 512 and 2048 against
-# 2^15, 2^16 and 2^17: 10.0 / 171 ms against 10.7–14.0 / 184–223 ms).
+# A tile holds about this many scores (1 MiB of float32; measured: benchmarks/README.md).
 BLOCK_ELEMENTS = 1 << 18
-# Below this many scores (heads·n_q·n_k; 8 heads × 90²) one whole-array pass on this thread
-# beats tiles and threads (~0.25 ms of work against 100–180 µs per hand-off to a thread).
+# Below this many scores (heads·n_q·n_k) one whole-array pass beats tiles and a thread hand-off.
 FUSED_MIN_ELEMENTS = 1 << 16
 
 
@@ -66,6 +53,15 @@ def causal_mask(n: int, n_keys: int | None = None) -> np.ndarray:
     cached prefix): query i sits at position n_keys − n + i and sees keys j ≤ that position."""
     n_keys = n if n_keys is None else n_keys
     return np.triu(np.ones((n, n_keys), dtype=bool), k=1 + n_keys - n)
+
+
+def reference_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """softmax(Q·Kᵀ/√d_k)·V, plainly: what :func:`attend` computes in tiles. q, k, v: (heads, n, d_k)."""
+    scores = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])  # (heads, n, n)
+    if mask is not None:
+        scores = np.where(mask, -np.inf, scores)  # True = masked
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return (weights / weights.sum(axis=-1, keepdims=True)) @ v  # (heads, n, d_k)
 
 
 def attend(

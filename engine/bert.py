@@ -130,11 +130,8 @@ def _gelu_block(x: np.ndarray, out: np.ndarray, scratch: Sequence[np.ndarray] | 
 
 # Numbers per block: 128 Ki float32 = 512 KiB. Each block runs ~25 ufunc passes through four
 # scratch buffers kept per thread, so nothing is allocated (no fresh pages to fault in).
-# Measured on 512 × 1536 numbers: one pass over the whole array with fresh temporaries
-# ~11 ms; blocks of 8 Ki numbers 7–8 ms (the ~25 ufunc calls per block cost more than the
-# cache saves); 64 Ki–256 Ki numbers 3.2–3.5 ms. GELU itself starts no threads; from 2^19
-# attention scores forward() runs each layer's row-wise part (W_O … GELU … LayerNorm) in row
-# slices on the engine's threads (engine/parallel.py), each slice with its own scratch.
+# Blocks of 64 Ki–256 Ki numbers are fastest (measured: benchmarks/README.md); row slices on the
+# engine's threads come from forward() (engine/parallel.py), each slice with its own scratch.
 GELU_BLOCK_ELEMENTS = 1 << 17
 
 _local = threading.local()
@@ -208,16 +205,19 @@ class BertConfig:
                 layer_norm_eps=float(data.get("layer_norm_eps", 1e-12)),
             )
         except (KeyError, TypeError, ValueError) as error:
-            raise EngineError(f"config.json is not a BERT configuration: {error!r}") from None
+            raise EngineError("config.json is not a BERT configuration: {error!r}", error=error) from None
         if data.get("model_type", "bert") != "bert":
-            raise EngineError(f"config.json describes a {data.get('model_type')!r} model, not BERT")
+            raise EngineError("config.json describes a {model_type!r} model, not BERT",
+                              model_type=data.get('model_type'))
         if data.get("hidden_act", "gelu") != "gelu":
-            raise EngineError(f"only the exact GELU activation is supported, not {data['hidden_act']!r}")
+            raise EngineError("only the exact GELU activation is supported, not {activation!r}",
+                              activation=data['hidden_act'])
         if data.get("position_embedding_type", "absolute") != "absolute":
             raise EngineError("only absolute position embeddings are supported")
         if config.hidden_size % config.num_heads:
             raise EngineError(
-                f"hidden_size {config.hidden_size} is not divisible by {config.num_heads} heads"
+                "hidden_size {hidden_size} is not divisible by {num_heads} heads",
+                hidden_size=config.hidden_size, num_heads=config.num_heads
             )
         return config
 
@@ -272,10 +272,11 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: BertConfig) -> Be
     def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
         key = prefix + name
         if key not in tensors:
-            raise EngineError(f"the weights file has no tensor {key!r}: is it a BERT model?")
+            raise EngineError("the weights file has no tensor {key!r}: is it a BERT model?", key=key)
         value = tensors[key]
         if tuple(value.shape) != shape:
-            raise EngineError(f"tensor {key!r} has shape {tuple(value.shape)}, expected {shape}")
+            raise EngineError("tensor {key!r} has shape {actual}, expected {shape}",
+                              key=key, actual=tuple(value.shape), shape=shape)
         return value
 
     layers = []
@@ -451,24 +452,24 @@ def forward(
     n, d = len(ids), config.hidden_size
     if n > config.max_positions:
         raise EngineError(
-            f"{n} tokens is more than the model's {config.max_positions} positions: shorten the text"
+            "{n} tokens is more than the model's {max_positions} positions: shorten the text", n=n, max_positions=config.max_positions
         )
     if ids.min() < 0 or ids.max() >= config.vocab_size:
-        raise EngineError(f"input ids must lie in 0 … {config.vocab_size - 1}")
+        raise EngineError("input ids must lie in 0 … {last}", last=config.vocab_size - 1)
     types = np.zeros(n, dtype=np.int64) if token_type_ids is None else np.asarray(token_type_ids)
     if types.shape != (n,) or types.min() < 0 or types.max() >= config.type_vocab_size:
-        raise EngineError(f"token_type_ids must be {n} numbers in 0 … {config.type_vocab_size - 1}")
+        raise EngineError("token_type_ids must be {n} numbers in 0 … {last}", n=n, last=config.type_vocab_size - 1)
     if tokens is None:
         tokens = [Token(str(i), 0, 0) for i in ids]
     tokens = tuple(tokens)
     if len(tokens) != n:
-        raise EngineError(f"{len(tokens)} tokens for {n} input ids")
+        raise EngineError("{count} tokens for {n} input ids", count=len(tokens), n=n)
     ablate = check_ablation(ablate, config.num_layers, config.num_heads)
     estimate = estimate_forward_bytes(n, config)
     if estimate > memory_budget:
         raise EngineError(
-            f"{n} tokens need about {format_bytes(estimate)} for the full trace, over the "
-            f"{format_bytes(memory_budget)} memory budget: shorten the text"
+            "{n} tokens need about {needed} for the full trace, over the {budget} memory budget: shorten the text",
+            n=n, needed=format_bytes(estimate), budget=format_bytes(memory_budget)
         )
 
     heads, d_k = config.num_heads, config.d_k

@@ -31,7 +31,8 @@ def layer_result(trace: BertTrace, weights: BertWeights, layer: int, text: str) 
     if not 0 <= layer < trace.num_layers:
         from .errors import EngineError
 
-        raise EngineError(f"layer {layer} does not exist: the model has layers 0 … {trace.num_layers - 1}")
+        raise EngineError("layer {layer} does not exist: the model has layers 0 … {last}",
+                          layer=layer, last=trace.num_layers - 1)
     d = trace.config.hidden_size
     view = trace.layers[layer]
     w = weights.layers[layer]

@@ -34,6 +34,7 @@ PROJECTION_NAMES = ("w_q", "w_k", "w_v", "w_o")  # w_o optional: the identity wh
 # Custom matrices are kept as tuples of Python floats (hashable, JSON-ready): 4 × 512² ≈ 1 M numbers
 # (~35 MB, validated in ~1 s) is the most a teaching example needs.
 MAX_PROJECTION_D_MODEL = 512
+MAX_SEED = 2**32 - 1  # seeds are NumPy's 32-bit unsigned seeds
 
 
 def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
@@ -42,35 +43,39 @@ def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
         return None
     if not isinstance(table, Mapping):
         raise EngineError(
-            "embeddings table must map token text to a list of numbers, "
-            f'e.g. {{"小明": [1, 0]}}; got {type(table).__name__}'
+            'embeddings table must map token text to a list of numbers, e.g. {{"小明": [1, 0]}}; got {type_name}', field="embeddings", type_name=type(table).__name__
         )
     frozen: dict[str, tuple[float, ...]] = {}
     for token, vector in table.items():
         if not isinstance(token, str) or not token:
-            raise EngineError(f"embeddings table key {token!r} must be a non-empty token string")
+            raise EngineError("embeddings table key {token!r} must be a non-empty token string",
+                              field="embeddings", token=token)
         if isinstance(vector, (str, bytes)) or not hasattr(vector, "__iter__"):
-            raise EngineError(f"embedding for {token!r} must be a list of numbers, got {vector!r}")
+            raise EngineError("embedding for {token!r} must be a list of numbers, got {vector!r}",
+                              field="embeddings", token=token, vector=vector)
         values = []
         for value in vector:
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-                raise EngineError(f"embedding for {token!r} holds {value!r}, which is not a number")
+                raise EngineError("embedding for {token!r} holds {value!r}, which is not a number",
+                                  field="embeddings", token=token, value=value)
             try:
                 value = float(value)
             except OverflowError:  # an int beyond float range
                 value = math.inf
             if not math.isfinite(value):
                 raise EngineError(
-                    f"embedding for {token!r} holds {value}: only finite numbers are allowed"
+                    "embedding for {token!r} holds {value}: only finite numbers are allowed",
+                    field="embeddings", token=token, value=value
                 )
             if abs(value) > MAX_EMBEDDING_ABS:
                 raise EngineError(
-                    f"embedding for {token!r} holds {value:g}: values must lie between "
-                    f"-{MAX_EMBEDDING_ABS:g} and {MAX_EMBEDDING_ABS:g}"
+                    "embedding for {token!r} holds {value:g}: values must lie between -{MAX_EMBEDDING_ABS:g} and "
+                    "{MAX_EMBEDDING_ABS:g}",
+                    field="embeddings", token=token, value=value, MAX_EMBEDDING_ABS=MAX_EMBEDDING_ABS
                 )
             values.append(value)
         if not values:
-            raise EngineError(f"embedding for {token!r} is empty")
+            raise EngineError("embedding for {token!r} is empty", field="embeddings", token=token)
         frozen[token] = tuple(values)
     return MappingProxyType(frozen)
 
@@ -171,13 +176,13 @@ class AttentionConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
-            raise EngineError("text must be a string")
+            raise EngineError("text must be a string", field="text")
         if not self.text.strip():
-            raise EngineError("text is empty: type a sentence, e.g. 小明 喜欢 苹果")
+            raise EngineError("text is empty: type a sentence, e.g. 小明 喜欢 苹果", field="text")
         try:
             self.text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate, e.g. from undecodable bytes
-            raise EngineError("text holds an invalid character (a lone surrogate): retype it") from None
+            raise EngineError("text holds an invalid character (a lone surrogate): retype it", field="text") from None
         for name, allowed in (
             ("tokenizer", TOKENIZERS),
             ("positional", POSITIONALS),
@@ -186,44 +191,52 @@ class AttentionConfig:
         ):
             value = getattr(self, name)
             if value not in allowed:
-                raise EngineError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+                raise EngineError("{name} must be one of {choices}; got {value!r}",
+                                  field=name, name=name, choices=', '.join(allowed), value=value)
         for name, upper in (("d_model", MAX_D_MODEL), ("heads", MAX_HEADS)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise EngineError(f"{name} must be a whole number; got {value!r}")
+                raise EngineError("{name} must be a whole number; got {value!r}", field=name, name=name, value=value)
             if value <= 0:
-                raise EngineError(f"{name} must be positive; got {value}")
+                raise EngineError("{name} must be positive; got {value}", field=name, name=name, value=value)
             if value > upper:
-                raise EngineError(f"{name} must be at most {upper}; got {value}")
+                raise EngineError("{name} must be at most {upper}; got {value}",
+                                  field=name, name=name, upper=upper, value=value)
         if self.d_model % self.heads:
             divisors = [h for h in range(1, min(self.d_model, 64) + 1) if self.d_model % h == 0]
             raise EngineError(
-                f"d_model ({self.d_model}) must be divisible by heads ({self.heads}); "
-                f"try heads in {divisors}"
+                "d_model ({d_model}) must be divisible by heads ({heads}); try heads in {divisors}",
+                field="heads", d_model=self.d_model, heads=self.heads, divisors=divisors
             )
         if self.positional == "rope" and self.d_k % 2:
             raise EngineError(
-                f"RoPE rotates pairs of dimensions, so d_k = d_model / heads must be even; "
-                f"it is {self.d_k} (d_model {self.d_model}, heads {self.heads})"
+                "RoPE rotates pairs of dimensions, so d_k = d_model / heads must be even; it is {d_k} (d_model "
+                "{d_model}, heads {heads})",
+                field="heads", d_k=self.d_k, d_model=self.d_model, heads=self.heads
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)):
-            raise EngineError(f"seed must be a whole number; got {self.seed!r}")
-        if not 0 <= self.seed < 2**32:
-            raise EngineError(f"seed must be between 0 and {2**32 - 1}; got {self.seed}")
+            raise EngineError("seed must be a whole number; got {seed!r}", field="seed", seed=self.seed)
+        if not 0 <= self.seed <= MAX_SEED:
+            raise EngineError("seed must be between 0 and {maximum}; got {seed}", field="seed", maximum=MAX_SEED,
+                              seed=self.seed)
         if not isinstance(self.scale, (bool, np.bool_)):
-            raise EngineError(f"scale must be true or false; got {self.scale!r}")
+            raise EngineError("scale must be true or false; got {scale!r}", field="scale", scale=self.scale)
         try:
             temperature = float(self.temperature)
         except (TypeError, ValueError):
-            raise EngineError(f"temperature must be a number; got {self.temperature!r}") from None
+            raise EngineError("temperature must be a number; got {temperature!r}",
+                              field="temperature", temperature=self.temperature) from None
         if not math.isfinite(temperature) or temperature <= 0:
-            raise EngineError(f"temperature must be a positive number; got {self.temperature!r}")
+            raise EngineError("temperature must be a positive number; got {temperature!r}",
+                              field="temperature", temperature=self.temperature)
         if temperature < MIN_TEMPERATURE:
-            raise EngineError(f"temperature must be at least {MIN_TEMPERATURE:g}; got {temperature:g}")
+            raise EngineError("temperature must be at least {MIN_TEMPERATURE:g}; got {temperature:g}",
+                              field="temperature", MIN_TEMPERATURE=MIN_TEMPERATURE, temperature=temperature)
         object.__setattr__(self, "temperature", temperature)
         if (isinstance(self.memory_budget, bool) or not isinstance(self.memory_budget, (int, np.integer))
                 or self.memory_budget <= 0):
-            raise EngineError(f"memory_budget must be a positive number of bytes; got {self.memory_budget!r}")
+            raise EngineError("memory_budget must be a positive number of bytes; got {memory_budget!r}",
+                              field="memory_budget", memory_budget=self.memory_budget)
         for name in ("d_model", "heads", "seed", "memory_budget"):  # NumPy scalars → int: JSON-friendly
             object.__setattr__(self, name, int(getattr(self, name)))
         object.__setattr__(self, "scale", bool(self.scale))
@@ -232,9 +245,9 @@ class AttentionConfig:
             for token, vector in table.items():
                 if len(vector) != self.d_model:
                     raise EngineError(
-                        f"embedding for {token!r} has {len(vector)} numbers but d_model is "
-                        f"{self.d_model}: give every vector exactly {self.d_model} numbers "
-                        f"or change d_model"
+                        "embedding for {token!r} has {count} numbers but d_model is {d_model}: give every vector "
+                        "exactly {d_model} numbers or change d_model",
+                        field="embeddings", token=token, count=len(vector), d_model=self.d_model
                     )
         object.__setattr__(self, "embeddings", table)
         object.__setattr__(self, "projections", _freeze_projections(self.projections, self.d_model))
@@ -280,5 +293,5 @@ class AttentionConfig:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise EngineError(f"unknown setting(s): {', '.join(unknown)}")
+            raise EngineError("unknown setting(s): {names}", names=', '.join(unknown))
         return cls(**{name: value for name, value in data.items() if name != "memory_budget"})

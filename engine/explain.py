@@ -115,9 +115,11 @@ def explain(result, head: int, query: int, max_terms: int | None = None) -> Expl
     """
     heads, n = result.weights.shape[0], result.n
     if not 0 <= head < heads:
-        raise EngineError(f"head {head} does not exist: there are {heads} heads (0 … {heads - 1})")
+        raise EngineError("head {head} does not exist: there are {heads} heads (0 … {last})",
+                          head=head, heads=heads, last=heads - 1)
     if not 0 <= query < n:
-        raise EngineError(f"token {query} does not exist: there are {n} tokens (0 … {n - 1})")
+        raise EngineError("token {query} does not exist: there are {n} tokens (0 … {last})",
+                          query=query, n=n, last=n - 1)
     config = result.config
     q = result.q[head, query].astype(np.float64)  # (d_k,)
     keys = result.k[head].astype(np.float64)  # (n, d_k)

@@ -81,10 +81,14 @@ def inspect_cell(result, head: int, query: int, key: int) -> CellInspection:
     """Take apart weights[head, query, key] of ``result`` (an :class:`AttentionResult`)."""
     heads, n = result.weights.shape[0], result.n
     if not 0 <= head < heads:
-        raise EngineError(f"head {head} does not exist: there are {heads} heads (0 … {heads - 1})")
-    for name, index in (("query", query), ("key", key)):
-        if not 0 <= index < n:
-            raise EngineError(f"{name} token {index} does not exist: there are {n} tokens (0 … {n - 1})")
+        raise EngineError("head {head} does not exist: there are {heads} heads (0 … {last})",
+                          head=head, heads=heads, last=heads - 1)
+    if not 0 <= query < n:
+        raise EngineError("query token {index} does not exist: there are {n} tokens (0 … {last})", index=query, n=n,
+                          last=n - 1)
+    if not 0 <= key < n:
+        raise EngineError("key token {index} does not exist: there are {n} tokens (0 … {last})", index=key, n=n,
+                          last=n - 1)
     config = result.config
     q_i = result.q[head, query].astype(np.float64)  # (d_k,)
     keys = result.k[head].astype(np.float64)  # (n, d_k)

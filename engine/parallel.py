@@ -1,14 +1,9 @@
 """The engine's own threads, and numpy's BLAS held to one thread while they run.
 
-Why (measured here, 2-core VM, numpy 2.4.6 + OpenBLAS 0.3.31 pthreads, see benchmarks/): numpy
-runs element-wise ufuncs (np.exp: ~2.2 ns per float32) on one core, and OpenBLAS's worker threads
-keep spinning for a while after each multi-threaded matmul, taking a core from whatever runs next.
-So a large computation (from THREADED_MIN_SCORES attention scores) splits its work itself:
-rows of the projections and of the row-wise layers, (head, row block) tiles of the attention,
-shared among ``THREADS`` threads that each call BLAS single-threaded on a piece small enough to
-stay in cache; a small one runs on the calling thread and leaves the matmuls to OpenBLAS's
-threads (:class:`engine_threads`). At n = 2048, 8 heads this took attend() from ~205 to
-~120–150 ms in place; toy 512 tokens 26 → 20 ms, MiniLM 512 tokens 313 → 195 ms.
+Why: numpy runs element-wise ufuncs on one core and OpenBLAS's threads keep spinning after a
+matmul, so a large computation splits its work itself (rows, (head, row block) tiles) among
+``THREADS`` threads calling BLAS single-threaded; a small one runs on the calling thread
+(:class:`engine_threads`). Measurements: benchmarks/README.md ("Why the engine is shaped this way").
 
 :func:`blas_single_threaded` finds numpy's OpenBLAS in the process (``/proc/self/maps``, then its
 ``openblas_set_num_threads`` under the names numpy's and other builds export) and sets it to one

@@ -145,7 +145,7 @@ def tokenize(text: str, mode: str = "auto") -> list[Token]:
     if mode == "jieba":
         return _jieba_spans(text, 0)
     if mode != "auto":
-        raise EngineError(f"unknown tokenizer {mode!r}")
+        raise EngineError("unknown tokenizer {mode!r}", mode=mode)
     tokens: list[Token] = []
     position = 0
     for run in _CJK_RUN.finditer(text):

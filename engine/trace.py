@@ -22,6 +22,8 @@ ARRAY_NAMES = (
     "diff", "norm_before", "norm_after", "cosine",
 )
 
+STAGES = ("scores", "scaled", "weights")  # the (heads, n, n) matrices a heatmap can show, in pipeline order
+
 
 @dataclass(frozen=True, eq=False)
 class AttentionResult:

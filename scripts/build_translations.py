@@ -7,11 +7,15 @@
 The .ts (resources/i18n/attention_explorer_zh_CN.ts) is the source: translate the entries lupdate
 marks type="unfinished" (Qt Linguist, or any editor), then run this again and commit both files.
 Strings are found by pyside6-lupdate in self.tr("..."), QCoreApplication.translate("Context", "...")
-and QT_TRANSLATE_NOOP("Context", "...") calls — never inside f-strings, which it cannot read.
+and QT_TRANSLATE_NOOP("Context", "...") calls — never inside f-strings, which it cannot read — and,
+in context "EngineError", the template of every EngineError (or subclass) raised in engine/ and app/
+(the engine cannot call Qt: :func:`engine_templates` reads them with ast and hands them to lupdate).
 """
 from __future__ import annotations
 
 import argparse
+import ast
+import json
 import shutil
 import subprocess
 import sys
@@ -47,13 +51,43 @@ def sources() -> list[str]:
     return sorted(str(path.relative_to(ROOT)) for path in (ROOT / "app").rglob("*.py"))
 
 
+ERROR_CLASSES = {"EngineError", "ModelNotInstalled", "SessionError"}  # what carries a translatable template
+
+
+def _literal_arguments(names: set[str], position: int) -> list[str]:
+    """The literal string at ``position`` of every call of one of ``names`` in engine/ and app/ (sorted, unique)."""
+    found = set()
+    for path in sorted([*(ROOT / "engine").rglob("*.py"), *(ROOT / "app").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and len(node.args) > position \
+                    and isinstance(node.args[position], ast.Constant) and isinstance(node.args[position].value, str) \
+                    and getattr(node.func, "id", getattr(node.func, "attr", None)) in names:
+                found.add(node.args[position].value)
+    return sorted(found)
+
+
+def engine_templates() -> list[str]:
+    """The literal template of every ``EngineError(...)``-style call in engine/ and app/."""
+    return _literal_arguments(ERROR_CLASSES, 0)
+
+
+def model_titles() -> list[str]:
+    """The title of every ``ModelEntry(name, title, …)`` of the registry (engine/models)."""
+    return _literal_arguments({"ModelEntry"}, 1)
+
+
 def update(ts: Path = TS) -> str:
     """Merge the code's strings into ``ts`` (kept translations stay, vanished ones go); lupdate's summary."""
     ts.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [tool("lupdate"), "-silent", "-no-obsolete", "-locations", "none", "-target-language", LANGUAGE,
-         *sources(), "-ts", str(ts)],
-        cwd=ROOT, capture_output=True, text=True, check=True)
+    with tempfile.TemporaryDirectory() as folder:
+        listing = Path(folder) / "engine_templates.py"  # what lupdate reads for context EngineError
+        listing.write_text("".join(f'QT_TRANSLATE_NOOP("{context}", {json.dumps(t, ensure_ascii=False)})\n'
+                                   for context, texts in (("EngineError", engine_templates()), ("Model", model_titles()))
+                                   for t in texts), encoding="utf-8")
+        done = subprocess.run(
+            [tool("lupdate"), "-silent", "-no-obsolete", "-locations", "none", "-target-language", LANGUAGE,
+             *sources(), str(listing), "-ts", str(ts)],
+            cwd=ROOT, capture_output=True, text=True, check=True)
     return (done.stdout + done.stderr).strip()
 
 

@@ -112,9 +112,8 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001 - the model is optional
         print("MiniLM screenshot skipped:", error)
 
-    from app.i18n import switch_language
 
-    window = switch_language(window, "zh_CN")
+    window = window.switch_language("zh_CN")
     window.move(0, 0)
     set_text(window, "小明把苹果给了小红，她很高兴。")
     settle(app, window)

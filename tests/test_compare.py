@@ -152,7 +152,7 @@ def test_panel_fills_sentence_b_and_shows_the_table(qtbot, panel):
     assert not panel.heatmap_difference.matrix().any()
     # a stale answer is dropped: the worker's older generation does not replace the newer one
     shown = panel.comparison
-    panel._on_worker_finished("compare", panel._generation - 1, None, 0.0)
+    panel._lane._on_arrived(panel._lane.generation - 1, None, 0.0, True)
     assert panel.comparison is shown
 
 
@@ -191,9 +191,9 @@ def test_panel_built_after_a_result_exists(qtbot):
         qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=10000)
         widget = ComparePanel(controller)
         qtbot.addWidget(widget)
-        generation = widget._generation
+        generation = widget._lane.generation
         widget.sync()
-        assert widget._generation == generation
+        assert widget._lane.generation == generation
         qtbot.waitUntil(lambda: widget.comparison is not None, timeout=10000)
         assert widget.text_b.text() == A_TEXT  # the seed's other sentence
         assert widget.comparison.shared_texts == ("苹果",)

@@ -243,3 +243,18 @@ def test_extreme_allowed_values_stay_finite():
                                           scale=scale, embeddings=table))
         assert np.isfinite(result.output).all()
         np.testing.assert_allclose(result.weights.sum(-1), 1, atol=1e-6)
+
+
+@pytest.mark.parametrize("n, masked", [(5, False), (7, True), (64, False), (90, True)])
+def test_attend_matches_the_plain_reference(n, masked):
+    """attend (whole-array path at these sizes; tiles are tested in test_parallel) against the five-line math."""
+    import math
+
+    from engine.attention import attend, causal_mask, reference_attention
+
+    rng = np.random.default_rng(n)
+    q, k, v = (rng.standard_normal((8, n, 16)).astype(np.float32) for _ in range(3))
+    mask = causal_mask(n) if masked else None
+    fast = attend(q, k, v, divisor=math.sqrt(16), mask=mask)["head_outputs"]
+    reference = reference_attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), mask)
+    np.testing.assert_allclose(fast, reference, atol=2e-5)

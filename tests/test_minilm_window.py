@@ -13,6 +13,7 @@ pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
 from engine import EngineError  # noqa: E402
+from engine.errors import ModelNotInstalled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ANIMAL = "The animal didn't cross the street because it was too tired."
@@ -103,9 +104,9 @@ def test_missing_package_keeps_toy_mode(window, monkeypatch):
     import engine.minilm
 
     def missing(*args, **kwargs):
-        raise EngineError(f"MiniLM is not installed: {engine.minilm.INSTALL_COMMAND}")
+        raise ModelNotInstalled("MiniLM is not installed: {command}", command=engine.minilm.INSTALL_COMMAND)
 
-    monkeypatch.setattr(mode, "_model", None)
+    monkeypatch.setattr(mode, "_models", {})
     monkeypatch.setattr(engine.minilm, "load_minilm", missing)
     window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
     assert window.wait_until_idle(30)

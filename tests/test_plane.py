@@ -131,9 +131,9 @@ def test_panel_built_after_a_result_exists(qtbot):
         qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=10000)
         widget = PlanePanel(controller)
         qtbot.addWidget(widget)
-        generation = widget._generation
+        generation = widget._lane.generation
         widget.sync()
-        assert widget._generation == generation
+        assert widget._lane.generation == generation
         qtbot.waitUntil(lambda: widget.projection is not None, timeout=10000)
         assert len(widget.arrows) == 3
     finally:

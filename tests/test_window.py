@@ -278,6 +278,20 @@ def test_export_data_from_the_window(window, tmp_path):
     assert "Exported" in window.statusBar().currentMessage()
 
 
+def test_twenty_exports_one_failing_show_exactly_one_message_each(window, tmp_path, qtbot):
+    messages = []
+    window.statusBar().messageChanged.connect(lambda text: text and messages.append(text))
+    for i in range(20):
+        folder = tmp_path / ("missing" if i == 7 else "")  # export 7 writes into a folder that does not exist
+        window.export_data(str(folder / f"trace{i}.npz"))
+        qtbot.waitUntil(lambda: len(messages) > i, timeout=30000)
+        qtbot.wait(30)  # a duplicate message (a leaked listener) would arrive now
+        assert len(messages) == i + 1, messages
+    assert ["trace7" in m for m in messages] == [i == 7 for i in range(20)]
+    assert all(m.startswith("Exported") for i, m in enumerate(messages) if i != 7)
+    assert not messages[7].startswith("Exported")
+
+
 def test_copy_image_to_clipboard(window):
     QApplication.clipboard().clear()
     window.copy_image()
@@ -341,3 +355,29 @@ def test_one_token_is_singular_in_the_status_and_the_caption(window):
     window.panels["input"].text.setPlainText("hello world")
     assert window.wait_until_idle()
     assert window.tokens_label.text() == "2 tokens"
+
+
+@pytest.mark.parametrize("seed, temperature", [(2**32 - 1, 5000.0), (0, 1.23456), (123, 0.0004), (7, 1e-6)])
+def test_seed_and_temperature_boxes_hold_every_value_the_engine_accepts(window, seed, temperature):
+    panel = window.panels["input"]
+    window.controller.set_config(window.controller.config.replace(seed=seed, temperature=temperature), immediate=True)
+    assert window.wait_until_idle(30)
+    assert panel.values()["seed"] == seed and panel.values()["temperature"] == temperature
+    panel.heads.setValue(2)  # the next edit elsewhere keeps them exactly
+    assert window.wait_until_idle(30)
+    assert (window.controller.config.seed, window.controller.config.temperature) == (seed, temperature)
+
+
+def test_every_panel_keeps_the_panel_contract(window):
+    """The window and the lazy loader call only the contract: show_snapshot, show_selection, supports, lane."""
+    from app.panels.base import Panel
+    from engine.models import KINDS
+
+    for key in window.docks:
+        panel = window.panel(key)
+        assert isinstance(panel, Panel), key
+        panel.show_snapshot(window.controller.snapshot)
+        panel.show_selection()
+        assert window.panels[key].supports("toy") and any(window.panels[key].supports(k) for k in KINDS)
+    assert not window.panels["compare"].supports("encoder") and window.panels["layers"].supports("encoder")
+    assert window.wait_until_idle(30)

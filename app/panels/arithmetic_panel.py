@@ -17,6 +17,7 @@ from engine import Explanation
 
 from ..controller import Controller
 from ..text import fill
+from .base import Panel
 
 MAX_KEYS = 24  # rows listed per step; with more keys the highest-weight ones are listed
 MAX_TERMS = 6  # products written out per dot product; longer sums are abridged
@@ -35,8 +36,14 @@ def vector(values, limit: int = MAX_TERMS) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-class ArithmeticPanel(QWidget):
+class ArithmeticPanel(Panel):
     """A read-only rich-text view of the worked calculation."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.show_explanation(self.controller.explanation)
+
+    def show_selection(self) -> None:
+        pass  # the controller's explanationChanged follows the selection
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -14,10 +14,17 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLay
 from ..controller import Controller
 from ..text import fill
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView
+from .base import Panel
 
 
-class AttentionPanel(QWidget):
+class AttentionPanel(Panel):
     """Head and stage selectors over one labelled heatmap."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.refresh()
+
+    def show_selection(self) -> None:
+        self.refresh()
 
     hoverMessage = Signal(str)
     cellClicked = Signal(int, int)

@@ -9,7 +9,7 @@ A − B (diverging, symmetric levels) when both have the same tokens, or the rea
 
 Snapshot mode: "Take snapshot" keeps the current result as B; after changing heads, scaling,
 temperature or the mask the panel shows current − snapshot (head-averaged when the head count
-changed). Everything is computed in the worker, lane "compare"; stale generations are dropped.
+changed). Everything is computed in the worker, lane "compare" (only its latest answer arrives).
 """
 from __future__ import annotations
 
@@ -36,11 +36,13 @@ from PySide6.QtWidgets import (
 
 from engine import AttentionResult
 from engine.compare import REASON_HEADS, REASON_TOKENS, SETTINGS, Comparison, compare_configs, compare_with_text
+from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView
-from ..i18n import setting_label, translate_engine_message
+from ..i18n import error_text, setting_label
 from ..text import fill
+from .base import Panel
 
 LANE = "compare"
 SENTENCE, SNAPSHOT = "sentence", "snapshot"
@@ -59,8 +61,13 @@ def _format_setting(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-class ComparePanel(QWidget):
+class ComparePanel(Panel):
     """Sentence B (or a snapshot), the shared-token cosines, A | B | A − B heatmaps."""
+
+    MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
+
+    def show_snapshot(self, snapshot) -> None:
+        self.sync()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -69,7 +76,6 @@ class ComparePanel(QWidget):
         self.comparison: Comparison | None = None  # the one on screen
         self.snapshot_result: AttentionResult | None = None  # B in snapshot mode
         self.mode = SENTENCE
-        self._generation = 0  # of the latest request in lane "compare"
         self._awaiting = False
         self._auto_text = ""  # what the panel itself filled into sentence B ("" = the user's text)
         self._requested: tuple | None = None  # state of the latest request (see sync)
@@ -169,14 +175,19 @@ class ComparePanel(QWidget):
         splitter.setSizes([370, 260, 290, 290])
 
         self._set_caption()
+        if controller.sentence_b:
+            self.text_b.setText(controller.sentence_b)
         self.text_b.textChanged.connect(self._on_text_b_changed)
+        controller.sentenceBChanged.connect(
+            lambda text: text != self.text_b.text() and self.text_b.setText(text))
         self.snapshot_button.clicked.connect(self.take_snapshot)
         self.sentence_mode.toggled.connect(self._on_mode_changed)
         self.table.currentCellChanged.connect(self._on_table_row_changed)
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        self._lane = self.lane(LANE)
+        self._lane.done.connect(self._on_compared)
+        self._lane.failed.connect(self._on_failed)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.selectionChanged.connect(self.show_selection)
         self.sync()
 
     # ----------------------------------------------------------------- actions
@@ -215,24 +226,24 @@ class ComparePanel(QWidget):
     def request(self) -> None:
         """Ask the worker for the comparison of the current state (lane "compare")."""
         snapshot = self.controller.snapshot
-        self._generation += 1
         if snapshot is None:
+            self._lane.cancel()
             return
         result = snapshot.result
         self._requested = self._state_key(result)
         if self.mode == SNAPSHOT and self.snapshot_result is not None:
             self._awaiting = True
-            self.controller.worker.submit(LANE, self._generation, compare_configs, result, self.snapshot_result)
+            self._lane.submit(compare_configs, result, self.snapshot_result)
             return
         text_b = self.text_b.text()
         if not text_b.strip():
             self._awaiting = False
-            self.controller.worker.cancel(LANE)
+            self._lane.cancel()
             self._show(None)
             self._set_status(self.tr("Type sentence B: a sentence that shares a word with A, e.g. 苹果发布了新手机."))
             return
         self._awaiting = True
-        self.controller.worker.submit(LANE, self._generation, compare_with_text, result, text_b)
+        self._lane.submit(compare_with_text, result, text_b)
 
     def is_idle(self) -> bool:
         """True when the latest request has been answered (or there is none)."""
@@ -250,6 +261,7 @@ class ComparePanel(QWidget):
 
     def _on_text_b_changed(self, text: str) -> None:
         self._auto_text = ""
+        self.controller.sentence_b = text
         if self.mode == SENTENCE:
             self.request()
 
@@ -261,7 +273,7 @@ class ComparePanel(QWidget):
             self._set_caption()
             self.request()
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._show_heatmaps()
         self._select_focus_row()
 
@@ -269,18 +281,14 @@ class ComparePanel(QWidget):
         if self.comparison is not None and 0 <= row < len(self.comparison.index_a):
             self.controller.select(focus=int(self.comparison.index_a[row]))
 
-    def _on_worker_finished(self, lane: str, generation: int, value, _seconds: float) -> None:
-        if lane != LANE or generation != self._generation:
-            return  # another panel's job, or a stale one
+    def _on_compared(self, value) -> None:
         self._awaiting = False
         self._show(value)
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane != LANE or generation != self._generation:
-            return
+    def _on_failed(self, error) -> None:
         self._awaiting = False
         self._show(None)
-        self._set_status(fill(self.tr("Sentence B cannot be computed: %1"), translate_engine_message(message)),
+        self._set_status(fill(self.tr("Sentence B cannot be computed: %1"), error_text(error)),
                          error=True)
 
     def _set_caption(self) -> None:

@@ -14,14 +14,21 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidg
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView
 from ..text import fill
+from .base import Panel
 
 BEFORE_BRUSH = pg.mkBrush("#4c78a8")
 AFTER_BRUSH = pg.mkBrush("#f58518")
 DIFF_PEN = pg.mkPen("#2ca02c", width=2)
 
 
-class DiffsPanel(QWidget):
+class DiffsPanel(Panel):
     """Bars for the focused token, heatmaps for all tokens."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.refresh()
+
+    def show_selection(self) -> None:
+        self.refresh(full=False)
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)

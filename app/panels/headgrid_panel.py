@@ -15,12 +15,13 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from ..controller import Controller
 from ..heatmap import WEIGHTS_MAP
 from ..text import fill
+from .base import Panel
 
 SELECTED_PEN = pg.mkPen("#ff2d55", width=4)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
 
 
-class HeadGridPanel(QWidget):
+class HeadGridPanel(Panel):
     """A grid of one thumbnail per head."""
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
@@ -39,8 +40,8 @@ class HeadGridPanel(QWidget):
         self.images: list[pg.ImageItem] = []
         self._colormap = pg.colormap.get(WEIGHTS_MAP)
         self.canvas.scene().sigMouseClicked.connect(self._on_clicked)
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._update_selection)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
 
     def _columns(self, heads: int) -> int:
         """As many columns as make the thumbnails largest in the panel's current shape."""
@@ -58,7 +59,7 @@ class HeadGridPanel(QWidget):
         if self.images and self._columns(len(self.images)) != self._shown_columns:
             self._rebuild(len(self.images))
             if self.controller.snapshot is not None:
-                self._on_snapshot_changed(self.controller.snapshot)
+                self.show_snapshot(self.controller.snapshot)
 
     def _rebuild(self, heads: int) -> None:
         self.canvas.clear()
@@ -79,7 +80,7 @@ class HeadGridPanel(QWidget):
             self.views.append(view)
             self.images.append(image)
 
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def show_snapshot(self, snapshot) -> None:
         thumbnails = snapshot.thumbnails  # (heads, t, t)
         heads = thumbnails.shape[0]
         if heads != len(self.images):
@@ -90,9 +91,9 @@ class HeadGridPanel(QWidget):
             size = thumbnail.shape[0]
             image.setRect(QRectF(0, 0, size, size))
             view.setRange(QRectF(0, 0, size, size), padding=0.02)
-        self._update_selection()
+        self.show_selection()
 
-    def _update_selection(self) -> None:
+    def show_selection(self) -> None:
         for head, view in enumerate(self.views):
             view.setBorder(SELECTED_PEN if head == self.controller.head else PLAIN_PEN)
         # the thick selected border reaches outside the thin one's repaint area: repaint it all

@@ -6,7 +6,10 @@ leaves the last good pictures on screen.
 """
 from __future__ import annotations
 
+import sys
+
 from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,18 +26,28 @@ from PySide6.QtWidgets import (
 )
 
 from engine import AttentionConfig, EngineError
-from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
+from engine.config import (
+    MASKS, MAX_D_MODEL, MAX_HEADS, MAX_SEED, MIN_TEMPERATURE, POSITIONALS, TOKENIZERS, WEIGHTS,
+)
 from engine.documents import load_embeddings_table
 
 from ..controller import Controller
-from ..i18n import setting_label, translate_engine_message
+from ..i18n import error_text, setting_label
 from ..text import fill
+from .base import Panel
 
 ERROR_STYLE = "color: #c62828;"
+FIELD_LABELS = {"d_model": "heads"}  # d_model and heads share the message under the heads box
 
 
-class InputPanel(QWidget):
+class InputPanel(Panel):
     """The sentence box and the settings form."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.show_config(self.controller.config)
+
+    def show_selection(self) -> None:
+        pass  # the settings do not depend on the selection
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,17 +71,16 @@ class InputPanel(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.tokenizer = self._combo("tokenizer", TOKENIZERS,
                                      self.tr("auto: jieba for Chinese, words and punctuation otherwise"))
-        self.d_model = self._spin(1, 8192, self.tr("Width of every token vector"))
-        self.heads = self._spin(1, 512, self.tr("Number of heads; d_k = d_model / heads must be a whole number"))
-        self.seed = self._spin(0, 2**31 - 1, self.tr("Seeds the static embeddings and the random projections"))
+        self.d_model = self._spin(1, MAX_D_MODEL, self.tr("Width of every token vector"))
+        self.heads = self._spin(1, MAX_HEADS, self.tr("Number of heads; d_k = d_model / heads must be a whole number"))
+        self.seed = ExactNumberBox(0, MAX_SEED, whole=True)  # QSpinBox stops at 2**31 - 1
+        self.seed.setToolTip(self.tr("Seeds the static embeddings and the random projections"))
         self.positional = self._combo("positional", POSITIONALS,
                                       self.tr("none, sinusoidal (added to x) or RoPE (rotates q and k)"))
         self.mask = self._combo("mask", MASKS, self.tr("none = encoder (see every token), causal = decoder (no future)"))
         self.scale = QCheckBox(self.tr("divide scores by √d_k"))
         self.scale.setToolTip(self.tr("Without it the softmax saturates at large d_k"))
-        self.temperature = QDoubleSpinBox()
-        self.temperature.setRange(0.0, 1000.0)
-        self.temperature.setDecimals(3)
+        self.temperature = ExactNumberBox(MIN_TEMPERATURE, sys.float_info.max)
         self.temperature.setSingleStep(0.1)
         self.temperature.setToolTip(self.tr("Extra divisor of the scores: > 1 flattens the softmax, < 1 sharpens it"))
         self.weights = self._combo("weights", WEIGHTS,
@@ -146,7 +158,7 @@ class InputPanel(QWidget):
             "tokenizer": self.tokenizer.currentData(),
             "d_model": self.d_model.value(),
             "heads": self.heads.value(),
-            "seed": self.seed.value(),
+            "seed": int(self.seed.value()),
             "positional": self.positional.currentData(),
             "mask": self.mask.currentData(),
             "scale": self.scale.isChecked(),
@@ -187,10 +199,18 @@ class InputPanel(QWidget):
             self.clear_table.setEnabled(bool(self.controller.config.embeddings))
 
     def show_message(self, field: str, message: str) -> None:
+        """Show ``message`` (in the interface language) under ``field``'s box, hiding the others."""
+        field = FIELD_LABELS.get(field, field)
+        for other, label in self.messages.items():
+            if other != field:
+                label.setVisible(False)
         label = self.messages.get(field, self.messages["text"])
-        message = translate_engine_message(message)  # the engine speaks English
         label.setText(message)
         label.setVisible(bool(message))
+
+    def show_error(self, error: BaseException, field: str = "text") -> None:
+        """Show ``error`` under the box of the setting at fault (``error.field``, else ``field``)."""
+        self.show_message(getattr(error, "field", None) or field, error_text(error))
 
     # ---------------------------------------------------------------- handlers
     def _on_field_changed(self, name: str) -> None:
@@ -199,13 +219,7 @@ class InputPanel(QWidget):
             config = AttentionConfig(**values, embeddings=self.controller.config.embeddings,
                                      memory_budget=self.controller.config.memory_budget)
         except EngineError as error:
-            field = "heads" if name in ("d_model", "heads") else name
-            if "embedding" in str(error):
-                field = "embeddings"
-            for other, label in self.messages.items():
-                if other != field:
-                    label.setVisible(False)
-            self.show_message(field, str(error))
+            self.show_error(error, name)
             return
         for label in self.messages.values():
             label.setVisible(False)
@@ -225,8 +239,7 @@ class InputPanel(QWidget):
             table = load_embeddings_table(path)  # size-capped, guarded, null/empty refused (engine/documents.py)
             config = self.controller.config.replace(embeddings=table)
         except (OSError, ValueError) as error:
-            self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path,
-                                                 translate_engine_message(str(error))))
+            self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path, error_text(error)))
             return False
         self.controller.set_config(config)
         return True
@@ -235,5 +248,41 @@ class InputPanel(QWidget):
         self.controller.set_config(self.controller.config.replace(embeddings=None))
 
 
+class ExactNumberBox(QDoubleSpinBox):
+    """A spin box that keeps exactly the number it holds (5000, 1.23456, 0.0004, 4294967295): shown
+    in the shortest form that reads back the same float, never rounded to a fixed number of decimals."""
+
+    def __init__(self, minimum: float, maximum: float, *, whole: bool = False) -> None:
+        super().__init__()
+        self.whole = whole
+        self.setDecimals(0 if whole else 17)  # 17 significant decimals round-trip every double ≥ 1e-6
+        self.setRange(minimum, maximum)
+        self.setKeyboardTracking(True)
+
+    def textFromValue(self, value: float) -> str:  # noqa: N802 - Qt name
+        return str(int(value)) if self.whole else repr(float(value))
+
+    def valueFromText(self, text: str) -> float:  # noqa: N802 - Qt name
+        return float(text)
+
+    def validate(self, text: str, position: int):
+        try:
+            value = float(text)
+        except ValueError:
+            return QValidator.State.Intermediate, text, position
+        inside = self.minimum() <= value <= self.maximum() and (not self.whole or value.is_integer())
+        return (QValidator.State.Acceptable if inside else QValidator.State.Intermediate), text, position
+
+    def sizeHint(self):  # noqa: N802 - Qt name: the 17 decimals would make a huge box
+        hint = super().sizeHint()
+        hint.setWidth(min(hint.width(), 140))
+        return hint
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt name
+        hint = super().minimumSizeHint()
+        hint.setWidth(min(hint.width(), 80))
+        return hint
+
+
 def _reject_constant(name: str):
-    raise ValueError(f"{name} is not a finite number")
+    raise EngineError("{name} is not a finite number", field="embeddings", name=name)

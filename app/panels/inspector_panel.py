@@ -21,8 +21,9 @@ from PySide6.QtWidgets import (
 from engine.inspect import CellInspection, inspect_cell
 
 from ..controller import Controller
-from ..i18n import translate_engine_message
+from ..i18n import error_text
 from ..text import fill
+from .base import Panel
 
 LANE = "inspect"
 MAX_VECTOR_ITEMS = 6  # vectors longer than this are abridged in a table cell (tooltip: all of it)
@@ -49,8 +50,11 @@ def vector_text(values, limit: int = MAX_VECTOR_ITEMS) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-class InspectorPanel(QWidget):
+class InspectorPanel(Panel):
     """A header, a table of steps, and q_i / k_j / products per dimension (table and bars)."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self._request_inspection()
 
     STEP_KEYS = ("dot", "divisor", "scaled", "mask", "row_max", "exp", "normaliser", "weight",
                  "v_j", "weighted_v", "output", "share")
@@ -61,7 +65,6 @@ class InspectorPanel(QWidget):
         self.controller = controller
         self.inspection: CellInspection | None = None
         self.inspected_result = None  # the AttentionResult the inspection was computed from
-        self._generation = 0
         self._request: tuple | None = None  # (result, head, query, key) last asked for
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -136,10 +139,11 @@ class InspectorPanel(QWidget):
         splitter.setSizes([520, 480])
 
         controller.cellChanged.connect(self._on_cell_changed)
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.selectionChanged.connect(self.show_selection)
         controller.snapshotChanged.connect(controller.deferred(lambda _: self._request_inspection()))
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        self._lane = self.lane(LANE)
+        self._lane.done.connect(self._on_inspected)
+        self._lane.failed.connect(self._on_failed)
         self._request_inspection()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
@@ -159,7 +163,7 @@ class InspectorPanel(QWidget):
     def _on_cell_changed(self, query: int, key: int) -> None:
         self._request_inspection()
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._request_inspection()  # only asks again when the head (or the snapshot) changed
 
     def _request_inspection(self) -> None:
@@ -173,18 +177,14 @@ class InspectorPanel(QWidget):
         if self._request is not None and all(a is b or a == b for a, b in zip(request, self._request)):
             return
         self._request = request
-        self._generation += 1
-        self.controller.worker.submit(LANE, self._generation, inspect_cell, *request)
+        self._lane.submit(inspect_cell, *request)
 
-    def _on_worker_finished(self, lane: str, generation: int, value, seconds: float) -> None:
-        if lane != LANE or generation != self._generation:
-            return
+    def _on_inspected(self, value) -> None:
         self.inspected_result = self._request[0]
         self.show_inspection(value)
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane == LANE and generation == self._generation:
-            self.header.setText(fill(self.tr("Cannot inspect this cell: %1"), translate_engine_message(message)))
+    def _on_failed(self, error) -> None:
+        self.header.setText(fill(self.tr("Cannot inspect this cell: %1"), error_text(error)))
 
     # ----------------------------------------------------------------- display
     def show_inspection(self, inspection: CellInspection) -> None:

@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..controller import Controller
+from ..i18n import error_text
 from ..heatmap import WEIGHTS_MAP, HeatmapView
 from ..text import fill
+from .base import Panel
 
 SELECTED_PEN = pg.mkPen("#ff2d55", width=3)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
@@ -28,8 +30,11 @@ UNK_WARNING_SHARE = 0.25  # warn when more than this share of the word pieces ar
 COMPARE_LANE = "minilm-compare"
 
 
-class LayersPanel(QWidget):
+class LayersPanel(Panel):
     """Overview, across-layers curve and two-sentence comparison for MiniLM."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.sync()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -47,13 +52,13 @@ class LayersPanel(QWidget):
         self.tabs.addTab(self._build_curve(), self.tr("Across layers"))
         self.tabs.addTab(self._build_compare(), self.tr("Compare two sentences"))
         self.comparison = None
-        self._compare_generation = 0
         self._compare_timer = QTimer(self, singleShot=True, interval=300)
         self._compare_timer.timeout.connect(self._submit_compare)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        controller.selectionChanged.connect(self.show_selection)
+        self._compare_lane = self.lane(COMPARE_LANE)
+        self._compare_lane.done.connect(self._on_compared)
+        self._compare_lane.failed.connect(lambda error: self.compare_caption.setText(error_text(error)))
 
     # ------------------------------------------------------------------ building
     def _build_overview(self) -> QWidget:
@@ -164,7 +169,7 @@ class LayersPanel(QWidget):
         self._show_curve()
         self._compare_timer.start()
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         snapshot = self.controller.snapshot
         if snapshot is None or snapshot.bert is None:
             return
@@ -246,13 +251,9 @@ class LayersPanel(QWidget):
             return
         from ..minilm_mode import compare_texts
 
-        self._compare_generation += 1
-        self.controller.worker.submit(COMPARE_LANE, self._compare_generation, compare_texts,
-                                      snapshot.result.config.text, text_b)
+        self._compare_lane.submit(compare_texts, snapshot.model, snapshot.result.config.text, text_b)
 
-    def _on_worker_finished(self, lane: str, generation: int, value, _seconds: float) -> None:
-        if lane != COMPARE_LANE or generation != self._compare_generation:
-            return
+    def _on_compared(self, value) -> None:
         self.comparison = value
         with QSignalBlocker(self.word_combo):
             previous = self.word_combo.currentText()
@@ -262,10 +263,6 @@ class LayersPanel(QWidget):
             match = self.word_combo.findText(previous)
             self.word_combo.setCurrentIndex(match if match >= 0 else 0)
         self._show_comparison()
-
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane == COMPARE_LANE and generation == self._compare_generation:
-            self.compare_caption.setText(message)
 
     def _show_comparison(self) -> None:
         value = self.comparison
@@ -285,7 +282,7 @@ class LayersPanel(QWidget):
     # ------------------------------------------------------------------ opening a head
     def _open(self, layer: int, head: int) -> None:
         self.controller.select(head=head)
-        self.controller.set_model("minilm", layer)
+        self.controller.set_model(self.controller.snapshot.model, layer)
 
     def _on_grid_clicked(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton:

@@ -6,13 +6,20 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView, symmetric_levels
 from ..text import fill
+from .base import Panel
 
 WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o")
 HEAD_NAMES = ("q", "k", "v")
 
 
-class MatricesPanel(QWidget):
+class MatricesPanel(Panel):
     """Seven heatmaps in a grid, each on its own symmetric scale."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.refresh()
+
+    def show_selection(self) -> None:
+        self.refresh(full=False)
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -26,8 +26,9 @@ from engine.projection import Projection, pca_2d
 
 from ..controller import Controller
 from ..heatmap import LightPlot
-from ..i18n import translate_engine_message
+from ..i18n import error_text
 from ..text import fill
+from .base import Panel
 
 LANE = "plane"
 STATIC_COLOR, CONTEXTUAL_COLOR, FOCUS_COLOR = "#4c78a8", "#f58518", "#ff2d55"
@@ -51,8 +52,11 @@ def arrow_angle(dx: float, dy: float) -> float:
     return math.degrees(math.atan2(dy, -dx))
 
 
-class PlanePanel(QWidget):
+class PlanePanel(Panel):
     """Scatter of static and contextual points with arrows between them, labelled with the tokens."""
+
+    def show_snapshot(self, snapshot) -> None:
+        self.sync()
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -61,7 +65,6 @@ class PlanePanel(QWidget):
         self.projection: Projection | None = None  # the one on screen
         self.result: AttentionResult | None = None  # the result it projects
         self.started_at_x = False
-        self._generation = 0
         self._awaiting = False
         self._requested: tuple | None = None  # (result, start_at_x) of the latest request
         self._focus_arrow = -1  # index of the arrow drawn in the focus colour
@@ -114,10 +117,11 @@ class PlanePanel(QWidget):
         self.start_at_x.toggled.connect(lambda _: self.request())
         self.static_scatter.sigClicked.connect(self._on_points_clicked)
         self.contextual_scatter.sigClicked.connect(self._on_points_clicked)
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        self._lane = self.lane(LANE)
+        self._lane.done.connect(self._on_projected)
+        self._lane.failed.connect(self._on_failed)
         controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.selectionChanged.connect(self.show_selection)
         self._set_caption(False)
         self.sync()
 
@@ -131,12 +135,12 @@ class PlanePanel(QWidget):
     def request(self) -> None:
         """Project the current result in the worker (lane "plane")."""
         snapshot = self.controller.snapshot
-        self._generation += 1
         if snapshot is None:
+            self._lane.cancel()
             return
         self._requested = (snapshot.result, self.start_at_x.isChecked())
         self._awaiting = True
-        self.controller.worker.submit(LANE, self._generation, project, *self._requested)
+        self._lane.submit(project, *self._requested)
 
     def is_idle(self) -> bool:
         return not self._awaiting
@@ -147,26 +151,22 @@ class PlanePanel(QWidget):
         self.start_at_x.setEnabled(sinusoidal)
         self.request()
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._show_focus()
 
     def _on_points_clicked(self, _item, points, _event=None) -> None:
         if len(points):
             self.controller.select(focus=int(points[0].index()))
 
-    def _on_worker_finished(self, lane: str, generation: int, value, _seconds: float) -> None:
-        if lane != LANE or generation != self._generation:
-            return  # another panel's job, or a stale one
+    def _on_projected(self, value) -> None:
         self._awaiting = False
         projection, started_at_x = value
         self.result = self._requested[0]
         self._show(projection, started_at_x)
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane != LANE or generation != self._generation:
-            return
+    def _on_failed(self, error) -> None:
         self._awaiting = False
-        self.status.setText(fill(self.tr("The projection failed: %1"), translate_engine_message(message)))
+        self.status.setText(fill(self.tr("The projection failed: %1"), error_text(error)))
 
     # ----------------------------------------------------------------- drawing
     def _set_caption(self, started_at_x: bool) -> None:

@@ -22,9 +22,11 @@ from PySide6.QtWidgets import (
     QVBoxLayout, QWidget,
 )
 
+from engine import STAGES
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView, symmetric_levels
 from ..text import fill
+from .base import Panel
 
 LANE = "player"
 STAGE_KEYS = ("tokens", "embeddings", "qkv", "scores", "scaled", "weights", "weighted_sum", "concat", "new_vectors")
@@ -63,7 +65,7 @@ def _levels(bound) -> tuple[float, float]:
     return (-bound, bound) if bound > 0 else (-1.0, 1.0)
 
 
-class PlayerPanel(QWidget):
+class PlayerPanel(Panel):
     """Previous / play / next over a caption and up to three heatmaps."""
 
     stageChanged = Signal(int)
@@ -80,7 +82,6 @@ class PlayerPanel(QWidget):
         self._snapshot = None  # the snapshot on display (its levels have arrived)
         self._pending = None  # the snapshot whose levels the worker is computing
         self._levels: dict[str, object] | None = None
-        self._generation = 0
         self._shown: tuple | None = None  # (result, stage, head) whose matrices are set
         self._active: list[str] = []  # names of the views in use, left to right
         self._highlights: dict[str, int | None] = {}
@@ -96,12 +97,13 @@ class PlayerPanel(QWidget):
         self._timer.timeout.connect(self._on_timer)
         self.speed.valueChanged.connect(self._on_speed_changed)
         self._on_speed_changed(self.speed.value())
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
+        self._lane = self.lane(LANE)
+        self._lane.done.connect(self._on_levels)
+        self._lane.failed.connect(lambda _error: self._on_levels(None))  # colour each view by itself
         if controller.snapshot is not None:
-            self._on_snapshot_changed(controller.snapshot)
+            self.show_snapshot(controller.snapshot)
         self._update_controls()
 
     # ----------------------------------------------------------------- construction
@@ -263,24 +265,17 @@ class PlayerPanel(QWidget):
         return None if self._snapshot is None else self._snapshot.result
 
     # ----------------------------------------------------------------- state in
-    def _on_snapshot_changed(self, snapshot) -> None:
-        self._generation += 1
+    def show_snapshot(self, snapshot) -> None:
         self._pending = snapshot
-        self.controller.worker.submit(LANE, self._generation, display_levels, snapshot.result)
+        self._lane.submit(display_levels, snapshot.result)
 
-    def _on_worker_finished(self, lane: str, generation: int, value, seconds: float) -> None:
-        if lane != LANE or generation != self._generation or self._pending is None:
+    def _on_levels(self, levels) -> None:
+        if self._pending is None:
             return
-        self._snapshot, self._levels, self._pending = self._pending, value, None
+        self._snapshot, self._levels, self._pending = self._pending, levels, None
         self._render()
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane != LANE or generation != self._generation or self._pending is None:
-            return
-        self._snapshot, self._levels, self._pending = self._pending, None, None  # colour each view by itself
-        self._render()
-
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._render()
 
     def _on_speed_changed(self, seconds: float) -> None:
@@ -298,7 +293,7 @@ class PlayerPanel(QWidget):
 
     def _on_cell_clicked(self, view_index: int, row: int, column: int) -> None:
         name = self._active[view_index] if view_index < len(self._active) else ""
-        if name in ("scores", "scaled", "weights"):
+        if name in STAGES:
             self.controller.inspect(row, column)
         elif name not in ("w_o", "") and self._highlights.get(name) is not None:
             self.controller.select(focus=row)
@@ -404,7 +399,7 @@ class PlayerPanel(QWidget):
             bound = self._bound("qkv", head)
             return [spec(name, fill(self.tr("%1 of head %2"), name.upper(), head), getattr(result, name)[head],
                          levels=bound) for name in ("q", "k", "v")]
-        if key in ("scores", "scaled", "weights"):
+        if key in STAGES:
             titles = {"scores": self.tr("scores Q·Kᵀ of head %1"), "scaled": self.tr("scaled scores of head %1"),
                       "weights": self.tr("weights of head %1")}
             return [spec(key, fill(titles[key], head), getattr(result, key)[head], columns=tokens,

@@ -23,11 +23,13 @@ from PySide6.QtWidgets import (
 from engine import EngineError
 from engine.labs import ShuffleResult, shuffle_test
 from engine.positional import rope_angles, sinusoidal
+from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView
-from ..i18n import translate_engine_message
+from ..i18n import error_text
 from ..text import fill
+from .base import Panel
 
 SHUFFLE_LANE = "shuffle"
 PE_LANE = "positional-pe"
@@ -59,8 +61,10 @@ def joined(tokens: list[str], limit: int = MAX_ORDER_TOKENS) -> str:
     return " ".join(tokens[:limit]) + (" …" if len(tokens) > limit else "")
 
 
-class PositionalPanel(QWidget):
+class PositionalPanel(Panel):
     """Shuffle test on the left; sinusoidal PE and RoPE pictures in tabs on the right."""
+
+    MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -69,8 +73,6 @@ class PositionalPanel(QWidget):
         self.shuffle_result: ShuffleResult | None = None
         self.rope_data: list[dict] = []  # per drawn pair: index, angle, before (x, y), after (x, y)
         self._shuffle_seed: int | None = None  # None until the user first shuffles
-        self._shuffle_generation = 0
-        self._pe_generation = 0
         self._waiting_shuffle = False  # a shuffle job has not answered yet
         self._waiting_pe = False
         self._shown_positional = None
@@ -90,14 +92,18 @@ class PositionalPanel(QWidget):
         splitter.addWidget(self.tabs)
         splitter.setSizes([450, 550])
 
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
         controller.configChanged.connect(self._on_config_changed)
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        self._shuffle_lane = self.lane(SHUFFLE_LANE)
+        self._shuffle_lane.done.connect(self._on_shuffled)
+        self._shuffle_lane.failed.connect(self._on_shuffle_failed)
+        self._pe_lane = self.lane(PE_LANE)
+        self._pe_lane.done.connect(self._on_pe_computed)
+        self._pe_lane.failed.connect(self._on_pe_failed)
         self._on_config_changed(controller.config)
         if controller.snapshot is not None:
-            self._on_snapshot_changed(controller.snapshot)
+            self.show_snapshot(controller.snapshot)
 
     # ------------------------------------------------------------------ building
     def _build_shuffle(self) -> QWidget:
@@ -205,11 +211,9 @@ class PositionalPanel(QWidget):
         snapshot = self.controller.snapshot
         if snapshot is None or self._shuffle_seed is None:
             return
-        self._shuffle_generation += 1
         self._waiting_shuffle = True
         self.verdict.setText(self.tr("computing the shuffled sentence…"))
-        self.controller.worker.submit(SHUFFLE_LANE, self._shuffle_generation, shuffle_test,
-                                      snapshot.result.config, None, self._shuffle_seed, snapshot.result)
+        self._shuffle_lane.submit(shuffle_test, snapshot.result.config, None, self._shuffle_seed, snapshot.result)
 
     def _on_positional_chosen(self, _index: int) -> None:
         key = self.positional.currentData()
@@ -218,7 +222,7 @@ class PositionalPanel(QWidget):
         try:
             self.controller.update_config(positional=key)
         except EngineError as error:
-            self.verdict.setText(translate_engine_message(str(error)))
+            self.verdict.setText(error_text(error))
             with QSignalBlocker(self.positional):
                 self.positional.setCurrentIndex(self.positional.findData(self.controller.config.positional))
 
@@ -227,7 +231,7 @@ class PositionalPanel(QWidget):
         with QSignalBlocker(self.positional):
             self.positional.setCurrentIndex(self.positional.findData(config.positional))
 
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def show_snapshot(self, snapshot) -> None:
         result = snapshot.result
         positional = result.config.positional
         if positional != self._shown_positional and positional in ("sinusoidal", "rope"):
@@ -236,12 +240,11 @@ class PositionalPanel(QWidget):
         n, d_model = result.n, result.config.d_model
         if positional == "sinusoidal":
             self._waiting_pe = False
-            self._pe_generation += 1  # drop any pending PE job
+            self._pe_lane.cancel()
             self._show_pe(result.positional, result.token_texts, added=True)
         else:
-            self._pe_generation += 1
             self._waiting_pe = True
-            self.controller.worker.submit(PE_LANE, self._pe_generation, sinusoidal, n, d_model)
+            self._pe_lane.submit(sinusoidal, n, d_model)
         self._draw_rope()
         if self._shuffle_seed is not None:
             # keep the comparison live (switch positions, see the verdict change) once typing pauses
@@ -257,29 +260,29 @@ class PositionalPanel(QWidget):
         super().showEvent(event)
         self._rerun_shuffle()  # a rerun skipped while hidden happens now
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         self._draw_rope()
         if self.shuffle_result is not None:
             self._show_difference_map()
 
-    def _on_worker_finished(self, lane: str, generation: int, value, _seconds: float) -> None:
-        if lane == SHUFFLE_LANE and generation == self._shuffle_generation:
-            self._waiting_shuffle = False
-            self.shuffle_result = value
-            self._show_shuffle()
-        elif lane == PE_LANE and generation == self._pe_generation:
-            self._waiting_pe = False
-            snapshot = self.controller.snapshot
-            if snapshot is not None and snapshot.result.n == value.shape[0]:
-                self._show_pe(value, snapshot.result.token_texts, added=False)
+    def _on_shuffled(self, value) -> None:
+        self._waiting_shuffle = False
+        self.shuffle_result = value
+        self._show_shuffle()
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane == SHUFFLE_LANE and generation == self._shuffle_generation:
-            self._waiting_shuffle = False
-            self.verdict.setText(fill(self.tr("The shuffle test failed: %1"), translate_engine_message(message)))
-        elif lane == PE_LANE and generation == self._pe_generation:
-            self._waiting_pe = False
-            self.pe_caption.setText(fill(self.tr("Could not compute PE: %1"), translate_engine_message(message)))
+    def _on_pe_computed(self, value) -> None:
+        self._waiting_pe = False
+        snapshot = self.controller.snapshot
+        if snapshot is not None and snapshot.result.n == value.shape[0]:
+            self._show_pe(value, snapshot.result.token_texts, added=False)
+
+    def _on_shuffle_failed(self, error) -> None:
+        self._waiting_shuffle = False
+        self.verdict.setText(fill(self.tr("The shuffle test failed: %1"), error_text(error)))
+
+    def _on_pe_failed(self, error) -> None:
+        self._waiting_pe = False
+        self.pe_caption.setText(fill(self.tr("Could not compute PE: %1"), error_text(error)))
 
     # ------------------------------------------------------------------ pictures
     def _show_pe(self, matrix: np.ndarray, labels: list[str], *, added: bool) -> None:

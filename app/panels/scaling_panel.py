@@ -20,10 +20,12 @@ from PySide6.QtCore import QTimer, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from engine.labs import SWEEP_D_MODELS, ScaleComparison, ScalingPoint, ScalingSweep, scale_comparison, scaling_point, sweep_config
+from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
-from ..i18n import translate_engine_message
+from ..i18n import error_text
 from ..text import fill
+from .base import Panel
 
 SWEEP_LANE = "scaling"
 CURRENT_LANE = "scaling-current"
@@ -35,8 +37,10 @@ TICK_PIXELS = 48  # room one token label needs under the bars
 SETTLE_MS = 300  # wait for typing to pause before the extra computations start
 
 
-class ScalingPanel(QWidget):
+class ScalingPanel(Panel):
     """Per-row entropy and max weight with/without ÷√d_k, and their sweep over d_model."""
+
+    MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -45,9 +49,7 @@ class ScalingPanel(QWidget):
         self.comparison: ScaleComparison | None = None
         self.sweep_points: list[ScalingPoint] = []
         self._sweep_key = None  # sweep_config of the sentence the points belong to
-        self._sweep_generation = 0
         self._sweep_running = False
-        self._current_generation = 0
         self._current_waiting = False
         self._current_config = None  # the config the comparison was asked for
         self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
@@ -121,10 +123,14 @@ class ScalingPanel(QWidget):
         self.sweep_max.setYRange(0, 1.02, padding=0)
         layout.addWidget(self.sweep_canvas, 1)
 
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._show_rows)
-        controller.worker.finished.connect(self._on_worker_finished)
-        controller.worker.failed.connect(self._on_worker_failed)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
+        self._current_lane = self.lane(CURRENT_LANE)
+        self._current_lane.done.connect(self._on_compared)
+        self._current_lane.failed.connect(self._on_compare_failed)
+        self._sweep_lane = self.lane(SWEEP_LANE)
+        self._sweep_lane.done.connect(self._on_sweep_point)
+        self._sweep_lane.failed.connect(self._on_sweep_failed)
 
     @staticmethod
     def _plot(canvas: pg.GraphicsLayoutWidget, column: int, title: str) -> pg.PlotItem:
@@ -151,7 +157,7 @@ class ScalingPanel(QWidget):
         super().showEvent(event)
         self._request()  # work skipped while hidden starts now
 
-    def _on_snapshot_changed(self, _snapshot) -> None:
+    def show_snapshot(self, _snapshot) -> None:
         self._show_current_line()
         self._settle.start()  # restarts while the user keeps typing
 
@@ -162,14 +168,12 @@ class ScalingPanel(QWidget):
         config = snapshot.result.config
         if config != self._current_config:
             self._current_config = config
-            self._current_generation += 1
             self._current_waiting = True
-            self.controller.worker.submit(CURRENT_LANE, self._current_generation, scale_comparison, snapshot.result)
+            self._current_lane.submit(scale_comparison, snapshot.result)
         key = sweep_config(config)
         if key != self._sweep_key:
             self._sweep_key = key
             self.sweep_points = []
-            self._sweep_generation += 1
             self._sweep_running = True
             self._submit_sweep_point()
         self._show_current_line()
@@ -178,39 +182,40 @@ class ScalingPanel(QWidget):
         index = len(self.sweep_points)
         d_model = SWEEP_D_MODELS[index]
         self.sweep_status.setText(fill(self.tr("Sweeping d_k = %1 (%2 of %3)…"), d_model, index + 1, len(SWEEP_D_MODELS)))
-        self.controller.worker.submit(SWEEP_LANE, self._sweep_generation, scaling_point, self._sweep_key, d_model)
+        self._sweep_lane.submit(scaling_point, self._sweep_key, d_model)
 
-    def _on_worker_finished(self, lane: str, generation: int, value, _seconds: float) -> None:
-        if lane == CURRENT_LANE and generation == self._current_generation:
-            self._current_waiting = False
-            self.comparison = value
-            self._show_rows()
-        elif lane == SWEEP_LANE and generation == self._sweep_generation and self._sweep_running:
-            self.sweep_points.append(value)
-            self._show_sweep()
-            if len(self.sweep_points) < len(SWEEP_D_MODELS):
-                self._submit_sweep_point()  # one point per job: the main computation can cut in
-            else:
-                self._sweep_running = False
-                last = self.sweep_points[-1]
-                self.sweep_status.setText(fill(self.tr(
-                    "At d_k = %1 the raw scores reach |q·k| = %2; ÷√d_k = ÷%3 brings them to %4. "
-                    "The largest weight averages %5 without the scaling, %6 with it."),
-                    last.d_model, f"{last.largest_score:.1f}", f"{math.sqrt(last.d_model):.0f}",
-                    f"{last.largest_score / math.sqrt(last.d_model):.2f}",
-                    f"{last.max_unscaled:.3f}", f"{last.max_scaled:.3f}"))
+    def _on_compared(self, value) -> None:
+        self._current_waiting = False
+        self.comparison = value
+        self.show_selection()
 
-    def _on_worker_failed(self, lane: str, generation: int, message: str) -> None:
-        if lane == CURRENT_LANE and generation == self._current_generation:
-            self._current_waiting = False
-            self.summary.setText(fill(self.tr("Could not compare with and without ÷√d_k: %1"),
-                                      translate_engine_message(message)))
-        elif lane == SWEEP_LANE and generation == self._sweep_generation:
+    def _on_sweep_point(self, value) -> None:
+        if not self._sweep_running:
+            return
+        self.sweep_points.append(value)
+        self._show_sweep()
+        if len(self.sweep_points) < len(SWEEP_D_MODELS):
+            self._submit_sweep_point()  # one point per job: the main computation can cut in
+        else:
             self._sweep_running = False
-            self.sweep_status.setText(fill(self.tr("The sweep stopped: %1"), translate_engine_message(message)))
+            last = self.sweep_points[-1]
+            self.sweep_status.setText(fill(self.tr(
+                "At d_k = %1 the raw scores reach |q·k| = %2; ÷√d_k = ÷%3 brings them to %4. "
+                "The largest weight averages %5 without the scaling, %6 with it."),
+                last.d_model, f"{last.largest_score:.1f}", f"{math.sqrt(last.d_model):.0f}",
+                f"{last.largest_score / math.sqrt(last.d_model):.2f}",
+                f"{last.max_unscaled:.3f}", f"{last.max_scaled:.3f}"))
+
+    def _on_compare_failed(self, error) -> None:
+        self._current_waiting = False
+        self.summary.setText(fill(self.tr("Could not compare with and without ÷√d_k: %1"), error_text(error)))
+
+    def _on_sweep_failed(self, error) -> None:
+        self._sweep_running = False
+        self.sweep_status.setText(fill(self.tr("The sweep stopped: %1"), error_text(error)))
 
     # ------------------------------------------------------------------ pictures
-    def _show_rows(self) -> None:
+    def show_selection(self) -> None:
         comparison = self.comparison
         if comparison is None:
             return

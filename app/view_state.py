@@ -1,0 +1,34 @@
+"""What the user is looking at, in one frozen object: settings, selection, model and sentence B.
+
+The controller owns the live state and makes a :class:`ViewState` of it on demand; sessions, the
+language switch and start-up restore all read and apply this one object, so none keeps its own
+list of what to carry over.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine import AttentionConfig
+from engine.models import DEFAULT_MODEL
+
+VIEW_FIELDS = ("head", "focus", "stage", "model", "layer", "sentence_b")  # a session's "view" keys
+
+
+@dataclass(frozen=True)
+class ViewState:
+    config: AttentionConfig  # every setting of the toy engine, the sentence included
+    head: int = 0
+    focus: int = 0  # the focused query token
+    stage: str = "weights"  # one of engine.STAGES
+    model: str = DEFAULT_MODEL  # registry name (engine.models)
+    layer: int = 0  # layer shown by a pretrained model
+    sentence_b: str = ""  # the comparison's sentence B ("" = none typed)
+
+    def session_view(self) -> dict:
+        """The "view" object of a session file."""
+        return {name: getattr(self, name) for name in VIEW_FIELDS}
+
+    @classmethod
+    def from_session(cls, config: AttentionConfig, view: dict) -> "ViewState":
+        """A state from a session's config and (already validated) view; missing keys keep their defaults."""
+        return cls(config, **{name: view[name] for name in VIEW_FIELDS if name in view})

@@ -1,0 +1,77 @@
+"""The one door to every model: which exist, which are installed, how to install and load them.
+
+    from engine.models import MODELS, load_model, model_info
+    load_model("minilm").run(text).arrays()   # the arrays the command line's export writes
+
+An entry is one line: its name (what ``--model``, sessions and the window's chooser say), a title,
+its kind (toy | encoder | decoder), the licence and credit of its weights, and the engine module
+that loads it. The module is imported only when asked (``is_installed``, ``load``); it provides
+``loader(progress=None)`` → a model with ``run(text)``, and, for a model that is not built in,
+``PACKAGE`` (what must be importable) and ``INSTALL_COMMAND``. Capabilities such as layers and
+heads come from the loaded model, not from here.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from ..errors import EngineError
+
+KINDS = ("toy", "encoder", "decoder")
+CONFIGURABLE_KINDS = frozenset({"toy"})  # run the user's settings (d_model, heads, …), not fixed weights
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One registered model; see the module docstring."""
+
+    name: str
+    title: str  # English; the window translates it (Qt context "Model")
+    kind: str  # toy: the engine with the user's settings; encoder / decoder: pretrained weights
+    licence: str  # of the weights
+    credit: str  # who made them
+    module: str  # engine module that loads it, imported lazily
+    loader: str = "load"  # its function: loader(progress=None) → model with run(text)
+
+    @property
+    def configurable(self) -> bool:
+        """True for the toy engine: it runs the user's settings (d_model, heads, …), not fixed weights."""
+        return self.kind in CONFIGURABLE_KINDS
+
+    def _module(self):
+        return importlib.import_module(self.module)
+
+    @property
+    def install_command(self) -> str:
+        """The command that installs it ("" when it is built in)."""
+        return getattr(self._module(), "INSTALL_COMMAND", "")
+
+    def is_installed(self) -> bool:
+        package = getattr(self._module(), "PACKAGE", None)
+        return package is None or importlib.util.find_spec(package) is not None
+
+    def load(self, progress=None):
+        """The model, ready to ``run(text)`` (ModelNotInstalled with the command when missing)."""
+        return getattr(self._module(), self.loader)(progress=progress)
+
+
+MODELS: dict[str, ModelEntry] = {entry.name: entry for entry in (
+    ModelEntry("toy", "Toy engine (your settings)", "toy", "MIT", "this project", "engine.models.toy"),
+    ModelEntry("minilm", "MiniLM-L6 (pretrained)", "encoder", "Apache-2.0", "sentence-transformers/all-MiniLM-L6-v2 (Microsoft MiniLM)", "engine.minilm", "load_minilm"),  # noqa: E501
+)}
+DEFAULT_MODEL = next(iter(MODELS))  # the toy engine: always installed
+
+
+def model_info(name: str) -> ModelEntry:
+    """The registry entry of ``name``; EngineError naming the choices when there is none."""
+    try:
+        return MODELS[name]
+    except (KeyError, TypeError):
+        raise EngineError("unknown model {name!r}: choose one of {choices}", field="model", name=name,
+                          choices=", ".join(MODELS)) from None
+
+
+def load_model(name: str, progress=None):
+    """Load model ``name`` (see :class:`ModelEntry.load`)."""
+    return model_info(name).load(progress)

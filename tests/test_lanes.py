@@ -1,0 +1,141 @@
+"""Lanes without a window: the latest submission wins, stale answers never arrive, failures arrive
+as the exception object, nothing grows across many submissions, a job cannot kill the thread."""
+import threading
+import time
+
+import pytest
+from PySide6.QtCore import QObject, SIGNAL
+
+from app.worker import Worker
+from engine.errors import EngineError
+
+
+@pytest.fixture
+def worker(qapp):
+    owner = QObject()
+    worker = Worker(owner)
+    yield worker
+    worker.shutdown(2)
+    owner.deleteLater()
+
+
+def collect(lane):
+    done, failed = [], []
+    lane.done.connect(done.append)
+    lane.failed.connect(failed.append)
+    return done, failed
+
+
+def settle(qtbot, worker):
+    assert worker.wait_until_idle(10)
+    qtbot.wait(20)  # the queued answers are delivered by the event loop
+
+
+def slow(value, release: threading.Event):
+    release.wait(5)
+    return value
+
+
+def test_a_stale_slow_answer_never_arrives_after_a_fast_one(qtbot, worker):
+    lane = worker.lane("test")
+    done, failed = collect(lane)
+    release = threading.Event()
+    lane.submit(slow, "slow", release)
+    qtbot.waitUntil(lambda: not worker.is_idle() and not worker._pending)  # the slow job is running
+    lane.submit(str.upper, "fast")
+    release.set()
+    settle(qtbot, worker)
+    assert done == ["FAST"] and failed == []
+
+
+def test_pending_jobs_are_replaced_and_only_the_latest_runs(qtbot, worker):
+    blocker, release = worker.lane("block"), threading.Event()
+    blocker.submit(slow, None, release)
+    qtbot.waitUntil(lambda: not worker._pending)
+    lane = worker.lane("test")
+    done, _ = collect(lane)
+    ran = []
+    for i in range(50):
+        lane.submit(ran.append, i)  # queued behind the blocker: each replaces the previous one
+    release.set()
+    settle(qtbot, worker)
+    assert ran == [49] and done == [None]
+
+
+def test_lanes_do_not_see_each_others_answers(qtbot, worker):
+    a, b = worker.lane("a"), worker.lane("b")
+    done_a, _ = collect(a)
+    done_b, _ = collect(b)
+    a.submit(lambda: "from a")
+    b.submit(lambda: "from b")
+    settle(qtbot, worker)
+    assert done_a == ["from a"] and done_b == ["from b"]
+
+
+def test_a_failure_arrives_as_the_exception_object(qtbot, worker):
+    lane = worker.lane("test")
+    done, failed = collect(lane)
+    error = EngineError("d_model must be at least {minimum}, not {value}", field="d_model", minimum=1, value=0)
+
+    def fail():
+        raise error
+
+    lane.submit(fail)
+    settle(qtbot, worker)
+    assert done == [] and failed == [error]
+    assert failed[0].field == "d_model" and failed[0].values == {"minimum": 1, "value": 0}
+
+
+def test_system_exit_in_a_job_is_a_failure_and_the_thread_lives_on(qtbot, worker, capsys):
+    lane = worker.lane("test")
+    done, failed = collect(lane)
+    lane.submit(lambda: (_ for _ in ()).throw(SystemExit(3)))
+    settle(qtbot, worker)
+    assert len(failed) == 1 and isinstance(failed[0], SystemExit)
+    lane.submit(lambda: 7)
+    settle(qtbot, worker)
+    assert worker.is_alive() and done == [7]
+
+
+def test_cancel_drops_the_running_answer(qtbot, worker):
+    lane = worker.lane("test")
+    done, failed = collect(lane)
+    release = threading.Event()
+    lane.submit(slow, "late", release)
+    qtbot.waitUntil(lambda: not worker._pending)
+    lane.cancel()
+    release.set()
+    settle(qtbot, worker)
+    assert done == [] and failed == []
+
+
+def test_nothing_grows_across_1000_submissions(qtbot, worker):
+    lane = worker.lane("test")
+    done, failed = collect(lane)
+    threads = threading.active_count()
+    receivers = (lane.receivers(SIGNAL("done(PyObject)")), lane.receivers(SIGNAL("failed(PyObject)")))
+    assert receivers == (1, 1)
+    for i in range(1000):
+        lane.submit(int, i)
+        if i % 100 == 99:
+            settle(qtbot, worker)
+    settle(qtbot, worker)
+    assert done[-1] == 999 and failed == []
+    assert threading.active_count() == threads
+    assert (lane.receivers(SIGNAL("done(PyObject)")), lane.receivers(SIGNAL("failed(PyObject)"))) == receivers
+    assert worker._pending == {}
+
+
+def test_an_answer_for_a_deleted_lane_is_dropped_quietly(qtbot, worker):
+    owner = QObject()
+    lane = worker.lane("test", owner)
+    release = threading.Event()
+    lane.submit(slow, 1, release)
+    qtbot.waitUntil(lambda: not worker._pending)
+    import shiboken6
+
+    shiboken6.delete(owner)  # the panel is gone while its job runs
+    release.set()
+    settle(qtbot, worker)
+    time.sleep(0.01)
+    assert worker.is_alive()
