@@ -6,6 +6,9 @@
 
 The .ts (resources/i18n/attention_explorer_zh_CN.ts) is the source: translate the entries lupdate
 marks type="unfinished" (Qt Linguist, or any editor), then run this again and commit both files.
+Translations may also come as JSON lists of {"context", "source", "translation"} in
+resources/i18n/zh_CN/*.json (one file a branch of work, so parallel work never conflicts in the .ts):
+each run fills the .ts entries they name.
 Strings are found by pyside6-lupdate in self.tr("..."), QCoreApplication.translate("Context", "...")
 and QT_TRANSLATE_NOOP("Context", "...") calls — never inside f-strings, which it cannot read — and,
 in context "EngineError", the template of every EngineError (or subclass) raised in engine/ and app/
@@ -91,6 +94,39 @@ def update(ts: Path = TS) -> str:
     return (done.stdout + done.stderr).strip()
 
 
+PENDING = FOLDER / LANGUAGE  # resources/i18n/zh_CN/*.json
+
+
+def apply_pending(ts: Path = TS, folder: Path = PENDING) -> int:
+    """Fill the .ts entries named by the JSON files in ``folder``; how many entries changed."""
+    wanted = {}
+    for path in sorted(folder.glob("*.json")):
+        for item in json.loads(path.read_text(encoding="utf-8")):
+            wanted[(item["context"], item["source"])] = item["translation"]
+    if not wanted:
+        return 0
+    tree = ET.parse(ts)
+    changed = 0
+    for context in tree.getroot().iter("context"):
+        name = context.findtext("name")
+        for message in context.iter("message"):
+            text = wanted.get((name, message.findtext("source")))
+            translation = message.find("translation")
+            if text is None or translation.findall("numerusform"):
+                continue
+            if translation.text != text or translation.get("type") is not None:
+                translation.text = text
+                translation.attrib.pop("type", None)
+                changed += 1
+    if changed:
+        tree.write(ts, encoding="utf-8", xml_declaration=True)
+        text = ts.read_text(encoding="utf-8")
+        if "<!DOCTYPE TS>" not in text:  # ElementTree drops the doctype lupdate writes
+            text = text.replace("?>\n", "?>\n<!DOCTYPE TS>\n", 1)
+        ts.write_text(text, encoding="utf-8")
+    return changed
+
+
 def release(ts: Path = TS, qm: Path = QM) -> None:
     """Compile ``ts`` into ``qm`` (unfinished entries are left out, so they show in English)."""
     subprocess.run([tool("lrelease"), "-silent", str(ts), "-qm", str(qm)], cwd=ROOT, check=True,
@@ -118,6 +154,7 @@ def check() -> list[str]:
         fresh = Path(folder) / TS.name
         shutil.copyfile(TS, fresh)
         update(fresh)
+        apply_pending(fresh)
         known = {(m["context"], m["source"]) for m in messages(TS)}
         for m in messages(fresh):
             if (m["context"], m["source"]) not in known:
@@ -140,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             print(problem)
         return 1 if problems else 0
     update()
+    apply_pending()
     release()
     entries = messages()
     unfinished = [m for m in entries if not m["finished"]]
