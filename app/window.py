@@ -18,12 +18,14 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QWidget,
 )
 
@@ -63,6 +65,17 @@ class _LazyClass:
         return panel_class(*args, **kwargs)
 
 
+def _scrolling(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless scroll area: a panel shrinks down to its own minimum, then
+    scrolls, so no panel's minimum size pushes the window past the screen (issue 11)."""
+    scroll = QScrollArea()
+    scroll.setObjectName("panelScroll")
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setWidget(widget)
+    return scroll
+
+
 class MainWindow(QMainWindow):
     """Docks around a controller; the GUI thread only displays what the worker computed."""
 
@@ -85,7 +98,7 @@ class MainWindow(QMainWindow):
         self._build_model_bar()
         self._build_menus()
         self._default_state = self.saveState()
-        self.resize(1560, 1000)
+        self.resize(_first_size(self))
         if restore:
             self._restore_layout()
         c = self.controller
@@ -104,7 +117,7 @@ class MainWindow(QMainWindow):
             widget = LazyPanel(lambda: panel_class(self.controller), self.controller)
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{key}Dock")
-        dock.setWidget(widget)
+        dock.setWidget(_scrolling(widget))
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(area, dock)
@@ -596,6 +609,18 @@ class MainWindow(QMainWindow):
                 return True
             time.sleep(0.002)
         return False
+
+
+def _first_size(window: QWidget):
+    """1560 × 1000, or less: never larger than the screen's available area (minus room for
+    the window manager's title bar and frame)."""
+    from PySide6.QtCore import QSize
+
+    screen = window.screen() or QApplication.primaryScreen()
+    if screen is None:
+        return QSize(1560, 1000)
+    available = screen.availableGeometry()
+    return QSize(min(1560, available.width() - 16), min(1000, available.height() - 48))
 
 
 def use_settings_folder(folder: str) -> None:
