@@ -286,6 +286,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>没有 A − B：保存快照后句子变了。A − B 需要顺序相同的相同词元。</translation>
     </message>
     <message>
+        <source>No A − B: token #%1 differs (“%2” in A, “%3” in B). It needs the same tokens in the same order; compare A and B side by side and the cosines in the table.</source>
+        <translation>没有 A − B：第 %1 个词元不同（A 中是“%2”，B 中是“%3”）。A − B 需要顺序相同的相同词元；请并排比较 A 和 B，并看表中的余弦相似度。</translation>
+    </message>
+    <message>
         <source>No A − B: the sentences have different tokens (%1 vs %2). It needs the same tokens in the same order; compare A and B side by side and the cosines in the table.</source>
         <translation>没有 A − B：两个句子的词元不同（%1 个 vs %2 个）。A − B 需要顺序相同的相同词元；请并排比较 A 和 B，并看表中的余弦相似度。</translation>
     </message>
