@@ -15,13 +15,14 @@ from typing import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontInfo, QFontMetrics, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
 WEIGHTS_MAP = "viridis"
 DIVERGING_MAP = "CET-D1"
 MAX_CELL_TEXT = 14  # write numbers into the cells up to this many rows and columns
 LABEL_CHARS = 12  # longer token labels are shortened with an ellipsis
+LABEL_EVERY_TOKEN = 24  # up to this many tokens every row and column has its label (thinned beyond)
 
 
 def short_label(text: str, limit: int = LABEL_CHARS) -> str:
@@ -47,6 +48,8 @@ class LightPlot(pg.GraphicsLayout):
             # axes count tokens and dimensions: never "(x0.001)" (pyqtgraph's SI prefix showed
             # it on the one-token heatmap, whose view spans a fraction of a unit)
             axis.enableAutoSIPrefix(False)
+        # the first and last token labels may pass the matrix's edges by 15 px (else dropped)
+        self.axes["bottom"].setStyle(hideOverlappingLabels=15)
         self.addItem(self.title, row=0, col=1)
         self.addItem(self.axes["left"], row=1, col=0)
         self.addItem(self.vb, row=1, col=1)
@@ -228,14 +231,38 @@ class HeatmapPlot:
         if self.compact or self.matrix is None:
             return
         view = self.plot.getViewBox().sceneBoundingRect()
-        metrics = QFontMetrics(QFont())
-        row_step = _label_step(len(self.row_labels), view.height(), metrics.height() * 1.05)
+        font = QFont()
+        rows, columns = len(self.row_labels), len(self.column_labels)
+        if max(rows, columns) <= LABEL_EVERY_TOKEN:
+            # every token gets its label: a smaller font when the cells are small (not below 7 px)
+            row_pixels = view.height() / max(rows, 1)
+            font.setPixelSize(int(max(7, min(QFontInfo(QFont()).pixelSize(), row_pixels / 1.15))))
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setTickFont(font)
+        metrics = QFontMetrics(font)
+        row_step = 1 if rows <= LABEL_EVERY_TOKEN else _label_step(rows, view.height(), metrics.height() * 1.05)
         # measure only the longest labels: thousands of tokens would cost ~10 ms a resize
         longest = sorted(self.column_labels, key=len, reverse=True)[:24]
         widest = max((metrics.horizontalAdvance(short_label(t)) for t in longest), default=10)
-        column_step = _label_step(len(self.column_labels), view.width(), widest + 8)
+        column_step = _label_step(columns, view.width(), widest + 8)
         self.plot.getAxis("left").setTicks([_ticks(self.row_labels, row_step)])
-        self.plot.getAxis("bottom").setTicks([_ticks(self.column_labels, column_step)])
+        if column_step > 1 and columns <= LABEL_EVERY_TOKEN:
+            # every column labelled on two staggered lines, each label within two cells' width
+            cell = view.width() / columns
+            room = max(2 * cell - 6, metrics.horizontalAdvance("M…"))
+            # the first and last labels may pass the plot's edge by only 15 px (pyqtgraph drops them)
+            edge = max(cell + 26, metrics.horizontalAdvance("M…"))
+            ticks = [(index, ("\n" if index % 2 else "") + metrics.elidedText(
+                short_label(label), Qt.TextElideMode.ElideRight, int(edge if index in (0, columns - 1) else room)))
+                for index, label in enumerate(self.column_labels)]
+            bottom = self.plot.getAxis("bottom")
+            bottom.setTicks([ticks])
+            label = bottom.label.boundingRect().height() * 0.8 if bottom.label.isVisible() else 0
+            bottom.setHeight(int(2 * metrics.lineSpacing() + 4 + bottom.style["tickTextOffset"][1]
+                                 + max(0, bottom.style["tickLength"]) + label))
+        else:
+            self.plot.getAxis("bottom").setTicks([_ticks(self.column_labels, column_step)])
+            self.plot.getAxis("bottom").setHeight(None)
 
     def _write_values(self, display, value_format) -> None:
         if value_format is None or display is None:
@@ -247,7 +274,7 @@ class HeatmapPlot:
         finite = np.isfinite(display)
         index = np.clip(((np.where(finite, display, low) - low) / span * 255).astype(int), 0, 255)
         lightness = lut[index].astype(float) @ np.array([0.299, 0.587, 0.114])  # (rows, columns)
-        dark = np.where(finite, lightness < 128, True)
+        dark = np.where(finite, lightness < 128, False)  # masked cells: dark text on the light hatching
         texts = [["−∞" if not ok else value_format.format(value) for value, ok in zip(row, ok_row)]
                  for row, ok_row in zip(display.tolist(), finite.tolist())]
         self.values.set_values(texts, dark)

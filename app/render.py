@@ -30,6 +30,8 @@ STAGE_TITLES = {"scores": QT_TRANSLATE_NOOP("Figure", "raw scores q·kᵀ"),
                 "weights": QT_TRANSLATE_NOOP("Figure", "softmax weights")}
 FIGURE_TITLE = QT_TRANSLATE_NOOP("Figure", "%1 · d_model %2 · %3 heads · %4 tokens")
 HEAD_TITLE = QT_TRANSLATE_NOOP("Figure", "head %1")
+QUERY_AXIS = QT_TRANSLATE_NOOP("Figure", "query token")
+KEY_AXIS = QT_TRANSLATE_NOOP("Figure", "key token")
 
 
 def ensure_application():
@@ -101,6 +103,11 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
                            col=index % columns)
         heat.set_matrix(getattr(result, stage)[h], labels, labels, levels=levels, colormap=colormap,
                         show_values=None if len(heads) == 1 else False, upscale=upscale)
+        # axis titles on the outer plots only: the left column and the bottom row
+        if index % columns == 0:
+            heat.plot.setLabel("left", translate(QUERY_AXIS))
+        if index // columns == rows - 1 or index + columns >= len(heads):
+            heat.plot.setLabel("bottom", translate(KEY_AXIS))
         plots.append(heat)
     bar = pg.ColorBarItem(colorMap=pg.colormap.get(colormap), interactive=False, width=14, values=levels)
     widget.ci.addItem(bar, row=1, col=columns, rowspan=rows)

@@ -654,6 +654,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <source>head %1</source>
         <translation>头 %1</translation>
     </message>
+    <message>
+        <source>query token</source>
+        <translation>查询词元</translation>
+    </message>
+    <message>
+        <source>key token</source>
+        <translation>键词元</translation>
+    </message>
 </context>
 <context>
     <name>HeadGridPanel</name>
