@@ -99,6 +99,13 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._default_state = self.saveState()
         self.resize(_first_size(self))
+        # the bottom tabs get 45 % of the height: on a 768-pixel screen they are still usable
+        self.resizeDocks([self.docks["attention"], self.docks["diffs"]], [int(self.height() * 0.5),
+                                                                          int(self.height() * 0.42)],
+                         Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["heads"], self.docks["arithmetic"]], [int(self.height() * 0.2),
+                                                                          int(self.height() * 0.35)],
+                         Qt.Orientation.Vertical)
         if restore:
             self._restore_layout()
         c = self.controller

@@ -71,3 +71,36 @@ def test_first_launch_fits_the_available_screen(qtbot):
     available = win.screen().availableGeometry()
     assert win.width() <= available.width() and win.height() < available.height()
     win.controller.shutdown()
+
+
+def _show(window, key):
+    window.docks[key].show()
+    window.docks[key].raise_()
+    panel = window.panel(key)
+    assert window.wait_until_idle(60)
+    QApplication.processEvents()
+    return panel
+
+
+def test_panels_are_usable_at_the_default_size(window):
+    """At 1366 × 768 no panel is squashed: they keep readable sizes and scroll if they must."""
+    window.resize(*SMALL_SCREEN)
+    window.controller.set_config(window.controller.config.replace(heads=12, d_model=48), immediate=True)
+    assert window.wait_until_idle(60)
+    window.controller.inspect(5, 3)
+    inspector = _show(window, "inspector")
+    steps = inspector.steps
+    visible_rows = (steps.height() - steps.horizontalHeader().height()) // steps.verticalHeader().defaultSectionSize()
+    assert visible_rows >= 6, visible_rows
+    assert inspector.bars.height() >= 150
+    assert inspector.bars.plotItem.legend is None  # the legend is a line above the chart, not on the bars
+    grid = _show(window, "heads")
+    sides = [view.sceneBoundingRect() for view in grid.views]
+    assert len(sides) == 12 and min(min(r.width(), r.height()) for r in sides) >= 40, sides
+    player = window.show_player()
+    player.set_stage(4)
+    QApplication.processEvents()
+    shown = [view for view in player.views if view.isVisible()]
+    assert shown and all(view.width() >= 220 and view.height() >= 250 for view in shown)
+    diffs = _show(window, "diffs")
+    assert diffs.bars.plotItem.legend is None
