@@ -131,6 +131,45 @@ class CellValues(pg.GraphicsObject):
         painter.restore()
 
 
+class CellRects(pg.GraphicsObject):
+    """Every cell as a filled rectangle, coloured like the ImageItem would colour it.
+
+    For SVG export: pyqtgraph's SVGExporter writes an ImageItem as an embedded bitmap (blurry
+    when scaled); painted rectangles become vector shapes. Masked cells stay empty (hatching).
+    """
+
+    def __init__(self, display: np.ndarray, levels, colormap) -> None:
+        super().__init__()
+        rows, columns = display.shape
+        self._rect = QRectF(-0.5, -0.5, columns, rows)
+        self.colours = cell_colours(display, levels, colormap)  # (rows, columns, 3) uint8; masked: −1
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt name
+        return self._rect
+
+    def paint(self, painter, *args) -> None:
+        painter.setPen(Qt.PenStyle.NoPen)
+        rows, columns = self.colours.shape[:2]
+        for i in range(rows):
+            for j in range(columns):
+                red, green, blue = (int(v) for v in self.colours[i, j])
+                if red >= 0:
+                    # 1 % overlap: no hairline seams between neighbours in SVG viewers
+                    painter.fillRect(QRectF(j - 0.5, i - 0.5, 1.01, 1.01), QColor(red, green, blue))
+
+
+def cell_colours(display: np.ndarray, levels, colormap) -> np.ndarray:
+    """(rows, columns, 3) int colours of the cells at ``levels`` (−1 where masked / not finite)."""
+    low, high = levels
+    span = (high - low) or 1.0
+    lut = colormap.getLookupTable(0.0, 1.0, 256, alpha=False)  # (256, 3)
+    finite = np.isfinite(display)
+    index = np.clip(((np.where(finite, display, low) - low) / span * 255).astype(int), 0, 255)
+    colours = lut[index].astype(int)
+    colours[~finite] = -1
+    return colours
+
+
 class HeatmapPlot:
     """A labelled matrix inside any pyqtgraph GraphicsLayout (one per head in a figure)."""
 
@@ -158,9 +197,9 @@ class HeatmapPlot:
             axis = self.plot.getAxis(axis_name)
             axis.setPen(pg.mkPen("#444"))
             axis.setTextPen(pg.mkPen("#111"))
-        if compact:
-            self.plot.hideAxis("left")
-            self.plot.hideAxis("bottom")
+        # empty state: no meaningless −0.5 … 0 axes until a matrix arrives (and after clear())
+        self.plot.hideAxis("left")
+        self.plot.hideAxis("bottom")
         self.matrix: np.ndarray | None = None
         self.row_labels: list[str] = []
         self.column_labels: list[str] = []
@@ -198,6 +237,9 @@ class HeatmapPlot:
         self.image.setImage(image, levels=levels, autoLevels=False)
         self.image.setRect(QRectF(-0.5, -0.5, columns, rows))
         self.backdrop.setRect(QRectF(-0.5, -0.5, columns, rows))
+        if not self.compact:
+            self.plot.getAxis("left").show()
+            self.plot.getAxis("bottom").show()
         self.plot.setLimits(xMin=-0.5, xMax=columns - 0.5, yMin=-0.5, yMax=rows - 0.5)
         self.plot.setRange(xRange=(-0.5, columns - 0.5), yRange=(-0.5, rows - 0.5), padding=0)
         self.update_ticks()
@@ -205,9 +247,22 @@ class HeatmapPlot:
             show_values = rows <= MAX_CELL_TEXT and columns <= MAX_CELL_TEXT and not self.compact
         self._write_values(display, value_format if show_values else None)
 
+    def use_vector_cells(self) -> CellRects:
+        """Draw the cells as rectangles instead of the bitmap (SVG export); returns the item."""
+        display = self.image.image
+        rects = CellRects(np.asarray(display, dtype=float), self.levels, self.colormap)
+        self.plot.removeItem(self.image)
+        self.plot.getViewBox().addItem(rects)
+        rects.setZValue(self.image.zValue())
+        self.values.setZValue(rects.zValue() + 1)
+        self.highlight.setZValue(rects.zValue() + 2)
+        return rects
+
     def clear(self) -> None:
         self.matrix = None
         self.image.clear()
+        self.plot.hideAxis("left")
+        self.plot.hideAxis("bottom")
         self._write_values(None, None)
         self.highlight.setVisible(False)
 

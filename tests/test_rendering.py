@@ -97,3 +97,42 @@ def test_png_export_keeps_axis_titles_and_every_label(qtbot):
             assert len(_drawn_labels(heat.plot.getAxis("bottom"))) == result.n
     finally:
         widget.close()
+
+
+def test_svg_export_draws_cells_as_vector_rectangles(tmp_path):
+    """Every cell is a filled shape of its colour (not one embedded bitmap); labels are text."""
+    import collections
+    import re
+
+    import pyqtgraph as pg
+
+    from app.heatmap import WEIGHTS_MAP, cell_colours
+    from app.render import export_figure
+    from app.snapshot import summarise
+
+    result = compute(AttentionConfig(text="I ate the cake and it was delicious."))
+    path = export_figure(result, tmp_path / "head1.svg", head=1, stage="weights", width=800)
+    svg = path.read_text(encoding="utf-8")
+    assert svg.count("<image") == 1  # the colour bar's gradient only
+    top = max(float(summarise(result).weight_max[[1]].max()), 1e-6)
+    expected = cell_colours(result.weights[1].astype(float), (0.0, top), pg.colormap.get(WEIGHTS_MAP))
+    wanted = collections.Counter("#%02x%02x%02x" % tuple(c) for c in expected.reshape(-1, 3))
+    drawn = collections.Counter(re.findall(r'<g fill="(#[0-9a-f]{6})"', svg))
+    assert all(drawn[colour] >= count for colour, count in wanted.items()), (wanted, drawn)
+    for token in ("ate", "cake", "delicious", "key token", "query token"):
+        assert f">{token}<" in svg.replace("\n", "") or token in svg
+
+
+def test_an_empty_heatmap_shows_no_axes(qtbot):
+    """No meaningless −0.5 … 0 axes before a matrix arrives or after it is cleared."""
+    from app.heatmap import HeatmapView
+
+    view = HeatmapView(title="A")
+    qtbot.addWidget(view)
+    view.set_axis_titles("query token", "key token")
+    axes = [view.plot.getAxis("left"), view.plot.getAxis("bottom")]
+    assert not any(axis.isVisible() for axis in axes)
+    view.set_matrix(np.eye(3), ["a", "b", "c"], ["a", "b", "c"])
+    assert all(axis.isVisible() for axis in axes)
+    view.clear_matrix()
+    assert not any(axis.isVisible() for axis in axes)
