@@ -99,7 +99,12 @@ def test_panels_are_usable_at_the_default_size(window):
     assert len(sides) == 12 and min(min(r.width(), r.height()) for r in sides) >= 40, sides
     player = window.show_player()
     player.set_stage(4)
-    QApplication.processEvents()
+    import time
+
+    deadline = time.monotonic() + 30  # the stage's pictures come from the worker
+    while not any(view.isVisible() for view in player.views) and time.monotonic() < deadline:
+        window.wait_until_idle(5)
+        QApplication.processEvents()
     shown = [view for view in player.views if view.isVisible()]
     assert shown and all(view.width() >= 220 and view.height() >= 250 for view in shown)
     diffs = _show(window, "diffs")
