@@ -75,8 +75,41 @@ def _scrolling(widget: QWidget) -> QScrollArea:
     scroll.setObjectName("panelScroll")
     scroll.setWidgetResizable(True)
     scroll.setFrameShape(QFrame.Shape.NoFrame)
-    scroll.setWidget(widget)
+    scroll.setWidget(_PanelHolder(widget))
     return scroll
+
+
+class _PanelHolder(QWidget):
+    """A panel's parent inside its scroll area, sized by the panel's minimum only.
+
+    No layout on purpose: a panel with word-wrapped labels makes its layout report
+    height-for-width, and QScrollArea then gives it the *preferred* height for the width, so it
+    scrolled long before the panel reached its minimum size.
+    """
+
+    def __init__(self, panel: QWidget) -> None:
+        super().__init__()
+        self.setObjectName("panelHolder")
+        self._panel = panel
+        panel.setParent(self)
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt name
+        return self._panel.minimumSizeHint().expandedTo(self._panel.minimumSize())
+
+    def sizeHint(self):  # noqa: N802 - Qt name
+        return self.minimumSizeHint()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        self._panel.setGeometry(self.rect())
+
+    def event(self, event) -> bool:
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.LayoutRequest:  # the panel's minimum may have changed
+            self.updateGeometry()
+            self.setMinimumSize(self.minimumSizeHint())
+        return super().event(event)
 
 
 class MainWindow(QMainWindow):
