@@ -23,6 +23,7 @@ DIVERGING_MAP = "CET-D1"
 MAX_CELL_TEXT = 14  # write numbers into the cells up to this many rows and columns
 LABEL_CHARS = 12  # longer token labels are shortened with an ellipsis
 LABEL_EVERY_TOKEN = 24  # up to this many tokens every row and column has its label (thinned beyond)
+MIN_LABEL_PIXELS = 7  # px: smaller rows than this are labelled every other (or fewer), never overlapping
 
 
 def short_label(text: str, limit: int = LABEL_CHARS) -> str:
@@ -295,13 +296,14 @@ class HeatmapPlot:
         for name in ("left", "bottom"):
             self.plot.getAxis(name).setTickFont(font)
         metrics = QFontMetrics(font)
-        row_step = 1 if rows <= LABEL_EVERY_TOKEN else _label_step(rows, view.height(), metrics.height() * 1.05)
+        every_row = rows <= LABEL_EVERY_TOKEN and view.height() / max(rows, 1) >= MIN_LABEL_PIXELS
+        row_step = 1 if every_row else _label_step(rows, view.height(), metrics.height() * 1.05)
         # measure only the longest labels: thousands of tokens would cost ~10 ms a resize
         longest = sorted(self.column_labels, key=len, reverse=True)[:24]
         widest = max((metrics.horizontalAdvance(short_label(t)) for t in longest), default=10)
         column_step = _label_step(columns, view.width(), widest + 8)
         self.plot.getAxis("left").setTicks([_ticks(self.row_labels, row_step)])
-        if column_step > 1 and columns <= LABEL_EVERY_TOKEN:
+        if column_step > 1 and columns <= LABEL_EVERY_TOKEN and 2 * view.width() / columns >= 3 * MIN_LABEL_PIXELS:
             # every column labelled on two staggered lines, each label within two cells' width
             cell = view.width() / columns
             room = max(2 * cell - 6, metrics.horizontalAdvance("M…"))

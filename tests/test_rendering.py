@@ -136,3 +136,19 @@ def test_an_empty_heatmap_shows_no_axes(qtbot):
     assert all(axis.isVisible() for axis in axes)
     view.clear_matrix()
     assert not any(axis.isVisible() for axis in axes)
+
+
+def test_row_labels_never_overlap_in_a_tiny_heatmap(qtbot):
+    from app.heatmap import MIN_LABEL_PIXELS, HeatmapView
+
+    result = compute(AttentionConfig(text=ANIMAL))
+    view = HeatmapView()
+    qtbot.addWidget(view)
+    view.resize(300, 120)
+    view.show()
+    view.set_matrix(result.weights[0], result.token_texts, result.token_texts, levels=(0.0, 1.0))
+    QApplication.processEvents()
+    view.heat.update_ticks()
+    rows = len(view.plot.getAxis("left")._tickLevels[0])
+    height = view.plot.getViewBox().sceneBoundingRect().height()
+    assert height / result.n < MIN_LABEL_PIXELS and rows < result.n
