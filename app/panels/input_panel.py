@@ -93,13 +93,16 @@ class InputPanel(QWidget):
             self.messages[name] = self._message_label()
             if name == "heads":
                 # "d_model must be divisible by heads" comes and goes while typing: a holder keeps
-                # its three lines reserved, so the form below never jumps
+                # its two lines reserved (a smaller font), so the form below never jumps
+                font = self.messages[name].font()
+                font.setPointSizeF(font.pointSizeF() * 0.85)
+                self.messages[name].setFont(font)
                 holder = QWidget()
                 holder_layout = QVBoxLayout(holder)
                 holder_layout.setContentsMargins(0, 0, 0, 0)
                 holder_layout.addWidget(self.messages[name])
                 holder_layout.addStretch(1)
-                holder.setMinimumHeight(3 * self.messages[name].fontMetrics().lineSpacing() + 8)
+                holder.setMinimumHeight(2 * self.messages[name].fontMetrics().lineSpacing() + 4)
                 form.addRow("", holder)
             else:
                 form.addRow("", self.messages[name])
