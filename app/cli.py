@@ -1,15 +1,17 @@
 """Command line of Attention Explorer (see docs/FORMAT.md).
 
-    python main.py                                  # the window
-    python main.py --session my.json                # the window, opening a saved session
-    python main.py export --text "小明 喜欢 苹果" --out trace.npz   # .npz .json .csv (.png .svg)
-    python main.py export --help                    # every option
+    ./run                                           # the window
+    ./run --session my.json                         # the window, opening a saved session
+    ./run export --text "小明 喜欢 苹果" --out trace.npz   # .npz .json .csv (.png .svg)
+    ./run export --help                             # every option
 
 Every failure of ``export`` exits with code 2 and exactly one ``error: …`` line on stderr (bad
 input, a missing package, a full disk, even a bug); SIGINT, SIGTERM and SIGHUP exit with 128 +
 the signal's number. No file is left behind on error or interruption: every output goes through
 engine/safe_io.py's atomic writer. Only the standard library loads at start: the engine (NumPy)
 when exporting, Qt only for the window or images.
+Without a display (Linux, no DISPLAY or WAYLAND_DISPLAY) the window is refused in one line
+instead of Qt's abort; ``export`` needs none.
 """
 from __future__ import annotations
 
@@ -37,6 +39,33 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+
+
+def top_parser() -> argparse.ArgumentParser:
+    """``./run --help``: the window's options and the ``export`` command."""
+    parser = argparse.ArgumentParser(
+        prog="./run", add_help=False,
+        usage="./run [--session FILE] [--text TEXT]\n       ./run export --text TEXT --out FILE [options]",
+        description="Attention Explorer: watch self-attention work. Without a command it opens the window "
+                    "(a display is needed); `export` writes a trace or a picture (no display needed).",
+        epilog="examples:\n" + "\n".join("  " + line.strip() for line in __doc__.split("\n\n")[1].splitlines())
+               + "\n\n`./run export --help` lists every export option.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--session", metavar="FILE", help="open this session file at start")
+    parser.add_argument("--text", help="start with this sentence")
+    parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
+    return parser
+
+
+def missing_display() -> bool:
+    """True where Qt would abort for want of a screen: Linux with neither an X11 nor a Wayland
+    display, and no headless platform (offscreen, minimal, vnc …) chosen."""
+    if not sys.platform.startswith("linux"):
+        return False
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return False
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    return not platform or platform.split(":")[0] in ("xcb", "wayland")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -232,10 +261,14 @@ def _fail(message, code: int) -> int:
 
 
 def _window(argv: list[str]) -> int:
+    if missing_display():
+        return _fail("no display: the window needs a graphical session (X11 or Wayland; DISPLAY and WAYLAND_DISPLAY "
+                     "are unset). Run it on a desktop, over ssh -X, or under xvfb-run; `./run export …` needs none", 2)
     try:
         from app.window import run
     except ModuleNotFoundError as error:
-        return _fail(f"the window needs the {error.name} package: pip install -e .", 1)
+        return _fail(f"the window needs the {error.name} package, which this Python lacks: use `./run` "
+                     f"(it installs requirements.txt into .venv) or `pip install -r requirements.txt`", 2)
     return run(argv[1:])
 
 
@@ -246,14 +279,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("--session", "--text") or args[0].startswith(("--session=", "--text=")):
         return _window(argv)
     if args[0] in ("-h", "--help"):
-        print(__doc__.split("\n\n")[1])
+        print(top_parser().format_help(), end="")
         return 0
     if args[0] != "export":
         return _fail(f"unknown command {args[0]!r}: use `export` (see --help), or no arguments for the window", 2)
     try:
         from engine.errors import EngineError
     except ImportError as error:
-        return _fail(f"the engine cannot load: {error}", 1)
+        return _fail(f"the engine cannot load: {error}", 2)
     previous = _catch_termination()
     try:
         export(args[1:])

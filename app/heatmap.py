@@ -15,13 +15,15 @@ from typing import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontInfo, QFontMetrics, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
 WEIGHTS_MAP = "viridis"
 DIVERGING_MAP = "CET-D1"
 MAX_CELL_TEXT = 14  # write numbers into the cells up to this many rows and columns
 LABEL_CHARS = 12  # longer token labels are shortened with an ellipsis
+LABEL_EVERY_TOKEN = 24  # up to this many tokens every row and column has its label (thinned beyond)
+MIN_LABEL_PIXELS = 7  # px: smaller rows than this are labelled every other (or fewer), never overlapping
 
 
 def short_label(text: str, limit: int = LABEL_CHARS) -> str:
@@ -47,6 +49,8 @@ class LightPlot(pg.GraphicsLayout):
             # axes count tokens and dimensions: never "(x0.001)" (pyqtgraph's SI prefix showed
             # it on the one-token heatmap, whose view spans a fraction of a unit)
             axis.enableAutoSIPrefix(False)
+        # the first and last token labels may pass the matrix's edges by 15 px (else dropped)
+        self.axes["bottom"].setStyle(hideOverlappingLabels=15)
         self.addItem(self.title, row=0, col=1)
         self.addItem(self.axes["left"], row=1, col=0)
         self.addItem(self.vb, row=1, col=1)
@@ -128,6 +132,45 @@ class CellValues(pg.GraphicsObject):
         painter.restore()
 
 
+class CellRects(pg.GraphicsObject):
+    """Every cell as a filled rectangle, coloured like the ImageItem would colour it.
+
+    For SVG export: pyqtgraph's SVGExporter writes an ImageItem as an embedded bitmap (blurry
+    when scaled); painted rectangles become vector shapes. Masked cells stay empty (hatching).
+    """
+
+    def __init__(self, display: np.ndarray, levels, colormap) -> None:
+        super().__init__()
+        rows, columns = display.shape
+        self._rect = QRectF(-0.5, -0.5, columns, rows)
+        self.colours = cell_colours(display, levels, colormap)  # (rows, columns, 3) uint8; masked: −1
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt name
+        return self._rect
+
+    def paint(self, painter, *args) -> None:
+        painter.setPen(Qt.PenStyle.NoPen)
+        rows, columns = self.colours.shape[:2]
+        for i in range(rows):
+            for j in range(columns):
+                red, green, blue = (int(v) for v in self.colours[i, j])
+                if red >= 0:
+                    # 1 % overlap: no hairline seams between neighbours in SVG viewers
+                    painter.fillRect(QRectF(j - 0.5, i - 0.5, 1.01, 1.01), QColor(red, green, blue))
+
+
+def cell_colours(display: np.ndarray, levels, colormap) -> np.ndarray:
+    """(rows, columns, 3) int colours of the cells at ``levels`` (−1 where masked / not finite)."""
+    low, high = levels
+    span = (high - low) or 1.0
+    lut = colormap.getLookupTable(0.0, 1.0, 256, alpha=False)  # (256, 3)
+    finite = np.isfinite(display)
+    index = np.clip(((np.where(finite, display, low) - low) / span * 255).astype(int), 0, 255)
+    colours = lut[index].astype(int)
+    colours[~finite] = -1
+    return colours
+
+
 class HeatmapPlot:
     """A labelled matrix inside any pyqtgraph GraphicsLayout (one per head in a figure)."""
 
@@ -155,9 +198,9 @@ class HeatmapPlot:
             axis = self.plot.getAxis(axis_name)
             axis.setPen(pg.mkPen("#444"))
             axis.setTextPen(pg.mkPen("#111"))
-        if compact:
-            self.plot.hideAxis("left")
-            self.plot.hideAxis("bottom")
+        # empty state: no meaningless −0.5 … 0 axes until a matrix arrives (and after clear())
+        self.plot.hideAxis("left")
+        self.plot.hideAxis("bottom")
         self.matrix: np.ndarray | None = None
         self.row_labels: list[str] = []
         self.column_labels: list[str] = []
@@ -195,6 +238,9 @@ class HeatmapPlot:
         self.image.setImage(image, levels=levels, autoLevels=False)
         self.image.setRect(QRectF(-0.5, -0.5, columns, rows))
         self.backdrop.setRect(QRectF(-0.5, -0.5, columns, rows))
+        if not self.compact:
+            self.plot.getAxis("left").show()
+            self.plot.getAxis("bottom").show()
         self.plot.setLimits(xMin=-0.5, xMax=columns - 0.5, yMin=-0.5, yMax=rows - 0.5)
         self.plot.setRange(xRange=(-0.5, columns - 0.5), yRange=(-0.5, rows - 0.5), padding=0)
         self.update_ticks()
@@ -202,9 +248,22 @@ class HeatmapPlot:
             show_values = rows <= MAX_CELL_TEXT and columns <= MAX_CELL_TEXT and not self.compact
         self._write_values(display, value_format if show_values else None)
 
+    def use_vector_cells(self) -> CellRects:
+        """Draw the cells as rectangles instead of the bitmap (SVG export); returns the item."""
+        display = self.image.image
+        rects = CellRects(np.asarray(display, dtype=float), self.levels, self.colormap)
+        self.plot.removeItem(self.image)
+        self.plot.getViewBox().addItem(rects)
+        rects.setZValue(self.image.zValue())
+        self.values.setZValue(rects.zValue() + 1)
+        self.highlight.setZValue(rects.zValue() + 2)
+        return rects
+
     def clear(self) -> None:
         self.matrix = None
         self.image.clear()
+        self.plot.hideAxis("left")
+        self.plot.hideAxis("bottom")
         self._write_values(None, None)
         self.highlight.setVisible(False)
 
@@ -228,14 +287,39 @@ class HeatmapPlot:
         if self.compact or self.matrix is None:
             return
         view = self.plot.getViewBox().sceneBoundingRect()
-        metrics = QFontMetrics(QFont())
-        row_step = _label_step(len(self.row_labels), view.height(), metrics.height() * 1.05)
+        font = QFont()
+        rows, columns = len(self.row_labels), len(self.column_labels)
+        if max(rows, columns) <= LABEL_EVERY_TOKEN:
+            # every token gets its label: a smaller font when the cells are small (not below 7 px)
+            row_pixels = view.height() / max(rows, 1)
+            font.setPixelSize(int(max(7, min(QFontInfo(QFont()).pixelSize(), row_pixels / 1.15))))
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setTickFont(font)
+        metrics = QFontMetrics(font)
+        every_row = rows <= LABEL_EVERY_TOKEN and view.height() / max(rows, 1) >= MIN_LABEL_PIXELS
+        row_step = 1 if every_row else _label_step(rows, view.height(), metrics.height() * 1.05)
         # measure only the longest labels: thousands of tokens would cost ~10 ms a resize
         longest = sorted(self.column_labels, key=len, reverse=True)[:24]
         widest = max((metrics.horizontalAdvance(short_label(t)) for t in longest), default=10)
-        column_step = _label_step(len(self.column_labels), view.width(), widest + 8)
+        column_step = _label_step(columns, view.width(), widest + 8)
         self.plot.getAxis("left").setTicks([_ticks(self.row_labels, row_step)])
-        self.plot.getAxis("bottom").setTicks([_ticks(self.column_labels, column_step)])
+        if column_step > 1 and columns <= LABEL_EVERY_TOKEN and 2 * view.width() / columns >= 3 * MIN_LABEL_PIXELS:
+            # every column labelled on two staggered lines, each label within two cells' width
+            cell = view.width() / columns
+            room = max(2 * cell - 6, metrics.horizontalAdvance("M…"))
+            # the first and last labels may pass the plot's edge by only 15 px (pyqtgraph drops them)
+            edge = max(cell + 26, metrics.horizontalAdvance("M…"))
+            ticks = [(index, ("\n" if index % 2 else "") + metrics.elidedText(
+                short_label(label), Qt.TextElideMode.ElideRight, int(edge if index in (0, columns - 1) else room)))
+                for index, label in enumerate(self.column_labels)]
+            bottom = self.plot.getAxis("bottom")
+            bottom.setTicks([ticks])
+            label = bottom.label.boundingRect().height() * 0.8 if bottom.label.isVisible() else 0
+            bottom.setHeight(int(2 * metrics.lineSpacing() + 4 + bottom.style["tickTextOffset"][1]
+                                 + max(0, bottom.style["tickLength"]) + label))
+        else:
+            self.plot.getAxis("bottom").setTicks([_ticks(self.column_labels, column_step)])
+            self.plot.getAxis("bottom").setHeight(None)
 
     def _write_values(self, display, value_format) -> None:
         if value_format is None or display is None:
@@ -247,7 +331,7 @@ class HeatmapPlot:
         finite = np.isfinite(display)
         index = np.clip(((np.where(finite, display, low) - low) / span * 255).astype(int), 0, 255)
         lightness = lut[index].astype(float) @ np.array([0.299, 0.587, 0.114])  # (rows, columns)
-        dark = np.where(finite, lightness < 128, True)
+        dark = np.where(finite, lightness < 128, False)  # masked cells: dark text on the light hatching
         texts = [["−∞" if not ok else value_format.format(value) for value, ok in zip(row, ok_row)]
                  for row, ok_row in zip(display.tolist(), finite.tolist())]
         self.values.set_values(texts, dark)

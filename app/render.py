@@ -2,8 +2,8 @@
 
 The same :class:`HeatmapPlot` the window shows, laid out in one GraphicsLayoutWidget with a
 shared colour bar, rendered offscreen. PNG via pyqtgraph's ImageExporter at a chosen width;
-SVG via SVGExporter with the cells upscaled nearest-neighbour first (the SVG stores the heatmap
-as a bitmap that viewers would otherwise blur). Files are written atomically.
+SVG via SVGExporter with every cell a vector rectangle and the labels as text (for very long
+inputs, beyond 128 tokens, a bitmap upscaled nearest-neighbour so viewers do not blur it). Files are written atomically.
 """
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ STAGE_TITLES = {"scores": QT_TRANSLATE_NOOP("Figure", "raw scores q·kᵀ"),
                 "weights": QT_TRANSLATE_NOOP("Figure", "softmax weights")}
 FIGURE_TITLE = QT_TRANSLATE_NOOP("Figure", "%1 · d_model %2 · %3 heads · %4 tokens")
 HEAD_TITLE = QT_TRANSLATE_NOOP("Figure", "head %1")
+QUERY_AXIS = QT_TRANSLATE_NOOP("Figure", "query token")
+KEY_AXIS = QT_TRANSLATE_NOOP("Figure", "key token")
 
 
 def ensure_application():
@@ -60,8 +62,11 @@ def _heads(result: AttentionResult, head) -> list[int]:
     return [head]
 
 
+VECTOR_CELLS = 128 * 128  # SVG: up to this many cells per head are vector rectangles, beyond a bitmap
+
+
 def build_figure(result: AttentionResult, head="all", stage: str = "weights", width: int = 1200,
-                 upscale: int = 1, label: str = ""):
+                 upscale: int = 1, label: str = "", vector: bool = False):
     """A GraphicsLayoutWidget with the chosen heads' matrices and a shared colour bar."""
     import pyqtgraph as pg
 
@@ -101,6 +106,13 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
                            col=index % columns)
         heat.set_matrix(getattr(result, stage)[h], labels, labels, levels=levels, colormap=colormap,
                         show_values=None if len(heads) == 1 else False, upscale=upscale)
+        if vector:
+            heat.use_vector_cells()
+        # axis titles on the outer plots only: the left column and the bottom row
+        if index % columns == 0:
+            heat.plot.setLabel("left", translate(QUERY_AXIS))
+        if index // columns == rows - 1 or index + columns >= len(heads):
+            heat.plot.setLabel("bottom", translate(KEY_AXIS))
         plots.append(heat)
     bar = pg.ColorBarItem(colorMap=pg.colormap.get(colormap), interactive=False, width=14, values=levels)
     widget.ci.addItem(bar, row=1, col=columns, rowspan=rows)
@@ -174,8 +186,9 @@ def export_figure(result: AttentionResult, path, head="all", stage: str = "weigh
 def _svg_bytes(result: AttentionResult, head, stage: str, width: int, label: str = "") -> bytes:
     import pyqtgraph.exporters as exporters
 
-    upscale = max(1, min(16, math.ceil(512 / max(result.n, 1))))
-    widget, plots = build_figure(result, head, stage, width, upscale=upscale, label=label)
+    vector = result.n * result.n <= VECTOR_CELLS  # cells as rectangles: sharp at any zoom
+    upscale = 1 if vector else max(1, min(16, math.ceil(512 / max(result.n, 1))))
+    widget, plots = build_figure(result, head, stage, width, upscale=upscale, label=label, vector=vector)
     widget._plots = plots
     try:
         _show_offscreen(widget)

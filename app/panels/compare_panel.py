@@ -1,6 +1,6 @@
 """Comparison panel: the same token in two sentences, or the current settings against a snapshot.
 
-Seed 000: "苹果很好吃 和 苹果发布了新手机，“苹果”的向量应该不同". Sentence A is the window's
+The first tutorial: "苹果很好吃 和 苹果发布了新手机，“苹果”的向量应该不同". Sentence A is the window's
 sentence; sentence B is computed with exactly A's settings (only the text differs). The table
 lists every token found in both (the k-th occurrence in A with the k-th in B) with
 cos(static A, static B) — 1 for the same token, like word2vec — and cos(contextual A, contextual B)
@@ -13,6 +13,7 @@ changed). Everything is computed in the worker, lane "compare" (only its latest 
 """
 from __future__ import annotations
 
+import html
 import math
 
 from PySide6.QtCore import QSignalBlocker, Qt
@@ -50,11 +51,19 @@ SENTENCE, SNAPSHOT = "sentence", "snapshot"
 DEFAULT_PAIRS = {"苹果很好吃": "苹果发布了新手机", "苹果发布了新手机": "苹果很好吃"}
 MESSAGE_STYLE = "color: #555; font-style: italic;"
 ERROR_STYLE = "color: #c62828;"
+ELIDE_CHARACTERS = 90  # of a sentence in the status line (the table and heatmaps show every token)
 SAME_BRUSH, CHANGED_BRUSH = QColor("#e3f2fd"), QColor("#fff3e0")
 
 
 def _format_cosine(value: float) -> str:
     return "—" if math.isnan(value) else f"{value:.4f}"
+
+
+def _elide(text: str, limit: int = ELIDE_CHARACTERS) -> str:
+    """A sentence shortened for the one status line: its start and end, "…" between."""
+    if len(text) <= limit:
+        return text
+    return text[: limit * 2 // 3].rstrip() + " … " + text[-(limit // 3):].lstrip()
 
 
 def _format_setting(value) -> str:
@@ -325,9 +334,9 @@ class ComparePanel(Panel):
                 for name in comparison.config_changes)
             if not comparison.config_changes:
                 return fill(self.tr("A = current settings, B = snapshot of %1: nothing changed yet. Change heads, "
-                                    "scaling, temperature or the mask."), b)
-            return fill(self.tr("A = current settings, B = snapshot of %1 · changed: %2"), b, changes)
-        return fill(self.tr("A = %1   ·   B = %2   (same settings, only the text differs)"), a, b)
+                                    "scaling, temperature or the mask."), _elide(b))
+            return fill(self.tr("A = current settings, B = snapshot of %1 · changed: %2"), _elide(b), changes)
+        return fill(self.tr("A = %1   ·   B = %2   (same settings, only the text differs)"), _elide(a), _elide(b))
 
     def _fill_table(self) -> None:
         comparison = self.comparison
@@ -349,15 +358,20 @@ class ComparePanel(Panel):
                     elif c == 5:
                         item.setBackground(CHANGED_BRUSH)
                     self.table.setItem(r, c, item)
+        self._show_summary(0)
+
+    def _show_summary(self, row: int) -> None:
+        """The summary line under the table: the cosines of table row ``row`` (the selected token)."""
+        rows = self.comparison.shared
         if not rows:
             self.summary.setText(self.tr("No token occurs in both sentences: add a shared word, e.g. 苹果."))
-        elif comparison.vectors_reason:
+        elif self.comparison.vectors_reason:
             self.summary.setText(self.tr("d_model differs from the snapshot: the vectors cannot be compared."))
         else:
-            first = rows[0]
+            shown = rows[min(max(row, 0), len(rows) - 1)]
             self.summary.setText(fill(
                 self.tr("<b>%1</b>: cos before attention (static) = %2 → after attention = %3"),
-                first.text, _format_cosine(first.cos_static), _format_cosine(first.cos_contextual)))
+                html.escape(shown.text), _format_cosine(shown.cos_static), _format_cosine(shown.cos_contextual)))
 
     def _select_focus_row(self) -> None:
         comparison = self.comparison
@@ -369,6 +383,7 @@ class ComparePanel(Panel):
                 self.table.selectRow(matches[0])
             else:
                 self.table.clearSelection()
+        self._show_summary(matches[0] if matches else 0)
 
     def _show_heatmaps(self) -> None:
         comparison = self.comparison
@@ -398,6 +413,12 @@ class ComparePanel(Panel):
             if comparison.reason == REASON_TOKENS and comparison.mode == SETTINGS:
                 self.no_difference.setText(self.tr(
                     "No A − B: the sentence changed since the snapshot. A − B needs the same tokens in the same order."))
+            elif len(comparison.tokens_a) == len(comparison.tokens_b):
+                position = next(i for i, (a, b) in enumerate(zip(comparison.tokens_a, comparison.tokens_b)) if a != b)
+                self.no_difference.setText(fill(self.tr(
+                    "No A − B: token #%1 differs (“%2” in A, “%3” in B). It needs the same tokens in the "
+                    "same order; compare A and B side by side and the cosines in the table."),
+                    position, comparison.tokens_a[position], comparison.tokens_b[position]))
             else:
                 self.no_difference.setText(fill(self.tr(
                     "No A − B: the sentences have different tokens (%1 vs %2). It needs the same tokens in the "

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidg
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView
+from ..legend import legend_label
 from ..text import fill
 from .base import Panel
 
@@ -49,7 +50,6 @@ class DiffsPanel(Panel):
         self.bars = pg.PlotWidget(background="w")
         self.bars.setObjectName("diffBars")
         self.bars.setMenuEnabled(False)
-        self.bars.addLegend(offset=(-5, 5), colCount=3)
         self.bars.setLabel("bottom", self.tr("dimension"))
         self.bars.setMinimumHeight(120)
         self.before_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=BEFORE_BRUSH, name=self.tr("x (before)"))
@@ -57,6 +57,9 @@ class DiffsPanel(Panel):
         self.diff_curve = pg.PlotDataItem(pen=DIFF_PEN, name=self.tr("output − x"))
         for item in (self.before_bars, self.after_bars, self.diff_curve):
             self.bars.addItem(item)
+        layout.addWidget(legend_label(((BEFORE_BRUSH.color().name(), "■", self.tr("x (before)")),
+                                       (AFTER_BRUSH.color().name(), "■", self.tr("output (after)")),
+                                       (DIFF_PEN.color().name(), "━", self.tr("output − x"))), "diffLegend"))
         layout.addWidget(self.bars, 1)
         everything = QWidget()
         row = QHBoxLayout(everything)

@@ -19,6 +19,8 @@ from .base import Panel
 
 SELECTED_PEN = pg.mkPen("#ff2d55", width=4)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
+MIN_SIDE = 48  # px: a thumbnail never shrinks below this (the panel scrolls instead)
+LABEL_HEIGHT = 16  # px of the "head h" line above each thumbnail
 
 
 class HeadGridPanel(Panel):
@@ -49,9 +51,12 @@ class HeadGridPanel(Panel):
         best, best_side = 1, 0.0
         for columns in range(1, heads + 1):
             rows = math.ceil(heads / columns)
-            side = min(width / columns, height / rows - 16)  # 16 px for the "head h" label
+            side = min(width / columns, height / rows - LABEL_HEIGHT)
             if side > best_side:
                 best, best_side = columns, side
+        if best_side < MIN_SIDE:
+            # too many heads for the panel: keep thumbnails readable across and let the panel scroll
+            best = max(1, min(heads, int(width // (MIN_SIDE + 8))))
         return best
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
@@ -65,11 +70,15 @@ class HeadGridPanel(Panel):
         self.canvas.clear()
         self.views, self.images = [], []
         columns = self._shown_columns = self._columns(heads)
+        self.canvas.setMinimumHeight(math.ceil(heads / columns) * (MIN_SIDE + LABEL_HEIGHT + 8) + 16)
         for head in range(heads):
             if head and head % columns == 0:
                 self.canvas.nextRow()
             cell = self.canvas.addLayout()
-            cell.addLabel(fill(self.tr("head %1"), head), size="8pt", color="#333")
+            cell.setContentsMargins(0, 0, 0, 0)
+            cell.setSpacing(0)
+            label = cell.addLabel(fill(self.tr("head %1"), head), size="8pt", color="#333")
+            label.setMaximumHeight(LABEL_HEIGHT)
             cell.nextRow()
             view = cell.addViewBox(lockAspect=True, enableMouse=False, invertY=True)
             view.setMenuEnabled(False)

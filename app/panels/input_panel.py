@@ -7,8 +7,9 @@ leaves the last good pictures on screen.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtCore import QCoreApplication, QSettings, QSignalBlocker, Qt
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -38,6 +39,7 @@ from .base import Panel
 
 ERROR_STYLE = "color: #c62828;"
 FIELD_LABELS = {"d_model": "heads"}  # d_model and heads share the message under the heads box
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # examples/table.json: a table to start from
 
 
 class InputPanel(Panel):
@@ -100,14 +102,41 @@ class InputPanel(Panel):
             widget.setObjectName(f"{name}Field")
             form.addRow(label, widget)
             self.messages[name] = self._message_label()
-            form.addRow("", self.messages[name])
-        layout.addLayout(form)
+            if name == "heads":
+                # "d_model must be divisible by heads" comes and goes while typing: a holder keeps
+                # its two lines reserved (a smaller font), so the form below never jumps
+                font = self.messages[name].font()
+                font.setPointSizeF(font.pointSizeF() * 0.85)
+                self.messages[name].setFont(font)
+                holder = QWidget()
+                holder_layout = QVBoxLayout(holder)
+                holder_layout.setContentsMargins(0, 0, 0, 0)
+                holder_layout.addWidget(self.messages[name])
+                holder_layout.addStretch(1)
+                holder.setMinimumHeight(2 * self.messages[name].fontMetrics().lineSpacing() + 4)
+                form.addRow("", holder)
+            else:
+                form.addRow("", self.messages[name])
+        self.settings_box = QWidget()
+        self.settings_box.setObjectName("toySettings")
+        form.setContentsMargins(0, 0, 0, 0)
+        self.settings_box.setLayout(form)
+        layout.addWidget(self.settings_box)
+        self.model_facts = QLabel()  # in place of the toy settings when a pretrained model computes
+        self.model_facts.setObjectName("modelFacts")
+        self.model_facts.setWordWrap(True)
+        self.model_facts.setTextFormat(Qt.TextFormat.PlainText)
+        self.model_facts.setVisible(False)
+        layout.addWidget(self.model_facts)
 
         table_row = QHBoxLayout()
         self.embeddings_label = QLabel()
         self.embeddings_label.setWordWrap(True)
         self.load_table = QPushButton(self.tr("Embeddings…"))
-        self.load_table.setToolTip(self.tr("Load a JSON table token → vector, e.g. {\"小明\": [1, 0]}"))
+        self.load_table.setToolTip(self.tr(
+            "Load a JSON table token → vector: {\"小明\": [1, 0], \"喜欢\": [0, 1], \"苹果\": [1, 1]}.\n"
+            "Every vector has d_model numbers; tokens not in the table keep their generated embedding.\n"
+            "examples/table.json is the tutorial's table (d_model 2, tokenizer whitespace)."))
         self.clear_table = QPushButton(self.tr("Clear"))
         self.clear_table.setToolTip(self.tr("Go back to generated embeddings"))
         table_row.addWidget(self.embeddings_label, 1)
@@ -198,6 +227,15 @@ class InputPanel(Panel):
         if enabled:
             self.clear_table.setEnabled(bool(self.controller.config.embeddings))
 
+    def show_model_facts(self, facts: str) -> None:
+        """A pretrained model's own facts instead of the toy settings; "" shows the settings again."""
+        self.model_facts.setText(facts)
+        self.model_facts.setVisible(bool(facts))
+        self.settings_box.setVisible(not facts)
+        self.embeddings_label.setVisible(not facts)
+        self.load_table.setVisible(not facts)
+        self.clear_table.setVisible(not facts)
+
     def show_message(self, field: str, message: str) -> None:
         """Show ``message`` (in the interface language) under ``field``'s box, hiding the others."""
         field = FIELD_LABELS.get(field, field)
@@ -229,8 +267,13 @@ class InputPanel(Panel):
         self.show_config(config)
 
     def _on_load_table(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Load embeddings table"), "", self.tr("JSON (*.json)"))
+        settings = QSettings("AttentionExplorer", "AttentionExplorer")  # the window's settings
+        folder = settings.value("lastFolder/embeddings", "") or str(EXAMPLES)
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Load embeddings table: JSON {\"token\": [numbers], …}, e.g. examples/table.json"),
+            folder, self.tr("JSON (*.json)"))
         if path:
+            settings.setValue("lastFolder/embeddings", str(Path(path).resolve().parent))
             self.load_table_file(path)
 
     def load_table_file(self, path: str) -> bool:

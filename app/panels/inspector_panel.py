@@ -22,6 +22,7 @@ from engine.inspect import CellInspection, inspect_cell
 
 from ..controller import Controller
 from ..i18n import error_text
+from ..legend import legend_label
 from ..text import fill
 from .base import Panel
 
@@ -112,6 +113,9 @@ class InspectorPanel(Panel):
             "The shares of all keys sum to 100 %; a value pointing against the others has a negative share.\n"
             "The weight itself is v_j's share of the mixture (weights sum to 1)."))
         self.steps.setColumnWidth(1, 240)
+        # at least six steps readable before the panel scrolls (it sits in a small dock by default)
+        self.steps.setMinimumHeight(self.steps.horizontalHeader().sizeHint().height()
+                                    + 6 * self.steps.verticalHeader().defaultSectionSize() + 4)
         splitter.addWidget(self.steps)
 
         right = QSplitter(Qt.Orientation.Vertical)
@@ -119,22 +123,28 @@ class InspectorPanel(Panel):
         self.bars = pg.PlotWidget(background="w")
         self.bars.setObjectName("inspectorBars")
         self.bars.setMenuEnabled(False)
-        self.bars.addLegend(offset=(5, 5), colCount=3, labelTextColor="#111", brush=pg.mkBrush(255, 255, 255, 210))
         self.bars.setLabel("bottom", self.tr("dimension c"))
-        self.bars.setMinimumHeight(120)
+        self.bars.setMinimumHeight(180)
         self.bars.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#888")))
         self.q_bars = pg.BarGraphItem(x=[], height=[], width=0.27, brush=Q_BRUSH, name="q_i")
         self.k_bars = pg.BarGraphItem(x=[], height=[], width=0.27, brush=K_BRUSH, name="k_j")
         self.product_bars = pg.BarGraphItem(x=[], height=[], width=0.27, brush=PRODUCT_BRUSH, name="q_i × k_j")
         for item in (self.q_bars, self.k_bars, self.product_bars):
             self.bars.addItem(item)
-        right.addWidget(self.bars)
+        chart = QWidget()
+        chart_layout = QVBoxLayout(chart)
+        chart_layout.setContentsMargins(0, 0, 0, 0)
+        chart_layout.addWidget(legend_label(((Q_BRUSH.color().name(), "■", "q_i"), (K_BRUSH.color().name(), "■", "k_j"),
+                                             (PRODUCT_BRUSH.color().name(), "■", "q_i × k_j")), "inspectorLegend"))
+        chart_layout.addWidget(self.bars, 1)
+        right.addWidget(chart)
         self.dimensions = QTableWidget(0, 4)
         self.dimensions.setObjectName("inspectorDimensions")
         self.dimensions.setHorizontalHeaderLabels([self.tr("c"), "q_i[c]", "k_j[c]", "q_i[c] × k_j[c]"])
         self.dimensions.verticalHeader().hide()
         self.dimensions.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.dimensions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.dimensions.setMinimumHeight(110)
         right.addWidget(self.dimensions)
         splitter.setSizes([520, 480])
 

@@ -102,6 +102,7 @@ class LayersPanel(Panel):
         self.curve_plot.setLabel("bottom", self.tr("hidden state after layer (0 = embeddings)"))
         self.curve_plot.setLabel("left", self.tr("cosine to its layer-0 vector"))
         self.curve_plot.showGrid(x=True, y=True, alpha=0.3)
+        _plain_axes(self.curve_plot)
         self.curve = self.curve_plot.plot(pen=pg.mkPen("#4c78a8", width=3), symbol="o", symbolBrush="#4c78a8")
         layout.addWidget(self.curve_plot, 1)
         return page
@@ -131,6 +132,7 @@ class LayersPanel(Panel):
         self.compare_plot.setLabel("bottom", self.tr("hidden state after layer (0 = embeddings)"))
         self.compare_plot.setLabel("left", self.tr("cosine between the two sentences"))
         self.compare_plot.showGrid(x=True, y=True, alpha=0.3)
+        _plain_axes(self.compare_plot)
         self.compare_curve = self.compare_plot.plot(pen=pg.mkPen("#f58518", width=3), symbol="o", symbolBrush="#f58518")
         layout.addWidget(self.compare_plot, 1)
         return page
@@ -239,6 +241,7 @@ class LayersPanel(Panel):
         focus = self.controller.focus
         cosines = bert.cosine_to_layer0[:, focus]  # (layers + 1,)
         self.curve.setData(np.arange(len(cosines)), cosines)
+        _tick_whole_layers(self.curve_plot, len(cosines))
         self.curve_caption.setText(fill(
             self.tr("“%1”: cosine to its own layer-0 vector after each layer — %2. The lower, the more context has "
                     "rewritten it."), bert.token_texts[focus], ", ".join(f"{c:.3f}" for c in cosines)))
@@ -274,6 +277,7 @@ class LayersPanel(Panel):
         text = value["pairs"][index][0]
         cosines = value["cosines"][index]  # (layers + 1,)
         self.compare_curve.setData(np.arange(len(cosines)), cosines)
+        _tick_whole_layers(self.compare_plot, len(cosines))
         lowest = int(np.argmin(cosines))
         self.compare_caption.setText(fill(
             self.tr("“%1” in A and in B, layer by layer: %2. Most different after layer %3 (cos %4)."),
@@ -292,6 +296,17 @@ class LayersPanel(Panel):
                 if view.sceneBoundingRect().contains(event.scenePos()):
                     self._open(layer, head)
                     return
+
+
+def _plain_axes(plot: pg.PlotWidget) -> None:
+    """Cosines read as cosines: no SI prefix (pyqtgraph would show 0.29–0.84 as 290–840 "(x0.001)")."""
+    for name in ("left", "bottom"):
+        plot.getAxis(name).enableAutoSIPrefix(False)
+
+
+def _tick_whole_layers(plot: pg.PlotWidget, count: int) -> None:
+    """One tick per hidden state 0 … count − 1: a layer is a whole number, never 0.5."""
+    plot.getAxis("bottom").setTicks([[(layer, str(layer)) for layer in range(count)], []])
 
 
 def _default_key(tokens: list[str]) -> int:

@@ -65,6 +65,9 @@ def _levels(bound) -> tuple[float, float]:
     return (-bound, bound) if bound > 0 else (-1.0, 1.0)
 
 
+MIN_VIEW_WIDTH, MIN_VIEW_HEIGHT = 220, 250  # px of one stage heatmap: rows labelled, numbers readable
+
+
 class PlayerPanel(Panel):
     """Previous / play / next over a caption and up to three heatmaps."""
 
@@ -199,6 +202,7 @@ class PlayerPanel(Panel):
             view.setObjectName(f"playerHeatmap{index}")
             view.cellClicked.connect(lambda r, c, i=index: self._on_cell_clicked(i, r, c))
             view.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding)  # equal widths
+            view.setMinimumSize(MIN_VIEW_WIDTH, MIN_VIEW_HEIGHT)  # never squashed: the dock scrolls instead
             row.addWidget(view, 1)
             self.views.append(view)
         self.pages.addWidget(maps)

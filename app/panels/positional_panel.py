@@ -112,7 +112,7 @@ class PositionalPanel(Panel):
         layout.setContentsMargins(0, 0, 0, 0)
         intro = QLabel(self.tr(
             "Self-attention has no sense of order: shuffle the tokens, undo the shuffle on the result, and "
-            "without positions nothing has changed (seed 004: 猫追老鼠 and 老鼠追猫 look the same)."))
+            "without positions nothing has changed (the tutorial “自注意力机制 self-attention”: 猫追老鼠 and 老鼠追猫 look the same)."))
         intro.setWordWrap(True)
         layout.addWidget(intro)
         row = QHBoxLayout()
@@ -288,7 +288,7 @@ class PositionalPanel(Panel):
     def _show_pe(self, matrix: np.ndarray, labels: list[str], *, added: bool) -> None:
         formula = self.tr("PE[pos, 2i] = sin(pos / 10000^(2i/d_model)),  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))")
         if added:
-            note = self.tr("Added to each token's embedding: x = embedding + PE (seed 004: a1 + pe1).")
+            note = self.tr("Added to each token's embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).")
         else:
             note = self.tr("Not added now (positional encoding is not sinusoidal): what x would get.")
         self.pe_caption.setText(formula + "\n" + note)

@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from engine.labs import SWEEP_D_MODELS, ScaleComparison, ScalingPoint, ScalingSweep, scale_comparison, scaling_point, sweep_config
 from engine.models import CONFIGURABLE_KINDS
@@ -78,7 +78,7 @@ class ScalingPanel(Panel):
         self.rows_canvas = pg.GraphicsLayoutWidget()
         self.rows_canvas.setObjectName("scalingRows")
         self.rows_canvas.setBackground("w")
-        self.rows_canvas.setMinimumHeight(170)
+        self.rows_canvas.setMinimumHeight(150)
         self.entropy_plot = self._plot(self.rows_canvas, 0, self.tr("entropy per query token (nats)"))
         self.max_plot = self._plot(self.rows_canvas, 1, self.tr("largest weight per query token"))
         self.row_bars = {}
@@ -93,15 +93,23 @@ class ScalingPanel(Panel):
             "max": self.max_plot.plot([], [], pen=REFERENCE_PEN, name=self.tr("uniform: 1/n")),
         }
         self.max_plot.setYRange(0, 1.02, padding=0)
-        layout.addWidget(self.rows_canvas, 1)
+        # the current sentence's charts and the sweep side by side: the lab fits a low bottom dock
+        charts = QSplitter(Qt.Orientation.Horizontal)
+        charts.addWidget(self.rows_canvas)
+        layout.addWidget(charts, 1)
+        sweep = QWidget()
+        sweep_layout = QVBoxLayout(sweep)
+        sweep_layout.setContentsMargins(0, 0, 0, 0)
+        charts.addWidget(sweep)
 
         self.sweep_status = QLabel()
         self.sweep_status.setObjectName("sweepStatus")
-        layout.addWidget(self.sweep_status)
+        self.sweep_status.setWordWrap(True)
+        sweep_layout.addWidget(self.sweep_status)
         self.sweep_canvas = pg.GraphicsLayoutWidget()
         self.sweep_canvas.setObjectName("scalingSweep")
         self.sweep_canvas.setBackground("w")
-        self.sweep_canvas.setMinimumHeight(200)
+        self.sweep_canvas.setMinimumHeight(150)
         self.sweep_entropy = self._plot(self.sweep_canvas, 0, self.tr("mean row entropy (nats) vs d_k"))
         self.sweep_max = self._plot(self.sweep_canvas, 1, self.tr("mean largest weight vs d_k"))
         ticks = [[(math.log2(d), str(d)) for d in SWEEP_D_MODELS]]
@@ -121,7 +129,7 @@ class ScalingPanel(Panel):
             self.current_lines.append(line)
         self.sweep_reference = self.sweep_entropy.plot([], [], pen=REFERENCE_PEN, name=self.tr("uniform: log n"))
         self.sweep_max.setYRange(0, 1.02, padding=0)
-        layout.addWidget(self.sweep_canvas, 1)
+        sweep_layout.addWidget(self.sweep_canvas, 1)
 
         controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
         controller.selectionChanged.connect(self.show_selection)

