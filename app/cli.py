@@ -133,8 +133,9 @@ def _image_exporter():
         from app.render import export_figure
     except ModuleNotFoundError as error:
         package = (error.name or "PySide6").split(".")[0]
-        raise SetupError(f".png and .svg export needs the {package} package: pip install {package} "
-                         f"(or pip install -e . for everything), or export .npz .json .csv") from None
+        raise SetupError(f".png and .svg export needs the {package} package, which this Python lacks: use "
+                         f"`./run export …` (it installs requirements.txt into .venv), or pip install {package}, "
+                         f"or export .npz .json .csv") from None
     except ImportError as error:  # e.g. Qt's libEGL missing
         raise SetupError(f".png and .svg export cannot load Qt ({error}): export .npz .json .csv instead") from None
     return export_figure
