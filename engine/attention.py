@@ -10,7 +10,7 @@ Performance notes (measured here, 2-core AMD EPYC, numpy 2.4 + OpenBLAS; see ben
 - numpy runs an element-wise ufunc on ONE core, at ~2.2 ns per np.exp of a float32 here (torch's
   vectorized exp is several times faster), and a whole-array step is a pass over heads·n² floats
   in main memory. So for large inputs the work goes in tiles of about BLOCK_ELEMENTS scores,
-  (one head, a run of query rows): q·kᵀ of the tile (BLAS, one thread), scale, bias, mask,
+  (one head, a run of query rows): q·kᵀ of the tile (BLAS, one thread), scale, mask,
   softmax, and the tile's weights·v, all while the tile is still in cache, the tiles shared
   among :data:`engine.parallel.THREADS` threads (numpy releases the GIL inside ufuncs and BLAS).
   Each n² array is written once and read back from cache, never from memory.
@@ -71,17 +71,15 @@ def attend(
     *,
     divisor: float = 1.0,
     mask: np.ndarray | None = None,
-    additive_bias: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Attention for every head at once.
 
     q, k, v: (heads, n, d_k). ``divisor``: the scores are divided by it (√d_k · temperature, or
-    1). ``mask``: boolean (n, n) or (n_keys,), True = masked (−∞ before the softmax).
-    ``additive_bias``: added to the scaled scores (BERT's attention-mask bias), shape
-    broadcastable to (heads, n, n).
+    1). ``mask``: boolean (n, n) or (n_keys,), True = masked (−∞ before the softmax). (No additive
+    bias: one unpadded sentence needs none, see engine/bert.py; a padded batch would add it.)
 
-    Returns scores (heads, n, n) = q·kᵀ, scaled (heads, n, n) = scores / divisor (+ bias,
-    −∞ where masked), weights (heads, n, n) = row softmax, head_outputs (heads, n, d_k) = weights·v.
+    Returns scores (heads, n, n) = q·kᵀ, scaled (heads, n, n) = scores / divisor (−∞ where
+    masked), weights (heads, n, n) = row softmax, head_outputs (heads, n, d_k) = weights·v.
     """
     q = np.ascontiguousarray(q)  # (heads, n_q, d_k)
     keys_transposed = np.ascontiguousarray(k.transpose(0, 2, 1))  # (heads, d_k, n_k)
@@ -90,14 +88,13 @@ def attend(
     n_keys = keys_transposed.shape[2]
     dtype = np.result_type(q, keys_transposed)
     scores = np.empty((heads, n_queries, n_keys), dtype)  # (heads, n, n)
-    plain = divisor == 1.0 and mask is None and additive_bias is None
-    # Without scaling, bias or mask, scaled holds the same numbers as scores: share the memory
+    plain = divisor == 1.0 and mask is None
+    # Without scaling or mask, scaled holds the same numbers as scores: share the memory
     # (the trace's arrays are read-only).
     scaled = scores if plain else np.empty_like(scores)  # (heads, n, n)
     weights = np.empty_like(scores)  # (heads, n, n)
     head_outputs = np.empty((heads, n_queries, v.shape[2]), np.result_type(weights, v))  # (heads, n, d_k)
     factor = scores.dtype.type(1.0 / divisor)
-    bias = None if additive_bias is None else np.broadcast_to(additive_bias, scores.shape)  # view
     masked = None if mask is None else np.broadcast_to(mask, (n_queries, n_keys))  # view
 
     def tile(heads_: slice, rows: slice) -> None:
@@ -110,8 +107,6 @@ def attend(
                 np.multiply(block, factor, out=block_scaled)
             else:
                 np.copyto(block_scaled, block)
-            if bias is not None:
-                block_scaled += bias[heads_, rows]
             if masked is not None:
                 np.copyto(block_scaled, -np.inf, where=masked[rows])
             block = block_scaled
