@@ -91,13 +91,15 @@ def _json_list(array: np.ndarray) -> list:
 
 def _write_npz(result: AttentionResult, path: str) -> None:
     spans = np.array([(t.start, t.end) for t in result.tokens], dtype=np.int64).reshape(-1, 2)
-    np.savez(  # uncompressed: random floats barely shrink and big traces would write slowly
-        path,
-        **_arrays(result),
-        tokens=np.array(result.token_texts, dtype=str),
-        token_spans=spans,
-        config_json=np.array(config_json(result)),
-    )
+    # an open file, not the path: np.savez appends ".npz" to a path that ends otherwise (".NPZ")
+    with open(path, "wb") as stream:
+        np.savez(  # uncompressed: random floats barely shrink and big traces would write slowly
+            stream,
+            **_arrays(result),
+            tokens=np.array(result.token_texts, dtype=str),
+            token_spans=spans,
+            config_json=np.array(config_json(result)),
+        )
 
 
 def _write_json(result: AttentionResult, path: str) -> None:
@@ -149,9 +151,10 @@ def save_bert_trace(trace, path, text: str = "") -> Path:
     spans = [[t.start, t.end] for t in trace.tokens]
     with atomic_path(path) as temp:
         if suffix == ".npz":
-            np.savez(temp, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),
-                     input_ids=np.asarray(trace.input_ids), attentions=trace.attentions,
-                     hidden_states=trace.hidden_states, text=np.array(text))
+            with open(temp, "wb") as stream:  # a path not ending in ".npz" would get ".npz" appended
+                np.savez(stream, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),
+                         input_ids=np.asarray(trace.input_ids), attentions=trace.attentions,
+                         hidden_states=trace.hidden_states, text=np.array(text))
         elif suffix == ".json":
             document = {"format": MODEL_FORMAT_NAME, "version": 1, "model": "sentence-transformers/all-MiniLM-L6-v2",
                         "text": text, "tokens": trace.token_texts, "token_spans": spans,
