@@ -49,8 +49,8 @@ def mutant(name: str, path: str, old: str, new: str) -> None:
 
 
 # ------------------------------------------------------------------ the mutants
-# engine/attention.py: the optional additive bias (BERT's attention-mask bias) subtracted
-mutant("attend-bias-sign", "engine/attention.py", "block_scaled += bias[heads_, rows]", "block_scaled -= bias[heads_, rows]")
+# engine/attention.py: attend()'s additive_bias (a sign bug there survived) had no caller and was
+# removed, as issue 16 asks; the mutant went with it.
 
 # worked arithmetic: the raw score shown where the scaled one belongs (equal only with scaling off)
 mutant("explain-text-scaled-is-raw", "engine/explain.py", "= {num(term.scaled)}{suffix}", "= {num(term.score)}{suffix}")
