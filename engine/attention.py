@@ -71,7 +71,6 @@ def attend(
     *,
     divisor: float = 1.0,
     mask: np.ndarray | None = None,
-    additive_bias: np.ndarray | None = None,
     weights_out: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Attention for every head at once.
@@ -81,12 +80,12 @@ def attend(
     grouped-query attention (Ainslie et al. 2023), query head h reads key/value head
     h // (heads / kv_heads), as Llama's ``repeat_kv``. ``weights_out``: (heads, n_q, n_k) float
     array the weights are written into (e.g. one layer of a preallocated stack).
-    ``divisor``: the scores are divided by it (√d_k · temperature, or 1). ``mask``: boolean (n, n) or (n_keys,), True = masked (−∞ before the softmax).
-    ``additive_bias``: added to the scaled scores (BERT's attention-mask bias), shape
-    broadcastable to (heads, n, n).
+    ``divisor``: the scores are divided by it (√d_k · temperature, or 1). ``mask``: boolean
+    (n, n) or (n_keys,), True = masked (−∞ before the softmax). (No additive bias: one unpadded
+    sentence needs none, see engine/bert.py; a padded batch would add it.)
 
-    Returns scores (heads, n, n) = q·kᵀ, scaled (heads, n, n) = scores / divisor (+ bias,
-    −∞ where masked), weights (heads, n, n) = row softmax, head_outputs (heads, n, d_k) = weights·v.
+    Returns scores (heads, n, n) = q·kᵀ, scaled (heads, n, n) = scores / divisor (−∞ where
+    masked), weights (heads, n, n) = row softmax, head_outputs (heads, n, d_k) = weights·v.
     """
     q = np.ascontiguousarray(q)  # (heads, n_q, d_k)
     if k.shape[0] != q.shape[0]:  # grouped-query: each key/value head serves a group of query heads
@@ -100,14 +99,13 @@ def attend(
     n_keys = keys_transposed.shape[2]
     dtype = np.result_type(q, keys_transposed)
     scores = np.empty((heads, n_queries, n_keys), dtype)  # (heads, n, n)
-    plain = divisor == 1.0 and mask is None and additive_bias is None
-    # Without scaling, bias or mask, scaled holds the same numbers as scores: share the memory
+    plain = divisor == 1.0 and mask is None
+    # Without scaling or mask, scaled holds the same numbers as scores: share the memory
     # (the trace's arrays are read-only).
     scaled = scores if plain else np.empty_like(scores)  # (heads, n, n)
     weights = np.empty_like(scores) if weights_out is None else weights_out  # (heads, n, n)
     head_outputs = np.empty((heads, n_queries, v.shape[2]), np.result_type(weights, v))  # (heads, n, d_k)
     factor = scores.dtype.type(1.0 / divisor)
-    bias = None if additive_bias is None else np.broadcast_to(additive_bias, scores.shape)  # view
     masked = None if mask is None else np.broadcast_to(mask, (n_queries, n_keys))  # view
 
     def tile(heads_: slice, rows: slice) -> None:
@@ -120,8 +118,6 @@ def attend(
                 np.multiply(block, factor, out=block_scaled)
             else:
                 np.copyto(block_scaled, block)
-            if bias is not None:
-                block_scaled += bias[heads_, rows]
             if masked is not None:
                 np.copyto(block_scaled, -np.inf, where=masked[rows])
             block = block_scaled

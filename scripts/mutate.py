@@ -2,12 +2,15 @@
 
 Each mutant is one textual replacement in one file (it must match exactly once). For each, the
 tree is copied to a temporary folder, the replacement applied there, and the test suite run
-(stopping at the first failure); a mutant the suite still passes "survives". The table printed
+(stopping at the first failure); a mutant the suite still passes "survives". A failing test is
+run again on its own: if it passes then, it was flaky (timing under load), it is deselected and
+the suite run again, so a kill always names a test that fails because of the mutant. The table printed
 at the end is the score quoted in the closing notes.
 
     python scripts/mutate.py                 # every mutant, the whole suite each time
-    python scripts/mutate.py --only lanes    # mutants whose name contains "lanes"
-    python scripts/mutate.py --list          # names only
+    python scripts/mutate.py --only csv,npz  # mutants whose name contains "csv" or "npz"
+    python scripts/mutate.py --list          # names (and any that no longer match the code)
+    python scripts/mutate.py --jobs 2        # two mutants at once
 
 The working tree itself is never modified. Outside the engine's numerics on purpose: those are
 covered by property tests and the reference fixtures (see issue 16's measurement).
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,9 +49,68 @@ def mutant(name: str, path: str, old: str, new: str) -> None:
 
 
 # ------------------------------------------------------------------ the mutants
-from mutants import register  # noqa: E402  (scripts/mutants.py: the list, kept apart from the runner)
+# engine/attention.py: attend()'s additive_bias (a sign bug there survived) had no caller and was
+# removed, as issue 16 asks; the mutant went with it.
 
-register(mutant)
+# worked arithmetic: the raw score shown where the scaled one belongs (equal only with scaling off)
+mutant("explain-text-scaled-is-raw", "engine/explain.py", "= {num(term.scaled)}{suffix}", "= {num(term.score)}{suffix}")
+mutant("explain-term-scaled-is-raw", "engine/explain.py", "scaled=float(scaled[j]),", "scaled=float(result.scores[head, query, j]),")
+mutant("arithmetic-panel-scaled-is-raw", "app/panels/arithmetic_panel.py", "= <b>{number(t.scaled)}</b>{note}", "= <b>{number(t.score)}</b>{note}")
+mutant("arithmetic-panel-divisor-sqrt", "app/panels/arithmetic_panel.py", "e.d_k, number(math.sqrt(e.d_k)))", "e.d_k, number(e.d_k))")
+
+# engine/export.py: trace files (CSV order, JSON −∞, suffixes) and the MiniLM file's keys
+mutant("csv-query-major", "engine/export.py",
+       "for h, head in enumerate(result.weights):  # (n, n) per head\n            for i, row in enumerate(head):",
+       "for i in range(result.n):\n            for h, row in enumerate(result.weights[:, i]):")
+mutant("csv-precision", "engine/export.py", "[format(w, \".9g\") for w in row.tolist()])\n\n\n_WRITERS", "[format(w, \".4g\") for w in row.tolist()])\n\n\n_WRITERS")
+mutant("json-minus-infinity", "engine/export.py", 'float("-inf"): "-Infinity"}', 'float("-inf"): "Infinity"}')
+mutant("export-suffix-case", "engine/export.py", "suffix = Path(path).suffix.lower()", "suffix = Path(path).suffix")
+mutant("npz-optional-arrays", "engine/export.py", 'OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated", "mask")', 'OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated")')
+mutant("minilm-npz-key-renamed", "engine/export.py", "token_spans=np.array(spans, dtype=np.int64),", "spans=np.array(spans, dtype=np.int64),")
+mutant("minilm-npz-hidden-renamed", "engine/export.py", "hidden_states=trace.hidden_states, text=", "hidden=trace.hidden_states, text=")
+
+# app/cli.py: exit codes and the image/data decision
+mutant("cli-usage-exit-1", "app/cli.py", "return _fail(error, 2)", "return _fail(error, 1)")
+mutant("cli-unknown-command-exit-1", "app/cli.py", "or no arguments for the window\", 2)", "or no arguments for the window\", 1)")
+mutant("cli-image-suffix-case", "app/cli.py", "image = Path(options.out).suffix.lower() in IMAGE_SUFFIXES", "image = Path(options.out).suffix in IMAGE_SUFFIXES")
+mutant("cli-no-scale-ignored", "app/cli.py", '        settings["scale"] = False', '        pass')
+
+# app/session.py: what a session keeps
+mutant("session-drops-embeddings", "app/session.py", 'data.pop("memory_budget", None)', 'data.pop("memory_budget", None); data.pop("embeddings", None)')
+mutant("session-view-field-renamed", "app/session.py", '"view": dict(view or {})}', '"state": dict(view or {})}')
+mutant("session-stage-not-read", "app/session.py", 'clean["stage"] = stage', 'clean["stage"] = "weights"')
+mutant("session-future-version-accepted", "app/session.py", "if version > VERSION:", "if version > VERSION + 1:")
+
+# app/render.py and the window's export: the picture must show the stage and head it names
+mutant("render-stage-ignored", "app/render.py", "heat.set_matrix(getattr(result, stage)[h],", "heat.set_matrix(result.weights[h],")
+mutant("render-one-head-draws-head-0", "app/render.py", "heat.set_matrix(getattr(result, stage)[h],", "heat.set_matrix(getattr(result, stage)[index],")
+mutant("render-levels-of-head-0", "app/render.py", "levels = (0.0, max(float(snapshot.weight_max[heads].max()), 1e-6))", "levels = (0.0, max(float(snapshot.weight_max[0]), 1e-6))")
+mutant("window-export-stage-ignored", "app/window.py", "path, head=head, stage=self.controller.stage, width=width,", "path, head=head, stage=\"weights\", width=width,")
+
+# app/controller.py: debounce, stale results, focus clamp (window wiring)
+mutant("controller-no-debounce", "app/controller.py", "if immediate or self._last_seconds < FAST_COMPUTE_S:", "if True:")
+mutant("controller-stale-shown", "app/controller.py", "if generation != self._generation:\n                return  # stale", "if False:\n                return  # stale")
+mutant("controller-focus-not-clamped", "app/controller.py", "self.focus = min(self.focus, n - 1)", "self.focus = self.focus")
+mutant("controller-head-not-clamped", "app/controller.py", "self.head = min(self.head, heads - 1)", "self.head = self.head")
+
+# translations: texts left in English in the Chinese window
+mutant("tokens-tooltip-untranslated", "app/panels/tokens_panel.py", 'self.model.tooltip = self.tr("#%1 “%2”, characters %3–%4")', 'self.model.tooltip = "#%1 “%2”, characters %3–%4"')
+mutant("menu-item-untranslated", "app/window.py", 'self._action(player, self.tr("Next step"),', 'self._action(player, "Next step",')
+
+# panels' numbers: compare, head grid, inspector, player, scaling lab, plane (PCA), diffs
+mutant("compare-cos-column-swapped", "app/panels/compare_panel.py", "str(row.index_b), _format_cosine(row.cos_static),", "str(row.index_b), _format_cosine(row.cos_contextual),")
+mutant("compare-cos-two-digits", "app/panels/compare_panel.py", 'return "—" if math.isnan(value) else f"{value:.4f}"', 'return "—" if math.isnan(value) else f"{value:.2f}"')
+mutant("headgrid-selects-wrong", "app/panels/headgrid_panel.py", "view.setBorder(SELECTED_PEN if head == self.controller.head else PLAIN_PEN)", "view.setBorder(SELECTED_PEN if head == 0 else PLAIN_PEN)")
+mutant("headgrid-click-off-by-one", "app/panels/headgrid_panel.py", "self.controller.select(head=head)", "self.controller.select(head=head + 1)")
+mutant("inspector-scaled-is-dot", "app/panels/inspector_panel.py", '"scaled": (number(c.scaled),', '"scaled": (number(c.dot),')
+mutant("inspector-share-not-percent", "app/panels/inspector_panel.py", 'f"{100 * c.share:.4g} %"', 'f"{c.share:.4g} %"')
+mutant("player-next-skips", "app/panels/player_panel.py", "self.set_stage(self._stage_index + 1)", "self.set_stage(self._stage_index + 2)")
+mutant("player-stage-unclamped", "app/panels/player_panel.py", "index = max(0, min(int(index), len(STAGE_KEYS) - 1))", "index = max(0, min(int(index), len(STAGE_KEYS)))")
+mutant("scaling-summary-head-0", "app/panels/scaling_panel.py", 'f"{comparison.entropy_scaled[head].mean():.3f}"', 'f"{comparison.entropy_scaled[0].mean():.3f}"')
+mutant("scaling-reference-max", "app/panels/scaling_panel.py", "np.repeat(np.exp(-comparison.uniform), 2)", "np.repeat(np.exp(comparison.uniform), 2)")
+mutant("plane-axes-swapped", "app/panels/plane_panel.py", "self.static_scatter.setData(static[:, 0], static[:, 1], data=np.arange(n))", "self.static_scatter.setData(static[:, 1], static[:, 0], data=np.arange(n))")
+mutant("plane-variance-one-axis", "app/panels/plane_panel.py", 'n, f"{ratio_1 + ratio_2:.1f}", 2 * n))', 'n, f"{ratio_1:.1f}", 2 * n))')
+mutant("diffs-cosine-is-norm", "app/panels/diffs_panel.py", 'f"{result.cosine[focus]:.4f}"', 'f"{float(np.linalg.norm(result.diff[focus])):.4f}"')
 
 
 def _copy_tree(destination: Path) -> None:
@@ -83,38 +146,60 @@ def run_one(item: Mutant, python: str, timeout: float, pytest_args: list[str]) -
         target.write_text(text.replace(item.old, item.new), encoding="utf-8")
         started = time.monotonic()
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", QT_QPA_PLATFORM="offscreen")
-        try:
-            completed = subprocess.run(
-                [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *pytest_args],
-                cwd=tree, env=env, capture_output=True, text=True, timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            return "timeout", time.monotonic() - started, "the suite did not finish (counts as killed)"
-        seconds = time.monotonic() - started
-        if completed.returncode == 0:
-            return "survived", seconds, ""
-        failed = [line for line in completed.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
-        return "killed", seconds, (failed[0] if failed else completed.stdout.strip().splitlines()[-1])[:120]
+        flaky: list[str] = []  # tests that failed once but passed when run again alone
+        while True:
+            deselected = [arg for node in flaky for arg in ("--deselect", node)]
+            try:
+                completed = subprocess.run(
+                    [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *pytest_args, *deselected],
+                    cwd=tree, env=env, capture_output=True, text=True, timeout=timeout,
+                )
+            except subprocess.TimeoutExpired:
+                return "timeout", time.monotonic() - started, "the suite did not finish (counts as killed)"
+            seconds = time.monotonic() - started
+            note = f" (flaky, passed alone: {', '.join(flaky)})" if flaky else ""
+            if completed.returncode == 0:
+                return "survived", seconds, note.strip()
+            failed = [line for line in completed.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+            if not failed:
+                return "killed", seconds, completed.stdout.strip().splitlines()[-1][:120]
+            node = failed[0].split(" ", 1)[1].split(" - ", 1)[0]
+            # a machine under load fails timing-sensitive tests now and then: a kill counts only
+            # if the failing test fails again on its own
+            again = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", node],
+                                   cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+            if again.returncode != 0 or len(flaky) >= 3:
+                return "killed", time.monotonic() - started, (failed[0] + note)[:160]
+            flaky.append(node)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="", help="run the mutants whose name contains this")
+    parser.add_argument("--only", default="", help="run the mutants whose name contains this (a,b: either)")
     parser.add_argument("--list", action="store_true", help="print the mutants' names and exit")
-    parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    parser.add_argument("--python", default=sys.executable, help="the interpreter that runs the suite")
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (each in its own copy)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
     parser.add_argument("pytest_args", nargs="*", help="passed to pytest (e.g. a test file)")
     args = parser.parse_args(argv)
-    chosen = [m for m in MUTANTS if args.only in m.name]
+    chosen = [m for m in MUTANTS if any(part in m.name for part in args.only.split(","))]
     if args.list:
         for item in chosen:
-            print(f"{item.name:40} {item.path}")
+            text = (ROOT / item.path).read_text(encoding="utf-8") if (ROOT / item.path).is_file() else ""
+            matches = text.count(item.old)
+            print(f"{item.name:40} {item.path}" + ("" if matches == 1 else f"  (stale: matches {matches} times)"))
         return 0
-    rows = []
-    for index, item in enumerate(chosen, 1):
+    done = 0
+
+    def run(item: Mutant):
+        nonlocal done
         outcome, seconds, detail = run_one(item, args.python, args.timeout, args.pytest_args)
-        rows.append((item, outcome, seconds, detail))
-        print(f"[{index}/{len(chosen)}] {outcome:8} {seconds:6.1f} s  {item.name}  {detail}", flush=True)
+        done += 1
+        print(f"[{done}/{len(chosen)}] {outcome:8} {seconds:6.1f} s  {item.name}  {detail}", flush=True)
+        return item, outcome, seconds, detail
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each job is a subprocess
+        rows = list(pool.map(run, chosen))
     counts = {key: sum(1 for row in rows if row[1] == key) for key in ("killed", "timeout", "survived", "stale")}
     valid = len(rows) - counts["stale"]
     score = (counts["killed"] + counts["timeout"]) / valid if valid else 0.0
@@ -129,5 +214,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())
