@@ -75,3 +75,11 @@ def cosines_between(trace_a, trace_b) -> dict:
 def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
     """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines."""
     return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress))
+
+
+def strongest_head_in(name: str, text: str, query: str, key: str, progress=None):
+    """Worker side of a real-model preset: :func:`engine.meaning.strongest_head` of ``query`` → ``key``
+    in the (cached) trace of ``text`` by model ``name``."""
+    from engine.meaning import strongest_head
+
+    return strongest_head(trace(name, text, progress), query, key)

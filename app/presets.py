@@ -331,3 +331,18 @@ def preset(index: int) -> Preset:
 
 def preset_config(index: int) -> AttentionConfig:
     return _TOY[index].config()
+
+
+def menu_presets() -> tuple[Preset, ...]:
+    """What the window's Presets menu offers, in order: the toy presets (same indices as PRESETS),
+    then the real-model presets whose model is in the registry (engine.models)."""
+    from engine.models import MODELS
+
+    return (*_TOY, *(item for item in MODEL_PRESETS if item.model in MODELS))
+
+
+def translated(item: Preset) -> Preset:
+    """``item`` with its title and caption in the interface language."""
+    from dataclasses import replace
+
+    return replace(item, title=_translated("Presets", item.title), caption=_translated("PresetCaption", item.caption))
