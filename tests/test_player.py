@@ -207,3 +207,25 @@ def test_keyboard_shortcuts_act_only_inside_the_panel(qtbot):
     finally:
         panel._timer.stop()
         controller.shutdown()
+
+
+def test_captions_are_honest_about_ties_zeros_counting_and_random_heads(qtbot, player):
+    """The hand calculation: 喜欢 gives 0.422 to both 喜欢 and 苹果 — both are named; weights are
+    non-negative (masked exactly 0); columns also counted from 1 (the tutorial's 65–128); random
+    toy heads are not called specialists."""
+    controller, panel = player
+    table = {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}
+    show(qtbot, controller, panel, AttentionConfig(text="小明 喜欢 苹果", tokenizer="whitespace", d_model=2, heads=1,
+                                                   positional="none", scale=False, weights="identity",
+                                                   embeddings=table))
+    controller.select(focus=1)
+    panel.set_stage(panel.stage_keys.index("weights"))
+    caption = panel.caption()
+    assert "“喜欢” / “苹果”" in caption and "0.422" in caption and "most weight to" not in caption
+    assert "non-negative" in caption and "positive and" not in caption
+    show(qtbot, controller, panel, AttentionConfig(text="我 喜欢 深度 学习", tokenizer="whitespace", d_model=512, heads=8))
+    controller.select(head=1)
+    panel.set_stage(panel.stage_keys.index("qkv"))
+    assert "columns 64–127" in panel.caption() and "65–128 counted from 1" in panel.caption()
+    panel.set_stage(panel.stage_keys.index("concat"))
+    assert "not specialists" in panel.caption() and "looks for its own kind" not in panel.caption()

@@ -115,3 +115,29 @@ def test_minilm_preset_opens_at_the_strongest_head_with_the_caption_filled(windo
     assert f"{finding.weight:.2f}" in caption.text() and "%" not in caption.text()
     row = window.panels["attention"].heatmap.matrix()[c.focus]
     assert round(float(row[finding.key_index]), 2) == round(finding.weight, 2)
+
+
+def test_projections_from_a_file_show_as_custom_weights_and_errors_as_for_the_table(window, tmp_path):
+    import json
+
+    from app.presets import PRESET_DIR
+
+    panel, c = window.panels["input"], window.controller
+    _open(window, _index("scores 1.3 / 0.4 / 1.6"))  # a preset whose W_Q, W_K, W_V come from a file
+    assert c.config.projections is not None
+    assert panel.weights.currentData() == "custom" and "W_Q" in panel.weights.currentText()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"w_q": [[1, 0], [0, 1]], "w_k": [[1, 0], [0, 1]], "w_v": [[1, 0], [0, 1]]}))
+    before = c.config
+    assert not panel.load_projections_file(str(bad))  # 2 × 2 for d_model 4: refused, nothing changes
+    assert c.config == before and panel.messages["projections"].isVisibleTo(window)
+    assert "d_model" in panel.messages["projections"].text()
+    panel.heads.setValue(2)  # another setting keeps the file's matrices
+    assert window.wait_until_idle()
+    assert c.config.projections is not None and c.config.heads == 2
+    panel.weights.setCurrentIndex(panel.weights.findData("identity"))  # choosing identity drops them
+    assert window.wait_until_idle()
+    assert c.config.projections is None and panel.weights.findData("custom") < 0
+    assert panel.load_projections_file(str(PRESET_DIR / "seed001_cake_projections.json"))
+    assert window.wait_until_idle()
+    assert c.config.projections is not None and panel.weights.currentData() == "custom"

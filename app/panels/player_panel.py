@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine import STAGES
+from engine.models import model_info
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView, symmetric_levels
 from ..text import fill
@@ -34,6 +35,7 @@ MAX_VIEWS = 3  # heatmaps side by side
 VALUE_COLUMNS = {1: 14, 2: 8, 3: 6}  # write numbers in the cells up to this many columns (by views shown)
 MAX_TOKEN_CHIPS = 200  # the tokens stage lists at most this many tokens
 DEFAULT_SECONDS = 2.0  # per stage while playing
+TIE = 1e-6  # weights this close to the largest one tie with it (float32 softmax of equal scores)
 
 
 def display_levels(result) -> dict[str, object]:
@@ -448,10 +450,12 @@ class PlayerPanel(Panel):
                     self.tr("Still a static vector: the same word gets the same vector in any sentence, at any place."))
         if key == "qkv":
             first, last = head * d_k, (head + 1) * d_k - 1
-            template = (self.tr("Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each.")
+            template = (self.tr("Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns "
+                                "%2–%3 (counted from 0, as the app does; %6–%7 counted from 1): %4 × %5 each.")
                         if config.positional == "rope" else
-                        self.tr("Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each."))
-            return (fill(template, head, first, last, n, d_k),
+                        self.tr("Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3 (counted from 0, as the "
+                                "app does; %6–%7 counted from 1): %4 × %5 each."))
+            return (fill(template, head, first, last, n, d_k, first + 1, last + 1),
                     self.tr("Q: what am I looking for? K: what do I contain? V: what I actually carry."))
         if key == "scores":
             return (fill(self.tr("Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query's dot product with every key."), n, token),
@@ -477,9 +481,17 @@ class PlayerPanel(Panel):
         if key == "weights":
             row = result.weights[head, focus]  # (n,)
             top = int(np.argmax(row))
-            return (fill(self.tr("Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3)."),
-                         token, result.tokens[top].text, f"{float(row[top]):.3f}"),
-                    self.tr("Weights are positive and each row sums to 1: how much a token attends to each other token."))
+            tied = [int(j) for j in np.flatnonzero(np.isclose(row, row[top], rtol=0, atol=TIE))]
+            if len(tied) > 1:  # two keys at 0.422 (the hand calculation): name them all, not the first
+                most = fill(self.tr("Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives the same largest weight (%3) "
+                                    "to %2."), token, " / ".join(f"“{result.tokens[j].text}”" for j in tied),
+                            f"{float(row[top]):.3f}")
+            else:
+                most = fill(self.tr("Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3)."),
+                            token, result.tokens[top].text, f"{float(row[top]):.3f}")
+            return (most,
+                    self.tr("Weights are non-negative (masked ones exactly 0) and each row sums to 1: how much a token "
+                            "attends to each other token."))
         if key == "weighted_sum":
             return (fill(self.tr("Head %1 output = weights · V (%2 × %3): the new “%4” = Σ_j weight_j × v_j."), head, n, d_k, token),
                     self.tr("The weights decide how to mix; V is what gets mixed."))
@@ -489,7 +501,11 @@ class PlayerPanel(Panel):
                         self.tr("W_O mixes the head's dimensions into the new vector of each token."))
             return (fill(self.tr("Concat: head outputs side by side (%1 heads → %2 × %3), then · W_O (%3 × %3) = output."),
                          config.heads, n, d),
-                    self.tr("Each head looks for its own kind of relation; W_O combines what they found."))
+                    self.tr("Trained heads tend to specialise; these random, untrained heads are not specialists: each "
+                            "mixes differently by chance. W_O combines what they produce.")
+                    if model_info(self.controller.model).configurable else
+                    self.tr("In a trained model heads tend to specialise (find one with the head grid); W_O combines "
+                            "what they produce."))
         change = float(np.linalg.norm(result.diff[focus]))  # one d-vector
         return (fill(self.tr("New “%1”: ‖output − x‖ = %2, cosine(x, output) = %3."), token, f"{change:.3f}",
                      f"{float(result.cosine[focus]):.3f}"),

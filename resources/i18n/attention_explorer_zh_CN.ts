@@ -1241,8 +1241,40 @@ examples/table.json is the tutorial's table (d_model 2, tokenizer whitespace).</
 examples/table.json 是教程里的表（d_model 2，分词器 whitespace）。</translation>
     </message>
     <message>
+        <source>Load W_Q, W_K, W_V…</source>
+        <translation>加载 W_Q、W_K、W_V…</translation>
+    </message>
+    <message>
+        <source>Custom projection matrices from a file: JSON {"w_q": [[…], …], "w_k": …, "w_v": …} (w_o optional),
+.npz with arrays w_q, w_k, w_v, or .npy of shape (3, d, d). Each is d_model × d_model; q = x · W_Q.
+resources/presets/seed001_cake_projections.json reproduces the cake tutorial's scores.</source>
+        <translation>从文件加载自定义投影矩阵：JSON {"w_q": [[…], …], "w_k": …, "w_v": …}（w_o 可选），
+含数组 w_q、w_k、w_v 的 .npz，或形状为 (3, d, d) 的 .npy。每个都是 d_model × d_model；q = x · W_Q。
+resources/presets/seed001_cake_projections.json 重现蛋糕教程的分数。</translation>
+    </message>
+    <message>
+        <source>custom (W_Q, W_K, W_V from a file)</source>
+        <translation>自定义（W_Q、W_K、W_V 来自文件）</translation>
+    </message>
+    <message>
+        <source>W_Q, W_K, W_V: custom, from a file (choose random or identity under Weights to drop them)</source>
+        <translation>W_Q、W_K、W_V：自定义，来自文件（在“权重矩阵”中选择随机或单位矩阵即可去掉）</translation>
+    </message>
+    <message>
+        <source>W_Q, W_K, W_V: from the Weights setting</source>
+        <translation>W_Q、W_K、W_V：按“权重矩阵”设置生成</translation>
+    </message>
+    <message>
         <source>Load embeddings table: JSON {"token": [numbers], …}, e.g. examples/table.json</source>
         <translation>加载嵌入表：JSON {"token": [numbers], …}（词元 → 数字列表），例如 examples/table.json</translation>
+    </message>
+    <message>
+        <source>Load W_Q, W_K, W_V</source>
+        <translation>加载 W_Q、W_K、W_V</translation>
+    </message>
+    <message>
+        <source>Projection matrices (*.json *.npz *.npy)</source>
+        <translation>投影矩阵 (*.json *.npz *.npy)</translation>
     </message>
     <message>
         <source>Clear</source>
@@ -2255,12 +2287,24 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>这还只是静态向量：同一个词在任何句子、任何位置都得到同一个向量。</translation>
     </message>
     <message>
-        <source>Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each.</source>
-        <translation>Q = X·W_Q，K = X·W_K（都按位置旋转：RoPE），V = X·W_V；头 %1 取第 %2–%3 列：每个都是 %4 × %5。</translation>
+        <source>Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns %2–%3 (counted from 0, as the app does; %6–%7 counted from 1): %4 × %5 each.</source>
+        <translation>Q = X·W_Q，K = X·W_K（两者都按位置旋转：RoPE），V = X·W_V；头 %1 取第 %2–%3 列（本应用从 0 数；从 1 数为第 %6–%7 列）：各为 %4 × %5。</translation>
     </message>
     <message>
-        <source>Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each.</source>
-        <translation>Q = X·W_Q，K = X·W_K，V = X·W_V；头 %1 取第 %2–%3 列：每个都是 %4 × %5。</translation>
+        <source>Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3 (counted from 0, as the app does; %6–%7 counted from 1): %4 × %5 each.</source>
+        <translation>Q = X·W_Q，K = X·W_K，V = X·W_V；头 %1 取第 %2–%3 列（本应用从 0 数；从 1 数为第 %6–%7 列）：各为 %4 × %5。</translation>
+    </message>
+    <message>
+        <source>Weights are non-negative (masked ones exactly 0) and each row sums to 1: how much a token attends to each other token.</source>
+        <translation>权重都非负（被掩码的恰为 0），每行之和为 1：表示一个词元对其他每个词元关注多少。</translation>
+    </message>
+    <message>
+        <source>Trained heads tend to specialise; these random, untrained heads are not specialists: each mixes differently by chance. W_O combines what they produce.</source>
+        <translation>训练过的头往往各有专长；这些随机、未训练的头不是专家：它们只是偶然地以不同方式混合。W_O 把它们的输出组合起来。</translation>
+    </message>
+    <message>
+        <source>In a trained model heads tend to specialise (find one with the head grid); W_O combines what they produce.</source>
+        <translation>在训练过的模型中，头往往各有专长（可在头网格中寻找）；W_O 把它们的输出组合起来。</translation>
     </message>
     <message>
         <source>Q: what am I looking for? K: what do I contain? V: what I actually carry.</source>
@@ -2307,12 +2351,12 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>−∞ → 权重为 0：不能偷看未来。</translation>
     </message>
     <message>
-        <source>Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3).</source>
-        <translation>对每一行做 softmax：exp(s) ÷ Σ exp(s)；“%1”把最大的权重给了“%2”（%3）。</translation>
+        <source>Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives the same largest weight (%3) to %2.</source>
+        <translation>对每一行做 softmax：exp(s) ÷ Σ exp(s)；“%1”给 %2 相同的最大权重（%3，并列）。</translation>
     </message>
     <message>
-        <source>Weights are positive and each row sums to 1: how much a token attends to each other token.</source>
-        <translation>权重都是正数，每行之和为 1：表示一个词元对其他每个词元的关注程度。</translation>
+        <source>Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3).</source>
+        <translation>对每一行做 softmax：exp(s) ÷ Σ exp(s)；“%1”把最大的权重给了“%2”（%3）。</translation>
     </message>
     <message>
         <source>Head %1 output = weights · V (%2 × %3): the new “%4” = Σ_j weight_j × v_j.</source>
@@ -2333,10 +2377,6 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
     <message>
         <source>Concat: head outputs side by side (%1 heads → %2 × %3), then · W_O (%3 × %3) = output.</source>
         <translation>拼接：把各头输出横着拼起来（%1 个头 → %2 × %3），再 · W_O（%3 × %3）= 输出。</translation>
-    </message>
-    <message>
-        <source>Each head looks for its own kind of relation; W_O combines what they found.</source>
-        <translation>每个头寻找自己那一类关系；W_O 把它们的发现综合起来。</translation>
     </message>
     <message>
         <source>New “%1”: ‖output − x‖ = %2, cosine(x, output) = %3.</source>
@@ -2499,9 +2539,9 @@ shuffled: %2</source>
     </message>
     <message>
         <source>q of “%1” (position %2, head %3): each pair (q[2i], q[2i+1]) turns by θ = pos · 10000^(−2i/d_k).
-Grey dashed: before RoPE; red: after. Then q·k depends only on the distance between tokens.</source>
+Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the positions, only on their distance m − n: shifting both tokens by the same amount leaves it unchanged.</source>
         <translation>“%1”的 q（位置 %2，头 %3）：每一对 (q[2i], q[2i+1]) 旋转 θ = pos · 10000^(−2i/d_k)。
-灰色虚线：RoPE 之前；红色：之后。于是 q·k 只取决于词元之间的距离。</translation>
+灰色虚线：RoPE 之前；红色：之后。于是 q·k 取决于 q、k，而位置只通过距离 m − n 起作用：两个词元平移相同的量，q·k 不变。</translation>
     </message>
     <message>
         <source>dims %1, %2: θ = %3 rad</source>
@@ -2685,8 +2725,8 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
 <context>
     <name>ScalingPanel</name>
     <message>
-        <source>Without ÷√d_k the scores q·k spread like √d_k: at 512 dimensions the softmax saturates ([0.999999, 0.000001]). Entropy: log n = spread evenly, 0 = all weight on one key.</source>
-        <translation>不除以 √d_k 时，分数 q·k 的分散程度随 √d_k 增长：512 维时 softmax 饱和（[0.999999, 0.000001]）。熵：log n = 平均分配，0 = 全部权重在一个键上。</translation>
+        <source>Without ÷√d_k the scores q·k spread like √d_k, and as d_k grows the softmax saturates: one weight near 1, the rest near 0. The tutorial's “[0.999999, 0.000001]” is an illustration, not a measurement: the sweep below measures the largest weight at each d_k. A saturated softmax has gradients near 0: they vanish, they do not explode. Entropy: log n = spread evenly, 0 = all weight on one key.</source>
+        <translation>不除以 √d_k 时，分数 q·k 的分布宽度与 √d_k 成正比；d_k 越大，softmax 越饱和：一个权重接近 1，其余接近 0。教程中的“[0.999999, 0.000001]”只是示意，不是测量值：下方的扫描测量了每个 d_k 下的最大权重。饱和的 softmax 梯度接近 0：梯度是消失，而不是爆炸。熵：log n = 均匀分布，0 = 全部权重在一个键上。</translation>
     </message>
     <message>
         <source>with ÷√d_k</source>
