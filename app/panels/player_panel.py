@@ -28,6 +28,7 @@ from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView, symmetric_levels
 from ..text import fill
 from .base import Panel
+from .formula_view import FormulaView
 
 LANE = "player"
 STAGE_KEYS = ("tokens", "embeddings", "qkv", "scores", "scaled", "weights", "weighted_sum", "concat", "new_vectors")
@@ -165,7 +166,20 @@ class PlayerPanel(Panel):
         self.speed.setToolTip(self.tr("How long each stage stays on screen while playing"))
         speed_label.setBuddy(self.speed)
         bar.addWidget(self.speed)
+        self.formula_button = QToolButton()
+        self.formula_button.setObjectName("playerFormulaButton")
+        self.formula_button.setText(self.tr("Formula"))
+        self.formula_button.setCheckable(True)
+        self.formula_button.setToolTip(self.tr(
+            "softmax(Q·Kᵀ/√d_k)·V with each symbol linked to its stage, one projection written out, self- "
+            "versus cross-attention, RoPE's relative positions"))
+        bar.addWidget(self.formula_button)
         layout.addLayout(bar)
+        self.formula = FormulaView()
+        self.formula.setVisible(False)
+        self.formula.stageRequested.connect(self._on_formula_link)
+        self.formula_button.toggled.connect(self._on_formula_toggled)
+        layout.addWidget(self.formula)
         self.caption_what = QLabel()
         self.caption_what.setObjectName("playerCaptionWhat")
         self.caption_what.setWordWrap(True)
@@ -317,6 +331,25 @@ class PlayerPanel(Panel):
             QStyle.StandardPixmap.SP_MediaPause if playing else QStyle.StandardPixmap.SP_MediaPlay))
 
     # ----------------------------------------------------------------- drawing
+    def _on_formula_toggled(self, shown: bool) -> None:
+        self.formula.setVisible(shown)
+        if shown:
+            self._render()
+
+    def _on_formula_link(self, stage: str) -> None:
+        """A symbol of the formula: show its stage here, and in the heatmap when it is one of its stages."""
+        if stage in STAGE_KEYS:
+            self.set_stage(STAGE_KEYS.index(stage))
+        if stage in STAGES:
+            self.controller.select(stage=stage)
+
+    def _formula_key(self, result, focus: int) -> int:
+        """The key of the RoPE line: the clicked heatmap cell's key when it is in this row, else the next token."""
+        query, key = self.controller.cell
+        if query == focus and key != focus and key < result.n:
+            return key
+        return (focus + 1) % result.n if result.n > 1 else focus
+
     def _render(self) -> None:
         snapshot = self._snapshot
         if snapshot is None:
@@ -328,6 +361,8 @@ class PlayerPanel(Panel):
         focus = min(max(self.controller.focus, 0), result.n - 1)
         key = self.stage_key
         self._set_caption(*self._caption_lines(key, result, head, focus))
+        if self.formula.isVisibleTo(self):
+            self.formula.show_result(result, focus, head, self._formula_key(result, focus))
         if key == "tokens":
             self.pages.setCurrentIndex(0)
             self._show_tokens(result, focus)

@@ -1132,6 +1132,37 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
 </context>
 <context>
+    <name>FormulaView</name>
+    <message>
+        <source>Click a symbol to show its stage</source>
+        <translation>点击一个符号，显示它对应的步骤</translation>
+    </message>
+    <message>
+        <source> + … (%1 products)</source>
+        <translation> + …（共 %1 个乘积）</translation>
+    </message>
+    <message>
+        <source>Projection, one element: q_%1[%2] = x_%1 · W_Q[:, %2] = %3 = &lt;b&gt;%4&lt;/b&gt; (the engine's q: %5). Each element of q is the dot product of x with one column of W_Q; head %6's first column is column %2.</source>
+        <translation>投影的一个元素：q_%1[%2] = x_%1 · W_Q[:, %2] = %3 = &lt;b&gt;%4&lt;/b&gt;（引擎算出的 q：%5）。q 的每个元素都是 x 与 W_Q 某一列的点积；头 %6 的第一列是第 %2 列（从 0 数）。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Self&lt;/b&gt;-attention: Q, K and V all come from the same X, the %1 tokens of “%2”: the sentence asks questions of itself. &lt;b&gt;Cross&lt;/b&gt;-attention (a translator's decoder reading the source sentence) takes Q from one sequence and K, V from another; the formula is the same.</source>
+        <translation>&lt;b&gt;自&lt;/b&gt;注意力：Q、K、V 都来自同一个 X，即“%2”的 %1 个词元：句子向自己提问。&lt;b&gt;交叉&lt;/b&gt;注意力（例如翻译模型的解码器读取原句）的 Q 来自一个序列，K、V 来自另一个序列；公式完全相同。</translation>
+    </message>
+    <message>
+        <source>RoPE turns pairs of numbers: it needs an even d_k.</source>
+        <translation>RoPE 旋转的是成对的数：它需要偶数的 d_k。</translation>
+    </message>
+    <message>
+        <source>RoPE (engine.positional.apply_rope on this head's q of “%1” and k of “%2”): at positions %3 and %4, q·k = %5; both shifted by %6 (to %7 and %8): q·k = %9 — unchanged, only the distance counts. One position further apart: %10.</source>
+        <translation>RoPE（用 engine.positional.apply_rope 旋转本头中“%1”的 q 和“%2”的 k）：在位置 %3 和 %4，q·k = %5；两者都平移 %6（到 %7 和 %8）：q·k = %9——不变，只有距离起作用。再远一个位置：%10。</translation>
+    </message>
+    <message>
+        <source>(Positions is not RoPE now: the heatmap's scores are not rotated.)</source>
+        <translation>（当前“位置编码”不是 RoPE：热力图中的分数没有旋转。）</translation>
+    </message>
+</context>
+<context>
     <name>HeadGridPanel</name>
     <message>
         <source>Every head's attention weights; click one to select it</source>
@@ -2141,6 +2172,14 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
     <message>
         <source>How long each stage stays on screen while playing</source>
         <translation>播放时每个阶段停留的时间</translation>
+    </message>
+    <message>
+        <source>Formula</source>
+        <translation>公式</translation>
+    </message>
+    <message>
+        <source>softmax(Q·Kᵀ/√d_k)·V with each symbol linked to its stage, one projection written out, self- versus cross-attention, RoPE's relative positions</source>
+        <translation>softmax(Q·Kᵀ/√d_k)·V，每个符号都链接到它的步骤；写出一个投影元素；自注意力与交叉注意力；RoPE 的相对位置</translation>
     </message>
     <message>
         <source>Click a token to focus it</source>
