@@ -367,6 +367,8 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self._action(self.view_menu, self.tr("Reset &layout"), self.reset_layout, None,
                      self.tr("Put every panel back where it started"))
+        self._action(self.view_menu, self.tr("Word &similarity (trained models)…"), self.show_similarity, None,
+                     self.tr("Cosine between words' input embeddings and contextual vectors: cake / pie / keyboard"))
         install_language_menu(self, self.view_menu)
 
         player = menus.addMenu(self.tr("P&layer"))
@@ -464,6 +466,21 @@ class MainWindow(QMainWindow):
         self.docks["player"].show()
         self.docks["player"].raise_()
         return self.panel("player")
+
+    def show_similarity(self):
+        """The word-similarity view (app/panels/similarity_panel.py) in a window of its own."""
+        if getattr(self, "similarity_dialog", None) is None:
+            from PySide6.QtWidgets import QDialog, QVBoxLayout
+
+            from .panels.similarity_panel import SimilarityPanel
+
+            self.similarity_dialog = QDialog(self)
+            self.similarity_dialog.setWindowTitle(self.tr("Word similarity"))
+            QVBoxLayout(self.similarity_dialog).addWidget(SimilarityPanel(self.controller, self.similarity_dialog))
+            self.similarity_dialog.resize(640, 560)
+        self.similarity_dialog.show()
+        self.similarity_dialog.raise_()
+        return self.similarity_dialog.findChild(QWidget, "similarityPanel")
 
     def apply_preset(self, index: int):
         """Open entry ``index`` of the Presets menu: settings or model, focus, head, stage and caption."""

@@ -141,3 +141,22 @@ def test_projections_from_a_file_show_as_custom_weights_and_errors_as_for_the_ta
     assert panel.load_projections_file(str(PRESET_DIR / "seed001_cake_projections.json"))
     assert window.wait_until_idle()
     assert c.config.projections is not None and panel.weights.currentData() == "custom"
+
+
+def test_word_similarity_in_minilm_puts_pie_nearer_cake_than_keyboard(window, qtbot):
+    pytest.importorskip("safetensors")
+    from engine.models import ENGLISH_MODEL, MODELS
+
+    if not MODELS[ENGLISH_MODEL].is_installed():
+        pytest.skip("MiniLM is not installed")
+    panel = window.show_similarity()
+    panel.model.setCurrentIndex(panel.model.findData(ENGLISH_MODEL))
+    panel.words.setText("cake pie keyboard")
+    panel.compute()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=60000)
+    for key in ("static", "contextual"):
+        table = panel.tables[key]
+        pie, keyboard = float(table.item(0, 1).text()), float(table.item(0, 2).text())
+        assert pie > keyboard, key  # 蛋糕 closer to 派 than to 键盘, in the model's own numbers
+        assert float(table.item(1, 1).text()) == 1.0
+    assert "“pie”" in panel.status.text()

@@ -1854,6 +1854,14 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>把所有面板放回初始位置</translation>
     </message>
     <message>
+        <source>Word &amp;similarity (trained models)…</source>
+        <translation>词语相似度（训练过的模型）(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Cosine between words' input embeddings and contextual vectors: cake / pie / keyboard</source>
+        <translation>词语的输入嵌入之间、上下文向量之间的余弦相似度：蛋糕 / 派 / 键盘</translation>
+    </message>
+    <message>
         <source>P&amp;layer</source>
         <translation>演示(&amp;L)</translation>
     </message>
@@ -1928,6 +1936,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Computing… (Esc cancels)</source>
         <translation>正在计算…（按 Esc 取消）</translation>
+    </message>
+    <message>
+        <source>Word similarity</source>
+        <translation>词语相似度</translation>
     </message>
     <message>
         <source>Open session</source>
@@ -2893,6 +2905,61 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>weights</source>
         <translation>权重</translation>
+    </message>
+</context>
+<context>
+    <name>SimilarityPanel</name>
+    <message>
+        <source>Cosine similarity of words in a trained model: 1 = same direction, 0 = unrelated. Input embeddings are the model's table (before any attention); contextual vectors are the last layer's output, for each word alone or as it stands in the sentence below.</source>
+        <translation>训练过的模型中词语的余弦相似度：1 = 方向相同，0 = 无关。输入嵌入是模型的嵌入表（在任何注意力之前）；上下文向量是最后一层的输出，可以是每个词单独输入，也可以是它在下面句子中的样子。</translation>
+    </message>
+    <message>
+        <source>Words separated by spaces or commas (at most 12)</source>
+        <translation>用空格或逗号分隔的词（最多 12 个）</translation>
+    </message>
+    <message>
+        <source>empty: each word on its own</source>
+        <translation>留空：每个词单独输入</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Words</source>
+        <translation>词语</translation>
+    </message>
+    <message>
+        <source>In the sentence</source>
+        <translation>所在句子</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>比较</translation>
+    </message>
+    <message>
+        <source>Input embeddings</source>
+        <translation>输入嵌入</translation>
+    </message>
+    <message>
+        <source>Contextual vectors</source>
+        <translation>上下文向量</translation>
+    </message>
+    <message>
+        <source>Type at least two words.</source>
+        <translation>请至少输入两个词。</translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+    <message>
+        <source>Closest to “%1” by input embedding: “%2” (%3); farthest: “%4” (%5).</source>
+        <translation>按输入嵌入，与“%1”最接近的是“%2”（%3）；最远的是“%4”（%5）。</translation>
+    </message>
+    <message>
+        <source>Could not compare: %1</source>
+        <translation>无法比较：%1</translation>
     </message>
 </context>
 <context>
