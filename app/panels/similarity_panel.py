@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
@@ -52,8 +52,8 @@ class SimilarityPanel(Panel):
         form = QFormLayout()
         self.model = QComboBox()
         self.model.setObjectName("similarityModel")
-        for name in pretrained_models():
-            self.model.addItem(name, name)
+        for name in pretrained_models():  # the registry's title, translated (context "Model")
+            self.model.addItem(QCoreApplication.translate("Model", MODELS[name].title), name)
         self.words = QLineEdit(ENGLISH_WORDS)
         self.words.setObjectName("similarityWords")
         self.words.setToolTip(self.tr("Words separated by spaces or commas (at most 12)"))
@@ -130,6 +130,9 @@ class SimilarityPanel(Panel):
                     item.setBackground(QColor(shade, shade, 255))
                     table.setItem(i, j, item)
             table.resizeColumnsToContents()
+            table.resizeRowsToContents()  # every row visible: the dialog grows rather than scrolls
+            height = table.horizontalHeader().height() + sum(table.rowHeight(i) for i in range(len(words)))
+            table.setMinimumHeight(min(height + 2 * table.frameWidth(), 12 * 26))
         first = words[0]
         others = sorted(((float(result["static"][0, j]), words[j]) for j in range(1, len(words))), reverse=True)
         self.status.setText(fill(self.tr("Closest to “%1” by input embedding: “%2” (%3); farthest: “%4” (%5)."),
