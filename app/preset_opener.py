@@ -43,6 +43,7 @@ class PresetOpener(QObject):
     def open(self, index: int) -> Preset:
         """Open entry ``index`` of :func:`app.presets.menu_presets`."""
         item = translated(menu_presets()[index])
+        self._lane.cancel()  # a real-model preset still being looked up must not open over this one
         self.preset, self._pending = item, False
         self._show("")
         c = self.controller

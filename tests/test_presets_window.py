@@ -160,3 +160,28 @@ def test_word_similarity_in_minilm_puts_pie_nearer_cake_than_keyboard(window, qt
         assert pie > keyboard, key  # 蛋糕 closer to 派 than to 键盘, in the model's own numbers
         assert float(table.item(1, 1).text()) == 1.0
     assert "“pie”" in panel.status.text()
+
+
+def test_a_toy_preset_chosen_while_a_model_preset_is_looked_up_wins(window, qtbot, monkeypatch):
+    """The finding of a superseded real-model preset never opens over the preset chosen after it."""
+    import threading
+
+    import app.minilm_mode
+    from engine.meaning import HeadFinding
+
+    finding = HeadFinding(query="it", key="cake", query_index=6, key_index=4, layer=5, head=11, weight=0.64,
+                          runner_up=0.5)
+    monkeypatch.setattr(app.minilm_mode, "strongest_head_in", lambda *args: finding)
+    gate = threading.Event()
+    blocker = window.controller.worker.lane("test-gate", window)
+    blocker.submit(gate.wait, 30)  # the worker is busy: both presets' jobs queue behind this
+    window.apply_preset(next(i for i, p in enumerate(menu_presets()) if p.model != "toy"))
+    toy = window.apply_preset(_index("Scores 8 / 5 / 7"))
+    gate.set()  # the toy computation runs first (its lane goes first), the model's lookup after it
+    assert window.controller.worker.wait_until_idle(60)
+    qtbot.wait(50)
+    assert window.wait_until_idle(60)
+    c = window.controller
+    assert c.model == "toy" and c.snapshot.result.config == toy.config()
+    assert c.snapshot.result.token_texts[c.focus] == toy.focus and (c.head, c.stage) == (toy.head, toy.stage)
+    assert window.panels["attention"].preset_caption.text() == toy.caption
