@@ -32,6 +32,7 @@ class PresetOpener(QObject):
         self.caption = ""
         self._pending = False  # waiting for the result to find the focus token in
         self._config = None  # the settings the caption belongs to
+        self._cell = None  # (model, layer, query, key) to inspect once a real model's snapshot is on screen
         self._lane = controller.worker.lane("preset", self)
         self._lane.done.connect(self._on_found)
         self._lane.failed.connect(self._on_not_found)
@@ -44,7 +45,7 @@ class PresetOpener(QObject):
         """Open entry ``index`` of :func:`app.presets.menu_presets`."""
         item = translated(menu_presets()[index])
         self._lane.cancel()  # a real-model preset still being looked up must not open over this one
-        self.preset, self._pending = item, False
+        self.preset, self._pending, self._cell = item, False, None
         self._show("")
         c = self.controller
         if model_info(item.model).configurable:
@@ -65,6 +66,7 @@ class PresetOpener(QObject):
         if item is None:
             return
         self._show(fill(item.caption, finding.query, finding.key, finding.layer, finding.head, f"{finding.weight:.2f}"))
+        self._cell = (item.model, finding.layer, finding.query_index, finding.key_index)
         c.apply_view_state(ViewState(self._config, head=finding.head, focus=finding.query_index, stage=item.stage,
                                      model=item.model, layer=finding.layer, sentence_b=c.sentence_b))
         self.opened.emit(item)
@@ -77,6 +79,10 @@ class PresetOpener(QObject):
             c.apply_view_state(ViewState(self._config, stage=item.stage, model=item.model, sentence_b=c.sentence_b))
 
     def _on_snapshot(self, snapshot) -> None:
+        if self._cell is not None and snapshot is not None and (snapshot.model, snapshot.layer) == self._cell[:2]:
+            query, key = self._cell[2:]
+            self._cell = None
+            self.controller.inspect(query, key)  # the relation's cell: the inspector takes it apart
         item = self.preset
         if not self._pending or item is None or snapshot is None or snapshot.result.config != self._config \
                 or snapshot.model != item.model:

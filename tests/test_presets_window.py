@@ -115,6 +115,7 @@ def test_minilm_preset_opens_at_the_strongest_head_with_the_caption_filled(windo
     assert f"{finding.weight:.2f}" in caption.text() and "%" not in caption.text()
     row = window.panels["attention"].heatmap.matrix()[c.focus]
     assert round(float(row[finding.key_index]), 2) == round(finding.weight, 2)
+    assert c.cell == (finding.query_index, finding.key_index)  # the inspector takes it → cake apart
 
 
 def test_projections_from_a_file_show_as_custom_weights_and_errors_as_for_the_table(window, tmp_path):
