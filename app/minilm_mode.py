@@ -75,3 +75,41 @@ def cosines_between(trace_a, trace_b) -> dict:
 def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
     """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines."""
     return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress))
+
+
+def strongest_head_in(name: str, text: str, query: str, key: str, progress=None):
+    """Worker side of a real-model preset: :func:`engine.meaning.strongest_head` of ``query`` → ``key``
+    in the (cached) trace of ``text`` by model ``name``."""
+    from engine.meaning import strongest_head
+
+    return strongest_head(trace(name, text, progress), query, key)
+
+
+def word_similarities(name: str, words, sentence: str = "") -> dict:
+    """Worker side of the word-similarity view: for each word, its input embedding (the model's
+    word-embedding rows of its pieces, averaged) and its contextual vector (the last layer's hidden
+    state, averaged over its pieces) — each word run alone, or found in ``sentence`` when one is given;
+    returns {"words", "static" (k × k cosines), "contextual" (k × k cosines)}."""
+    from engine.meaning import SPECIAL_TOKENS, find_token
+
+    loaded = model(name)
+    table = np.asarray(loaded.weights.word_embeddings, dtype=np.float64)
+    static, contextual = [], []
+    context = trace(name, sentence) if sentence.strip() else None
+    for word in words:
+        if context is None:
+            alone = trace(name, word)
+            pieces = [i for i, t in enumerate(alone.tokens) if t.text not in SPECIAL_TOKENS]
+            ids, hidden = np.asarray(alone.input_ids)[pieces], np.asarray(alone.hidden_states[-1])[pieces]
+        else:
+            at = find_token(context.token_texts, word)
+            ids, hidden = np.asarray(context.input_ids)[[at]], np.asarray(context.hidden_states[-1])[[at]]
+        static.append(table[ids].mean(axis=0))
+        contextual.append(hidden.astype(np.float64).mean(axis=0))
+
+    def cosines(rows) -> np.ndarray:
+        matrix = np.stack(rows)
+        unit = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        return unit @ unit.T
+
+    return {"words": list(words), "static": cosines(static), "contextual": cosines(contextual)}

@@ -46,7 +46,7 @@ from .panels.headgrid_panel import HeadGridPanel
 from .panels.input_panel import InputPanel
 from .panels.matrices_panel import MatricesPanel
 from .panels.tokens_panel import TokensPanel
-from .presets import PRESETS, preset_config
+from .presets import PRESETS, menu_presets, translated
 from .session import SessionError, load_session, save_session
 from .text import fill
 from .view_state import ViewState
@@ -139,6 +139,7 @@ class MainWindow(QMainWindow):
         self._export_lane = self.controller.worker.lane("export", self)
         self._export_lane.done.connect(self._on_exported)
         self._export_lane.failed.connect(self._on_export_failed)
+        self.preset_opener = None  # built by the first apply_preset (app/preset_opener.py)
         self.setDockNestingEnabled(True)
         self.setDockOptions(QMainWindow.DockOption.AllowNestedDocks | QMainWindow.DockOption.AllowTabbedDocks)
         self.panels: dict[str, QWidget] = {}
@@ -366,6 +367,8 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self._action(self.view_menu, self.tr("Reset &layout"), self.reset_layout, None,
                      self.tr("Put every panel back where it started"))
+        self._action(self.view_menu, self.tr("Word &similarity (trained models)…"), self.show_similarity, None,
+                     self.tr("Cosine between words' input embeddings and contextual vectors: cake / pie / keyboard"))
         install_language_menu(self, self.view_menu)
 
         player = menus.addMenu(self.tr("P&layer"))
@@ -375,8 +378,10 @@ class MainWindow(QMainWindow):
         self._action(player, self.tr("Play / pause"), lambda: self.show_player().toggle_play(), "Ctrl+Space")
 
         presets = menus.addMenu(self.tr("&Presets"))
-        for index, (title, _) in enumerate(PRESETS):
-            self._action(presets, title, lambda _=False, i=index: self.apply_preset(i))
+        for index, item in enumerate(menu_presets()):
+            if index == len(PRESETS):
+                presets.addSeparator()  # then the real models' presets
+            self._action(presets, translated(item).title, lambda _=False, i=index: self.apply_preset(i))
 
         help_menu = menus.addMenu(self.tr("&Help"))
         self._action(help_menu, self.tr("&Getting started"), self._guide, QKeySequence.StandardKey.HelpContents,
@@ -462,8 +467,30 @@ class MainWindow(QMainWindow):
         self.docks["player"].raise_()
         return self.panel("player")
 
-    def apply_preset(self, index: int) -> None:
-        self.controller.set_config(preset_config(index), immediate=True)
+    def show_similarity(self):
+        """The word-similarity view (app/panels/similarity_panel.py) in a window of its own."""
+        if getattr(self, "similarity_dialog", None) is None:
+            from PySide6.QtWidgets import QDialog, QVBoxLayout
+
+            from .panels.similarity_panel import SimilarityPanel
+
+            self.similarity_dialog = QDialog(self)
+            self.similarity_dialog.setWindowTitle(self.tr("Word similarity"))
+            QVBoxLayout(self.similarity_dialog).addWidget(SimilarityPanel(self.controller, self.similarity_dialog))
+            screen = self.screen().availableGeometry()
+            self.similarity_dialog.resize(min(680, screen.width()), min(700, screen.height() - 40))
+        self.similarity_dialog.show()
+        self.similarity_dialog.raise_()
+        return self.similarity_dialog.findChild(QWidget, "similarityPanel")
+
+    def apply_preset(self, index: int):
+        """Open entry ``index`` of the Presets menu: settings or model, focus, head, stage and caption."""
+        if self.preset_opener is None:
+            from .preset_opener import PresetOpener
+
+            self.preset_opener = PresetOpener(self.controller, self)
+            self.preset_opener.captionChanged.connect(self.panels["attention"].show_preset_caption)
+        return self.preset_opener.open(index)
 
     # ------------------------------------------------------------------ sessions
     def open_session_dialog(self) -> None:

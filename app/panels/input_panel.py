@@ -31,6 +31,7 @@ from engine.config import (
     MASKS, MAX_D_MODEL, MAX_HEADS, MAX_SEED, MIN_TEMPERATURE, POSITIONALS, TOKENIZERS, WEIGHTS,
 )
 from engine.documents import load_embeddings_table
+from engine.weights_file import load_projections
 
 from ..controller import Controller
 from ..i18n import error_text, setting_label
@@ -40,6 +41,8 @@ from .base import Panel
 ERROR_STYLE = "color: #c62828;"
 FIELD_LABELS = {"d_model": "heads"}  # d_model and heads share the message under the heads box
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # examples/table.json: a table to start from
+PROJECTIONS = EXAMPLES.parent / "resources" / "presets"  # seed001_cake_projections.json
+CUSTOM = "custom"  # the weights combo's extra item while W_Q, W_K, W_V come from a file (config.projections)
 
 
 class InputPanel(Panel):
@@ -145,6 +148,20 @@ class InputPanel(Panel):
         layout.addLayout(table_row)
         self.messages["embeddings"] = self._message_label()
         layout.addWidget(self.messages["embeddings"])
+        projections_row = QHBoxLayout()
+        self.projections_label = QLabel()
+        self.projections_label.setWordWrap(True)
+        self.load_projections = QPushButton(self.tr("Load W_Q, W_K, W_V…"))
+        self.load_projections.setObjectName("loadProjections")
+        self.load_projections.setToolTip(self.tr(
+            "Custom projection matrices from a file: JSON {\"w_q\": [[…], …], \"w_k\": …, \"w_v\": …} (w_o optional),\n"
+            ".npz with arrays w_q, w_k, w_v, or .npy of shape (3, d, d). Each is d_model × d_model; q = x · W_Q.\n"
+            "resources/presets/seed001_cake_projections.json reproduces the cake tutorial's scores."))
+        projections_row.addWidget(self.projections_label, 1)
+        projections_row.addWidget(self.load_projections)
+        layout.addLayout(projections_row)
+        self.messages["projections"] = self._message_label()
+        layout.addWidget(self.messages["projections"])
         layout.addStretch(1)
 
         self.show_config(controller.config)
@@ -155,6 +172,7 @@ class InputPanel(Panel):
             getattr(self, name).valueChanged.connect(lambda _=0, n=name: self._on_field_changed(n))
         self.scale.toggled.connect(lambda _=False: self._on_field_changed("scale"))
         self.load_table.clicked.connect(self._on_load_table)
+        self.load_projections.clicked.connect(self._on_load_projections)
         self.clear_table.clicked.connect(self._on_clear_table)
         controller.configChanged.connect(self._on_config_changed)
 
@@ -192,7 +210,8 @@ class InputPanel(Panel):
             "mask": self.mask.currentData(),
             "scale": self.scale.isChecked(),
             "temperature": self.temperature.value(),
-            "weights": self.weights.currentData(),
+            "weights": self.controller.config.weights if self.weights.currentData() == CUSTOM
+            else self.weights.currentData(),
         }
 
     def show_config(self, config: AttentionConfig) -> None:
@@ -201,9 +220,16 @@ class InputPanel(Panel):
                                                  self.positional, self.mask, self.scale, self.temperature, self.weights)]
         if self.text.toPlainText() != config.text:
             self.text.setPlainText(config.text)
+        custom = self.weights.findData(CUSTOM)
+        if config.projections is not None and custom < 0:
+            self.weights.addItem(self.tr("custom (W_Q, W_K, W_V from a file)"), CUSTOM)
+        elif config.projections is None and custom >= 0:
+            self.weights.removeItem(custom)
         for name in ("tokenizer", "positional", "mask", "weights"):
             combo = getattr(self, name)
             combo.setCurrentIndex(combo.findData(getattr(config, name)))
+        if config.projections is not None:
+            self.weights.setCurrentIndex(self.weights.findData(CUSTOM))
         self.d_model.setValue(config.d_model)
         self.heads.setValue(config.heads)
         self.seed.setValue(config.seed)
@@ -216,13 +242,16 @@ class InputPanel(Panel):
             else self.tr("Embeddings: custom table, %n token(s)", "", len(table))
         )
         self.clear_table.setEnabled(bool(table))
+        self.projections_label.setText(
+            self.tr("W_Q, W_K, W_V: custom, from a file (choose random or identity under Weights to drop them)")
+            if config.projections is not None else self.tr("W_Q, W_K, W_V: from the Weights setting"))
         for label in self.messages.values():
             label.setVisible(False)
 
     def set_settings_enabled(self, enabled: bool) -> None:
         """Grey out the toy engine's settings (the pretrained model has its own); the text stays."""
         for widget in (self.tokenizer, self.d_model, self.heads, self.seed, self.positional, self.mask, self.scale,
-                       self.temperature, self.weights, self.load_table, self.clear_table):
+                       self.temperature, self.weights, self.load_table, self.clear_table, self.load_projections):
             widget.setEnabled(enabled)
         if enabled:
             self.clear_table.setEnabled(bool(self.controller.config.embeddings))
@@ -235,6 +264,8 @@ class InputPanel(Panel):
         self.embeddings_label.setVisible(not facts)
         self.load_table.setVisible(not facts)
         self.clear_table.setVisible(not facts)
+        self.projections_label.setVisible(not facts)
+        self.load_projections.setVisible(not facts)
 
     def show_message(self, field: str, message: str) -> None:
         """Show ``message`` (in the interface language) under ``field``'s box, hiding the others."""
@@ -254,7 +285,9 @@ class InputPanel(Panel):
     def _on_field_changed(self, name: str) -> None:
         values = self.values()
         try:
+            keep = self.weights.currentData() == CUSTOM  # choosing random or identity drops the file's matrices
             config = AttentionConfig(**values, embeddings=self.controller.config.embeddings,
+                                     projections=self.controller.config.projections if keep else None,
                                      memory_budget=self.controller.config.memory_budget)
         except EngineError as error:
             self.show_error(error, name)
@@ -283,6 +316,27 @@ class InputPanel(Panel):
             config = self.controller.config.replace(embeddings=table)
         except (OSError, ValueError) as error:
             self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path, error_text(error)))
+            return False
+        self.controller.set_config(config)
+        return True
+
+    def _on_load_projections(self) -> None:
+        settings = QSettings("AttentionExplorer", "AttentionExplorer")  # the window's settings
+        folder = settings.value("lastFolder/projections", "") or str(PROJECTIONS)
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Load W_Q, W_K, W_V"), folder, self.tr("Projection matrices (*.json *.npz *.npy)"))
+        if path:
+            settings.setValue("lastFolder/projections", str(Path(path).resolve().parent))
+            self.load_projections_file(path)
+
+    def load_projections_file(self, path: str) -> bool:
+        """Read W_Q, W_K, W_V (and optionally W_O) from ``path`` for the current d_model; on error show
+        why under the button and change nothing (as for the embeddings table)."""
+        try:
+            projections = load_projections(path)  # size-capped; shapes and numbers checked by AttentionConfig
+            config = self.controller.config.replace(projections=projections)
+        except (OSError, ValueError) as error:
+            self.show_message("projections", fill(self.tr("Could not use %1: %2"), path, error_text(error)))
             return False
         self.controller.set_config(config)
         return True

@@ -23,10 +23,12 @@ from PySide6.QtWidgets import (
 )
 
 from engine import STAGES
+from engine.models import model_info
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView, symmetric_levels
 from ..text import fill
 from .base import Panel
+from .formula_view import FormulaView
 
 LANE = "player"
 STAGE_KEYS = ("tokens", "embeddings", "qkv", "scores", "scaled", "weights", "weighted_sum", "concat", "new_vectors")
@@ -34,6 +36,7 @@ MAX_VIEWS = 3  # heatmaps side by side
 VALUE_COLUMNS = {1: 14, 2: 8, 3: 6}  # write numbers in the cells up to this many columns (by views shown)
 MAX_TOKEN_CHIPS = 200  # the tokens stage lists at most this many tokens
 DEFAULT_SECONDS = 2.0  # per stage while playing
+TIE = 1e-6  # weights this close to the largest one tie with it (float32 softmax of equal scores)
 
 
 def display_levels(result) -> dict[str, object]:
@@ -163,7 +166,20 @@ class PlayerPanel(Panel):
         self.speed.setToolTip(self.tr("How long each stage stays on screen while playing"))
         speed_label.setBuddy(self.speed)
         bar.addWidget(self.speed)
+        self.formula_button = QToolButton()
+        self.formula_button.setObjectName("playerFormulaButton")
+        self.formula_button.setText(self.tr("Formula"))
+        self.formula_button.setCheckable(True)
+        self.formula_button.setToolTip(self.tr(
+            "softmax(Q·Kᵀ/√d_k)·V with each symbol linked to its stage, one projection written out, self- "
+            "versus cross-attention, RoPE's relative positions"))
+        bar.addWidget(self.formula_button)
         layout.addLayout(bar)
+        self.formula = FormulaView()
+        self.formula.setVisible(False)
+        self.formula.stageRequested.connect(self._on_formula_link)
+        self.formula_button.toggled.connect(self._on_formula_toggled)
+        layout.addWidget(self.formula)
         self.caption_what = QLabel()
         self.caption_what.setObjectName("playerCaptionWhat")
         self.caption_what.setWordWrap(True)
@@ -315,6 +331,25 @@ class PlayerPanel(Panel):
             QStyle.StandardPixmap.SP_MediaPause if playing else QStyle.StandardPixmap.SP_MediaPlay))
 
     # ----------------------------------------------------------------- drawing
+    def _on_formula_toggled(self, shown: bool) -> None:
+        self.formula.setVisible(shown)
+        if shown:
+            self._render()
+
+    def _on_formula_link(self, stage: str) -> None:
+        """A symbol of the formula: show its stage here, and in the heatmap when it is one of its stages."""
+        if stage in STAGE_KEYS:
+            self.set_stage(STAGE_KEYS.index(stage))
+        if stage in STAGES:
+            self.controller.select(stage=stage)
+
+    def _formula_key(self, result, focus: int) -> int:
+        """The key of the RoPE line: the clicked heatmap cell's key when it is in this row, else the next token."""
+        query, key = self.controller.cell
+        if query == focus and key != focus and key < result.n:
+            return key
+        return (focus + 1) % result.n if result.n > 1 else focus
+
     def _render(self) -> None:
         snapshot = self._snapshot
         if snapshot is None:
@@ -326,6 +361,8 @@ class PlayerPanel(Panel):
         focus = min(max(self.controller.focus, 0), result.n - 1)
         key = self.stage_key
         self._set_caption(*self._caption_lines(key, result, head, focus))
+        if self.formula.isVisibleTo(self):
+            self.formula.show_result(result, focus, head, self._formula_key(result, focus))
         if key == "tokens":
             self.pages.setCurrentIndex(0)
             self._show_tokens(result, focus)
@@ -448,10 +485,12 @@ class PlayerPanel(Panel):
                     self.tr("Still a static vector: the same word gets the same vector in any sentence, at any place."))
         if key == "qkv":
             first, last = head * d_k, (head + 1) * d_k - 1
-            template = (self.tr("Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each.")
+            template = (self.tr("Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns "
+                                "%2–%3 (counted from 0, as the app does; %6–%7 counted from 1): %4 × %5 each.")
                         if config.positional == "rope" else
-                        self.tr("Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each."))
-            return (fill(template, head, first, last, n, d_k),
+                        self.tr("Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3 (counted from 0, as the "
+                                "app does; %6–%7 counted from 1): %4 × %5 each."))
+            return (fill(template, head, first, last, n, d_k, first + 1, last + 1),
                     self.tr("Q: what am I looking for? K: what do I contain? V: what I actually carry."))
         if key == "scores":
             return (fill(self.tr("Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query's dot product with every key."), n, token),
@@ -477,9 +516,17 @@ class PlayerPanel(Panel):
         if key == "weights":
             row = result.weights[head, focus]  # (n,)
             top = int(np.argmax(row))
-            return (fill(self.tr("Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3)."),
-                         token, result.tokens[top].text, f"{float(row[top]):.3f}"),
-                    self.tr("Weights are positive and each row sums to 1: how much a token attends to each other token."))
+            tied = [int(j) for j in np.flatnonzero(np.isclose(row, row[top], rtol=0, atol=TIE))]
+            if len(tied) > 1:  # two keys at 0.422 (the hand calculation): name them all, not the first
+                most = fill(self.tr("Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives the same largest weight (%3) "
+                                    "to %2."), token, " / ".join(f"“{result.tokens[j].text}”" for j in tied),
+                            f"{float(row[top]):.3f}")
+            else:
+                most = fill(self.tr("Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3)."),
+                            token, result.tokens[top].text, f"{float(row[top]):.3f}")
+            return (most,
+                    self.tr("Weights are non-negative (masked ones exactly 0) and each row sums to 1: how much a token "
+                            "attends to each other token."))
         if key == "weighted_sum":
             return (fill(self.tr("Head %1 output = weights · V (%2 × %3): the new “%4” = Σ_j weight_j × v_j."), head, n, d_k, token),
                     self.tr("The weights decide how to mix; V is what gets mixed."))
@@ -489,7 +536,11 @@ class PlayerPanel(Panel):
                         self.tr("W_O mixes the head's dimensions into the new vector of each token."))
             return (fill(self.tr("Concat: head outputs side by side (%1 heads → %2 × %3), then · W_O (%3 × %3) = output."),
                          config.heads, n, d),
-                    self.tr("Each head looks for its own kind of relation; W_O combines what they found."))
+                    self.tr("Trained heads tend to specialise; these random, untrained heads are not specialists: each "
+                            "mixes differently by chance. W_O combines what they produce.")
+                    if model_info(self.controller.model).configurable else
+                    self.tr("In a trained model heads tend to specialise (find one with the head grid); W_O combines "
+                            "what they produce."))
         change = float(np.linalg.norm(result.diff[focus]))  # one d-vector
         return (fill(self.tr("New “%1”: ‖output − x‖ = %2, cosine(x, output) = %3."), token, f"{change:.3f}",
                      f"{float(result.cosine[focus]):.3f}"),

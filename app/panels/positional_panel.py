@@ -352,7 +352,8 @@ class PositionalPanel(Panel):
         before, after = result.q_unrotated[head, focus], result.q[head, focus]  # (d_k,) each
         self.rope_caption.setText(fill(self.tr(
             "q of “%1” (position %2, head %3): each pair (q[2i], q[2i+1]) turns by θ = pos · 10000^(−2i/d_k).\n"
-            "Grey dashed: before RoPE; red: after. Then q·k depends only on the distance between tokens."),
+            "Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the positions, only on their "
+            "distance m − n: shifting both tokens by the same amount leaves it unchanged."),
             result.tokens[focus].text, focus, head))
         self.rope_canvas.clear()
         for column, pair in enumerate(rope_pairs(d_k)):  # a 2 × 2 grid

@@ -58,8 +58,10 @@ class ScalingPanel(Panel):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         caption = QLabel(self.tr(
-            "Without ÷√d_k the scores q·k spread like √d_k: at 512 dimensions the softmax saturates "
-            "([0.999999, 0.000001]). Entropy: log n = spread evenly, 0 = all weight on one key."))
+            "Without ÷√d_k the scores q·k spread like √d_k, and as d_k grows the softmax saturates: one weight "
+            "near 1, the rest near 0. The tutorial's “[0.999999, 0.000001]” is an illustration, not a measurement: "
+            "the sweep below measures the largest weight at each d_k. A saturated softmax has gradients near 0: "
+            "they vanish, they do not explode. Entropy: log n = spread evenly, 0 = all weight on one key."))
         caption.setWordWrap(True)
         layout.addWidget(caption)
         legend = QLabel(" &nbsp; ".join((

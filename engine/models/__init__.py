@@ -61,6 +61,7 @@ MODELS: dict[str, ModelEntry] = {entry.name: entry for entry in (
     ModelEntry("minilm", "MiniLM-L6 (pretrained)", "encoder", "Apache-2.0", "sentence-transformers/all-MiniLM-L6-v2 (Microsoft MiniLM)", "engine.minilm", "load_minilm"),  # noqa: E501
 )}
 DEFAULT_MODEL = next(iter(MODELS))  # the toy engine: always installed
+ENGLISH_MODEL = "minilm"  # the pretrained English encoder the seeds' English examples open in (app/presets.py)
 
 
 def model_info(name: str) -> ModelEntry:

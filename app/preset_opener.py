@@ -1,0 +1,108 @@
+"""Open a preset of the Presets menu completely: its settings (or model and sentence), the token to
+focus, the head, the stage, and its caption.
+
+Toy presets apply at once; the focus token is found in the result when it arrives (the tokenizer
+runs in the worker). Real-model presets first ask the worker for
+:func:`engine.meaning.strongest_head` of the preset's query → key, then open the model at that
+layer and head with the query focused, and fill the caption's %1 … %5 (query, key, layer, head,
+weight) from that finding: the figure a reader sees is the app's own computation.
+The caption stays while the settings (and model) are the preset's; any other change hides it.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from engine.models import model_info
+
+from .presets import Preset, menu_presets, translated
+from .text import fill
+from .view_state import ViewState
+
+
+class PresetOpener(QObject):
+    """Applies presets to a controller; ``captionChanged(text)`` says what to show ("" = nothing)."""
+
+    captionChanged = Signal(str)
+    opened = Signal(object)  # the (translated) Preset, once its focus, head and stage are on screen
+
+    def __init__(self, controller, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.preset: Preset | None = None  # the preset on screen (or being opened)
+        self.caption = ""
+        self._pending = False  # waiting for the result to find the focus token in
+        self._config = None  # the settings the caption belongs to
+        self._cell = None  # (model, layer, query, key) to inspect once a real model's snapshot is on screen
+        self._lane = controller.worker.lane("preset", self)
+        self._lane.done.connect(self._on_found)
+        self._lane.failed.connect(self._on_not_found)
+        controller.snapshotArrived.connect(self._on_snapshot)
+        controller.configChanged.connect(self._on_config_changed)
+        controller.modelChanged.connect(self._on_model_changed)
+
+    # ------------------------------------------------------------------ opening
+    def open(self, index: int) -> Preset:
+        """Open entry ``index`` of :func:`app.presets.menu_presets`."""
+        item = translated(menu_presets()[index])
+        self._lane.cancel()  # a real-model preset still being looked up must not open over this one
+        self.preset, self._pending, self._cell = item, False, None
+        self._show("")
+        c = self.controller
+        if model_info(item.model).configurable:
+            config = item.config()
+            self._config, self._pending = config, True
+            c.apply_view_state(ViewState(config, head=item.head, focus=0, stage=item.stage, model=item.model,
+                                         layer=0, sentence_b=c.sentence_b))
+            self._on_snapshot(c.snapshot)
+        else:
+            from .minilm_mode import strongest_head_in
+
+            self._config = c.config.replace(text=item.settings["text"])
+            self._lane.submit(strongest_head_in, item.model, item.settings["text"], item.focus, item.key)
+        return item
+
+    def _on_found(self, finding) -> None:
+        item, c = self.preset, self.controller
+        if item is None:
+            return
+        self._show(fill(item.caption, finding.query, finding.key, finding.layer, finding.head, f"{finding.weight:.2f}"))
+        self._cell = (item.model, finding.layer, finding.query_index, finding.key_index)
+        c.apply_view_state(ViewState(self._config, head=finding.head, focus=finding.query_index, stage=item.stage,
+                                     model=item.model, layer=finding.layer, sentence_b=c.sentence_b))
+        self.opened.emit(item)
+
+    def _on_not_found(self, _error) -> None:
+        """The model is missing (or the words are not in the sentence): open it anyway; the controller
+        reports why (and how to install the model) as for any computation."""
+        item, c = self.preset, self.controller
+        if item is not None:
+            c.apply_view_state(ViewState(self._config, stage=item.stage, model=item.model, sentence_b=c.sentence_b))
+
+    def _on_snapshot(self, snapshot) -> None:
+        if self._cell is not None and snapshot is not None and (snapshot.model, snapshot.layer) == self._cell[:2]:
+            query, key = self._cell[2:]
+            self._cell = None
+            self.controller.inspect(query, key)  # the relation's cell: the inspector takes it apart
+        item = self.preset
+        if not self._pending or item is None or snapshot is None or snapshot.result.config != self._config \
+                or snapshot.model != item.model:
+            return
+        self._pending = False
+        self.controller.select(head=item.head, focus=item.focus_index(snapshot.result.token_texts), stage=item.stage)
+        self._show(item.caption)
+        self.opened.emit(item)
+
+    # ------------------------------------------------------------------ the caption
+    def _show(self, text: str) -> None:
+        self.caption = text
+        self.captionChanged.emit(text)
+
+    def _on_config_changed(self, config) -> None:
+        if self.caption and config != self._config:
+            self.preset = None
+            self._show("")
+
+    def _on_model_changed(self, model: str) -> None:
+        if self.caption and self.preset is not None and model != self.preset.model:
+            self.preset = None
+            self._show("")
