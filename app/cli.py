@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code."""
     argv = list(sys.argv if argv is None else argv)
     args = argv[1:]
-    if not args or args[0] in ("--session", "--text") or args[0].startswith(("--session=", "--text=")):
+    if not args or args[0] in ("--session", "--text", "--model") or args[0].startswith(("--session=", "--text=", "--model=")):
         return _window(argv)
     if args[0] in ("-h", "--help"):
         print(top_parser().format_help(), end="")
