@@ -111,8 +111,19 @@ def sink_text(snapshot, layer: int, head: int) -> str:
     share = float(sink[layer, head])
     if share < SINK_SHARE:
         return ""
-    return fill(QCoreApplication.translate("DecoderWindow", "attention sink: this head gives %1 of each later token's attention to the first token “%2” "
-                   "(%3 over all layers and heads)"), f"{share:.0%}", view.tokens[0].text, f"{float(sink.mean()):.0%}")
+    return fill(QCoreApplication.translate("DecoderWindow", "attention sink: %1 → “%2”"), f"{share:.0%}",
+                view.tokens[0].text)
+
+
+def sink_tip(snapshot, layer: int, head: int) -> str:
+    """The caption's tooltip: the attention sink in a sentence ("" when there is none)."""
+    view = snapshot.bert
+    if not sink_text(snapshot, layer, head):
+        return ""
+    return fill(QCoreApplication.translate("DecoderWindow", "Attention sink: this head gives %1 of each later token's "
+                                           "attention to the first token “%2” (%3 over all layers and heads). Many "
+                                           "decoders park attention there when no other token is useful."),
+                f"{float(view.sink[layer, head]):.0%}", view.tokens[0].text, f"{float(view.sink.mean()):.0%}")
 
 
 def model_arguments(window, value: str | None) -> None:

@@ -69,6 +69,7 @@ class NextTokenPanel(Panel):
         controls.addWidget(self.top_p)
         controls.addStretch(1)
         layout.addLayout(controls)
+        row = controls  # the generate buttons share the controls' row: the bars get the height
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("nextTokenBars")
         self.plot.setMenuEnabled(False)
@@ -81,8 +82,8 @@ class NextTokenPanel(Panel):
         self.bar_item = pg.BarGraphItem(x0=[], y=[], height=[], width=[], brush=BAR_BRUSH)
         self.plot.addItem(self.bar_item)
         self.labels: list[pg.TextItem] = []
+        self.plot.setMinimumHeight(170)
         layout.addWidget(self.plot, 1)
-        row = QHBoxLayout()
         self.greedy_button = QPushButton(self.tr("Generate: most likely"))
         self.greedy_button.setObjectName("generateGreedy")
         self.greedy_button.setToolTip(self.tr("Append the most likely next token (Ctrl+Return); Ctrl+Z removes it"))
@@ -94,8 +95,6 @@ class NextTokenPanel(Panel):
                                               "Ctrl+Z removes it"))
         self.sample_button.clicked.connect(lambda: self.generate(greedy=False))
         row.addWidget(self.sample_button)
-        row.addStretch(1)
-        layout.addLayout(row)
         for box in (self.temperature, self.top_k, self.top_p):
             box.valueChanged.connect(lambda _: self._submit_bars())
         self._logits_lane = self.lane(LOGITS_LANE)

@@ -349,8 +349,12 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>KV 缓存：%2 个位置中复用 %1 个，计算 %3 个。</translation>
     </message>
     <message>
-        <source>attention sink: this head gives %1 of each later token's attention to the first token “%2” (%3 over all layers and heads)</source>
-        <translation>注意力汇（attention sink）：这个头把之后每个词元 %1 的注意力给了第一个词元“%2”（所有层和头平均 %3）</translation>
+        <source>attention sink: %1 → “%2”</source>
+        <translation>注意力汇：%1 → “%2”</translation>
+    </message>
+    <message>
+        <source>Attention sink: this head gives %1 of each later token's attention to the first token “%2” (%3 over all layers and heads). Many decoders park attention there when no other token is useful.</source>
+        <translation>注意力汇（attention sink）：这个头把之后每个词元 %1 的注意力给了第一个词元“%2”（所有层和头平均 %3）。没有别的词元有用时，许多解码器把注意力“停放”在那里。</translation>
     </message>
 </context>
 <context>
