@@ -106,7 +106,8 @@ class NextTokenPanel(Panel):
         self._generate_lane = self.lane(GENERATE_LANE)
         self._generate_lane.done.connect(self._on_generated)
         self._generate_lane.failed.connect(self._on_failed)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        # the bars' job is submitted as soon as the trace arrives (submitting costs the GUI nothing)
+        controller.snapshotArrived.connect(self.show_snapshot)
         controller.selectionChanged.connect(self.show_selection)
         self._show_empty()
 
@@ -139,15 +140,19 @@ class NextTokenPanel(Panel):
 
     # ------------------------------------------------------------------ jobs
     def _submit_logits(self) -> None:
-        from ..decoder_mode import next_token_logits
+        """One job: the focused position's logits and the bars of the current settings."""
+        from ..decoder_mode import next_token_logits, top_bars
 
         trace = self.trace()
         focus = min(self.controller.focus, trace.n - 1)
-        self._logits_lane.submit(next_token_logits, self.controller.snapshot.model, trace, focus)
+        s = self.settings()
+        self._bars_lane.cancel()  # bars of the previous logits must not arrive after these
+        self._logits_lane.submit(_logits_and_bars, next_token_logits, top_bars, self.controller.snapshot.model, trace,
+                                 focus, BARS, s["temperature"], s["top_k"], s["top_p"])
 
     def _on_logits(self, value: dict) -> None:
-        self.logits = value
-        self._submit_bars()
+        self.logits, bars = value
+        self._on_bars(bars)
 
     def _submit_bars(self) -> None:
         from ..decoder_mode import top_bars
@@ -229,6 +234,13 @@ class NextTokenPanel(Panel):
     def _on_generated(self, text: str) -> None:
         self._focus_last = True
         self.controller.update_config(text=text)
+
+
+def _logits_and_bars(next_token_logits, top_bars, model: str, trace, position: int, k: int, temperature: float,
+                     top_k: int, top_p: float) -> tuple[dict, dict]:
+    """Worker job: the logits of ``position`` and their bars."""
+    logits = next_token_logits(model, trace, position)
+    return logits, _bars_for(top_bars, model, logits, k, temperature, top_k, top_p)
 
 
 def _bars_for(top_bars, model: str, logits: dict, k: int, temperature: float, top_k: int, top_p: float) -> dict:
