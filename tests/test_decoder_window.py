@@ -233,3 +233,16 @@ def test_export_a_tiny_gguf_file_and_its_picture(tmp_path):
     assert cli.main(["main.py", "export", "--model", str(path), "--text", TINY_TEXT,
                      "--out", str(tmp_path / "bad.json")]) == 2
     assert not (tmp_path / "bad.npz").exists() and not (tmp_path / "bad.json").exists()
+
+
+def test_ctrl_z_in_the_next_token_panel_removes_the_generated_token(window, smollm2, qtbot):
+    from PySide6.QtCore import Qt
+
+    show(window, "smollm2", CAPITAL)
+    panel = window.panel("next")
+    window.docks["next"].raise_()
+    panel.generate(greedy=True)
+    wait_for(lambda: window.controller.config.text == CAPITAL + " Paris" and window.controller.is_idle())
+    panel.temperature.setFocus()
+    qtbot.keyClick(panel.plot, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    wait_for(lambda: window.controller.config.text == CAPITAL and window.controller.is_idle())

@@ -3,7 +3,8 @@
 Every position of a decoder predicts the token after it. For the focused position the panel
 shows the k likeliest next tokens as bars, reshaped live by temperature, top-k and top-p (the
 sampling settings of transformers' logits processors). Generate appends the most likely or a
-sampled token (Ctrl+Return / Ctrl+Shift+Return); the controller's undo (Ctrl+Z) removes it.
+sampled token (Ctrl+Return / Ctrl+Shift+Return); the controller's undo (Ctrl+Z in the panel,
+Ctrl+Alt+Z anywhere) removes it.
 
 Worker jobs (never on the GUI thread): the logits of the focused position (a 576 × 49,152
 product) once per trace and position; each control change reshapes that stored vector in the
@@ -17,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
@@ -86,15 +88,18 @@ class NextTokenPanel(Panel):
         layout.addWidget(self.plot, 1)
         self.greedy_button = QPushButton(self.tr("Generate: most likely"))
         self.greedy_button.setObjectName("generateGreedy")
-        self.greedy_button.setToolTip(self.tr("Append the most likely next token (Ctrl+Return); Ctrl+Z removes it"))
+        self.greedy_button.setToolTip(self.tr("Append the most likely next token (Ctrl+Return); undo removes it (Ctrl+Z in this "
+                                              "panel, Ctrl+Alt+Z anywhere)"))
         self.greedy_button.clicked.connect(lambda: self.generate(greedy=True))
         row.addWidget(self.greedy_button)
         self.sample_button = QPushButton(self.tr("Generate: sample"))
         self.sample_button.setObjectName("generateSample")
         self.sample_button.setToolTip(self.tr("Append a token drawn from the bars' distribution (Ctrl+Shift+Return); "
-                                              "Ctrl+Z removes it"))
+                                              "undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)"))
         self.sample_button.clicked.connect(lambda: self.generate(greedy=False))
         row.addWidget(self.sample_button)
+        undo = QShortcut(QKeySequence("Ctrl+Z"), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        undo.activated.connect(controller.undo)  # the controller's undo: removes a generated token
         for box in (self.temperature, self.top_k, self.top_p):
             box.valueChanged.connect(lambda _: self._submit_bars())
         self._logits_lane = self.lane(LOGITS_LANE)

@@ -2074,16 +2074,16 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>生成：最可能的</translation>
     </message>
     <message>
-        <source>Append the most likely next token (Ctrl+Return); Ctrl+Z removes it</source>
-        <translation>追加最可能的下一个词元（Ctrl+Return）；Ctrl+Z 撤销</translation>
+        <source>Append the most likely next token (Ctrl+Return); undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)</source>
+        <translation>追加最可能的下一个词元（Ctrl+Return）；撤销可去掉它（在本面板按 Ctrl+Z，任何地方按 Ctrl+Alt+Z）</translation>
+    </message>
+    <message>
+        <source>Append a token drawn from the bars' distribution (Ctrl+Shift+Return); undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)</source>
+        <translation>按条形图的分布采样一个词元并追加（Ctrl+Shift+Return）；撤销可去掉它（在本面板按 Ctrl+Z，任何地方按 Ctrl+Alt+Z）</translation>
     </message>
     <message>
         <source>Generate: sample</source>
         <translation>生成：采样</translation>
-    </message>
-    <message>
-        <source>Append a token drawn from the bars' distribution (Ctrl+Shift+Return); Ctrl+Z removes it</source>
-        <translation>按条形图的分布采样一个词元并追加（Ctrl+Shift+Return）；Ctrl+Z 撤销</translation>
     </message>
     <message>
         <source>Next-token predictions need a decoder: choose SmolLM2 in the Model toolbar, or File → Open model… for a GGUF file. MiniLM and the toy engine do not predict the next token.</source>
