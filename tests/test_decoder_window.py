@@ -246,3 +246,24 @@ def test_ctrl_z_in_the_next_token_panel_removes_the_generated_token(window, smol
     panel.temperature.setFocus()
     qtbot.keyClick(panel.plot, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     wait_for(lambda: window.controller.config.text == CAPITAL and window.controller.is_idle())
+
+
+def test_next_token_and_logit_lens_say_a_decoder_is_needed_for_the_toy_engine(window):
+    assert window.wait_until_idle(30) and window.controller.snapshot.model == "toy"
+    for key in ("next", "lens"):
+        panel = window.panel(key)
+        panel.show_snapshot(window.controller.snapshot)
+        assert "decoder" in panel.note.text() and "SmolLM2" in panel.note.text()
+    assert window.panel("next").bars is None and not window.panel("next").greedy_button.isEnabled()
+    assert window.panel("lens").table.rowCount() == 0
+
+
+def test_typing_at_the_end_computes_only_the_new_positions(window, smollm2):
+    show(window, "smollm2", CAPITAL)
+    window.panels["input"].text.setPlainText(CAPITAL + " Paris, and")
+    wait_for(lambda: window.controller.snapshot.result.n == 8 and window.controller.is_idle())
+    trace = window.controller.snapshot.bert.trace
+    assert trace.reused_positions == 5  # "The capital of France is" came from the KV cache
+    reference = smollm2.run(CAPITAL + " Paris, and", use_cache=False)
+    np.testing.assert_allclose(trace.attentions, reference.attentions, atol=1e-5)
+    np.testing.assert_allclose(trace.next_token_logits, reference.next_token_logits, atol=1e-3)

@@ -27,7 +27,7 @@ TOP = 3  # predictions per layer in the table
 class LogitLensPanel(Panel):
     """Top predictions of every layer for the focused position, and P(final answer) per layer."""
 
-    MODEL_KINDS = frozenset({"decoder"})
+    # every kind (the default): for the toy engine and MiniLM it shows an empty state saying a decoder is needed
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -118,6 +118,7 @@ class LogitLensPanel(Panel):
                 self.table.setItem(row, j + 1, item)
             self.table.setItem(row, TOP + 1, QTableWidgetItem(f"{lens.final_probability[row]:.3f}"))
         self.table.resizeRowsToContents()
+        self.table.scrollToBottom()  # the last layers, where the answer forms, in view
         probability = np.asarray(lens.final_probability, dtype=float)
         self.curve.setData(np.arange(rows), probability)
         first = int(np.argmax(lens.top_ids[:, 0] == final)) if np.any(lens.top_ids[:, 0] == final) else rows - 1

@@ -37,7 +37,7 @@ TOP_BRUSH = pg.mkBrush("#f58518")
 class NextTokenPanel(Panel):
     """Top-k next-token bars for the focused position; sampling controls; generate one token."""
 
-    MODEL_KINDS = frozenset({"decoder"})
+    # every kind (the default): for the toy engine and MiniLM it shows an empty state saying a decoder is needed
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
