@@ -92,7 +92,7 @@ def facts(snapshot) -> str:
     text = fill(QCoreApplication.translate("DecoderWindow", "%1 (%2, trained weights): %3 layers × %4 query heads sharing %5 key/value heads, d_model %6 "
                    "(d_k %7), RoPE, causal mask, byte-level BPE vocabulary of %8 pieces. The toy settings do not "
                    "apply; choose “Toy engine” in the Model toolbar to use them."),
-                model_info(snapshot.model).title, c.architecture, c.num_layers, c.num_heads, c.num_kv_heads,
+                QCoreApplication.translate("Model", model_info(snapshot.model).title), c.architecture, c.num_layers, c.num_heads, c.num_kv_heads,
                 c.hidden_size, c.head_dim, c.vocab_size)
     if trace.reused_positions:
         text += " " + fill(QCoreApplication.translate("DecoderWindow", "KV cache: %1 of %2 positions reused, %3 computed."), trace.reused_positions, trace.n,
