@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication as Q
 from PySide6.QtWidgets import QFileDialog
 
 from engine.models import MODELS, model_info, register_gguf
@@ -41,7 +41,7 @@ def open_model(window, path_or_name: str) -> str:
         lane.failed.connect(lambda error: _refused(window, lane, error))
     lane.pending = name
     window.busy.setVisible(True)
-    window.statusBar().showMessage(fill(QCoreApplication.translate("DecoderWindow", "Opening %1…"), model_info(name).title))
+    window.statusBar().showMessage(fill(Q.translate("DecoderWindow", "Opening %1…"), model_info(name).title))
     lane.submit(_load, name, window.controller._report_progress)
     return name
 
@@ -53,7 +53,7 @@ def _opened(window, name: str) -> None:
         combo.addItem(model_info(name).title, name)
         combo.setItemData(combo.findData(name), model_info(name).path, 3)  # tooltip: the file's path
     window.controller.set_model(name, 0)
-    window.statusBar().showMessage(fill(QCoreApplication.translate("DecoderWindow", "Opened %1"), model_info(name).title), 4000)
+    window.statusBar().showMessage(fill(Q.translate("DecoderWindow", "Opened %1"), model_info(name).title), 4000)
 
 
 def _refused(window, lane, error) -> None:
@@ -64,12 +64,13 @@ def _refused(window, lane, error) -> None:
     if name in MODELS and MODELS[name].path and window.model_combo.findData(name) < 0:
         del MODELS[name]  # refused: not a choice of the window
     window.model_note.setText(error_text(error))
-    window._warn(QCoreApplication.translate("DecoderWindow", "Could not open the model"), error)
+    window._warn(Q.translate("DecoderWindow", "Could not open the model"), error)
 
 
 def open_model_dialog(window) -> None:
-    path, _ = QFileDialog.getOpenFileName(window, QCoreApplication.translate("DecoderWindow", "Open model"), window._last_folder("", "model"),
-                                          QCoreApplication.translate("DecoderWindow", "GGUF model (*.gguf);;All files (*)"))
+    path, _ = QFileDialog.getOpenFileName(window, Q.translate("DecoderWindow", "Open model"),
+                                          window._last_folder("", "model"),
+                                          Q.translate("DecoderWindow", "GGUF model (*.gguf);;All files (*)"))
     if path:
         window._remember_folder("model", path)
         open_model(window, path)
@@ -78,7 +79,8 @@ def open_model_dialog(window) -> None:
 def generate(window, greedy: bool) -> None:
     """Edit → Generate: append one token through the next-token panel (a decoder only)."""
     if model_info(window.controller.model).kind != "decoder":
-        window.statusBar().showMessage(QCoreApplication.translate("DecoderWindow", "Generating needs a decoder: choose SmolLM2 in the Model toolbar"), 4000)
+        window.statusBar().showMessage(
+            Q.translate("DecoderWindow", "Generating needs a decoder: choose SmolLM2 in the Model toolbar"), 4000)
         return
     window.docks["next"].show()
     window.docks["next"].raise_()
@@ -89,14 +91,15 @@ def facts(snapshot) -> str:
     """The input panel's model facts for a decoder trace."""
     trace = snapshot.bert.trace
     c = trace.config
-    text = fill(QCoreApplication.translate("DecoderWindow", "%1 (%2, trained weights): %3 layers × %4 query heads sharing %5 key/value heads, d_model %6 "
-                   "(d_k %7), RoPE, causal mask, byte-level BPE vocabulary of %8 pieces. The toy settings do not "
-                   "apply; choose “Toy engine” in the Model toolbar to use them."),
-                QCoreApplication.translate("Model", model_info(snapshot.model).title), c.architecture, c.num_layers, c.num_heads, c.num_kv_heads,
-                c.hidden_size, c.head_dim, c.vocab_size)
+    text = fill(Q.translate("DecoderWindow", "%1 (%2, trained weights): %3 layers × %4 query heads sharing %5 "
+                            "key/value heads, d_model %6 (d_k %7), RoPE, causal mask, byte-level BPE vocabulary of %8 "
+                            "pieces. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use "
+                            "them."),
+                Q.translate("Model", model_info(snapshot.model).title), c.architecture, c.num_layers, c.num_heads,
+                c.num_kv_heads, c.hidden_size, c.head_dim, c.vocab_size)
     if trace.reused_positions:
-        text += " " + fill(QCoreApplication.translate("DecoderWindow", "KV cache: %1 of %2 positions reused, %3 computed."), trace.reused_positions, trace.n,
-                           trace.n - trace.reused_positions)
+        text += " " + fill(Q.translate("DecoderWindow", "KV cache: %1 of %2 positions reused, %3 computed."),
+                           trace.reused_positions, trace.n, trace.n - trace.reused_positions)
     return text
 
 
@@ -111,7 +114,7 @@ def sink_text(snapshot, layer: int, head: int) -> str:
     share = float(sink[layer, head])
     if share < SINK_SHARE:
         return ""
-    return fill(QCoreApplication.translate("DecoderWindow", "attention sink: %1 → “%2”"), f"{share:.0%}",
+    return fill(Q.translate("DecoderWindow", "attention sink: %1 → “%2”"), f"{share:.0%}",
                 view.tokens[0].text)
 
 
@@ -120,7 +123,7 @@ def sink_tip(snapshot, layer: int, head: int) -> str:
     view = snapshot.bert
     if not sink_text(snapshot, layer, head):
         return ""
-    return fill(QCoreApplication.translate("DecoderWindow", "Attention sink: this head gives %1 of each later token's "
+    return fill(Q.translate("DecoderWindow", "Attention sink: this head gives %1 of each later token's "
                                            "attention to the first token “%2” (%3 over all layers and heads). Many "
                                            "decoders park attention there when no other token is useful."),
                 f"{float(view.sink[layer, head]):.0%}", view.tokens[0].text, f"{float(view.sink.mean()):.0%}")
