@@ -267,3 +267,21 @@ def test_typing_at_the_end_computes_only_the_new_positions(window, smollm2):
     reference = smollm2.run(CAPITAL + " Paris, and", use_cache=False)
     np.testing.assert_allclose(trace.attentions, reference.attentions, atol=1e-5)
     np.testing.assert_allclose(trace.next_token_logits, reference.next_token_logits, atol=1e-3)
+
+
+def test_model_argument_opens_a_gguf_file_in_the_window(window, tmp_path, monkeypatch):
+    from app import cli, decoder_window
+    from app.window import parse_arguments
+
+    path = tmp_path / "tiny-llama.gguf"
+    write_tiny_gguf(path, "llama", seed=1)
+    assert parse_arguments(["--model", str(path)]).model == str(path)
+    routed = []
+    monkeypatch.setattr(cli, "_window", lambda argv: routed.append(argv) or 0)
+    assert cli.main(["main.py", "--model", str(path)]) == 0 and routed  # the window, not an unknown command
+    window.controller.set_config(window.controller.config.replace(text=TINY_TEXT), immediate=True)
+    decoder_window.model_arguments(window, str(path))
+    name = "gguf:" + str(path.resolve())
+    wait_for(lambda: window.controller.snapshot.model == name and window.controller.is_idle())
+    assert window.controller.snapshot.result.weights.shape[0] == 4
+    MODELS.pop(name, None)
