@@ -53,6 +53,8 @@ def top_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--session", metavar="FILE", help="open this session file at start")
     parser.add_argument("--text", help="start with this sentence")
+    parser.add_argument("--model", metavar="NAME|FILE.gguf",
+                        help="start with this model: a registry name (e.g. smollm2) or a local Llama-family GGUF file")
     parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
     return parser
 
@@ -80,6 +82,19 @@ class _Parser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
 
+def _model_name(value: str) -> str:
+    """``--model``: a registry name, or a .gguf file (registered under its path)."""
+    from engine.models import MODELS, register_gguf
+
+    if value in MODELS:
+        return value
+    if value.lower().endswith(".gguf"):
+        if not os.path.isfile(value):
+            raise argparse.ArgumentTypeError(f"no model file {value!r}")
+        return register_gguf(value)
+    raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from {', '.join(MODELS)}, or a .gguf file)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``export`` command's options (choices come from the engine's config and model registry)."""
     from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
@@ -90,9 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Compute one self-attention trace and write it to a file.")
     add = parser.add_argument
     add("--text", required=True, help="the sentence to attend over")
-    add("--model", choices=tuple(MODELS), default=DEFAULT_MODEL,
+    add("--model", type=_model_name, default=DEFAULT_MODEL, metavar="{" + ",".join(MODELS) + "}|FILE.gguf",
         help="; ".join(f"{e.name}: {e.title} ({e.credit})" for e in MODELS.values())
-        + f" (default {DEFAULT_MODEL}: takes the options below)")
+        + f"; or a local Llama-family GGUF file (default {DEFAULT_MODEL}: takes the options below)")
     add("--layer", type=int, metavar="L", help="pretrained models' images: which layer (default 0)")
     add("--tokenizer", choices=TOKENIZERS)
     add("--d-model", type=int, metavar="N", help="width of every token vector (default 64)")
@@ -175,6 +190,8 @@ def _export_pretrained(options, image: bool) -> None:
     if not 0 <= layer < model.config.num_layers:
         raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {model.config.num_layers - 1}")
     head = _parse_head(options.head, model.config.num_heads)
+    if entry.kind == "decoder":
+        return _export_decoder(options, entry, model, layer, head, image)
     export_figure = _image_exporter() if image else None
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         trace = model.run(options.text)
@@ -185,6 +202,42 @@ def _export_pretrained(options, image: bool) -> None:
     else:
         save_bert_trace(trace, options.out, options.text)
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
+            f"({entry.title})")
+
+
+def decoder_arrays(model, trace) -> dict:
+    """What ``export --model <decoder>`` writes to .npz: the engine's arrays (tokens, input_ids,
+    attentions, hidden_states, next_token_logits) and the word view (engine.words)."""
+    import numpy as np
+
+    from engine.words import roll_up, words_of
+
+    arrays = dict(model.export_arrays(trace))
+    words, word_index = words_of(trace.text, trace.tokens)
+    arrays.update(words=np.array(words, dtype=str), word_index=np.asarray(word_index, dtype=np.int64),
+                  word_attentions=roll_up(trace.attentions, word_index))
+    return arrays
+
+
+def _export_decoder(options, entry, model, layer: int, head, image: bool) -> None:
+    """A decoder ``--model``: its arrays as .npz, or one layer's picture."""
+    import numpy as np
+
+    from engine.export import output_suffix
+    from engine.safe_io import atomic_write
+
+    if not image and output_suffix(options.out) != ".npz":
+        raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
+    trace = model.run(options.text)
+    if image:
+        from app.decoder_mode import layer_result
+
+        _image_exporter()(layer_result(model, trace, layer), options.out, head=head, stage=options.stage,
+                          width=options.width, label=f"{entry.title}, layer {layer}")
+    else:
+        with atomic_write(options.out) as stream:
+            np.savez(stream, **decoder_arrays(model, trace))
+    _report(f"wrote {options.out}: {trace.n} tokens, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
 
@@ -277,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code."""
     argv = list(sys.argv if argv is None else argv)
     args = argv[1:]
-    if not args or args[0] in ("--session", "--text") or args[0].startswith(("--session=", "--text=")):
+    if not args or args[0] in ("--session", "--text", "--model") or args[0].startswith(("--session=", "--text=", "--model=")):
         return _window(argv)
     if args[0] in ("-h", "--help"):
         print(top_parser().format_help(), end="")

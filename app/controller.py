@@ -176,6 +176,10 @@ class Controller(QObject):
         self._awaiting = True
         if model_info(self.model).configurable:
             self._compute.submit(take_snapshot, self.config)
+        elif model_info(self.model).kind == "decoder":
+            from .decoder_mode import take_decoder_snapshot
+
+            self._compute.submit(take_decoder_snapshot, self.model, self.config.text, self.layer, self._report_progress)
         else:
             from .minilm_mode import take_model_snapshot
 

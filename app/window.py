@@ -36,6 +36,7 @@ from engine.errors import ModelNotInstalled
 from engine.models import MODELS, model_info
 from engine.memory import format_bytes
 
+from . import decoder_window
 from .controller import Controller
 from .i18n import error_text, install_language_menu, install_translator, setting_label, store_and_install
 from .lazy import LazyPanel
@@ -221,9 +222,11 @@ class MainWindow(QMainWindow):
             ("positional", self.tr("Positional encoding lab"), PositionalPanel),
             ("scaling", self.tr("Scaling lab"), ScalingPanel),
             ("layers", self.tr("MiniLM layers"), LayersPanel),
+            ("next", self.tr("Next token"), _LazyClass("next_token_panel", "NextTokenPanel")),
+            ("lens", self.tr("Logit lens"), _LazyClass("logit_lens_panel", "LogitLensPanel")),
         ):
             self._add_dock(key, title, panel_class, bottom)
-        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers"):
+        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers", "next", "lens"):
             self.tabifyDockWidget(self.docks["diffs"], self.docks[key])
         self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
         self.resizeDocks([attention, self.docks["diffs"]], [560, 380], Qt.Orientation.Vertical)
@@ -282,14 +285,14 @@ class MainWindow(QMainWindow):
             self.panels["input"].show_model_facts("")
         if pretrained:
             self.model_note.clear()
-            self.docks["layers"].show()
-            self.docks["layers"].raise_()
+            self.docks["next" if kind == "decoder" else "layers"].show()
+            self.docks["next" if kind == "decoder" else "layers"].raise_()
         elif isinstance(self.controller.last_failure, ModelNotInstalled):
             self.model_note.setText(self.controller.last_error)
 
     def _on_model_progress(self, fraction: float, message: str) -> None:
         self.busy.setVisible(fraction < 1.0)
-        self.statusBar().showMessage(fill(self.tr("Loading MiniLM: %1 (%2%)"), message, int(fraction * 100)))
+        self.statusBar().showMessage(fill(self.tr("Loading the model: %1 (%2%)"), message, int(fraction * 100)))
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -329,6 +332,8 @@ class MainWindow(QMainWindow):
         self._action(file, self.tr("&Open session…"), self.open_session_dialog, QKeySequence.StandardKey.Open,
                      self.tr("Open a saved sentence with all its settings"))
         self.recent_menu = file.addMenu(self.tr("Open &recent"))
+        self._action(file, self.tr("Open &model…"), lambda: decoder_window.open_model_dialog(self), None,
+                     self.tr("Open a local GGUF model file (Llama family: llama, qwen2)"))
         self._action(file, self.tr("&Save session…"), self.save_session_dialog, QKeySequence.StandardKey.Save,
                      self.tr("Save the sentence and every setting to a file"))
         file.addSeparator()
@@ -351,6 +356,8 @@ class MainWindow(QMainWindow):
                                         "Ctrl+Alt+Shift+Z", self.tr("Apply again the settings change you undid"))
         self.redo_action.setEnabled(False)
         self._action(edit, self.tr("&Recompute"), self.controller.recompute, "F5")
+        self._action(edit, self.tr("&Generate the next token"), lambda: decoder_window.generate(self, True), "Ctrl+Return")
+        self._action(edit, self.tr("Generate a &sampled token"), lambda: decoder_window.generate(self, False), "Ctrl+Shift+Return")
         self._action(edit, self.tr("&Cancel computation"), self.controller.cancel, "Esc")
         edit.addSeparator()
         self._action(edit, self.tr("Next head"), lambda: self._step_head(1), "Ctrl+]")
@@ -398,7 +405,9 @@ class MainWindow(QMainWindow):
             with QSignalBlocker(self.layer_spin):
                 self.layer_spin.setMaximum(snapshot.bert.num_layers - 1)
         result = snapshot.result
-        if snapshot.bert is not None:
+        if hasattr(snapshot.bert, "next_token_logits"):  # a decoder
+            self.panels["input"].show_model_facts(decoder_window.facts(snapshot))
+        elif snapshot.bert is not None:
             bert = snapshot.bert
             self.panels["input"].show_model_facts(fill(self.tr(
                 "MiniLM-L6 (all-MiniLM-L6-v2, trained weights): %1 layers × %2 heads, d_model %3 (d_k %4), "
@@ -826,6 +835,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="main.py", description="Attention Explorer: watch self-attention work.")
     parser.add_argument("--session", help="open this session file at start")
     parser.add_argument("--text", help="start with this sentence")
+    parser.add_argument("--model", help="start with this model: a registry name (e.g. smollm2) or a GGUF file")
     return parser.parse_args(argv)
 
 
@@ -849,6 +859,7 @@ def run(argv: list[str] | None = None) -> int:
     window = MainWindow(config)
     if arguments.session and not window.open_session(arguments.session):
         print(f"error: could not open {arguments.session}: {window.statusBar().currentMessage()}", file=sys.stderr)
+    decoder_window.model_arguments(window, arguments.model)
     window.show()
     if os.environ.get("ATTENTION_EXPLORER_PROBE") == "startup":
         _probe_first_paint(window, app)

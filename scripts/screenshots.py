@@ -109,7 +109,61 @@ def seed_scenes(app, window, prefix: str = "seeds") -> None:
         print("MiniLM scenes skipped:", error)
 
 
+CAPITAL = "The capital of France is"
+
+
+def decoder_scenes(app, window, suffix: str = "") -> None:
+    """SmolLM2: next-token bars, the logit lens, and a generated token (skipped when not installed)."""
+    try:
+        from engine.smollm2 import find_smollm2
+
+        find_smollm2()
+    except Exception as error:  # noqa: BLE001 - the model is optional
+        print("SmolLM2 screenshots skipped:", error)
+        return
+    set_text(window, CAPITAL)
+    settle(app, window)
+    window.model_combo.setCurrentIndex(window.model_combo.findData("smollm2"))
+    window.layer_spin.setValue(3)
+    settle(app, window, 2.0)
+    window.controller.select(focus=4, head=7)
+    window.docks["next"].raise_()
+    settle(app, window, 1.0)
+    shoot(app, window, f"decoder-next-token{suffix}.png")
+    window.docks["lens"].raise_()
+    settle(app, window, 1.0)
+    shoot(app, window, f"decoder-logit-lens{suffix}.png")
+    window.docks["next"].raise_()
+    window.panel("next").generate(greedy=True)
+    settle(app, window, 1.5)
+    shoot(app, window, f"decoder-generated{suffix}.png")
+    window.controller.undo()
+    settle(app, window)
+    window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
+    settle(app, window)
+
+
+def decoder_only() -> None:
+    """SCREENSHOTS_ONLY=decoder: the decoder scenes at 1366 × 768 and 1920 × 1080."""
+    app = QApplication(sys.argv[:1])
+    from app.fonts import install_cjk_font
+    from app.window import MainWindow, use_settings_folder
+
+    use_settings_folder(tempfile.mkdtemp())
+    install_cjk_font(app)
+    for width, height in ((1366, 768), (1920, 1080)):
+        window = MainWindow(restore=False)
+        window.move(0, 0)
+        window.resize(width, height - 40)
+        window.show()
+        settle(app, window)
+        decoder_scenes(app, window, f"-{width}")
+        window.close()
+
+
 def main() -> None:
+    if os.environ.get("SCREENSHOTS_ONLY") == "decoder":
+        return decoder_only()
     settings = tempfile.mkdtemp()
     app = QApplication(sys.argv[:1])
     from app.fonts import install_cjk_font
@@ -176,6 +230,7 @@ def main() -> None:
         settle(app, window)
     except Exception as error:  # noqa: BLE001 - the model is optional
         print("MiniLM screenshot skipped:", error)
+    decoder_scenes(app, window)
 
 
     window = window.switch_language("zh_CN")

@@ -94,6 +94,13 @@ class AttentionPanel(Panel):
             self.caption.setText(fill(self.tr("1 token · d_k = %1"), result.config.d_k))
         else:
             self.caption.setText(fill(self.tr("%1 tokens · d_k = %2"), result.n, result.config.d_k))
+        self.caption.setToolTip("")
+        if hasattr(snapshot.bert, "sink"):  # a decoder: name the attention sink on the first token
+            from ..decoder_window import sink_text, sink_tip
+
+            note = sink_text(snapshot, snapshot.layer, head)
+            self.caption.setText(self.caption.text() + (" · " + note if note else ""))
+            self.caption.setToolTip(sink_tip(snapshot, snapshot.layer, head))
 
     def show_preset_caption(self, text: str) -> None:
         """The open preset's caption over the heatmap ("" hides it)."""

@@ -150,8 +150,16 @@ class LayersPanel(Panel):
             return
         tokens = bert.token_texts
         unknown = sum(t == "[UNK]" for t in tokens)
-        note = fill(self.tr("MiniLM-L6: %1 layers × %2 heads, %3 word pieces. Showing layer %4."),
-                    bert.num_layers, bert.num_heads, bert.n, snapshot.layer)
+        if hasattr(bert, "next_token_logits"):  # a decoder (app.decoder_mode.DecoderView)
+            from engine.models import model_info
+            from PySide6.QtCore import QCoreApplication
+
+            note = fill(self.tr("%1: %2 layers × %3 query heads, %4 tokens, causal mask. Showing layer %5."),
+                        QCoreApplication.translate("Model", model_info(snapshot.model).title), bert.num_layers,
+                        bert.num_heads, bert.n, snapshot.layer)
+        else:
+            note = fill(self.tr("MiniLM-L6: %1 layers × %2 heads, %3 word pieces. Showing layer %4."),
+                        bert.num_layers, bert.num_heads, bert.n, snapshot.layer)
         if unknown / max(bert.n, 1) > UNK_WARNING_SHARE:
             note += " " + fill(self.tr("Warning: %1 of %2 word pieces are [UNK] — the vocabulary is English, so "
                                        "Chinese text is mostly unknown to this model."), unknown, bert.n)

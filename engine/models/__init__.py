@@ -33,6 +33,7 @@ class ModelEntry:
     credit: str  # who made them
     module: str  # engine module that loads it, imported lazily
     loader: str = "load"  # its function: loader(progress=None) → model with run(text)
+    path: str = ""  # a local model file (File → Open model…): loader(path, progress=None)
 
     @property
     def configurable(self) -> bool:
@@ -53,19 +54,41 @@ class ModelEntry:
 
     def load(self, progress=None):
         """The model, ready to ``run(text)`` (ModelNotInstalled with the command when missing)."""
+        if self.path:
+            return getattr(self._module(), self.loader)(self.path, progress=progress)
         return getattr(self._module(), self.loader)(progress=progress)
 
 
 MODELS: dict[str, ModelEntry] = {entry.name: entry for entry in (
     ModelEntry("toy", "Toy engine (your settings)", "toy", "MIT", "this project", "engine.models.toy"),
     ModelEntry("minilm", "MiniLM-L6 (pretrained)", "encoder", "Apache-2.0", "sentence-transformers/all-MiniLM-L6-v2 (Microsoft MiniLM)", "engine.minilm", "load_minilm"),  # noqa: E501
+    ModelEntry("smollm2", "SmolLM2-135M (decoder)", "decoder", "Apache-2.0", "HuggingFaceTB/SmolLM2-135M-Instruct (Hugging Face SmolLM team)", "engine.smollm2", "load_smollm2"),  # noqa: E501
 )}
 DEFAULT_MODEL = next(iter(MODELS))  # the toy engine: always installed
 ENGLISH_MODEL = "minilm"  # the pretrained English encoder the seeds' English examples open in (app/presets.py)
 
 
+GGUF_PREFIX = "gguf:"  # a registry name for a local GGUF file: "gguf:" + its absolute path
+
+
+def register_gguf(path) -> str:
+    """Add a local GGUF file (any Llama-family decoder) to the registry; its registry name.
+
+    The file is read only when loaded (engine.smollm2.load_gguf, which refuses other architectures)."""
+    from pathlib import Path
+
+    resolved = Path(path).expanduser().resolve()
+    name = GGUF_PREFIX + str(resolved)
+    if name not in MODELS:
+        MODELS[name] = ModelEntry(name, resolved.name, "decoder", "see the file", "local file", "engine.smollm2",
+                                  "load_gguf", str(resolved))
+    return name
+
+
 def model_info(name: str) -> ModelEntry:
     """The registry entry of ``name``; EngineError naming the choices when there is none."""
+    if isinstance(name, str) and name.startswith(GGUF_PREFIX) and name not in MODELS:
+        register_gguf(name[len(GGUF_PREFIX):])
     try:
         return MODELS[name]
     except (KeyError, TypeError):

@@ -315,6 +315,49 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
 </context>
 <context>
+    <name>DecoderWindow</name>
+    <message>
+        <source>Opening %1…</source>
+        <translation>正在打开 %1…</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>Could not open the model</source>
+        <translation>无法打开模型</translation>
+    </message>
+    <message>
+        <source>Open model</source>
+        <translation>打开模型</translation>
+    </message>
+    <message>
+        <source>GGUF model (*.gguf);;All files (*)</source>
+        <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Generating needs a decoder: choose SmolLM2 in the Model toolbar</source>
+        <translation>生成需要解码器：请在“模型”工具栏中选择 SmolLM2</translation>
+    </message>
+    <message>
+        <source>%1 (%2, trained weights): %3 layers × %4 query heads sharing %5 key/value heads, d_model %6 (d_k %7), RoPE, causal mask, byte-level BPE vocabulary of %8 pieces. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them.</source>
+        <translation>%1（%2，训练好的权重）：%3 层 × %4 个查询头，共享 %5 个键/值头，d_model %6（d_k %7），RoPE，因果掩码，字节级 BPE 词表共 %8 个词片。玩具引擎的设置不适用；要使用它们，请在“模型”工具栏中选择“玩具引擎”。</translation>
+    </message>
+    <message>
+        <source>KV cache: %1 of %2 positions reused, %3 computed.</source>
+        <translation>KV 缓存：%2 个位置中复用 %1 个，计算 %3 个。</translation>
+    </message>
+    <message>
+        <source>attention sink: %1 → “%2”</source>
+        <translation>注意力汇：%1 → “%2”</translation>
+    </message>
+    <message>
+        <source>Attention sink: this head gives %1 of each later token's attention to the first token “%2” (%3 over all layers and heads). Many decoders park attention there when no other token is useful.</source>
+        <translation>注意力汇（attention sink）：这个头把之后每个词元 %1 的注意力给了第一个词元“%2”（所有层和头平均 %3）。没有别的词元有用时，许多解码器把注意力“停放”在那里。</translation>
+    </message>
+</context>
+<context>
     <name>DiffsPanel</name>
     <message>
         <source>dimension</source>
@@ -1599,6 +1642,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>选择 MiniLM 模型（工具栏：模型），查看训练好的模型的各层和各头。</translation>
     </message>
     <message>
+        <source>%1: %2 layers × %3 query heads, %4 tokens, causal mask. Showing layer %5.</source>
+        <translation>%1：%2 层 × %3 个查询头，%4 个词元，因果掩码。显示第 %5 层。</translation>
+    </message>
+    <message>
         <source>MiniLM-L6: %1 layers × %2 heads, %3 word pieces. Showing layer %4.</source>
         <translation>MiniLM-L6：%1 层 × %2 个头，%3 个子词。当前显示第 %4 层。</translation>
     </message>
@@ -1629,6 +1676,45 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>“%1” in A and in B, layer by layer: %2. Most different after layer %3 (cos %4).</source>
         <translation>“%1”在 A 和 B 中逐层比较：%2。第 %3 层之后差别最大（cos %4）。</translation>
+    </message>
+</context>
+<context>
+    <name>LogitLensPanel</name>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>top %1</source>
+        <translation>第 %1 名</translation>
+    </message>
+    <message>
+        <source>P(final answer)</source>
+        <translation>P(最终答案)</translation>
+    </message>
+    <message>
+        <source>read out after layer (0 = embeddings)</source>
+        <translation>在第几层之后读出（0 = 嵌入）</translation>
+    </message>
+    <message>
+        <source>probability of the final answer</source>
+        <translation>最终答案的概率</translation>
+    </message>
+    <message>
+        <source>The logit lens needs a decoder: choose SmolLM2 in the Model toolbar, or File → Open model… for a GGUF file.</source>
+        <translation>Logit lens 需要解码器：请在“模型”工具栏中选择 SmolLM2，或用“文件 → 打开模型…”打开 GGUF 文件。</translation>
+    </message>
+    <message>
+        <source>embeddings</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>Position #%1 “%2”: each layer's residual read out through the final norm and output head. The final answer “%3” (%4) is first the top prediction after layer %5.</source>
+        <translation>位置 #%1“%2”：每一层的残差流经最终归一化和输出头读出。最终答案“%3”（%4）从第 %5 层之后起首次成为第一名预测。</translation>
     </message>
 </context>
 <context>
@@ -1708,10 +1794,6 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Uses the toy engine: choose “Toy engine” in the Model toolbar</source>
         <translation>此面板使用教学引擎：请在“模型”工具栏中选择“教学引擎”</translation>
-    </message>
-    <message>
-        <source>Loading MiniLM: %1 (%2%)</source>
-        <translation>正在载入 MiniLM：%1（%2%）</translation>
     </message>
     <message>
         <source>Tokens in the sentence</source>
@@ -1832,6 +1914,30 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Next token</source>
         <translation>下一个词元</translation>
+    </message>
+    <message>
+        <source>Logit lens</source>
+        <translation>Logit lens（逐层读出）</translation>
+    </message>
+    <message>
+        <source>Loading the model: %1 (%2%)</source>
+        <translation>正在加载模型：%1（%2%）</translation>
+    </message>
+    <message>
+        <source>Open &amp;model…</source>
+        <translation>打开模型(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>Open a local GGUF model file (Llama family: llama, qwen2)</source>
+        <translation>打开本地 GGUF 模型文件（Llama 家族：llama、qwen2）</translation>
+    </message>
+    <message>
+        <source>&amp;Generate the next token</source>
+        <translation>生成下一个词元(&amp;G)</translation>
+    </message>
+    <message>
+        <source>Generate a &amp;sampled token</source>
+        <translation>采样生成一个词元(&amp;S)</translation>
     </message>
     <message>
         <source>Previous token</source>
@@ -2052,8 +2158,75 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>MiniLM-L6（预训练）</translation>
     </message>
     <message>
+        <source>SmolLM2-135M (decoder)</source>
+        <translation>SmolLM2-135M（解码器）</translation>
+    </message>
+    <message>
         <source>Toy engine (your settings)</source>
         <translation>教学引擎（你的设置）</translation>
+    </message>
+</context>
+<context>
+    <name>NextTokenPanel</name>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Divides the logits before the softmax: below 1 sharpens, above 1 flattens; 0 always picks the most likely token</source>
+        <translation>softmax 之前用它除 logits：小于 1 更尖锐，大于 1 更平坦；0 总是选最可能的词元</translation>
+    </message>
+    <message>
+        <source>Top-k</source>
+        <translation>Top-k</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>Keep only the k most likely tokens (0: all of them)</source>
+        <translation>只保留最可能的 k 个词元（0：全部保留）</translation>
+    </message>
+    <message>
+        <source>Top-p</source>
+        <translation>Top-p</translation>
+    </message>
+    <message>
+        <source>Keep the smallest set of most likely tokens whose probabilities reach p</source>
+        <translation>保留概率之和达到 p 的最小一组最可能词元</translation>
+    </message>
+    <message>
+        <source>probability of the next token</source>
+        <translation>下一个词元的概率</translation>
+    </message>
+    <message>
+        <source>Generate: most likely</source>
+        <translation>生成：最可能的</translation>
+    </message>
+    <message>
+        <source>Append the most likely next token (Ctrl+Return); undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)</source>
+        <translation>追加最可能的下一个词元（Ctrl+Return）；撤销可去掉它（在本面板按 Ctrl+Z，任何地方按 Ctrl+Alt+Z）</translation>
+    </message>
+    <message>
+        <source>Generate: sample</source>
+        <translation>生成：采样</translation>
+    </message>
+    <message>
+        <source>Append a token drawn from the bars' distribution (Ctrl+Shift+Return); undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)</source>
+        <translation>按条形图的分布采样一个词元并追加（Ctrl+Shift+Return）；撤销可去掉它（在本面板按 Ctrl+Z，任何地方按 Ctrl+Alt+Z）</translation>
+    </message>
+    <message>
+        <source>Next-token predictions need a decoder: choose SmolLM2 in the Model toolbar, or File → Open model… for a GGUF file. MiniLM and the toy engine do not predict the next token.</source>
+        <translation>下一个词元的预测需要解码器：请在“模型”工具栏中选择 SmolLM2，或用“文件 → 打开模型…”打开 GGUF 文件。MiniLM 和玩具引擎不预测下一个词元。</translation>
+    </message>
+    <message>
+        <source>After #%1 “%2” the model predicts (%3 of %4 tokens kept by top-k / top-p):</source>
+        <translation>在 #%1“%2”之后，模型预测（top-k / top-p 保留了 %4 个词元中的 %3 个）：</translation>
+    </message>
+    <message>
+        <source>the text goes on with “%1”.</source>
+        <translation>原文接下来是“%1”。</translation>
     </message>
 </context>
 <context>

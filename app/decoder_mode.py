@@ -1,0 +1,171 @@
+"""Decoder mode, worker side: a Llama-family decoder (SmolLM2 or a local GGUF) in the window.
+
+Everything here runs in the worker (submitted through lanes). One layer of a
+:class:`engine.llama.DecoderTrace` becomes a toy-engine ``AttentionResult`` (as engine.bert_view
+does for MiniLM), so the heatmap, head grid, arithmetic, inspector and player show the decoder:
+x is the RMS-normed residual entering the projections, the key/value heads are repeated for the
+query heads that share them (grouped-query attention), scores are recomputed from the kept q and
+k with the causal mask (−∞ above the diagonal: the heatmap hatches those cells).
+
+The models are cached by app.minilm_mode (one loaded copy per registry name); every text runs
+through ``Decoder.run``, whose KV cache reuses the unchanged prefix of the last trace (typing at
+the end, generating, undoing compute only the new positions).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.attention import causal_mask, merge_heads
+from engine.config import AttentionConfig
+from engine.llama import DecoderTrace, pick_token, reshape_probabilities, rms_norm
+from engine.trace import AttentionResult, vector_diffs
+
+from . import minilm_mode
+from .snapshot import OVERVIEW_SIZE, block_average, summarise
+
+MAX_FRAGMENTS = 4  # a UTF-8 character has at most 4 bytes: pieces generated to finish one
+LARGE_BUDGET = 1 << 40  # the decoder checked its own budget; the view allocates little
+_last: dict = {}  # registry name → the last trace shown: the KV cache of the next keystroke
+SINK_SHARE = 0.5  # name the attention sink when the first token gets at least this share on average
+
+
+class DecoderView:
+    """The decoder trace as the layers panel reads a model trace (the MiniLM attribute names)."""
+
+    truncated = False
+
+    def __init__(self, trace: DecoderTrace) -> None:
+        self.trace = trace
+        h = trace.hidden_states.astype(np.float64)  # (layers + 1, n, d)
+        first = h[0]
+        dots = np.einsum("lnd,nd->ln", h, first)
+        norms = np.linalg.norm(h, axis=-1) * np.linalg.norm(first, axis=-1)[None]
+        self.cosine_to_layer0 = (dots / np.maximum(norms, 1e-30)).astype(np.float32)  # (layers + 1, n)
+        # (layers, heads) mean weight the queries after the first give the first token: the attention sink
+        self.sink = attentions_sink_by_head(trace.attentions)
+
+    def __getattr__(self, name):
+        return getattr(self.trace, name)
+
+
+def layer_result(model, trace: DecoderTrace, layer: int) -> AttentionResult:
+    """Layer ``layer`` (0-based) of a decoder trace as an AttentionResult."""
+    from engine.errors import EngineError
+
+    config = trace.config
+    if not 0 <= layer < config.num_layers:
+        raise EngineError("layer {layer} does not exist: the model has layers 0 … {last}",
+                          layer=layer, last=config.num_layers - 1)
+    heads, kv, d_k = config.num_heads, config.num_kv_heads, config.head_dim
+    group = heads // kv
+    share = np.arange(heads) // group  # (heads,) the key/value head each query head reads
+    w = model.weights.layers[layer]
+    x = rms_norm(trace.hidden_states[layer], w.attention_norm, config.rms_norm_eps)  # (n, d) entering the projections
+    qd, kd = heads * d_k, kv * d_k
+    w_k = w.qkv_weight[:, qd:qd + kd].reshape(-1, kv, d_k)[:, share].reshape(-1, qd)  # (d, heads·d_k)
+    w_v = w.qkv_weight[:, qd + kd:].reshape(-1, kv, d_k)[:, share].reshape(-1, qd)
+    scores, scaled = trace.layer_scores(layer)
+    head_outputs = trace.head_outputs[layer]
+    concat = merge_heads(head_outputs)
+    output = concat @ w.output_weight  # (n, d) the attention block's output, before the residual
+    settings = AttentionConfig(text=trace.text, d_model=qd, heads=heads, positional="rope", mask="causal", scale=True,
+                               temperature=1.0, weights="random", memory_budget=LARGE_BUDGET)
+    return AttentionResult(
+        config=settings,
+        tokens=trace.tokens,
+        embeddings=trace.hidden_states[0],
+        positional=np.zeros_like(x),
+        x=x,
+        w_q=w.qkv_weight[:, :qd],
+        w_k=w_k,
+        w_v=w_v,
+        w_o=w.output_weight,
+        q=trace.q[layer],
+        k=trace.k[layer][share],
+        v=trace.v[layer][share],
+        scores=scores,
+        scaled=scaled,
+        weights=trace.attentions[layer],
+        head_outputs=head_outputs,
+        concat=concat,
+        output=output,
+        **vector_diffs(x, output),
+        mask=causal_mask(trace.n),
+        ablate=frozenset((0, h) for (l, h) in trace.ablate if l == layer),
+        estimated_bytes=trace.estimated_bytes,
+        seconds=trace.seconds,
+    )
+
+
+def attention_sink(attentions: np.ndarray) -> float:
+    """The mean weight the queries after the first give the first token (all layers and heads).
+
+    0 for a one-token text. ``attentions``: (layers, heads, n, n)."""
+    if attentions.shape[-1] < 2:
+        return 0.0
+    return float(attentions[..., 1:, 0].mean())
+
+
+def attentions_sink_by_head(attentions: np.ndarray) -> np.ndarray:
+    """(layers, heads) mean weight the queries after the first give the first token (zeros for one token)."""
+    if attentions.shape[-1] < 2:
+        return np.zeros(attentions.shape[:2], dtype=np.float32)
+    return attentions[..., 1:, 0].mean(axis=-1, dtype=np.float64).astype(np.float32)
+
+
+def take_decoder_snapshot(name: str, text: str, layer: int, progress=None):
+    """Snapshot of ``layer`` for ``text`` by decoder ``name`` (trace attached, KV cache reused)."""
+    model = minilm_mode.model(name, progress)
+    trace = model.run(text, previous=_last.get(name))  # not the comparison's sentence B: the text on screen
+    _last[name] = trace
+    result = layer_result(model, trace, layer)
+    overview = np.stack([block_average(trace.attentions[i], OVERVIEW_SIZE) for i in range(trace.num_layers)])
+    return summarise(result, bert=DecoderView(trace), layer=layer, overview=overview, model=name)
+
+
+# ---------------------------------------------------------------- the panels' worker jobs
+
+
+def next_token_logits(name: str, trace: DecoderTrace, position: int) -> dict:
+    """Logits of the token after ``position`` and the display texts of the 64 likeliest (one job)."""
+    model = minilm_mode.model(name)
+    logits = model.next_token_logits(trace, position)
+    return {"trace": trace, "position": position, "logits": logits}
+
+
+def top_bars(name: str, logits: np.ndarray, k: int, temperature: float, top_k: int, top_p: float) -> dict:
+    """The k likeliest next tokens after reshaping: {"ids", "texts", "probabilities"} (the bars)."""
+    model = minilm_mode.model(name)
+    probabilities = reshape_probabilities(logits, temperature=temperature, top_k=top_k, top_p=top_p)
+    count = min(k, probabilities.size)
+    top = np.argpartition(-probabilities, count - 1)[:count]
+    top = top[np.argsort(-probabilities[top], kind="stable")]
+    return {"ids": top, "texts": [model.tokenizer.display([int(i)])[0] for i in top],
+            "probabilities": probabilities[top], "kept": int(np.count_nonzero(probabilities))}
+
+
+def generated_text(name: str, trace: DecoderTrace, greedy: bool, temperature: float, top_k: int, top_p: float,
+                   seed: int | None = None) -> str:
+    """The text with one more token: the likeliest, or one sampled from the reshaped distribution."""
+    model = minilm_mode.model(name)
+    rng = np.random.default_rng(seed)
+    ids, logits = trace.input_ids, trace.next_token_logits
+    for _ in range(MAX_FRAGMENTS):  # a piece holding part of a character: finish the character first
+        probabilities = reshape_probabilities(logits, temperature=temperature, top_k=top_k, top_p=top_p)
+        ids = np.append(ids, pick_token(probabilities, greedy=greedy, rng=rng))
+        data = b"".join(model.tokenizer.token_bytes(int(i)) for i in ids)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            logits = model.run_ids(ids).next_token_logits
+    return model.tokenizer.tokens_from_ids(ids)[0]
+
+
+def logit_lens(name: str, trace: DecoderTrace, position: int, top_k: int = 5) -> dict:
+    """engine.llama.logit_lens at ``position`` with the display texts of every id it names."""
+    model = minilm_mode.model(name)
+    lens = model.logit_lens(trace, position, top_k)
+    texts = [[model.tokenizer.display([int(i)])[0] for i in row] for row in lens.top_ids]
+    return {"trace": trace, "position": lens.position, "lens": lens, "texts": texts,
+            "final_text": model.tokenizer.display([lens.final_id])[0]}
+

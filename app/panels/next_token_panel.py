@@ -1,0 +1,260 @@
+"""Next token: what a decoder predicts after the focused position, and generating one more token.
+
+Every position of a decoder predicts the token after it. For the focused position the panel
+shows the k likeliest next tokens as bars, reshaped live by temperature, top-k and top-p (the
+sampling settings of transformers' logits processors). Generate appends the most likely or a
+sampled token (Ctrl+Return / Ctrl+Shift+Return); the controller's undo (Ctrl+Z in the panel,
+Ctrl+Alt+Z anywhere) removes it.
+
+Worker jobs (never on the GUI thread): the logits of the focused position (a 576 × 49,152
+product) once per trace and position; each control change reshapes that stored vector in the
+worker too (temperature, top-k partition and top-p's sort over 49,152 entries cost a few ms:
+more than a keystroke's budget on a shared 2-core machine, and the lane drops stale answers).
+A bars answer names the trace and position it was made for; one for another trace or focus is
+never painted, so the bars and the caption always come from the same result.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from ..controller import Controller
+from ..i18n import error_text
+from ..text import fill
+from .base import Panel
+
+BARS = 10  # next tokens shown
+LOGITS_LANE, BARS_LANE, GENERATE_LANE = "decoder-logits", "decoder-bars", "decoder-generate"
+BAR_BRUSH = pg.mkBrush("#4c78a8")
+TOP_BRUSH = pg.mkBrush("#f58518")
+
+
+class NextTokenPanel(Panel):
+    """Top-k next-token bars for the focused position; sampling controls; generate one token."""
+
+    # every kind (the default): for the toy engine and MiniLM it shows an empty state saying a decoder is needed
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("nextTokenPanel")
+        self.controller = controller
+        self.logits: dict | None = None  # {"trace", "position", "logits"} of the focused position
+        self.bars: dict | None = None  # the bars on screen (with the trace and position they belong to)
+        self._focus_last = False  # after generating: focus the new token when its trace arrives
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        self.note = QLabel()
+        self.note.setObjectName("nextTokenNote")
+        self.note.setWordWrap(True)
+        layout.addWidget(self.note)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel(self.tr("Temperature")))
+        self.temperature = QDoubleSpinBox(objectName="nextTemperature", decimals=2, minimum=0.0, maximum=5.0,
+                                          singleStep=0.1, value=1.0)
+        self.temperature.setToolTip(self.tr("Divides the logits before the softmax: below 1 sharpens, above 1 "
+                                            "flattens; 0 always picks the most likely token"))
+        controls.addWidget(self.temperature)
+        controls.addWidget(QLabel(self.tr("Top-k")))
+        self.top_k = QSpinBox(objectName="nextTopK", minimum=0, maximum=1000, value=0)
+        self.top_k.setSpecialValueText(self.tr("all"))
+        self.top_k.setToolTip(self.tr("Keep only the k most likely tokens (0: all of them)"))
+        controls.addWidget(self.top_k)
+        controls.addWidget(QLabel(self.tr("Top-p")))
+        self.top_p = QDoubleSpinBox(objectName="nextTopP", decimals=2, minimum=0.01, maximum=1.0, singleStep=0.05,
+                                    value=1.0)
+        self.top_p.setToolTip(self.tr("Keep the smallest set of most likely tokens whose probabilities reach p"))
+        controls.addWidget(self.top_p)
+        controls.addStretch(1)
+        layout.addLayout(controls)
+        row = controls  # the generate buttons share the controls' row: the bars get the height
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setObjectName("nextTokenBars")
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(False, False)
+        self.plot.hideButtons()
+        self.plot.setLabel("bottom", self.tr("probability of the next token"))
+        self.plot.getAxis("left").setStyle(tickLength=0)
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plot.invertY(True)
+        self.bar_item = pg.BarGraphItem(x0=[], y=[], height=[], width=[], brush=BAR_BRUSH)
+        self.plot.addItem(self.bar_item)
+        self.labels: list[pg.TextItem] = []
+        self.plot.setMinimumHeight(170)
+        layout.addWidget(self.plot, 1)
+        self.greedy_button = QPushButton(self.tr("Generate: most likely"))
+        self.greedy_button.setObjectName("generateGreedy")
+        self.greedy_button.setToolTip(self.tr("Append the most likely next token (Ctrl+Return); undo removes it (Ctrl+Z in this "
+                                              "panel, Ctrl+Alt+Z anywhere)"))
+        self.greedy_button.clicked.connect(lambda: self.generate(greedy=True))
+        row.addWidget(self.greedy_button)
+        self.sample_button = QPushButton(self.tr("Generate: sample"))
+        self.sample_button.setObjectName("generateSample")
+        self.sample_button.setToolTip(self.tr("Append a token drawn from the bars' distribution (Ctrl+Shift+Return); "
+                                              "undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)"))
+        self.sample_button.clicked.connect(lambda: self.generate(greedy=False))
+        row.addWidget(self.sample_button)
+        undo = QShortcut(QKeySequence("Ctrl+Z"), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        undo.activated.connect(controller.undo)  # the controller's undo: removes a generated token
+        for box in (self.temperature, self.top_k, self.top_p):
+            box.valueChanged.connect(lambda _: self._submit_bars())
+        self._logits_lane = self.lane(LOGITS_LANE)
+        self._logits_lane.done.connect(self._on_logits)
+        self._logits_lane.failed.connect(self._on_failed)
+        self._bars_lane = self.lane(BARS_LANE)
+        self._bars_lane.done.connect(self._on_bars)
+        self._bars_lane.failed.connect(self._on_failed)
+        self._generate_lane = self.lane(GENERATE_LANE)
+        self._generate_lane.done.connect(self._on_generated)
+        self._generate_lane.failed.connect(self._on_failed)
+        # the bars' job is submitted as soon as the trace arrives (submitting costs the GUI nothing)
+        controller.snapshotArrived.connect(self.show_snapshot)
+        controller.selectionChanged.connect(self.show_selection)
+        self._show_empty()
+
+    # ------------------------------------------------------------------ contract
+    def trace(self):
+        """The decoder trace on screen, or None (toy engine, MiniLM)."""
+        snapshot = self.controller.snapshot
+        if snapshot is None or snapshot.bert is None or not hasattr(snapshot.bert, "next_token_logits"):
+            return None
+        return snapshot.bert.trace
+
+    def settings(self) -> dict:
+        return {"temperature": self.temperature.value(), "top_k": self.top_k.value(), "top_p": self.top_p.value()}
+
+    def show_snapshot(self, snapshot) -> None:
+        trace = self.trace()
+        if trace is None:
+            self._show_empty()
+            return
+        if self._focus_last:
+            self._focus_last = False
+            self.controller.select(focus=trace.n - 1)  # the generated token: its row and its prediction
+        self._submit_logits()
+
+    def show_selection(self) -> None:
+        trace = self.trace()
+        if trace is not None and (self.logits is None or self.logits["trace"] is not trace
+                                  or self.logits["position"] != self.controller.focus):
+            self._submit_logits()
+
+    # ------------------------------------------------------------------ jobs
+    def _submit_logits(self) -> None:
+        """One job: the focused position's logits and the bars of the current settings."""
+        from ..decoder_mode import next_token_logits, top_bars
+
+        trace = self.trace()
+        focus = min(self.controller.focus, trace.n - 1)
+        s = self.settings()
+        self._bars_lane.cancel()  # bars of the previous logits must not arrive after these
+        self._logits_lane.submit(_logits_and_bars, next_token_logits, top_bars, self.controller.snapshot.model, trace,
+                                 focus, BARS, s["temperature"], s["top_k"], s["top_p"])
+
+    def _on_logits(self, value: dict) -> None:
+        self.logits, bars = value
+        self._on_bars(bars)
+
+    def _submit_bars(self) -> None:
+        from ..decoder_mode import top_bars
+
+        if self.logits is None or self.logits["trace"] is not self.trace():
+            return
+        s = self.settings()
+        self._bars_lane.submit(_bars_for, top_bars, self.controller.snapshot.model, self.logits, BARS,
+                               s["temperature"], s["top_k"], s["top_p"])
+
+    def _on_bars(self, value: dict) -> None:
+        trace = self.trace()
+        if trace is None or value["trace"] is not trace or value["position"] != self.controller.focus:
+            return  # made for another text or position: never shown
+        self.bars = value
+        self._paint()
+
+    def _on_failed(self, error) -> None:
+        self.note.setText(error_text(error))
+
+    # ------------------------------------------------------------------ drawing
+    def _show_empty(self) -> None:
+        self.bars = None
+        self.logits = None
+        self.bar_item.setOpts(x0=[], y=[], height=[], width=[])
+        for label in self.labels:
+            self.plot.removeItem(label)
+        self.labels = []
+        self.plot.getAxis("left").setTicks([[], []])
+        self.greedy_button.setEnabled(False)
+        self.sample_button.setEnabled(False)
+        self.note.setText(self.tr("Next-token predictions need a decoder: choose SmolLM2 in the Model toolbar, or "
+                                  "File → Open model… for a GGUF file. MiniLM and the toy engine do not predict "
+                                  "the next token."))
+
+    def _paint(self) -> None:
+        value = self.bars
+        trace = value["trace"]
+        probabilities = np.asarray(value["probabilities"], dtype=float)
+        count = len(probabilities)
+        widths = probabilities
+        brushes = [TOP_BRUSH] + [BAR_BRUSH] * (count - 1)
+        self.bar_item.setOpts(x0=np.zeros(count), y=np.arange(count), height=np.full(count, 0.75), width=widths,
+                              brushes=brushes)
+        for label in self.labels:
+            self.plot.removeItem(label)
+        self.labels = []
+        for i, p in enumerate(probabilities):
+            label = pg.TextItem(f"{p:.1%}" if p >= 0.001 else f"{p:.2e}", color="#222", anchor=(0, 0.5))
+            label.setPos(float(p), i)
+            self.plot.addItem(label)
+            self.labels.append(label)
+        self.plot.getAxis("left").setTicks([[(i, _visible(text)) for i, text in enumerate(value["texts"])], []])
+        self.plot.setXRange(0, max(float(probabilities.max()) * 1.25, 0.05) if count else 1, padding=0)
+        self.plot.setYRange(-0.6, max(count, 1) - 0.4, padding=0)
+        position = value["position"]
+        context = trace.tokens[position].text
+        note = fill(self.tr("After #%1 “%2” the model predicts (%3 of %4 tokens kept by top-k / top-p):"),
+                    position, _visible(context), value["kept"], trace.config.vocab_size)
+        if position + 1 < trace.n:
+            actual = trace.tokens[position + 1].text
+            note += " " + fill(self.tr("the text goes on with “%1”."), _visible(actual))
+        self.note.setText(note)
+        self.greedy_button.setEnabled(True)  # generating always appends at the end of the text
+        self.sample_button.setEnabled(True)
+
+    # ------------------------------------------------------------------ generating
+    def generate(self, greedy: bool = True) -> None:
+        """Append one token to the text (the most likely, or sampled); undo removes it."""
+        from ..decoder_mode import generated_text
+
+        trace = self.trace()
+        if trace is None:
+            return
+        s = self.settings()
+        self._generate_lane.submit(generated_text, self.controller.snapshot.model, trace, greedy,
+                                   s["temperature"], s["top_k"], s["top_p"], None)
+
+    def _on_generated(self, text: str) -> None:
+        self._focus_last = True
+        self.controller.update_config(text=text)
+
+
+def _logits_and_bars(next_token_logits, top_bars, model: str, trace, position: int, k: int, temperature: float,
+                     top_k: int, top_p: float) -> tuple[dict, dict]:
+    """Worker job: the logits of ``position`` and their bars."""
+    logits = next_token_logits(model, trace, position)
+    return logits, _bars_for(top_bars, model, logits, k, temperature, top_k, top_p)
+
+
+def _bars_for(top_bars, model: str, logits: dict, k: int, temperature: float, top_k: int, top_p: float) -> dict:
+    """Worker job: the bars of ``logits`` with the trace and position they were made for."""
+    value = top_bars(model, logits["logits"], k, temperature, top_k, top_p)
+    value.update(trace=logits["trace"], position=logits["position"])
+    return value
+
+
+def _visible(text: str) -> str:
+    """A piece as the bars show it: a leading space as '␣', a newline as '↵'."""
+    return text.replace("\n", "↵").replace(" ", "␣")
