@@ -233,6 +233,7 @@ def test_export_a_tiny_gguf_file_and_its_picture(tmp_path):
     assert cli.main(["main.py", "export", "--model", str(path), "--text", TINY_TEXT,
                      "--out", str(tmp_path / "bad.json")]) == 2
     assert not (tmp_path / "bad.npz").exists() and not (tmp_path / "bad.json").exists()
+    MODELS.pop("gguf:" + str(path.resolve()), None)  # registered by --model: not a choice for later tests
 
 
 def test_ctrl_z_in_the_next_token_panel_removes_the_generated_token(window, smollm2, qtbot):
