@@ -17,6 +17,17 @@ from engine.models import model_info
 from .text import fill
 
 
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marker lupdate looks for
+    return text
+
+
+# the engine modules' TOKENIZER_NOTE texts, for lupdate (the engine cannot call Qt)
+TOKENIZER_NOTES = (
+    QT_TRANSLATE_NOOP("Model", "WordPiece tokenizer (English, lower case)"),
+    QT_TRANSLATE_NOOP("Model", "SentencePiece unigram tokenizer (XLM-R, 250,002 pieces, about 100 languages, cased)"),
+)
+
+
 def _module(name: str):
     return importlib.import_module(model_info(name).module)
 

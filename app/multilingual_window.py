@@ -14,18 +14,16 @@ from engine.models import model_info
 from .presets import MODEL_PRESETS
 
 
-def tr(text: str) -> str:
-    return QCoreApplication.translate("MultilingualWindow", text)
-
-
 def install_multilingual(window) -> None:
     controller = window.controller
-    action = QAction(tr("Attention by &words"), window)
+    action = QAction(QCoreApplication.translate("MultilingualWindow", "Attention by &words"), window)
     action.setObjectName("byWordsAction")
     action.setCheckable(True)
     action.setChecked(controller.by_words)
     action.setShortcut(QKeySequence("Ctrl+Shift+W"))
-    action.setStatusTip(tr("Roll word pieces up into words in the heatmap, head grid and layers overview"))
+    tip = QCoreApplication.translate("MultilingualWindow", "Roll word pieces up into words in the heatmap, head grid "
+                                     "and layers overview")
+    action.setStatusTip(tip)
     action.toggled.connect(controller.set_by_words)
     controller.byWordsChanged.connect(lambda on: action.isChecked() != on and action.setChecked(on))
     window.view_menu.addSeparator()
@@ -54,7 +52,7 @@ def install_multilingual(window) -> None:
             window.docks["words"].raise_()
 
     def on_failed(error) -> None:
-        window._warn(tr("Could not open the preset"), error)
+        window._warn(QCoreApplication.translate("MultilingualWindow", "Could not open the preset"), error)
 
     def on_config(config) -> None:  # the caption belongs to the preset's sentence
         if state["text"] is not None and config.text != state["text"]:
