@@ -189,7 +189,10 @@ class Controller(QObject):
         self._requested_at = time.perf_counter()
         self._awaiting = True
         if model_info(self.model).configurable:
-            self._compute.submit(take_snapshot, self.config, self.by_words)
+            if self.by_words:
+                self._compute.submit(take_snapshot, self.config, True)
+            else:
+                self._compute.submit(take_snapshot, self.config)
         else:
             from .minilm_mode import take_model_snapshot
 

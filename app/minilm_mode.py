@@ -14,7 +14,7 @@ from engine.bert_view import layer_result
 from engine.compare import pair_tokens, row_cosines
 from engine.models import load_model
 
-from .snapshot import OVERVIEW_SIZE, block_average, summarise
+from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average, summarise
 
 _lock = threading.Lock()
 _models: dict[str, object] = {}  # registry name → loaded model
@@ -57,7 +57,8 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
     if by_words:
         from .word_view import word_view
 
-        words = word_view(text, bert.tokens, result.weights, bert.attentions)
+        words = word_view(text, bert.tokens, result.weights, bert.attentions, shrink=block_average,
+                          thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
     return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words)
 
 

@@ -84,7 +84,8 @@ def take_snapshot(config: AttentionConfig, by_words: bool = False) -> Snapshot:
     if by_words:
         from .word_view import word_view
 
-        words = word_view(config.text, result.tokens, result.weights)
+        words = word_view(config.text, result.tokens, result.weights, shrink=block_average,
+                          thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
     return summarise(result, words=words)
 
 

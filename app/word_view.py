@@ -12,7 +12,7 @@ import numpy as np
 
 from engine.words import roll_up, words_of
 
-from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,9 +36,13 @@ class WordView:
         return int(hits[0]) if hits.size else 0
 
 
-def word_view(text: str, tokens, weights: np.ndarray, all_layers: np.ndarray | None = None) -> WordView:
+def word_view(text: str, tokens, weights: np.ndarray, all_layers: np.ndarray | None = None, *, shrink,
+              thumbnail_size: int, overview_size: int) -> WordView:
     """``weights`` (heads, n, n) of ``tokens`` (spans in ``text``) by words; ``all_layers``
-    (layers, heads, n, n) adds the rolled-up overview."""
+    (layers, heads, n, n) adds the rolled-up overview. ``shrink(matrices, size)`` block-averages
+    (app.snapshot.block_average: passed in, as app.snapshot imports this module)."""
+    block_average = shrink
+    THUMBNAIL_SIZE, OVERVIEW_SIZE = thumbnail_size, overview_size  # noqa: N806
     words, word_index = words_of(text, tokens)
     rolled = roll_up(np.asarray(weights), word_index).astype(np.float32)  # (heads, w, w)
     overview = None

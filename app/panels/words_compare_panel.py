@@ -32,7 +32,7 @@ DEFAULT_PAIRS = {
 class WordsComparePanel(Panel):
     """Sentence B and a word in each; cosine curve over layers; the two words' attention rows."""
 
-    MODEL_KINDS = frozenset({"encoder", "decoder"})  # a pretrained model's hidden states
+    # every kind (the panel contract); the toy engine's sentences are compared in the Comparison tab
 
     def show_snapshot(self, snapshot) -> None:
         self.request()
@@ -117,6 +117,9 @@ class WordsComparePanel(Panel):
         snapshot = self.controller.snapshot
         if snapshot is None or snapshot.bert is None:
             self._lane.cancel()
+            self.status.setText(self.tr("Choose a pretrained model (toolbar: Model), e.g. multilingual-e5-small, to "
+                                        "compare a word across sentences and languages; the toy engine's sentences "
+                                        "are compared in the Comparison tab."))
             return
         text_a = snapshot.result.config.text
         if not self.text_b.text().strip() and text_a.strip() in DEFAULT_PAIRS:

@@ -2605,19 +2605,19 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
     </message>
     <message>
         <source>Seed 001: which word does “%1” refer to? In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished" />
+        <translation>种子 001：“%1”指的是哪个词？在 MiniLM 中 %1 → %2 最大的权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
         <source>Seed 001: “delicious” describes the cake. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished" />
+        <translation>种子 001：“delicious”描述的是 cake。在 MiniLM 中 %1 → %2 最大的权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
         <source>Seed 001: verb and object. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished" />
+        <translation>种子 001：动词和宾语。在 MiniLM 中 %1 → %2 最大的权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
         <source>A pronoun resolved by a trained model: the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished" />
+        <translation>训练好的模型解析代词：%1 → %2 最大的权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
         <source>Seed 004: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
@@ -2704,19 +2704,19 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
     </message>
     <message>
         <source>MiniLM: “it” → “cake”</source>
-        <translation type="unfinished" />
+        <translation>MiniLM：“it” → “cake”</translation>
     </message>
     <message>
         <source>MiniLM: “delicious” → “cake”</source>
-        <translation type="unfinished" />
+        <translation>MiniLM：“delicious” → “cake”</translation>
     </message>
     <message>
         <source>MiniLM: “ate” → “cake”</source>
-        <translation type="unfinished" />
+        <translation>MiniLM：“ate” → “cake”</translation>
     </message>
     <message>
         <source>MiniLM: “it” → “animal”</source>
-        <translation type="unfinished" />
+        <translation>MiniLM：“it” → “animal”</translation>
     </message>
     <message>
         <source>Multilingual: 她 → 小红</source>
@@ -2933,6 +2933,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
     <message>
         <source>B</source>
         <translation>B</translation>
+    </message>
+    <message>
+        <source>Choose a pretrained model (toolbar: Model), e.g. multilingual-e5-small, to compare a word across sentences and languages; the toy engine's sentences are compared in the Comparison tab.</source>
+        <translation>请在工具栏“模型”中选择一个预训练模型（例如 multilingual-e5-small），以便跨句子、跨语言比较一个词；玩具引擎的句子请在“对比”页比较。</translation>
     </message>
     <message>
         <source>Type a word of sentence A, a sentence B in any language and a word of it (苹果 · Apples are delicious. · apple).</source>
