@@ -42,8 +42,9 @@ def install_multilingual(window) -> None:
 
     def on_found(value: dict) -> None:
         controller.head, controller.focus = value["head"], value["focus"]  # kept in range when the snapshot arrives
-        controller.set_model(value["model"], value["layer"])
+        controller.set_model(value["model"], value["layer"])  # recomputes only when the layer changed
         controller.selectionChanged.emit()
+        controller._request_explanation()  # the worked arithmetic for the found head and focus
         caption.setText(value["caption"])
         caption.setVisible(True)
         state["text"] = value["text"]

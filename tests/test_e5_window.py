@@ -193,6 +193,19 @@ def test_e5_presets_open_with_the_finding(window, e5):
     assert f"layer {finding.layer}, head {finding.head}: {finding.weight:.2f}" in window.preset_caption.text()
     words = c.snapshot.words
     assert words.words[words.word_index[c.focus]] == "她"
+    # the same preset again after choosing another head (nothing to recompute): the worked arithmetic
+    # follows the found head and focus too
+    from PySide6.QtWidgets import QApplication
+
+    found = (c.head, c.focus)
+    c.select(head=(c.head + 1) % 12, focus=0)
+    for _ in range(2):
+        window.open_model_preset(index)
+        assert window.wait_until_idle(90)
+        window.controller.worker.wait_until_idle(90)
+        QApplication.processEvents()
+    assert (c.head, c.focus) == found
+    assert c.explanation is not None and (c.explanation.head, c.explanation.query_index) == (c.head, c.focus)
 
 
 def test_command_line_export_of_e5_writes_exact_arrays(e5, tmp_path):
