@@ -123,6 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--head", default="all", metavar="N|all", help="images: which head (default all)")
     add("--stage", choices=STAGES, default="weights", help="images: which matrix (default weights)")
     add("--width", type=int, default=DEFAULT_WIDTH, metavar="PX", help="images: width in pixels")
+    add("--by", choices=("pieces", "words"), default="pieces",
+        help="toy engine .npz/.json: also write words, word_index and word_attentions (attention rolled up by "
+             "words: summed over a word's key pieces, averaged over its query pieces); pretrained models always "
+             "write them")
     return parser
 
 
@@ -200,7 +204,10 @@ def _export_pretrained(options, image: bool) -> None:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
                       label=f"{entry.title}, layer {layer}")
     else:
-        save_bert_trace(trace, options.out, options.text)
+        import importlib
+
+        save_bert_trace(trace, options.out, options.text,
+                        getattr(importlib.import_module(entry.module), "MODEL_NAME", entry.title))
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
@@ -255,6 +262,8 @@ def export(args: list[str]) -> None:
     _check_output(options.out)
     if options.width <= 0:
         raise UsageError(f"--width must be a positive number of pixels; got {options.width}")
+    if options.by == "words" and image:
+        raise UsageError("--by words applies to data files (.npz, .json), not to images")
     if not model_info(options.model).configurable:
         return _export_pretrained(options, image)
     if options.layer is not None:
@@ -275,6 +284,10 @@ def export(args: list[str]) -> None:
         result = compute(config)
     if image:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
+    elif options.by == "words":
+        from .multilingual import save_trace_with_words
+
+        save_trace_with_words(result, options.out)
     else:
         save_trace(result, options.out)
     plural = lambda count, word: f"{count} {word}{'s' * (count != 1)}"  # noqa: E731

@@ -43,6 +43,7 @@ class Controller(QObject):
     modelProgress = Signal(float, str)  # loading the pretrained model: fraction, message
     sentenceBChanged = Signal(str)  # the comparison's sentence B, set from outside the compare panel
     historyChanged = Signal(bool, bool)  # (can undo, can redo) a settings change
+    byWordsChanged = Signal(bool)  # the pieces / words switch
 
     def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -56,6 +57,7 @@ class Controller(QObject):
         self.model = DEFAULT_MODEL  # registry name (engine.models): the toy engine or a pretrained model
         self.layer = 0  # layer shown by a pretrained model
         self.sentence_b = ""  # the comparison's sentence B (the compare panel keeps it here)
+        self.by_words = False  # show attention rolled up by words (snapshot.words), not by pieces
         self._undo: list[AttentionConfig] = []  # settings before each change, oldest first
         self._redo: list[AttentionConfig] = []
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
@@ -125,7 +127,8 @@ class Controller(QObject):
     # ----------------------------------------------------------------- the view state
     def view_state(self) -> ViewState:
         """What the user is looking at now (for sessions, the language switch, start-up restore)."""
-        return ViewState(self.config, self.head, self.focus, self.stage, self.model, self.layer, self.sentence_b)
+        return ViewState(self.config, self.head, self.focus, self.stage, self.model, self.layer, self.sentence_b,
+                         self.by_words)
 
     def apply_view_state(self, state: ViewState) -> None:
         """Show ``state``: settings, selection (kept within the result when it arrives), model, sentence B."""
@@ -136,6 +139,9 @@ class Controller(QObject):
                               "one of {stages}", stages=", ".join(STAGES))
         self.head, self.focus, self.stage = state.head, state.focus, state.stage
         self.model, self.layer = state.model, state.layer
+        if bool(state.by_words) != self.by_words:
+            self.by_words = bool(state.by_words)
+            self.byWordsChanged.emit(self.by_words)
         if state.sentence_b != self.sentence_b:
             self.sentence_b = state.sentence_b
             self.sentenceBChanged.emit(state.sentence_b)
@@ -167,6 +173,14 @@ class Controller(QObject):
         if changed:
             self.recompute()
 
+    def set_by_words(self, on: bool) -> None:
+        """Show attention by words (True) or by pieces; the worker rolls it up (a recompute)."""
+        on = bool(on)
+        if on != self.by_words:
+            self.by_words = on
+            self.byWordsChanged.emit(on)
+            self.recompute()
+
     def _report_progress(self, fraction: float, message: str) -> None:
         """Called in the worker thread while the model loads: a queued signal to the GUI."""
         self.modelProgress.emit(fraction, message)
@@ -175,7 +189,10 @@ class Controller(QObject):
         self._requested_at = time.perf_counter()
         self._awaiting = True
         if model_info(self.model).configurable:
-            self._compute.submit(take_snapshot, self.config)
+            if self.by_words:
+                self._compute.submit(take_snapshot, self.config, True)
+            else:
+                self._compute.submit(take_snapshot, self.config)
         elif model_info(self.model).kind == "decoder":
             from .decoder_mode import take_decoder_snapshot
 
@@ -183,7 +200,8 @@ class Controller(QObject):
         else:
             from .minilm_mode import take_model_snapshot
 
-            self._compute.submit(take_model_snapshot, self.model, self.config.text, self.layer, self._report_progress)
+            self._compute.submit(take_model_snapshot, self.model, self.config.text, self.layer, self._report_progress,
+                                 self.by_words)
         if not self._busy_timer.isActive():
             self._busy_timer.start()
 

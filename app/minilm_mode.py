@@ -14,7 +14,7 @@ from engine.bert_view import layer_result
 from engine.compare import pair_tokens, row_cosines
 from engine.models import load_model
 
-from .snapshot import OVERVIEW_SIZE, block_average, summarise
+from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average, summarise
 
 _lock = threading.Lock()
 _models: dict[str, object] = {}  # registry name → loaded model
@@ -47,12 +47,19 @@ def trace(name: str, text: str, progress=None):
     return result
 
 
-def take_model_snapshot(name: str, text: str, layer: int, progress=None):
-    """Snapshot of ``layer`` for ``text`` by model ``name``, with the whole trace attached (for the layer views)."""
+def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_words: bool = False):
+    """Snapshot of ``layer`` for ``text`` by model ``name``, with the whole trace attached (for the
+    layer views); ``by_words``: every layer's attention rolled up by words too."""
     bert = trace(name, text, progress)
     result = layer_result(bert, model(name).weights, layer, text)
     overview = np.stack([block_average(view.weights, OVERVIEW_SIZE) for view in bert.layers])  # (L, H, t, t)
-    return summarise(result, bert=bert, layer=layer, overview=overview, model=name)
+    words = None
+    if by_words:
+        from .word_view import word_view
+
+        words = word_view(text, bert.tokens, result.weights, bert.attentions, shrink=block_average,
+                          thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
+    return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words)
 
 
 def cosines_between(trace_a, trace_b) -> dict:

@@ -23,6 +23,7 @@ class PresetOpener(QObject):
     """Applies presets to a controller; ``captionChanged(text)`` says what to show ("" = nothing)."""
 
     captionChanged = Signal(str)
+    compareRequested = Signal(object)  # (word A, sentence B, word B) of a preset about two sentences
     opened = Signal(object)  # the (translated) Preset, once its focus, head and stage are on screen
 
     def __init__(self, controller, parent: QObject | None = None) -> None:
@@ -55,20 +56,25 @@ class PresetOpener(QObject):
                                          layer=0, sentence_b=c.sentence_b))
             self._on_snapshot(c.snapshot)
         else:
-            from .minilm_mode import strongest_head_in
+            from .multilingual import preset_finding
 
+            c.set_by_words(bool(item.by_words))
             self._config = c.config.replace(text=item.settings["text"])
-            self._lane.submit(strongest_head_in, item.model, item.settings["text"], item.focus, item.key)
+            self._lane.submit(preset_finding, item.model, item, c._report_progress)
         return item
 
     def _on_found(self, finding) -> None:
         item, c = self.preset, self.controller
         if item is None:
             return
-        self._show(fill(item.caption, finding.query, finding.key, finding.layer, finding.head, f"{finding.weight:.2f}"))
-        self._cell = (item.model, finding.layer, finding.query_index, finding.key_index)
-        c.apply_view_state(ViewState(self._config, head=finding.head, focus=finding.query_index, stage=item.stage,
-                                     model=item.model, layer=finding.layer, sentence_b=c.sentence_b))
+        self._show(finding["caption"])
+        if finding["key"] is not None:  # by pieces: the relation's cell goes to the inspector
+            self._cell = (item.model, finding["layer"], finding["focus"], finding["key"])
+        c.apply_view_state(ViewState(self._config, head=finding["head"], focus=finding["focus"], stage=item.stage,
+                                     model=item.model, layer=finding["layer"], sentence_b=c.sentence_b,
+                                     by_words=bool(item.by_words)))
+        if finding["compare"] is not None:
+            self.compareRequested.emit(finding["compare"])
         self.opened.emit(item)
 
     def _on_not_found(self, _error) -> None:
@@ -76,7 +82,8 @@ class PresetOpener(QObject):
         reports why (and how to install the model) as for any computation."""
         item, c = self.preset, self.controller
         if item is not None:
-            c.apply_view_state(ViewState(self._config, stage=item.stage, model=item.model, sentence_b=c.sentence_b))
+            c.apply_view_state(ViewState(self._config, stage=item.stage, model=item.model, sentence_b=c.sentence_b,
+                                         by_words=bool(item.by_words)))
 
     def _on_snapshot(self, snapshot) -> None:
         if self._cell is not None and snapshot is not None and (snapshot.model, snapshot.layer) == self._cell[:2]:

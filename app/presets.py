@@ -51,6 +51,8 @@ class Preset:
     model: str = DEFAULT_MODEL
     key: str | None = None
     projections_file: str | None = field(default=None)  # a file in resources/presets/ → settings["projections"]
+    by_words: bool = False  # real models: find the relation between words (小红, not 小 | 红) and show words
+    compare: tuple[str, str, str] | None = None  # (word in A, sentence B, word in B) for "Across languages"
 
     def __post_init__(self) -> None:
         if self.projections_file and "projections" not in self.settings:  # read once, at import
@@ -307,14 +309,49 @@ MODEL_PRESETS: tuple[Preset, ...] = (
                           "layer %3, head %4: %5."),
         "seed 000, Head4看：代词指代", focus="it", model=ENGLISH_MODEL, key="animal",
     ),
-    # TODO(multilingual): the integrator enables these once the multilingual model (e5) is in engine/.
+    # multilingual-e5-small (engine/e5.py): the seeds' Chinese sentences in a real model, by words
     Preset(
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 她 → 小红"),
         dict(text="小明把苹果给了小红，她很高兴。"),
         QT_TRANSLATE_NOOP("PresetCaption",
                           "“自注意力机制”: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 "
                           "is in layer %3, head %4: %5."),
-        "seed 004, Self-Attention 解决什么", focus="她", model="multilingual", key="小红",
+        "seed 004, Self-Attention 解决什么", focus="她", model="e5", key="小红", by_words=True,
+    ),
+    Preset(
+        QT_TRANSLATE_NOOP("Presets", "Multilingual: 小明喜欢苹果 by words"),
+        dict(text="小明喜欢苹果"),
+        QT_TRANSLATE_NOOP("PresetCaption",
+                          "Seed 000: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are "
+                          "▁小 明 喜欢 苹果). The verb's largest weight %1 → %2 is in layer %3, head %4: %5. Look at that head's other "
+                          "rows: a head that always looks one word ahead shows position, not meaning."),
+        "seed 000, 小明 喜欢 苹果", focus="喜欢", model="e5", key="苹果", by_words=True,
+    ),
+    Preset(
+        QT_TRANSLATE_NOOP("Presets", "Multilingual: 苹果很好吃 vs 苹果发布了新手机"),
+        dict(text="苹果很好吃"),
+        QT_TRANSLATE_NOOP("PresetCaption",
+                          "Seed 000: the same 苹果, fruit or company. “Across languages” shows how far apart the two "
+                          "苹果 vectors drift layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5."),
+        "seed 000, 苹果很好吃 和 苹果发布了新手机", focus="苹果", model="e5", key="很好吃", by_words=True,
+        compare=("苹果", "苹果发布了新手机", "苹果"),
+    ),
+    Preset(
+        QT_TRANSLATE_NOOP("Presets", "Multilingual: 苹果 and apple"),
+        dict(text="苹果很好吃"),
+        QT_TRANSLATE_NOOP("PresetCaption",
+                          "苹果 and apple in one model: “Across languages” shows the cosine of the two words' vectors "
+                          "layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5."),
+        "seed 000, 苹果很好吃", focus="苹果", model="e5", key="很好吃", by_words=True,
+        compare=("苹果", "Apples are delicious.", "apple"),
+    ),
+    Preset(
+        QT_TRANSLATE_NOOP("Presets", "Multilingual: 猫追老鼠"),
+        dict(text="猫追老鼠"),
+        QT_TRANSLATE_NOOP("PresetCaption",
+                          "Seed 004: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words; a trained "
+                          "model knows who chases whom. The verb's largest weight %1 → %2 is in layer %3, head %4: %5: position tells the words apart."),
+        "seed 004, 位置编码 (猫追老鼠)", focus="追", model="e5", key="老鼠", by_words=True,
     ),
 )
 

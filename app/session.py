@@ -103,6 +103,10 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
         if not isinstance(view.get(key, ""), str):
             raise SessionError("the session's view.{key} must be text", key=key)
     clean["layer"] = layer
+    if not isinstance(view.get("by_words", False), bool):
+        raise SessionError("the session's view.{key} must be true or false", key="by_words")
+    if "by_words" in view:
+        clean["by_words"] = view["by_words"]
     clean.update({key: view[key] for key in ("model", "sentence_b") if key in view})
     return config, clean
 

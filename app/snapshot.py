@@ -33,6 +33,7 @@ class Snapshot:
     overview: np.ndarray | None = None  # (layers, heads, t, t) MiniLM weights thumbnails, block-averaged
     display: dict | None = None  # name → block-averaged copy of a large matrix, for drawing only
     model: str = DEFAULT_MODEL  # registry name of the model that made it
+    words: object = None  # app.word_view.WordView when the window shows attention by words, else None
 
     def display_of(self, name: str, head: int | None = None):
         """What to draw for array ``name`` (and head): a smaller block average when the matrix is
@@ -75,13 +76,21 @@ def block_average(matrices: np.ndarray, size: int) -> np.ndarray:
     return block_mean(matrices, size, size)
 
 
-def take_snapshot(config: AttentionConfig) -> Snapshot:
-    """Compute ``config`` and the display summaries (runs in the worker)."""
+def take_snapshot(config: AttentionConfig, by_words: bool = False) -> Snapshot:
+    """Compute ``config`` and the display summaries (runs in the worker); ``by_words``: the
+    attention rolled up by words too."""
     result = compute(config)
-    return summarise(result)
+    words = None
+    if by_words:
+        from .word_view import word_view
+
+        words = word_view(config.text, result.tokens, result.weights, shrink=block_average,
+                          thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
+    return summarise(result, words=words)
 
 
-def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None, model: str = DEFAULT_MODEL) -> Snapshot:
+def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None, model: str = DEFAULT_MODEL,
+              words=None) -> Snapshot:
     heads = result.weights.shape[0]
     flat_scores = result.scores.reshape(heads, -1)
     score_bound = np.maximum(flat_scores.max(axis=1), -flat_scores.min(axis=1))  # (heads,) max |q·k|
@@ -114,4 +123,5 @@ def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None,
         overview=overview,
         display=display,
         model=model,
+        words=words,
     )

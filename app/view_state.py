@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from engine import AttentionConfig
 from engine.models import DEFAULT_MODEL
 
-VIEW_FIELDS = ("head", "focus", "stage", "model", "layer", "sentence_b")  # a session's "view" keys
+VIEW_FIELDS = ("head", "focus", "stage", "model", "layer", "sentence_b", "by_words")  # a session's "view" keys
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class ViewState:
     model: str = DEFAULT_MODEL  # registry name (engine.models)
     layer: int = 0  # layer shown by a pretrained model
     sentence_b: str = ""  # the comparison's sentence B ("" = none typed)
+    by_words: bool = False  # attention rolled up by words (engine.words) instead of pieces
 
     def session_view(self) -> dict:
         """The "view" object of a session file."""

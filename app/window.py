@@ -197,6 +197,7 @@ class MainWindow(QMainWindow):
         PlayerPanel = _LazyClass("player_panel", "PlayerPanel")  # noqa: N806
         PositionalPanel = _LazyClass("positional_panel", "PositionalPanel")  # noqa: N806
         ScalingPanel = _LazyClass("scaling_panel", "ScalingPanel")  # noqa: N806
+        WordsComparePanel = _LazyClass("words_compare_panel", "WordsComparePanel")  # noqa: N806
 
         c = self.controller
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
@@ -221,12 +222,13 @@ class MainWindow(QMainWindow):
             ("plane", self.tr("Vectors in the plane"), PlanePanel),
             ("positional", self.tr("Positional encoding lab"), PositionalPanel),
             ("scaling", self.tr("Scaling lab"), ScalingPanel),
-            ("layers", self.tr("MiniLM layers"), LayersPanel),
+            ("layers", self.tr("Model layers"), LayersPanel),
+            ("words", self.tr("Across languages"), WordsComparePanel),
             ("next", self.tr("Next token"), _LazyClass("next_token_panel", "NextTokenPanel")),
             ("lens", self.tr("Logit lens"), _LazyClass("logit_lens_panel", "LogitLensPanel")),
         ):
             self._add_dock(key, title, panel_class, bottom)
-        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers", "next", "lens"):
+        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers", "words", "next", "lens"):
             self.tabifyDockWidget(self.docks["diffs"], self.docks[key])
         self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
         self.resizeDocks([attention, self.docks["diffs"]], [560, 380], Qt.Orientation.Vertical)
@@ -253,7 +255,7 @@ class MainWindow(QMainWindow):
         self.layer_spin = QSpinBox()
         self.layer_spin.setObjectName("layerSpin")
         self.layer_spin.setRange(0, 63)  # narrowed to the model's layers once it is loaded
-        self.layer_spin.setToolTip(self.tr("MiniLM layer shown in every panel (0-based)"))
+        self.layer_spin.setToolTip(self.tr("Layer of the pretrained model shown in every panel (0-based)"))
         self.layer_spin.setEnabled(False)
         bar.addWidget(self.layer_spin)
         self.model_note = QLabel()
@@ -292,7 +294,8 @@ class MainWindow(QMainWindow):
 
     def _on_model_progress(self, fraction: float, message: str) -> None:
         self.busy.setVisible(fraction < 1.0)
-        self.statusBar().showMessage(fill(self.tr("Loading the model: %1 (%2%)"), message, int(fraction * 100)))
+        self.statusBar().showMessage(fill(self.tr("Loading %1: %2 (%3%)"), QCoreApplication.translate(
+            "Model", model_info(self.controller.model).title), message, int(fraction * 100)))
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -384,11 +387,14 @@ class MainWindow(QMainWindow):
         self._action(player, self.tr("Previous step"), lambda: self.show_player().previous_stage(), "Ctrl+Left")
         self._action(player, self.tr("Play / pause"), lambda: self.show_player().toggle_play(), "Ctrl+Space")
 
-        presets = menus.addMenu(self.tr("&Presets"))
+        presets = self.presets_menu = menus.addMenu(self.tr("&Presets"))
         for index, item in enumerate(menu_presets()):
             if index == len(PRESETS):
                 presets.addSeparator()  # then the real models' presets
             self._action(presets, translated(item).title, lambda _=False, i=index: self.apply_preset(i))
+        from .multilingual_window import install_multilingual
+
+        install_multilingual(self)  # View → Attention by words (Ctrl+Shift+W)
 
         help_menu = menus.addMenu(self.tr("&Help"))
         self._action(help_menu, self.tr("&Getting started"), self._guide, QKeySequence.StandardKey.HelpContents,
@@ -408,12 +414,9 @@ class MainWindow(QMainWindow):
         if hasattr(snapshot.bert, "next_token_logits"):  # a decoder
             self.panels["input"].show_model_facts(decoder_window.facts(snapshot))
         elif snapshot.bert is not None:
-            bert = snapshot.bert
-            self.panels["input"].show_model_facts(fill(self.tr(
-                "MiniLM-L6 (all-MiniLM-L6-v2, trained weights): %1 layers × %2 heads, d_model %3 (d_k %4), "
-                "learned position embeddings (up to 512), WordPiece tokenizer (English, lower case), no mask, "
-                "scores ÷ √d_k. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them."),
-                bert.num_layers, bert.num_heads, result.config.d_model, result.config.d_model // bert.num_heads))
+            from .model_facts import model_facts
+
+            self.panels["input"].show_model_facts(model_facts(snapshot))
         self.tokens_label.setText(self.tr("1 token") if result.n == 1 else fill(self.tr("%1 tokens"), result.n))
         self.time_label.setText(fill(self.tr("computed in %1 ms"), f"{result.seconds * 1000:.1f}"))
         self.memory_label.setText(fill(self.tr("trace %1"), format_bytes(result.nbytes)))
@@ -499,7 +502,14 @@ class MainWindow(QMainWindow):
 
             self.preset_opener = PresetOpener(self.controller, self)
             self.preset_opener.captionChanged.connect(self.panels["attention"].show_preset_caption)
+            self.preset_opener.compareRequested.connect(self._open_comparison)
         return self.preset_opener.open(index)
+
+    def _open_comparison(self, words) -> None:
+        """A preset about two sentences: the Across languages panel with its words."""
+        self.docks["words"].show()
+        self.docks["words"].raise_()
+        self.panel("words").set_words(*words)
 
     # ------------------------------------------------------------------ sessions
     def open_session_dialog(self) -> None:
@@ -629,7 +639,10 @@ class MainWindow(QMainWindow):
 
         result = self.controller.snapshot.result
         self._remember_folder("data", path)
-        self._export_lane.submit(_saved_to, save_trace, result, path)
+        from .multilingual import save_trace_with_words
+
+        save = save_trace if not self.controller.by_words else save_trace_with_words  # + words, word_attentions
+        self._export_lane.submit(_saved_to, save, result, path)
 
     def _on_exported(self, path: str) -> None:
         self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)

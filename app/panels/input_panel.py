@@ -71,6 +71,10 @@ class InputPanel(Panel):
         self.messages: dict[str, QLabel] = {}
         self.messages["text"] = self._message_label()
         layout.addWidget(self.messages["text"])
+        from ..model_facts import PrefixBar
+
+        self.prefix_bar = PrefixBar(controller)  # passage: / query: for a model trained with them (e5)
+        layout.addWidget(self.prefix_bar)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)

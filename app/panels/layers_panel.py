@@ -150,16 +150,19 @@ class LayersPanel(Panel):
             return
         tokens = bert.token_texts
         unknown = sum(t == "[UNK]" for t in tokens)
-        if hasattr(bert, "next_token_logits"):  # a decoder (app.decoder_mode.DecoderView)
-            from engine.models import model_info
-            from PySide6.QtCore import QCoreApplication
+        from PySide6.QtCore import QCoreApplication
 
+        from engine.models import model_info
+
+        title = QCoreApplication.translate("Model", model_info(snapshot.model).title)
+        if hasattr(bert, "next_token_logits"):  # a decoder (app.decoder_mode.DecoderView)
             note = fill(self.tr("%1: %2 layers × %3 query heads, %4 tokens, causal mask. Showing layer %5."),
-                        QCoreApplication.translate("Model", model_info(snapshot.model).title), bert.num_layers,
-                        bert.num_heads, bert.n, snapshot.layer)
+                        title, bert.num_layers, bert.num_heads, bert.n, snapshot.layer)
         else:
-            note = fill(self.tr("MiniLM-L6: %1 layers × %2 heads, %3 word pieces. Showing layer %4."),
-                        bert.num_layers, bert.num_heads, bert.n, snapshot.layer)
+            note = fill(self.tr("%5: %1 layers × %2 heads, %3 word pieces. Showing layer %4."),
+                        bert.num_layers, bert.num_heads, bert.n, snapshot.layer, title)
+        if self.controller.by_words and snapshot.words is not None:
+            note += " " + fill(self.tr("Overview by words (%1 words)."), snapshot.words.count)
         if unknown / max(bert.n, 1) > UNK_WARNING_SHARE:
             note += " " + fill(self.tr("Warning: %1 of %2 word pieces are [UNK] — the vocabulary is English, so "
                                        "Chinese text is mostly unknown to this model."), unknown, bert.n)
@@ -189,6 +192,8 @@ class LayersPanel(Panel):
 
     def _show_overview(self, snapshot) -> None:
         overview = snapshot.overview  # (layers, heads, t, t)
+        if self.controller.by_words and snapshot.words is not None and snapshot.words.overview is not None:
+            overview = snapshot.words.overview  # (layers, heads, t, t) by words
         layers, heads = overview.shape[:2]
         if len(self.thumbs) != layers or (self.thumbs and len(self.thumbs[0]) != heads):
             self.grid.clear()

@@ -91,6 +91,14 @@
         <translation>热力图显示计算的哪一步</translation>
     </message>
     <message>
+        <source>By words</source>
+        <translation>按词</translation>
+    </message>
+    <message>
+        <source>Pieces or words: roll the word pieces up into the words a reader sees (小明 / 喜欢 / 苹果): attention summed over a word's key pieces and averaged over its query pieces, so each row still sums to 1 (Ctrl+Shift+W)</source>
+        <translation>子词或词：把模型的子词片段合成读者看到的词（小明 / 喜欢 / 苹果）：对一个词的各个键片段求和，对它的各个查询片段取平均，所以每行之和仍为 1（Ctrl+Shift+W）</translation>
+    </message>
+    <message>
         <source>query token</source>
         <translation>查询词元</translation>
     </message>
@@ -99,12 +107,28 @@
         <translation>键词元</translation>
     </message>
     <message>
+        <source>query word</source>
+        <translation>查询词</translation>
+    </message>
+    <message>
+        <source>key word</source>
+        <translation>键词</translation>
+    </message>
+    <message>
+        <source>%1 words from %2 pieces · rows sum to 1</source>
+        <translation>%1 个词（由 %2 个片段合成）· 每行之和为 1</translation>
+    </message>
+    <message>
         <source>1 token · d_k = %1</source>
         <translation>1 个词元 · d_k = %1</translation>
     </message>
     <message>
         <source>%1 tokens · d_k = %2</source>
         <translation>%1 个词元 · d_k = %2</translation>
+    </message>
+    <message>
+        <source>head %1 · query word “%2” → key word “%3” · weight %4</source>
+        <translation>头 %1 · 查询词“%2” → 键词“%3” · 权重 %4</translation>
     </message>
     <message>
         <source>−∞ (masked)</source>
@@ -741,6 +765,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the .npy projections file {path} must hold a (3, d, d) or (4, d, d) array; it holds {shape}</source>
         <translation>.npy 投影矩阵文件 {path} 必须是 (3, d, d) 或 (4, d, d) 数组；实际是 {shape}</translation>
+    </message>
+    <message>
+        <source>the sentence has no word {word!r} (words: {words})</source>
+        <translation>句子中没有词 {word!r}（词：{words}）</translation>
+    </message>
+    <message>
+        <source>the session's view.{key} must be true or false</source>
+        <translation>会话的 view.{key} 必须是 true 或 false</translation>
     </message>
     <message>
         <source>{file} is not a valid E5S1 model: it does not start with {magic}. Reinstall it with: {command}</source>
@@ -1646,8 +1678,12 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>%1：%2 层 × %3 个查询头，%4 个词元，因果掩码。显示第 %5 层。</translation>
     </message>
     <message>
-        <source>MiniLM-L6: %1 layers × %2 heads, %3 word pieces. Showing layer %4.</source>
-        <translation>MiniLM-L6：%1 层 × %2 个头，%3 个子词。当前显示第 %4 层。</translation>
+        <source>%5: %1 layers × %2 heads, %3 word pieces. Showing layer %4.</source>
+        <translation>%5：%1 层 × %2 个头，%3 个子词片段。显示第 %4 层。</translation>
+    </message>
+    <message>
+        <source>Overview by words (%1 words).</source>
+        <translation>总览按词显示（%1 个词）。</translation>
     </message>
     <message>
         <source>Warning: %1 of %2 word pieces are [UNK] — the vocabulary is English, so Chinese text is mostly unknown to this model.</source>
@@ -1772,10 +1808,6 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>缩放实验</translation>
     </message>
     <message>
-        <source>MiniLM layers</source>
-        <translation>MiniLM 各层</translation>
-    </message>
-    <message>
         <source>Model</source>
         <translation>模型</translation>
     </message>
@@ -1786,10 +1818,6 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Layer</source>
         <translation>层</translation>
-    </message>
-    <message>
-        <source>MiniLM layer shown in every panel (0-based)</source>
-        <translation>所有面板显示的 MiniLM 层（从 0 开始）</translation>
     </message>
     <message>
         <source>Uses the toy engine: choose “Toy engine” in the Model toolbar</source>
@@ -1916,12 +1944,16 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>下一个词元</translation>
     </message>
     <message>
-        <source>Logit lens</source>
-        <translation>Logit lens（逐层读出）</translation>
+        <source>Model layers</source>
+        <translation>模型各层</translation>
     </message>
     <message>
-        <source>Loading the model: %1 (%2%)</source>
-        <translation>正在加载模型：%1（%2%）</translation>
+        <source>Across languages</source>
+        <translation>跨语言对比</translation>
+    </message>
+    <message>
+        <source>Logit lens</source>
+        <translation>Logit lens（逐层读出）</translation>
     </message>
     <message>
         <source>Open &amp;model…</source>
@@ -2016,8 +2048,12 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>关于(&amp;A)</translation>
     </message>
     <message>
-        <source>MiniLM-L6 (all-MiniLM-L6-v2, trained weights): %1 layers × %2 heads, d_model %3 (d_k %4), learned position embeddings (up to 512), WordPiece tokenizer (English, lower case), no mask, scores ÷ √d_k. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them.</source>
-        <translation>MiniLM-L6（all-MiniLM-L6-v2，训练好的权重）：%1 层 × %2 个头，d_model %3（d_k %4），学习得到的位置嵌入（最多 512），WordPiece 分词器（英文，小写），无掩码，分数 ÷ √d_k。玩具引擎的设置不适用；要使用它们，请在“模型”工具栏中选择“玩具引擎”。</translation>
+        <source>Layer of the pretrained model shown in every panel (0-based)</source>
+        <translation>每个面板显示的预训练模型层（从 0 开始）</translation>
+    </message>
+    <message>
+        <source>Loading %1: %2 (%3%)</source>
+        <translation>正在加载 %1：%2（%3%）</translation>
     </message>
     <message>
         <source>%1 tokens</source>
@@ -2164,6 +2200,36 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Toy engine (your settings)</source>
         <translation>教学引擎（你的设置）</translation>
+    </message>
+    <message>
+        <source>multilingual-e5-small (pretrained, ~100 languages)</source>
+        <translation>multilingual-e5-small（预训练，约 100 种语言）</translation>
+    </message>
+    <message>
+        <source>WordPiece tokenizer (English, lower case)</source>
+        <translation>WordPiece 分词器（英文，小写）</translation>
+    </message>
+    <message>
+        <source>SentencePiece unigram tokenizer (XLM-R, 250,002 pieces, about 100 languages, cased)</source>
+        <translation>SentencePiece unigram 分词器（XLM-R，250,002 个片段，约 100 种语言，区分大小写）</translation>
+    </message>
+</context>
+<context>
+    <name>ModelFacts</name>
+    <message>
+        <source>%1 (trained weights, %2 licence): %4 layers × %5 heads, d_model %6 (d_k %7), learned position embeddings (up to %8), %9, no mask, scores ÷ √d_k. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them.</source>
+        <translation>%1（训练好的权重，%2 许可证）：%4 层 × %5 个头，d_model %6（d_k %7），学习得到的位置嵌入（最多 %8 个），%9，无掩码，分数 ÷ √d_k。玩具引擎的设置不适用；要使用它们，请在“模型”工具栏选择“玩具引擎”。</translation>
+    </message>
+</context>
+<context>
+    <name>MultilingualWindow</name>
+    <message>
+        <source>Attention by &amp;words</source>
+        <translation>按词显示注意力(&amp;W)</translation>
+    </message>
+    <message>
+        <source>Roll word pieces up into words in the heatmap, head grid and layers overview</source>
+        <translation>在热力图、头网格和各层总览中把子词片段合成词</translation>
     </message>
 </context>
 <context>
@@ -2773,6 +2839,21 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     </message>
 </context>
 <context>
+    <name>PrefixBar</name>
+    <message>
+        <source>Prefix:</source>
+        <translation>前缀：</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Trained on texts that begin with “query: ” (a question) or “passage: ” (a text to be found); without one it reads text unlike its training.</source>
+        <translation>e5 训练时的文本都以“query: ”（问题）或“passage: ”（待检索的文本）开头；不加前缀也能用，但读到的文本与训练时不同。</translation>
+    </message>
+</context>
+<context>
     <name>PresetCaption</name>
     <message>
         <source>“Self-Attention 本质”, “手算一遍 QKV”: 喜欢's row. Scores [0, 1, 1]; softmax 0.155 / 0.422 / 0.422 (the tutorial rounds to 0.16 / 0.42 / 0.42; 苹果 and 喜欢 tie); new 喜欢 = [0.578, 0.845] (tutorial: [0.58, 0.84], from its rounded weights).</source>
@@ -2858,6 +2939,22 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <source>“自注意力机制”: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
         <translation>《自注意力机制》：“她”指的是谁？在多语言模型中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
     </message>
+    <message>
+        <source>Seed 000: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are ▁小 明 喜欢 苹果). The verb's largest weight %1 → %2 is in layer %3, head %4: %5. Look at that head's other rows: a head that always looks one word ahead shows position, not meaning.</source>
+        <translation>种子 000：真正读得懂中文的模型按词看 小明 喜欢 苹果（它的片段是 ▁小 明 喜欢 苹果）。动词最大的权重 %1 → %2 在第 %3 层、头 %4：%5。看看这个头的其他行：总是看下一个词的头体现的是位置，而不是意义。</translation>
+    </message>
+    <message>
+        <source>Seed 000: the same 苹果, fruit or company. “Across languages” shows how far apart the two 苹果 vectors drift layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5.</source>
+        <translation>种子 000：同一个“苹果”，水果还是公司。“跨语言对比”显示两个“苹果”向量逐层分开多远。这里 %1 → %2 最强在第 %3 层、头 %4：%5。</translation>
+    </message>
+    <message>
+        <source>苹果 and apple in one model: “Across languages” shows the cosine of the two words' vectors layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5.</source>
+        <translation>同一个模型里的 苹果 和 apple：“跨语言对比”逐层显示两个词向量的余弦。这里 %1 → %2 最强在第 %3 层、头 %4：%5。</translation>
+    </message>
+    <message>
+        <source>Seed 004: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words; a trained model knows who chases whom. The verb's largest weight %1 → %2 is in layer %3, head %4: %5: position tells the words apart.</source>
+        <translation>种子 004：没有位置信息时，猫追老鼠 和 老鼠追猫 是同一袋词；训练好的模型知道谁追谁。动词最大的权重 %1 → %2 在第 %3 层、头 %4：%5：位置把这些词区分开。</translation>
+    </message>
 </context>
 <context>
     <name>Presets</name>
@@ -2940,6 +3037,22 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>Multilingual: 她 → 小红</source>
         <translation>多语言模型：她 → 小红</translation>
+    </message>
+    <message>
+        <source>Multilingual: 小明喜欢苹果 by words</source>
+        <translation>多语言模型：小明喜欢苹果（按词）</translation>
+    </message>
+    <message>
+        <source>Multilingual: 苹果很好吃 vs 苹果发布了新手机</source>
+        <translation>多语言模型：苹果很好吃 对比 苹果发布了新手机</translation>
+    </message>
+    <message>
+        <source>Multilingual: 苹果 and apple</source>
+        <translation>多语言模型：苹果 与 apple</translation>
+    </message>
+    <message>
+        <source>Multilingual: 猫追老鼠</source>
+        <translation>多语言模型：猫追老鼠</translation>
     </message>
     <message>
         <source>我 爱 北 京 — causal mask (decoder)</source>
@@ -3144,6 +3257,69 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>#%1 “%2”, characters %3–%4</source>
         <translation>#%1 “%2”，字符 %3–%4</translation>
+    </message>
+</context>
+<context>
+    <name>WordsComparePanel</name>
+    <message>
+        <source>Word in A</source>
+        <translation>A 中的词</translation>
+    </message>
+    <message>
+        <source>e.g. 苹果</source>
+        <translation>例如 苹果</translation>
+    </message>
+    <message>
+        <source>A word of the window's sentence (sentence A)</source>
+        <translation>窗口当前句子（句子 A）中的一个词</translation>
+    </message>
+    <message>
+        <source>Sentence B</source>
+        <translation>句子 B</translation>
+    </message>
+    <message>
+        <source>any sentence, any language, e.g. Apples are delicious.</source>
+        <translation>任意语言的任意句子，例如 Apples are delicious.</translation>
+    </message>
+    <message>
+        <source>Word in B</source>
+        <translation>B 中的词</translation>
+    </message>
+    <message>
+        <source>e.g. apple</source>
+        <translation>例如 apple</translation>
+    </message>
+    <message>
+        <source>layer (0 = embeddings)</source>
+        <translation>层（0 = 嵌入）</translation>
+    </message>
+    <message>
+        <source>cosine</source>
+        <translation>余弦</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>Choose a pretrained model (toolbar: Model), e.g. multilingual-e5-small, to compare a word across sentences and languages; the toy engine's sentences are compared in the Comparison tab.</source>
+        <translation>请在工具栏“模型”中选择一个预训练模型（例如 multilingual-e5-small），以便跨句子、跨语言比较一个词；玩具引擎的句子请在“对比”页比较。</translation>
+    </message>
+    <message>
+        <source>Type a word of sentence A, a sentence B in any language and a word of it (苹果 · Apples are delicious. · apple).</source>
+        <translation>输入句子 A 中的一个词、任意语言的句子 B 以及其中的一个词（苹果 · Apples are delicious. · apple）。</translation>
+    </message>
+    <message>
+        <source>cos(“%1”, “%2”) layer by layer (a word's vector is the mean of its pieces): %3 at the embeddings, %4 after the last layer.</source>
+        <translation>逐层的 cos(“%1”, “%2”)（词向量是其各片段向量的平均）：嵌入处为 %3，最后一层之后为 %4。</translation>
+    </message>
+    <message>
+        <source>key word · layer %1, head %2</source>
+        <translation>键词 · 第 %1 层，头 %2</translation>
     </message>
 </context>
 </TS>

@@ -1,0 +1,130 @@
+"""Issue 13, window side: attention by words in the menus and exports, the comparison of one word
+across two sentences (any languages), and the model presets that open a real model.
+
+Everything that computes here runs in the worker (called through lanes): the GUI thread only
+applies the answers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.errors import EngineError
+from engine.words import roll_up, words_of
+
+
+# ----------------------------------------------------------------------------- words of a trace
+@dataclass(frozen=True)
+class _Layer:
+    weights: np.ndarray  # (heads, w, w)
+
+
+class WordTrace:
+    """A BertTrace seen by words: ``token_texts`` are the words, ``layers[l].weights`` the rolled-up
+    attention (so engine.meaning.strongest_head finds a relation between words: 小红, not 小 | 红)."""
+
+    def __init__(self, trace, text: str) -> None:
+        self.words, self.word_index = words_of(text, trace.tokens)
+        self.attentions = roll_up(trace.attentions, self.word_index)  # (layers, heads, w, w)
+        self.layers = tuple(_Layer(weights) for weights in self.attentions)
+        self.token_texts = list(self.words)
+
+
+def find_word(words, word: str) -> int:
+    """Index of ``word`` among ``words``: the same text (case-insensitive), else the first word that
+    starts with it ("apple" finds "Apples"), else the first that contains it."""
+    wanted = word.strip().casefold()
+    if not wanted:
+        raise EngineError("the word to look for is empty", field="word")
+    folded = [w.casefold() for w in words]
+    for test in (lambda w: w == wanted, lambda w: w.startswith(wanted), lambda w: wanted in w):
+        hits = [i for i, w in enumerate(folded) if test(w)]
+        if hits:
+            return hits[0]
+    raise EngineError("the sentence has no word {word!r} (words: {words})", field="word", word=word,
+                      words=" / ".join(words))
+
+
+def word_vectors(trace, word_index: np.ndarray, word: int) -> np.ndarray:
+    """(layers + 1, d) the vector of ``word`` at the embeddings and after every layer: the mean of its pieces."""
+    pieces = np.flatnonzero(np.asarray(word_index) == word)
+    return trace.hidden_states[:, pieces].astype(np.float64).mean(axis=1)
+
+
+def compare_words(model_name: str, text_a: str, word_a: str, text_b: str, word_b: str, progress=None) -> dict:
+    """Worker job: word ``word_a`` of ``text_a`` against ``word_b`` of ``text_b`` in model ``model_name``.
+
+    Returns words_a / words_b (the sentences' words), index_a / index_b (the chosen words),
+    cosines ((layers + 1,): cos of the two word vectors at the embeddings, then after each layer)
+    and rows_a / rows_b ((layers, heads, w): the chosen word's attention row by words)."""
+    from .minilm_mode import trace
+
+    out = {"texts": (text_a, text_b)}
+    for side, text, word in (("a", text_a, word_a), ("b", text_b, word_b)):
+        bert = trace(model_name, text, progress)
+        words, word_index = words_of(text, bert.tokens)
+        chosen = find_word(words, word)
+        rolled = roll_up(bert.attentions, word_index)  # (layers, heads, w, w)
+        out.update({f"words_{side}": words, f"index_{side}": chosen, f"rows_{side}": rolled[:, :, chosen, :],
+                    f"vectors_{side}": word_vectors(bert, word_index, chosen)})
+    a, b = out.pop("vectors_a"), out.pop("vectors_b")
+    norms = np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-30)
+    out["cosines"] = np.sum(a * b, axis=1) / norms  # (layers + 1,)
+    return out
+
+
+# ----------------------------------------------------------------------------- exports
+def save_trace_with_words(result, path, by_words: bool = True):
+    """The window's data export: engine.export.save_trace, and with ``by_words`` (.npz / .json) also
+    ``words`` (w,), ``word_index`` (n,) and ``word_attentions`` (heads, w, w) of the result's layer."""
+    from engine.export import _arrays, _dump_streaming, _text, atomic_write, config_json, output_suffix, save_trace
+
+    suffix = output_suffix(path)
+    if not by_words or suffix == ".csv":
+        return save_trace(result, path)
+    words, word_index = words_of(result.config.text, result.tokens)
+    word_attentions = roll_up(result.weights, word_index)
+    spans = np.array([(t.start, t.end) for t in result.tokens], dtype=np.int64).reshape(-1, 2)
+    with atomic_write(path) as stream:
+        if suffix == ".npz":
+            np.savez(stream, **_arrays(result), tokens=np.array(result.token_texts, dtype=str), token_spans=spans,
+                     config_json=np.array(config_json(result)), words=np.array(words, dtype=str),
+                     word_index=word_index, word_attentions=word_attentions)
+        else:
+            import json
+
+            from engine.export import FORMAT_NAME, FORMAT_VERSION
+
+            document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "config": json.loads(config_json(result)),
+                        "tokens": result.token_texts, "token_spans": spans.tolist(), **_arrays(result),
+                        "words": list(words), "word_index": word_index, "word_attentions": word_attentions}
+            with _text(stream) as text:
+                _dump_streaming(document, text)
+    return path
+
+
+# ----------------------------------------------------------------------------- model presets
+def preset_finding(model_name: str, preset, progress=None) -> dict:
+    """Worker job: the trace of a model preset's sentence and where its relation is strongest
+    (engine.meaning.strongest_head, by words when the preset says so). Returns layer, head, the
+    focus piece and the caption with the figures filled in (English: the window translates the
+    template first and passes it as ``preset.caption``)."""
+    from engine.meaning import strongest_head
+
+    from .minilm_mode import trace
+    from .text import fill
+
+    text = preset.settings["text"]
+    bert = trace(model_name, text, progress)
+    if getattr(preset, "by_words", False):
+        words = WordTrace(bert, text)
+        finding = strongest_head(words, preset.focus, preset.key)
+        focus = int(np.flatnonzero(words.word_index == finding.query_index)[0])
+    else:
+        finding = strongest_head(bert, preset.focus, preset.key)
+        focus = finding.query_index
+    caption = fill(preset.caption, finding.query, finding.key, finding.layer, finding.head, f"{finding.weight:.2f}")
+    key = None if getattr(preset, "by_words", False) else finding.key_index  # a piece, for the inspector
+    return {"layer": finding.layer, "head": finding.head, "focus": focus, "caption": caption, "key": key,
+            "weight": finding.weight, "model": model_name, "text": text, "compare": getattr(preset, "compare", None)}
