@@ -47,12 +47,20 @@ def trace(name: str, text: str, progress=None):
     return result
 
 
-def take_model_snapshot(name: str, text: str, layer: int, progress=None):
-    """Snapshot of ``layer`` for ``text`` by model ``name``, with the whole trace attached (for the layer views)."""
-    bert = trace(name, text, progress)
+def take_model_snapshot(name: str, text: str, layer: int, progress=None, ablate: frozenset = frozenset()):
+    """Snapshot of ``layer`` for ``text`` by model ``name``, with the whole trace attached (for the
+    layer views) and its analysis; the heads of ``ablate`` switched off."""
+    from .analysis_jobs import analyse, run_bert, valid_ablation
+
+    bert = plain = trace(name, text, progress)
+    config = model(name).config
+    ablate = valid_ablation(ablate, config.num_layers, config.num_heads)
+    if ablate:
+        bert = run_bert(model(name), text, ablate)
     result = layer_result(bert, model(name).weights, layer, text)
     overview = np.stack([block_average(view.weights, OVERVIEW_SIZE) for view in bert.layers])  # (L, H, t, t)
-    return summarise(result, bert=bert, layer=layer, overview=overview, model=name)
+    analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1])
+    return summarise(result, bert=bert, layer=layer, overview=overview, model=name, analysis=analysis)
 
 
 def cosines_between(trace_a, trace_b) -> dict:
