@@ -195,6 +195,7 @@ class MainWindow(QMainWindow):
         PlayerPanel = _LazyClass("player_panel", "PlayerPanel")  # noqa: N806
         PositionalPanel = _LazyClass("positional_panel", "PositionalPanel")  # noqa: N806
         ScalingPanel = _LazyClass("scaling_panel", "ScalingPanel")  # noqa: N806
+        analysis = {name: _LazyClass("analysis_panel", name) for name in ("RolloutPanel", "AblationPanel", "DashboardPanel")}
 
         c = self.controller
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
@@ -220,9 +221,13 @@ class MainWindow(QMainWindow):
             ("positional", self.tr("Positional encoding lab"), PositionalPanel),
             ("scaling", self.tr("Scaling lab"), ScalingPanel),
             ("layers", self.tr("MiniLM layers"), LayersPanel),
+            ("rollout", self.tr("Rollout"), analysis["RolloutPanel"]),
+            ("ablation", self.tr("Switch heads off"), analysis["AblationPanel"]),
+            ("dashboard", self.tr("Head dashboard"), analysis["DashboardPanel"]),
         ):
             self._add_dock(key, title, panel_class, bottom)
-        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers"):
+        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers", "rollout", "ablation",
+                    "dashboard"):
             self.tabifyDockWidget(self.docks["diffs"], self.docks[key])
         self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
         self.resizeDocks([attention, self.docks["diffs"]], [560, 380], Qt.Orientation.Vertical)

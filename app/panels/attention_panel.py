@@ -88,7 +88,7 @@ class AttentionPanel(Panel):
         self.heatmap.set_highlight_row(self.controller.focus)
         self.caption.setToolTip(self.VALUE_NOTE() if stage == "value_norms" else "")
         if stage == "value_norms":
-            self.caption.setText(self.tr("how much each key's value moves the query's output"))
+            self.caption.setText(self.tr("what each key moves (hover)"))
         elif result.n == 1:
             self.caption.setText(fill(self.tr("1 token · d_k = %1"), result.config.d_k))
         else:
