@@ -176,7 +176,7 @@ def save_trace(result: AttentionResult, path, extra: dict | None = None) -> Path
     more named arrays for .npz / .json (the analysis: engine.analysis.analysis_arrays)."""
     writer = _WRITERS[output_suffix(path)]
     with atomic_write(path) as stream:
-        writer(result, stream, extra)
+        writer(result, stream, *((extra,) if extra else ()))
     return Path(path)
 
 

@@ -223,6 +223,7 @@ class AblationPanel(Panel):
         self.top_list.setMaximumWidth(220)
         row.addWidget(self.top_list, 1)
         layout.addLayout(row, 1)
+        self._ranking = False  # a ranking is running
         self.ranking = None  # engine.ablation.HeadRanking of ``_ranked_for``
         self._ranked_for = None
         self._cancelled = threading.Event()
@@ -289,6 +290,7 @@ class AblationPanel(Panel):
             self._lane.submit(rank_toy, snapshot.result.config, moved, cancelled)
         else:
             self._lane.submit(rank_pretrained, snapshot.model, snapshot.result.config.text, moved, cancelled)
+        self._ranking = True
         self.progress.setValue(0)
         self.progress.setVisible(True)
         self.cancel_button.setVisible(True)
@@ -301,15 +303,16 @@ class AblationPanel(Panel):
         self._finish()
 
     def is_ranking(self) -> bool:
-        return self.progress.isVisible()
+        return self._ranking
 
     def _finish(self) -> None:
+        self._ranking = False
         self.progress.setVisible(False)
         self.cancel_button.setVisible(False)
         self.rank_button.setEnabled(True)
 
     def _on_progress(self, fraction: float, _message: str) -> None:
-        if self.progress.isVisible():
+        if self._ranking:
             self.progress.setValue(int(round(fraction * 100)))
 
     def _on_ranked(self, ranking) -> None:
