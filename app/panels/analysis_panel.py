@@ -20,7 +20,9 @@ import threading
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QSignalBlocker, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QObject, QSignalBlocker, QSortFilterProxyModel, Qt, Signal,
+)
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QProgressBar,
@@ -398,13 +400,24 @@ class HeadTableModel(QAbstractTableModel):
 def measure_title(name: str) -> str:
     from PySide6.QtCore import QCoreApplication
 
-    titles = {"layer": "layer", "head": "head", "entropy": "entropy (bits)", "first": "on first token",
-              "special": "on special tokens", "previous": "on previous token", "self": "on itself"}
-    return QCoreApplication.translate("DashboardPanel", titles[name])
+    return QCoreApplication.translate("DashboardPanel", MEASURE_TITLES[name])
 
 
-PATTERN_TITLES = {"previous-token head": "previous-token heads", "sink head": "sink heads (weight parked on "
-                  "the first / special tokens)", "self head": "self heads", "induction head": "induction heads"}
+MEASURE_TITLES = {
+    "layer": QT_TRANSLATE_NOOP("DashboardPanel", "layer"),
+    "head": QT_TRANSLATE_NOOP("DashboardPanel", "head"),
+    "entropy": QT_TRANSLATE_NOOP("DashboardPanel", "entropy (bits)"),
+    "first": QT_TRANSLATE_NOOP("DashboardPanel", "on first token"),
+    "special": QT_TRANSLATE_NOOP("DashboardPanel", "on special tokens"),
+    "previous": QT_TRANSLATE_NOOP("DashboardPanel", "on previous token"),
+    "self": QT_TRANSLATE_NOOP("DashboardPanel", "on itself"),
+}
+PATTERN_TITLES = {
+    "previous-token head": QT_TRANSLATE_NOOP("DashboardPanel", "previous-token heads"),
+    "sink head": QT_TRANSLATE_NOOP("DashboardPanel", "sink heads (weight parked on the first / special tokens)"),
+    "self head": QT_TRANSLATE_NOOP("DashboardPanel", "self heads"),
+    "induction head": QT_TRANSLATE_NOOP("DashboardPanel", "induction heads"),
+}
 
 
 class DashboardPanel(Panel):
