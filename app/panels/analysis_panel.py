@@ -58,8 +58,10 @@ def _bar_plot(title: str) -> tuple[pg.PlotWidget, pg.BarGraphItem]:
 
 
 def _token_ticks(plot: pg.PlotWidget, labels: list[str]) -> None:
-    step = max(1, len(labels) // 40)
-    plot.getAxis("bottom").setTicks([[(i, labels[i][:10]) for i in range(0, len(labels), step)]])
+    """Token names under the bars, every step-th one so that none overlap (≈ 56 px a label)."""
+    width = max(plot.width() - 60, 100)
+    step = max(1, -(-len(labels) * 56 // width))
+    plot.getAxis("bottom").setTicks([[(i, labels[i][:8]) for i in range(0, len(labels), step)]])
 
 
 def _head_name(layer: int, head: int) -> str:
@@ -467,6 +469,8 @@ class DashboardPanel(Panel):
         self.plot.setObjectName("dashboardScatter")
         self.plot.setMenuEnabled(False)
         self.plot.setMinimumHeight(160)
+        for axis in ("left", "bottom"):
+            self.plot.getAxis(axis).enableAutoSIPrefix(False)  # shares stay 0 … 1, not "×0.001"
         self.scatter = pg.ScatterPlotItem(size=9, pen=pg.mkPen("#ffffff", width=0.5), brush=POINT_BRUSH)
         self.scatter.sigClicked.connect(self._on_point_clicked)
         self.plot.addItem(self.scatter)
