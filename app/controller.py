@@ -44,6 +44,7 @@ class Controller(QObject):
     sentenceBChanged = Signal(str)  # the comparison's sentence B, set from outside the compare panel
     historyChanged = Signal(bool, bool)  # (can undo, can redo) a settings change
     ablateChanged = Signal(object)  # the frozenset of switched-off (layer, head) pairs
+    cancelled = Signal()  # the user asked to stop (Esc / Cancel): long panel jobs stop too
 
     def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -178,6 +179,7 @@ class Controller(QObject):
         self._busy_timer.stop()
         self._awaiting = False
         self.busyChanged.emit(False)
+        self.cancelled.emit()
         if self.snapshot is not None and model_info(self.snapshot.model).configurable:
             self.config = self.snapshot.result.config
             self.configChanged.emit(self.config)

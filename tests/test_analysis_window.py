@@ -239,7 +239,9 @@ def test_minilm_rank_heads_in_a_lane_with_cancel(window, qtbot, minilm):
     _settle(window, qtbot)
     panel = _dock(window, "ablation")
     panel.rank()
-    panel.cancel()  # Cancel: the ranking stops, nothing half-done is shown
+    from PySide6.QtCore import Qt
+
+    qtbot.keyClick(window, Qt.Key.Key_Escape)  # Esc: the ranking stops, nothing half-done is shown
     assert not panel.is_ranking() and panel.grid.matrix() is None
     panel.rank()
     qtbot.waitUntil(lambda: not panel.is_ranking(), timeout=120000)

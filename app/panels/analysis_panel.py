@@ -23,7 +23,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QObject, QSignalBlocker, QSortFilterProxyModel, Qt, Signal,
 )
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QProgressBar,
     QPushButton, QSpinBox, QTableView, QVBoxLayout, QWidget,
@@ -236,8 +235,7 @@ class AblationPanel(Panel):
         self._lane = self.lane(RANK_LANE)
         self._lane.done.connect(self._on_ranked)
         self._lane.failed.connect(self._on_rank_failed)
-        self._escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self._escape.activated.connect(self.cancel)
+        controller.cancelled.connect(lambda: self.cancel() if self._ranking else None)  # Esc (the window's action)
         controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
         controller.selectionChanged.connect(self.show_selection)
 
