@@ -73,15 +73,3 @@ def rank_toy(config, progress=None, cancelled=None) -> HeadRanking:
     baseline = compute(config)
     return rank_heads(lambda ablate: compute(config, ablate=ablate).output, mean_cosine_distance(baseline.output),
                       all_heads(1, config.heads), progress=progress, cancelled=cancelled)
-
-
-def rank_pretrained(name: str, text: str, progress=None, cancelled=None) -> HeadRanking:
-    """Every head of registry model ``name`` switched off alone on ``text``
-    (engine.bert_ablation.rank_encoder_heads: only the layers from the ablated one up run)."""
-    from engine.bert_ablation import rank_encoder_heads
-
-    from .minilm_mode import model, trace
-
-    loaded = model(name)
-    return rank_encoder_heads(loaded.weights, loaded.config, trace(name, text), progress=progress,
-                              cancelled=cancelled)

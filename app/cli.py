@@ -269,7 +269,7 @@ def export(args: list[str]) -> None:
     export_figure = _image_exporter() if image else None
     ablate = _parse_ablate(options.ablate)
     with np.errstate(over="raise", invalid="raise", divide="raise"):
-        result = compute(config, ablate=ablate)
+        result = compute(config, ablate=ablate) if ablate else compute(config)
     if image:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
     else:

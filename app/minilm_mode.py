@@ -83,3 +83,13 @@ def cosines_between(trace_a, trace_b) -> dict:
 def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
     """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines."""
     return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress))
+
+
+def rank_pretrained(name: str, text: str, progress=None, cancelled=None):
+    """Worker job: every head of registry model ``name`` switched off alone on ``text``, ranked
+    (engine.bert_ablation.rank_encoder_heads: only the layers from the ablated one up run)."""
+    from engine.bert_ablation import rank_encoder_heads
+
+    loaded = model(name)
+    return rank_encoder_heads(loaded.weights, loaded.config, trace(name, text), progress=progress,
+                              cancelled=cancelled)

@@ -158,7 +158,7 @@ class RolloutPanel(Panel):
         self.heatmap.set_highlight_row(focus)
         top = int(np.argmax(row))
         self.caption.setText(fill(self.tr("After layer %1, “%2” holds %3 of its own input token and %4 from “%5” "
-                                          "(the largest share). Each layer: ½·attention + ½·identity (the residual), "
+                                          "(the largest share). Each layer: 0.5·attention + 0.5·identity (the residual), "
                                           "multiplied through the layers."),
                                   self.layer.value(), labels[focus], f"{row[focus]:.2f}", f"{row[top]:.2f}",
                                   labels[top]))
@@ -283,7 +283,8 @@ class AblationPanel(Panel):
         snapshot = self.controller.snapshot
         if snapshot is None:
             return
-        from ..analysis_jobs import rank_pretrained, rank_toy
+        from ..analysis_jobs import rank_toy
+        from ..minilm_mode import rank_pretrained
 
         self._cancelled = threading.Event()
         cancelled, moved = self._cancelled.is_set, self._progress.moved.emit

