@@ -56,9 +56,14 @@ def valid_ablation(ablate, layers: int, heads: int) -> frozenset:
 
 
 def run_bert(model, text: str, ablate: frozenset):
-    """``model``'s trace of ``text`` with the heads of ``ablate`` switched off (engine.bert.forward)."""
+    """``model``'s trace of ``text`` with the heads of ``ablate`` switched off: the model's own
+    ``run(text, ablate=…)`` when it takes one (the decoder), else engine.bert.forward (BERT)."""
+    import inspect
+
     from engine.bert import forward
 
+    if "ablate" in inspect.signature(model.run).parameters:
+        return model.run(text, ablate=ablate)
     tokenized = model.tokenize(text)
     return forward(model.weights, model.config, tokenized.input_ids, tokenized.tokens,
                    token_type_ids=tokenized.token_type_ids, truncated=tokenized.truncated,

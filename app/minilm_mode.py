@@ -53,13 +53,15 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, ablate:
     from .analysis_jobs import analyse, run_bert, valid_ablation
 
     bert = plain = trace(name, text, progress)
-    config = model(name).config
-    ablate = valid_ablation(ablate, config.num_layers, config.num_heads)
+    ablate = valid_ablation(ablate, plain.num_layers, plain.num_heads)
     if ablate:
         bert = run_bert(model(name), text, ablate)
     result = layer_result(bert, model(name).weights, layer, text)
     overview = np.stack([block_average(view.weights, OVERVIEW_SIZE) for view in bert.layers])  # (L, H, t, t)
-    analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1])
+    try:
+        analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1])
+    except (AttributeError, TypeError, ValueError):  # a model whose trace the analysis cannot read: no analysis
+        analysis = None
     return summarise(result, bert=bert, layer=layer, overview=overview, model=name, analysis=analysis)
 
 
@@ -90,6 +92,16 @@ def rank_pretrained(name: str, text: str, progress=None, cancelled=None):
     (engine.bert_ablation.rank_encoder_heads: only the layers from the ablated one up run)."""
     from engine.bert_ablation import rank_encoder_heads
 
+    from engine.ablation import all_heads, mean_cosine_distance, rank_heads
+    from engine.bert import BertWeights
+
+    from .analysis_jobs import run_bert
+
     loaded = model(name)
-    return rank_encoder_heads(loaded.weights, loaded.config, trace(name, text), progress=progress,
-                              cancelled=cancelled)
+    plain = trace(name, text)
+    if isinstance(loaded.weights, BertWeights):
+        return rank_encoder_heads(loaded.weights, loaded.config, plain, progress=progress, cancelled=cancelled)
+    # another kind of model (a decoder): the whole forward pass per head, final vectors compared
+    return rank_heads(lambda ablate: run_bert(loaded, text, ablate).hidden_states[-1],
+                      mean_cosine_distance(plain.hidden_states[-1]), all_heads(plain.num_layers, plain.num_heads),
+                      progress=progress, cancelled=cancelled)
