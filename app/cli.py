@@ -127,7 +127,51 @@ def build_parser() -> argparse.ArgumentParser:
         help="toy engine .npz/.json: also write words, word_index and word_attentions (attention rolled up by "
              "words: summed over a word's key pieces, averaged over its query pieces); pretrained models always "
              "write them")
+    add("--ablate", metavar="L.H[,L.H…]", help="switch heads off (layer.head, 0-based; the toy engine has layer 0): "
+        "every exported array is of the run without them")
+    add("--table", choices=("weights", "head-stats"), default="weights",
+        help=".csv: the attention weights (default) or the head table (one row per head)")
     return parser
+
+
+def _parse_ablate(text: str | None) -> frozenset:
+    """``--ablate 3.1,5.11`` → {(3, 1), (5, 11)} (checked against the model by the engine)."""
+    if not text:
+        return frozenset()
+    pairs = set()
+    for item in text.split(","):
+        layer, dot, head = item.strip().partition(".")
+        if not dot or not layer.isdigit() or not head.isdigit():
+            raise UsageError(f"--ablate takes layer.head pairs separated by commas (e.g. 0.1,0.3); got {item.strip()!r}")
+        pairs.add((int(layer), int(head)))
+    return frozenset(pairs)
+
+
+def _analysis(trace, weights=None) -> dict:
+    """The analysis arrays exported with a trace: value_norms, rollout, value_rollout, head_stats
+    (engine.analysis); past ANALYSIS_TOKENS only value_norms."""
+    from engine.analysis import analysis_arrays, value_norms_of
+
+    from .analysis_jobs import ANALYSIS_TOKENS
+
+    if len(trace.token_texts) > ANALYSIS_TOKENS:
+        return {"value_norms": value_norms_of(trace, weights)}
+    return analysis_arrays(trace, weights)
+
+
+def _write(options, save, trace, weights=None, *args) -> None:
+    """Write the trace with its analysis; ``--table head-stats`` writes the head table (.csv)."""
+    from engine.export import output_suffix, save_head_table
+
+    extra = _analysis(trace, weights)
+    if options.table == "head-stats":
+        if output_suffix(options.out) != ".csv":
+            raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
+        if "head_stats" not in extra:
+            raise UsageError("--table head-stats: too many tokens for the head statistics (at most 1,024)")
+        save_head_table(extra["head_stats"], options.out)
+        return
+    save(trace, options.out, *args, extra=extra)
 
 
 def _check_output(out: str) -> None:
@@ -197,8 +241,14 @@ def _export_pretrained(options, image: bool) -> None:
     if entry.kind == "decoder":
         return _export_decoder(options, entry, model, layer, head, image)
     export_figure = _image_exporter() if image else None
+    ablate = _parse_ablate(options.ablate)
     with np.errstate(over="raise", invalid="raise", divide="raise"):
-        trace = model.run(options.text)
+        if ablate:
+            from .analysis_jobs import run_bert
+
+            trace = run_bert(model, options.text, ablate)
+        else:
+            trace = model.run(options.text)
     if image:
         result = layer_result(trace, model.weights, layer, options.text)
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
@@ -206,8 +256,8 @@ def _export_pretrained(options, image: bool) -> None:
     else:
         import importlib
 
-        save_bert_trace(trace, options.out, options.text,
-                        getattr(importlib.import_module(entry.module), "MODEL_NAME", entry.title))
+        _write(options, save_bert_trace, trace, model.weights, options.text,
+               getattr(importlib.import_module(entry.module), "MODEL_NAME", entry.title))
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
@@ -280,8 +330,9 @@ def export(args: list[str]) -> None:
     config = AttentionConfig(**settings)
     head = _parse_head(options.head, config.heads)
     export_figure = _image_exporter() if image else None
+    ablate = _parse_ablate(options.ablate)
     with np.errstate(over="raise", invalid="raise", divide="raise"):
-        result = compute(config)
+        result = compute(config, ablate=ablate) if ablate else compute(config)
     if image:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
     elif options.by == "words":
@@ -289,7 +340,7 @@ def export(args: list[str]) -> None:
 
         save_trace_with_words(result, options.out)
     else:
-        save_trace(result, options.out)
+        _write(options, save_trace, result)
     plural = lambda count, word: f"{count} {word}{'s' * (count != 1)}"  # noqa: E731
     _report(f"wrote {options.out}: {plural(result.n, 'token')}, {plural(config.heads, 'head')}, d_model {config.d_model}")
 

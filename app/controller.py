@@ -11,13 +11,13 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import STAGES, AttentionConfig, EngineError, Explanation, warm_up
+from engine import AttentionConfig, EngineError, Explanation, warm_up
 from engine.errors import ModelNotInstalled
 from engine.models import DEFAULT_MODEL, model_info
 
 from .i18n import error_text
 from .view_state import ViewState
-from .snapshot import Snapshot, take_snapshot
+from .snapshot import VIEW_STAGES, Snapshot, take_snapshot
 from .worker import Worker
 
 EXPLAIN_TERMS = 24  # keys listed in the worked arithmetic (every sum still covers all keys)
@@ -44,6 +44,8 @@ class Controller(QObject):
     sentenceBChanged = Signal(str)  # the comparison's sentence B, set from outside the compare panel
     historyChanged = Signal(bool, bool)  # (can undo, can redo) a settings change
     byWordsChanged = Signal(bool)  # the pieces / words switch
+    ablateChanged = Signal(object)  # the frozenset of switched-off (layer, head) pairs
+    cancelled = Signal()  # the user asked to stop (Esc / Cancel): long panel jobs stop too
 
     def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -58,8 +60,9 @@ class Controller(QObject):
         self.layer = 0  # layer shown by a pretrained model
         self.sentence_b = ""  # the comparison's sentence B (the compare panel keeps it here)
         self.by_words = False  # show attention rolled up by words (snapshot.words), not by pieces
-        self._undo: list[AttentionConfig] = []  # settings before each change, oldest first
-        self._redo: list[AttentionConfig] = []
+        self.ablate: frozenset = frozenset()  # (layer, head) pairs switched off (issue 14)
+        self._undo: list = []  # settings before each change, oldest first: AttentionConfig or (config, ablate)
+        self._redo: list = []
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
         self._last_seconds = 0.0
         self._requested_at = 0.0
@@ -85,6 +88,9 @@ class Controller(QObject):
     # ----------------------------------------------------------------- requests
     def set_config(self, config: AttentionConfig, *, immediate: bool = False, _history: bool = True) -> None:
         """Ask for ``config`` to be computed; later requests supersede it. A change can be undone."""
+        if isinstance(config, tuple):  # an undo entry that also switched heads
+            config, self.ablate = config
+            self.ablateChanged.emit(self.ablate)
         if _history and config != self.config:
             self._undo.append(self.config)
             del self._undo[:-HISTORY_LIMIT]
@@ -113,9 +119,26 @@ class Controller(QObject):
         """Apply again the settings change the last undo took back."""
         self._step_history(self._redo, self._undo)
 
+    def set_ablation(self, ablate) -> None:
+        """Switch off exactly the (layer, head) pairs of ``ablate`` (recomputes; can be undone)."""
+        ablate = frozenset((int(l), int(h)) for l, h in ablate)
+        if ablate == self.ablate:
+            return
+        self._undo.append((self.config, self.ablate))
+        del self._undo[:-HISTORY_LIMIT]
+        self._redo.clear()
+        self.historyChanged.emit(True, False)
+        self.ablate = ablate
+        self.ablateChanged.emit(ablate)
+        self.set_config(self.config, immediate=True, _history=False)
+
+    def toggle_head(self, layer: int, head: int) -> None:
+        """Switch head (layer, head) off, or back on."""
+        self.set_ablation(self.ablate ^ {(layer, head)})
+
     def _step_history(self, source: list, target: list) -> None:
         if source:
-            target.append(self.config)
+            target.append((self.config, self.ablate) if isinstance(source[-1], tuple) else self.config)
             self.set_config(source.pop(), immediate=True, _history=False)
             self.historyChanged.emit(bool(self._undo), bool(self._redo))
 
@@ -128,20 +151,23 @@ class Controller(QObject):
     def view_state(self) -> ViewState:
         """What the user is looking at now (for sessions, the language switch, start-up restore)."""
         return ViewState(self.config, self.head, self.focus, self.stage, self.model, self.layer, self.sentence_b,
-                         self.by_words)
+                         self.by_words, tuple(sorted(self.ablate)))
 
     def apply_view_state(self, state: ViewState) -> None:
         """Show ``state``: settings, selection (kept within the result when it arrives), model, sentence B."""
         model_info(state.model)  # EngineError for a model the registry does not know
-        if state.stage not in STAGES or not all(isinstance(v, int) and v >= 0 for v in (state.head, state.focus,
+        if state.stage not in VIEW_STAGES or not all(isinstance(v, int) and v >= 0 for v in (state.head, state.focus,
                                                                                         state.layer)):
             raise EngineError("the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage "
-                              "one of {stages}", stages=", ".join(STAGES))
+                              "one of {stages}", stages=", ".join(VIEW_STAGES))
         self.head, self.focus, self.stage = state.head, state.focus, state.stage
         self.model, self.layer = state.model, state.layer
         if bool(state.by_words) != self.by_words:
             self.by_words = bool(state.by_words)
             self.byWordsChanged.emit(self.by_words)
+        if frozenset(state.ablate) != self.ablate:
+            self.ablate = frozenset(state.ablate)
+            self.ablateChanged.emit(self.ablate)
         if state.sentence_b != self.sentence_b:
             self.sentence_b = state.sentence_b
             self.sentenceBChanged.emit(state.sentence_b)
@@ -158,6 +184,7 @@ class Controller(QObject):
         self._busy_timer.stop()
         self._awaiting = False
         self.busyChanged.emit(False)
+        self.cancelled.emit()
         if self.snapshot is not None and model_info(self.snapshot.model).configurable:
             self.config = self.snapshot.result.config
             self.configChanged.emit(self.config)
@@ -189,9 +216,9 @@ class Controller(QObject):
         self._requested_at = time.perf_counter()
         self._awaiting = True
         if model_info(self.model).configurable:
-            if self.by_words:
-                self._compute.submit(take_snapshot, self.config, True)
-            else:
+            if self.by_words or self.ablate:
+                self._compute.submit(take_snapshot, self.config, self.by_words, self.ablate)
+            else:  # the plain call (tests stub it with one argument)
                 self._compute.submit(take_snapshot, self.config)
         elif model_info(self.model).kind == "decoder":
             from .decoder_mode import take_decoder_snapshot
@@ -201,7 +228,7 @@ class Controller(QObject):
             from .minilm_mode import take_model_snapshot
 
             self._compute.submit(take_model_snapshot, self.model, self.config.text, self.layer, self._report_progress,
-                                 self.by_words)
+                                 self.by_words, self.ablate)
         if not self._busy_timer.isActive():
             self._busy_timer.start()
 
@@ -297,7 +324,7 @@ class Controller(QObject):
                 self.head, changed = head, True
             if focus is not None and 0 <= focus < result.n and focus != self.focus:
                 self.focus, changed = focus, True
-        if stage is not None and stage in STAGES and stage != self.stage:
+        if stage is not None and stage in VIEW_STAGES and stage != self.stage:
             self.stage, changed = stage, True
         if changed:
             self.selectionChanged.emit()

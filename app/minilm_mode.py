@@ -47,10 +47,17 @@ def trace(name: str, text: str, progress=None):
     return result
 
 
-def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_words: bool = False):
+def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_words: bool = False,
+                        ablate: frozenset = frozenset()):
     """Snapshot of ``layer`` for ``text`` by model ``name``, with the whole trace attached (for the
-    layer views); ``by_words``: every layer's attention rolled up by words too."""
-    bert = trace(name, text, progress)
+    layer views) and its analysis; ``by_words``: every layer's attention rolled up by words too;
+    the heads of ``ablate`` switched off."""
+    from .analysis_jobs import analyse, run_bert, valid_ablation
+
+    bert = plain = trace(name, text, progress)
+    ablate = valid_ablation(ablate, plain.num_layers, plain.num_heads)
+    if ablate:
+        bert = run_bert(model(name), text, ablate)
     result = layer_result(bert, model(name).weights, layer, text)
     overview = np.stack([block_average(view.weights, OVERVIEW_SIZE) for view in bert.layers])  # (L, H, t, t)
     words = None
@@ -59,7 +66,11 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
 
         words = word_view(text, bert.tokens, result.weights, bert.attentions, shrink=block_average,
                           thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
-    return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words)
+    try:
+        analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1])
+    except (AttributeError, TypeError, ValueError):  # a model whose trace the analysis cannot read: no analysis
+        analysis = None
+    return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words, analysis=analysis)
 
 
 def cosines_between(trace_a, trace_b) -> dict:
@@ -120,3 +131,23 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
         return unit @ unit.T
 
     return {"words": list(words), "static": cosines(static), "contextual": cosines(contextual)}
+
+
+def rank_pretrained(name: str, text: str, progress=None, cancelled=None):
+    """Worker job: every head of registry model ``name`` switched off alone on ``text``, ranked
+    (engine.bert_ablation.rank_encoder_heads: only the layers from the ablated one up run)."""
+    from engine.bert_ablation import rank_encoder_heads
+
+    from engine.ablation import all_heads, mean_cosine_distance, rank_heads
+    from engine.bert import BertWeights
+
+    from .analysis_jobs import run_bert
+
+    loaded = model(name)
+    plain = trace(name, text)
+    if isinstance(loaded.weights, BertWeights):
+        return rank_encoder_heads(loaded.weights, loaded.config, plain, progress=progress, cancelled=cancelled)
+    # another kind of model (a decoder): the whole forward pass per head, final vectors compared
+    return rank_heads(lambda ablate: run_bert(loaded, text, ablate).hidden_states[-1],
+                      mean_cosine_distance(plain.hidden_states[-1]), all_heads(plain.num_layers, plain.num_heads),
+                      progress=progress, cancelled=cancelled)

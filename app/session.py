@@ -18,7 +18,9 @@ from pathlib import Path
 from engine import AttentionConfig, EngineError
 from engine.documents import parse_settings
 from engine.safe_io import parse_json, read_limited, write_bytes_atomic
-from engine.trace import STAGES
+from engine.trace import STAGES  # noqa: F401 - kept for importers
+
+from .snapshot import VIEW_STAGES
 
 FORMAT = "attention-explorer-session"
 VERSION = 1
@@ -92,8 +94,8 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
                                key=key, limit=limits[key], value=value)
         clean[key] = value
     stage = view.get("stage", "weights")
-    if stage not in STAGES:
-        raise SessionError("the session's view.stage must be one of {stages}", stages=', '.join(STAGES))
+    if stage not in VIEW_STAGES:
+        raise SessionError("the session's view.stage must be one of {stages}", stages=', '.join(VIEW_STAGES))
     clean["stage"] = stage
     # written since the view state (app/view_state.py): absent from older files, which keep the defaults
     layer = view.get("layer", 0)
@@ -107,6 +109,13 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
         raise SessionError("the session's view.{key} must be true or false", key="by_words")
     if "by_words" in view:
         clean["by_words"] = view["by_words"]
+    ablate = view.get("ablate", [])  # switched-off heads: [[layer, head], …] (issue 14)
+    if not isinstance(ablate, list) or len(ablate) > 4096 or not all(
+            isinstance(pair, list) and len(pair) == 2
+            and all(type(x) is int and 0 <= x < 4096 for x in pair) for pair in ablate):
+        raise SessionError("the session's view.{key} must be a list of [layer, head] pairs of whole numbers ≥ 0",
+                           key="ablate")
+    clean["ablate"] = tuple(sorted((l, h) for l, h in ablate))
     clean.update({key: view[key] for key in ("model", "sentence_b") if key in view})
     return config, clean
 

@@ -9,13 +9,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import AttentionConfig, AttentionResult, compute
+from engine import STAGES, AttentionConfig, AttentionResult, compute
 from engine.models import DEFAULT_MODEL
 
 THUMBNAIL_SIZE = 96  # the head grid shows each head at most this many cells across
 DISPLAY_SIZE = 1024  # matrices larger than this are drawn from a block average (no screen shows more)
 VECTOR_DISPLAY_ROWS = 256  # token × dimension heatmaps: rows drawn at most
 OVERVIEW_SIZE = 32  # the all-layers × all-heads overview: at most this many cells across
+# the heatmap's stages: the engine's three plus value-weighted attention (app/analysis_jobs.py)
+VIEW_STAGES = STAGES + ("value_norms",)
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,6 +36,19 @@ class Snapshot:
     display: dict | None = None  # name → block-averaged copy of a large matrix, for drawing only
     model: str = DEFAULT_MODEL  # registry name of the model that made it
     words: object = None  # app.word_view.WordView when the window shows attention by words, else None
+    analysis: object = None  # app.analysis_jobs.Analysis of the run (value norms, rollouts, head table)
+    value_thumbnails: np.ndarray | None = None  # (heads, t, t) value-weighted attention of the layer shown, block-averaged
+
+    @property
+    def ablate(self) -> frozenset:
+        """The (layer, head) pairs switched off in this run."""
+        return frozenset() if self.analysis is None else self.analysis.ablate
+
+    def stage_matrix(self, stage: str) -> np.ndarray:
+        """(heads, n, n) of a heatmap stage (VIEW_STAGES) for the layer shown."""
+        if stage == "value_norms":
+            return self.analysis.value_norms[self.layer]
+        return getattr(self.result, stage)
 
     def display_of(self, name: str, head: int | None = None):
         """What to draw for array ``name`` (and head): a smaller block average when the matrix is
@@ -46,6 +61,8 @@ class Snapshot:
     def levels(self, stage: str, head: int) -> tuple[float, float]:
         if stage == "weights":
             return (0.0, max(float(self.weight_max[head]), 1e-6))
+        if stage == "value_norms":
+            return (0.0, max(float(self.analysis.value_norms[self.layer, head].max()), 1e-6))
         bound = self.score_bound[head] if stage == "scores" else self.scaled_bound[head]
         bound = max(float(bound), 1e-6)
         return (-bound, bound)
@@ -76,21 +93,25 @@ def block_average(matrices: np.ndarray, size: int) -> np.ndarray:
     return block_mean(matrices, size, size)
 
 
-def take_snapshot(config: AttentionConfig, by_words: bool = False) -> Snapshot:
-    """Compute ``config`` and the display summaries (runs in the worker); ``by_words``: the
-    attention rolled up by words too."""
-    result = compute(config)
+def take_snapshot(config: AttentionConfig, by_words: bool = False, ablate: frozenset = frozenset()) -> Snapshot:
+    """Compute ``config`` (heads of ``ablate`` switched off), the display summaries and the analysis
+    (runs in the worker); ``by_words``: the attention rolled up by words too."""
+    from .analysis_jobs import analyse, valid_ablation
+
+    ablate = valid_ablation(ablate, 1, config.heads)
+    result = compute(config, ablate=ablate) if ablate else compute(config)
+    baseline = compute(config).output if ablate else None
     words = None
     if by_words:
         from .word_view import word_view
 
         words = word_view(config.text, result.tokens, result.weights, shrink=block_average,
                           thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
-    return summarise(result, words=words)
+    return summarise(result, words=words, analysis=analyse(result, None, baseline, result.output))
 
 
 def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None, model: str = DEFAULT_MODEL,
-              words=None) -> Snapshot:
+              words=None, analysis=None) -> Snapshot:
     heads = result.weights.shape[0]
     flat_scores = result.scores.reshape(heads, -1)
     score_bound = np.maximum(flat_scores.max(axis=1), -flat_scores.min(axis=1))  # (heads,) max |q·k|
@@ -124,4 +145,6 @@ def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None,
         display=display,
         model=model,
         words=words,
+        analysis=analysis,
+        value_thumbnails=None if analysis is None else block_average(analysis.value_norms[layer], THUMBNAIL_SIZE),
     )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from engine import AttentionConfig
 from engine.models import DEFAULT_MODEL
 
-VIEW_FIELDS = ("head", "focus", "stage", "model", "layer", "sentence_b", "by_words")  # a session's "view" keys
+VIEW_FIELDS = ("head", "focus", "stage", "model", "layer", "sentence_b", "by_words", "ablate")  # a session's "view" keys
 
 
 @dataclass(frozen=True)
@@ -24,12 +24,18 @@ class ViewState:
     layer: int = 0  # layer shown by a pretrained model
     sentence_b: str = ""  # the comparison's sentence B ("" = none typed)
     by_words: bool = False  # attention rolled up by words (engine.words) instead of pieces
+    ablate: tuple = ()  # switched-off heads, sorted (layer, head) pairs (issue 14)
 
     def session_view(self) -> dict:
         """The "view" object of a session file."""
-        return {name: getattr(self, name) for name in VIEW_FIELDS}
+        view = {name: getattr(self, name) for name in VIEW_FIELDS}
+        view["ablate"] = [list(pair) for pair in self.ablate]  # JSON: a list of [layer, head]
+        return view
 
     @classmethod
     def from_session(cls, config: AttentionConfig, view: dict) -> "ViewState":
         """A state from a session's config and (already validated) view; missing keys keep their defaults."""
-        return cls(config, **{name: view[name] for name in VIEW_FIELDS if name in view})
+        values = {name: view[name] for name in VIEW_FIELDS if name in view}
+        if "ablate" in values:
+            values["ablate"] = tuple(sorted((int(l), int(h)) for l, h in values["ablate"]))
+        return cls(config, **values)

@@ -198,6 +198,7 @@ class MainWindow(QMainWindow):
         PositionalPanel = _LazyClass("positional_panel", "PositionalPanel")  # noqa: N806
         ScalingPanel = _LazyClass("scaling_panel", "ScalingPanel")  # noqa: N806
         WordsComparePanel = _LazyClass("words_compare_panel", "WordsComparePanel")  # noqa: N806
+        analysis = {name: _LazyClass("analysis_panel", name) for name in ("RolloutPanel", "AblationPanel", "DashboardPanel")}
 
         c = self.controller
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
@@ -226,9 +227,13 @@ class MainWindow(QMainWindow):
             ("words", self.tr("Across languages"), WordsComparePanel),
             ("next", self.tr("Next token"), _LazyClass("next_token_panel", "NextTokenPanel")),
             ("lens", self.tr("Logit lens"), _LazyClass("logit_lens_panel", "LogitLensPanel")),
+            ("rollout", self.tr("Rollout"), analysis["RolloutPanel"]),
+            ("ablation", self.tr("Switch heads off"), analysis["AblationPanel"]),
+            ("dashboard", self.tr("Head dashboard"), analysis["DashboardPanel"]),
         ):
             self._add_dock(key, title, panel_class, bottom)
-        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers", "words", "next", "lens"):
+        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers", "words", "next", "lens",
+                    "rollout", "ablation", "dashboard"):
             self.tabifyDockWidget(self.docks["diffs"], self.docks[key])
         self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
         self.resizeDocks([attention, self.docks["diffs"]], [560, 380], Qt.Orientation.Vertical)

@@ -56,6 +56,32 @@ def _arrays(result: AttentionResult) -> dict[str, np.ndarray]:
     return arrays
 
 
+# ---------------------------------------------------------------------- the analysis (issue 14)
+ANALYSIS_NAMES = ("value_norms", "rollout", "value_rollout", "head_stats")
+
+
+def _json_ready(extra: dict | None) -> dict:
+    """The analysis arrays for JSON: the structured head table as a list of row objects."""
+    ready = {}
+    for name, value in (extra or {}).items():
+        if isinstance(value, np.ndarray) and value.dtype.names:
+            ready[name] = [{c: (int(row[c]) if value.dtype[c].kind == "i" else float(row[c])) for c in value.dtype.names}
+                           for row in value]
+        else:
+            ready[name] = value
+    return ready
+
+
+def save_head_table(table: np.ndarray, path) -> Path:
+    """Write the head table (engine.head_stats.head_table) as CSV: one row per head."""
+    from .head_stats import table_csv
+
+    with atomic_write(path) as stream:
+        with _text(stream, newline="") as text:
+            text.write(table_csv(table))
+    return Path(path)
+
+
 def _json_list(array: np.ndarray) -> list:
     if array.dtype.kind == "f" and not np.isfinite(array).all():
         boxed = array.astype(object)  # Python floats, so strings can replace the non-finite ones
@@ -66,7 +92,7 @@ def _json_list(array: np.ndarray) -> list:
     return array.tolist()
 
 
-def _write_npz(result: AttentionResult, stream) -> None:
+def _write_npz(result: AttentionResult, stream, extra=None) -> None:
     spans = np.array([(t.start, t.end) for t in result.tokens], dtype=np.int64).reshape(-1, 2)
     np.savez(  # uncompressed: random floats barely shrink and big traces would write slowly
         stream,  # a file object: given a name, np.savez appends ".npz" unless it ends so (in lower case)
@@ -74,6 +100,7 @@ def _write_npz(result: AttentionResult, stream) -> None:
         tokens=np.array(result.token_texts, dtype=str),
         token_spans=spans,
         config_json=np.array(config_json(result)),
+        **(extra or {}),
     )
 
 
@@ -117,7 +144,7 @@ def _dump_array(array: np.ndarray, text) -> None:
     text.write("]")
 
 
-def _write_json(result: AttentionResult, stream) -> None:
+def _write_json(result: AttentionResult, stream, extra=None) -> None:
     document = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -125,12 +152,13 @@ def _write_json(result: AttentionResult, stream) -> None:
         "tokens": result.token_texts,
         "token_spans": [[t.start, t.end] for t in result.tokens],
         **_arrays(result),
+        **_json_ready(extra),
     }
     with _text(stream) as text:
         _dump_streaming(document, text)
 
 
-def _write_csv(result: AttentionResult, stream) -> None:
+def _write_csv(result: AttentionResult, stream, extra=None) -> None:
     texts = result.token_texts
     with _text(stream, newline="") as text:
         writer = csv.writer(text)
@@ -143,11 +171,12 @@ def _write_csv(result: AttentionResult, stream) -> None:
 _WRITERS = {".npz": _write_npz, ".json": _write_json, ".csv": _write_csv}
 
 
-def save_trace(result: AttentionResult, path) -> Path:
-    """Write ``result`` to ``path`` in the format its suffix names; returns the path."""
+def save_trace(result: AttentionResult, path, extra: dict | None = None) -> Path:
+    """Write ``result`` to ``path`` in the format its suffix names; returns the path. ``extra``:
+    more named arrays for .npz / .json (the analysis: engine.analysis.analysis_arrays)."""
     writer = _WRITERS[output_suffix(path)]
     with atomic_write(path) as stream:
-        writer(result, stream)
+        writer(result, stream, *((extra,) if extra else ()))
     return Path(path)
 
 
@@ -158,7 +187,8 @@ __all__ = ["ALL_SUFFIXES", "DATA_SUFFIXES", "IMAGE_SUFFIXES", "atomic_write", "c
 MODEL_FORMAT_NAME = "attention-explorer-minilm-trace"
 
 
-def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transformers/all-MiniLM-L6-v2") -> Path:
+def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transformers/all-MiniLM-L6-v2",
+                    extra: dict | None = None) -> Path:
     """Write a MiniLM :class:`~engine.bert.BertTrace`: ``tokens``, ``token_spans``, ``input_ids``,
     ``attentions`` (layers, heads, n, n) and ``hidden_states`` (layers + 1, n, d) as .npz or
     .json; .csv holds every layer's and head's weights, one row per (layer, head, query).
@@ -177,13 +207,13 @@ def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transfor
             np.savez(stream, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),
                      input_ids=np.asarray(trace.input_ids), attentions=trace.attentions,
                      hidden_states=trace.hidden_states, text=np.array(text), words=np.array(words, dtype=str),
-                     word_index=word_index, word_attentions=word_attentions)
+                     word_index=word_index, word_attentions=word_attentions, **(extra or {}))
         elif suffix == ".json":
             document = {"format": MODEL_FORMAT_NAME, "version": 1, "model": model,
                         "text": text, "tokens": trace.token_texts, "token_spans": spans,
                         "input_ids": np.asarray(trace.input_ids).tolist(),
                         "attentions": np.asarray(trace.attentions), "hidden_states": np.asarray(trace.hidden_states),
-                        "words": list(words), "word_index": word_index, "word_attentions": word_attentions}
+                        "words": list(words), "word_index": word_index, "word_attentions": word_attentions, **_json_ready(extra)}
             with _text(stream) as text:
                 _dump_streaming(document, text)
         else:

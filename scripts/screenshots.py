@@ -161,6 +161,38 @@ def decoder_only() -> None:
         window.close()
 
 
+
+
+def analysis_scenes(app, window, tokens) -> None:
+    """Issue 14 on MiniLM: value-weighted attention, rollout, switched-off heads and their
+    ranking, the head dashboard."""
+    c = window.controller
+    c.set_model("minilm", 3)
+    c.select(head=1, stage="value_norms", focus=tokens.index("it"))
+    shoot(app, window, "value-weighted.png")
+    c.select(stage="weights")
+    for key in ("rollout", "ablation", "dashboard"):
+        window.docks[key].show()
+    window.docks["rollout"].raise_()
+    rollout = window.panel("rollout")
+    rollout.kind.setCurrentIndex(rollout.kind.findData("value_rollout"))
+    shoot(app, window, "rollout.png")
+    c.set_ablation({(3, 1), (5, 11)})
+    window.docks["ablation"].raise_()
+    ablation = window.panel("ablation")
+    settle(app, window)
+    ablation.rank()
+    while ablation.is_ranking():
+        app.processEvents()
+        time.sleep(0.02)
+    shoot(app, window, "ablation.png")
+    window.docks["dashboard"].raise_()
+    shoot(app, window, "dashboard.png")
+    c.set_ablation(frozenset())
+    c.set_model("minilm", 0)
+    settle(app, window)
+
+
 def main() -> None:
     if os.environ.get("SCREENSHOTS_ONLY") == "decoder":
         return decoder_only()
@@ -226,6 +258,7 @@ def main() -> None:
         layers.key_combo.setCurrentIndex(tokens.index("animal"))
         layers._open(3, 1)
         shoot(app, window, "minilm.png")
+        analysis_scenes(app, window, tokens)
         window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
         settle(app, window)
     except Exception as error:  # noqa: BLE001 - the model is optional

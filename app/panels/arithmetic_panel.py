@@ -58,12 +58,28 @@ class ArithmeticPanel(Panel):
         self.view.setFont(font)
         layout.addWidget(self.view)
         controller.explanationChanged.connect(self.show_explanation)
+        self._value_cell = None  # engine.value_norms.explain_cell of (head, focus, key), from the worker
+        self._value_lane = self.lane("value-cell")
+        self._value_lane.done.connect(self._on_value_cell)
+        controller.cellChanged.connect(lambda *_: self.show_explanation(controller.explanation))
+
+    def _on_value_cell(self, cell) -> None:
+        self._value_cell = cell
+        if self.controller.explanation is not None:
+            self.view.setHtml(self.render(self.controller.explanation))
 
     def show_explanation(self, explanation: Explanation | None) -> None:
         if explanation is None:
             self.view.setPlainText(self.tr("No calculation to show."))
             return
         self.view.setHtml(self.render(explanation))
+        snapshot = self.controller.snapshot
+        if snapshot is not None and snapshot.result.v is not None:
+            query, key = self.controller.cell
+            result = snapshot.result
+            self._value_lane.submit(value_cell, result.weights, result.v, result.w_o, explanation.head,
+                                    explanation.query_index, key if query == explanation.query_index else None,
+                                    result.token_texts)
 
     def _keys(self, explanation: Explanation):
         terms = list(explanation.terms)
@@ -128,4 +144,24 @@ class ArithmeticPanel(Panel):
             out.append(f"{number(t.weight)} × v<sub>{esc(t.key_text)}</sub> {vector(t.v)} = {vector(t.weighted_v)}<br>")
         new = fill(self.tr("new “%1” (this head)"), e.query_text)
         out.append(f"{esc(new)} = <b>{vector(e.output)}</b></p>")
+        cell = self._value_cell
+        if cell is not None and (cell["head"], cell["query"]) == (e.head, e.query_index):
+            heading = fill(self.tr("5 · Value-weighted: what key “%1” actually moves (‖α · f(x)‖)"),
+                           cell["key_text"])
+            out.append(f"<p><b>{esc(heading)}</b><br>")
+            out.append(f"f(x) = v · W<sub>O,{e.head}</sub> = {vector(cell['f'])}<br>")
+            out.append(f"‖f(x)‖ = <b>{number(cell['f_norm'])}</b><br>")
+            out.append(f"α × ‖f(x)‖ = {number(cell['alpha'])} × {number(cell['f_norm'])} = "
+                       f"<b>{number(cell['value_norm'])}</b></p>")
         return "".join(out)
+
+
+def value_cell(weights, v, w_o, head: int, query: int, key: int | None, texts=()) -> dict:
+    """Worker job: engine.value_norms.explain_cell of (head, query, key); key None: the key with the
+    largest weight in the row."""
+    from engine.value_norms import explain_cell
+
+    if key is None:
+        key = int(weights[head, query].argmax())
+    cell = explain_cell(weights, v, w_o, head, query, key)
+    return dict(cell, head=head, query=query, key=key, key_text=texts[key] if key < len(texts) else str(key))

@@ -45,7 +45,8 @@ class AttentionPanel(Panel):
         self.stage = QComboBox()
         self.stage.setObjectName("stageCombo")
         for key, label in (("scores", self.tr("raw scores q·kᵀ")), ("scaled", self.tr("scaled scores (÷√d_k, mask)")),
-                           ("weights", self.tr("softmax weights"))):
+                           ("weights", self.tr("softmax weights")),
+                           ("value_norms", self.tr("value-weighted ‖α·f(x)‖"))):
             self.stage.addItem(label, key)
         self.stage.setToolTip(self.tr("Which step of the computation the heatmap shows"))
         bar.addWidget(self.stage)
@@ -100,16 +101,21 @@ class AttentionPanel(Panel):
             self.caption.setText(fill(self.tr("%1 words from %2 pieces · rows sum to 1"), words.count, result.n))
             return
         self.heatmap.set_axis_titles(self.tr("query token"), self.tr("key token"))
-        matrix = getattr(result, stage)[head]  # (n, n)
+        if stage == "value_norms" and snapshot.analysis is None:
+            stage = "weights"
+        matrix = snapshot.stage_matrix(stage)[head]  # (n, n)
         labels = result.token_texts
         self.heatmap.set_matrix(
             matrix, labels, labels,
             levels=snapshot.levels(stage, head),
-            colormap=WEIGHTS_MAP if stage == "weights" else DIVERGING_MAP,
+            colormap=WEIGHTS_MAP if stage in ("weights", "value_norms") else DIVERGING_MAP,
             display=snapshot.display_of(stage, head),
         )
         self.heatmap.set_highlight_row(self.controller.focus)
-        if result.n == 1:
+        self.caption.setToolTip(self.VALUE_NOTE() if stage == "value_norms" else "")
+        if stage == "value_norms":
+            self.caption.setText(self.tr("what each key moves (hover)"))
+        elif result.n == 1:
             self.caption.setText(fill(self.tr("1 token · d_k = %1"), result.config.d_k))
         else:
             self.caption.setText(fill(self.tr("%1 tokens · d_k = %2"), result.n, result.config.d_k))
@@ -135,6 +141,11 @@ class AttentionPanel(Panel):
         """The WordView on screen, or None when the heatmap shows pieces."""
         snapshot = self.controller.snapshot
         return snapshot.words if snapshot is not None and self.controller.by_words else None
+
+    def VALUE_NOTE(self) -> str:  # noqa: N802 - a translated constant
+        return self.tr("Value-weighted attention ‖α_ij · f(x_j)‖ (Kobayashi et al., 2020): the length of what key j "
+                       "actually adds to query i's output, its weight times its value vector carried through W_O. "
+                       "A bright weight on [CLS] or [SEP] may move almost nothing.")
 
     def _on_cell_hovered(self, row: int, column: int) -> None:
         snapshot = self.controller.snapshot

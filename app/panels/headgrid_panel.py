@@ -19,6 +19,7 @@ from .base import Panel
 
 SELECTED_PEN = pg.mkPen("#ff2d55", width=4)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
+OFF_PEN = pg.mkPen("#5f6368", width=2)  # the cross over a switched-off head
 MIN_SIDE = 48  # px: a thumbnail never shrinks below this (the panel scrolls instead)
 LABEL_HEIGHT = 16  # px of the "head h" line above each thumbnail
 
@@ -35,15 +36,19 @@ class HeadGridPanel(Panel):
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setObjectName("headGridCanvas")
         self.canvas.setBackground("w")
-        self.canvas.setToolTip(self.tr("Every head's attention weights; click one to select it"))
+        self.canvas.setToolTip(self.tr("Every head's attention weights; click one to select it; "
+                                       "Ctrl+click or right-click switches it off (or back on)"))
         layout.addWidget(self.canvas)
         self.views: list[pg.ViewBox] = []
         self._shown_columns = 0
         self.images: list[pg.ImageItem] = []
+        self.crosses: list[pg.PlotDataItem] = []  # one per head, shown when the head is switched off
         self._colormap = pg.colormap.get(WEIGHTS_MAP)
         self.canvas.scene().sigMouseClicked.connect(self._on_clicked)
         controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
         controller.selectionChanged.connect(self.show_selection)
+        controller.selectionChanged.connect(self._restage)
+        self._stage = controller.stage
 
     def _columns(self, heads: int) -> int:
         """As many columns as make the thumbnails largest in the panel's current shape."""
@@ -68,7 +73,7 @@ class HeadGridPanel(Panel):
 
     def _rebuild(self, heads: int) -> None:
         self.canvas.clear()
-        self.views, self.images = [], []
+        self.views, self.images, self.crosses = [], [], []
         columns = self._shown_columns = self._columns(heads)
         self.canvas.setMinimumHeight(math.ceil(heads / columns) * (MIN_SIDE + LABEL_HEIGHT + 8) + 16)
         for head in range(heads):
@@ -86,22 +91,48 @@ class HeadGridPanel(Panel):
             image = pg.ImageItem(axisOrder="row-major")
             image.setColorMap(self._colormap)
             view.addItem(image)
+            cross = pg.PlotDataItem(pen=OFF_PEN, connect="pairs")
+            cross.setZValue(10)
+            cross.setVisible(False)
+            view.addItem(cross)
+            self.crosses.append(cross)
             self.views.append(view)
             self.images.append(image)
 
     def show_snapshot(self, snapshot) -> None:
+        self._stage = self.controller.stage
         words = snapshot.words if self.controller.by_words else None
-        thumbnails = snapshot.thumbnails if words is None else words.thumbnails  # (heads, t, t)
+        value = words is None and self._stage == "value_norms" and snapshot.value_thumbnails is not None
+        if words is not None:
+            thumbnails = words.thumbnails  # (heads, t, t)
+        else:
+            thumbnails = snapshot.value_thumbnails if value else snapshot.thumbnails  # (heads, t, t)
         heads = thumbnails.shape[0]
         if heads != len(self.images):
             self._rebuild(heads)
-        top = max(float(snapshot.weight_max.max()) if words is None else words.weight_max, 1e-6)
-        for image, view, thumbnail in zip(self.images, self.views, thumbnails):
+        if words is not None:
+            top = max(words.weight_max, 1e-6)
+        else:
+            top = max(float(thumbnails.max() if value else snapshot.weight_max.max()), 1e-6)
+        off = {head for layer, head in snapshot.ablate if layer == snapshot.layer}
+        for head, (image, view, thumbnail) in enumerate(zip(self.images, self.views, thumbnails)):
             image.setImage(thumbnail, levels=(0.0, top), autoLevels=False)
+            image.setOpacity(0.35 if head in off else 1.0)
             size = thumbnail.shape[0]
             image.setRect(QRectF(0, 0, size, size))
             view.setRange(QRectF(0, 0, size, size), padding=0.02)
+            self.crosses[head].setData([0, size, 0, size], [0, size, size, 0])
+            self.crosses[head].setVisible(head in off)
         self.show_selection()
+
+    def _restage(self) -> None:
+        """Show the value-weighted thumbnails when that stage is chosen (and back)."""
+        if self.controller.stage != self._stage and self.controller.snapshot is not None:
+            self.show_snapshot(self.controller.snapshot)
+
+    def switched_off(self) -> list[int]:
+        """The heads drawn crossed out (tests)."""
+        return [head for head, cross in enumerate(self.crosses) if cross.isVisible()]
 
     def show_selection(self) -> None:
         for head, view in enumerate(self.views):
@@ -110,12 +141,22 @@ class HeadGridPanel(Panel):
         self.canvas.viewport().update()
 
     def _on_clicked(self, event) -> None:
-        if event.button() != Qt.MouseButton.LeftButton:
+        toggle = event.button() == Qt.MouseButton.RightButton or (
+            event.button() == Qt.MouseButton.LeftButton and event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if event.button() != Qt.MouseButton.LeftButton and not toggle:
             return
         for head, view in enumerate(self.views):
             if view.sceneBoundingRect().contains(event.scenePos()):
-                self.controller.select(head=head)
+                if toggle:
+                    self.toggle(head)
+                else:
+                    self.controller.select(head=head)
                 return
+
+    def toggle(self, head: int) -> None:
+        """Switch ``head`` of the layer shown off, or back on (recomputed in the worker)."""
+        snapshot = self.controller.snapshot
+        self.controller.toggle_head(0 if snapshot is None else snapshot.layer, head)
 
     def image_data(self, head: int) -> np.ndarray:
         """The thumbnail shown for ``head`` (tests)."""

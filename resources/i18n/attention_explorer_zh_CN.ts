@@ -2,6 +2,61 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AblationPanel</name>
+    <message>
+        <source>Switch all heads on</source>
+        <translation>打开所有头</translation>
+    </message>
+    <message>
+        <source>Most important heads</source>
+        <translation>最重要的头</translation>
+    </message>
+    <message>
+        <source>Switch every head off alone and measure how much the final vectors change (mean 1 − cosine over tokens); runs in the background</source>
+        <translation>逐个单独关闭每个头，测量最终向量变化多少（各词元 1 − 余弦的平均值）；在后台运行</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop ranking the heads (Esc)</source>
+        <translation>停止为头排序（Esc）</translation>
+    </message>
+    <message>
+        <source>each token's final vector: cosine with and without</source>
+        <translation>每个词元的最终向量：关闭前后的余弦</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>Effect of switching each head off alone; click a cell to switch that head off (or back on)</source>
+        <translation>单独关闭每个头的影响；点击一个格子关闭（或重新打开）该头</translation>
+    </message>
+    <message>
+        <source>The heads whose removal changes the final vectors most; click to show one</source>
+        <translation>去掉后最终向量变化最大的头；点击以显示</translation>
+    </message>
+    <message>
+        <source>No head is switched off. Ctrl+click (or right-click) a head in the head grid, or click a cell of the effects grid, to switch it off.</source>
+        <translation>没有关闭任何头。在头网格中 Ctrl+单击（或右键单击）一个头，或单击影响网格中的格子，即可关闭它。</translation>
+    </message>
+    <message>
+        <source>Switched off: %1. Final vectors' cosine with and without: mean %2, lowest %3 (“%4”).</source>
+        <translation>已关闭：%1。最终向量关闭前后的余弦：平均 %2，最低 %3（“%4”）。</translation>
+    </message>
+    <message>
+        <source>layer %1 head %2: %3</source>
+        <translation>第 %1 层 第 %2 头：%3</translation>
+    </message>
+</context>
+<context>
     <name>ArithmeticPanel</name>
     <message>
         <source>No calculation to show.</source>
@@ -59,6 +114,10 @@
         <source>new “%1” (this head)</source>
         <translation>新的“%1”（本头）</translation>
     </message>
+    <message>
+        <source>5 · Value-weighted: what key “%1” actually moves (‖α · f(x)‖)</source>
+        <translation>5 · 值加权：键“%1”实际移动了多少（‖α · f(x)‖）</translation>
+    </message>
 </context>
 <context>
     <name>AttentionPanel</name>
@@ -85,6 +144,10 @@
     <message>
         <source>softmax weights</source>
         <translation>softmax 权重</translation>
+    </message>
+    <message>
+        <source>value-weighted ‖α·f(x)‖</source>
+        <translation>值加权 ‖α·f(x)‖</translation>
     </message>
     <message>
         <source>Which step of the computation the heatmap shows</source>
@@ -119,12 +182,20 @@
         <translation>%1 个词（由 %2 个片段合成）· 每行之和为 1</translation>
     </message>
     <message>
+        <source>what each key moves (hover)</source>
+        <translation>每个键实际移动的量（悬停查看）</translation>
+    </message>
+    <message>
         <source>1 token · d_k = %1</source>
         <translation>1 个词元 · d_k = %1</translation>
     </message>
     <message>
         <source>%1 tokens · d_k = %2</source>
         <translation>%1 个词元 · d_k = %2</translation>
+    </message>
+    <message>
+        <source>Value-weighted attention ‖α_ij · f(x_j)‖ (Kobayashi et al., 2020): the length of what key j actually adds to query i's output, its weight times its value vector carried through W_O. A bright weight on [CLS] or [SEP] may move almost nothing.</source>
+        <translation>值加权注意力 ‖α_ij · f(x_j)‖（Kobayashi 等，2020）：键 j 实际加到查询 i 输出上的向量长度，即其权重乘以经 W_O 变换后的值向量。[CLS] 或 [SEP] 上的高权重可能几乎什么都没移动。</translation>
     </message>
     <message>
         <source>head %1 · query word “%2” → key word “%3” · weight %4</source>
@@ -336,6 +407,73 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>largest |A − B| = %1 (red: A larger, blue: B larger)</source>
         <translation>最大 |A − B| = %1（红：A 更大，蓝：B 更大）</translation>
+    </message>
+</context>
+<context>
+    <name>DashboardPanel</name>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>entropy (bits)</source>
+        <translation>熵（比特）</translation>
+    </message>
+    <message>
+        <source>on first token</source>
+        <translation>在第一个词元上</translation>
+    </message>
+    <message>
+        <source>on special tokens</source>
+        <translation>在特殊词元上</translation>
+    </message>
+    <message>
+        <source>on previous token</source>
+        <translation>在前一个词元上</translation>
+    </message>
+    <message>
+        <source>on itself</source>
+        <translation>在自身上</translation>
+    </message>
+    <message>
+        <source>previous-token heads</source>
+        <translation>前一词元头</translation>
+    </message>
+    <message>
+        <source>sink heads (weight parked on the first / special tokens)</source>
+        <translation>汇聚头（权重停放在第一个/特殊词元上）</translation>
+    </message>
+    <message>
+        <source>self heads</source>
+        <translation>自身头</translation>
+    </message>
+    <message>
+        <source>induction heads</source>
+        <translation>归纳头</translation>
+    </message>
+    <message>
+        <source>x</source>
+        <translation>x</translation>
+    </message>
+    <message>
+        <source>y</source>
+        <translation>y</translation>
+    </message>
+    <message>
+        <source>Too many tokens for the head statistics (at most 1,024).</source>
+        <translation>词元太多，无法计算头统计（最多 1,024 个）。</translation>
+    </message>
+    <message>
+        <source>No head here has a clear pattern (previous-token, sink or self above its threshold).</source>
+        <translation>这里没有头呈现明显模式（前一词元、汇聚或自身的比例都未超过阈值）。</translation>
+    </message>
+    <message>
+        <source> and %1 more</source>
+        <translation> 等另外 %1 个</translation>
     </message>
 </context>
 <context>
@@ -769,6 +907,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the sentence has no word {word!r} (words: {words})</source>
         <translation>句子中没有词 {word!r}（词：{words}）</translation>
+    </message>
+    <message>
+        <source>the session's view.{key} must be a list of [layer, head] pairs of whole numbers ≥ 0</source>
+        <translation>会话的 view.{key} 必须是由 ≥ 0 的整数组成的 [层, 头] 对的列表</translation>
     </message>
     <message>
         <source>the session's view.{key} must be true or false</source>
@@ -1240,8 +1382,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
 <context>
     <name>HeadGridPanel</name>
     <message>
-        <source>Every head's attention weights; click one to select it</source>
-        <translation>每个头的注意力权重；点击即可选中该头</translation>
+        <source>Every head's attention weights; click one to select it; Ctrl+click or right-click switches it off (or back on)</source>
+        <translation>每个头的注意力权重；单击选择；Ctrl+单击或右键单击关闭它（或重新打开）</translation>
     </message>
     <message>
         <source>head %1</source>
@@ -1806,6 +1948,18 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Scaling lab</source>
         <translation>缩放实验</translation>
+    </message>
+    <message>
+        <source>Rollout</source>
+        <translation>注意力展开</translation>
+    </message>
+    <message>
+        <source>Switch heads off</source>
+        <translation>关闭注意力头</translation>
+    </message>
+    <message>
+        <source>Head dashboard</source>
+        <translation>头仪表板</translation>
     </message>
     <message>
         <source>Model</source>
@@ -3057,6 +3211,53 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>我 爱 北 京 — causal mask (decoder)</source>
         <translation>我 爱 北 京 —— 因果掩码（解码器）</translation>
+    </message>
+</context>
+<context>
+    <name>RolloutPanel</name>
+    <message>
+        <source>Rollout of</source>
+        <translation>展开（rollout）：</translation>
+    </message>
+    <message>
+        <source>attention weights</source>
+        <translation>注意力权重</translation>
+    </message>
+    <message>
+        <source>value-weighted attention</source>
+        <translation>值加权注意力</translation>
+    </message>
+    <message>
+        <source>Raw: each layer's heads' mean weights. Value-weighted: each head counted by how much it moves (‖α·f(x)‖), not by how it spreads its weights</source>
+        <translation>原始：每层各头的平均权重。值加权：按每个头实际移动的量（‖α·f(x)‖）计，而非它如何分配权重</translation>
+    </message>
+    <message>
+        <source>after layer</source>
+        <translation>到第几层之后</translation>
+    </message>
+    <message>
+        <source>Rollout through layers 0 … this one (the last: the final vectors)</source>
+        <translation>从第 0 层展开到这一层（最后一层：最终向量）</translation>
+    </message>
+    <message>
+        <source>position (after the layer)</source>
+        <translation>位置（该层之后）</translation>
+    </message>
+    <message>
+        <source>input token</source>
+        <translation>输入词元</translation>
+    </message>
+    <message>
+        <source>Too many tokens for the rollout (at most 1,024).</source>
+        <translation>词元太多，无法计算展开（最多 1,024 个）。</translation>
+    </message>
+    <message>
+        <source>where “%1”'s vector comes from</source>
+        <translation>“%1”的向量来自哪里</translation>
+    </message>
+    <message>
+        <source>After layer %1, “%2” holds %3 of its own input token and %4 from “%5” (the largest share). Each layer: 0.5·attention + 0.5·identity (the residual), multiplied through the layers.</source>
+        <translation>第 %1 层之后，“%2”含有 %3 的自身输入词元，以及来自“%5”的 %4（最大份额）。每一层：0.5·注意力 + 0.5·单位矩阵（残差），逐层相乘。</translation>
     </message>
 </context>
 <context>
