@@ -217,7 +217,8 @@ def test_command_line_export_of_e5_writes_exact_arrays(e5, tmp_path):
     expected = e5.export_arrays(trace, XIAOMING)
     with np.load(out) as data:
         assert set(data.files) == {"tokens", "token_spans", "input_ids", "attentions", "hidden_states", "text",
-                                   "words", "word_index", "word_attentions"}
+                                   "words", "word_index", "word_attentions",
+                                   "value_norms", "rollout", "value_rollout", "head_stats"}  # + issue 14's analysis
         assert list(data["tokens"]) == ["<s>", "▁小", "明", "喜欢", "苹果", "</s>"]
         assert list(data["words"]) == ["<s>", "小明", "喜欢", "苹果", "</s>"]
         assert data["word_index"].tolist() == [0, 1, 1, 2, 3, 4]

@@ -75,7 +75,8 @@ def test_npz_holds_exactly_the_documented_arrays(tmp_path, result):
     with np.load(export(tmp_path, "t.npz", *ARGS), allow_pickle=False) as data:
         names = set(data.files)
         # causal mask and RoPE: the mask and the unrotated q, k are saved too
-        assert names == set(ARRAY_NAMES) | {"q_unrotated", "k_unrotated", "mask", "tokens", "token_spans", "config_json"}
+        assert names == set(ARRAY_NAMES) | {"q_unrotated", "k_unrotated", "mask", "tokens", "token_spans", "config_json",
+                                            "value_norms", "rollout", "value_rollout", "head_stats"}  # + issue 14
         np.testing.assert_array_equal(data["mask"], result.mask)
         np.testing.assert_array_equal(data["q_unrotated"], result.q_unrotated)
 
@@ -99,7 +100,9 @@ def test_minilm_npz_keys_in_order(tmp_path):
     out = export(tmp_path, "m.npz", "--model", "minilm", "--text", text)
     trace = minilm.load_minilm().run(text)
     with np.load(out, allow_pickle=False) as data:
-        assert data.files == ["tokens", "token_spans", "input_ids", "attentions", "hidden_states", "text"]
+        assert data.files == ["tokens", "token_spans", "input_ids", "attentions", "hidden_states", "text",
+                              "words", "word_index", "word_attentions",  # the word view (issue 13)
+                              "value_norms", "rollout", "value_rollout", "head_stats"]  # what attention moves (14)
         assert data["tokens"].tolist() == trace.token_texts
         assert data["token_spans"].dtype == np.int64
         assert data["token_spans"].tolist() == [[t.start, t.end] for t in trace.tokens]
