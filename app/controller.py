@@ -146,15 +146,13 @@ class Controller(QObject):
         self.set_config(self.config, immediate=True)
 
     def cancel(self) -> None:
-        """Drop the running/pending computation and go back to the settings on screen."""
+        """Stop the running/pending computation. It never edits the user's text or settings
+        (issue 11): the pictures stay on the last result, the settings stay as typed (F5 computes them)."""
         self._debounce.stop()
         self._compute.cancel()  # the running job's result will be dropped on arrival
         self._busy_timer.stop()
         self._awaiting = False
         self.busyChanged.emit(False)
-        if self.snapshot is not None and model_info(self.snapshot.model).configurable:
-            self.config = self.snapshot.result.config
-            self.configChanged.emit(self.config)
 
     def set_model(self, model: str, layer: int | None = None) -> None:
         """Switch to a model of the registry (a pretrained one loads in the worker on first use)."""

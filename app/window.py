@@ -307,7 +307,7 @@ class MainWindow(QMainWindow):
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setToolTip(self.tr("Stop waiting for this computation and keep the pictures on screen (Esc)"))
         self.cancel_button.setVisible(False)
-        self.cancel_button.clicked.connect(self.controller.cancel)
+        self.cancel_button.clicked.connect(self.cancel_computation)
         bar.addPermanentWidget(self.busy)
         bar.addPermanentWidget(self.cancel_button)
 
@@ -350,7 +350,7 @@ class MainWindow(QMainWindow):
                                         "Ctrl+Alt+Shift+Z", self.tr("Apply again the settings change you undid"))
         self.redo_action.setEnabled(False)
         self._action(edit, self.tr("&Recompute"), self.controller.recompute, "F5")
-        self._action(edit, self.tr("&Cancel computation"), self.controller.cancel, "Esc")
+        self._action(edit, self.tr("&Cancel computation"), self.cancel_computation, "Esc")
         edit.addSeparator()
         self._action(edit, self.tr("Next head"), lambda: self._step_head(1), "Ctrl+]")
         self._action(edit, self.tr("Previous head"), lambda: self._step_head(-1), "Ctrl+[")
@@ -429,6 +429,13 @@ class MainWindow(QMainWindow):
     def undo(self) -> None:
         """Go back to the settings before the last change."""
         self.controller.undo()
+
+    def cancel_computation(self) -> None:
+        """Esc: stop computing; the text and settings stay as typed (issue 11), the pictures as they were."""
+        if self.controller.is_idle():
+            return
+        self.controller.cancel()
+        self.statusBar().showMessage(self.tr("Cancelled: the pictures show the last result; F5 computes what you typed"))
 
     def switch_language(self, code: str) -> "MainWindow":
         """Store ``code`` (system, en, zh_CN), install its translators and rebuild this window in it.
