@@ -107,3 +107,58 @@ def test_no_panel_keeps_an_old_models_arrays(window, qtbot):
     finally:
         sys.excepthook = hook
     assert not errors, errors
+
+
+def _red_chips(tokens) -> list[int]:
+    """Chips drawn in the focus colour (#ff2d55), read from the pixels of the view."""
+    from PySide6.QtGui import QColor
+
+    QApplication.processEvents()
+    # what is on screen: the window's backing store (offscreen platform), which keeps pixels nobody
+    # repainted, not a fresh render of the view (grab() would repaint every chip from the model)
+    viewport = tokens.chips.viewport()
+    window = viewport.window()
+    image = window.screen().grabWindow(window.winId()).toImage()
+    scale = image.width() / max(window.width(), 1)
+    origin = viewport.mapTo(window, viewport.rect().topLeft())
+    red = []
+    for row in range(tokens.count()):
+        rect = tokens.visual_rect(row).translated(origin)
+        rect = type(rect)(int(rect.left() * scale), int(rect.top() * scale), int(rect.width() * scale),
+                          int(rect.height() * scale))
+        hits = 0
+        for x in range(rect.left() + 2, rect.right() - 1, 2):
+            for y in range(rect.top() + 2, rect.bottom() - 1, 2):
+                color = QColor(image.pixel(x, y))
+                if abs(color.red() - 0xff) < 20 and abs(color.green() - 0x2d) < 30 and abs(color.blue() - 0x55) < 30:
+                    hits += 1
+        if hits >= 4:
+            red.append(row)
+    return red
+
+
+def test_one_focused_chip_whatever_moved_the_focus(window, qtbot):
+    """Two heatmap cells, Ctrl+Down twice, a comparison-table row: exactly one chip is drawn focused."""
+    from PySide6.QtGui import QKeySequence
+
+    tokens = window.panels["tokens"]
+    window.controller.set_config(window.controller.config.replace(
+        text="The animal didn't cross the street because it was too tired", tokenizer="whitespace"), immediate=True)
+    assert window.wait_until_idle()
+    window.resize(1366, 768)
+    QApplication.processEvents()
+    assert _red_chips(tokens) == [window.controller.focus]
+    heatmap = window.panels["attention"].heatmap
+    for query, key in ((2, 1), (5, 3)):
+        heatmap.cellClicked.emit(query, key)
+        QApplication.processEvents()
+    assert window.controller.focus == 5
+    assert _red_chips(tokens) == [5], "a chip focused earlier is still drawn focused"
+    down = next(a for a in window.findChildren(type(window.undo_action)) if a.shortcut() == QKeySequence("Ctrl+Down"))
+    down.trigger()
+    down.trigger()
+    assert window.controller.focus == 7
+    assert _red_chips(tokens) == [7]
+    window.controller.select(focus=1)  # what a comparison-table row does
+    QApplication.processEvents()
+    assert _red_chips(tokens) == [1]
