@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from engine import STAGES, AttentionConfig, EngineError
 from engine.errors import ModelNotInstalled
-from engine.models import MODELS, model_info
+from engine.models import DEFAULT_MODEL as MODELS_DEFAULT, MODELS, model_info
 from engine.memory import format_bytes
 
 from .controller import Controller
@@ -55,6 +55,7 @@ APP_VERSION = "0.1.0"  # as in pyproject.toml
 ORGANIZATION = "AttentionExplorer"
 APPLICATION = "Attention Explorer"
 MAX_RECENT = 8
+SET_ASIDE_LIMIT = 64 * 1024  # a set-aside saved state longer than this is removed, not kept
 
 
 def _saved_to(save, result, path: str) -> str:
@@ -133,6 +134,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setWindowTitle(APPLICATION)
         self.settings = QSettings(ORGANIZATION, "AttentionExplorer")
+        self.startup_notice = ""  # a problem of the start-up (a saved state set aside), shown with the first picture
         if config is None and restore:
             config = self._restored_config()
         self.controller = Controller(config or AttentionConfig(), self)
@@ -403,7 +405,10 @@ class MainWindow(QMainWindow):
         self.tokens_label.setText(self.tr("1 token") if result.n == 1 else fill(self.tr("%1 tokens"), result.n))
         self.time_label.setText(fill(self.tr("computed in %1 ms"), f"{result.seconds * 1000:.1f}"))
         self.memory_label.setText(fill(self.tr("trace %1"), format_bytes(result.nbytes)))
-        if not self.controller.last_error:
+        if self.startup_notice:  # the saved state was set aside: said once, after the first picture
+            self.statusBar().showMessage(self.startup_notice, 20000)
+            self.startup_notice = ""
+        elif not self.controller.last_error:
             self.statusBar().clearMessage()
 
     def _on_compute_failed(self, error) -> None:
@@ -638,21 +643,51 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self._hide_stale_tab_bars)
 
     def _restored_config(self) -> AttentionConfig | None:
-        text = self.settings.value("lastConfig")
-        if not text:
+        """The saved last state, read like a session file (engine/safe_io.py's guards, then
+        engine.documents.parse_settings and the session's view checks). A state that fails is set
+        aside (issue 10 #2): renamed in QSettings, said in the status bar, and the app starts with defaults."""
+        from engine.safe_io import parse_json
+
+        from .session import FORMAT, VERSION, parse_session
+
+        self._restored_view: dict = {}
+        config_text, view_text = self.settings.value("lastConfig"), self.settings.value("lastView")
+        if not config_text:
             return None
         try:
-            return AttentionConfig.from_dict(json.loads(text))
-        except (TypeError, ValueError):
+            document = {"format": FORMAT, "version": VERSION,
+                        "config": parse_json(config_text, "the saved settings"),
+                        "view": parse_json(view_text, "the saved view") if view_text else {}}
+            config, self._restored_view = parse_session(json.dumps(document, ensure_ascii=False))
+            model_info(self._restored_view.get("model", MODELS_DEFAULT))
+        except EngineError as error:  # SessionError included
+            self._set_aside_saved_state(error)
             return None
+        return config
+
+    def _set_aside_saved_state(self, error: BaseException) -> None:
+        """Move the unusable saved state out of the way (kept under "setAside/…" when small enough to
+        look at, removed otherwise) so the next start is clean, and say so once the window shows."""
+        for key in ("lastConfig", "lastView"):
+            value = self.settings.value(key)
+            self.settings.remove(key)
+            if isinstance(value, str) and len(value) <= SET_ASIDE_LIMIT:
+                self.settings.setValue(f"setAside/{key}", value)
+        self.settings.sync()
+        self._restored_view = {}
+        self.startup_notice = fill(self.tr("The settings saved at the last exit could not be used and were set aside; "
+                                           "starting with the defaults. (%1)"), error_text(error))
 
     def _restore_view(self) -> None:
         """Start where the user left off: selection, model, layer and sentence B (the settings are restored first)."""
-        try:
-            view = json.loads(self.settings.value("lastView", "{}"))
-            self.controller.apply_view_state(ViewState.from_session(self.controller.config, view))
-        except (TypeError, ValueError):  # an older or damaged entry: start from the defaults
+        view = getattr(self, "_restored_view", {})
+        if not view:
             return
+        try:
+            self.controller.apply_view_state(ViewState.from_session(self.controller.config, view))
+        except EngineError as error:
+            self._set_aside_saved_state(error)
+            self.controller.apply_view_state(ViewState(AttentionConfig()))
 
     def _restore_layout(self) -> None:
         geometry = self.settings.value("geometry")

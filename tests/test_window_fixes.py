@@ -162,3 +162,74 @@ def test_one_focused_chip_whatever_moved_the_focus(window, qtbot):
     window.controller.select(focus=1)  # what a comparison-table row does
     QApplication.processEvents()
     assert _red_chips(tokens) == [1]
+
+
+import pytest  # noqa: E402
+
+DAMAGED_STATES = {
+    "seed 2**40": ('{"text": "hi", "seed": %d}' % 2**40, '{"head": 0}'),
+    "nested junk": ("[" * 100_000 + "]" * 100_000, "{}"),
+    "nested view": ('{"text": "hi"}', '{"head": ' + "[" * 50_000 + "]" * 50_000 + "}"),
+    "huge string": ('{"text": "hi", "tokenizer": "' + "x" * 3_000_000 + '"}', "{}"),
+    "over the size cap": ('{"text": "' + "x" * 17_000_000 + '"}', "{}"),
+    "a 5000-digit number": ('{"text": "hi", "d_model": ' + "9" * 5000 + "}", "{}"),
+    "memory budget": ('{"text": "hi", "memory_budget": 1, "heads": 1.5}', "{}"),
+    "unknown model": ('{"text": "hi"}', '{"model": "gpt-9"}'),
+    "not an object": ('"just text"', "{}"),
+}
+
+
+@pytest.mark.parametrize("name", list(DAMAGED_STATES))
+def test_a_saved_state_that_fails_is_set_aside(qtbot, name):
+    """Issue 10 #2: the app starts with the defaults, the bad state leaves QSettings' live keys, a
+    message says so after the first picture, and the next start is clean."""
+    from PySide6.QtCore import QSettings
+
+    from app.window import MainWindow
+
+    config_text, view_text = DAMAGED_STATES[name]
+    settings = QSettings("AttentionExplorer", "AttentionExplorer")
+    settings.setValue("lastConfig", config_text)
+    settings.setValue("lastView", view_text)
+    settings.sync()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    try:
+        assert win.wait_until_idle(30)
+        assert win.controller.config == AttentionConfig()
+        assert "set aside" in win.statusBar().currentMessage()
+        settings.sync()
+        assert settings.value("lastConfig") is None and settings.value("lastView") is None
+    finally:
+        win.controller.worker.wait_until_idle(30)
+        win.close()
+    settings.sync()
+    again = MainWindow()  # the state saved at that exit is the defaults: a clean start
+    qtbot.addWidget(again)
+    try:
+        assert again.startup_notice == ""
+    finally:
+        again.controller.worker.wait_until_idle(30)
+        again.close()
+
+
+def test_a_good_saved_state_is_restored(qtbot):
+    from PySide6.QtCore import QSettings
+
+    from app.window import MainWindow
+
+    settings = QSettings("AttentionExplorer", "AttentionExplorer")
+    settings.setValue("lastConfig", '{"text": "a b c d", "seed": %d, "heads": 2}' % (2**32 - 1))
+    settings.setValue("lastView", '{"head": 1, "focus": 2, "stage": "scores"}')
+    settings.sync()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    try:
+        assert win.wait_until_idle(30)
+        assert win.controller.config.seed == 2**32 - 1 and win.controller.config.text == "a b c d"
+        assert (win.controller.head, win.controller.focus, win.controller.stage) == (1, 2, "scores")
+        assert win.startup_notice == ""
+    finally:
+        win.controller.worker.wait_until_idle(30)
+        win.close()
