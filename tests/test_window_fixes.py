@@ -233,3 +233,100 @@ def test_a_good_saved_state_is_restored(qtbot):
     finally:
         win.controller.worker.wait_until_idle(30)
         win.close()
+
+
+# ---------------------------------------------------------------------- issue 16: the window's likeliest bugs
+def test_a_burst_of_edits_computes_far_fewer_times_than_edits(window, monkeypatch):
+    """Debounce removed → every edit spaced by less than the debounce computes (counts the jobs that ran)."""
+    import time
+
+    import app.controller as controller_module
+
+    runs = []
+    real = controller_module.take_snapshot
+
+    def counted(config):
+        runs.append(config.text)
+        return real(config)
+
+    monkeypatch.setattr(controller_module, "take_snapshot", counted)
+    monkeypatch.setattr(controller_module, "FAST_COMPUTE_S", 0.0)  # the debounce applies however fast the engine is
+    for i in range(50):
+        window.controller.set_config(window.controller.config.replace(text=f"edit number {i}"))
+        deadline = time.monotonic() + 0.01  # 10 ms between keystrokes: faster than the 40 ms debounce
+        while time.monotonic() < deadline:
+            QApplication.processEvents()
+    assert window.wait_until_idle(30)
+    assert window.controller.snapshot.result.config.text == "edit number 49"
+    assert 1 <= len(runs) <= 10, f"{len(runs)} computations for 50 edits"
+
+
+def test_a_stale_answer_never_reaches_the_heatmap(window, monkeypatch):
+    """A slow job then a fast one through the controller's compute lane: the heatmap's own set_matrix
+    never receives the slow (stale) result."""
+    import threading
+
+    from app.snapshot import take_snapshot
+
+    heatmap = window.panels["attention"].heatmap
+    painted = []
+    real_set = heatmap.set_matrix
+
+    def recording(matrix, *args, **kwargs):
+        painted.append(np.asarray(matrix).shape)
+        return real_set(matrix, *args, **kwargs)
+
+    monkeypatch.setattr(heatmap, "set_matrix", recording)
+    started, release = threading.Event(), threading.Event()
+    stale = AttentionConfig(text="a b", tokenizer="whitespace")
+    fresh = AttentionConfig(text="one two three four five", tokenizer="whitespace")
+
+    def slow():
+        started.set()
+        release.wait(10)
+        return take_snapshot(stale)
+
+    lane = window.controller._compute
+    lane.submit(slow)
+    assert started.wait(10)
+    lane.submit(take_snapshot, fresh)
+    release.set()
+    window.controller.worker.wait_until_idle(30)
+    for _ in range(20):
+        QApplication.processEvents()
+    assert painted and painted[-1] == (5, 5)
+    assert (2, 2) not in painted, "the stale result was painted"
+    assert window.controller.snapshot.result.config == fresh
+
+
+def test_focus_is_clamped_when_a_shorter_sentence_arrives(window):
+    window.controller.set_config(AttentionConfig(text="a b c d e f g h i j", tokenizer="whitespace"), immediate=True)
+    assert window.wait_until_idle()
+    window.controller.select(focus=8)
+    window.controller.set_config(AttentionConfig(text="x y z", tokenizer="whitespace"), immediate=True)
+    assert window.wait_until_idle()
+    QApplication.processEvents()
+    assert window.controller.focus == 2
+    heat = window.panels["attention"].heatmap.heat
+    assert heat.highlight.isVisible() and heat.highlight.rect().center().y() == 2.5 or \
+        abs(heat.highlight.rect().center().y() - 2) < 0.6
+    assert window.panels["tokens"].chips.currentIndex().row() == 2
+    assert "“z”" in window.panels["arithmetic"].view.toPlainText()
+
+
+def test_a_token_chips_tooltip_is_chinese_in_the_chinese_window(window, qtbot):
+    """Read the model/view item's ToolTipRole (not a list widget)."""
+    from PySide6.QtWidgets import QApplication as App
+
+    import app.i18n as i18n
+
+    chinese = window.switch_language(i18n.CHINESE)
+    try:
+        assert chinese.wait_until_idle(30)
+        model = chinese.panels["tokens"].model
+        assert model.rowCount() > 0
+        tip = model.data(model.index(0), Qt.ItemDataRole.ToolTipRole)
+        assert "字符" in tip and "characters" not in tip
+    finally:
+        chinese.close()
+        i18n.install_translator(App.instance(), i18n.ENGLISH)
