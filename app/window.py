@@ -55,7 +55,13 @@ APP_VERSION = "0.1.0"  # as in pyproject.toml
 ORGANIZATION = "AttentionExplorer"
 APPLICATION = "Attention Explorer"
 MAX_RECENT = 8
+MAX_WINDOW_TEXT = 200_000  # characters: a session's text beyond this is refused (setPlainText: ~0.6 s a MB)
 SET_ASIDE_LIMIT = 64 * 1024  # a set-aside saved state longer than this is removed, not kept
+
+
+def _loaded_session(path: str) -> tuple:
+    """The session lane's job: (path, config, view), or SessionError."""
+    return (path, *load_session(path))
 
 
 def _saved_to(save, result, path: str) -> str:
@@ -482,14 +488,33 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Open session"), self._last_folder(),
                                               self.tr("Attention Explorer sessions (*.json);;All files (*)"))
         if path:
-            self.open_session(path)
+            self.open_session_in_background(path)
+
+    def open_session_in_background(self, path: str) -> None:
+        """The dialog's and the recent menu's way: reading, parsing and checking the file (up to
+        safe_io's 16 MiB cap, ~2 s of JSON scanning) run in the worker's "session" lane, so the GUI
+        thread does no work proportional to the file's size (issue 10 #7)."""
+        if not hasattr(self, "_session_lane"):
+            self._session_lane = self.controller.worker.lane("session", self)
+            self._session_lane.done.connect(lambda answer: self._apply_session(*answer))
+            self._session_lane.failed.connect(lambda error: self._warn(self.tr("Could not open the session"), error))
+        self.statusBar().showMessage(fill(self.tr("Opening %1…"), path))
+        self._session_lane.submit(_loaded_session, path)
 
     def open_session(self, path: str) -> bool:
-        """Apply a session file; on any problem show why and change nothing."""
+        """Apply a session file now (command line, scripts, tests); on any problem show why and change nothing."""
         try:
             config, view = load_session(path)
         except SessionError as error:
             self._warn(self.tr("Could not open the session"), error)
+            return False
+        return self._apply_session(path, config, view)
+
+    def _apply_session(self, path: str, config: AttentionConfig, view: dict) -> bool:
+        if len(config.text) > MAX_WINDOW_TEXT:  # the text box would lay it out on the GUI thread for seconds
+            self._warn(self.tr("Could not open the session"), SessionError(
+                "the session's text has {count} characters; the window shows at most {limit} (no computation that "
+                "long fits the memory budget)", count=len(config.text), limit=MAX_WINDOW_TEXT))
             return False
         self.controller.apply_view_state(ViewState.from_session(config, view))
         self._remember_recent(path)
@@ -542,7 +567,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         recent = self._recent()
         for path in recent:
-            self._action(self.recent_menu, path, lambda _=False, p=path: self.open_session(p))
+            self._action(self.recent_menu, path, lambda _=False, p=path: self.open_session_in_background(p))
         self.recent_menu.setEnabled(bool(recent))
 
     def _last_folder(self, name: str = "", kind: str = "session") -> str:
@@ -660,6 +685,9 @@ class MainWindow(QMainWindow):
                         "view": parse_json(view_text, "the saved view") if view_text else {}}
             config, self._restored_view = parse_session(json.dumps(document, ensure_ascii=False))
             model_info(self._restored_view.get("model", MODELS_DEFAULT))
+            if len(config.text) > MAX_WINDOW_TEXT:
+                raise EngineError("the saved text has {count} characters; the window shows at most {limit}",
+                                  count=len(config.text), limit=MAX_WINDOW_TEXT)
         except EngineError as error:  # SessionError included
             self._set_aside_saved_state(error)
             return None

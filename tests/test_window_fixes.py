@@ -330,3 +330,41 @@ def test_a_token_chips_tooltip_is_chinese_in_the_chinese_window(window, qtbot):
     finally:
         chinese.close()
         i18n.install_translator(App.instance(), i18n.ENGLISH)
+
+
+def _session_file(tmp_path, text: str):
+    import json
+
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"format": "attention-explorer-session", "version": 1, "config": {"text": text}}))
+    return str(path)
+
+
+def test_a_session_text_too_long_for_the_window_is_refused(window, tmp_path):
+    """Issue 10 #7: the text box would lay out megabytes on the GUI thread; refused with a message instead."""
+    before = window.panels["input"].text.toPlainText()
+    assert not window.open_session(_session_file(tmp_path, "word " * 60_000))
+    assert window.panels["input"].text.toPlainText() == before
+    assert "200000" in window.statusBar().currentMessage() or "200,000" in window.statusBar().currentMessage()
+
+
+def test_a_session_opened_from_the_menu_is_read_in_the_worker(window, tmp_path, monkeypatch):
+    import threading
+
+    import app.window as window_module
+
+    threads = []
+    real = window_module.load_session
+
+    def recording(path):
+        threads.append(threading.current_thread().name)
+        return real(path)
+
+    monkeypatch.setattr(window_module, "load_session", recording)
+    window.open_session_in_background(_session_file(tmp_path, "opened in the background"))
+    assert window.wait_until_idle(30)
+    window.controller.worker.wait_until_idle(30)
+    assert window.wait_until_idle(30)
+    assert threads == ["attention-worker"]
+    assert window.controller.config.text == "opened in the background"
+    assert window.panels["input"].text.toPlainText() == "opened in the background"
