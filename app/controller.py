@@ -214,7 +214,7 @@ class Controller(QObject):
     def shutdown(self) -> None:
         self._debounce.stop()
         self._busy_timer.stop()
-        self.worker.shutdown(0.5)
+        self.worker.shutdown(0.1)  # a running job is not waited for: the thread is a daemon, its answer dropped
 
     # ----------------------------------------------------------------- results
     def _on_compute_done(self, value) -> None:
