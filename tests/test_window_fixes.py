@@ -368,3 +368,50 @@ def test_a_session_opened_from_the_menu_is_read_in_the_worker(window, tmp_path, 
     assert threads == ["attention-worker"]
     assert window.controller.config.text == "opened in the background"
     assert window.panels["input"].text.toPlainText() == "opened in the background"
+
+
+def test_export_heatmap_draws_the_chosen_head_at_the_stage_on_screen(window, tmp_path, monkeypatch):
+    """Issue 16: a one-head PNG of head 2 at the scores stage has head 2's scores in its cells: each
+    cell's pixel, read back through the colour map, follows the matrix (not head 0's, not the weights)."""
+    import pyqtgraph as pg
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QColor, QImage
+
+    import app.render as render
+    from app.heatmap import DIVERGING_MAP
+
+    window.controller.set_config(AttentionConfig(text="the cat sat on the warm mat today", tokenizer="whitespace",
+                                                 heads=4), immediate=True)
+    assert window.wait_until_idle()
+    window.controller.select(head=2, stage="scores")
+    places = {}
+    real_show = render._show_offscreen
+
+    def show_and_measure(widget):
+        real_show(widget)
+        heat = widget._plots[0]
+        box = widget.ci.sceneBoundingRect()
+        n = window.controller.snapshot.result.n
+        places["cells"] = [[heat.plot.vb.mapViewToScene(QPointF(c + 0.2, r + 0.2)) - box.topLeft() for c in range(n)]
+                           for r in range(n)]
+        places["width"] = box.width()
+
+    monkeypatch.setattr(render, "_show_offscreen", show_and_measure)
+    path = tmp_path / "head2.png"
+    assert window.export_heatmap(str(path), 2, width=800)
+    image = QImage(str(path))
+    scale = image.width() / places["width"]
+    lut = pg.colormap.get(DIVERGING_MAP).getLookupTable(0.0, 1.0, 256, alpha=False).astype(float)
+
+    def value(point):
+        color = QColor(image.pixel(int(point.x() * scale), int(point.y() * scale)))
+        rgb = np.array([color.red(), color.green(), color.blue()], dtype=float)
+        return int(np.argmin(((lut - rgb) ** 2).sum(axis=1)))
+
+    shown = np.array([[value(p) for p in row] for row in places["cells"]], dtype=float)
+    result = window.controller.snapshot.result
+    fits = {name: np.corrcoef(shown.ravel(), matrix.ravel())[0, 1]
+            for name, matrix in (("scores 2", result.scores[2]), ("scores 0", result.scores[0]),
+                                 ("weights 2", result.weights[2]))}
+    assert fits["scores 2"] > 0.98, fits
+    assert fits["scores 0"] < 0.9 and fits["weights 2"] < fits["scores 2"] - 0.02, fits
