@@ -24,6 +24,7 @@ EXPLAIN_TERMS = 24  # keys listed in the worked arithmetic (every sum still cove
 BUSY_AFTER_MS = 300  # show the busy indicator (and Cancel) for work longer than this
 DEBOUNCE_MS = 40  # typing pause before recomputing, when the last computation was slow
 FAST_COMPUTE_S = 0.008  # computations faster than this run at once (no debounce)
+LEADING_EDGE_S = 0.1  # after a typing pause, an edit computes at once when the last computation took less
 HISTORY_LIMIT = 100  # settings changes that can be undone
 
 
@@ -66,6 +67,7 @@ class Controller(QObject):
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
         self._last_seconds = 0.0
         self._requested_at = 0.0
+        self._edited_at = 0.0  # when set_config was last called (a typing pause is DEBOUNCE_MS without one)
         self._awaiting = False  # a compute request has not been answered yet
         self._deferred_pending = 0  # panel updates scheduled for later event-loop turns
         self._deferred_queue: list = []
@@ -99,7 +101,14 @@ class Controller(QObject):
         self.config = config
         self.configChanged.emit(config)
         self._compute.cancel()  # an answer for older settings must not arrive during the debounce
-        if immediate or self._last_seconds < FAST_COMPUTE_S:
+        now = time.perf_counter()
+        # leading edge: the first edit after a typing pause computes at once when the last computation
+        # was short (issue 11: text change → heatmap in two frames at 128 tokens); the edits of a burst
+        # that follow it wait for the pause (trailing edge), as before
+        paused = now - self._edited_at > DEBOUNCE_MS / 1000 and self._last_seconds < LEADING_EDGE_S \
+            and not self._debounce.isActive()
+        self._edited_at = now
+        if immediate or self._last_seconds < FAST_COMPUTE_S or paused:
             self._debounce.stop()
             self._submit()
         else:
@@ -178,16 +187,14 @@ class Controller(QObject):
         self.set_config(self.config, immediate=True)
 
     def cancel(self) -> None:
-        """Drop the running/pending computation and go back to the settings on screen."""
+        """Stop the running/pending computation. It never edits the user's text or settings
+        (issue 11): the pictures stay on the last result, the settings stay as typed (F5 computes them)."""
         self._debounce.stop()
         self._compute.cancel()  # the running job's result will be dropped on arrival
         self._busy_timer.stop()
         self._awaiting = False
         self.busyChanged.emit(False)
         self.cancelled.emit()
-        if self.snapshot is not None and model_info(self.snapshot.model).configurable:
-            self.config = self.snapshot.result.config
-            self.configChanged.emit(self.config)
 
     def set_model(self, model: str, layer: int | None = None) -> None:
         """Switch to a model of the registry (a pretrained one loads in the worker on first use)."""
@@ -265,7 +272,7 @@ class Controller(QObject):
     def shutdown(self) -> None:
         self._debounce.stop()
         self._busy_timer.stop()
-        self.worker.shutdown(0.5)
+        self.worker.shutdown(0.1)  # a running job is not waited for: the thread is a daemon, its answer dropped
 
     # ----------------------------------------------------------------- results
     def _on_compute_done(self, value) -> None:

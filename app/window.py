@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from engine import STAGES, AttentionConfig, EngineError
 from engine.errors import ModelNotInstalled
-from engine.models import MODELS, model_info
+from engine.models import DEFAULT_MODEL as MODELS_DEFAULT, MODELS, model_info
 from engine.memory import format_bytes
 
 from . import decoder_window
@@ -56,6 +56,13 @@ APP_VERSION = "0.1.0"  # as in pyproject.toml
 ORGANIZATION = "AttentionExplorer"
 APPLICATION = "Attention Explorer"
 MAX_RECENT = 8
+MAX_WINDOW_TEXT = 200_000  # characters: a session's text beyond this is refused (setPlainText: ~0.6 s a MB)
+SET_ASIDE_LIMIT = 64 * 1024  # a set-aside saved state longer than this is removed, not kept
+
+
+def _loaded_session(path: str) -> tuple:
+    """The session lane's job: (path, config, view), or SessionError."""
+    return (path, *load_session(path))
 
 
 def _saved_to(save, result, path: str) -> str:
@@ -134,6 +141,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setWindowTitle(APPLICATION)
         self.settings = QSettings(ORGANIZATION, "AttentionExplorer")
+        self.startup_notice = ""  # a problem of the start-up (a saved state set aside), shown with the first picture
         if config is None and restore:
             config = self._restored_config()
         self.controller = Controller(config or AttentionConfig(), self)
@@ -319,7 +327,7 @@ class MainWindow(QMainWindow):
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setToolTip(self.tr("Stop waiting for this computation and keep the pictures on screen (Esc)"))
         self.cancel_button.setVisible(False)
-        self.cancel_button.clicked.connect(self.controller.cancel)
+        self.cancel_button.clicked.connect(self.cancel_computation)
         bar.addPermanentWidget(self.busy)
         bar.addPermanentWidget(self.cancel_button)
 
@@ -366,7 +374,7 @@ class MainWindow(QMainWindow):
         self._action(edit, self.tr("&Recompute"), self.controller.recompute, "F5")
         self._action(edit, self.tr("&Generate the next token"), lambda: decoder_window.generate(self, True), "Ctrl+Return")
         self._action(edit, self.tr("Generate a &sampled token"), lambda: decoder_window.generate(self, False), "Ctrl+Shift+Return")
-        self._action(edit, self.tr("&Cancel computation"), self.controller.cancel, "Esc")
+        self._action(edit, self.tr("&Cancel computation"), self.cancel_computation, "Esc")
         edit.addSeparator()
         self._action(edit, self.tr("Next head"), lambda: self._step_head(1), "Ctrl+]")
         self._action(edit, self.tr("Previous head"), lambda: self._step_head(-1), "Ctrl+[")
@@ -425,7 +433,10 @@ class MainWindow(QMainWindow):
         self.tokens_label.setText(self.tr("1 token") if result.n == 1 else fill(self.tr("%1 tokens"), result.n))
         self.time_label.setText(fill(self.tr("computed in %1 ms"), f"{result.seconds * 1000:.1f}"))
         self.memory_label.setText(fill(self.tr("trace %1"), format_bytes(result.nbytes)))
-        if not self.controller.last_error:
+        if self.startup_notice:  # the saved state was set aside: said once, after the first picture
+            self.statusBar().showMessage(self.startup_notice, 20000)
+            self.startup_notice = ""
+        elif not self.controller.last_error:
             self.statusBar().clearMessage()
 
     def _on_compute_failed(self, error) -> None:
@@ -451,6 +462,13 @@ class MainWindow(QMainWindow):
     def undo(self) -> None:
         """Go back to the settings before the last change."""
         self.controller.undo()
+
+    def cancel_computation(self) -> None:
+        """Esc: stop computing; the text and settings stay as typed (issue 11), the pictures as they were."""
+        if self.controller.is_idle():
+            return
+        self.controller.cancel()
+        self.statusBar().showMessage(self.tr("Cancelled: the pictures show the last result; F5 computes what you typed"))
 
     def switch_language(self, code: str) -> "MainWindow":
         """Store ``code`` (system, en, zh_CN), install its translators and rebuild this window in it.
@@ -521,14 +539,33 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Open session"), self._last_folder(),
                                               self.tr("Attention Explorer sessions (*.json);;All files (*)"))
         if path:
-            self.open_session(path)
+            self.open_session_in_background(path)
+
+    def open_session_in_background(self, path: str) -> None:
+        """The dialog's and the recent menu's way: reading, parsing and checking the file (up to
+        safe_io's 16 MiB cap, ~2 s of JSON scanning) run in the worker's "session" lane, so the GUI
+        thread does no work proportional to the file's size (issue 10 #7)."""
+        if not hasattr(self, "_session_lane"):
+            self._session_lane = self.controller.worker.lane("session", self)
+            self._session_lane.done.connect(lambda answer: self._apply_session(*answer))
+            self._session_lane.failed.connect(lambda error: self._warn(self.tr("Could not open the session"), error))
+        self.statusBar().showMessage(fill(self.tr("Opening %1…"), path))
+        self._session_lane.submit(_loaded_session, path)
 
     def open_session(self, path: str) -> bool:
-        """Apply a session file; on any problem show why and change nothing."""
+        """Apply a session file now (command line, scripts, tests); on any problem show why and change nothing."""
         try:
             config, view = load_session(path)
         except SessionError as error:
             self._warn(self.tr("Could not open the session"), error)
+            return False
+        return self._apply_session(path, config, view)
+
+    def _apply_session(self, path: str, config: AttentionConfig, view: dict) -> bool:
+        if len(config.text) > MAX_WINDOW_TEXT:  # the text box would lay it out on the GUI thread for seconds
+            self._warn(self.tr("Could not open the session"), SessionError(
+                "the session's text has {count} characters; the window shows at most {limit} (no computation that "
+                "long fits the memory budget)", count=len(config.text), limit=MAX_WINDOW_TEXT))
             return False
         self.controller.apply_view_state(ViewState.from_session(config, view))
         self._remember_recent(path)
@@ -581,7 +618,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         recent = self._recent()
         for path in recent:
-            self._action(self.recent_menu, path, lambda _=False, p=path: self.open_session(p))
+            self._action(self.recent_menu, path, lambda _=False, p=path: self.open_session_in_background(p))
         self.recent_menu.setEnabled(bool(recent))
 
     def _last_folder(self, name: str = "", kind: str = "session") -> str:
@@ -685,21 +722,54 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self._hide_stale_tab_bars)
 
     def _restored_config(self) -> AttentionConfig | None:
-        text = self.settings.value("lastConfig")
-        if not text:
+        """The saved last state, read like a session file (engine/safe_io.py's guards, then
+        engine.documents.parse_settings and the session's view checks). A state that fails is set
+        aside (issue 10 #2): renamed in QSettings, said in the status bar, and the app starts with defaults."""
+        from engine.safe_io import parse_json
+
+        from .session import FORMAT, VERSION, parse_session
+
+        self._restored_view: dict = {}
+        config_text, view_text = self.settings.value("lastConfig"), self.settings.value("lastView")
+        if not config_text:
             return None
         try:
-            return AttentionConfig.from_dict(json.loads(text))
-        except (TypeError, ValueError):
+            document = {"format": FORMAT, "version": VERSION,
+                        "config": parse_json(config_text, "the saved settings"),
+                        "view": parse_json(view_text, "the saved view") if view_text else {}}
+            config, self._restored_view = parse_session(json.dumps(document, ensure_ascii=False))
+            model_info(self._restored_view.get("model", MODELS_DEFAULT))
+            if len(config.text) > MAX_WINDOW_TEXT:
+                raise EngineError("the saved text has {count} characters; the window shows at most {limit}",
+                                  count=len(config.text), limit=MAX_WINDOW_TEXT)
+        except EngineError as error:  # SessionError included
+            self._set_aside_saved_state(error)
             return None
+        return config
+
+    def _set_aside_saved_state(self, error: BaseException) -> None:
+        """Move the unusable saved state out of the way (kept under "setAside/…" when small enough to
+        look at, removed otherwise) so the next start is clean, and say so once the window shows."""
+        for key in ("lastConfig", "lastView"):
+            value = self.settings.value(key)
+            self.settings.remove(key)
+            if isinstance(value, str) and len(value) <= SET_ASIDE_LIMIT:
+                self.settings.setValue(f"setAside/{key}", value)
+        self.settings.sync()
+        self._restored_view = {}
+        self.startup_notice = fill(self.tr("The settings saved at the last exit could not be used and were set aside; "
+                                           "starting with the defaults. (%1)"), error_text(error))
 
     def _restore_view(self) -> None:
         """Start where the user left off: selection, model, layer and sentence B (the settings are restored first)."""
-        try:
-            view = json.loads(self.settings.value("lastView", "{}"))
-            self.controller.apply_view_state(ViewState.from_session(self.controller.config, view))
-        except (TypeError, ValueError):  # an older or damaged entry: start from the defaults
+        view = getattr(self, "_restored_view", {})
+        if not view:
             return
+        try:
+            self.controller.apply_view_state(ViewState.from_session(self.controller.config, view))
+        except EngineError as error:
+            self._set_aside_saved_state(error)
+            self.controller.apply_view_state(ViewState(AttentionConfig()))
 
     def _restore_layout(self) -> None:
         geometry = self.settings.value("geometry")

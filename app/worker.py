@@ -125,7 +125,7 @@ class Worker(QObject):
         try:
             payload, ok = function(*args), True
         except BaseException as error:  # noqa: BLE001 - even SystemExit in a job must not kill the thread
-            if not isinstance(error, ValueError):
+            if not isinstance(error, ValueError) and not self._stopping:  # closing: nobody waits for the answer
                 traceback.print_exc()
             payload, ok = error, False
         if self._stopping:

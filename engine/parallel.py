@@ -57,6 +57,19 @@ _blas_functions: tuple | None = None
 _blas_searched = False
 
 
+_exiting = False  # the interpreter is shutting down: blocks not yet taken are left undone
+
+
+def _on_exit() -> None:
+    """Run by threading._shutdown before it joins the pool's threads (issue 10 #7): they stop after
+    the block in hand instead of finishing a 2048-token computation nobody will see."""
+    global _exiting
+    _exiting = True
+
+
+threading._register_atexit(_on_exit)  # after concurrent.futures' own hook, so called before it
+
+
 def _thread_pool() -> ThreadPoolExecutor:
     """The engine's workers, made on first use (and again in a forked child, which has none)."""
     global _pool, _pool_pid
@@ -164,11 +177,19 @@ def run_parallel(work: Callable, items: Sequence) -> None:
                 for item in queue:
                     if failed:
                         return
+                    if _exiting:
+                        failed.append(SystemExit("the interpreter is exiting"))
+                        return
                     work(item)
             except BaseException as error:  # noqa: BLE001 - re-raised by the caller
                 failed.append(error)
 
-        futures = [_thread_pool().submit(drain) for _ in range(threads - 1)]
+        futures = []
+        for _ in range(threads - 1):
+            try:
+                futures.append(_thread_pool().submit(drain))
+            except RuntimeError:  # "cannot schedule new futures after (interpreter) shutdown": this thread does it all
+                break
         drain()
         for future in futures:
             future.result()

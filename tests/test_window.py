@@ -237,8 +237,8 @@ def test_busy_indicator_and_cancel_keep_the_last_picture(window, qtbot):
     qtbot.waitUntil(lambda: window.busy.isVisible() and window.cancel_button.isVisible(), timeout=5000)
     qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
     assert not window.busy.isVisible() and not window.cancel_button.isVisible()
-    assert window.controller.config == shown_before.result.config  # the settings on screen again
-    assert window.panels["input"].text.toPlainText() == shown_before.result.config.text
+    assert window.controller.config == slow  # cancel never edits the user's settings (issue 11)
+    assert window.panels["input"].text.toPlainText() == slow.text
     window.controller.worker.wait_until_idle(60)  # the cancelled job finishes in the background…
     QApplication.processEvents()
     assert window.controller.snapshot is shown_before  # …and its result is dropped

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from engine.models import KINDS
+from engine.models import KINDS, model_info
 
 from ..worker import Lane
 
@@ -30,6 +30,16 @@ class Panel(QWidget):
     @classmethod
     def supports(cls, kind: str) -> bool:
         return kind in cls.MODEL_KINDS
+
+    def accepts(self, snapshot) -> bool:
+        """Whether the panel can show ``snapshot``: it exists and its model's kind is one of MODEL_KINDS.
+
+        A panel given a snapshot it does not accept calls :meth:`clear` (issue 11: a panel shows the
+        current result or an honest empty state, never pieces of two models)."""
+        return snapshot is not None and self.supports(model_info(snapshot.model).kind)
+
+    def clear(self) -> None:
+        """Drop every array of an earlier result and show the empty state (override where arrays are kept)."""
 
     def lane(self, name: str) -> Lane:
         """A worker lane owned by this panel (see app.worker.Lane)."""

@@ -238,6 +238,13 @@ class ComparePanel(Panel):
         if snapshot is None:
             self._lane.cancel()
             return
+        if not self.accepts(snapshot):  # a pretrained model's result: no comparison of the toy one kept
+            self._lane.cancel()
+            self._awaiting = False
+            self._requested = None
+            self._show(None)
+            self._set_status(self.tr("The comparison runs the toy engine: choose “Toy engine” in the Model toolbar."))
+            return
         result = snapshot.result
         self._requested = self._state_key(result)
         if self.mode == SNAPSHOT and self.snapshot_result is not None:

@@ -146,7 +146,7 @@ class LayersPanel(Panel):
         bert = snapshot.bert
         self.setEnabled(bert is not None)
         if bert is None:
-            self.note.setText(self.tr("Choose the MiniLM model (toolbar: Model) to see a trained model's layers and heads."))
+            self.clear()
             return
         tokens = bert.token_texts
         unknown = sum(t == "[UNK]" for t in tokens)
@@ -181,6 +181,25 @@ class LayersPanel(Panel):
         self._show_pair()
         self._show_curve()
         self._compare_timer.start()
+
+    def clear(self) -> None:
+        """No pretrained result on screen: no thumbnails, pair map, curves or comparison of an older one."""
+        self._compare_timer.stop()
+        self._compare_lane.cancel()
+        self.comparison = None
+        self.grid.clear()
+        self.thumbs = []
+        self.pair_map.clear_matrix()
+        self.pair_map.plot.setTitle("")
+        self.curve.setData([], [])
+        self.curve_caption.setText("")
+        self.compare_curve.setData([], [])
+        self.compare_caption.setText("")
+        with QSignalBlocker(self.key_combo), QSignalBlocker(self.word_combo):
+            self.key_combo.clear()
+            self.word_combo.clear()
+        self.note.setStyleSheet("")
+        self.note.setText(self.tr("Choose the MiniLM model (toolbar: Model) to see a trained model's layers and heads."))
 
     def show_selection(self) -> None:
         snapshot = self.controller.snapshot
@@ -270,6 +289,8 @@ class LayersPanel(Panel):
         self._compare_lane.submit(compare_texts, snapshot.model, snapshot.result.config.text, text_b)
 
     def _on_compared(self, value) -> None:
+        if self.controller.snapshot is None or self.controller.snapshot.bert is None:
+            return
         self.comparison = value
         with QSignalBlocker(self.word_combo):
             previous = self.word_combo.currentText()

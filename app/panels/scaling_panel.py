@@ -167,13 +167,39 @@ class ScalingPanel(Panel):
         super().showEvent(event)
         self._request()  # work skipped while hidden starts now
 
-    def show_snapshot(self, _snapshot) -> None:
+    def show_snapshot(self, snapshot) -> None:
+        if not self.accepts(snapshot):
+            self.clear()
+            return
         self._show_current_line()
         self._settle.start()  # restarts while the user keeps typing
+
+    def clear(self) -> None:
+        """No toy result on screen (a pretrained model): no bars, no sweep, a sentence saying why."""
+        self._settle.stop()
+        self._current_lane.cancel()
+        self._sweep_lane.cancel()
+        self.comparison = None
+        self._current_config = self._sweep_key = None
+        self._current_waiting = self._sweep_running = False
+        self.sweep_points = []
+        for bars in self.row_bars.values():
+            bars.setOpts(x=[], height=[], width=0.4)
+        for curve in (*self.row_reference.values(), *self.sweep_curves.values(), self.sweep_reference):
+            curve.setData([], [])
+        for plot in (self.entropy_plot, self.max_plot):
+            plot.getAxis("bottom").setTicks(None)
+        for line in self.current_lines:
+            line.setVisible(False)
+        self.summary.setText(self.tr("The Scaling lab runs the toy engine: choose “Toy engine” in the Model toolbar."))
+        self.sweep_status.setText("")
 
     def _request(self) -> None:
         snapshot = self.controller.snapshot
         if snapshot is None or not self.isVisible():
+            return
+        if not self.accepts(snapshot):
+            self.clear()
             return
         config = snapshot.result.config
         if config != self._current_config:
@@ -196,11 +222,13 @@ class ScalingPanel(Panel):
 
     def _on_compared(self, value) -> None:
         self._current_waiting = False
+        if not self.accepts(self.controller.snapshot):
+            return
         self.comparison = value
         self.show_selection()
 
     def _on_sweep_point(self, value) -> None:
-        if not self._sweep_running:
+        if not self._sweep_running or not self.accepts(self.controller.snapshot):
             return
         self.sweep_points.append(value)
         self._show_sweep()
@@ -227,7 +255,7 @@ class ScalingPanel(Panel):
     # ------------------------------------------------------------------ pictures
     def show_selection(self) -> None:
         comparison = self.comparison
-        if comparison is None:
+        if comparison is None or not self.accepts(self.controller.snapshot):
             return
         heads, n = comparison.entropy_scaled.shape
         head = min(self.controller.head, heads - 1)
@@ -272,7 +300,7 @@ class ScalingPanel(Panel):
     def _show_current_line(self) -> None:
         """Mark the current d_k on the sweep's axis."""
         snapshot = self.controller.snapshot
-        if snapshot is None:
+        if not self.accepts(snapshot):
             return
         position = math.log2(snapshot.result.config.d_k)
         for line in self.current_lines:

@@ -5,7 +5,7 @@ sentence costs the GUI thread a model reset, not 2,000 widgets.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QSignalBlocker, Qt
+from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 
 from ..controller import Controller
@@ -56,6 +56,7 @@ class TokensPanel(Panel):
         self.controller = controller
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        self._showing = False  # True while the panel itself moves the selection (no echo to the controller)
         self.model = TokensModel(self)
         self.model.tooltip = self.tr("#%1 “%2”, characters %3–%4")
         self.chips = QListView()
@@ -83,22 +84,27 @@ class TokensPanel(Panel):
         return self.chips.visualRect(self.model.index(index))
 
     def show_snapshot(self, snapshot) -> None:
-        with QSignalBlocker(self.chips.selectionModel()):
-            self.model.set_tokens(snapshot.result.tokens)
-            self._select(self.controller.focus)
+        self.model.set_tokens(snapshot.result.tokens)
+        self._select(self.controller.focus)
 
     def _select(self, row: int) -> None:
+        """Make chip ``row`` the one selected chip. The selection model's signals are *not* blocked:
+        the view repaints the chips they name (blocked, the old chip stayed red on screen, issue 11 #4);
+        ``_showing`` keeps the change from going back to the controller."""
         index = self.model.index(row)
-        self.chips.selectionModel().setCurrentIndex(index, self.chips.selectionModel().SelectionFlag.ClearAndSelect)
+        self._showing = True
+        try:
+            self.chips.selectionModel().setCurrentIndex(index, self.chips.selectionModel().SelectionFlag.ClearAndSelect)
+        finally:
+            self._showing = False
         self.chips.scrollTo(index)
 
     def show_selection(self) -> None:
         if self.chips.currentIndex().row() != self.controller.focus:
-            with QSignalBlocker(self.chips.selectionModel()):
-                self._select(self.controller.focus)
+            self._select(self.controller.focus)
 
     def _on_current_row_changed(self, current, _previous) -> None:
-        if current.isValid():
+        if current.isValid() and not self._showing:
             self.controller.select(focus=current.row())
 
     def click_token(self, index: int) -> None:

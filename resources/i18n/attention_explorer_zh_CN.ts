@@ -321,6 +321,10 @@
         <translation>关</translation>
     </message>
     <message>
+        <source>The comparison runs the toy engine: choose “Toy engine” in the Model toolbar.</source>
+        <translation>对比使用玩具引擎：请在“模型”工具栏中选择“玩具引擎”。</translation>
+    </message>
+    <message>
         <source>Type sentence B: a sentence that shares a word with A, e.g. 苹果发布了新手机.</source>
         <translation>请输入句子 B：一个与 A 有相同词的句子，例如 苹果发布了新手机。</translation>
     </message>
@@ -905,8 +909,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>.npy 投影矩阵文件 {path} 必须是 (3, d, d) 或 (4, d, d) 数组；实际是 {shape}</translation>
     </message>
     <message>
+        <source>the saved text has {count} characters; the window shows at most {limit}</source>
+        <translation>保存的文本有 {count} 个字符；窗口最多显示 {limit} 个</translation>
+    </message>
+    <message>
         <source>the sentence has no word {word!r} (words: {words})</source>
         <translation>句子中没有词 {word!r}（词：{words}）</translation>
+    </message>
+    <message>
+        <source>the session's text has {count} characters; the window shows at most {limit} (no computation that long fits the memory budget)</source>
+        <translation>会话中的文本有 {count} 个字符；窗口最多显示 {limit} 个（这么长的计算无法在内存预算内完成）</translation>
     </message>
     <message>
         <source>the session's view.{key} must be a list of [layer, head] pairs of whole numbers ≥ 0</source>
@@ -2234,6 +2246,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>正在计算…（按 Esc 取消）</translation>
     </message>
     <message>
+        <source>Cancelled: the pictures show the last result; F5 computes what you typed</source>
+        <translation>已取消：图中仍是上一次的结果；按 F5 计算你输入的内容</translation>
+    </message>
+    <message>
         <source>Word similarity</source>
         <translation>词语相似度</translation>
     </message>
@@ -2248,6 +2264,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Could not open the session</source>
         <translation>无法打开会话</translation>
+    </message>
+    <message>
+        <source>Opening %1…</source>
+        <translation>正在打开 %1…</translation>
     </message>
     <message>
         <source>Opened %1</source>
@@ -2312,6 +2332,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Heatmap copied to the clipboard</source>
         <translation>热力图已复制到剪贴板</translation>
+    </message>
+    <message>
+        <source>The settings saved at the last exit could not be used and were set aside; starting with the defaults. (%1)</source>
+        <translation>上次退出时保存的设置无法使用，已另行保存；现以默认设置启动。（%1）</translation>
     </message>
     <message>
         <source>About Attention Explorer</source>
@@ -3317,6 +3341,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>d_k = d_model (one head, random weights)</source>
         <translation>d_k = d_model（一个头，随机权重）</translation>
+    </message>
+    <message>
+        <source>The Scaling lab runs the toy engine: choose “Toy engine” in the Model toolbar.</source>
+        <translation>缩放实验室使用玩具引擎：请在“模型”工具栏中选择“玩具引擎”。</translation>
     </message>
     <message>
         <source>Sweeping d_k = %1 (%2 of %3)…</source>
