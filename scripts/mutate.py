@@ -72,7 +72,7 @@ mutant("minilm-npz-hidden-renamed", "engine/export.py", "hidden_states=trace.hid
 # app/cli.py: exit codes and the image/data decision
 mutant("cli-usage-exit-1", "app/cli.py", "return _fail(error, 2)", "return _fail(error, 1)")
 mutant("cli-unknown-command-exit-1", "app/cli.py", "or no arguments for the window\", 2)", "or no arguments for the window\", 1)")
-mutant("cli-image-suffix-case", "app/cli.py", "image = Path(options.out).suffix.lower() in IMAGE_SUFFIXES", "image = Path(options.out).suffix in IMAGE_SUFFIXES")
+mutant("export-suffix-lower-dropped", "engine/export.py", "    suffix = Path(path).suffix.lower()\n    if suffix not in allowed:", "    suffix = Path(path).suffix\n    if suffix not in allowed:")
 mutant("cli-no-scale-ignored", "app/cli.py", '        settings["scale"] = False', '        pass')
 
 # app/session.py: what a session keeps
@@ -88,14 +88,21 @@ mutant("render-levels-of-head-0", "app/render.py", "levels = (0.0, max(float(sna
 mutant("window-export-stage-ignored", "app/window.py", "path, head=head, stage=self.controller.stage, width=width,", "path, head=head, stage=\"weights\", width=width,")
 
 # app/controller.py: debounce, stale results, focus clamp (window wiring)
-mutant("controller-no-debounce", "app/controller.py", "if immediate or self._last_seconds < FAST_COMPUTE_S:", "if True:")
-mutant("controller-stale-shown", "app/controller.py", "if generation != self._generation:\n                return  # stale", "if False:\n                return  # stale")
+mutant("controller-no-debounce", "app/controller.py", "if immediate or self._last_seconds < FAST_COMPUTE_S or paused:", "if True:")
+mutant("lane-stale-shown", "app/worker.py", "if generation != self.generation:\n            return  # stale", "if False:\n            return  # stale")
 mutant("controller-focus-not-clamped", "app/controller.py", "self.focus = min(self.focus, n - 1)", "self.focus = self.focus")
 mutant("controller-head-not-clamped", "app/controller.py", "self.head = min(self.head, heads - 1)", "self.head = self.head")
 
 # translations: texts left in English in the Chinese window
 mutant("tokens-tooltip-untranslated", "app/panels/tokens_panel.py", 'self.model.tooltip = self.tr("#%1 “%2”, characters %3–%4")', 'self.model.tooltip = "#%1 “%2”, characters %3–%4"')
 mutant("menu-item-untranslated", "app/window.py", 'self._action(player, self.tr("Next step"),', 'self._action(player, "Next step",')
+
+# the window after the rewiring (lanes, panel contract, saved state, sessions, exit)
+mutant("panel-accepts-any-model", "app/panels/base.py", "return snapshot is not None and self.supports(model_info(snapshot.model).kind)", "return snapshot is not None")
+mutant("saved-state-kept", "app/window.py", "            self.settings.remove(key)", "            pass")
+mutant("session-text-uncapped", "app/window.py", "        if len(config.text) > MAX_WINDOW_TEXT:  # the text box", "        if False:  # the text box")
+mutant("pool-exit-ignored", "engine/parallel.py", "if _exiting:", "if False:")
+mutant("window-export-head-0", "app/window.py", "image = render_image(self.controller.snapshot.result, head=self.controller.head,", "image = render_image(self.controller.snapshot.result, head=0,")
 
 # panels' numbers: compare, head grid, inspector, player, scaling lab, plane (PCA), diffs
 mutant("compare-cos-column-swapped", "app/panels/compare_panel.py", "str(row.index_b), _format_cosine(row.cos_static),", "str(row.index_b), _format_cosine(row.cos_contextual),")
