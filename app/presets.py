@@ -322,7 +322,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 小明喜欢苹果 by words"),
         dict(text="小明喜欢苹果"),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "Seed 000: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are "
+                          "“Self-Attention 本质”: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are "
                           "▁小 明 喜欢 苹果). The verb's largest weight %1 → %2 is in layer %3, head %4: %5. Look at that head's other "
                           "rows: a head that always looks one word ahead shows position, not meaning."),
         "seed 000, 小明 喜欢 苹果", focus="喜欢", model="e5", key="苹果", by_words=True,
@@ -331,7 +331,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 苹果很好吃 vs 苹果发布了新手机"),
         dict(text="苹果很好吃"),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "Seed 000: the same 苹果, fruit or company. “Across languages” shows how far apart the two "
+                          "“Self-Attention 本质”: the same 苹果, fruit or company. “Across languages” shows how far apart the two "
                           "苹果 vectors drift layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5."),
         "seed 000, 苹果很好吃 和 苹果发布了新手机", focus="苹果", model="e5", key="很好吃", by_words=True,
         compare=("苹果", "苹果发布了新手机", "苹果"),
@@ -349,7 +349,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 猫追老鼠"),
         dict(text="猫追老鼠"),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "Seed 004: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words; a trained "
+                          "“自注意力机制 self-attention”: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words; a trained "
                           "model knows who chases whom. The verb's largest weight %1 → %2 is in layer %3, head %4: %5: position tells the words apart."),
         "seed 004, 位置编码 (猫追老鼠)", focus="追", model="e5", key="老鼠", by_words=True,
     ),

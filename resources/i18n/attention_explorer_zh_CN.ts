@@ -3118,20 +3118,20 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《自注意力机制》：“她”指的是谁？在多语言模型中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
-        <source>Seed 000: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are ▁小 明 喜欢 苹果). The verb's largest weight %1 → %2 is in layer %3, head %4: %5. Look at that head's other rows: a head that always looks one word ahead shows position, not meaning.</source>
-        <translation>种子 000：真正读得懂中文的模型按词看 小明 喜欢 苹果（它的片段是 ▁小 明 喜欢 苹果）。动词最大的权重 %1 → %2 在第 %3 层、头 %4：%5。看看这个头的其他行：总是看下一个词的头体现的是位置，而不是意义。</translation>
+        <source>“Self-Attention 本质”: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are ▁小 明 喜欢 苹果). The verb's largest weight %1 → %2 is in layer %3, head %4: %5. Look at that head's other rows: a head that always looks one word ahead shows position, not meaning.</source>
+        <translation>《Self-Attention 本质》：真正读得懂中文的模型按词看 小明 喜欢 苹果（它的片段是 ▁小 明 喜欢 苹果）。动词最大的权重 %1 → %2 在第 %3 层、头 %4：%5。看看这个头的其他行：总是看下一个词的头体现的是位置，而不是意义。</translation>
     </message>
     <message>
-        <source>Seed 000: the same 苹果, fruit or company. “Across languages” shows how far apart the two 苹果 vectors drift layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5.</source>
-        <translation>种子 000：同一个“苹果”，水果还是公司。“跨语言对比”显示两个“苹果”向量逐层分开多远。这里 %1 → %2 最强在第 %3 层、头 %4：%5。</translation>
+        <source>“Self-Attention 本质”: the same 苹果, fruit or company. “Across languages” shows how far apart the two 苹果 vectors drift layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5.</source>
+        <translation>《Self-Attention 本质》：同一个“苹果”，水果还是公司。“跨语言对比”显示两个“苹果”向量逐层分开多远。这里 %1 → %2 最强在第 %3 层、头 %4：%5。</translation>
+    </message>
+    <message>
+        <source>“自注意力机制 self-attention”: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words; a trained model knows who chases whom. The verb's largest weight %1 → %2 is in layer %3, head %4: %5: position tells the words apart.</source>
+        <translation>《自注意力机制 self-attention》：没有位置信息时，猫追老鼠 和 老鼠追猫 是同一袋词；训练好的模型知道谁追谁。动词最大的权重 %1 → %2 在第 %3 层、头 %4：%5：位置把这些词区分开。</translation>
     </message>
     <message>
         <source>苹果 and apple in one model: “Across languages” shows the cosine of the two words' vectors layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5.</source>
         <translation>同一个模型里的 苹果 和 apple：“跨语言对比”逐层显示两个词向量的余弦。这里 %1 → %2 最强在第 %3 层、头 %4：%5。</translation>
-    </message>
-    <message>
-        <source>Seed 004: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words; a trained model knows who chases whom. The verb's largest weight %1 → %2 is in layer %3, head %4: %5: position tells the words apart.</source>
-        <translation>种子 004：没有位置信息时，猫追老鼠 和 老鼠追猫 是同一袋词；训练好的模型知道谁追谁。动词最大的权重 %1 → %2 在第 %3 层、头 %4：%5：位置把这些词区分开。</translation>
     </message>
 </context>
 <context>
