@@ -9,7 +9,7 @@ language, :func:`preset` the whole :class:`Preset`; Qt is imported only then.
 Two kinds:
 - ``PRESETS`` (model "toy"): the engine's own computation, every number reproducible; the
   tests (tests/test_seeds.py) check each caption's figures against the engine.
-- ``MODEL_PRESETS`` (model "minilm" / "multilingual"): a sentence for a real model, the query and
+- ``MODEL_PRESETS`` (ENGLISH_MODEL / MULTILINGUAL_MODEL of engine.models): a sentence for a real model, the query and
   key words of the relation; the layer, head and weight in the caption are found by
   :func:`engine.meaning.strongest_head` when the preset opens, never typed in.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine import AttentionConfig, EngineError
-from engine.models import DEFAULT_MODEL, ENGLISH_MODEL
+from engine.models import DEFAULT_MODEL, ENGLISH_MODEL, MULTILINGUAL_MODEL
 
 PRESET_DIR = Path(__file__).resolve().parent.parent / "resources" / "presets"
 STAGES = ("scores", "scaled", "weights")  # the controller's stages (app/controller.py)
@@ -37,7 +37,7 @@ class Preset:
     ``head``: 0-based head to show (toy); for real models the head comes from the finding.
     ``stage``: "scores", "scaled" or "weights". ``caption``: English; for real models with Qt-style
     %1 … %5 (query, key, layer, head, weight) filled by :meth:`caption_for`. ``source``: the seed and paragraph it reproduces.
-    ``model``: "toy", "minilm" or "multilingual". ``key``: for real models the key word of the
+    ``model``: a registry name (engine.models). ``key``: for real models the key word of the
     relation (query = ``focus``).
     """
 
@@ -316,7 +316,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("PresetCaption",
                           "“自注意力机制”: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 "
                           "is in layer %3, head %4: %5."),
-        "seed 004, Self-Attention 解决什么", focus="她", model="e5", key="小红", by_words=True,
+        "seed 004, Self-Attention 解决什么", focus="她", model=MULTILINGUAL_MODEL, key="小红", by_words=True,
     ),
     Preset(
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 小明喜欢苹果 by words"),
@@ -325,7 +325,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
                           "“Self-Attention 本质”: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are "
                           "▁小 明 喜欢 苹果). The verb's largest weight %1 → %2 is in layer %3, head %4: %5. Look at that head's other "
                           "rows: a head that always looks one word ahead shows position, not meaning."),
-        "seed 000, 小明 喜欢 苹果", focus="喜欢", model="e5", key="苹果", by_words=True,
+        "seed 000, 小明 喜欢 苹果", focus="喜欢", model=MULTILINGUAL_MODEL, key="苹果", by_words=True,
     ),
     Preset(
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 苹果很好吃 vs 苹果发布了新手机"),
@@ -333,7 +333,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("PresetCaption",
                           "“Self-Attention 本质”: the same 苹果, fruit or company. “Across languages” shows how far apart the two "
                           "苹果 vectors drift layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5."),
-        "seed 000, 苹果很好吃 和 苹果发布了新手机", focus="苹果", model="e5", key="很好吃", by_words=True,
+        "seed 000, 苹果很好吃 和 苹果发布了新手机", focus="苹果", model=MULTILINGUAL_MODEL, key="很好吃", by_words=True,
         compare=("苹果", "苹果发布了新手机", "苹果"),
     ),
     Preset(
@@ -342,7 +342,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("PresetCaption",
                           "苹果 and apple in one model: “Across languages” shows the cosine of the two words' vectors "
                           "layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5."),
-        "seed 000, 苹果很好吃", focus="苹果", model="e5", key="很好吃", by_words=True,
+        "seed 000, 苹果很好吃", focus="苹果", model=MULTILINGUAL_MODEL, key="很好吃", by_words=True,
         compare=("苹果", "Apples are delicious.", "apple"),
     ),
     Preset(
@@ -351,7 +351,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("PresetCaption",
                           "“自注意力机制 self-attention”: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words; a trained "
                           "model knows who chases whom. The verb's largest weight %1 → %2 is in layer %3, head %4: %5: position tells the words apart."),
-        "seed 004, 位置编码 (猫追老鼠)", focus="追", model="e5", key="老鼠", by_words=True,
+        "seed 004, 位置编码 (猫追老鼠)", focus="追", model=MULTILINGUAL_MODEL, key="老鼠", by_words=True,
     ),
 )
 

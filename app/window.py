@@ -158,6 +158,9 @@ class MainWindow(QMainWindow):
         self._build_model_bar()
         self._build_menus()
         self._default_state = self.saveState()
+        # the bottom docks stood side by side before they were tabbed: recompute the minimum now,
+        # or the stale one (14 docks wide) keeps the first size from fitting a small screen
+        self.layout().activate()
         self.resize(_first_size(self))
         # the bottom tabs get 45 % of the height: on a 768-pixel screen they are still usable
         self.resizeDocks([self.docks["attention"], self.docks["diffs"]], [int(self.height() * 0.5),

@@ -67,6 +67,7 @@ MODELS: dict[str, ModelEntry] = {entry.name: entry for entry in (
 )}
 DEFAULT_MODEL = next(iter(MODELS))  # the toy engine: always installed
 ENGLISH_MODEL = "minilm"  # the pretrained English encoder the seeds' English examples open in (app/presets.py)
+MULTILINGUAL_MODEL = "e5"  # the pretrained encoder that reads Chinese: the seeds' Chinese examples (app/presets.py)
 
 
 GGUF_PREFIX = "gguf:"  # a registry name for a local GGUF file: "gguf:" + its absolute path
