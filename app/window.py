@@ -469,6 +469,7 @@ class MainWindow(QMainWindow):
     def cancel_computation(self) -> None:
         """Esc: stop computing; the text and settings stay as typed (issue 11), the pictures as they were."""
         if self.controller.is_idle():
+            self.controller.cancelled.emit()  # no computation: long panel jobs (the head ranking) still stop
             return
         self.controller.cancel()
         self.statusBar().showMessage(self.tr("Cancelled: the pictures show the last result; F5 computes what you typed"))
