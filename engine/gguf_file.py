@@ -16,7 +16,6 @@ Nothing here imports torch, Qt or pyqtgraph; ``gguf`` is imported lazily.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
@@ -24,6 +23,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .errors import EngineError, ModelNotInstalled
+from .minilm import sha256_file  # one chunked, progress-reporting digest for every model file
 
 ARCHITECTURES = ("llama", "qwen2")  # the Llama family this forward pass runs
 ROPE_STYLES = {"llama": "adjacent", "qwen2": "half"}  # llama.cpp's rope type NORM / NEOX
@@ -96,20 +96,6 @@ def _import_gguf():
             command=GGUF_INSTALL_COMMAND,
         ) from None
     return gguf
-
-
-def sha256_file(path: Path, progress: Progress | None = None, chunk: int = 8 << 20) -> str:
-    """Hex sha256 of a file read in chunks; ``progress`` gets the fraction read."""
-    size = max(path.stat().st_size, 1)
-    digest = hashlib.sha256()
-    done = 0
-    with path.open("rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-            done += len(block)
-            if progress is not None:
-                progress(done / size, "checking {name}".format(name=path.name))
-    return digest.hexdigest()
 
 
 def _field(reader, key: str, default=None):
