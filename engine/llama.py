@@ -50,6 +50,9 @@ from .trace import freeze_arrays
 
 DTYPE = np.float32
 Progress = Callable[[float, str], None]
+# New positions from which the forward runs on the engine's threads (BLAS on one thread each);
+# below, on OpenBLAS's own threads. Crossover measured at ~210 on 2 idle cores (benchmarks/README.md).
+OWN_THREADS_FROM = 208
 
 
 # ---------------------------------------------------------------- weights
@@ -108,26 +111,41 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig) ->
                               name=name, shape=tuple(value.shape), expected=shape)
         return value
 
-    layers = []
-    for i in range(config.num_layers):
+    def side_by_side(names_shapes) -> np.ndarray:
+        """The tensors' transposes side by side, (in, Σ out), written once into one new array
+        (a concatenate then a transpose would fill twice the fresh memory: page faults dominate)."""
+        parts = [get(name, shape) for name, shape in names_shapes]
+        out = np.empty((parts[0].shape[1], sum(part.shape[0] for part in parts)), DTYPE)
+        column = 0
+        for part in parts:
+            out[:, column: column + part.shape[0]] = part.T
+            column += part.shape[0]
+        return _frozen(out)
+
+    def layer(i: int) -> LlamaLayerWeights:
         p = f"blk.{i}."
-        q = get(p + "attn_q.weight", (heads * d_k, d))
-        k = get(p + "attn_k.weight", (kv * d_k, d))
-        v = get(p + "attn_v.weight", (kv * d_k, d))
         bias = None
         if p + "attn_q.bias" in tensors:
             bias = _frozen(np.concatenate([get(p + "attn_q.bias", (heads * d_k,)), get(p + "attn_k.bias", (kv * d_k,)),
                                            get(p + "attn_v.bias", (kv * d_k,))]))
-        layers.append(LlamaLayerWeights(
+        return LlamaLayerWeights(
             attention_norm=_frozen(get(p + "attn_norm.weight", (d,))),
-            qkv_weight=_frozen(np.concatenate([q, k, v], axis=0).T),
+            qkv_weight=side_by_side([(p + "attn_q.weight", (heads * d_k, d)), (p + "attn_k.weight", (kv * d_k, d)),
+                                     (p + "attn_v.weight", (kv * d_k, d))]),
             qkv_bias=bias,
-            output_weight=_frozen(get(p + "attn_output.weight", (d, heads * d_k)).T),
+            output_weight=side_by_side([(p + "attn_output.weight", (d, heads * d_k))]),
             ffn_norm=_frozen(get(p + "ffn_norm.weight", (d,))),
-            gate_up_weight=_frozen(np.concatenate([get(p + "ffn_gate.weight", (d_ff, d)),
-                                                   get(p + "ffn_up.weight", (d_ff, d))], axis=0).T),
-            down_weight=_frozen(get(p + "ffn_down.weight", (d, d_ff)).T),
-        ))
+            gate_up_weight=side_by_side([(p + "ffn_gate.weight", (d_ff, d)), (p + "ffn_up.weight", (d_ff, d))]),
+            down_weight=side_by_side([(p + "ffn_down.weight", (d, d_ff))]),
+        )
+
+    # the transposes are NumPy copies that release the GIL: the layers are shared among the threads
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .parallel import THREADS
+
+    with ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="llama-prepare") as pool:
+        layers = list(pool.map(layer, range(config.num_layers)))
     embeddings = _frozen(get("token_embd.weight", (config.vocab_size, d)))
     head = _frozen(get("output.weight", (config.vocab_size, d))) if "output.weight" in tensors else embeddings
     inverse_frequency = config.rope_theta ** (-np.arange(0, d_k, 2, dtype=np.float64) / d_k)  # (d_k/2,)
@@ -389,10 +407,9 @@ def forward(
     hidden_states[0, rows_new] = h
     q_width, kv_width = heads * d_k, kv * d_k
 
-    # Always our threads with BLAS on one thread each (engine/parallel.py): OpenBLAS's own threads spin
-    # between the many small matmuls of 30 layers; measured here (2 cores shared with other jobs) at
-    # 16 / 128 tokens they cost 3–5× the CPU time and 2–4× the wall time.
-    with engine_threads(True):
+    # Few new positions: OpenBLAS's own threads split each matmul's columns (each of our threads would
+    # read every weight: the row slices are too short to share them); many: our threads split the rows.
+    with engine_threads(new >= OWN_THREADS_FROM):
         for index, w in enumerate(weights.layers):
             qkv_heads = np.empty((heads + 2 * kv, new, d_k), DTYPE)  # (heads + 2·kv, new, d_k)
 
@@ -524,6 +541,8 @@ def reshape_probabilities(logits: np.ndarray, *, temperature: float = 1.0, top_k
         probabilities[int(np.argmax(logits))] = 1.0
         return probabilities
     probabilities = softmax64(logits / temperature)
+    if (top_k == 0 or top_k >= len(probabilities)) and top_p == 1.0:
+        return probabilities  # nothing cut: no sort of the whole vocabulary
     order = np.argsort(-probabilities, kind="stable")  # most likely first
     keep = len(order) if top_k == 0 else min(int(top_k), len(order))
     if top_p < 1.0:

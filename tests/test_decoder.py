@@ -112,6 +112,20 @@ def test_kv_cache_gives_the_same_arrays(model):
     np.testing.assert_allclose(shorter.next_token_logits, first.next_token_logits, atol=1e-4)
 
 
+def test_both_ways_of_threading_give_the_same_trace(model, monkeypatch):
+    """Below llama.OWN_THREADS_FROM new positions OpenBLAS's threads split each matmul, from it the
+    engine's threads split the rows: the same numbers either way (rounding aside)."""
+    text = "Attention lets every word look at every other word and decide how much each one matters. " * 3
+    monkeypatch.setattr(llama, "OWN_THREADS_FROM", 10**9)
+    blas = model.run(text, use_cache=False)
+    monkeypatch.setattr(llama, "OWN_THREADS_FROM", 1)
+    ours = model.run(text, use_cache=False)
+    assert blas.n > 40
+    for name in llama.TRACE_ARRAYS:
+        np.testing.assert_allclose(getattr(ours, name), getattr(blas, name), rtol=1e-5,
+                                   atol=1e-5 * float(np.abs(getattr(blas, name)).max()), err_msg=name)
+
+
 def test_generate_step_appends_the_greedy_token(model):
     trace = model.run("The capital of France is", use_cache=False)
     step = model.generate_step(trace)
@@ -187,7 +201,8 @@ def test_missing_package_says_how_to_install(monkeypatch):
 
 def test_reshape_probabilities_against_a_loop():
     logits = np.array([2.0, 1.0, 0.5, 0.5, -1.0, 3.0])
-    for temperature, top_k, top_p in [(1.0, 0, 1.0), (0.5, 3, 1.0), (2.0, 0, 0.7), (1.0, 2, 0.5), (1.0, 0, 0.999)]:
+    for temperature, top_k, top_p in [(1.0, 0, 1.0), (0.5, 3, 1.0), (2.0, 0, 0.7), (1.0, 2, 0.5), (1.0, 0, 0.999),
+                                     (1.0, 6, 1.0), (0.7, 9, 1.0), (1.0, 5, 1.0)]:
         p = np.exp(logits / temperature)
         p /= p.sum()
         order = sorted(range(len(p)), key=lambda i: (-p[i], i))
