@@ -280,10 +280,13 @@ class Controller(QObject):
         self.busyChanged.emit(False)
         self._last_seconds = seconds = self._compute.seconds
         self.last_failure = None
+        previous_n = self.snapshot.result.n if self.snapshot is not None else 0
         self.snapshot = value
         n, heads = value.result.n, value.result.weights.shape[0]
         self.head = min(self.head, heads - 1)
-        self.focus = min(self.focus, n - 1)
+        # typing at the end keeps the focus on the last token (a decoder's next-token bars predict
+        # what follows the text); otherwise it stays where it was, within the new text
+        self.focus = n - 1 if previous_n and self.focus == previous_n - 1 and n > previous_n else min(self.focus, n - 1)
         self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
         self._request_explanation()
         self.snapshotArrived.emit(value)

@@ -23,6 +23,8 @@ from engine.trace import AttentionResult, vector_diffs
 from . import minilm_mode
 from .snapshot import OVERVIEW_SIZE, block_average, summarise
 
+NEXT_BARS = 10  # next tokens in the bars made with the snapshot (the next-token panel shows as many)
+PLAIN_SAMPLING = (1.0, 0, 1.0)  # temperature, top-k (0: all), top-p: the model's own distribution
 MAX_FRAGMENTS = 4  # a UTF-8 character has at most 4 bytes: pieces generated to finish one
 LARGE_BUDGET = 1 << 40  # the decoder checked its own budget; the view allocates little
 _last: dict = {}  # registry name → the last trace shown: the KV cache of the next keystroke
@@ -33,6 +35,7 @@ class DecoderView:
     """The decoder trace as the layers panel reads a model trace (the MiniLM attribute names)."""
 
     truncated = False
+    next_bars: dict | None = None  # top_bars() after the last token at PLAIN_SAMPLING, with trace and position
 
     def __init__(self, trace: DecoderTrace) -> None:
         self.trace = trace
@@ -120,7 +123,12 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None):
     _last[name] = trace
     result = layer_result(model, trace, layer)
     overview = np.stack([block_average(trace.attentions[i], OVERVIEW_SIZE) for i in range(trace.num_layers)])
-    return summarise(result, bert=DecoderView(trace), layer=layer, overview=overview, model=name)
+    view = DecoderView(trace)
+    # the next-token bars after the last token at the plain settings, made here so that the bars
+    # paint as the trace arrives (typing at the end: no second job, no second wait)
+    view.next_bars = dict(top_bars(name, trace.next_token_logits, NEXT_BARS, *PLAIN_SAMPLING), trace=trace,
+                          position=trace.n - 1, settings=PLAIN_SAMPLING)
+    return summarise(result, bert=view, layer=layer, overview=overview, model=name)
 
 
 # ---------------------------------------------------------------- the panels' worker jobs

@@ -110,6 +110,7 @@ def main() -> None:
 
 
 def bars_painted(repeats: int) -> list[float]:
+    from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
     import tempfile
@@ -117,42 +118,61 @@ def bars_painted(repeats: int) -> list[float]:
     app = QApplication.instance() or QApplication([])
     from app.window import MainWindow, use_settings_folder
 
+    import pyqtgraph as pg
+
     use_settings_folder(tempfile.mkdtemp())
+    painted: list = []  # (when a paint of the bars' plot finished, the trace and position of its bars)
+    original = pg.PlotWidget.paintEvent
+
+    def paint_event(self, event):  # noqa: N802 - Qt name; patched before the window paints (PySide caches overrides)
+        original(self, event)
+        panel = bars_panel[0] if bars_panel else None
+        if panel is not None and panel.plot is self and panel.bars is not None:
+            painted.append((time.perf_counter(), panel.bars["trace"], panel.bars["position"]))
+            if after_paint:
+                after_paint[0]()
+
+    after_paint: list = []  # the check of the edit being measured
+    bars_panel: list = []  # the next-token panel, once built
+
+    pg.PlotWidget.paintEvent = paint_event
     window = MainWindow(restore=False)
     window.resize(1366, 728)
     window.show()
     window.panels["input"].text.setPlainText(TEXT_32)
     window.controller.set_model("smollm2")
     assert window.wait_until_idle(180)
-    panel = window.panel("next")
+    bars_panel.append(window.panel("next"))
     window.docks["next"].raise_()
-    painted: list = []
-    original = panel._paint
-
-    def paint():
-        original()
-        panel.plot.repaint()  # the bars on screen, not only scheduled
-        painted.append((time.perf_counter(), panel.bars["trace"]))
-
-    panel._paint = paint
     times = []
     text = TEXT_32
     for word in WORDS[:repeats]:
-        window.controller.select(focus=window.controller.snapshot.result.n - 1)
+        window.controller.select(focus=window.controller.snapshot.result.n - 1)  # typing at the end
+        window.wait_until_idle(30)
         text += word
         painted.clear()
+        # the window's own event loop, as under app.exec(): a processEvents() busy loop would hold
+        # the GIL and starve the worker thread between its matmuls
+        loop = QEventLoop()
+        done: list[float] = []
+
+        def check(text=text) -> None:
+            snapshot = window.controller.snapshot
+            if painted and not done and snapshot is not None and snapshot.result.config.text == text \
+                    and painted[-1][1] is snapshot.bert.trace and painted[-1][2] == snapshot.result.n - 1:
+                done.append(painted[-1][0])
+                loop.quit()
+
+        after_paint[:] = [check]
+        QTimer.singleShot(60_000, loop.quit)
         start = time.perf_counter()
         window.panels["input"].text.setPlainText(text)  # as typing does: the input panel asks the controller
-        deadline = start + 60
-        while time.perf_counter() < deadline:
-            app.processEvents()
-            snapshot = window.controller.snapshot
-            if painted and snapshot is not None and snapshot.result.config.text == text \
-                    and painted[-1][1] is snapshot.bert.trace:
-                break
-            time.sleep(0.001)
-        times.append(painted[-1][0] - start)
-        window.wait_until_idle(30)
+        loop.exec()
+        after_paint.clear()
+        if not done:
+            print("no paint:", [(round(t - start, 3), tr is window.controller.snapshot.bert.trace, pos) for t, tr, pos in painted], window.controller.snapshot.result.n, window.controller.focus)
+            continue
+        times.append(done[0] - start)
     window.close()
     return times
 

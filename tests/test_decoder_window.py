@@ -286,3 +286,38 @@ def test_model_argument_opens_a_gguf_file_in_the_window(window, tmp_path, monkey
     wait_for(lambda: window.controller.snapshot.model == name and window.controller.is_idle())
     assert window.controller.snapshot.result.weights.shape[0] == 4
     MODELS.pop(name, None)
+
+
+def test_typing_at_the_end_paints_the_last_tokens_bars_from_the_snapshot(window, smollm2, monkeypatch):
+    """The focus follows the end of the text; the bars after the last token come with the trace (no
+    second job) and are the engine's probabilities; other sampling settings still take the job."""
+    show(window, "smollm2", CAPITAL)
+    panel = window.panel("next")
+    window.controller.select(focus=4)  # the last token
+    submitted = []
+    original = panel._submit_logits
+    monkeypatch.setattr(panel, "_submit_logits", lambda: (submitted.append(1), original()))
+    window.panels["input"].text.setPlainText(CAPITAL + " Paris")
+    wait_for(lambda: window.controller.snapshot.result.n == 6 and window.controller.is_idle())
+    trace = window.controller.snapshot.bert.trace
+    assert window.controller.focus == 5 and panel.bars["trace"] is trace and panel.bars["position"] == 5
+    assert submitted == []  # painted from the snapshot
+    expected = smollm2.top_tokens(trace, 5, k=10)
+    assert panel.bars["texts"] == [text for _, text, _ in expected]
+    np.testing.assert_allclose(panel.bars["probabilities"], [p for _, _, p in expected], atol=1e-6)
+    assert panel.logits["position"] == 5 and panel.logits["logits"] is trace.next_token_logits
+    # a temperature the snapshot's bars were not made with: the panel's own job, at that temperature
+    panel.temperature.setValue(0.5)
+    window.panels["input"].text.setPlainText(CAPITAL + " Paris.")
+    wait_for(lambda: window.controller.snapshot.result.n == 7 and window.controller.is_idle()
+             and panel.bars["trace"] is window.controller.snapshot.bert.trace)
+    trace = window.controller.snapshot.bert.trace
+    assert submitted and window.controller.focus == 6
+    reshaped = smollm2.next_token_probabilities(trace, 6, temperature=0.5)
+    np.testing.assert_allclose(panel.bars["probabilities"], np.sort(reshaped)[::-1][:10], atol=1e-9)
+    panel.temperature.setValue(1.0)
+    # a focus inside the text stays where it is when the text grows
+    window.controller.select(focus=2)
+    window.panels["input"].text.setPlainText(CAPITAL + " Paris. It")
+    wait_for(lambda: window.controller.snapshot.result.n == 8 and window.controller.is_idle())
+    assert window.controller.focus == 2

@@ -24,6 +24,27 @@ def test_worked_arithmetic_names_the_true_number_of_keys(standalone_panel):
     assert f"all {MAX_KEYS}." not in text
 
 
+def test_worked_arithmetic_abridges_long_vectors_and_lays_out_a_page_once(standalone_panel, monkeypatch):
+    from app.panels.arithmetic_panel import ArithmeticPanel, vector
+
+    assert vector([0.5, -1.0, 2.0]) == "[0.500, -1.000, 2.000]"
+    assert vector([float(i) for i in range(576)]) == "[0.000, 1.000, 2.000, 3.000, …, 575.000]"
+    assert vector([0.0] * 6) == "[" + ", ".join(["0.000"] * 6) + "]"  # six terms: all shown
+    _, panel = standalone_panel(ArithmeticPanel, 500, 400)
+    result = compute(AttentionConfig(text="the cat sat", d_model=8, heads=2))
+    pages = []
+    monkeypatch.setattr(panel.view, "setHtml", pages.append)
+    explanation = explain(result, 0, 1)
+    panel.show_explanation(explanation)
+    panel.show_explanation(explanation)  # the same page again (snapshot, explanation, cell in one edit)
+    assert len(pages) == 1 and "the" in pages[0]
+    panel.show_explanation(explain(result, 1, 2))
+    assert len(pages) == 2 and pages[1] != pages[0]
+    panel.show_explanation(None)
+    panel.show_explanation(explanation)  # after the empty state the page is laid out again
+    assert len(pages) == 3
+
+
 @pytest.fixture
 def compare(standalone_panel):
     from app.panels.compare_panel import ComparePanel

@@ -30,10 +30,10 @@ def number(value: float, digits: int = 3) -> str:
 
 
 def vector(values, limit: int = MAX_TERMS) -> str:
-    items = [number(v) for v in values]
-    if len(items) > limit:
-        items = items[: limit - 2] + ["…"] + items[-1:]
-    return "[" + ", ".join(items) + "]"
+    """``[a, b, c, d, …, z]``: only the numbers shown are formatted (a 576-wide vector, 24 keys)."""
+    if len(values) > limit:
+        return "[" + ", ".join([number(v) for v in values[: limit - 2]] + ["…", number(values[-1])]) + "]"
+    return "[" + ", ".join(number(v) for v in values) + "]"
 
 
 class ArithmeticPanel(Panel):
@@ -58,6 +58,7 @@ class ArithmeticPanel(Panel):
         self.view.setFont(font)
         layout.addWidget(self.view)
         controller.explanationChanged.connect(self.show_explanation)
+        self._shown: str | None = None  # the page on screen
         self._value_cell = None  # engine.value_norms.explain_cell of (head, focus, key), from the worker
         self._value_lane = self.lane("value-cell")
         self._value_lane.done.connect(self._on_value_cell)
@@ -66,13 +67,21 @@ class ArithmeticPanel(Panel):
     def _on_value_cell(self, cell) -> None:
         self._value_cell = cell
         if self.controller.explanation is not None:
-            self.view.setHtml(self.render(self.controller.explanation))
+            self._show_text(self.render(self.controller.explanation))
+
+    def _show_text(self, text: str) -> None:
+        """setHtml only when the text changed: laying out the page is the panel's whole cost, and the
+        snapshot, the explanation and the clicked cell often ask for the same page in one edit."""
+        if text != self._shown:
+            self._shown = text
+            self.view.setHtml(text)
 
     def show_explanation(self, explanation: Explanation | None) -> None:
         if explanation is None:
+            self._shown = None
             self.view.setPlainText(self.tr("No calculation to show."))
             return
-        self.view.setHtml(self.render(explanation))
+        self._show_text(self.render(explanation))
         snapshot = self.controller.snapshot
         if snapshot is not None and snapshot.result.v is not None:
             query, key = self.controller.cell

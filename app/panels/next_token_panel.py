@@ -135,6 +135,15 @@ class NextTokenPanel(Panel):
         if self._focus_last:
             self._focus_last = False
             self.controller.select(focus=trace.n - 1)  # the generated token: its row and its prediction
+        ready = snapshot.bert.next_bars  # made with the trace: after the last token, plain sampling
+        s = self.settings()
+        if ready is not None and self.controller.focus == trace.n - 1 and len(ready["ids"]) == BARS \
+                and ready["settings"] == (s["temperature"], s["top_k"], s["top_p"]):
+            self._logits_lane.cancel()
+            self._bars_lane.cancel()
+            self.logits = {"trace": trace, "position": trace.n - 1, "logits": trace.next_token_logits}
+            self._on_bars(ready)
+            return
         self._submit_logits()
 
     def show_selection(self) -> None:
@@ -184,8 +193,7 @@ class NextTokenPanel(Panel):
         self.logits = None
         self.bar_item.setOpts(x0=[], y=[], height=[], width=[])
         for label in self.labels:
-            self.plot.removeItem(label)
-        self.labels = []
+            label.setVisible(False)
         self.plot.getAxis("left").setTicks([[], []])
         self.greedy_button.setEnabled(False)
         self.sample_button.setEnabled(False)
@@ -202,14 +210,16 @@ class NextTokenPanel(Panel):
         brushes = [TOP_BRUSH] + [BAR_BRUSH] * (count - 1)
         self.bar_item.setOpts(x0=np.zeros(count), y=np.arange(count), height=np.full(count, 0.75), width=widths,
                               brushes=brushes)
-        for label in self.labels:
-            self.plot.removeItem(label)
-        self.labels = []
-        for i, p in enumerate(probabilities):
-            label = pg.TextItem(f"{p:.1%}" if p >= 0.001 else f"{p:.2e}", color="#222", anchor=(0, 0.5))
-            label.setPos(float(p), i)
+        while len(self.labels) < count:  # the labels are made once and reused (a TextItem costs ~1 ms to make)
+            label = pg.TextItem("", color="#222", anchor=(0, 0.5))
             self.plot.addItem(label)
             self.labels.append(label)
+        for i, label in enumerate(self.labels):
+            label.setVisible(i < count)
+            if i < count:
+                p = probabilities[i]
+                label.setText(f"{p:.1%}" if p >= 0.001 else f"{p:.2e}")
+                label.setPos(float(p), i)
         self.plot.getAxis("left").setTicks([[(i, _visible(text)) for i, text in enumerate(value["texts"])], []])
         self.plot.setXRange(0, max(float(probabilities.max()) * 1.25, 0.05) if count else 1, padding=0)
         self.plot.setYRange(-0.6, max(count, 1) - 0.4, padding=0)
