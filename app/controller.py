@@ -62,6 +62,7 @@ class Controller(QObject):
         self.sentence_b = ""  # the comparison's sentence B (the compare panel keeps it here)
         self.by_words = False  # show attention rolled up by words (snapshot.words), not by pieces
         self.ablate: frozenset = frozenset()  # (layer, head) pairs switched off (issue 14)
+        self._follow_end = False  # the next result moves the focus to its last token (set_config)
         self._undo: list = []  # settings before each change, oldest first: AttentionConfig or (config, ablate)
         self._redo: list = []
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
@@ -98,6 +99,11 @@ class Controller(QObject):
             del self._undo[:-HISTORY_LIMIT]
             self._redo.clear()
             self.historyChanged.emit(True, False)
+        shown = self.snapshot.result if self.snapshot is not None else None
+        # typing at the end with the last token focused: the focus follows the end of the text (a
+        # decoder's next-token bars predict what comes after it); any other change keeps the focus
+        self._follow_end = shown is not None and self.focus == shown.n - 1 and len(config.text) > len(shown.config.text) \
+            and config.text.startswith(shown.config.text)
         self.config = config
         self.configChanged.emit(config)
         self._compute.cancel()  # an answer for older settings must not arrive during the debounce
@@ -182,6 +188,7 @@ class Controller(QObject):
             self.sentenceBChanged.emit(state.sentence_b)
         self.modelChanged.emit(state.model)
         self.set_config(state.config, immediate=True)
+        self._follow_end = False  # the state's own focus
 
     def recompute(self) -> None:
         self.set_config(self.config, immediate=True)
@@ -280,15 +287,11 @@ class Controller(QObject):
         self.busyChanged.emit(False)
         self._last_seconds = seconds = self._compute.seconds
         self.last_failure = None
-        previous_n = self.snapshot.result.n if self.snapshot is not None else 0
         self.snapshot = value
         n, heads = value.result.n, value.result.weights.shape[0]
         self.head = min(self.head, heads - 1)
-        # typing at the end keeps the focus on the last token (a decoder's next-token bars predict
-        # what follows the text); otherwise it stays where it was, within the new text
-        self.focus = n - 1 if previous_n and self.focus == previous_n - 1 and n > previous_n else min(self.focus, n - 1)
+        self.focus = n - 1 if self._follow_end else min(self.focus, n - 1)
         self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
-        self._request_explanation()
         self.snapshotArrived.emit(value)
         self.timingMeasured.emit(seconds)
         # the main heatmap repaints before the other panels update (latency of the picture
@@ -298,6 +301,9 @@ class Controller(QObject):
 
     def _announce(self, generation: int, snapshot) -> None:
         if generation == self._compute.generation and snapshot is self.snapshot:
+            # asked for only now: its answer would otherwise reach the worked arithmetic (a page
+            # layout) before the main heatmap's paint, which Qt posts at low priority
+            self._request_explanation()
             self.snapshotChanged.emit(snapshot)
             self._awaiting = False
 
@@ -334,6 +340,7 @@ class Controller(QObject):
                 self.head, changed = head, True
             if focus is not None and 0 <= focus < result.n and focus != self.focus:
                 self.focus, changed = focus, True
+                self._follow_end = False  # chosen while a computation runs: kept when it arrives
         if stage is not None and stage in VIEW_STAGES and stage != self.stage:
             self.stage, changed = stage, True
         if changed:

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontInfo, QFontMetrics, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontInfo, QFontMetrics, QPen, QStaticText, QTransform
 from PySide6.QtWidgets import QGraphicsRectItem
 
 WEIGHTS_MAP = "viridis"
@@ -99,9 +99,13 @@ class CellValues(pg.GraphicsObject):
         self._texts: list[list[str]] = []
         self._dark: np.ndarray = np.zeros((0, 0), dtype=bool)
         self._rows = self._columns = 0
+        self._static: dict[str, QStaticText] = {}  # text → its layout at _static_size (≤ 14 × 14 cells' texts)
+        self._static_size = 0
 
     def set_values(self, texts: list[list[str]], dark: np.ndarray) -> None:
         self.prepareGeometryChange()
+        if len(self._static) > 4096:  # every value ever shown would pile up
+            self._static.clear()
         self._texts, self._dark = texts, dark
         self._rows, self._columns = dark.shape
         self.update()
@@ -122,13 +126,21 @@ class CellValues(pg.GraphicsObject):
         font = QFont()
         font.setPixelSize(int(max(8, min(14, cell_height * 0.42, cell_width / 3.6))))
         painter.setFont(font)
+        if font.pixelSize() != self._static_size:  # laid-out texts are kept while the size stays
+            self._static.clear()
+            self._static_size = font.pixelSize()
         light, dark = QColor(255, 255, 255), QColor(20, 20, 20)
         for i in range(self._rows):
             for j in range(self._columns):
+                text = self._texts[i][j]
+                static = self._static.get(text)
+                if static is None:
+                    static = self._static[text] = QStaticText(text)
+                    static.prepare(QTransform(), font)
+                size = static.size()
                 centre = transform.map(QPointF(j, i))
                 painter.setPen(light if self._dark[i, j] else dark)
-                painter.drawText(QRectF(centre.x() - cell_width / 2, centre.y() - cell_height / 2, cell_width, cell_height),
-                                 Qt.AlignmentFlag.AlignCenter, self._texts[i][j])
+                painter.drawStaticText(QPointF(centre.x() - size.width() / 2, centre.y() - size.height() / 2), static)
         painter.restore()
 
 
