@@ -63,6 +63,7 @@ class Controller(QObject):
         self.by_words = False  # show attention rolled up by words (snapshot.words), not by pieces
         self.ablate: frozenset = frozenset()  # (layer, head) pairs switched off (issue 14)
         self._follow_end = False  # the next result moves the focus to its last token (set_config)
+        self._pending_selection = None  # (head, focus) of apply_view_state, taken when its result arrives
         self._undo: list = []  # settings before each change, oldest first: AttentionConfig or (config, ablate)
         self._redo: list = []
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
@@ -175,7 +176,11 @@ class Controller(QObject):
                                                                                         state.layer)):
             raise EngineError("the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage "
                               "one of {stages}", stages=", ".join(VIEW_STAGES))
-        self.head, self.focus, self.stage = state.head, state.focus, state.stage
+        # the state's head and focus belong to its own result: until that arrives they are kept aside
+        # and the selection stays valid for the result on screen (whose panels may still update)
+        self._pending_selection = (state.head, state.focus)
+        self.head, self.focus = self._within_shown(state.head, state.focus)
+        self.stage = state.stage
         self.model, self.layer = state.model, state.layer
         if bool(state.by_words) != self.by_words:
             self.by_words = bool(state.by_words)
@@ -189,6 +194,13 @@ class Controller(QObject):
         self.modelChanged.emit(state.model)
         self.set_config(state.config, immediate=True)
         self._follow_end = False  # the state's own focus
+
+    def _within_shown(self, head: int, focus: int) -> tuple[int, int]:
+        """(head, focus) limited to the result on screen."""
+        if self.snapshot is None:
+            return head, focus
+        result = self.snapshot.result
+        return min(head, result.weights.shape[0] - 1), min(focus, result.n - 1)
 
     def recompute(self) -> None:
         self.set_config(self.config, immediate=True)
@@ -289,6 +301,9 @@ class Controller(QObject):
         self.last_failure = None
         self.snapshot = value
         n, heads = value.result.n, value.result.weights.shape[0]
+        if self._pending_selection is not None:
+            self.head, self.focus = self._pending_selection
+            self._pending_selection = None
         self.head = min(self.head, heads - 1)
         self.focus = n - 1 if self._follow_end else min(self.focus, n - 1)
         self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
@@ -341,6 +356,8 @@ class Controller(QObject):
             if focus is not None and 0 <= focus < result.n and focus != self.focus:
                 self.focus, changed = focus, True
                 self._follow_end = False  # chosen while a computation runs: kept when it arrives
+            if head is not None or focus is not None:
+                self._pending_selection = None  # the user's choice wins over a state still arriving
         if stage is not None and stage in VIEW_STAGES and stage != self.stage:
             self.stage, changed = stage, True
         if changed:

@@ -415,3 +415,24 @@ def test_export_heatmap_draws_the_chosen_head_at_the_stage_on_screen(window, tmp
                                  ("weights 2", result.weights[2]))}
     assert fits["scores 2"] > 0.98, fits
     assert fits["scores 0"] < 0.9 and fits["weights 2"] < fits["scores 2"] - 0.02, fits
+
+
+def test_a_view_states_focus_waits_for_its_own_result(window, qtbot):
+    """apply_view_state (a preset, a session) names a head and focus of ITS text: while the old,
+    shorter result is still on screen (its panels may still update) the selection stays inside it,
+    and the state's own head and focus are taken when its result arrives."""
+    from app.view_state import ViewState
+
+    c = window.controller
+    c.set_config(AttentionConfig(text="a b c", tokenizer="whitespace", d_model=16, heads=2), immediate=True)
+    assert window.wait_until_idle(30)
+    long_text = " ".join(f"w{i}" for i in range(12))
+    state = ViewState(AttentionConfig(text=long_text, tokenizer="whitespace", d_model=32, heads=4), head=3, focus=9,
+                      stage="weights")
+    c.apply_view_state(state)
+    assert c.snapshot.result.n == 3 and (c.head, c.focus) == (1, 2)  # within the result on screen
+    for panel in window.panels.values():  # every panel redrawn now with the old result: no IndexError
+        if hasattr(panel, "show_snapshot"):
+            panel.show_snapshot(c.snapshot)
+    assert window.wait_until_idle(30)
+    assert c.snapshot.result.n == 12 and (c.head, c.focus) == (3, 9)
