@@ -306,16 +306,12 @@ def read_gguf(
 
     # gguf's dequantizers are NumPy passes that release the GIL: the engine's threads share the
     # tensors, progress is reported from this thread only.
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .parallel import THREADS
+    from .parallel import thread_map
 
     tensors: dict[str, np.ndarray] = {}
     done = 0
-    with ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="gguf-dequantize") as pool:
-        futures = [(tensor, pool.submit(dequantize, tensor)) for tensor in reader.tensors]
-        for tensor, future in futures:
-            tensors[tensor.name] = future.result()
-            done += int(tensor.n_elements)
-            report(0.2 + 0.8 * done / max(numbers, 1), "reading {tensor}".format(tensor=tensor.name))
+    for values, tensor in zip(thread_map(dequantize, reader.tensors, "gguf-dequantize"), reader.tensors):
+        tensors[tensor.name] = values
+        done += int(tensor.n_elements)
+        report(0.2 + 0.8 * done / max(numbers, 1), "reading {tensor}".format(tensor=tensor.name))
     return GGUFContents(path=path, config=config, tokenizer=spec, tensors=tensors, sha256=sha)

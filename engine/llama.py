@@ -44,7 +44,7 @@ from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
 from .gguf_file import DecoderConfig
 from .memory import format_bytes
-from .parallel import engine_threads, for_rows
+from .parallel import engine_threads, for_rows, thread_map
 from .tokenize import Token
 from .trace import freeze_arrays
 
@@ -140,12 +140,7 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig) ->
         )
 
     # the transposes are NumPy copies that release the GIL: the layers are shared among the threads
-    from concurrent.futures import ThreadPoolExecutor
-
-    from .parallel import THREADS
-
-    with ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="llama-prepare") as pool:
-        layers = list(pool.map(layer, range(config.num_layers)))
+    layers = list(thread_map(layer, range(config.num_layers), "llama-prepare"))
     embeddings = _frozen(get("token_embd.weight", (config.vocab_size, d)))
     head = _frozen(get("output.weight", (config.vocab_size, d))) if "output.weight" in tensors else embeddings
     inverse_frequency = config.rope_theta ** (-np.arange(0, d_k, 2, dtype=np.float64) / d_k)  # (d_k/2,)

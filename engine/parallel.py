@@ -152,6 +152,14 @@ def blas_single_threaded() -> _BlasSingleThreaded:
     return _single
 
 
+def thread_map(work: Callable, items: Sequence, name: str = "engine-map"):
+    """work(item) for every item on THREADS threads, yielding the results in the items' order as
+    they come (for NumPy passes that release the GIL: dequantizing, transposing weights). The
+    first failure in that order is raised; the threads are joined when the iteration ends."""
+    with ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix=name) as pool:
+        yield from pool.map(work, items)
+
+
 def chunks(count: int, parts: int) -> list[slice]:
     """``parts`` contiguous slices (at most ``count``) covering range(count) as evenly as possible."""
     parts = max(1, min(parts, count))

@@ -87,3 +87,15 @@ def standalone_panel(qtbot):
     yield make
     for controller in controllers:
         controller.shutdown()
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    """The real MiniLM (skips the test where the model package is not installed)."""
+    from engine.errors import EngineError
+    from engine.minilm import load_minilm
+
+    try:
+        return load_minilm()
+    except EngineError as error:
+        pytest.skip(f"MiniLM not installed: {error}")

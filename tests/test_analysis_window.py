@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import AttentionConfig, EngineError, compute
+from engine import AttentionConfig, compute
 from engine.ablation import mean_cosine_distance, token_cosines
 from engine.analysis import analysis_arrays
 from engine.head_stats import head_stats, special_mask
@@ -26,20 +26,6 @@ ANIMAL = "The animal didn't cross the street because it was too tired."
 def _run(*args):
     env = dict(os.environ, PYTHONUTF8="1")
     return subprocess.run([sys.executable, MAIN, "export", *args], capture_output=True, text=True, timeout=120, env=env)
-
-
-def _minilm():
-    from engine.minilm import load_minilm
-
-    try:
-        return load_minilm()
-    except EngineError as error:
-        pytest.skip(f"MiniLM not installed: {error}")
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return _minilm()
 
 
 def _dock(window, key):

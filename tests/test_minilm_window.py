@@ -12,25 +12,10 @@ from PySide6.QtWidgets import QApplication
 pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
-from engine import EngineError  # noqa: E402
 from engine.errors import ModelNotInstalled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ANIMAL = "The animal didn't cross the street because it was too tired."
-
-
-def _model():
-    from engine.minilm import load_minilm
-
-    try:
-        return load_minilm()
-    except EngineError as error:
-        pytest.skip(f"MiniLM not installed: {error}")
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return _model()
 
 
 def switch(window, text: str, layer: int = 0):
