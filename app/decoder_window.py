@@ -46,12 +46,17 @@ def open_model(window, path_or_name: str) -> str:
     return name
 
 
-def _opened(window, name: str) -> None:
-    window.busy.setVisible(False)
+def add_model_choice(window, name: str) -> None:
+    """Put a loaded model file in the Model chooser (once), its path as the tooltip."""
     combo = window.model_combo
     if combo.findData(name) < 0:
         combo.addItem(model_info(name).title, name)
         combo.setItemData(combo.findData(name), model_info(name).path, 3)  # tooltip: the file's path
+
+
+def _opened(window, name: str) -> None:
+    window.busy.setVisible(False)
+    add_model_choice(window, name)
     window.controller.set_model(name, 0)
     window.statusBar().showMessage(fill(Q.translate("DecoderWindow", "Opened %1"), model_info(name).title), 4000)
 

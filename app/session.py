@@ -17,6 +17,7 @@ from pathlib import Path
 
 from engine import AttentionConfig, EngineError
 from engine.documents import parse_settings
+from engine.models import DEFAULT_MODEL
 from engine.safe_io import parse_json, read_limited, write_bytes_atomic
 from engine.trace import STAGES  # noqa: F401 - kept for importers
 
@@ -24,6 +25,7 @@ from .snapshot import VIEW_STAGES
 
 FORMAT = "attention-explorer-session"
 VERSION = 1
+MAX_INDEX = 4096  # layers, heads and token positions a session may name before its model is loaded
 
 
 class SessionError(EngineError):
@@ -84,7 +86,12 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
     if not isinstance(view, dict):
         raise SessionError("the session's \"view\" must be an object")
     clean = {}
-    limits = {"head": config.heads - 1, "focus": len(config.text)}  # a token is at least one character
+    # the toy engine's heads are in the file's own settings; a pretrained model's head and focus are
+    # checked once that model is loaded (app/session_models.py): here only a bound that keeps the
+    # widgets safe (issue 25 #1: a SmolLM2 session on head 8 was refused against the toy's 4 heads)
+    toy = view.get("model", DEFAULT_MODEL) == DEFAULT_MODEL
+    limits = {"head": config.heads - 1 if toy else MAX_INDEX - 1,
+              "focus": len(config.text) if toy else MAX_INDEX - 1}  # a toy token is at least one character
     for key in ("head", "focus"):
         value = view.get(key, 0)
         if type(value) is not int or value < 0:
@@ -101,6 +108,9 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
     layer = view.get("layer", 0)
     if not isinstance(layer, int) or isinstance(layer, bool) or layer < 0:
         raise SessionError("the session's view.{key} must be a whole number ≥ 0", key="layer")
+    if layer >= MAX_INDEX:  # 2⁴⁰ would overflow the layer box; the model's own range is checked when it is loaded
+        raise SessionError("the session's view.{key} must be at most {limit}; got {value}", key="layer",
+                           limit=MAX_INDEX - 1, value=layer)
     for key in ("model", "sentence_b"):
         if not isinstance(view.get(key, ""), str):
             raise SessionError("the session's view.{key} must be text", key=key)
@@ -112,7 +122,7 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
     ablate = view.get("ablate", [])  # switched-off heads: [[layer, head], …] (issue 14)
     if not isinstance(ablate, list) or len(ablate) > 4096 or not all(
             isinstance(pair, list) and len(pair) == 2
-            and all(type(x) is int and 0 <= x < 4096 for x in pair) for pair in ablate):
+            and all(type(x) is int and 0 <= x < MAX_INDEX for x in pair) for pair in ablate):
         raise SessionError("the session's view.{key} must be a list of [layer, head] pairs of whole numbers ≥ 0",
                            key="ablate")
     clean["ablate"] = tuple(sorted((l, h) for l, h in ablate))

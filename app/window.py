@@ -545,33 +545,141 @@ class MainWindow(QMainWindow):
         if path:
             self.open_session_in_background(path)
 
-    def open_session_in_background(self, path: str) -> None:
-        """The dialog's and the recent menu's way: reading, parsing and checking the file (up to
-        safe_io's 16 MiB cap, ~2 s of JSON scanning) run in the worker's "session" lane, so the GUI
-        thread does no work proportional to the file's size (issue 10 #7)."""
+    def open_session_in_background(self, path: str, *, ask: bool = True, on_failed=None, restore: bool = False) -> None:
+        """Open a session without work on the GUI thread (the menu, the recent list, ``--session``,
+        the state restored at start-up): the worker reads and parses the file (up to safe_io's 16 MiB
+        cap, issue 10 #7) and resolves its model; a model file is loaded only after the user said yes
+        (``ask``; issue 26 #19); the worker then loads the model and checks the view against it
+        (app/session_models.py, issue 25 #1). Nothing is applied until every check passed.
+        ``on_failed(message)``: also called with the reason when it fails (the command line prints it)."""
+        from .session_models import read_session
+
+        self._begin_session_request(ask=ask, on_failed=on_failed, restore=restore)
+        self.statusBar().showMessage(fill(self.tr("Opening %1…"), path))
+        self._session_lane.submit(read_session, path)
+
+    def _begin_session_request(self, **request) -> None:
+        """The session lanes (made once) and a new request; an older one still on its way is dropped."""
+        from .session_models import checked_view
+
         if not hasattr(self, "_session_lane"):
             self._session_lane = self.controller.worker.lane("session", self)
-            self._session_lane.done.connect(lambda answer: self._apply_session(*answer))
-            self._session_lane.failed.connect(lambda error: self._warn(self.tr("Could not open the session"), error))
-        self.statusBar().showMessage(fill(self.tr("Opening %1…"), path))
-        self._session_lane.submit(_loaded_session, path)
+            self._session_lane.done.connect(self._on_session_read)
+            self._session_lane.failed.connect(self._on_session_failed)
+            self._session_check_lane = self.controller.worker.lane("session-check", self)
+            self._session_check_lane.done.connect(self._on_session_checked)
+            self._session_check_lane.failed.connect(self._on_session_failed)
+        self._session_lane.cancel()
+        self._session_check_lane.cancel()  # an older session still loading its model is not applied
+        self._close_model_question()
+        self._session_request = dict(request, busy=True)
+        self._session_check = checked_view
+        self._session_applied = False
 
-    def open_session(self, path: str) -> bool:
-        """Apply a session file now (command line, scripts, tests); on any problem show why and change nothing."""
-        try:
-            config, view = load_session(path)
-        except SessionError as error:
-            self._warn(self.tr("Could not open the session"), error)
-            return False
-        return self._apply_session(path, config, view)
+    def _on_session_read(self, read) -> None:
+        request = self._session_request
+        if read.model_file and request["ask"]:
+            self._ask_model_file(read)
+            return
+        if read.model_file and request["on_failed"] is not None:  # the command line: say what it loads
+            print(f"note: the session {read.path} opens the model file {read.model_file} "
+                  f"({format_bytes(read.model_bytes)})", file=sys.stderr)
+        self._check_session(read)
+
+    def _check_session(self, read) -> None:
+        if read.view.get("model", MODELS_DEFAULT) != MODELS_DEFAULT and not self._session_request["restore"]:
+            self.statusBar().showMessage(fill(self.tr("Opening %1: loading %2…"), read.path, QCoreApplication.translate(
+                "Model", model_info(read.view["model"]).title)))
+            self.busy.setVisible(True)
+        self._session_check_lane.submit(self._session_check, read, self.controller._report_progress)
+
+    def _ask_model_file(self, read) -> None:
+        """A window-modal question (tests answer it: objectName "confirmModelFile"), naming the file and its size."""
+        box = QMessageBox(QMessageBox.Icon.Question, self.tr("Load the session's model?"), fill(self.tr(
+            "The session %1 opens the model file\n%2\n(%3). Loading reads the whole file into memory. Load it?"),
+            Path(read.path).name, read.model_file, format_bytes(read.model_bytes)),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self)
+        box.setObjectName("confirmModelFile")
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def answered(_result: int) -> None:
+            if self._model_question is not box:
+                return  # another session was opened meanwhile
+            self._model_question = None
+            if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Yes:
+                self._check_session(read)
+            else:
+                self._session_request["busy"] = False
+                self.statusBar().showMessage(fill(self.tr("Not opened: %1 (its model file was not loaded)"),
+                                                  read.path), 8000)
+
+        box.finished.connect(answered)
+        self._model_question = box
+        box.open()
+
+    def _close_model_question(self) -> None:
+        box, self._model_question = getattr(self, "_model_question", None), None
+        if box is not None:
+            box.close()
+
+    def _on_session_checked(self, read) -> None:
+        self.busy.setVisible(False)
+        request = self._session_request
+        request["busy"] = False
+        if read.model_file:
+            decoder_window.add_model_choice(self, read.view["model"])
+        if request["restore"]:
+            try:
+                self.controller.apply_view_state(ViewState.from_session(self.controller.config, read.view))
+            except EngineError as error:
+                self._on_session_failed(error)
+            return
+        self._apply_session(read.path, read.config, read.view)
+
+    def _on_session_failed(self, error) -> None:
+        self.busy.setVisible(False)
+        request = getattr(self, "_session_request", {})
+        request["busy"] = False
+        if request.get("restore"):  # the state saved at the last exit: set aside, said in the status bar
+            self._set_aside_saved_state(error)
+            self.statusBar().showMessage(self.startup_notice, 20000)
+            self.startup_notice = ""
+            return
+        self._warn(self.tr("Could not open the session"), error)
+        if request.get("on_failed") is not None:
+            request["on_failed"](error_text(error))
+
+    def is_opening_session(self) -> bool:
+        """True while a session is being read, checked or waits for the user's answer."""
+        return bool(getattr(self, "_session_request", {}).get("busy"))
+
+    def open_session(self, path: str, *, ask: bool = False, timeout: float = 120.0) -> bool:
+        """Open a session and wait until it is applied or refused (scripts and tests; the window's
+        own ways do not wait): the same checks as the menu; on any problem show why and change nothing."""
+        import time
+
+        failures = []
+        self.open_session_in_background(path, ask=ask, on_failed=failures.append)
+        deadline = time.monotonic() + timeout
+        while self.is_opening_session() and time.monotonic() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.002)
+        return not failures and not self.is_opening_session() and getattr(self, "_session_applied", False)
 
     def _apply_session(self, path: str, config: AttentionConfig, view: dict) -> bool:
+        self._session_applied = False
         if len(config.text) > MAX_WINDOW_TEXT:  # the text box would lay it out on the GUI thread for seconds
             self._warn(self.tr("Could not open the session"), SessionError(
                 "the session's text has {count} characters; the window shows at most {limit} (no computation that "
                 "long fits the memory budget)", count=len(config.text), limit=MAX_WINDOW_TEXT))
             return False
-        self.controller.apply_view_state(ViewState.from_session(config, view))
+        try:
+            self.controller.apply_view_state(ViewState.from_session(config, view))
+        except EngineError as error:
+            self._warn(self.tr("Could not open the session"), error)
+            return False
+        self._session_applied = True
         self._remember_recent(path)
         self._set_session_title(path)
         self.statusBar().showMessage(fill(self.tr("Opened %1"), path), 4000)
@@ -732,6 +840,7 @@ class MainWindow(QMainWindow):
         from engine.safe_io import parse_json
 
         from .session import FORMAT, VERSION, parse_session
+        from .session_models import check_model_name
 
         self._restored_view: dict = {}
         config_text, view_text = self.settings.value("lastConfig"), self.settings.value("lastView")
@@ -742,7 +851,10 @@ class MainWindow(QMainWindow):
                         "config": parse_json(config_text, "the saved settings"),
                         "view": parse_json(view_text, "the saved view") if view_text else {}}
             config, self._restored_view = parse_session(json.dumps(document, ensure_ascii=False))
-            model_info(self._restored_view.get("model", MODELS_DEFAULT))
+            # the model's name and file checked here (an unknown name, a gguf: path that is empty, relative,
+            # a loop or gone is set aside, never registered); its layers and heads once it is loaded
+            name, _file = check_model_name(self._restored_view.get("model", MODELS_DEFAULT))
+            self._restored_view["model"] = name
             if len(config.text) > MAX_WINDOW_TEXT:
                 raise EngineError("the saved text has {count} characters; the window shows at most {limit}",
                                   count=len(config.text), limit=MAX_WINDOW_TEXT)
@@ -766,10 +878,20 @@ class MainWindow(QMainWindow):
 
     def _restore_view(self) -> None:
         """Start where the user left off: selection, model, layer and sentence B (the settings are restored first)."""
+        from .session_models import SessionRead, checked_view
+
         view = getattr(self, "_restored_view", {})
         if not view:
             return
+        read = SessionRead("", self.controller.config, view)
+        if view.get("model", MODELS_DEFAULT) != MODELS_DEFAULT:
+            # a pretrained model: loaded and the view checked in the worker (issue 25 #1); the toy engine
+            # shows the restored text meanwhile, and a view the model cannot take is set aside
+            self._begin_session_request(ask=False, on_failed=None, restore=True)
+            self._check_session(read)
+            return
         try:
+            checked_view(read)
             self.controller.apply_view_state(ViewState.from_session(self.controller.config, view))
         except EngineError as error:
             self._set_aside_saved_state(error)
@@ -949,8 +1071,11 @@ def run(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 2
     window = MainWindow(config)
-    if arguments.session and not window.open_session(arguments.session):
-        print(f"error: could not open {arguments.session}: {window.statusBar().currentMessage()}", file=sys.stderr)
+    if arguments.session:
+        # in the worker like the menu's way; a model file the session names is loaded without a question (the
+        # user typed the command) but named on stderr with its size; a refusal prints its reason
+        window.open_session_in_background(arguments.session, ask=False, on_failed=lambda message: print(
+            f"error: could not open {arguments.session}: {message}", file=sys.stderr, flush=True))
     decoder_window.model_arguments(window, arguments.model)
     window.show()
     if os.environ.get("ATTENTION_EXPLORER_PROBE") == "startup":
