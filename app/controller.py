@@ -61,10 +61,11 @@ class Controller(QObject):
         self.layer = 0  # layer shown by a pretrained model
         self.sentence_b = ""  # the comparison's sentence B (the compare panel keeps it here)
         self.by_words = False  # show attention rolled up by words (snapshot.words), not by pieces
-        self.ablate: frozenset = frozenset()  # (layer, head) pairs switched off (issue 14)
+        self.ablate: frozenset = frozenset()  # (layer, head) pairs switched off in the current model (issue 14)
+        self._ablate_by_model: dict[str, frozenset] = {}  # the other models' switched-off heads (issue 25 #2)
         self._follow_end = False  # the next result moves the focus to its last token (set_config)
         self._pending_selection = None  # (head, focus) of apply_view_state, taken when its result arrives
-        self._undo: list = []  # settings before each change, oldest first: AttentionConfig or (config, ablate)
+        self._undo: list = []  # settings before each change, oldest first: AttentionConfig or (config, ablate, model)
         self._redo: list = []
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
         self._last_seconds = 0.0
@@ -93,8 +94,12 @@ class Controller(QObject):
     def set_config(self, config: AttentionConfig, *, immediate: bool = False, _history: bool = True) -> None:
         """Ask for ``config`` to be computed; later requests supersede it. A change can be undone."""
         if isinstance(config, tuple):  # an undo entry that also switched heads
-            config, self.ablate = config
-            self.ablateChanged.emit(self.ablate)
+            config, ablate, model = config
+            if model == self.model:
+                self.ablate = ablate
+                self.ablateChanged.emit(self.ablate)
+            else:  # the heads of another model: back in that model's set, never applied to this one
+                self._ablate_by_model[model] = ablate
         if _history and config != self.config:
             self._undo.append(self.config)
             del self._undo[:-HISTORY_LIMIT]
@@ -140,7 +145,7 @@ class Controller(QObject):
         ablate = frozenset((int(l), int(h)) for l, h in ablate)
         if ablate == self.ablate:
             return
-        self._undo.append((self.config, self.ablate))
+        self._undo.append((self.config, self.ablate, self.model))
         del self._undo[:-HISTORY_LIMIT]
         self._redo.clear()
         self.historyChanged.emit(True, False)
@@ -154,7 +159,13 @@ class Controller(QObject):
 
     def _step_history(self, source: list, target: list) -> None:
         if source:
-            target.append((self.config, self.ablate) if isinstance(source[-1], tuple) else self.config)
+            entry = source[-1]
+            if isinstance(entry, tuple):
+                model = entry[2]
+                target.append((self.config, self.ablate if model == self.model
+                               else self._ablate_by_model.get(model, frozenset()), model))
+            else:
+                target.append(self.config)
             self.set_config(source.pop(), immediate=True, _history=False)
             self.historyChanged.emit(bool(self._undo), bool(self._redo))
 
@@ -181,6 +192,7 @@ class Controller(QObject):
         self._pending_selection = (state.head, state.focus)
         self.head, self.focus = self._within_shown(state.head, state.focus)
         self.stage = state.stage
+        self._switch_ablation(state.model)
         self.model, self.layer = state.model, state.layer
         if bool(state.by_words) != self.by_words:
             self.by_words = bool(state.by_words)
@@ -219,12 +231,24 @@ class Controller(QObject):
         """Switch to a model of the registry (a pretrained one loads in the worker on first use)."""
         model_info(model)  # EngineError for a name the registry does not know
         changed = model != self.model or (layer is not None and layer != self.layer)
+        self._switch_ablation(model)
         self.model = model
         if layer is not None:
             self.layer = layer
         self.modelChanged.emit(model)
         if changed:
             self.recompute()
+
+    def _switch_ablation(self, model: str) -> None:
+        """Switched-off heads belong to a model (issue 25 #2): leaving a model keeps its set aside,
+        coming back restores it, and a model never computes with another's."""
+        if model == self.model:
+            return
+        self._ablate_by_model[self.model] = self.ablate
+        ablate = self._ablate_by_model.pop(model, frozenset())
+        if ablate != self.ablate:
+            self.ablate = ablate
+            self.ablateChanged.emit(ablate)
 
     def set_by_words(self, on: bool) -> None:
         """Show attention by words (True) or by pieces; the worker rolls it up (a recompute)."""

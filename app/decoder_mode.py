@@ -29,6 +29,7 @@ MAX_FRAGMENTS = 4  # a UTF-8 character has at most 4 bytes: pieces generated to 
 LARGE_BUDGET = 1 << 40  # the decoder checked its own budget; the view allocates little
 _last: dict = {}  # registry name → the last trace shown: the KV cache of the next keystroke
 SINK_SHARE = 0.5  # name the attention sink when the first token gets at least this share on average
+minilm_mode.on_release(lambda name: _last.pop(name, None))  # a released model's KV cache goes with it
 
 
 class DecoderView:

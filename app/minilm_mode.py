@@ -17,18 +17,75 @@ from engine.models import load_model
 from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average, summarise
 
 _lock = threading.Lock()
-_models: dict[str, object] = {}  # registry name → loaded model
+_models: "OrderedDict[str, object]" = OrderedDict()  # registry name → loaded model, least recently used first
 _traces: "OrderedDict[tuple[str, str], object]" = OrderedDict()  # (model, text) → trace
+_release_hooks: list = []  # functions(name) that drop what other modules keep of a released model
 SPECIAL_PIECES = ("[CLS]", "[SEP]", "[PAD]")
-TRACE_CACHE = 4  # sentences kept (a 512-token trace holds ~200 MB)
+TRACE_CACHE = 4  # sentences kept at most
+TRACE_CACHE_BYTES = 512 << 20  # and at most this many bytes of arrays (the latest trace is always kept):
+# one 800-token SmolLM2 trace holds ~1.2 GB, so the comparison never keeps four of them (issue 26 #6)
+MODELS_KEPT = 2  # the model in use and the previous one; older ones are released (issue 26 #7)
 
 
 def model(name: str, progress=None):
-    """The loaded model ``name`` (ModelNotInstalled with the install command when it is missing)."""
+    """The loaded model ``name`` (ModelNotInstalled with the install command when it is missing).
+
+    The two most recently used models stay loaded; loading a third releases the oldest first (its
+    traces too), so opening model after model does not pile up their weights."""
     with _lock:
-        if name not in _models:
-            _models[name] = load_model(name, progress)
-        return _models[name]
+        if name in _models:
+            _models.move_to_end(name)
+            return _models[name]
+        while len(_models) >= MODELS_KEPT:
+            _release(next(iter(_models)))
+        loaded = _models[name] = load_model(name, progress)
+        return loaded
+
+
+def on_release(hook) -> None:
+    """Call ``hook(name)`` whenever model ``name`` is released (decoder_mode drops its KV cache)."""
+    _release_hooks.append(hook)
+
+
+def _release(name: str) -> None:
+    """Forget model ``name`` and its cached traces (under ``_lock``)."""
+    _models.pop(name, None)
+    for key in [key for key in _traces if key[0] == name]:
+        del _traces[key]
+    for hook in _release_hooks:
+        hook(name)
+
+
+def loaded_models() -> list[str]:
+    """The registry names of the models loaded now, least recently used first."""
+    with _lock:
+        return list(_models)
+
+
+def held_bytes(value, _seen: set | None = None, _depth: int = 0) -> int:
+    """Bytes of the NumPy arrays ``value`` holds (its attributes, tuples and lists, three levels deep),
+    each buffer counted once: views share their base's memory."""
+    seen = set() if _seen is None else _seen
+    if isinstance(value, np.ndarray):
+        base = value
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        if id(base) in seen:
+            return 0
+        seen.add(id(base))
+        return int(base.nbytes)
+    if _depth >= 3:
+        return 0
+    if isinstance(value, (list, tuple)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    elif hasattr(value, "__dict__") or hasattr(value, "__slots__"):
+        items = list(getattr(value, "__dict__", {}).values()) + [getattr(value, slot, None) for slot in
+                                                                  getattr(value, "__slots__", ())]
+    else:
+        return 0
+    return sum(held_bytes(item, seen, _depth + 1) for item in items)
 
 
 def trace(name: str, text: str, progress=None):
@@ -41,9 +98,13 @@ def trace(name: str, text: str, progress=None):
             return _traces[key]
     result = loaded.run(text)
     with _lock:
+        if name not in _models:  # released while it ran: nothing of it is kept
+            return result
         _traces[key] = result
-        while len(_traces) > TRACE_CACHE:
-            _traces.popitem(last=False)
+        sizes = {k: held_bytes(t) for k, t in _traces.items()}
+        while len(_traces) > 1 and (len(_traces) > TRACE_CACHE or sum(sizes.values()) > TRACE_CACHE_BYTES):
+            oldest, _ = _traces.popitem(last=False)
+            sizes.pop(oldest)
     return result
 
 

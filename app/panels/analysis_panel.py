@@ -232,7 +232,7 @@ class AblationPanel(Panel):
         self._cancelled = threading.Event()
         self._progress = _Progress(self)
         self._progress.moved.connect(self._on_progress)
-        self._lane = self.lane(RANK_LANE)
+        self._lane = self.lane(RANK_LANE, long=True)  # never holds the thread that computes edits (issue 26 #14)
         self._lane.done.connect(self._on_ranked)
         self._lane.failed.connect(self._on_rank_failed)
         controller.cancelled.connect(lambda: self.cancel() if self._ranking else None)  # Esc (the window's action)

@@ -41,6 +41,6 @@ class Panel(QWidget):
     def clear(self) -> None:
         """Drop every array of an earlier result and show the empty state (override where arrays are kept)."""
 
-    def lane(self, name: str) -> Lane:
-        """A worker lane owned by this panel (see app.worker.Lane)."""
-        return self.controller.worker.lane(name, self)
+    def lane(self, name: str, *, long: bool = False) -> Lane:
+        """A worker lane owned by this panel (see app.worker.Lane); ``long``: on the second thread."""
+        return self.controller.worker.lane(name, self, long=long)

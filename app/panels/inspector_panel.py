@@ -149,6 +149,7 @@ class InspectorPanel(Panel):
         splitter.setSizes([520, 480])
 
         controller.cellChanged.connect(self._on_cell_changed)
+        controller.modelChanged.connect(self._on_model_changed)  # another model: nothing of this one stays (issue 25 #3)
         controller.selectionChanged.connect(self.show_selection)
         controller.snapshotChanged.connect(controller.deferred(lambda _: self._request_inspection()))
         self._lane = self.lane(LANE)
@@ -189,11 +190,32 @@ class InspectorPanel(Panel):
         self._request = request
         self._lane.submit(inspect_cell, *request)
 
+    def _on_model_changed(self, model: str) -> None:
+        shown = self._request[0] if self._request is not None else None
+        if shown is not None and self.controller.snapshot is not None and self.controller.snapshot.model == model \
+                and self.controller.snapshot.result is shown:
+            return  # the same model (a layer change also lands here and recomputes)
+        self.clear()
+
+    def clear(self) -> None:
+        """The empty state: no number, vector or label of an earlier result stays (its next request repaints)."""
+        self._lane.cancel()
+        self.inspection, self.inspected_result, self._request = None, None, None
+        self.header.setText(self.tr("Click a cell of the attention heatmap to take its weight apart."))
+        for row in range(self.steps.rowCount()):
+            self.steps.item(row, 2).setText("")
+            self.steps.item(row, 2).setToolTip("")
+        for item in (self.q_bars, self.k_bars, self.product_bars):
+            item.setOpts(x=[], height=[], width=0.27)
+        self.bars.setTitle("")
+        self.dimensions.setRowCount(0)
+
     def _on_inspected(self, value) -> None:
         self.inspected_result = self._request[0]
         self.show_inspection(value)
 
     def _on_failed(self, error) -> None:
+        self.clear()
         self.header.setText(fill(self.tr("Cannot inspect this cell: %1"), error_text(error)))
 
     # ----------------------------------------------------------------- display

@@ -242,11 +242,25 @@ class NextTokenPanel(Panel):
         trace = self.trace()
         if trace is None:
             return
+        c = self.controller
+        if (c.model, c.config.text) != (c.snapshot.model, trace.text):
+            # the text or the model changed since this trace was computed: its token would land on another text
+            self.note.setText(self.tr("Not generated: the text or the model changed; generate again once the "
+                                      "new result is on screen."))
+            return
         s = self.settings()
-        self._generate_lane.submit(generated_text, self.controller.snapshot.model, trace, greedy,
+        self._generating_for = (c.snapshot.model, trace.text)
+        self._generate_lane.submit(generated_text, c.snapshot.model, trace, greedy,
                                    s["temperature"], s["top_k"], s["top_p"], None)
 
     def _on_generated(self, text: str) -> None:
+        # the token applies only to the text and model it was computed for (issue 26 #3): text typed
+        # after Generate is never overwritten, and another model never gets SmolLM2's token
+        target, self._generating_for = getattr(self, "_generating_for", None), None
+        if target != (self.controller.model, self.controller.config.text):
+            self.note.setText(self.tr("The generated token was dropped: the text or the model changed while it "
+                                      "was computed."))
+            return
         self._focus_last = True
         self.controller.update_config(text=text)
 
