@@ -1071,16 +1071,38 @@ def run(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 2
     window = MainWindow(config)
-    if arguments.session:
-        # in the worker like the menu's way; a model file the session names is loaded without a question (the
-        # user typed the command) but named on stderr with its size; a refusal prints its reason
-        window.open_session_in_background(arguments.session, ask=False, on_failed=lambda message: print(
-            f"error: could not open {arguments.session}: {message}", file=sys.stderr, flush=True))
-    decoder_window.model_arguments(window, arguments.model)
+    open_arguments(window, arguments)
     window.show()
     if os.environ.get("ATTENTION_EXPLORER_PROBE") == "startup":
         _probe_first_paint(window, app)
+    elif os.environ.get("ATTENTION_EXPLORER_PROBE") == "session":
+        _probe_session(window, app)
     return app.exec()
+
+
+def open_arguments(window: MainWindow, arguments: argparse.Namespace) -> None:
+    """``--session`` and ``--model`` at start. The session opens in the worker like the menu's way; a
+    model file it names is loaded without a question (the user typed the command: docs in the README)
+    but named on stderr with its size; a refusal prints its reason after "could not open …:"."""
+    if arguments.session:
+        window.open_session_in_background(arguments.session, ask=False, on_failed=lambda message: print(
+            f"error: could not open {arguments.session}: {message}", file=sys.stderr, flush=True))
+    decoder_window.model_arguments(window, arguments.model)
+
+
+def _probe_session(window: MainWindow, app) -> None:
+    """Tests: print the view state once the session is applied or refused and the result is on screen, then quit."""
+    def check() -> None:
+        if window.is_opening_session() or not window.controller.is_idle():
+            return
+        timer.stop()
+        print("session-probe", json.dumps(window.controller.view_state().session_view()), flush=True)
+        window.close()
+        app.quit()
+
+    timer = QTimer(window, interval=50)
+    timer.timeout.connect(check)
+    timer.start()
 
 
 def _probe_first_paint(window: MainWindow, app) -> None:
