@@ -48,7 +48,7 @@ from .panels.input_panel import InputPanel
 from .panels.matrices_panel import MatricesPanel
 from .panels.tokens_panel import TokensPanel
 from .presets import PRESETS, menu_presets, translated
-from .session import SessionError, load_session, save_session
+from .session import SessionError, save_session
 from .text import fill
 from .view_state import ViewState
 
@@ -58,11 +58,6 @@ APPLICATION = "Attention Explorer"
 MAX_RECENT = 8
 MAX_WINDOW_TEXT = 200_000  # characters: a session's text beyond this is refused (setPlainText: ~0.6 s a MB)
 SET_ASIDE_LIMIT = 64 * 1024  # a set-aside saved state longer than this is removed, not kept
-
-
-def _loaded_session(path: str) -> tuple:
-    """The session lane's job: (path, config, view), or SessionError."""
-    return (path, *load_session(path))
 
 
 def _saved_to(save, result, path: str) -> str:
@@ -581,13 +576,34 @@ class MainWindow(QMainWindow):
         if read.model_file and request["ask"]:
             self._ask_model_file(read)
             return
-        if read.model_file and request["on_failed"] is not None:  # the command line: say what it loads
+        if read.model_file and request.get("cli"):  # the command line: say what it loads
             print(f"note: the session {read.path} opens the model file {read.model_file} "
                   f"({format_bytes(read.model_bytes)})", file=sys.stderr)
         self._check_session(read)
 
+    def open_session_at_start(self, path: str, on_failed) -> None:
+        """``--session``: the file read before the window shows (so the first picture is the session's, as
+        before); a pretrained model is then loaded and checked in the worker; no question for a model file."""
+        from .session_models import read_session
+
+        self._begin_session_request(ask=False, on_failed=on_failed, restore=False, cli=True)
+        try:
+            read = read_session(path)
+        except (EngineError, OSError) as error:
+            self._on_session_failed(error)
+            return
+        self._on_session_read(read)
+
     def _check_session(self, read) -> None:
-        if read.view.get("model", MODELS_DEFAULT) != MODELS_DEFAULT and not self._session_request["restore"]:
+        if read.view.get("model", MODELS_DEFAULT) == MODELS_DEFAULT:  # nothing to load: checked at once
+            try:
+                self._session_check(read)
+            except EngineError as error:
+                self._on_session_failed(error)
+                return
+            self._on_session_checked(read)
+            return
+        if not self._session_request["restore"]:
             self.statusBar().showMessage(fill(self.tr("Opening %1: loading %2…"), read.path, QCoreApplication.translate(
                 "Model", model_info(read.view["model"]).title)))
             self.busy.setVisible(True)
@@ -1018,7 +1034,7 @@ class MainWindow(QMainWindow):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             QApplication.processEvents()
-            if self.controller.is_idle():
+            if self.controller.is_idle() and not self.is_opening_session():
                 QApplication.processEvents()
                 return True
             time.sleep(0.002)
@@ -1085,7 +1101,7 @@ def open_arguments(window: MainWindow, arguments: argparse.Namespace) -> None:
     model file it names is loaded without a question (the user typed the command: docs in the README)
     but named on stderr with its size; a refusal prints its reason after "could not open …:"."""
     if arguments.session:
-        window.open_session_in_background(arguments.session, ask=False, on_failed=lambda message: print(
+        window.open_session_at_start(arguments.session, on_failed=lambda message: print(
             f"error: could not open {arguments.session}: {message}", file=sys.stderr, flush=True))
     decoder_window.model_arguments(window, arguments.model)
 

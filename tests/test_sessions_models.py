@@ -119,7 +119,7 @@ def test_a_session_on_the_last_layer_and_head_reopens_exactly(qtbot, tmp_path, t
     view.head must be at most 3"; the restored state was set aside for the same reason."""
     if not _installed(name):
         pytest.skip(f"{name} is not installed")
-    from app.window import MainWindow, open_arguments, parse_arguments
+    from app.window import MainWindow
 
     window = MainWindow(restore=False)
     qtbot.addWidget(window)
@@ -148,6 +148,8 @@ def test_a_session_on_the_last_layer_and_head_reopens_exactly(qtbot, tmp_path, t
             [action] = [a for a in window.recent_menu.actions() if a.text() == str(Path(session).resolve())]
             action.trigger()
         else:
+            from app.window import open_arguments, parse_arguments  # what run() calls with the command line
+
             open_arguments(window, parse_arguments(["--session", session]))
         if name == "gguf" and path_kind in ("menu", "recent"):
             text = answer_model_question(window, yes=True)

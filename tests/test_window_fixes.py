@@ -351,7 +351,7 @@ def test_a_session_text_too_long_for_the_window_is_refused(window, tmp_path):
 def test_a_session_opened_from_the_menu_is_read_in_the_worker(window, tmp_path, monkeypatch):
     import threading
 
-    import app.window as window_module
+    import app.session_models as window_module  # where the session job reads the file (issue 25)
 
     threads = []
     real = window_module.load_session
