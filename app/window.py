@@ -603,6 +603,7 @@ class MainWindow(QMainWindow):
                 return
             self._on_session_checked(read)
             return
+        self._session_request["model"] = read.view["model"]
         if not self._session_request["restore"]:
             self.statusBar().showMessage(fill(self.tr("Opening %1: loading %2…"), read.path, QCoreApplication.translate(
                 "Model", model_info(read.view["model"]).title)))
@@ -657,6 +658,9 @@ class MainWindow(QMainWindow):
         self.busy.setVisible(False)
         request = getattr(self, "_session_request", {})
         request["busy"] = False
+        name = request.get("model", "")
+        if name in MODELS and MODELS[name].path and self.model_combo.findData(name) < 0:
+            del MODELS[name]  # a model file that failed to load is not a choice of the window
         if request.get("restore"):  # the state saved at the last exit: set aside, said in the status bar
             self._set_aside_saved_state(error)
             self.statusBar().showMessage(self.startup_notice, 20000)

@@ -367,3 +367,30 @@ def test_the_cell_inspector_never_keeps_another_models_content(window):
     settle(window)
     assert inspector.inspected_result is c.snapshot.result
     assert f"Head {c.head} " in inspector.header.text() and c.head <= 8
+
+
+def test_a_session_on_a_model_that_is_not_installed_says_so(window, tmp_path, monkeypatch):
+    """Issue 25 #1: "say so clearly when the model is not installed"."""
+    from app import minilm_mode
+    from engine.errors import ModelNotInstalled
+
+    def missing(name, progress=None):
+        raise ModelNotInstalled("the model is not installed: run {command}", command="pip install it")
+
+    monkeypatch.setattr(minilm_mode, "model", missing)
+    before = window.controller.view_state()
+    assert not window.open_session(_session(tmp_path, {"model": "e5", "head": 11, "layer": 11}))
+    message = window.statusBar().currentMessage()
+    assert "not installed here" in message and "pip install it" in message
+    assert window.controller.view_state() == before
+
+
+def test_a_model_file_that_fails_to_load_is_not_left_in_the_registry(window, tmp_path):
+    bad = tmp_path / "not-a-model.gguf"
+    bad.write_bytes(b"GGUF" + b"\xff" * 64)
+    registry = set(MODELS)
+    before = window.controller.view_state()
+    assert not window.open_session(_session(tmp_path, {"model": f"gguf:{bad}"}))
+    assert str(bad) in window.statusBar().currentMessage() or "GGUF" in window.statusBar().currentMessage()
+    assert set(MODELS) == registry
+    assert window.controller.view_state() == before
