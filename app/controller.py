@@ -172,6 +172,7 @@ class Controller(QObject):
     def adopt_history(self, other: "Controller") -> None:
         """Take ``other``'s undo and redo stacks (the language switch rebuilds the window)."""
         self._undo[:], self._redo[:] = other._undo, other._redo
+        self._ablate_by_model.update(other._ablate_by_model)  # the other models' switched-off heads too
         self.historyChanged.emit(bool(self._undo), bool(self._redo))
 
     # ----------------------------------------------------------------- the view state
