@@ -1097,7 +1097,22 @@ def run(argv: list[str] | None = None) -> int:
         _probe_first_paint(window, app)
     elif os.environ.get("ATTENTION_EXPLORER_PROBE") == "session":
         _probe_session(window, app)
-    return app.exec()
+    code = app.exec()
+    _destroy_windows(window)
+    return code
+
+
+def _destroy_windows(window: MainWindow) -> None:
+    """Delete the windows (and their pyqtgraph items) while the interpreter is whole: left to the
+    interpreter's exit, Qt delivered events to half-finalized Python overrides and crashed (SIGSEGV in
+    shiboken's error path, about one exit in eight when closed early, seen under gdb)."""
+    import shiboken6
+
+    while window is not None:
+        successor = getattr(window, "successor", None)  # the language switch's new window
+        if shiboken6.isValid(window):
+            shiboken6.delete(window)
+        window = successor
 
 
 def open_arguments(window: MainWindow, arguments: argparse.Namespace) -> None:
@@ -1113,8 +1128,8 @@ def open_arguments(window: MainWindow, arguments: argparse.Namespace) -> None:
 def _probe_session(window: MainWindow, app) -> None:
     """Tests: print the view state once the session is applied or refused and the result is on screen, then quit."""
     def check() -> None:
-        if window.is_opening_session() or not window.controller.is_idle():
-            return
+        if window.is_opening_session() or not window.controller.is_idle() or not window.controller.worker.is_idle():
+            return  # (a job still running while the interpreter exits could crash it)
         timer.stop()
         print("session-probe", json.dumps(window.controller.view_state().session_view()), flush=True)
         window.close()

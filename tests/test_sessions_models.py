@@ -298,8 +298,11 @@ def test_a_saved_state_on_a_pretrained_model_that_no_longer_fits_is_set_aside(qt
 
 def test_a_session_naming_a_model_file_asks_first_and_no_loads_nothing(window, tmp_path, tiny_gguf):
     """Issue 26 #19: a session naming gguf:/any/path loaded it with no confirmation."""
+    import shutil
+
     from app import minilm_mode
 
+    tiny_gguf = str(shutil.copy(tiny_gguf, tmp_path / "never-loaded.gguf"))  # a file no earlier test loaded
     path = _session(tmp_path, {"model": "gguf:" + tiny_gguf, "head": 3, "layer": 1})
     before = window.controller.view_state()
     registry = set(MODELS)
