@@ -573,8 +573,8 @@ class MainWindow(QMainWindow):
 
     def _on_session_read(self, read) -> None:
         request = self._session_request
-        if read.model_file and request["ask"]:
-            self._ask_model_file(read)
+        if read.model_file and request["ask"] and self.model_combo.findData(read.view["model"]) < 0:
+            self._ask_model_file(read)  # (a file the user opened in this run is not asked about again)
             return
         if read.model_file and request.get("cli"):  # the command line: say what it loads
             print(f"note: the session {read.path} opens the model file {read.model_file} "
@@ -647,6 +647,8 @@ class MainWindow(QMainWindow):
         if read.model_file:
             decoder_window.add_model_choice(self, read.view["model"])
         if request["restore"]:
+            if self.controller.model != MODELS_DEFAULT:
+                return  # the user chose a model while the saved one loaded: their choice stands
             try:
                 self.controller.apply_view_state(ViewState.from_session(self.controller.config, read.view))
             except EngineError as error:
