@@ -132,6 +132,30 @@ class _Cursor:
                               name=self.name, what=what) from None
 
 
+def _strings(cursor: _Cursor, count: int, what: str) -> list[str]:
+    """``count`` strings in a row: sliced straight out of the buffered chunk while they lie in it
+    (SmolLM2's 98,000 tokens and merges: 0.1 s instead of 1 s), through :meth:`_Cursor.text` at
+    the chunk's edges, which also holds every check."""
+    order = "little" if cursor.order == "<" else "big"
+    out: list[str] = []
+    append = out.append
+    for _ in range(count):
+        buffer, at = cursor.buffer, cursor.position - cursor.start
+        if at + 8 <= len(buffer):
+            length = int.from_bytes(buffer[at: at + 8], order)
+            end = at + 8 + length
+            if end <= len(buffer) and cursor.start + end <= MAX_HEADER_BYTES:
+                try:
+                    append(buffer[at + 8: end].decode("utf-8"))
+                except UnicodeDecodeError:
+                    pass  # cursor.text() below says so, naming the key
+                else:
+                    cursor.position = cursor.start + end
+                    continue
+        append(cursor.text(what))
+    return out
+
+
 def _value(cursor: _Cursor, code: int, key: str) -> tuple[tuple[int, ...], Any]:
     """(types, value) of one metadata value of type ``code``."""
     what = f"the value of {key}"
@@ -154,7 +178,7 @@ def _value(cursor: _Cursor, code: int, key: str) -> tuple[tuple[int, ...], Any]:
                           what="the file holds" if count <= MAX_ARRAY else "any model needs", limit=MAX_ARRAY)
     types = (ARRAY,) if count == 0 else (ARRAY, item)  # as gguf's reader: no item type for an empty array
     if item == STRING:
-        return types, [cursor.text(what) for _ in range(count)]
+        return types, _strings(cursor, count, what)
     raw = cursor.take(count * smallest, what)
     return types, np.frombuffer(raw, dtype=cursor.order + NUMPY[item]).tolist()
 
