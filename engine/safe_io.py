@@ -206,6 +206,90 @@ def _write_error(path: str, error: OSError) -> EngineError:
     return EngineError("cannot write {path!r}: {reason}", path=path, reason=error.strerror or str(error))
 
 
+_TEMPORARY = re.compile(r"\.ae-[a-z0-9_]{8}\.tmp")  # tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
+STALE_SECONDS = 5  # younger temporary files are left alone (a writer between mkstemp and its lock)
+STALE_SECONDS_UNLOCKED = 24 * 3600  # where files cannot be locked (Windows): a day without a write
+
+
+def _block_signals():
+    """Block SIGINT, SIGTERM and SIGHUP for this thread; what to restore (None where impossible)."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    wanted = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
+    except (OSError, ValueError):
+        return None
+
+
+def _unblock_signals(previous) -> None:
+    if previous is not None:
+        import signal
+
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _hold(fd: int) -> None:
+    """Lock the temporary file ``fd`` for this process (released when it is closed or the process dies)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: staleness is judged by age alone
+        return
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def remove_stale_temporaries(folder) -> list[str]:
+    """Delete this program's temporary files in ``folder`` that no live writer holds; their names.
+
+    An export killed with SIGKILL (or a power cut) leaves its ``.ae-XXXXXXXX.tmp`` (up to 500 MB)
+    behind; nothing else would ever remove it. Only files of exactly that pattern, owned by this
+    user and not locked by a running writer (:func:`_hold`) are removed; errors are ignored.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None
+    import time
+
+    removed = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _TEMPORARY.fullmatch(entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+                continue
+            age = now - info.st_mtime
+            if fcntl is None:
+                if age > STALE_SECONDS_UNLOCKED:
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+                continue
+            if age < STALE_SECONDS:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # fails while its writer lives
+            except OSError:
+                continue
+            else:
+                os.unlink(entry.path)
+                removed.append(entry.name)
+            finally:
+                os.close(fd)
+        except OSError:
+            continue
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_write(path) -> Iterator[BinaryIO]:
     """Yield a binary file object whose contents replace ``path`` when the block ends without error.
@@ -217,8 +301,12 @@ def atomic_write(path) -> Iterator[BinaryIO]:
     real = Path(os.path.realpath(name))  # through symlinks: the link stays, its target is replaced
     folder = real.parent
     if not folder.is_dir():
+        if os.path.islink(name):  # the link's own folder exists: its target's is the one missing
+            raise EngineError("cannot write {path!r}: it is a symbolic link to {target!r}, whose folder {folder!r} "
+                              "does not exist", path=name, target=os.fspath(real), folder=os.fspath(folder))
         raise EngineError("cannot write {path!r}: the folder {folder!r} does not exist", path=name,
                           folder=os.fspath(Path(name).parent))
+    remove_stale_temporaries(folder)
     try:
         existing = os.stat(real)
     except FileNotFoundError:
@@ -231,11 +319,17 @@ def atomic_write(path) -> Iterator[BinaryIO]:
         if not stat.S_ISREG(existing.st_mode):
             raise EngineError("cannot write {path!r}: it is not a regular file", path=name)
         mode = stat.S_IMODE(existing.st_mode)
+    # A signal between mkstemp creating the file and the try below would leave it behind: the
+    # interrupting signals wait (blocked) until the cleanup is in place.
+    blocked = _block_signals()
     try:
         fd, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
     except OSError as error:
+        _unblock_signals(blocked)
         raise _write_error(name, error) from None
     try:
+        _unblock_signals(blocked)
+        _hold(fd)  # while this process lives its temporary file is not stale
         with os.fdopen(fd, "wb") as stream:
             yield stream
             stream.flush()
