@@ -47,6 +47,7 @@ MAX_D_MODEL = 16384
 MAX_VOCAB = 1_000_000
 MAX_WEIGHT_BYTES = 4 * 1024**3  # float32 weights of ~1B parameters; larger models are refused
 MAX_FILE_BYTES = MAX_WEIGHT_BYTES + MAX_HEADER_BYTES  # no file of a model we open is larger (F32 at the cap)
+DEQUANTIZE_BLOCK = 8 << 20  # bytes of float32 rows dequantized at a time
 MAX_CONTEXT = 1 << 24  # tokens; the longest context of any released model is below this
 
 Progress = Callable[[float, str], None]
@@ -253,10 +254,13 @@ class GGUFFile:
             values = raw.view(order + "f4").astype(np.float32, copy=False)
         elif entry.tensor_type == gguf.GGMLQuantizationType.F16:
             values = raw.view(order + "f2").astype(np.float32)
-        else:
+        else:  # row blocks straight into the result: gguf's temporaries stay a block's size, not the tensor's
             block, type_size = gguf.GGML_QUANT_SIZES[entry.tensor_type]
             rows = raw.reshape(-1, entry.shape[0] // block * type_size)
-            values = np.asarray(gguf.quants.dequantize(rows, entry.tensor_type), dtype=np.float32)
+            values = np.empty((rows.shape[0], entry.shape[0]), np.float32)
+            step = max(1, DEQUANTIZE_BLOCK // (4 * entry.shape[0]))
+            for start in range(0, rows.shape[0], step):
+                values[start: start + step] = gguf.quants.dequantize(rows[start: start + step], entry.tensor_type)
         del raw
         values = values.reshape(shape)
         check_finite(values, self.name, entry.name)

@@ -172,10 +172,14 @@ def _value(cursor: _Cursor, code: int, key: str) -> tuple[tuple[int, ...], Any]:
     if smallest is None:
         raise EngineError("{name}: metadata key {key} is an array of the unsupported type {code}", field="model",
                           name=cursor.name, key=key, code=item)
-    if count > MAX_ARRAY or count * smallest > cursor.left():  # before allocating a single entry
-        raise EngineError("{name}: metadata key {key} claims {count:,} entries, more than {what} (at most {limit:,}): "
-                          "the file is damaged", field="model", name=cursor.name, key=key, count=count,
-                          what="the file holds" if count <= MAX_ARRAY else "any model needs", limit=MAX_ARRAY)
+    if count > MAX_ARRAY:  # before allocating a single entry
+        raise EngineError("{name}: metadata key {key} claims {count:,} entries, more than any model needs (at most "
+                          "{limit:,}): the file is damaged", field="model", name=cursor.name, key=key, count=count,
+                          limit=MAX_ARRAY)
+    if count * smallest > cursor.left():
+        raise EngineError("{name}: metadata key {key} claims {count:,} entries, more than the {left:,} bytes left in "
+                          "the file can hold: the file is cut short or damaged", field="model", name=cursor.name,
+                          key=key, count=count, left=cursor.left())
     types = (ARRAY,) if count == 0 else (ARRAY, item)  # as gguf's reader: no item type for an empty array
     if item == STRING:
         return types, _strings(cursor, count, what)
