@@ -194,6 +194,8 @@ def load_gguf(path: str | Path, progress: Progress | None = None, *, expected_sh
     decoder = Decoder(contents.config, weights, tokenizer, contents.path, contents.sha256)
     report(0.98, "checking the first computation")
     check_first_forward(decoder, name)
+    with decoder._lock:
+        decoder._last = None  # the probe's trace is no cache for the user's texts (their first run stays a full run)
     report(1.0, "ready")
     return decoder
 
