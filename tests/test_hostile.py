@@ -649,3 +649,20 @@ def test_a_json_export_too_big_to_write_in_time_is_refused_with_the_estimate(tmp
                      "--out", tmp_path / "t.json")
     assert "numbers" in line and "GiB" in line and ".npz" in line, line
     assert os.listdir(tmp_path) == [] and time.perf_counter() - started < 120
+
+
+@pytest.mark.parametrize("text", ["one\r\ntwo", "one\u2029two", "one\rtwo\u2028three"])
+def test_a_sessions_line_breaks_survive_an_unrelated_edit(window, tmp_path, text):
+    """The text box gives every line break back as \\n: a session's \\r\\n or U+2029 used to
+    become \\n after changing the heads; the saved session must hold the text exactly."""
+    path = tmp_path / "s.json"
+    save_session(path, AttentionConfig(text=text, d_model=8, heads=2), {})
+    assert window.open_session(str(path))
+    assert window.wait_until_idle(30)
+    assert window.controller.config.text == text
+    window.panels["input"].heads.setValue(4)  # an unrelated edit
+    assert window.wait_until_idle(30)
+    assert window.controller.config.heads == 4 and window.controller.config.text == text
+    window.panels["input"].text.setPlainText("one two")  # the user's own edit wins
+    assert window.wait_until_idle(30)
+    assert window.controller.config.text == "one two"
