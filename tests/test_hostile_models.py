@@ -664,3 +664,38 @@ def test_e5_variable_with_the_right_size_but_wrong_bytes_is_damaged(tmp_path, mo
     monkeypatch.setenv(e5.PATH_VARIABLE, str(path))
     with pytest.raises(EngineError, match="damaged"):
         e5.load_e5()
+
+
+# ------------------------------------------------------------------ in the window
+WINDOW_CASES = ["cut in the header", "NaN weight", "finite weights that overflow", "a PNG named .gguf",
+                "BOS id 2**64-1", "symlink loop", "fifo"]
+
+
+@pytest.mark.parametrize("name", WINDOW_CASES)
+def test_hostile_gguf_in_the_window_is_named_and_the_window_stays_usable(window, tmp_path, name, monkeypatch):
+    """File → Open model… on a hostile file: the model note names the file and the problem, no
+    exception reaches sys.excepthook, the toy engine stays and still computes."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.decoder_window import open_model
+    from engine.models import MODELS
+
+    if name in CASES:
+        make, words = CASES[name]
+        path = tmp_path / "model.gguf"
+        make(path)
+    else:
+        path, words = _not_regular(tmp_path, name)
+    uncaught = []
+    monkeypatch.setattr(sys, "excepthook", lambda *info: uncaught.append(info))
+    registered = open_model(window, str(path))
+    deadline = time.monotonic() + 60
+    while words not in window.model_note.text() and time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.005)
+    note = window.model_note.text()
+    assert words in note and path.name in note, note
+    assert uncaught == [] and registered not in MODELS and window.controller.model == "toy"
+    window.controller.set_config(window.controller.config.replace(text="still working"), immediate=True)
+    assert window.wait_until_idle(30)
+    assert window.controller.snapshot.result.config.text == "still working"
