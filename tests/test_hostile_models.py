@@ -710,3 +710,55 @@ def test_hostile_gguf_in_the_window_is_named_and_the_window_stays_usable(window,
     window.controller.set_config(window.controller.config.replace(text="still working"), immediate=True)
     assert window.wait_until_idle(30)
     assert window.controller.snapshot.result.config.text == "still working"
+
+
+WINDOW_SCRIPT = """
+import os, sys, time
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from app.window import MainWindow, use_settings_folder
+use_settings_folder(sys.argv[2])
+from app.decoder_window import open_model
+window = MainWindow(restore=False)
+window.show()
+assert window.wait_until_idle(60)
+name = open_model(window, sys.argv[1])
+deadline = time.monotonic() + 60
+while window.controller.model != name and time.monotonic() < deadline:
+    app.processEvents()
+    time.sleep(0.005)
+assert window.controller.model == name, window.model_note.text()
+print("opened", flush=True)
+deadline = time.monotonic() + float(sys.argv[3])
+edits = 0
+while time.monotonic() < deadline:
+    window.panels["input"].text.setPlainText(" the cat sat" + " on the mat" * (edits % 4))
+    assert window.wait_until_idle(60)
+    edits += 1
+print("edited", edits, flush=True)
+window.close()
+"""
+
+
+def test_a_model_file_rewritten_while_the_window_computes_does_not_crash(tmp_path):
+    """Issue 26's must-show: the window keeps computing on a GGUF that is truncated and rewritten
+    under it (a converter re-run to the same path); before, SIGBUS killed it with no message."""
+    path = tmp_path / "m.gguf"
+    tiny(path)
+    good = path.read_bytes()
+    settings = tmp_path / "settings"
+    settings.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), QT_QPA_PLATFORM="offscreen")
+    process = subprocess.Popen([sys.executable, "-c", WINDOW_SCRIPT, str(path), str(settings), "4"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        assert process.stdout.readline().strip() == "opened", process.stderr.read()[-2000:]
+        rounds = _rewrite_loop(path, good, time.monotonic() + 3)
+        out, err = process.communicate(timeout=180)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, (process.returncode, err[-2000:])
+    assert out.startswith("edited") and int(out.split()[1]) > 0 and rounds > 0, out
+    assert "Traceback" not in err, err[-2000:]
