@@ -259,8 +259,10 @@ class GGUFFile:
             rows = raw.reshape(-1, entry.shape[0] // block * type_size)
             values = np.empty((rows.shape[0], entry.shape[0]), np.float32)
             step = max(1, DEQUANTIZE_BLOCK // (4 * entry.shape[0]))
-            for start in range(0, rows.shape[0], step):
-                values[start: start + step] = gguf.quants.dequantize(rows[start: start + step], entry.tensor_type)
+            dequantize = _block_dequantizer(gguf, entry.tensor_type)
+            with np.errstate(all="ignore"):  # a damaged scale gives NaN: check_finite names it, no warning
+                for start in range(0, rows.shape[0], step):
+                    values[start: start + step] = dequantize(rows[start: start + step])
         del raw
         values = values.reshape(shape)
         check_finite(values, self.name, entry.name)
@@ -289,6 +291,20 @@ class GGUFFile:
         if changed:
             raise EngineError("{name} changed on disk while it was being read (is a converter still writing it?): "
                               "open it again once it is written", field="model", name=self.name)
+
+
+def _block_dequantizer(gguf, kind):
+    """rows of one quantized type → float32 rows, in one NumPy pass per call.
+
+    ``gguf.quants.dequantize`` cuts its input into groups of 16 rows and makes a Python call for
+    each (3,072 for SmolLM2's embedding), holding the GIL the loader's threads share; the type's
+    own ``dequantize_rows`` does the same arithmetic on all the rows given at once. Falls back to
+    ``gguf.quants.dequantize`` where gguf's internals differ (tests compare both)."""
+    traits = getattr(gguf.quants, "_type_traits", {}).get(kind)
+    if traits is None or not hasattr(traits, "dequantize_rows") or not hasattr(traits, "init_grid"):
+        return lambda rows: gguf.quants.dequantize(rows, kind)
+    traits.init_grid()
+    return traits.dequantize_rows
 
 
 def check_finite(values: np.ndarray, name: str, tensor: str) -> None:

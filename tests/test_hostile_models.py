@@ -762,3 +762,20 @@ def test_a_model_file_rewritten_while_the_window_computes_does_not_crash(tmp_pat
     assert process.returncode == 0, (process.returncode, err[-2000:])
     assert out.startswith("edited") and int(out.split()[1]) > 0 and rounds > 0, out
     assert "Traceback" not in err, err[-2000:]
+
+
+def test_block_dequantizer_matches_gguf_for_every_type():
+    """engine.gguf_file dequantizes whole row blocks with each type's own routine; gguf's
+    dequantize (groups of 16 rows) is the reference, on random bytes of every type it knows."""
+    from gguf.quants import _type_traits
+
+    from engine.gguf_file import _block_dequantizer
+
+    rng = np.random.default_rng(0)
+    for kind in _type_traits:
+        block, size = gguf.GGML_QUANT_SIZES[kind]
+        rows = rng.integers(0, 256, (37, 512 // block * size), dtype=np.uint8)
+        with np.errstate(all="ignore"):
+            expected = gguf.quants.dequantize(rows, kind)
+            actual = _block_dequantizer(gguf, kind)(rows)
+        np.testing.assert_array_equal(actual, expected, err_msg=kind.name)
