@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -89,9 +90,14 @@ def _model_name(value: str) -> str:
     if value in MODELS:
         return value
     if value.lower().endswith(".gguf"):
-        if not os.path.isfile(value):
-            raise argparse.ArgumentTypeError(f"no model file {value!r}")
-        return register_gguf(value)
+        from engine.errors import EngineError
+        from engine.safe_io import check_model_path
+
+        try:  # ~ expanded as the window does; a symlink loop, a folder, a FIFO … named for what they are
+            path, _ = check_model_path(value)
+        except EngineError as error:  # argparse would replace a ValueError's message by its own
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return register_gguf(path)
     raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from {', '.join(MODELS)}, or a .gguf file)")
 
 
@@ -134,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_DIGITS = re.compile(r"[0-9]{1,9}")
+
+
 def _parse_ablate(text: str | None) -> frozenset:
     """``--ablate 3.1,5.11`` → {(3, 1), (5, 11)} (checked against the model by the engine)."""
     if not text:
@@ -141,7 +150,7 @@ def _parse_ablate(text: str | None) -> frozenset:
     pairs = set()
     for item in text.split(","):
         layer, dot, head = item.strip().partition(".")
-        if not dot or not layer.isdigit() or not head.isdigit():
+        if not dot or not _DIGITS.fullmatch(layer) or not _DIGITS.fullmatch(head):  # "²".isdigit() is True
             raise UsageError(f"--ablate takes layer.head pairs separated by commas (e.g. 0.1,0.3); got {item.strip()!r}")
         pairs.add((int(layer), int(head)))
     return frozenset(pairs)
@@ -178,6 +187,11 @@ def _check_output(out: str) -> None:
     """Refuse an output path that cannot be written, before computing anything."""
     target = Path(out)
     parent = target.parent
+    if os.path.islink(out) and not os.path.exists(out):  # a dangling link: its target's folder is the one missing
+        real = os.path.realpath(out)
+        if not os.path.isdir(os.path.dirname(real)):
+            raise UsageError(f"cannot write {out!r}: it is a symbolic link to {real!r}, whose folder "
+                             f"{os.path.dirname(real)!r} does not exist")
     if not parent.is_dir():
         raise UsageError(f"cannot write {out!r}: the folder {os.fspath(parent)!r} does not exist")
     if target.is_dir():
@@ -232,6 +246,9 @@ def _export_pretrained(options, image: bool) -> None:
         given.append("--no-scale")
     if given:
         raise UsageError(f"{', '.join(given)}: options of the toy engine, not used by --model {options.model}")
+    from engine.text_rule import require_visible_text
+
+    require_visible_text(options.text)  # the toy engine's rule, for every model (issue 26, item 13)
     entry = model_info(options.model)
     model = entry.load()
     layer = 0 if options.layer is None else options.layer
@@ -347,9 +364,11 @@ def export(args: list[str]) -> None:
 
 def _report(line: str) -> None:
     """Print the success line; a closed stdout (``export … | true``) does not undo a written file."""
+    if sys.stdout is None:  # started with stdout closed: the file is written, nothing to say it on
+        return
     try:
         print(line, flush=True)
-    except BrokenPipeError:
+    except OSError:  # a closed pipe (export … | true), /dev/full: the file is still written
         devnull = os.open(os.devnull, os.O_WRONLY)  # so that the flush at exit does not fail again
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
@@ -374,7 +393,11 @@ def _catch_termination() -> dict:
 
 def _fail(message, code: int) -> int:
     text = " ".join(str(message).splitlines()).strip()
-    sys.stderr.write(f"error: {text}\n")
+    try:
+        sys.stderr.write(f"error: {text}\n")
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):  # stderr closed (None) or unwritable: the exit code still says it
+        pass
     return code
 
 

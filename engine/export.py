@@ -144,6 +144,24 @@ def _dump_array(array: np.ndarray, text) -> None:
     text.write("]")
 
 
+# A .json number is written at ~0.5–1 M numbers a second (Python's float repr: 3,400 tokens took
+# 621 s for ~1.7 GB); above this many the export is refused with the estimate, before writing.
+MAX_JSON_NUMBERS = 32_000_000
+JSON_BYTES_PER_NUMBER = 20  # "0.0123456789012345, "
+
+
+def check_json_size(arrays) -> None:
+    """EngineError with the size estimate when the float arrays of ``arrays`` are too many for .json."""
+    count = sum(int(a.size) for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    if count > MAX_JSON_NUMBERS:
+        from .memory import format_bytes
+
+        raise EngineError(
+            ".json of this trace would hold {count:,} numbers (about {size}) and take many minutes to write: "
+            "export .npz instead (about {npz}, written in seconds), or shorten the text", count=count,
+            size=format_bytes(count * JSON_BYTES_PER_NUMBER), npz=format_bytes(count * 4))
+
+
 def _write_json(result: AttentionResult, stream, extra=None) -> None:
     document = {
         "format": FORMAT_NAME,
@@ -175,6 +193,8 @@ def save_trace(result: AttentionResult, path, extra: dict | None = None) -> Path
     """Write ``result`` to ``path`` in the format its suffix names; returns the path. ``extra``:
     more named arrays for .npz / .json (the analysis: engine.analysis.analysis_arrays)."""
     writer = _WRITERS[output_suffix(path)]
+    if writer is _write_json:
+        check_json_size([*_arrays(result).values(), *(extra or {}).values()])
     with atomic_write(path) as stream:
         writer(result, stream, *((extra,) if extra else ()))
     return Path(path)
@@ -202,6 +222,9 @@ def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transfor
         words, word_index = words_of(text, trace.tokens) if text else (tuple(trace.token_texts),
                                                                           np.arange(trace.n, dtype=np.int64))
         word_attentions = roll_up(trace.attentions, word_index)
+    if suffix == ".json":
+        check_json_size([np.asarray(trace.attentions), np.asarray(trace.hidden_states), word_attentions,
+                         *(extra or {}).values()])
     with atomic_write(path) as stream:
         if suffix == ".npz":
             np.savez(stream, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),

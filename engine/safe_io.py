@@ -20,6 +20,7 @@ written through to its target, which stays a symlink.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -77,6 +78,48 @@ def read_limited(path, what: str = "file", limit: int = MAX_DOCUMENT_BYTES) -> b
                           reason=error.strerror or str(error)) from None
     finally:
         os.close(fd)
+
+
+def check_model_path(path, source: str = "", max_bytes: int | None = None) -> tuple[Path, int]:
+    """(the path with ~ expanded, its size) of a model file; EngineError naming what is there instead.
+
+    A missing file, a dangling symlink (naming its missing target), a symlink loop, a folder, a
+    FIFO, a device (/dev/zero) or a file larger than ``max_bytes`` are each named for what they
+    are, before a byte is read (a FIFO would block, /dev/zero never ends, a 20 GB sparse file took
+    41 s to hash). ``source``: what named the path, e.g. "ATTENTION_EXPLORER_E5_MODEL: ".
+    A missing file is :class:`~engine.errors.ModelNotInstalled` (the window offers to install).
+    """
+    from .errors import ModelNotInstalled
+
+    name = os.path.expanduser(os.fspath(path))
+    try:
+        info = os.stat(name)
+    except FileNotFoundError:
+        if os.path.islink(name):
+            raise EngineError("{source}{path} is a symbolic link to {target}, which does not exist", field="model",
+                              source=source, path=name, target=os.path.join(os.path.dirname(name), os.readlink(name)))
+        raise ModelNotInstalled("{source}{path} does not exist", field="model", source=source, path=name) from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise EngineError("{source}{path} is a symbolic link loop (it leads back to itself): point it at the "
+                              "model file", field="model", source=source, path=name) from None
+        raise EngineError("{source}cannot read {path}: {reason}", field="model", source=source, path=name,
+                          reason=error.strerror or str(error)) from None
+    except ValueError:  # a NUL character in the name
+        raise EngineError("{source}{path!r} is not a valid file name", field="model", source=source, path=name) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise EngineError("{source}{path} is a folder, not a model file", field="model", source=source, path=name)
+    if stat.S_ISFIFO(info.st_mode):
+        raise EngineError("{source}{path} is a named pipe (FIFO), not a model file", field="model", source=source,
+                          path=name)
+    if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode):
+        raise EngineError("{source}{path} is a device, not a model file", field="model", source=source, path=name)
+    if not stat.S_ISREG(info.st_mode):
+        raise EngineError("{source}{path} is not a regular file", field="model", source=source, path=name)
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise EngineError("{source}{path} is {size:,} bytes, larger than any model this program opens ({limit:,} "
+                          "bytes)", field="model", source=source, path=name, size=info.st_size, limit=max_bytes)
+    return Path(name), info.st_size
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)  # a JSON string, escapes included
@@ -163,6 +206,90 @@ def _write_error(path: str, error: OSError) -> EngineError:
     return EngineError("cannot write {path!r}: {reason}", path=path, reason=error.strerror or str(error))
 
 
+_TEMPORARY = re.compile(r"\.ae-[a-z0-9_]{8}\.tmp")  # tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
+STALE_SECONDS = 5  # younger temporary files are left alone (a writer between mkstemp and its lock)
+STALE_SECONDS_UNLOCKED = 24 * 3600  # where files cannot be locked (Windows): a day without a write
+
+
+def _block_signals():
+    """Block SIGINT, SIGTERM and SIGHUP for this thread; what to restore (None where impossible)."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    wanted = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
+    except (OSError, ValueError):
+        return None
+
+
+def _unblock_signals(previous) -> None:
+    if previous is not None:
+        import signal
+
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _hold(fd: int) -> None:
+    """Lock the temporary file ``fd`` for this process (released when it is closed or the process dies)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: staleness is judged by age alone
+        return
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def remove_stale_temporaries(folder) -> list[str]:
+    """Delete this program's temporary files in ``folder`` that no live writer holds; their names.
+
+    An export killed with SIGKILL (or a power cut) leaves its ``.ae-XXXXXXXX.tmp`` (up to 500 MB)
+    behind; nothing else would ever remove it. Only files of exactly that pattern, owned by this
+    user and not locked by a running writer (:func:`_hold`) are removed; errors are ignored.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None
+    import time
+
+    removed = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _TEMPORARY.fullmatch(entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+                continue
+            age = now - info.st_mtime
+            if fcntl is None:
+                if age > STALE_SECONDS_UNLOCKED:
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+                continue
+            if age < STALE_SECONDS:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # fails while its writer lives
+            except OSError:
+                continue
+            else:
+                os.unlink(entry.path)
+                removed.append(entry.name)
+            finally:
+                os.close(fd)
+        except OSError:
+            continue
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_write(path) -> Iterator[BinaryIO]:
     """Yield a binary file object whose contents replace ``path`` when the block ends without error.
@@ -174,8 +301,12 @@ def atomic_write(path) -> Iterator[BinaryIO]:
     real = Path(os.path.realpath(name))  # through symlinks: the link stays, its target is replaced
     folder = real.parent
     if not folder.is_dir():
+        if os.path.islink(name):  # the link's own folder exists: its target's is the one missing
+            raise EngineError("cannot write {path!r}: it is a symbolic link to {target!r}, whose folder {folder!r} "
+                              "does not exist", path=name, target=os.fspath(real), folder=os.fspath(folder))
         raise EngineError("cannot write {path!r}: the folder {folder!r} does not exist", path=name,
                           folder=os.fspath(Path(name).parent))
+    remove_stale_temporaries(folder)
     try:
         existing = os.stat(real)
     except FileNotFoundError:
@@ -188,11 +319,17 @@ def atomic_write(path) -> Iterator[BinaryIO]:
         if not stat.S_ISREG(existing.st_mode):
             raise EngineError("cannot write {path!r}: it is not a regular file", path=name)
         mode = stat.S_IMODE(existing.st_mode)
+    # A signal between mkstemp creating the file and the try below would leave it behind: the
+    # interrupting signals wait (blocked) until the cleanup is in place.
+    blocked = _block_signals()
     try:
         fd, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
     except OSError as error:
+        _unblock_signals(blocked)
         raise _write_error(name, error) from None
     try:
+        _unblock_signals(blocked)
+        _hold(fd)  # while this process lives its temporary file is not stale
         with os.fdopen(fd, "wb") as stream:
             yield stream
             stream.flush()
@@ -215,5 +352,5 @@ def write_bytes_atomic(path, data: bytes) -> Path:
     return Path(path)
 
 
-__all__ = ["MAX_DOCUMENT_BYTES", "MAX_INTEGER_DIGITS", "MAX_JSON_DEPTH", "atomic_write", "current_umask",
+__all__ = ["MAX_DOCUMENT_BYTES", "check_model_path", "MAX_INTEGER_DIGITS", "MAX_JSON_DEPTH", "atomic_write", "current_umask",
            "json_depth", "load_json", "parse_json", "read_limited", "write_bytes_atomic"]

@@ -163,20 +163,42 @@ class Decoder:
 
 
 def load_gguf(path: str | Path, progress: Progress | None = None, *, expected_sha256: str | None = None) -> Decoder:
-    """Load any local GGUF file of architecture ``llama`` or ``qwen2`` (others: EngineError naming it)."""
+    """Load any local GGUF file of architecture ``llama`` or ``qwen2`` (others: EngineError naming it).
+
+    The tensors are read one at a time into the final arrays (engine.gguf_file.GGUFTensors): no
+    array of the model refers to the file afterwards, and a file that changed while it was read
+    is refused. A model whose first short computation is not finite is refused naming the layer."""
     from .bpe import BPETokenizer
+    from .first_forward import check_first_forward
 
     def report(fraction: float, message: str) -> None:
         if progress is not None:
             progress(min(max(fraction, 0.0), 1.0), message)
 
     contents = read_gguf(path, expected_sha256=expected_sha256, progress=lambda f, m: report(0.9 * f, m))
-    report(0.9, "preparing the weights")
-    weights = llama.prepare_weights(contents.tensors, contents.config)
-    report(0.97, "building the tokenizer")
-    tokenizer = BPETokenizer(contents.tokenizer)
+    try:
+        weights = llama.prepare_weights(contents.tensors, contents.config)
+    except BaseException:
+        contents.tensors.file.close()
+        raise
+    contents.close()  # refuses a file that changed while it was read
+    report(0.95, "building the tokenizer")
+    name = contents.path.name
+    try:
+        tokenizer = BPETokenizer(contents.tokenizer)
+    except EngineError:
+        raise
+    except Exception as error:  # the tokenizers library's own refusal of a vocabulary
+        raise EngineError("{name}: the tokenizer cannot be built from the file's vocabulary and merges ({reason})",
+                          field="model", name=name, reason=str(error)[:200]) from None
+    decoder = Decoder(contents.config, weights, tokenizer, contents.path, contents.sha256)
+    if expected_sha256 is None:  # a file of unknown origin; a checksummed one (SmolLM2) is known to compute
+        report(0.98, "checking the first computation")
+        check_first_forward(decoder, name)
+        with decoder._lock:
+            decoder._last = None  # the probe's trace is no cache for the user's texts (their first run stays full)
     report(1.0, "ready")
-    return Decoder(contents.config, weights, tokenizer, Path(path), contents.sha256)
+    return decoder
 
 
 def load_smollm2(progress: Progress | None = None) -> Decoder:

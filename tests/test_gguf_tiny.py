@@ -72,9 +72,9 @@ def test_refuses_sentencepiece_tokenizer_and_bad_files(tmp_path):
         load_gguf(path)
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"not a gguf file at all" * 10)
-    with pytest.raises(EngineError, match="not a readable GGUF"):
+    with pytest.raises(EngineError, match="not a GGUF model file"):
         load_gguf(junk)
-    with pytest.raises(EngineError, match="no model file"):
+    with pytest.raises(EngineError, match="does not exist"):
         load_gguf(tmp_path / "missing.gguf")
     good = tmp_path / "good.gguf"
     write_tiny_gguf(good, "llama")
@@ -160,7 +160,7 @@ def test_fast_reader_reads_every_field_as_gguf_does(tmp_path, endianess):
     cut = tmp_path / "cut.gguf"
     for size in (len(whole) - 1, whole.index("x".encode() * 300) + 10, whole.index("苹果".encode()) + 2):
         cut.write_bytes(whole[:size])
-        with pytest.raises(EngineError, match="not a readable GGUF"):
+        with pytest.raises(EngineError, match="cut short|more than the file can hold"):
             open_reader(cut)
 
 

@@ -551,3 +551,118 @@ def test_running_out_of_memory_says_what_and_what_to_do(monkeypatch):
     assert isinstance(caught.value, OutOfMemory) and isinstance(caught.value, EngineError)
     message = str(caught.value)
     assert "d_model 8" in message and "2 heads" in message and "shorten the text" in message
+
+
+# ------------------------------------------------------------------ issue 26, item 18 and friends
+def test_dangling_symlink_out_names_the_missing_target(tmp_path, capsys):
+    link = tmp_path / "out.npz"
+    link.symlink_to(tmp_path / "gone" / "t.npz")
+    line = cli_fails(capsys, *SMALL, "--out", link)
+    assert str(tmp_path / "gone") in line and "symbolic link" in line, line
+    assert os.listdir(tmp_path) == ["out.npz"]
+    with pytest.raises(EngineError, match="symbolic link"):  # the window's writer says the same
+        from engine.safe_io import write_bytes_atomic
+
+        write_bytes_atomic(link, b"x")
+
+
+def test_stale_temporary_files_of_a_killed_export_are_removed_on_the_next_write(tmp_path, capsys):
+    """SIGKILL leaves the .ae-*.tmp behind (up to 500 MB); the next write to that folder removes
+    the ones no live writer holds, and only files of the app's own pattern."""
+    stale = tmp_path / ".ae-abcd1234.tmp"
+    stale.write_bytes(b"x" * 1000)
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    others = [tmp_path / ".ae-abcd1234.tmp.keep", tmp_path / "ae-abcd1234.tmp", tmp_path / ".ae-ABCD1234.tmp"]
+    for other in others:
+        other.write_bytes(b"mine")
+        os.utime(other, (old, old))
+    assert cli.main(["main.py", "export", *SMALL, "--out", str(tmp_path / "t.npz")]) == 0
+    assert sorted(os.listdir(tmp_path)) == sorted(["t.npz", *(o.name for o in others)])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs a second process holding the lock")
+def test_a_temporary_file_a_live_writer_holds_is_kept(tmp_path):
+    """A second export writing into the same folder right now keeps its temporary file."""
+    import fcntl
+
+    from engine.safe_io import remove_stale_temporaries
+
+    held = tmp_path / ".ae-zzzz9999.tmp"
+    held.write_bytes(b"partial")
+    old = time.time() - 3600
+    os.utime(held, (old, old))
+    writer = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               "fd = os.open(sys.argv[1], os.O_RDWR); fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                               "print('held', flush=True); time.sleep(30)", str(held)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "held"
+        assert remove_stale_temporaries(tmp_path) == [] and held.exists()
+    finally:
+        writer.kill()
+        writer.wait()
+    assert remove_stale_temporaries(tmp_path) == [held.name] and not held.exists()
+    del fcntl
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_stdout_on_dev_full_still_exits_0_after_writing(tmp_path):
+    out = tmp_path / "t.npz"
+    with open("/dev/full", "w") as full:
+        done = run("export", *SMALL, "--out", str(out), stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size > 0 and "Traceback" not in done.stderr
+
+
+def test_bad_input_with_stderr_closed_exits_2(tmp_path):
+    env = dict(os.environ, PYTHONUTF8="1")
+    done = subprocess.run([sys.executable, MAIN, "export", "--text", "a", "--heads", "3", "--d-model", "4",
+                           "--out", str(tmp_path / "t.npz")], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, env=env, timeout=120, pass_fds=(),
+                          preexec_fn=lambda: os.close(2))
+    assert done.returncode == 2
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("value", ["².1", "1.²", "١.٢", "0.1,x", "1.-1"])
+def test_ablate_with_non_ascii_digits_is_a_usage_error(tmp_path, value, capsys):
+    line = cli_fails(capsys, *SMALL, "--ablate", value, "--out", tmp_path / "t.npz")
+    assert "--ablate takes layer.head pairs" in line and "unexpected" not in line, line
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("text", ["\x01\x02", " \t ", "\u200b\u2028"])
+def test_text_without_visible_characters_is_refused_for_every_model(tmp_path, text, capsys):
+    """The toy engine refused "\\x01\\x02"; MiniLM wrote a trace of [CLS] [SEP] with exit 0."""
+    toy = cli_fails(capsys, "--text", text, "--out", tmp_path / "t.npz")
+    minilm = cli_fails(capsys, "--model", "minilm", "--text", text, "--out", tmp_path / "m.npz")
+    assert all("no tokens" in line or "is empty" in line for line in (toy, minilm)), (toy, minilm)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_json_export_too_big_to_write_in_time_is_refused_with_the_estimate(tmp_path, capsys):
+    """3,400 tokens took 621 s to write as .json: refused before writing, with the size and .npz's."""
+    text = " ".join(f"w{i}" for i in range(3400))
+    started = time.perf_counter()
+    line = cli_fails(capsys, "--text", text, "--tokenizer", "whitespace", "--d-model", "8", "--heads", "4",
+                     "--out", tmp_path / "t.json")
+    assert "numbers" in line and "GiB" in line and ".npz" in line, line
+    assert os.listdir(tmp_path) == [] and time.perf_counter() - started < 120
+
+
+@pytest.mark.parametrize("text", ["one\r\ntwo", "one\u2029two", "one\rtwo\u2028three"])
+def test_a_sessions_line_breaks_survive_an_unrelated_edit(window, tmp_path, text):
+    """The text box gives every line break back as \\n: a session's \\r\\n or U+2029 used to
+    become \\n after changing the heads; the saved session must hold the text exactly."""
+    path = tmp_path / "s.json"
+    save_session(path, AttentionConfig(text=text, d_model=8, heads=2), {})
+    assert window.open_session(str(path))
+    assert window.wait_until_idle(30)
+    assert window.controller.config.text == text
+    window.panels["input"].heads.setValue(4)  # an unrelated edit
+    assert window.wait_until_idle(30)
+    assert window.controller.config.heads == 4 and window.controller.config.text == text
+    window.panels["input"].text.setPlainText("one two")  # the user's own edit wins
+    assert window.wait_until_idle(30)
+    assert window.controller.config.text == "one two"

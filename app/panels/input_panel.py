@@ -45,6 +45,11 @@ PROJECTIONS = EXAMPLES.parent / "resources" / "presets"  # seed001_cake_projecti
 CUSTOM = "custom"  # the weights combo's extra item while W_Q, W_K, W_V come from a file (config.projections)
 
 
+def as_shown(text: str) -> str:
+    """``text`` as a QPlainTextEdit gives it back: every line break a \n."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
+
+
 class InputPanel(Panel):
     """The sentence box and the settings form."""
 
@@ -202,10 +207,17 @@ class InputPanel(Panel):
         spin.setKeyboardTracking(True)
         return spin
 
+    def _text_value(self) -> str:
+        """The box's text; a text set from a session or the state comes back exactly as it was
+        while the box still shows it (the box turns \r\n, \r, U+2028 and U+2029 into \n)."""
+        shown = self.text.toPlainText()
+        exact = getattr(self, "_exact_text", None)
+        return exact if exact is not None and as_shown(exact) == shown else shown
+
     def values(self) -> dict:
         """The settings as the widgets show them now (possibly invalid)."""
         return {
-            "text": self.text.toPlainText(),
+            "text": self._text_value(),
             "tokenizer": self.tokenizer.currentData(),
             "d_model": self.d_model.value(),
             "heads": self.heads.value(),
@@ -222,8 +234,9 @@ class InputPanel(Panel):
         """Set every widget from ``config`` without triggering recomputation."""
         blockers = [QSignalBlocker(w) for w in (self.text, self.tokenizer, self.d_model, self.heads, self.seed,
                                                  self.positional, self.mask, self.scale, self.temperature, self.weights)]
-        if self.text.toPlainText() != config.text:
+        if self.text.toPlainText() != as_shown(config.text):
             self.text.setPlainText(config.text)
+        self._exact_text = config.text
         custom = self.weights.findData(CUSTOM)
         if config.projections is not None and custom < 0:
             self.weights.addItem(self.tr("custom (W_Q, W_K, W_V from a file)"), CUSTOM)

@@ -79,7 +79,12 @@ def register_gguf(path) -> str:
     The file is read only when loaded (engine.smollm2.load_gguf, which refuses other architectures)."""
     from pathlib import Path
 
-    resolved = Path(path).expanduser().resolve()
+    try:
+        resolved = Path(path).expanduser().resolve()
+    except (RuntimeError, OSError):  # a symlink loop (RuntimeError before Python 3.13): loading names it
+        import os
+
+        resolved = Path(os.path.abspath(Path(path).expanduser()))
     name = GGUF_PREFIX + str(resolved)
     if name not in MODELS:
         MODELS[name] = ModelEntry(name, resolved.name, "decoder", "see the file", "local file", "engine.smollm2",
