@@ -1,6 +1,6 @@
 """Hook points (engine/hooks.py) in the three forwards: the toy's compute, the BERT encoder and the
 llama-family decoder. Each hooked number is checked against a float64 loop written here (nothing
-shared with the engine's forwards), or against an independent engine path (engine.bert_ablation).
+shared with the engine's forwards).
 
 Tiny models keep it fast: a random 2-layer BERT built here, the tiny llama / qwen2 GGUF files of
 tests/tiny_gguf.py, and the toy engine.
@@ -183,7 +183,7 @@ def test_encoder_ablation_through_hook_z_equals_the_old_ablated_paths(bert):
     ablated = bert.run(TEXT, ablate=ablate)
     assert ablated.ablate == ablate
     assert np.all(ablated.layers[0].head_outputs[1] == 0) and np.all(ablated.layers[1].head_outputs[3] == 0)
-    # engine.bert_ablation reruns the layers from the first ablated one with its own code
+    # engine.bert_ablation resumes at the first ablated layer (start_at_layer): the same numbers
     np.testing.assert_allclose(ablated.hidden_states, ablated_hidden_states(bert.weights, BERT, plain, ablate),
                                atol=1e-6)
 
