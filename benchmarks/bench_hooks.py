@@ -11,9 +11,11 @@ The two alternate call by call in the order plain A, hooked B, hooked A, plain B
 are texts of the same length that differ in their first token: a decoder's KV cache (which
 reuses a shared prefix of the model's previous run) never finds one, whichever path keeps it.
 Figures: median of ``--repeats`` calls each after one warm-up round, and the ratio hooked / plain.
-Everything runs in this process on the engine's threads (engine.parallel.THREADS = --threads);
-no torch. Lengths are token counts (a decoder's text has no special tokens, an encoder's
-counts [CLS] and [SEP]); the real count is printed when a text cannot hit it exactly.
+Everything runs in this process on --threads threads (engine.parallel.THREADS, and OpenBLAS's
+unless OPENBLAS_NUM_THREADS is set); no torch. Under load, --threads 1 isolates the hook's cost
+from the scheduling of threads (OpenBLAS's spinning threads on oversubscribed cores cost seconds).
+Lengths are token counts (a decoder's text has no special tokens, an encoder's counts [CLS]
+and [SEP]); the real count is printed when a text cannot hit it exactly.
 """
 from __future__ import annotations
 
@@ -106,6 +108,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # before numpy is imported
+        os.environ.setdefault(name, str(args.threads))
 
     from engine.memory import keep_freed_memory
     from engine.models import model_info
