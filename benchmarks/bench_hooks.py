@@ -10,7 +10,8 @@ Issue 20's target: a run with one hook within 5 % of a run without. For each mod
 The two alternate call by call in the order plain A, hooked B, hooked A, plain B, … where A and B
 are texts of the same length that differ in their first token: a decoder's KV cache (which
 reuses a shared prefix of the model's previous run) never finds one, whichever path keeps it.
-Figures: median of ``--repeats`` calls each after one warm-up round, and the ratio hooked / plain.
+Figures: median of ``--repeats`` calls each after one warm-up round, and the ratio hooked / plain,
+of wall time and of the process's CPU time (all threads; less hurt by other programs' load).
 Everything runs in this process on --threads threads (engine.parallel.THREADS, and OpenBLAS's
 unless OPENBLAS_NUM_THREADS is set); no torch. Under load, --threads 1 isolates the hook's cost
 from the scheduling of threads (OpenBLAS's spinning threads on oversubscribed cores cost seconds).
@@ -85,19 +86,24 @@ def measure(model, n: int, repeats: int) -> dict:
     order = [(plain, text_a, "plain"), (hooked, text_b, "hooked"), (hooked, text_a, "hooked"),
              (plain, text_b, "plain")]
     times: dict[str, list[float]] = {"plain": [], "hooked": []}
+    cpu: dict[str, list[float]] = {"plain": [], "hooked": []}  # the process's CPU time: less hurt by load
     for round_index in range(1 + (repeats + 1) // 2):
         for call, text, kind in order:
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             call(text)
-            elapsed = time.perf_counter() - started
+            elapsed, elapsed_cpu = time.perf_counter() - started, time.process_time() - started_cpu
             if round_index:  # the first round warms up (allocations, BLAS threads)
                 times[kind].append(elapsed)
+                cpu[kind].append(elapsed_cpu)
     if not calls or set(calls) != {name}:
         raise RuntimeError(f"the identity hook on {name} was not called as expected: {calls[:3]}")
     plain_ms = 1e3 * statistics.median(times["plain"])
     hooked_ms = 1e3 * statistics.median(times["hooked"])
+    plain_cpu = 1e3 * statistics.median(cpu["plain"])
+    hooked_cpu = 1e3 * statistics.median(cpu["hooked"])
     return {"tokens": n, "actual_tokens": sorted({count_a, count_b}), "hook": name, "calls": len(times["plain"]),
-            "plain_ms": plain_ms, "hooked_ms": hooked_ms, "ratio": hooked_ms / plain_ms}
+            "plain_ms": plain_ms, "hooked_ms": hooked_ms, "ratio": hooked_ms / plain_ms,
+            "plain_cpu_ms": plain_cpu, "hooked_cpu_ms": hooked_cpu, "cpu_ratio": hooked_cpu / plain_cpu}
 
 
 def main() -> None:
@@ -135,12 +141,12 @@ def main() -> None:
           f"numpy {np.__version__}; load average {load_before:.2f} → {load_after:.2f}")
     print(f"median of {args.repeats}-ish alternating calls per side; ratio = hooked / plain (target ≤ 1.05)")
     print()
-    print("| model | tokens | hook | plain (ms) | hooked (ms) | ratio |")
-    print("|-------|-------:|------|-----------:|------------:|------:|")
+    print("| model | tokens | hook | plain (ms) | hooked (ms) | ratio | plain CPU (ms) | hooked CPU (ms) | CPU ratio |")
+    print("|-------|-------:|------|-----------:|------------:|------:|---------------:|----------------:|----------:|")
     for row in rows:
         tokens = row["tokens"] if row["actual_tokens"] == [row["tokens"]] else "/".join(map(str, row["actual_tokens"]))
         print(f"| {row['model']} | {tokens} | {row['hook']} | {row['plain_ms']:.1f} | {row['hooked_ms']:.1f} | "
-              f"{row['ratio']:.3f} |")
+              f"{row['ratio']:.3f} | {row['plain_cpu_ms']:.1f} | {row['hooked_cpu_ms']:.1f} | {row['cpu_ratio']:.3f} |")
     if args.json:
         args.json.write_text(json.dumps({"threads": args.threads, "load": [load_before, load_after], "rows": rows},
                                         indent=2))
