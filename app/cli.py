@@ -157,23 +157,24 @@ def _check_ablate(ablate: frozenset, layers: int, heads: int, title: str) -> Non
                              f"(layers × heads: layers 0 … {layers - 1}, heads 0 … {heads - 1})")
 
 
-def _analysis(trace, weights=None) -> dict:
+def _analysis(trace, weights=None, special=None) -> dict:
     """The analysis arrays exported with a trace: value_norms, rollout, value_rollout, head_stats
-    (engine.analysis); past ANALYSIS_TOKENS only value_norms."""
+    (engine.analysis); past ANALYSIS_TOKENS only value_norms. ``special``: the model's special-token
+    mask (its facts.special_mask)."""
     from engine.analysis import analysis_arrays, value_norms_of
 
     from .analysis_jobs import ANALYSIS_TOKENS
 
     if len(trace.token_texts) > ANALYSIS_TOKENS:
         return {"value_norms": value_norms_of(trace, weights)}
-    return analysis_arrays(trace, weights)
+    return analysis_arrays(trace, weights, special=special)
 
 
-def _write(options, save, trace, weights=None, *args) -> None:
+def _write(options, save, trace, weights=None, *args, special=None) -> None:
     """Write the trace with its analysis; ``--table head-stats`` writes the head table (.csv)."""
     from engine.export import output_suffix, save_head_table
 
-    extra = _analysis(trace, weights)
+    extra = _analysis(trace, weights, special)
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
@@ -261,7 +262,8 @@ def _export_pretrained(options, image: bool) -> None:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
                       label=f"{entry.title}, layer {layer}")
     else:
-        _write(options, save_bert_trace, trace, model.weights, options.text, facts.name or entry.title)
+        _write(options, save_bert_trace, trace, model.weights, options.text, facts.name or entry.title,
+               special=facts.special_mask(trace.token_texts))
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
@@ -269,15 +271,9 @@ def _export_pretrained(options, image: bool) -> None:
 def decoder_arrays(model, trace) -> dict:
     """What ``export --model <decoder>`` writes to .npz: the engine's arrays (tokens, input_ids,
     attentions, hidden_states, next_token_logits) and the word view (engine.words)."""
-    import numpy as np
+    from engine.words import word_arrays
 
-    from engine.words import roll_up, words_of
-
-    arrays = dict(model.export_arrays(trace))
-    words, word_index = words_of(trace.text, trace.tokens)
-    arrays.update(words=np.array(words, dtype=str), word_index=np.asarray(word_index, dtype=np.int64),
-                  word_attentions=roll_up(trace.attentions, word_index))
-    return arrays
+    return {**trace.arrays(), **word_arrays(trace.text, trace.tokens, trace.attentions)}
 
 
 def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate: frozenset = frozenset()) -> None:
