@@ -362,6 +362,7 @@ class BertTrace(TraceBase):
     ablate: frozenset = frozenset()  # (layer, head) pairs switched off in this run
     estimated_bytes: int = 0
     seconds: float = 0.0  # wall time of the forward pass
+    text: str = ""  # the text the tokens' spans point into ("" when run on ids alone)
 
     def __post_init__(self) -> None:
         freeze_arrays(self)
@@ -441,6 +442,7 @@ def forward(
     start_at_layer: int | None = None,
     resid: np.ndarray | None = None,
     stop_at_layer: int | None = None,
+    text: str = "",
 ) -> BertTrace:
     """Run the encoder on one sentence's ``input_ids`` and return the full :class:`BertTrace`.
 
@@ -598,6 +600,7 @@ def forward(
         ablate=ablate,
         estimated_bytes=estimate,
         seconds=time.perf_counter() - started,
+        text=text,
     )
 
 

@@ -96,6 +96,11 @@ class Decoder(HookedModel):
             raise EngineError("text is empty: type a sentence, e.g. The capital of France is", field="text")
         return Tokenized(text, tuple(tokens), np.asarray(ids, dtype=np.int64))
 
+    def layer_view(self, trace: DecoderTrace, layer: int):
+        from .decoder_view import layer_result
+
+        return layer_result(self, trace, layer)
+
     def hook_names(self) -> tuple[str, ...]:
         return llama.hook_names(self.config)
 
