@@ -38,7 +38,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .ablation import check_ablation
-from .attention import _softmax_into, attend, merge_heads, split_heads
+from .attention import _softmax_into, attend, merge_heads, project_heads
 from .hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
 from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .config import DEFAULT_MEMORY_BUDGET
@@ -521,9 +521,7 @@ def forward(
             qkv_heads = np.empty((3 * heads, n, d_k), DTYPE)  # (3·heads, n, d_k): q heads, k heads, v heads
 
             def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
-                qkv = h[rows] @ w.qkv_weight  # (rows, 3d): one matmul for Q, K and V
-                qkv += w.qkv_bias
-                split_heads(qkv, 3 * heads, out=qkv_heads[:, rows])
+                project_heads(h[rows], w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # one matmul for Q, K, V
 
             for_rows(n, project, numbers=n * d * 3 * d)
             q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]

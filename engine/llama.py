@@ -40,7 +40,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .ablation import check_ablation
-from .attention import _softmax_into, attend, causal_mask, merge_heads, softmax64, split_heads
+from .attention import _softmax_into, attend, causal_mask, merge_heads, project_heads, softmax64
 from .bert import gelu, layer_norm
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
@@ -698,10 +698,7 @@ def forward(
                 x = normalize(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
                 if edit is not None and "ln1.hook_normalized" in wanted:
                     edit("ln1.hook_normalized", x)
-                qkv = x @ w.qkv_weight  # (rows, (heads + 2·kv)·d_k)
-                if w.qkv_bias is not None:
-                    qkv += w.qkv_bias
-                split_heads(qkv, heads + 2 * kv, out=qkv_heads[:, rows])
+                project_heads(x, w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # (heads + 2·kv, rows, d_k)
                 if w.q_norm is not None:  # Qwen3: each head's q and k RMS-normed over d_k, before RoPE
                     rms_norm(qkv_heads[:heads, rows], w.q_norm, eps, out=qkv_heads[:heads, rows])
                     rms_norm(qkv_heads[heads: heads + kv, rows], w.k_norm, eps, out=qkv_heads[heads: heads + kv, rows])
