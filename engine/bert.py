@@ -28,6 +28,7 @@ division (NumPy's float32 ``exp`` is ~13× slower than a multiplication here).
 """
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -479,7 +480,8 @@ def forward(
     if len(tokens) != n:
         raise EngineError("{count} tokens for {n} input ids", count=len(tokens), n=n)
     ablate = check_ablation(ablate, config.num_layers, config.num_heads)
-    hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
+    if ablate:  # switching heads off is a hook on hook_z
+        hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
     first, last = layer_range(config.num_layers, start_at_layer, resid, stop_at_layer, (n, config.hidden_size))
     estimate = check_trace_budget(n, estimate_forward_bytes(n, config), memory_budget)
 
@@ -628,6 +630,7 @@ def reference_encoder_block(h: np.ndarray, w: BertLayerWeights, config: BertConf
                 w.output_norm_bias)
 
 
+@functools.lru_cache(maxsize=16)  # configs are frozen: the names are made once per model
 def hook_names(config: BertConfig) -> tuple[str, ...]:
     """The encoder's hook points (engine.hooks; TransformerLens's BertBlock placement)."""
     return ("hook_embed", "hook_pos_embed", "hook_token_type_embed",

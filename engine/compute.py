@@ -131,7 +131,7 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
     (n, d): start at blocks.0.hook_resid_pre with this input instead of embeddings + positions."""
     started = time.perf_counter()
     ablate = check_ablation(ablate, 1, config.heads)
-    if ablate:
+    if ablate:  # switching heads off is a hook on hook_z
         hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
     tokens = tuple(tokenize(config.text, config.tokenizer))
     if not tokens:

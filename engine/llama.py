@@ -31,6 +31,7 @@ positions: position i depends only on tokens 0 … i (the causal mask), so the n
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -629,7 +630,8 @@ def forward(
     if len(tokens) != n:
         raise EngineError("{count} tokens for {n} input ids", field="text", count=len(tokens), n=n)
     ablate = check_ablation(ablate, config.num_layers, config.num_heads)
-    hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
+    if ablate:  # switching heads off is a hook on hook_z
+        hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
     first, last = layer_range(c.num_layers, start_at_layer, resid, stop_at_layer, (n, d))
     hooked = (hooks is not None and hooks.user_hooks) or first > 0 or last < c.num_layers - 1
     # every position through the hooks when somebody reads or edits them (the cache holds whole arrays)
@@ -777,6 +779,7 @@ def forward(
     )
 
 
+@functools.lru_cache(maxsize=16)  # configs are frozen: the names are made once per model
 def hook_names(config: DecoderConfig) -> tuple[str, ...]:
     """The decoder's hook points (engine.hooks): q and k before RoPE (after a q/k norm), rot_q and
     rot_k after it; hook_pos_embed with learned positions."""
