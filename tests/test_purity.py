@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 QT = ("PySide6", "pyqtgraph", "shiboken6")
-ENGINE_FILES = sorted((ROOT / "engine").glob("*.py"))
+ENGINE_FILES = sorted((ROOT / "engine").rglob("*.py"))  # every subfolder too
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -26,7 +26,7 @@ def imported_roots(path: Path) -> set[str]:
     return roots
 
 
-@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: p.relative_to(ROOT / "engine").as_posix())
 def test_engine_source_imports_no_qt(path):
     assert not imported_roots(path) & set(QT)
 
