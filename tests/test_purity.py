@@ -53,7 +53,8 @@ def loaded_qt_after(code: str) -> list[str]:
 
 
 def test_importing_and_running_the_engine_loads_no_qt():
-    modules = ", ".join(f"engine.{p.stem}" for p in ENGINE_FILES if p.stem != "__init__")
+    modules = ", ".join(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+                        for p in ENGINE_FILES)
     code = f"""import sys, engine, {modules}
 r = engine.compute(engine.AttentionConfig(text="小明喜欢苹果 and more", d_model=8, heads=2, positional="rope"))
 r.explain(0, 1).to_text()"""
