@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.ablation import HeadRanking, all_heads, check_ablation, mean_cosine_distance, rank_heads, token_cosines
+from engine.ablation import HeadRanking, all_heads, mean_cosine_distance, rank_heads, token_cosines
 from engine.analysis import analysis_arrays, value_norms_of
 from engine.head_stats import special_mask
 
@@ -36,15 +36,20 @@ class Analysis:
         return np.asarray(self.head_stats[measure]).reshape(layers, -1)
 
 
-def analyse(trace, weights=None, baseline_final: np.ndarray | None = None, final: np.ndarray | None = None) -> Analysis:
+def analyse(trace, weights=None, baseline_final: np.ndarray | None = None, final: np.ndarray | None = None,
+            special: np.ndarray | None = None) -> Analysis:
     """The :class:`Analysis` of a toy result or BERT trace; ``baseline_final`` / ``final`` (n, d):
-    the final vectors without and with the trace's ablation, for the cosines."""
-    ablate = frozenset(getattr(trace, "ablate", frozenset()))
+    the final vectors without and with the trace's ablation, for the cosines; ``special`` (n,)
+    bool: the model's special tokens (its facts.special_mask; default: engine.head_stats'
+    list, for the toy)."""
+    ablate = frozenset(trace.ablate)
     cosines = None if not ablate or baseline_final is None else token_cosines(baseline_final, final)
     n = len(trace.token_texts)
     if n > ANALYSIS_TOKENS:
         return Analysis(value_norms_of(trace, weights), None, None, None, ablate, cosines)
-    arrays = analysis_arrays(trace, weights, special=special_mask(trace.token_texts))
+    if special is None:
+        special = special_mask(trace.token_texts)
+    arrays = analysis_arrays(trace, weights, special=special)
     return Analysis(arrays["value_norms"], arrays["rollout"], arrays["value_rollout"], arrays["head_stats"],
                     ablate, cosines)
 
@@ -56,18 +61,9 @@ def valid_ablation(ablate, layers: int, heads: int) -> frozenset:
 
 
 def run_bert(model, text: str, ablate: frozenset):
-    """``model``'s trace of ``text`` with the heads of ``ablate`` switched off: the model's own
-    ``run(text, ablate=…)`` when it takes one (the decoder), else engine.bert.forward (BERT)."""
-    import inspect
-
-    from engine.bert import forward
-
-    if "ablate" in inspect.signature(model.run).parameters:
-        return model.run(text, ablate=ablate)
-    tokenized = model.tokenize(text)
-    return forward(model.weights, model.config, tokenized.input_ids, tokenized.tokens,
-                   token_type_ids=tokenized.token_type_ids, truncated=tokenized.truncated,
-                   ablate=check_ablation(ablate, model.config.num_layers, model.config.num_heads))
+    """``model``'s trace of ``text`` with the heads of ``ablate`` switched off (a hook on
+    hook_z in every model's forward, engine/hooks.py)."""
+    return model.run(text, ablate=ablate)
 
 
 def rank_toy(config, progress=None, cancelled=None) -> HeadRanking:

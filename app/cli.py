@@ -140,39 +140,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_DIGITS = re.compile(r"[0-9]{1,9}")
-
-
 def _parse_ablate(text: str | None) -> frozenset:
-    """``--ablate 3.1,5.11`` → {(3, 1), (5, 11)} (checked against the model by the engine)."""
+    """``--ablate 3.1,5.11`` → {(3, 1), (5, 11)} (checked against the model by :func:`_check_ablate`)."""
     if not text:
         return frozenset()
     pairs = set()
     for item in text.split(","):
-        layer, dot, head = item.strip().partition(".")
-        if not dot or not _DIGITS.fullmatch(layer) or not _DIGITS.fullmatch(head):  # "²".isdigit() is True
-            raise UsageError(f"--ablate takes layer.head pairs separated by commas (e.g. 0.1,0.3); got {item.strip()!r}")
-        pairs.add((int(layer), int(head)))
+        match = re.fullmatch(r"([0-9]+)\.([0-9]+)", item.strip(), flags=re.ASCII)
+        if match is None:
+            raise UsageError(f"--ablate takes layer.head pairs of whole numbers separated by commas (e.g. 0.1,0.3); "
+                             f"got {item.strip()!r}")
+        pairs.add((int(match.group(1)), int(match.group(2))))
     return frozenset(pairs)
 
 
-def _analysis(trace, weights=None) -> dict:
+def _check_ablate(ablate: frozenset, layers: int, heads: int, title: str) -> None:
+    """A head the model lacks: one line naming its layers × heads."""
+    for layer, head in sorted(ablate):
+        if layer >= layers or head >= heads:
+            raise UsageError(f"--ablate {layer}.{head} does not exist: {title} has {layers} × {heads} "
+                             f"(layers × heads: layers 0 … {layers - 1}, heads 0 … {heads - 1})")
+
+
+def _analysis(trace, weights=None, special=None) -> dict:
     """The analysis arrays exported with a trace: value_norms, rollout, value_rollout, head_stats
-    (engine.analysis); past ANALYSIS_TOKENS only value_norms."""
+    (engine.analysis); past ANALYSIS_TOKENS only value_norms. ``special``: the model's special-token
+    mask (its facts.special_mask)."""
     from engine.analysis import analysis_arrays, value_norms_of
 
     from .analysis_jobs import ANALYSIS_TOKENS
 
     if len(trace.token_texts) > ANALYSIS_TOKENS:
         return {"value_norms": value_norms_of(trace, weights)}
-    return analysis_arrays(trace, weights)
+    return analysis_arrays(trace, weights, special=special)
 
 
-def _write(options, save, trace, weights=None, *args) -> None:
+def _write(options, save, trace, weights=None, *args, special=None) -> None:
     """Write the trace with its analysis; ``--table head-stats`` writes the head table (.csv)."""
     from engine.export import output_suffix, save_head_table
 
-    extra = _analysis(trace, weights)
+    extra = _analysis(trace, weights, special)
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
@@ -237,7 +244,6 @@ def _export_pretrained(options, image: bool) -> None:
     """A pretrained ``--model``: its trace, or one layer's picture."""
     import numpy as np
 
-    from engine.bert_view import layer_result
     from engine.export import save_bert_trace
     from engine.models import model_info
 
@@ -251,30 +257,25 @@ def _export_pretrained(options, image: bool) -> None:
     require_visible_text(options.text)  # the toy engine's rule, for every model (issue 26, item 13)
     entry = model_info(options.model)
     model = entry.load()
+    facts = model.facts  # what the model declares (engine/models/contract.py)
     layer = 0 if options.layer is None else options.layer
-    if not 0 <= layer < model.config.num_layers:
-        raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {model.config.num_layers - 1}")
-    head = _parse_head(options.head, model.config.num_heads)
-    if entry.kind == "decoder":
-        return _export_decoder(options, entry, model, layer, head, image)
-    export_figure = _image_exporter() if image else None
+    if not 0 <= layer < facts.layers:
+        raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {facts.layers - 1}")
+    head = _parse_head(options.head, facts.heads)
     ablate = _parse_ablate(options.ablate)
+    _check_ablate(ablate, facts.layers, facts.heads, entry.title)
+    if facts.capabilities.next_token_logits:
+        return _export_decoder(options, entry, model, layer, head, image, ablate)
+    export_figure = _image_exporter() if image else None
     with np.errstate(over="raise", invalid="raise", divide="raise"):
-        if ablate:
-            from .analysis_jobs import run_bert
-
-            trace = run_bert(model, options.text, ablate)
-        else:
-            trace = model.run(options.text)
+        trace = model.run(options.text, ablate=ablate)
     if image:
-        result = layer_result(trace, model.weights, layer, options.text)
+        result = model.layer_view(trace, layer)
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
                       label=f"{entry.title}, layer {layer}")
     else:
-        import importlib
-
-        _write(options, save_bert_trace, trace, model.weights, options.text,
-               getattr(importlib.import_module(entry.module), "MODEL_NAME", entry.title))
+        _write(options, save_bert_trace, trace, model.weights, options.text, facts.name or entry.title,
+               special=facts.special_mask(trace.token_texts))
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
@@ -282,18 +283,12 @@ def _export_pretrained(options, image: bool) -> None:
 def decoder_arrays(model, trace) -> dict:
     """What ``export --model <decoder>`` writes to .npz: the engine's arrays (tokens, input_ids,
     attentions, hidden_states, next_token_logits) and the word view (engine.words)."""
-    import numpy as np
+    from engine.words import word_arrays
 
-    from engine.words import roll_up, words_of
-
-    arrays = dict(model.export_arrays(trace))
-    words, word_index = words_of(trace.text, trace.tokens)
-    arrays.update(words=np.array(words, dtype=str), word_index=np.asarray(word_index, dtype=np.int64),
-                  word_attentions=roll_up(trace.attentions, word_index))
-    return arrays
+    return {**trace.arrays(), **word_arrays(trace.text, trace.tokens, trace.attentions)}
 
 
-def _export_decoder(options, entry, model, layer: int, head, image: bool) -> None:
+def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate: frozenset = frozenset()) -> None:
     """A decoder ``--model``: its arrays as .npz, or one layer's picture."""
     import numpy as np
 
@@ -302,11 +297,9 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool) -> Non
 
     if not image and output_suffix(options.out) != ".npz":
         raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
-    trace = model.run(options.text)
+    trace = model.run(options.text, ablate=ablate)
     if image:
-        from app.decoder_mode import layer_result
-
-        _image_exporter()(layer_result(model, trace, layer), options.out, head=head, stage=options.stage,
+        _image_exporter()(model.layer_view(trace, layer), options.out, head=head, stage=options.stage,
                           width=options.width, label=f"{entry.title}, layer {layer}")
     else:
         with atomic_write(options.out) as stream:
@@ -348,6 +341,7 @@ def export(args: list[str]) -> None:
     head = _parse_head(options.head, config.heads)
     export_figure = _image_exporter() if image else None
     ablate = _parse_ablate(options.ablate)
+    _check_ablate(ablate, 1, config.heads, "the toy engine")
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         result = compute(config, ablate=ablate) if ablate else compute(config)
     if image:

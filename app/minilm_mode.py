@@ -10,7 +10,6 @@ from collections import OrderedDict
 
 import numpy as np
 
-from engine.bert_view import layer_result
 from engine.compare import pair_tokens, row_cosines
 from engine.models import load_model
 
@@ -119,7 +118,7 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
     ablate = valid_ablation(ablate, plain.num_layers, plain.num_heads)
     if ablate:
         bert = run_bert(model(name), text, ablate)
-    result = layer_result(bert, model(name).weights, layer, text)
+    result = model(name).layer_view(bert, layer)
     overview = np.stack([block_average(view.weights, OVERVIEW_SIZE) for view in bert.layers])  # (L, H, t, t)
     words = None
     if by_words:
@@ -128,20 +127,23 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
         words = word_view(text, bert.tokens, result.weights, bert.attentions, shrink=block_average,
                           thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
     try:
-        analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1])
+        analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1],
+                           special=model(name).facts.special_mask(bert.token_texts))
     except (AttributeError, TypeError, ValueError):  # a model whose trace the analysis cannot read: no analysis
         analysis = None
-    return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words, analysis=analysis)
+    return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words, analysis=analysis,
+                     facts=model(name).facts)
 
 
-def cosines_between(trace_a, trace_b) -> dict:
+def cosines_between(trace_a, trace_b, special=frozenset(SPECIAL_PIECES)) -> dict:
     """Per-layer cosine of each word piece shared by two sentences (k-th occurrence with k-th).
 
     Returns {"pairs": [(text, index_a, index_b)], "cosines": (pairs, layers + 1)} where
-    cosines[p, l] = cos(hidden_states_a[l, i], hidden_states_b[l, j]); [CLS]/[SEP] are left out.
+    cosines[p, l] = cos(hidden_states_a[l, i], hidden_states_b[l, j]); the ``special`` tokens (the
+    model's, facts.special_tokens: [CLS]/[SEP], <s>/</s>) are left out.
     """
     texts_a, texts_b = trace_a.token_texts, trace_b.token_texts
-    pairs = [(texts_a[i], i, j) for i, j in pair_tokens(texts_a, texts_b) if texts_a[i] not in SPECIAL_PIECES]
+    pairs = [(texts_a[i], i, j) for i, j in pair_tokens(texts_a, texts_b) if texts_a[i] not in special]
     layers = trace_a.num_layers + 1
     if not pairs:
         return {"pairs": [], "cosines": np.zeros((0, layers))}
@@ -153,7 +155,8 @@ def cosines_between(trace_a, trace_b) -> dict:
 
 def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
     """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines."""
-    return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress))
+    return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress),
+                           model(name).facts.special_tokens)
 
 
 def strongest_head_in(name: str, text: str, query: str, key: str, progress=None):
@@ -169,7 +172,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
     word-embedding rows of its pieces, averaged) and its contextual vector (the last layer's hidden
     state, averaged over its pieces) — each word run alone, or found in ``sentence`` when one is given;
     returns {"words", "static" (k × k cosines), "contextual" (k × k cosines)}."""
-    from engine.meaning import SPECIAL_TOKENS, find_token
+    from engine.meaning import find_token
 
     loaded = model(name)
     table = np.asarray(loaded.weights.word_embeddings, dtype=np.float64)
@@ -178,7 +181,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
     for word in words:
         if context is None:
             alone = trace(name, word)
-            pieces = [i for i, t in enumerate(alone.tokens) if t.text not in SPECIAL_TOKENS]
+            pieces = [i for i, t in enumerate(alone.tokens) if t.text not in loaded.facts.special_tokens]
             ids, hidden = np.asarray(alone.input_ids)[pieces], np.asarray(alone.hidden_states[-1])[pieces]
         else:
             at = find_token(context.token_texts, word)
@@ -195,20 +198,14 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
 
 
 def rank_pretrained(name: str, text: str, progress=None, cancelled=None):
-    """Worker job: every head of registry model ``name`` switched off alone on ``text``, ranked
-    (engine.bert_ablation.rank_encoder_heads: only the layers from the ablated one up run)."""
-    from engine.bert_ablation import rank_encoder_heads
-
-    from engine.ablation import all_heads, mean_cosine_distance, rank_heads
-    from engine.bert import BertWeights
-
-    from .analysis_jobs import run_bert
+    """Worker job: every head of registry model ``name`` switched off alone on ``text``, ranked by
+    the change of the final vectors (engine.ablation.model_runner: each run resumes at the ablated
+    layer). BLAS on one thread: many small matmuls (see engine.bert_ablation.rank_encoder_heads)."""
+    from engine.ablation import all_heads, mean_cosine_distance, model_runner, rank_heads
+    from engine.parallel import engine_threads
 
     loaded = model(name)
     plain = trace(name, text)
-    if isinstance(loaded.weights, BertWeights):
-        return rank_encoder_heads(loaded.weights, loaded.config, plain, progress=progress, cancelled=cancelled)
-    # another kind of model (a decoder): the whole forward pass per head, final vectors compared
-    return rank_heads(lambda ablate: run_bert(loaded, text, ablate).hidden_states[-1],
-                      mean_cosine_distance(plain.hidden_states[-1]), all_heads(plain.num_layers, plain.num_heads),
-                      progress=progress, cancelled=cancelled)
+    with engine_threads(True):
+        return rank_heads(model_runner(loaded, text, plain), mean_cosine_distance(plain.hidden_states[-1]),
+                          all_heads(loaded.facts.layers, loaded.facts.heads), progress=progress, cancelled=cancelled)

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_minilm.py                  # 12, 128 and 512 tokens
     python benchmarks/bench_minilm.py --lengths 12 256 --rounds 5 --threads 2
+    python benchmarks/bench_minilm.py --torch-python /work/refvenv/bin/python   # torch in another venv
 
 Both sides run all-MiniLM-L6-v2 on the same input ids, one unpadded sentence, float32:
 - NumPy: engine.bert.forward, i.e. the full trace (q, k, v, scores, scaled, weights,
@@ -13,7 +14,9 @@ Each side runs in its own subprocess (PyTorch's OpenMP threads keep spinning aft
 and would steal the cores from OpenBLAS otherwise), with the same thread count for
 OpenBLAS / MKL / OpenMP / torch.set_num_threads / the engine's own threads (engine.parallel). The subprocesses alternate for ``--rounds``
 rounds so that load from other programs hits both sides alike; the figure is the median of
-all timed calls. PyTorch's column is skipped when torch or transformers is not installed.
+all timed calls. PyTorch's column is skipped when torch or transformers is not installed (in
+``--torch-python``, default this interpreter: the app's venv never has torch). The model's folder
+is found here and handed to the workers, so the torch venv needs no model package.
 """
 from __future__ import annotations
 
@@ -36,11 +39,11 @@ TEXT = (
 )
 
 
-def input_ids(n: int):
+def input_ids(n: int, model_dir: str | None = None):
     """Exactly n ids: [CLS], the first n − 2 pieces of a long English text, [SEP]."""
     from engine.minilm import load_tokenizer, find_model_dir, TOKENIZER_FILE
 
-    tokenizer = load_tokenizer(find_model_dir() / TOKENIZER_FILE)
+    tokenizer = load_tokenizer(Path(model_dir or find_model_dir()) / TOKENIZER_FILE)
     tokenizer.no_truncation()
     ids = tokenizer.encode(TEXT * (n // 20 + 2)).ids
     return ids[: n - 1] + [ids[-1]]
@@ -57,7 +60,8 @@ def _time(call, repeats: int) -> list[float]:
     return times
 
 
-def worker(backend: str, lengths: list[int], repeats: int, threads: int, glibc_defaults: bool = False) -> dict:
+def worker(backend: str, lengths: list[int], repeats: int, threads: int, glibc_defaults: bool = False,
+           model_dir: str | None = None) -> dict:
     """Run in a subprocess: seconds of every timed call, per length."""
     results = {}
     if not glibc_defaults:  # both sides alike: freed memory kept for reuse, as main.py does
@@ -75,7 +79,7 @@ def worker(backend: str, lengths: list[int], repeats: int, threads: int, glibc_d
 
         model = load_minilm()
         for n in lengths:
-            ids = np.asarray(input_ids(n))
+            ids = np.asarray(input_ids(n, model_dir))
             results[n] = _time(lambda: forward(model.weights, model.config, ids), repeats_for(n, repeats))
     else:
         import torch
@@ -84,12 +88,13 @@ def worker(backend: str, lengths: list[int], repeats: int, threads: int, glibc_d
 
         from engine.minilm import find_model_dir
 
+        model_dir = model_dir or str(find_model_dir())
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
         torch.set_num_threads(threads)
-        model = AutoModel.from_pretrained(str(find_model_dir()), attn_implementation="eager").eval()
+        model = AutoModel.from_pretrained(model_dir, attn_implementation="eager").eval()
         for n in lengths:
-            ids = torch.tensor([input_ids(n)])
+            ids = torch.tensor([input_ids(n, model_dir)])
 
             def call():
                 with torch.no_grad():
@@ -103,18 +108,22 @@ def repeats_for(n: int, repeats: int) -> int:
     return max(3, repeats // 4) if n >= 384 else repeats
 
 
-def torch_available() -> bool:
-    import importlib.util
-
-    return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+def torch_versions(python: str) -> str | None:
+    """"torch X, transformers Y" in the interpreter ``python``, or None without them."""
+    probe = "import torch, transformers; print(f'torch {torch.__version__}, transformers {transformers.__version__}')"
+    result = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+    return result.stdout.strip() if result.returncode == 0 else None
 
 
 def run_worker(backend: str, args) -> dict[int, list[float]]:
     env = dict(os.environ)
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = str(args.threads)
+    from engine.minilm import find_model_dir
+
     command = [
-        sys.executable, __file__, "--worker", backend, "--threads", str(args.threads),
+        sys.executable if backend == "numpy" else args.torch_python, __file__, "--worker", backend,
+        "--model-dir", str(find_model_dir()), "--threads", str(args.threads),
         "--repeats", str(args.repeats), "--lengths", *map(str, args.lengths),
     ] + (["--glibc-defaults"] if args.glibc_defaults else [])
     output = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
@@ -144,14 +153,18 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--glibc-defaults", action="store_true",
                         help="leave glibc's malloc as it is (default: both sides keep freed memory, as main.py)")
+    parser.add_argument("--torch-python", default=sys.executable, help="interpreter with torch + transformers")
     parser.add_argument("--worker", choices=["numpy", "torch"], help=argparse.SUPPRESS)
+    parser.add_argument("--model-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.worker:
-        print(json.dumps(worker(args.worker, args.lengths, args.repeats, args.threads, args.glibc_defaults)))
+        print(json.dumps(worker(args.worker, args.lengths, args.repeats, args.threads, args.glibc_defaults,
+                                args.model_dir)))
         return
 
-    backends = ["numpy"] + (["torch"] if torch_available() and not args.no_torch else [])
+    torch_side = None if args.no_torch else torch_versions(args.torch_python)
+    backends = ["numpy"] + (["torch"] if torch_side else [])
     samples = {backend: {n: [] for n in args.lengths} for backend in backends}
     load_before = os.getloadavg()[0]
     for round_index in range(args.rounds):
@@ -165,11 +178,8 @@ def main() -> None:
     import platform
 
     versions = f"numpy {np.__version__}"
-    if "torch" in backends:
-        import torch
-        import transformers
-
-        versions += f", torch {torch.__version__}, transformers {transformers.__version__}"
+    if torch_side:
+        versions += f", {torch_side}"
     print(f"all-MiniLM-L6-v2 forward, float32, {args.threads} thread(s), {platform.processor() or platform.machine()}, "
           f"{versions}; load average {load_before:.2f} → {load_after:.2f}")
     print(f"engine/attention.py at {attention_version()}")

