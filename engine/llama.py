@@ -275,12 +275,11 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig,
         return _frozen(out)
 
     def biases(parts) -> np.ndarray | None:
-        """The biases side by side when the file has the first one (zeros for one it lacks)."""
-        present = [optional(t, i, s) for t, i, s in parts]
-        if present[0] is None:
+        """The biases side by side when the file has the first one; then it must have them all
+        (a file with some of them is damaged: refused naming the one missing)."""
+        if optional(*parts[0]) is None:
             return None
-        return _frozen(np.concatenate([p if p is not None else np.zeros(s, DTYPE)
-                                       for p, (_, _, s) in zip(present, parts)]))
+        return _frozen(np.concatenate([get(t.format(i=i), s) for t, i, s in parts]))
 
     swiglu = config.mlp == "swiglu"
 

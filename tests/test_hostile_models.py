@@ -553,7 +553,7 @@ def test_qwen2_without_biases_runs_as_a_model_with_zero_biases(tmp_path):
     path = tmp_path / "q.gguf"
     w = tiny(path, "qwen2", biases=False)
     model = load_gguf(path)
-    ids, _ = model.tokenize(" the cat sat on the mat")
+    ids = model.tokenize(" the cat sat on the mat").input_ids
     trace = model.run_ids(ids, use_cache=False)
     attentions, hidden, logits = reference_forward(w, list(ids))
     np.testing.assert_allclose(trace.attentions, attentions, atol=1e-5)
