@@ -34,7 +34,7 @@ from engine.models import model_info
 from ..controller import Controller
 from ..heatmap import WEIGHTS_MAP, HeatmapView
 from ..i18n import error_text
-from ..text import fill
+from ..text import escape, fill
 from .base import Panel
 
 BAR_BRUSH = pg.mkBrush("#1a73e8")
@@ -152,7 +152,7 @@ class RolloutPanel(Panel):
         self.bars.setOpts(x=np.arange(len(row)), height=row, width=0.8, brush=BAR_BRUSH)
         _token_ticks(self.plot, labels)
         self.plot.setYRange(0, max(float(row.max()), 1e-6) * 1.05, padding=0)
-        self.plot.setTitle(fill(self.tr("where “%1”'s vector comes from"), labels[focus]), color="#333", size="9pt")
+        self.plot.setTitle(fill(self.tr("where “%1”'s vector comes from"), escape(labels[focus])), color="#333", size="9pt")
         self.heatmap.set_matrix(matrix, labels, labels, levels=(0.0, max(float(matrix.max()), 1e-6)),
                                 colormap=WEIGHTS_MAP)
         self.heatmap.set_highlight_row(focus)

@@ -72,6 +72,7 @@ class InspectorPanel(Panel):
         self.header = QLabel(self.tr("Click a cell of the attention heatmap to take its weight apart."))
         self.header.setObjectName("inspectorHeader")
         self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.TextFormat.PlainText)  # token text ("<s>") is never markup
         font = self.header.font()
         font.setBold(True)
         self.header.setFont(font)
