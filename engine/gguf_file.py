@@ -24,11 +24,12 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .errors import EngineError, ModelNotInstalled
+from .install import pip_install
 from .minilm import sha256_file  # one chunked, progress-reporting digest for every model file
 
 ARCHITECTURES = ("llama", "qwen2")  # the Llama family this forward pass runs
 ROPE_STYLES = {"llama": "adjacent", "qwen2": "half"}  # llama.cpp's rope type NORM / NEOX
-GGUF_INSTALL_COMMAND = "pip install gguf==0.19.0 tokenizers"
+GGUF_INSTALL_COMMAND = pip_install("gguf==0.19.0 tokenizers")
 # Refuse absurd files before allocating (a corrupt header can claim anything).
 MAX_TENSORS = 4096
 MAX_LAYERS = 256
