@@ -38,6 +38,7 @@ from engine.memory import format_bytes
 
 from . import decoder_window
 from .controller import Controller
+from .dock_groups import DEFAULT_GROUP
 from .i18n import error_text, install_language_menu, install_translator, setting_label, store_and_install
 from .lazy import LazyPanel
 from .panels.arithmetic_panel import ArithmeticPanel
@@ -157,18 +158,13 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._build_model_bar()
         self._build_menus()
+        self.dock_groups.select(DEFAULT_GROUP)
         self._default_state = self.saveState()
         # the bottom docks stood side by side before they were tabbed: recompute the minimum now,
         # or the stale one (14 docks wide) keeps the first size from fitting a small screen
         self.layout().activate()
         self.resize(_first_size(self))
-        # the bottom tabs get 45 % of the height: on a 768-pixel screen they are still usable
-        self.resizeDocks([self.docks["attention"], self.docks["diffs"]], [int(self.height() * 0.5),
-                                                                          int(self.height() * 0.42)],
-                         Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["heads"], self.docks["arithmetic"]], [int(self.height() * 0.2),
-                                                                          int(self.height() * 0.35)],
-                         Qt.Orientation.Vertical)
+        self._default_sizes()
         if restore:
             self._restore_layout()
         c = self.controller
@@ -274,16 +270,28 @@ class MainWindow(QMainWindow):
         self.layer_spin.setToolTip(self.tr("Layer of the pretrained model shown in every panel (0-based)"))
         self.layer_spin.setEnabled(False)
         bar.addWidget(self.layer_spin)
-        self.model_note = QLabel()
-        self.model_note.setObjectName("modelNote")
-        self.model_note.setStyleSheet("color: #c62828; padding-left: 8px;")
-        bar.addWidget(self.model_note)
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        from .dock_groups import DockGroups
+        from .notice_bar import NoticeBar
+
+        self.dock_groups = DockGroups(self, self.docks)  # Basics / Steps / Labs / Model / Analysis (issue 25.9)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.dock_groups.toolbar)
+        self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
+        self.notice_bar = NoticeBar(self)  # the model's messages on a row of their own (issue 25.4)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.notice_bar)
+        self.model_note = self.notice_bar.label
         self.model_combo.currentIndexChanged.connect(
             lambda _: self.controller.set_model(self.model_combo.currentData(), self.layer_spin.value()))
         self.layer_spin.valueChanged.connect(lambda value: self.controller.set_model(self.controller.model, value))
         self.controller.modelChanged.connect(self._on_model_changed)
         self.controller.modelProgress.connect(self._on_model_progress)
+
+    def _default_sizes(self) -> None:
+        """The first start's proportions for the window's size (also after Reset layout: the
+        saved default state holds the sizes of a window not yet resized, issue 25.9)."""
+        from .layout_sizes import apply_default_sizes
+
+        apply_default_sizes(self)
 
     def _on_model_changed(self, model: str) -> None:
         from PySide6.QtCore import QSignalBlocker
@@ -307,6 +315,8 @@ class MainWindow(QMainWindow):
             self.docks["next" if kind == "decoder" else "layers"].raise_()
         elif isinstance(self.controller.last_failure, ModelNotInstalled):
             self.model_note.setText(self.controller.last_error)
+        else:  # back on the toy engine by choice: an old model's message is no longer true
+            self.model_note.clear()
 
     def _on_model_progress(self, fraction: float, message: str) -> None:
         self.busy.setVisible(fraction < 1.0)
@@ -388,6 +398,8 @@ class MainWindow(QMainWindow):
                          f"Ctrl+{number}")
 
         self.view_menu = menus.addMenu(self.tr("&View"))
+        groups_menu = self.view_menu.addMenu(self.tr("&Panels"))
+        groups_menu.addActions(self.dock_groups.menu_actions())
         for dock in self.docks.values():
             self.view_menu.addAction(dock.toggleViewAction())
         self.view_menu.addSeparator()
@@ -719,7 +731,14 @@ class MainWindow(QMainWindow):
             dock.setFloating(False)
             dock.show()
         self.restoreState(self._default_state)
+        self.notice_bar.setVisible(bool(self.model_note.text()))
+        self.dock_groups.select(DEFAULT_GROUP)
+        self._default_sizes()
         QTimer.singleShot(0, self._hide_stale_tab_bars)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        self.notice_bar.fit_width()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt name
         super().showEvent(event)
@@ -776,16 +795,28 @@ class MainWindow(QMainWindow):
             self.controller.apply_view_state(ViewState(AttentionConfig()))
 
     def _restore_layout(self) -> None:
+        """The last run's geometry and docks, when saved on a screen of this size: a layout saved
+        on a small screen restored on a large one left the heatmap a thin strip (issue 25.9)."""
+        from .layout_sizes import same_screen, screen_key
+
         geometry = self.settings.value("geometry")
         state = self.settings.value("windowState")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        if same_screen(self.settings.value("layoutScreen"), screen_key(self)):
+            if isinstance(geometry, QByteArray):
+                self.restoreGeometry(geometry)
+            if isinstance(state, QByteArray):
+                self.restoreState(state)
+        self.notice_bar.setVisible(bool(self.model_note.text()))
+        group = self.settings.value("dockGroup")
+        self.dock_groups.select(group if isinstance(group, str) else DEFAULT_GROUP)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("windowState", self.saveState())
+        from .layout_sizes import screen_key
+
+        self.settings.setValue("layoutScreen", screen_key(self))
+        self.settings.setValue("dockGroup", self.dock_groups.current)
         state = self.controller.view_state()
         data = state.config.to_dict()
         data.pop("memory_budget", None)
