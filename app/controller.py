@@ -63,6 +63,7 @@ class Controller(QObject):
         self.by_words = False  # show attention rolled up by words (snapshot.words), not by pieces
         self.ablate: frozenset = frozenset()  # (layer, head) pairs switched off (issue 14)
         self._follow_end = False  # the next result moves the focus to its last token (set_config)
+        self._typed_from_empty = False  # the text box was emptied: what is typed next starts a new text
         self._pending_selection = None  # (head, focus) of apply_view_state, taken when its result arrives
         self._undo: list = []  # settings before each change, oldest first: AttentionConfig or (config, ablate)
         self._redo: list = []
@@ -103,8 +104,14 @@ class Controller(QObject):
         shown = self.snapshot.result if self.snapshot is not None else None
         # typing at the end with the last token focused: the focus follows the end of the text (a
         # decoder's next-token bars predict what comes after it); any other change keeps the focus
-        self._follow_end = shown is not None and self.focus == shown.n - 1 and len(config.text) > len(shown.config.text) \
-            and config.text.startswith(shown.config.text)
+        # (issue 25.6): judged against the text last asked for, not the one on screen — typing from an
+        # empty box (which has no result) or faster than the results arrive still follows the end
+        previous = self.config.text
+        at_end = self._follow_end or self._typed_from_empty or shown is None or (
+            self.focus >= shown.n - 1 and shown.config.text == previous)
+        grows = config.text.startswith(previous) or self._typed_from_empty
+        self._follow_end = at_end and grows and config.text != previous
+        self._typed_from_empty = False
         self.config = config
         self.configChanged.emit(config)
         self._compute.cancel()  # an answer for older settings must not arrive during the debounce
@@ -120,6 +127,15 @@ class Controller(QObject):
             self._submit()
         else:
             self._debounce.start(DEBOUNCE_MS)
+
+    def refuse(self, error: BaseException, text: str | None = None) -> None:
+        """What is typed cannot be computed (``error``: an empty text, heads that do not divide):
+        the result on screen no longer matches the settings, so it is marked out of date (issue 25,
+        cosmetic), and an emptied text box makes the next text follow its end (issue 25.6)."""
+        if text is not None and not text.strip():
+            self._typed_from_empty = True
+        self.last_failure = error
+        self.computeFailed.emit(error)
 
     def update_config(self, **changes) -> AttentionConfig:
         """Validate ``changes`` against the current config; raises EngineError, changing nothing."""

@@ -378,11 +378,16 @@ class MainWindow(QMainWindow):
         self._action(file, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
 
         edit = menus.addMenu(self.tr("&Edit"))
-        self.undo_action = self._action(edit, self.tr("&Undo settings change"), self.undo, "Ctrl+Alt+Z",
+        # Ctrl+Z everywhere outside a text box (a text or spin box takes Ctrl+Z for its own typing
+        # first, Qt's ShortcutOverride); Ctrl+Alt+Z undoes the settings from inside one too
+        self.undo_action = self._action(edit, self.tr("&Undo settings change"), self.undo, "Ctrl+Z",
                                         self.tr("Go back to the settings before the last change"))
+        self.undo_action.setShortcuts([QKeySequence("Ctrl+Z"), QKeySequence("Ctrl+Alt+Z")])
         self.undo_action.setEnabled(False)
         self.redo_action = self._action(edit, self.tr("&Redo settings change"), self.controller.redo,
-                                        "Ctrl+Alt+Shift+Z", self.tr("Apply again the settings change you undid"))
+                                        "Ctrl+Shift+Z", self.tr("Apply again the settings change you undid"))
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y"),
+                                       QKeySequence("Ctrl+Alt+Shift+Z")])
         self.redo_action.setEnabled(False)
         self._action(edit, self.tr("&Recompute"), self.controller.recompute, "F5")
         self._action(edit, self.tr("&Generate the next token"), lambda: decoder_window.generate(self, True), "Ctrl+Return")
@@ -411,9 +416,14 @@ class MainWindow(QMainWindow):
 
         player = menus.addMenu(self.tr("P&layer"))
         self._action(player, self.tr("Show the step-through player"), self.show_player, "F6")
-        self._action(player, self.tr("Next step"), lambda: self.show_player().next_stage(), "Ctrl+Right")
-        self._action(player, self.tr("Previous step"), lambda: self.show_player().previous_stage(), "Ctrl+Left")
-        self._action(player, self.tr("Play / pause"), lambda: self.show_player().toggle_play(), "Ctrl+Space")
+        # F7 / F8 / F9 first: a text or spin box with the focus (the usual state after typing) takes
+        # Ctrl+Left / Ctrl+Right for its cursor, never a function key (issue 25.5)
+        for text, slot, keys in ((self.tr("Next step"), lambda: self.show_player().next_stage(), ("F8", "Ctrl+Right")),
+                                 (self.tr("Previous step"), lambda: self.show_player().previous_stage(),
+                                  ("F7", "Ctrl+Left")),
+                                 (self.tr("Play / pause"), lambda: self.show_player().toggle_play(), ("F9", "Ctrl+Space"))):
+            action = self._action(player, text, slot, keys[0])
+            action.setShortcuts([QKeySequence(key) for key in keys])
 
         presets = self.presets_menu = menus.addMenu(self.tr("&Presets"))
         for index, item in enumerate(menu_presets()):
@@ -869,11 +879,15 @@ class MainWindow(QMainWindow):
         for menu in self.menuBar().findChildren(QMenu):
             for action in menu.actions():
                 if not action.shortcut().isEmpty():
-                    rows.append((action.text().replace("&", ""),
-                                 action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)))
+                    rows.append((action.text().replace("&", ""), self.tr(", ").join(
+                        key.toString(QKeySequence.SequenceFormat.NativeText) for key in action.shortcuts())))
         table = "".join(f"<tr><td>{html.escape(name)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
                         for name, keys in rows)
-        self._show_help(self.tr("Keyboard shortcuts"), f"<table>{table}</table>")
+        note = self.tr("<p>F7, F8 and F9 move and play the step-through player from anywhere, also while you "
+                       "type; Ctrl+Left and Ctrl+Right do the same when no text or spin box has the focus (there they "
+                       "move the cursor). Ctrl+Z undoes a settings change everywhere outside a text box; inside one "
+                       "it undoes your typing, and Ctrl+Alt+Z undoes the settings from there too.</p>")
+        self._show_help(self.tr("Keyboard shortcuts"), f"{note}<table>{table}</table>")
 
     def _show_help(self, title: str, text: str) -> None:
         """A scrolling help window (not modal: it can stay open beside the panels)."""

@@ -96,6 +96,7 @@ class RolloutPanel(Panel):
         self.caption = QLabel()
         self.caption.setObjectName("rolloutCaption")
         self.caption.setWordWrap(True)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
         layout.addWidget(self.caption)
         row = QHBoxLayout()
         self.plot, self.bars = _bar_plot("")
@@ -433,6 +434,7 @@ class DashboardPanel(Panel):
         self.caption = QLabel()
         self.caption.setObjectName("dashboardCaption")
         self.caption.setWordWrap(True)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
         layout.addWidget(self.caption)
         row = QHBoxLayout()
         self.table_model = HeadTableModel(self)

@@ -295,6 +295,7 @@ class InputPanel(Panel):
                                      memory_budget=self.controller.config.memory_budget)
         except EngineError as error:
             self.show_error(error, name)
+            self.controller.refuse(error, values.get("text"))  # the result on screen is out of date
             return
         for label in self.messages.values():
             label.setVisible(False)

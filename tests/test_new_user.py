@@ -1,0 +1,220 @@
+"""What a new user met (issue 25, "Annoys" and "Cosmetic"; issue 26 item 12): each test failed
+before its fix. Window tests run offscreen at the sizes the issue names."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
+from PySide6.QtWidgets import QApplication, QLabel, QTabBar, QWidget
+
+
+def _type(window, text: str, *, wait_each: bool = False) -> None:
+    """Type ``text`` into the input box one character at a time, as a user does."""
+    box = window.panels["input"].text
+    box.setFocus()
+    cursor = box.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    box.setTextCursor(cursor)
+    for character in text:
+        box.insertPlainText(character)
+        QApplication.processEvents()
+        if wait_each:
+            assert window.wait_until_idle(60)
+    assert window.wait_until_idle(60)
+
+
+def _activate(window, qtbot) -> None:
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=3000)
+
+
+# ---------------------------------------------------------------------- 25.6 the focus follows typing
+@pytest.mark.parametrize("wait_each", [False, True])
+def test_focus_follows_typing_from_an_empty_box(window, wait_each):
+    """The box emptied (an empty text is refused: no result), then "The capital of France is"
+    typed: the focus is on the last token (a decoder's bars then predict after "is")."""
+    window.panels["input"].text.setPlainText("")
+    assert window.wait_until_idle(30)
+    _type(window, "The capital of France is", wait_each=wait_each)
+    result = window.controller.snapshot.result
+    assert result.config.text == "The capital of France is"
+    assert window.controller.focus == result.n - 1, [t.text for t in result.tokens]
+
+
+def test_focus_stays_where_the_user_put_it(window):
+    """Following the end is for typing at the end with the end focused, nothing else."""
+    window.panels["input"].text.setPlainText("The capital of France")
+    assert window.wait_until_idle(30)
+    window.controller.select(focus=1)
+    _type(window, " is")
+    assert window.controller.focus == 1
+
+
+def test_decoder_bars_predict_after_the_last_typed_token(window):
+    from engine.models import model_info
+
+    if not model_info("smollm2").is_installed():
+        pytest.skip("SmolLM2 not installed")
+    window.controller.set_model("smollm2")
+    assert window.wait_until_idle(180)
+    window.panels["input"].text.setPlainText("")
+    assert window.wait_until_idle(30)
+    _type(window, "The capital of France is")
+    snapshot = window.controller.snapshot
+    assert snapshot.model == "smollm2" and snapshot.result.config.text == "The capital of France is"
+    assert window.controller.focus == snapshot.result.n - 1
+    assert snapshot.result.tokens[window.controller.focus].text.strip() == "is"
+
+
+# ---------------------------------------------------------------------- 25.5 player shortcuts, Ctrl+Z
+def test_player_shortcuts_work_while_a_text_or_spin_box_has_the_focus(window, qtbot):
+    player = window.show_player()
+    assert window.wait_until_idle(30)
+    _activate(window, qtbot)
+    panel = window.panels["input"]
+    for box in (panel.text, panel.heads):
+        box.setFocus()
+        QApplication.processEvents()
+        assert QApplication.focusWidget() in (box, box.findChild(QWidget, "qt_spinbox_lineedit")) or \
+            box.isAncestorOf(QApplication.focusWidget())
+        before = player.stage_index
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_F8)
+        assert player.stage_index == before + 1, box
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_F7)
+        assert player.stage_index == before, box
+    assert panel.text.toPlainText() == window.controller.config.text  # nothing typed into the box
+
+
+def test_player_shortcuts_are_named_in_the_shortcuts_dialog(window):
+    from PySide6.QtWidgets import QTextBrowser
+
+    window._shortcuts()
+    text = window._help_dialog.findChild(QTextBrowser).toPlainText()
+    window._help_dialog.close()
+    assert "F8" in text and "F7" in text and "F9" in text and "while you type" in text
+    assert "Ctrl+Z" in text and "Ctrl+Y" in text
+
+
+def test_ctrl_z_undoes_settings_outside_a_text_box_and_typing_inside_one(window, qtbot):
+    _activate(window, qtbot)
+    c = window.controller
+    c.update_config(heads=2)
+    assert window.wait_until_idle(30) and c.config.heads == 2
+    window.panels["attention"].setFocus()
+    window.model_combo.setFocus()  # a combo box: not a text box
+    QApplication.processEvents()
+    qtbot.keyClick(window.model_combo, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.wait_until_idle(30)
+    assert c.config.heads == 4
+    qtbot.keyClick(window.model_combo, Qt.Key.Key_Y, Qt.KeyboardModifier.ControlModifier)
+    assert window.wait_until_idle(30) and c.config.heads == 2
+    # inside the text box Ctrl+Z undoes the typing (the box's own undo), not the heads
+    box = window.panels["input"].text
+    box.setFocus()
+    cursor = box.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    box.setTextCursor(cursor)
+    typed = box.toPlainText()
+    qtbot.keyClicks(box, "x")
+    assert box.toPlainText() == typed + "x"
+    qtbot.keyClick(box, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert box.toPlainText() == typed
+    assert window.wait_until_idle(30) and c.config.heads == 2
+
+
+# ---------------------------------------------------------------------- 25.7 tokens as plain text
+HOSTILE = "<s> <b> &amp; cat"
+
+
+def _shown(raw: str, rich: bool) -> str:
+    if not rich:
+        return raw
+    document = QTextDocument()
+    document.setHtml(raw)
+    return document.toPlainText()
+
+
+def _markup_problems(window, hostile_chips: bool = True) -> list[str]:
+    """Every text surface that would read a token as markup: a label, a tooltip or a pyqtgraph
+    title rendered as rich text with the token "<s>" or "&amp;" unescaped in it, or a plain one
+    showing an escaped entity."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import Qt as GuiQt
+    from PySide6.QtWidgets import QGraphicsTextItem, QGraphicsView
+
+    def bad(raw: str, rich: bool) -> bool:
+        if rich:
+            return "<s>" in raw or raw.replace("&amp;amp;", "").count("&amp;") > 0
+        return "&lt;s&gt;" in raw or "&amp;amp;" in raw
+
+    problems = []
+    for label in window.findChildren(QLabel):
+        raw, fmt = label.text(), label.textFormat()
+        rich = fmt == Qt.TextFormat.RichText or (fmt == Qt.TextFormat.AutoText and GuiQt.mightBeRichText(raw))
+        if bad(raw, rich):
+            problems.append(f"label {label.objectName()!r}: {raw[:120]!r}")
+    for widget in window.findChildren(QWidget):
+        tip = widget.toolTip()
+        if tip and bad(tip, GuiQt.mightBeRichText(tip)):
+            problems.append(f"tooltip of {type(widget).__name__}: {tip[:120]!r}")
+    for view in window.findChildren(QGraphicsView):
+        for item in view.scene().items():
+            if isinstance(item, pg.LabelItem) and bad(item.text, True):
+                problems.append(f"title {item.text[:120]!r}")
+            elif isinstance(item, QGraphicsTextItem) and "line-through" in item.toHtml():
+                problems.append(f"text item {item.toPlainText()[:120]!r}")
+    tokens = window.panel("tokens")
+    model = tokens.chips.model()
+    for row in range(model.rowCount()):
+        tip = model.data(model.index(row, 0), Qt.ItemDataRole.ToolTipRole)
+        if tip and bad(tip, GuiQt.mightBeRichText(tip)):
+            problems.append(f"chip tooltip {tip!r}")
+        elif hostile_chips and tip and row < 3 and HOSTILE.split()[row] not in _shown(tip, GuiQt.mightBeRichText(tip)):
+            problems.append(f"chip tooltip {tip!r} does not show {HOSTILE.split()[row]!r}")
+    return problems
+
+
+def test_tokens_that_look_like_markup_are_shown_as_written(window):
+    c = window.controller
+    c.set_config(c.config.replace(text=HOSTILE, tokenizer="whitespace"), immediate=True)
+    assert window.wait_until_idle(30)
+    for key, dock in window.docks.items():
+        dock.show()
+        dock.raise_()
+        window.panel(key)
+        assert window.wait_until_idle(30), key
+    for focus in range(4):
+        c.inspect(focus, (focus + 1) % 4)
+        assert window.wait_until_idle(30)
+        for _ in range(10):
+            QApplication.processEvents()
+        problems = _markup_problems(window)
+        assert not problems, problems
+    header = window.panel("inspector").header
+    assert "“<s>”" in header.text() and header.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_e5_special_tokens_in_model_layers_titles_are_plain(window):
+    from engine.models import model_info
+
+    if not model_info("e5").is_installed():
+        pytest.skip("multilingual-e5 not installed")
+    window.panels["input"].text.setPlainText("小明喜欢苹果")
+    window.controller.set_model("e5")
+    assert window.wait_until_idle(180)
+    window.docks["layers"].show()
+    window.docks["layers"].raise_()
+    panel = window.panel("layers")
+    assert window.wait_until_idle(60)
+    window.controller.select(focus=1)
+    assert window.wait_until_idle(60)
+    for _ in range(20):
+        QApplication.processEvents()
+    panel.key_combo.setCurrentIndex(0)  # key <s>
+    for _ in range(20):
+        QApplication.processEvents()
+    title = panel.pair_map.plot.title.text
+    assert "&lt;s&gt;" in title and "<s>" not in title, title
+    assert not _markup_problems(window, hostile_chips=False)
