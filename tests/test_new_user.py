@@ -218,3 +218,71 @@ def test_e5_special_tokens_in_model_layers_titles_are_plain(window):
     title = panel.pair_map.plot.title.text
     assert "&lt;s&gt;" in title and "<s>" not in title, title
     assert not _markup_problems(window, hostile_chips=False)
+
+
+# ---------------------------------------------------------------------- 25.8 / 26.12 by words for decoders
+def _roll_up_loop(attentions, word_index):
+    """float64 loops: word A → word B = mean over A's query pieces of the sum over B's key pieces."""
+    import numpy as np
+
+    heads, n = attentions.shape[0], attentions.shape[-1]
+    words = int(max(word_index)) + 1
+    out = np.zeros((heads, words, words))
+    for h in range(heads):
+        for a in range(words):
+            queries = [i for i in range(n) if word_index[i] == a]
+            for b in range(words):
+                keys = [j for j in range(n) if word_index[j] == b]
+                out[h, a, b] = sum(float(attentions[h, i, j]) for i in queries for j in keys) / len(queries)
+    return out
+
+
+def test_byte_fragments_join_their_character_then_their_word():
+    """Pieces of one character share its span (what the decoders' byte-level tokens give): they
+    join that character first, and the characters their jieba word."""
+    import numpy as np
+
+    from engine.tokenize import Token
+    from engine.words import roll_up, words_of
+
+    text = "苹果很好吃"
+    spans = [(0, 1), (0, 1), (0, 1), (1, 2), (2, 3), (2, 3), (3, 4), (3, 4), (4, 5), (4, 5)]
+    tokens = [Token(f"{text[s]} {k}", s, e) for k, (s, e) in enumerate(spans)]
+    words, index = words_of(text, tokens)
+    assert words == ("苹果", "很", "好吃") and index.tolist() == [0, 0, 0, 0, 1, 1, 2, 2, 2, 2]
+    rng = np.random.default_rng(3)
+    attentions = rng.random((2, 10, 10))
+    attentions /= attentions.sum(-1, keepdims=True)
+    np.testing.assert_allclose(roll_up(attentions, index), _roll_up_loop(attentions, index), atol=1e-12)
+
+
+def test_by_words_rolls_up_smollm2_on_chinese(window):
+    """Issue 25.8 / 26.12: SmolLM2 on 苹果很好吃 by words shows 苹果 / 很 / 好吃, never "苹 1/3",
+    with the numbers of the float64 roll-up of its own attention."""
+    import numpy as np
+
+    from engine.models import model_info
+
+    if not model_info("smollm2").is_installed():
+        pytest.skip("SmolLM2 not installed")
+    window.panels["input"].text.setPlainText("苹果很好吃")
+    window.controller.set_model("smollm2")
+    assert window.wait_until_idle(180)
+    window.controller.set_by_words(True)
+    assert window.wait_until_idle(60)
+    snapshot = window.controller.snapshot
+    assert snapshot.model == "smollm2" and snapshot.words is not None
+    assert snapshot.words.words == ("苹果", "很", "好吃")
+    assert not any("/" in word for word in snapshot.words.words)
+    expected = _roll_up_loop(np.asarray(snapshot.result.weights, dtype=np.float64), snapshot.words.word_index)
+    np.testing.assert_allclose(snapshot.words.weights, expected, atol=1e-5)
+    caption = window.panels["attention"].caption.text()
+    assert f"3 words from {snapshot.result.n} pieces" in caption
+
+
+def test_by_words_says_why_nothing_changed(window):
+    c = window.controller
+    c.set_config(c.config.replace(text="the cat sat", tokenizer="whitespace"), immediate=True)
+    c.set_by_words(True)
+    assert window.wait_until_idle(30)
+    assert "already a word" in window.panels["attention"].caption.text()

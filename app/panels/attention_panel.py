@@ -98,7 +98,11 @@ class AttentionPanel(Panel):
             self.heatmap.set_matrix(words.weights[head], list(words.words), list(words.words),
                                     levels=(0.0, words.weight_max), colormap=WEIGHTS_MAP)
             self.heatmap.set_highlight_row(int(words.word_index[min(self.controller.focus, result.n - 1)]))
-            self.caption.setText(fill(self.tr("%1 words from %2 pieces · rows sum to 1"), words.count, result.n))
+            if words.count == result.n:  # say why nothing changed (issue 25.8)
+                self.caption.setText(fill(self.tr("By words: each of the %1 pieces is already a word (or a special "
+                                                  "token), nothing to roll up"), result.n))
+            else:
+                self.caption.setText(fill(self.tr("%1 words from %2 pieces · rows sum to 1"), words.count, result.n))
             return
         self.heatmap.set_axis_titles(self.tr("query token"), self.tr("key token"))
         if stage == "value_norms" and snapshot.analysis is None:
@@ -126,6 +130,8 @@ class AttentionPanel(Panel):
             note = sink_text(snapshot, snapshot.layer, head)
             self.caption.setText(self.caption.text() + (" · " + note if note else ""))
             self.caption.setToolTip(sink_tip(snapshot, snapshot.layer, head))
+        if self.controller.by_words:  # asked for words, but this result has none: said, not pieces silently
+            self.caption.setText(self.caption.text() + " · " + self.tr("by words does not apply to this result"))
 
     def show_preset_caption(self, text: str) -> None:
         """The open preset's caption over the heatmap ("" hides it)."""
