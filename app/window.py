@@ -857,22 +857,42 @@ class MainWindow(QMainWindow):
             "<p>The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.</p>"),
             APP_VERSION, numpy.__version__, pyside_version, pyqtgraph.__version__))
 
+    GUIDE_SHOWN = "guideShown"  # QSettings key: Getting started opened once, on the first run
+
+    def show_guide_once(self) -> bool:
+        """Open Getting started on the first run only (issue 25.11); True when it opened now."""
+        if self.settings.value(self.GUIDE_SHOWN, False, type=bool):
+            return False
+        self.settings.setValue(self.GUIDE_SHOWN, True)
+        self._guide()
+        return True
+
     def _guide(self) -> None:
         self._show_help(self.tr("Getting started"), self.tr(
             "<h3>Getting started</h3>"
-            "<ol><li><b>Input</b>: type a sentence (English or Chinese). Every edit recomputes; the settings below "
-            "it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.</li>"
-            "<li><b>Attention heatmap</b>: row = query token, column = key token, colour = weight. Click a cell "
-            "to take it apart in the <b>Cell inspector</b>; click a token chip to focus it.</li>"
-            "<li><b>Worked arithmetic</b>: the hand calculation for the focused token and head, with the real "
-            "numbers.</li>"
-            "<li><b>Head grid</b>: every head at once; click one to select it.</li>"
-            "<li>The tabs along the bottom: the <b>Step-through player</b> (F6) walks the pipeline stage by "
-            "stage; <b>Comparison</b> puts two sentences side by side; the labs show positions and the "
-            "√d_k scaling; <b>MiniLM layers</b> shows a trained model (Model toolbar).</li>"
-            "<li><b>Presets</b> load the tutorials' examples; <b>File</b> saves sessions and exports "
-            "images and data.</li></ol>"
-            "<p>Every panel can be moved, tabbed or closed; <b>View → Reset layout</b> brings them back.</p>"))
+            "<ol><li><b>Input</b> (left): type a sentence, English or Chinese; every edit recomputes. The settings "
+            "below it (d_model, heads, positions, mask, scaling, temperature) shape the <i>toy engine</i>, a small "
+            "random model whose every number you can follow.</li>"
+            "<li><b>Attention heatmap</b>: row = query token, column = key token, colour = weight. <i>Stage</i> "
+            "shows raw scores, scaled scores, softmax weights or what each key actually moves (value-weighted); "
+            "<b>By words</b> (Ctrl+Shift+W) rolls word pieces up into words. Click a cell to take it apart in the "
+            "<b>Cell inspector</b>; click a token chip to focus it.</li>"
+            "<li><b>Head grid</b> and <b>Worked arithmetic</b> (right): every head at once, and the hand "
+            "calculation for the focused token with the real numbers.</li>"
+            "<li>The places along the bottom, chosen in the toolbar (Ctrl+Alt+1 … 5): <b>Basics</b> (vector diffs, "
+            "matrices, a second sentence), <b>Steps</b> (the step-through player: F8 next step, F7 back, F9 play, "
+            "also while you type), <b>Labs</b> (positions, the √d_k scaling, vectors in the plane), <b>Model</b> "
+            "(trained models: Model layers, Across languages, Next token, Logit lens) and <b>Analysis</b> "
+            "(rollout, switching heads off, the head dashboard).</li>"
+            "<li><b>Trained models</b> (Model toolbar): MiniLM-L6, an English encoder (“it” → “animal”); "
+            "multilingual-e5-small, which reads Chinese by words; and the decoder SmolLM2-135M, with next-token "
+            "bars, Generate (Ctrl+Return) and the logit lens. <b>File → Open model…</b> opens any GGUF file of "
+            "the llama or qwen2 family. A model that is not installed says, under the toolbar, the command that "
+            "installs it into this app's Python: run it in a terminal and start the app again.</li>"
+            "<li><b>Presets</b> load the tutorials' examples; <b>File</b> saves sessions and exports images and "
+            "data; Ctrl+Z undoes a settings change (inside the text box it undoes your typing).</li></ol>"
+            "<p>Every panel can be moved, tabbed or closed; <b>View → Reset layout</b> brings them back. This "
+            "guide opens on the first start; later from <b>Help → Getting started</b> (F1).</p>"))
 
     def _shortcuts(self) -> None:
         rows = []
@@ -998,6 +1018,8 @@ def run(argv: list[str] | None = None) -> int:
         print(f"error: could not open {arguments.session}: {window.statusBar().currentMessage()}", file=sys.stderr)
     decoder_window.model_arguments(window, arguments.model)
     window.show()
+    if os.environ.get("ATTENTION_EXPLORER_PROBE") != "startup":
+        window.show_guide_once()
     if os.environ.get("ATTENTION_EXPLORER_PROBE") == "startup":
         _probe_first_paint(window, app)
     return app.exec()

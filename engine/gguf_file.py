@@ -16,6 +16,7 @@ Nothing here imports torch, Qt or pyqtgraph; ``gguf`` is imported lazily.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .errors import EngineError, ModelNotInstalled
+from .file_kind import refuse_unless_gguf
 from .install import pip_install
 from .minilm import sha256_file  # one chunked, progress-reporting digest for every model file
 
@@ -180,6 +182,8 @@ def open_reader(path: str | Path):
     """``gguf.GGUFReader`` of ``path``; EngineError for a missing or unreadable file."""
     gguf = _import_gguf()
     path = Path(path)
+    if os.path.lexists(path):  # a folder, a FIFO, a PNG, a .safetensors: say what it is (issue 25.10)
+        refuse_unless_gguf(path)
     if not path.is_file():
         raise EngineError("no model file at {path}", field="model", path=str(path))
     try:

@@ -72,7 +72,7 @@ def test_refuses_sentencepiece_tokenizer_and_bad_files(tmp_path):
         load_gguf(path)
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"not a gguf file at all" * 10)
-    with pytest.raises(EngineError, match="not a readable GGUF"):
+    with pytest.raises(EngineError, match="junk.gguf is not a GGUF model file: it is a text file"):  # issue 25.10
         load_gguf(junk)
     with pytest.raises(EngineError, match="no model file"):
         load_gguf(tmp_path / "missing.gguf")
