@@ -67,6 +67,10 @@ class Controller(QObject):
         self._pending_selection = None  # (head, focus) of apply_view_state, taken when its result arrives
         self._undo: list = []  # settings before each change, oldest first: AttentionConfig or (config, ablate)
         self._redo: list = []
+        # the focus when each entry was left, aligned with _undo / _redo: undo and redo put it back (issue 25,
+        # cosmetic: undoing a preset moved the focus to another token)
+        self._undo_focus: list[int] = []
+        self._redo_focus: list[int] = []
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
         self._last_seconds = 0.0
         self._requested_at = 0.0
@@ -98,8 +102,7 @@ class Controller(QObject):
             self.ablateChanged.emit(self.ablate)
         if _history and config != self.config:
             self._undo.append(self.config)
-            del self._undo[:-HISTORY_LIMIT]
-            self._redo.clear()
+            self._remember_focus()
             self.historyChanged.emit(True, False)
         shown = self.snapshot.result if self.snapshot is not None else None
         # typing at the end with the last token focused: the focus follows the end of the text (a
@@ -157,8 +160,7 @@ class Controller(QObject):
         if ablate == self.ablate:
             return
         self._undo.append((self.config, self.ablate))
-        del self._undo[:-HISTORY_LIMIT]
-        self._redo.clear()
+        self._remember_focus()
         self.historyChanged.emit(True, False)
         self.ablate = ablate
         self.ablateChanged.emit(ablate)
@@ -168,15 +170,31 @@ class Controller(QObject):
         """Switch head (layer, head) off, or back on."""
         self.set_ablation(self.ablate ^ {(layer, head)})
 
+    def _remember_focus(self) -> None:
+        """A new change was recorded in _undo: its focus too; the oldest beyond the limit go, redo is cleared."""
+        self._undo_focus[len(self._undo) - 1:] = [self.focus]
+        del self._undo[:-HISTORY_LIMIT]
+        del self._undo_focus[:-HISTORY_LIMIT]
+        self._redo.clear()
+        self._redo_focus.clear()
+
     def _step_history(self, source: list, target: list) -> None:
         if source:
+            source_focus, target_focus = (self._undo_focus, self._redo_focus) if source is self._undo else \
+                (self._redo_focus, self._undo_focus)
             target.append((self.config, self.ablate) if isinstance(source[-1], tuple) else self.config)
+            target_focus[len(target) - 1:] = [self.focus]
+            focus = source_focus.pop() if len(source_focus) == len(source) else None
             self.set_config(source.pop(), immediate=True, _history=False)
+            if focus is not None:  # the focus of that state, once its result arrives
+                self._follow_end = False
+                self._pending_selection = (self.head, focus)
             self.historyChanged.emit(bool(self._undo), bool(self._redo))
 
     def adopt_history(self, other: "Controller") -> None:
         """Take ``other``'s undo and redo stacks (the language switch rebuilds the window)."""
         self._undo[:], self._redo[:] = other._undo, other._redo
+        self._undo_focus[:], self._redo_focus[:] = other._undo_focus, other._redo_focus
         self.historyChanged.emit(bool(self._undo), bool(self._redo))
 
     # ----------------------------------------------------------------- the view state
@@ -192,6 +210,7 @@ class Controller(QObject):
                                                                                         state.layer)):
             raise EngineError("the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage "
                               "one of {stages}", stages=", ".join(VIEW_STAGES))
+        focus_before, recorded = self.focus, state.config != self.config  # set_config records a change
         # the state's head and focus belong to its own result: until that arrives they are kept aside
         # and the selection stays valid for the result on screen (whose panels may still update)
         self._pending_selection = (state.head, state.focus)
@@ -209,6 +228,8 @@ class Controller(QObject):
             self.sentenceBChanged.emit(state.sentence_b)
         self.modelChanged.emit(state.model)
         self.set_config(state.config, immediate=True)
+        if recorded and self._undo and len(self._undo_focus) == len(self._undo):
+            self._undo_focus[-1] = focus_before  # undo goes back to the focus before this state, not its own
         self._follow_end = False  # the state's own focus
 
     def _within_shown(self, head: int, focus: int) -> tuple[int, int]:

@@ -467,6 +467,7 @@ class MainWindow(QMainWindow):
     def _on_compute_failed(self, error) -> None:
         self.statusBar().showMessage(fill(self.tr("Not updated: %1"), error_text(error)))
         self.panels["input"].show_error(error)
+        self.panels["attention"].mark_out_of_date()  # the picture is of the settings before (issue 25, cosmetic)
 
     def _on_busy_changed(self, busy: bool) -> None:
         self.busy.setVisible(busy)
@@ -511,6 +512,9 @@ class MainWindow(QMainWindow):
         new.restoreState(self.saveState())
         new.controller.adopt_history(self.controller)
         new.controller.apply_view_state(self.controller.view_state())
+        if getattr(self, "session_path", None):  # the title keeps the open session's name (issue 25, cosmetic)
+            new._set_session_title(self.session_path)
+        new.dock_groups.select(self.dock_groups.current)
         new.show()
         self.close()
         self.successor = new  # Qt keeps no reference to a parentless window: this one does
@@ -552,6 +556,7 @@ class MainWindow(QMainWindow):
             self.preset_opener = PresetOpener(self.controller, self)
             self.preset_opener.captionChanged.connect(self.panels["attention"].show_preset_caption)
             self.preset_opener.compareRequested.connect(self._open_comparison)
+            self.preset_opener.keyChosen.connect(lambda key: self.panel("layers").want_key(key))
         return self.preset_opener.open(index)
 
     def _open_comparison(self, words) -> None:

@@ -504,3 +504,100 @@ def test_getting_started_opens_once_and_is_up_to_date(window):
                   "Basics", "Ctrl+Z"):
         assert words in text, words
     assert "MiniLM layers" not in text
+
+
+# ---------------------------------------------------------------------- cosmetic: exports, title, out of date
+def test_ablate_exports_record_which_heads_were_off(tmp_path):
+    import json
+
+    import numpy as np
+
+    from app import cli
+
+    base = ["main.py", "export", "--text", "the cat sat on the mat"]
+    assert cli.main([*base, "--ablate", "0.3,0.1", "--out", str(tmp_path / "a.npz")]) == 0
+    with np.load(tmp_path / "a.npz", allow_pickle=False) as data:
+        assert data["ablated_heads"].dtype == np.int64 and data["ablated_heads"].tolist() == [[0, 1], [0, 3]]
+    assert cli.main([*base, "--ablate", "0.2", "--out", str(tmp_path / "a.json")]) == 0
+    assert json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))["ablated_heads"] == [[0, 2]]
+    assert cli.main([*base, "--out", str(tmp_path / "plain.npz")]) == 0
+    with np.load(tmp_path / "plain.npz", allow_pickle=False) as data:
+        assert "ablated_heads" not in data.files
+
+
+def test_readme_export_examples_write_into_out():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    outs = [line.split("--out ")[1].split()[0] for line in readme.splitlines() if "export" in line and "--out " in line]
+    assert outs and all(path.startswith("out/") for path in outs), outs
+
+
+def test_title_keeps_the_session_name_after_a_language_switch(window, tmp_path):
+    path = tmp_path / "my-session.json"
+    assert window.save_session(str(path))
+    from app import i18n
+
+    new = window.switch_language(i18n.CHINESE)
+    try:
+        assert new is not window and new.windowTitle().startswith("my-session.json — ")
+        assert new.wait_until_idle(30)
+    finally:
+        new.close()
+        i18n.install_translator(QApplication.instance(), i18n.ENGLISH)
+
+
+def test_an_invalid_heads_value_marks_the_picture_out_of_date(window):
+    panel = window.panels["input"]
+    panel.heads.setValue(5)  # 64 is not divisible by 5
+    QApplication.processEvents()
+    assert "out of date" in window.panels["attention"].caption.text()
+    assert window.statusBar().currentMessage().startswith("Not updated")
+    panel.heads.setValue(4)
+    assert window.wait_until_idle(30)
+    assert "out of date" not in window.panels["attention"].caption.text()
+
+
+def _preset_index(fragment: str) -> int:
+    from app.presets import menu_presets
+
+    return next(i for i, p in enumerate(menu_presets()) if fragment in p.title)
+
+
+def test_undo_and_redo_of_a_preset_keep_the_focus_and_the_explanation(window):
+    c = window.controller
+    assert c.snapshot.result.n == 3
+    c.select(focus=2)
+    window.apply_preset(_preset_index("Scores 8 / 5 / 7"))
+    assert window.wait_until_idle(30)
+    opener = window.preset_opener
+    caption, preset_focus, preset_config = opener.caption, c.focus, c.config
+    assert caption and window.panels["attention"].preset_caption.text() == caption
+    c.undo()
+    assert window.wait_until_idle(30)
+    assert c.focus == 2 and opener.caption == ""  # the focus the user had before the preset
+    c.redo()
+    assert window.wait_until_idle(30)
+    assert c.config == preset_config and c.focus == preset_focus
+    assert opener.caption == caption and window.panels["attention"].preset_caption.text() == caption
+
+
+def test_minilm_it_animal_preset_targets_animal_in_model_layers(window):
+    from engine.models import model_info
+
+    if not model_info("minilm").is_installed():
+        pytest.skip("MiniLM not installed")
+    window.apply_preset(_preset_index("MiniLM: “it” → “animal”"))
+    import time
+
+    deadline = time.monotonic() + 120
+    while (window.controller.snapshot.model != "minilm" or not window.controller.is_idle()) and time.monotonic() < deadline:
+        QApplication.processEvents()
+    window.docks["layers"].show()
+    window.docks["layers"].raise_()
+    panel = window.panel("layers")
+    assert window.wait_until_idle(60)
+    for _ in range(20):
+        QApplication.processEvents()
+    assert panel.key_combo.currentText().endswith(" animal"), panel.key_combo.currentText()
+    assert "“it” → “animal”" in panel.pair_map.plot.title.text

@@ -133,6 +133,12 @@ class AttentionPanel(Panel):
         if self.controller.by_words:  # asked for words, but this result has none: said, not pieces silently
             self.caption.setText(self.caption.text() + " · " + self.tr("by words does not apply to this result"))
 
+    def mark_out_of_date(self) -> None:
+        """The settings on screen could not be computed: the picture is the previous settings'."""
+        marker = self.tr("out of date: the picture shows the last settings that worked")
+        if marker not in self.caption.text():
+            self.caption.setText(marker + " · " + self.caption.text() if self.caption.text() else marker)
+
     def show_preset_caption(self, text: str) -> None:
         """The open preset's caption over the heatmap ("" hides it)."""
         self.preset_caption.setText(text)

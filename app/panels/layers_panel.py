@@ -179,11 +179,21 @@ class LayersPanel(Panel):
             for index, text in enumerate(tokens):
                 self.key_combo.addItem(f"#{index} {text}", index)
             match = self.key_combo.findText(previous)
+            wanted = getattr(self, "wanted_key", None)  # a preset's key ("it" → "animal"), once its tokens are here
+            if wanted is not None and 0 <= wanted < len(tokens):
+                match, self.wanted_key = wanted, None
             self.key_combo.setCurrentIndex(match if match >= 0 else _default_key(tokens))
         self._show_overview(snapshot)
         self._show_pair()
         self._show_curve()
         self._compare_timer.start()
+
+    def want_key(self, key: int) -> None:
+        """Make token ``key`` the target of the weight map: now when it is listed, else with the next result."""
+        self.wanted_key = key
+        if 0 <= key < self.key_combo.count() and self.controller.snapshot is not None \
+                and self.key_combo.count() == self.controller.snapshot.result.n:
+            self.key_combo.setCurrentIndex(key)
 
     def clear(self) -> None:
         """No pretrained result on screen: no thumbnails, pair map, curves or comparison of an older one."""
