@@ -49,7 +49,7 @@ class DockGroups(QObject):
         self.current = DEFAULT_GROUP
         self._switching = False
         self.group_of = {key: name for name, _title, keys in GROUPS for key in keys}
-        self.toolbar = QToolBar(_tr("Panels"), window)
+        self.toolbar = QToolBar(QCoreApplication.translate("DockGroups", "Panels"), window)
         self.toolbar.setObjectName("panelGroupsToolBar")
         self.actions: dict[str, QAction] = {}
         exclusive = QActionGroup(self)

@@ -601,3 +601,63 @@ def test_minilm_it_animal_preset_targets_animal_in_model_layers(window):
         QApplication.processEvents()
     assert panel.key_combo.currentText().endswith(" animal"), panel.key_combo.currentText()
     assert "“it” → “animal”" in panel.pair_map.plot.title.text
+
+
+def test_switched_off_head_at_the_value_weighted_stage_says_so(window):
+    c = window.controller
+    c.set_ablation({(0, 1)})
+    assert window.wait_until_idle(30)
+    c.select(head=1, stage="value_norms")
+    assert window.wait_until_idle(30)
+    caption = window.panels["attention"].caption.text()
+    assert "switched off" in caption and "moves nothing" in caption
+    c.select(head=0)
+    assert "switched off" not in window.panels["attention"].caption.text()
+
+
+def test_switch_heads_off_chart_drops_the_old_labels_when_no_head_is_off(window):
+    c = window.controller
+    window.docks["ablation"].show()
+    window.docks["ablation"].raise_()
+    panel = window.panel("ablation")
+    c.set_ablation({(0, 1)})
+    assert window.wait_until_idle(30)
+    for _ in range(5):
+        QApplication.processEvents()
+    ticks = panel.plot.getAxis("bottom")._tickLevels
+    assert ticks and any(label == "小明" for _, label in ticks[0])
+    c.set_config(c.config.replace(text="the cat sat"), immediate=True)
+    c.set_ablation(set())
+    assert window.wait_until_idle(30)
+    for _ in range(5):
+        QApplication.processEvents()
+    ticks = panel.plot.getAxis("bottom")._tickLevels
+    assert not any(label == "小明" for level in (ticks or []) for _, label in level)
+
+
+def test_png_labels_grow_with_the_width(qapp):
+    """A 1600-pixel export is the 800-pixel layout scaled 2×: labels twice as tall, not ~10 px."""
+    import numpy as np
+
+    from app.render import image_pixels, render_image
+    from engine import AttentionConfig, compute
+
+    result = compute(AttentionConfig(text="The capital of France is Paris"))
+    small = render_image(result, head=0, width=800)
+    large = render_image(result, head=0, width=1600)
+    assert large.width() == 1600
+    scaled = image_pixels(small.scaled(large.width(), large.height())).astype(float)
+    difference = np.abs(image_pixels(large).astype(float) - scaled)[..., :3].mean()
+    assert difference < 6.0, difference  # the same picture, only sharper
+
+
+def test_svg_names_the_fonts_its_labels_were_measured_with(qapp, tmp_path):
+    from PySide6.QtGui import QFontInfo
+
+    from app.render import export_figure
+    from engine import AttentionConfig, compute
+
+    path = export_figure(compute(AttentionConfig(text="The capital of France")), tmp_path / "h.svg", head=0)
+    svg = path.read_text(encoding="utf-8")
+    assert "Sans Serif" not in svg  # an alias another renderer resolves to a wider font
+    assert QFontInfo(QApplication.font()).family() in svg and "sans-serif" in svg

@@ -258,6 +258,7 @@ class AblationPanel(Panel):
             self.status.setText(self.tr("No head is switched off. Ctrl+click (or right-click) a head in the head "
                                         "grid, or click a cell of the effects grid, to switch it off."))
             self.bars.setOpts(x=[], height=[])
+            self.plot.getAxis("bottom").setTicks([[]])  # no bars, no labels of an older sentence (issue 25, cosmetic)
         else:
             cosines = analysis.cosines
             low = int(np.argmin(cosines))

@@ -109,15 +109,20 @@ class AttentionPanel(Panel):
             stage = "weights"
         matrix = snapshot.stage_matrix(stage)[head]  # (n, n)
         labels = result.token_texts
+        # a switched-off head moves nothing: all zeros, drawn on 0 … 1 rather than a blank 0 … 1e-06 scale
+        switched_off = stage == "value_norms" and (snapshot.layer, head) in getattr(snapshot, "ablate", ())
         self.heatmap.set_matrix(
             matrix, labels, labels,
-            levels=snapshot.levels(stage, head),
+            levels=(0.0, 1.0) if switched_off else snapshot.levels(stage, head),
             colormap=WEIGHTS_MAP if stage in ("weights", "value_norms") else DIVERGING_MAP,
             display=snapshot.display_of(stage, head),
         )
         self.heatmap.set_highlight_row(self.controller.focus)
         self.caption.setToolTip(self.VALUE_NOTE() if stage == "value_norms" else "")
-        if stage == "value_norms":
+        if switched_off:
+            self.caption.setText(fill(self.tr("head %1 of layer %2 is switched off: it moves nothing (every "
+                                              "value-weighted cell is 0)"), head, snapshot.layer))
+        elif stage == "value_norms":
             self.caption.setText(self.tr("what each key moves (hover)"))
         elif result.n == 1:
             self.caption.setText(fill(self.tr("1 token · d_k = %1"), result.config.d_k))
