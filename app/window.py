@@ -114,6 +114,22 @@ class _PanelHolder(QWidget):
         self.setObjectName("panelHolder")
         self._panel = panel
         panel.setParent(self)
+        self._follow_height_for_width()
+
+    def _follow_height_for_width(self) -> None:
+        """Word-wrapped rows need more height at a narrow width than the panel's minimum says; the
+        scroll area asks the holder for its height at the width it has only when the holder's size
+        policy says so (issue 25.9: at 1024 × 600 and 1920 × 1080 the input's rows were squashed)."""
+        layout = self._panel.layout()
+        policy = self.sizePolicy()
+        policy.setHeightForWidth(layout is not None and layout.hasHeightForWidth())
+        self.setSizePolicy(policy)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt name
+        """The panel's *minimum* height at ``width`` (not its preferred one: panels scroll late)."""
+        layout = self._panel.layout()
+        minimum = self.minimumSizeHint().height()
+        return max(minimum, layout.minimumHeightForWidth(width)) if layout is not None else minimum
 
     def minimumSizeHint(self):  # noqa: N802 - Qt name
         return self._panel.minimumSizeHint().expandedTo(self._panel.minimumSize())
@@ -129,6 +145,7 @@ class _PanelHolder(QWidget):
         from PySide6.QtCore import QEvent
 
         if event.type() == QEvent.Type.LayoutRequest:  # the panel's minimum may have changed
+            self._follow_height_for_width()
             self.updateGeometry()
             self.setMinimumSize(self.minimumSizeHint())
         return super().event(event)
