@@ -12,7 +12,7 @@ another group that becomes visible switches the group to its own, one event-loop
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QToolBar
 
@@ -34,6 +34,9 @@ TIPS = {
     "analysis": QT_TRANSLATE_NOOP("DockGroups", "Rollout, Switch heads off, Head dashboard"),
 }
 DEFAULT_GROUP = "basics"
+# share of the window's height the bottom area takes when a group is first shown (the player's charts and
+# the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at
+BOTTOM_SHARE = {"basics": 0.40, "steps": 0.55, "labs": 0.45, "model": 0.52, "analysis": 0.46}
 
 
 def _tr(text: str) -> str:
@@ -48,6 +51,7 @@ class DockGroups(QObject):
         self.window, self.docks = window, docks
         self.current = DEFAULT_GROUP
         self._switching = False
+        self._heights: dict[str, int] = {}  # the bottom area's height each group was left at
         self.group_of = {key: name for name, _title, keys in GROUPS for key in keys}
         self.toolbar = QToolBar(QCoreApplication.translate("DockGroups", "Panels"), window)
         self.toolbar.setObjectName("panelGroupsToolBar")
@@ -82,6 +86,10 @@ class DockGroups(QObject):
             name = DEFAULT_GROUP
         self._switching = True
         try:
+            if name != self.current:
+                shown_heights = [self.docks[k].height() for k in self.keys(self.current) if self.docks[k].isVisible()]
+                if shown_heights:
+                    self._heights[self.current] = max(shown_heights)
             self.current = name
             self.actions[name].setChecked(True)
             for key, group in self.group_of.items():
@@ -92,8 +100,15 @@ class DockGroups(QObject):
                 self.docks[key].show()
             shown = raise_key or self.keys(name)[0]
             self.docks[shown].raise_()
+            height = self._heights.get(name) or int(self.window.height() * BOTTOM_SHARE.get(name, 0)) or None
+            if height and self.window.isVisible():
+                self.window.resizeDocks([self.docks[shown]], [height], Qt.Orientation.Vertical)
         finally:
             self._switching = False
+
+    def forget_heights(self) -> None:
+        """Reset layout: every group starts again from its default share of the height."""
+        self._heights.clear()
 
     def menu_actions(self) -> list[QAction]:
         return list(self.actions.values())

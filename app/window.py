@@ -764,6 +764,7 @@ class MainWindow(QMainWindow):
             dock.show()
         self.restoreState(self._default_state)
         self.notice_bar.setVisible(bool(self.model_note.text()))
+        self.dock_groups.forget_heights()
         self.dock_groups.select(DEFAULT_GROUP)
         self._default_sizes()
         QTimer.singleShot(0, self._hide_stale_tab_bars)
