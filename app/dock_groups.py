@@ -100,7 +100,8 @@ class DockGroups(QObject):
                 self.docks[key].show()
             shown = raise_key or self.keys(name)[0]
             self.docks[shown].raise_()
-            height = self._heights.get(name) or int(self.window.height() * BOTTOM_SHARE.get(name, 0)) or None
+            share = BOTTOM_SHARE.get(name, 0) * (0.85 if self.window.height() < 700 else 1.0)  # small screens: the
+            height = self._heights.get(name) or int(self.window.height() * share) or None  # input and heatmap first
             if height and self.window.isVisible():
                 self.window.resizeDocks([self.docks[shown]], [height], Qt.Orientation.Vertical)
         finally:

@@ -138,7 +138,7 @@ class InputPanel(Panel):
                 holder_layout.setContentsMargins(0, 0, 0, 0)
                 holder_layout.addWidget(self.messages[name])
                 holder_layout.addStretch(1)
-                holder.setMinimumHeight(2 * self.messages[name].fontMetrics().lineSpacing() + 4)
+                holder.setMinimumHeight(3 * self.messages[name].fontMetrics().lineSpacing() + 4)  # 3: a narrow column wraps it so
                 form.addRow("", holder)
             else:
                 form.addRow("", self.messages[name])
