@@ -129,7 +129,7 @@ class InputPanel(Panel):
             self.messages[name] = self._message_label()
             if name == "heads":
                 # "d_model must be divisible by heads" comes and goes while typing: a holder keeps
-                # its two lines reserved (a smaller font), so the form below never jumps
+                # its three lines reserved (a smaller font), so the form below never jumps
                 font = self.messages[name].font()
                 font.setPointSizeF(font.pointSizeF() * 0.85)
                 self.messages[name].setFont(font)
