@@ -36,7 +36,7 @@ TIPS = {
 DEFAULT_GROUP = "basics"
 # share of the window's height the bottom area takes when a group is first shown (the player's charts and
 # the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at
-BOTTOM_SHARE = {"basics": 0.40, "steps": 0.55, "labs": 0.45, "model": 0.52, "analysis": 0.46}
+BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.52, "analysis": 0.46}
 
 
 def _tr(text: str) -> str:
@@ -52,6 +52,7 @@ class DockGroups(QObject):
         self.current = DEFAULT_GROUP
         self._switching = False
         self._heights: dict[str, int] = {}  # the bottom area's height each group was left at
+        self._on_top: dict[str, str] = {}  # the dock each group was left showing
         self.group_of = {key: name for name, _title, keys in GROUPS for key in keys}
         self.toolbar = QToolBar(QCoreApplication.translate("DockGroups", "Panels"), window)
         self.toolbar.setObjectName("panelGroupsToolBar")
@@ -87,6 +88,10 @@ class DockGroups(QObject):
         self._switching = True
         try:
             if name != self.current:
+                on_top = [k for k in self.keys(self.current) if self.docks[k].isVisible()
+                          and not self.docks[k].visibleRegion().isEmpty()]
+                if on_top:
+                    self._on_top[self.current] = on_top[0]
                 shown_heights = [self.docks[k].height() for k in self.keys(self.current) if self.docks[k].isVisible()]
                 if shown_heights:
                     self._heights[self.current] = max(shown_heights)
@@ -98,18 +103,22 @@ class DockGroups(QObject):
                     dock.hide()
             for key in self.keys(name):
                 self.docks[key].show()
-            shown = raise_key or self.keys(name)[0]
+            shown = raise_key or self._on_top.get(name) or self.keys(name)[0]  # the tab it was left on
             self.docks[shown].raise_()
             share = BOTTOM_SHARE.get(name, 0) * (0.85 if self.window.height() < 700 else 1.0)  # small screens: the
             height = self._heights.get(name) or int(self.window.height() * share) or None  # input and heatmap first
             if height and self.window.isVisible():
+                from .layout_sizes import keep_head_grid_whole
+
                 self.window.resizeDocks([self.docks[shown]], [height], Qt.Orientation.Vertical)
+                QTimer.singleShot(0, lambda: keep_head_grid_whole(self.window))  # once the new heights are laid out
         finally:
             self._switching = False
 
     def forget_heights(self) -> None:
         """Reset layout: every group starts again from its default share of the height."""
         self._heights.clear()
+        self._on_top.clear()
 
     def menu_actions(self) -> list[QAction]:
         return list(self.actions.values())

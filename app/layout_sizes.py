@@ -36,6 +36,7 @@ def apply_default_sizes(window) -> None:
     # the head grid's two rows of heads (8 or more heads) stay whole above the arithmetic
     window.resizeDocks([docks["heads"], docks["arithmetic"]], [int(top * 0.45), int(top * 0.55)],
                        Qt.Orientation.Vertical)
+    keep_head_grid_whole(window)
     # the input's form over the token chips
     window.resizeDocks([docks["input"], docks["tokens"]], [int(top * 0.75), int(top * 0.25)],
                        Qt.Orientation.Vertical)
@@ -60,3 +61,17 @@ def same_screen(saved, current: str) -> bool:
     except ValueError:
         return False
     return abs(w0 - w1) <= SCREEN_TOLERANCE * max(w0, w1) and abs(h0 - h1) <= SCREEN_TOLERANCE * max(h0, h1)
+
+
+def keep_head_grid_whole(window) -> None:
+    """Give the head grid the height its rows need (two rows of thumbnails with 8 or more heads,
+    issue 25.9), taken from the worked arithmetic below it; nothing when it has it already."""
+    heads, below = window.docks["heads"], window.docks["arithmetic"]
+    if heads.isHidden() or heads.isFloating() or below.isHidden() or below.isFloating():
+        return
+    panel = window.panels["heads"]
+    title = heads.height() - heads.widget().height() if heads.widget() is not None else 24
+    need = panel.minimumSizeHint().expandedTo(panel.minimumSize()).height() + max(title, 0) + 6
+    total = heads.height() + below.height()
+    if heads.height() < need and total - need >= 80:  # the arithmetic keeps a few lines
+        window.resizeDocks([heads, below], [need, total - need], Qt.Orientation.Vertical)

@@ -265,6 +265,10 @@ class MainWindow(QMainWindow):
         self.docks["arithmetic"].raise_()
         self.panels["attention"].cellClicked.connect(lambda *_: self.docks["inspector"].raise_())
         self.panels["attention"].hoverMessage.connect(self._on_hover_message)
+        from .layout_sizes import keep_head_grid_whole
+
+        # a grid of more rows (8+ heads, another model) gets the height they need once it is laid out
+        self.panels["heads"].rowsChanged.connect(lambda: QTimer.singleShot(0, lambda: keep_head_grid_whole(self)))
 
     def _build_model_bar(self) -> None:
         """Toolbar: which model computes (toy engine with your settings, or pretrained MiniLM)."""

@@ -442,6 +442,18 @@ def test_inspector_values_and_head_rows_fit_at_1366_by_768(window):
     assert table.item(0, 2).text()  # the number is there
     scroll = window.docks["heads"].widget()
     assert scroll.verticalScrollBar().maximum() == 0  # both rows of heads whole, no scrolling
+    window.docks["arithmetic"].raise_()  # (the inspector's six readable rows need more: it scrolls the grid)
+    for group in ("model", "steps"):  # a taller bottom area still leaves the head grid its rows
+        window.dock_groups.select(group)
+        for _ in range(10):
+            QApplication.processEvents()
+        assert scroll.verticalScrollBar().maximum() == 0, group
+    window.dock_groups.select("basics")
+    c.set_config(c.config.replace(d_model=96, heads=12), immediate=True)  # 12 heads (MiniLM's, e5's): still whole
+    assert window.wait_until_idle(30)
+    for _ in range(10):
+        QApplication.processEvents()
+    assert scroll.verticalScrollBar().maximum() == 0
 
 
 @pytest.mark.parametrize("reset", [False, True])
