@@ -36,7 +36,7 @@ TIPS = {
 DEFAULT_GROUP = "basics"
 # share of the window's height the bottom area takes when a group is first shown (the player's charts and
 # the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at
-BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.52, "analysis": 0.46}
+BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.45, "analysis": 0.46}
 
 
 def _tr(text: str) -> str:

@@ -73,5 +73,5 @@ def keep_head_grid_whole(window) -> None:
     title = heads.height() - heads.widget().height() if heads.widget() is not None else 24
     need = panel.minimumSizeHint().expandedTo(panel.minimumSize()).height() + max(title, 0) + 6
     total = heads.height() + below.height()
-    if heads.height() < need and total - need >= 80:  # the arithmetic keeps a few lines
+    if heads.height() < need and total - need >= 64:  # the arithmetic keeps a few lines
         window.resizeDocks([heads, below], [need, total - need], Qt.Orientation.Vertical)

@@ -20,7 +20,7 @@ from .base import Panel
 SELECTED_PEN = pg.mkPen("#ff2d55", width=4)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
 OFF_PEN = pg.mkPen("#5f6368", width=2)  # the cross over a switched-off head
-MIN_SIDE = 48  # px: a thumbnail never shrinks below this (the panel scrolls instead)
+MIN_SIDE = 40  # px: a thumbnail never shrinks below this (the panel scrolls instead); two rows fit at 1366 × 768
 LABEL_HEIGHT = 16  # px of the "head h" line above each thumbnail
 
 
