@@ -74,6 +74,7 @@ class DockGroups(QObject):
         self.actions[self.current].setChecked(True)
         for key in self.group_of:
             docks[key].visibilityChanged.connect(lambda visible, k=key: self._on_visibility(k, visible))
+            docks[key].installEventFilter(self)  # raise_() of a dock in another group: go there
 
     def names(self) -> list[str]:
         return [name for name, _title, _keys in GROUPS]
@@ -128,6 +129,22 @@ class DockGroups(QObject):
         if visible and not self._switching and self.group_of[key] != self.current \
                 and not self.docks[key].isFloating():
             QTimer.singleShot(0, lambda: self._follow(key))
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        """``dock.raise_()`` on a dock hidden because its group is not shown (a tab brought forward
+        by code, as before the groups) switches to that group; a dock the user closed stays closed."""
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.ZOrderChange and not self._switching and isinstance(watched, QDockWidget):
+            key = next((k for k, dock in self.docks.items() if dock is watched), None)
+            if key in self.group_of and self.group_of[key] != self.current and watched.isHidden() \
+                    and self.window.isVisible():
+                QTimer.singleShot(0, lambda: self._follow_raise(key))
+        return False
+
+    def _follow_raise(self, key: str) -> None:
+        if self.group_of[key] != self.current:
+            self.select(self.group_of[key], raise_key=key)
 
     def _follow(self, key: str) -> None:
         dock = self.docks[key]

@@ -422,6 +422,10 @@ def test_a_dock_shown_from_elsewhere_brings_its_group(window):
     assert window.docks["diffs"].isHidden()
     window.dock_groups.actions["analysis"].trigger()
     assert window.docks["player"].isHidden() and not window.docks["rollout"].isHidden()
+    window.docks["scaling"].raise_()  # raise_() alone, as code did before the groups: its group comes
+    for _ in range(5):
+        QApplication.processEvents()
+    assert window.dock_groups.current == "labs" and not window.docks["scaling"].visibleRegion().isEmpty()
 
 
 def test_inspector_values_and_head_rows_fit_at_1366_by_768(window):
