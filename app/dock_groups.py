@@ -106,6 +106,7 @@ class DockGroups(QObject):
                 self.docks[key].show()
             shown = raise_key or self._on_top.get(name) or self.keys(name)[0]  # the tab it was left on
             self.docks[shown].raise_()
+            QTimer.singleShot(0, self.docks[shown].raise_)  # again once a tab just shown is in its tab bar
             share = BOTTOM_SHARE.get(name, 0) * (0.85 if self.window.height() < 700 else 1.0)  # small screens: the
             height = self._heights.get(name) or int(self.window.height() * share) or None  # input and heatmap first
             if height and self.window.isVisible():
