@@ -180,6 +180,10 @@ def _write(options, save, trace, weights=None, *args, special=None) -> None:
     from engine.export import output_suffix, save_head_table
 
     extra = _analysis(trace, weights, special)
+    if getattr(options, "ablate", None):  # which heads were off: the file says what it is (issue 25, cosmetic)
+        import numpy as np
+
+        extra["ablated_heads"] = np.array(sorted(_parse_ablate(options.ablate)), dtype=np.int64).reshape(-1, 2)  # (k, 2)
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")

@@ -64,9 +64,14 @@ class Controller(QObject):
         self.ablate: frozenset = frozenset()  # (layer, head) pairs switched off in the current model (issue 14)
         self._ablate_by_model: dict[str, frozenset] = {}  # the other models' switched-off heads (issue 25 #2)
         self._follow_end = False  # the next result moves the focus to its last token (set_config)
+        self._typed_from_empty = False  # the text box was emptied: what is typed next starts a new text
         self._pending_selection = None  # (head, focus) of apply_view_state, taken when its result arrives
         self._undo: list = []  # settings before each change, oldest first: AttentionConfig or (config, ablate, model)
         self._redo: list = []
+        # the focus when each entry was left, aligned with _undo / _redo: undo and redo put it back (issue 25,
+        # cosmetic: undoing a preset moved the focus to another token)
+        self._undo_focus: list[int] = []
+        self._redo_focus: list[int] = []
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
         self._last_seconds = 0.0
         self._requested_at = 0.0
@@ -102,14 +107,19 @@ class Controller(QObject):
                 self._ablate_by_model[model] = ablate
         if _history and config != self.config:
             self._undo.append(self.config)
-            del self._undo[:-HISTORY_LIMIT]
-            self._redo.clear()
+            self._remember_focus()
             self.historyChanged.emit(True, False)
         shown = self.snapshot.result if self.snapshot is not None else None
         # typing at the end with the last token focused: the focus follows the end of the text (a
         # decoder's next-token bars predict what comes after it); any other change keeps the focus
-        self._follow_end = shown is not None and self.focus == shown.n - 1 and len(config.text) > len(shown.config.text) \
-            and config.text.startswith(shown.config.text)
+        # (issue 25.6): judged against the text last asked for, not the one on screen — typing from an
+        # empty box (which has no result) or faster than the results arrive still follows the end
+        previous = self.config.text
+        at_end = self._follow_end or self._typed_from_empty or shown is None or (
+            self.focus >= shown.n - 1 and shown.config.text == previous)
+        grows = config.text.startswith(previous) or self._typed_from_empty
+        self._follow_end = at_end and grows and config.text != previous
+        self._typed_from_empty = False
         self.config = config
         self.configChanged.emit(config)
         self._compute.cancel()  # an answer for older settings must not arrive during the debounce
@@ -125,6 +135,15 @@ class Controller(QObject):
             self._submit()
         else:
             self._debounce.start(DEBOUNCE_MS)
+
+    def refuse(self, error: BaseException, text: str | None = None) -> None:
+        """What is typed cannot be computed (``error``: an empty text, heads that do not divide):
+        the result on screen no longer matches the settings, so it is marked out of date (issue 25,
+        cosmetic), and an emptied text box makes the next text follow its end (issue 25.6)."""
+        if text is not None and not text.strip():
+            self._typed_from_empty = True
+        self.last_failure = error
+        self.computeFailed.emit(error)
 
     def update_config(self, **changes) -> AttentionConfig:
         """Validate ``changes`` against the current config; raises EngineError, changing nothing."""
@@ -146,8 +165,7 @@ class Controller(QObject):
         if ablate == self.ablate:
             return
         self._undo.append((self.config, self.ablate, self.model))
-        del self._undo[:-HISTORY_LIMIT]
-        self._redo.clear()
+        self._remember_focus()
         self.historyChanged.emit(True, False)
         self.ablate = ablate
         self.ablateChanged.emit(ablate)
@@ -157,22 +175,38 @@ class Controller(QObject):
         """Switch head (layer, head) off, or back on."""
         self.set_ablation(self.ablate ^ {(layer, head)})
 
+    def _remember_focus(self) -> None:
+        """A new change was recorded in _undo: its focus too; the oldest beyond the limit go, redo is cleared."""
+        self._undo_focus[len(self._undo) - 1:] = [self.focus]
+        del self._undo[:-HISTORY_LIMIT]
+        del self._undo_focus[:-HISTORY_LIMIT]
+        self._redo.clear()
+        self._redo_focus.clear()
+
     def _step_history(self, source: list, target: list) -> None:
         if source:
             entry = source[-1]
+            source_focus, target_focus = (self._undo_focus, self._redo_focus) if source is self._undo else \
+                (self._redo_focus, self._undo_focus)
             if isinstance(entry, tuple):
                 model = entry[2]
                 target.append((self.config, self.ablate if model == self.model
                                else self._ablate_by_model.get(model, frozenset()), model))
             else:
                 target.append(self.config)
+            target_focus[len(target) - 1:] = [self.focus]
+            focus = source_focus.pop() if len(source_focus) == len(source) else None
             self.set_config(source.pop(), immediate=True, _history=False)
+            if focus is not None:  # the focus of that state, once its result arrives
+                self._follow_end = False
+                self._pending_selection = (self.head, focus)
             self.historyChanged.emit(bool(self._undo), bool(self._redo))
 
     def adopt_history(self, other: "Controller") -> None:
         """Take ``other``'s undo and redo stacks (the language switch rebuilds the window)."""
         self._undo[:], self._redo[:] = other._undo, other._redo
         self._ablate_by_model.update(other._ablate_by_model)  # the other models' switched-off heads too
+        self._undo_focus[:], self._redo_focus[:] = other._undo_focus, other._redo_focus
         self.historyChanged.emit(bool(self._undo), bool(self._redo))
 
     # ----------------------------------------------------------------- the view state
@@ -188,6 +222,7 @@ class Controller(QObject):
                                                                                         state.layer)):
             raise EngineError("the view is invalid: head, focus and layer must be whole numbers ≥ 0 and the stage "
                               "one of {stages}", stages=", ".join(VIEW_STAGES))
+        focus_before, recorded = self.focus, state.config != self.config  # set_config records a change
         # the state's head and focus belong to its own result: until that arrives they are kept aside
         # and the selection stays valid for the result on screen (whose panels may still update)
         self._pending_selection = (state.head, state.focus)
@@ -206,6 +241,8 @@ class Controller(QObject):
             self.sentenceBChanged.emit(state.sentence_b)
         self.modelChanged.emit(state.model)
         self.set_config(state.config, immediate=True)
+        if recorded and self._undo and len(self._undo_focus) == len(self._undo):
+            self._undo_focus[-1] = focus_before  # undo goes back to the focus before this state, not its own
         self._follow_end = False  # the state's own focus
 
     def _within_shown(self, head: int, focus: int) -> tuple[int, int]:

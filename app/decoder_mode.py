@@ -62,9 +62,11 @@ def attentions_sink_by_head(attentions: np.ndarray) -> np.ndarray:
     return attentions[..., 1:, 0].mean(axis=-1, dtype=np.float64).astype(np.float32)
 
 
-def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablate: frozenset = frozenset()):
+def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablate: frozenset = frozenset(),
+                          by_words: bool = False):
     """Snapshot of ``layer`` for ``text`` by decoder ``name`` (trace attached, KV cache reused),
-    the heads of ``ablate`` switched off (those the model has)."""
+    the heads of ``ablate`` switched off (those the model has); ``by_words``: rolled up by words
+    too (byte fragments join their character, characters their word)."""
     from .analysis_jobs import valid_ablation
 
     model = minilm_mode.model(name, progress)
@@ -79,8 +81,15 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablat
     # paint as the trace arrives (typing at the end: no second job, no second wait)
     view.next_bars = dict(top_bars(name, trace.next_token_logits, NEXT_BARS, *PLAIN_SAMPLING), trace=trace,
                           position=trace.n - 1, settings=PLAIN_SAMPLING)
+    words = None
+    if by_words:  # issue 26.12: the same roll-up as the encoders'
+        from .snapshot import THUMBNAIL_SIZE
+        from .word_view import word_view
+
+        words = word_view(text, trace.tokens, result.weights, trace.attentions, shrink=block_average,
+                          thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
     return summarise(result, bert=view, layer=layer, overview=overview, model=name, ablate=trace.ablate,
-                     facts=model.facts)
+                     facts=model.facts, words=words)
 
 
 # ---------------------------------------------------------------- the panels' worker jobs

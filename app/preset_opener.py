@@ -24,6 +24,7 @@ class PresetOpener(QObject):
 
     captionChanged = Signal(str)
     compareRequested = Signal(object)  # (word A, sentence B, word B) of a preset about two sentences
+    keyChosen = Signal(int)  # the key token of a real-model preset's relation ("animal"): Model layers' target
     opened = Signal(object)  # the (translated) Preset, once its focus, head and stage are on screen
 
     def __init__(self, controller, parent: QObject | None = None) -> None:
@@ -73,6 +74,8 @@ class PresetOpener(QObject):
         c.apply_view_state(ViewState(self._config, head=finding["head"], focus=finding["focus"], stage=item.stage,
                                      model=item.model, layer=finding["layer"], sentence_b=c.sentence_b,
                                      by_words=bool(item.by_words)))
+        if finding["key"] is not None:
+            self.keyChosen.emit(int(finding["key"]))
         if finding["compare"] is not None:
             self.compareRequested.emit(finding["compare"])
         self.opened.emit(item)
@@ -102,12 +105,18 @@ class PresetOpener(QObject):
     # ------------------------------------------------------------------ the caption
     def _show(self, text: str) -> None:
         self.caption = text
+        if text and self.preset is not None:  # what redo brings back (issue 25, cosmetic)
+            self._last_shown = (self._config, self.preset.model, self.preset, text)
         self.captionChanged.emit(text)
 
     def _on_config_changed(self, config) -> None:
         if self.caption and config != self._config:
             self.preset = None
             self._show("")
+        last = getattr(self, "_last_shown", None)
+        if not self.caption and last is not None and config == last[0] and self.controller.model == last[1]:
+            self.preset = last[2]  # undo, then redo: the preset's settings are back, so is its explanation
+            self._show(last[3])
 
     def _on_model_changed(self, model: str) -> None:
         if self.caption and self.preset is not None and model != self.preset.model:

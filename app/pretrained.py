@@ -11,5 +11,5 @@ def take_pretrained_snapshot(name: str, text: str, layer: int, progress=None, by
     """Snapshot of ``layer`` for ``text`` by registry model ``name``, the heads of ``ablate`` off."""
     loaded = minilm_mode.model(name, progress)
     if loaded.facts.capabilities.next_token_logits:
-        return decoder_mode.take_decoder_snapshot(name, text, layer, progress, ablate)
+        return decoder_mode.take_decoder_snapshot(name, text, layer, progress, ablate, by_words)
     return minilm_mode.take_model_snapshot(name, text, layer, progress, by_words, ablate)

@@ -62,6 +62,7 @@ def _heads(result: AttentionResult, head) -> list[int]:
     return [head]
 
 
+LAYOUT_WIDTH = 800  # pixels: a PNG wider than this is this layout scaled up, fonts included
 VECTOR_CELLS = 128 * 128  # SVG: up to this many cells per head are vector rectangles, beyond a bitmap
 
 
@@ -138,7 +139,9 @@ def render_image(result: AttentionResult, head="all", stage: str = "weights", wi
     """The figure as a QImage exactly ``width`` pixels wide."""
     import pyqtgraph.exporters as exporters
 
-    widget, plots = build_figure(result, head, stage, width, label=label)
+    # laid out at most LAYOUT_WIDTH wide and scaled up to ``width``: labels grow with the picture (a
+    # 1600-pixel export for slides had ~10-pixel labels, issue 25 cosmetic)
+    widget, plots = build_figure(result, head, stage, min(int(width), LAYOUT_WIDTH), label=label)
     widget._plots = plots
     try:
         _show_offscreen(widget)
@@ -197,7 +200,30 @@ def _svg_bytes(result: AttentionResult, head, stage: str, width: int, label: str
     finally:
         widget.close()
         widget.deleteLater()
-    return svg if isinstance(svg, bytes) else bytes(svg)
+    return _named_fonts(svg if isinstance(svg, bytes) else bytes(svg))
+
+
+def _named_fonts(svg: bytes) -> bytes:
+    """Name in the SVG the fonts Qt really measured the labels with.
+
+    pyqtgraph writes the application font's alias ("Sans Serif"), which another renderer (rsvg,
+    a browser) resolves to a font of its own, often wider: "capital" came out as "capita", its
+    last letter under the heatmap (issue 25, cosmetic). The resolved family, the CJK fallback and
+    the generic family keep the text as wide as it was laid out wherever those fonts exist."""
+    from PySide6.QtGui import QFontInfo
+    from PySide6.QtWidgets import QApplication
+
+    font = QApplication.font()
+    families = [QFontInfo(font).family(), *font.families(), "sans-serif"]
+    named = []
+    for family in families:
+        if family and family not in named and family.lower() not in ("sans serif", "sans"):
+            named.append(family)
+    value = ", ".join(f"'{name}'" if " " in name and name != "sans-serif" else name for name in named)
+    value = value.replace("&", "&amp;").replace('"', "&quot;").encode()
+    for alias in (b'font-family="&quot;Sans Serif&quot;"', b'font-family="Sans Serif"'):
+        svg = svg.replace(alias, b'font-family="' + value + b'"')
+    return svg
 
 
 def image_pixels(image) -> np.ndarray:

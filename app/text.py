@@ -7,3 +7,17 @@ import re
 def fill(template: str, *values) -> str:
     """Qt-style placeholders: fill("%1 of %2", 3, 4) → "3 of 4", in one pass (values are not re-scanned)."""
     return re.sub(r"%(\d+)", lambda m: str(values[int(m.group(1)) - 1]) if 0 < int(m.group(1)) <= len(values) else m.group(), template)
+
+
+def escape(text: str) -> str:
+    """``text`` (a token, a sentence) for a surface that reads HTML (pyqtgraph titles and axis
+    labels, rich-text labels): "<s>" stays "<s>" on screen instead of starting strikethrough."""
+    import html
+
+    return html.escape(str(text), quote=False)
+
+
+def plain_tip(text: str) -> str:
+    """A tooltip that shows ``text`` as written: Qt reads a tooltip as rich text when it finds
+    something like a tag in it (a token "<s>"), so it is escaped and marked as rich on purpose."""
+    return "<p style='white-space:pre-wrap'>" + escape(text) + "</p>"

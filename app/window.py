@@ -38,6 +38,7 @@ from engine.memory import format_bytes
 
 from . import decoder_window
 from .controller import Controller
+from .dock_groups import DEFAULT_GROUP
 from .i18n import error_text, install_language_menu, install_translator, setting_label, store_and_install
 from .lazy import LazyPanel
 from .panels.arithmetic_panel import ArithmeticPanel
@@ -108,6 +109,22 @@ class _PanelHolder(QWidget):
         self.setObjectName("panelHolder")
         self._panel = panel
         panel.setParent(self)
+        self._follow_height_for_width()
+
+    def _follow_height_for_width(self) -> None:
+        """Word-wrapped rows need more height at a narrow width than the panel's minimum says; the
+        scroll area asks the holder for its height at the width it has only when the holder's size
+        policy says so (issue 25.9: at 1024 × 600 and 1920 × 1080 the input's rows were squashed)."""
+        layout = self._panel.layout()
+        policy = self.sizePolicy()
+        policy.setHeightForWidth(layout is not None and layout.hasHeightForWidth())
+        self.setSizePolicy(policy)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt name
+        """The panel's *minimum* height at ``width`` (not its preferred one: panels scroll late)."""
+        layout = self._panel.layout()
+        minimum = self.minimumSizeHint().height()
+        return max(minimum, layout.minimumHeightForWidth(width)) if layout is not None else minimum
 
     def minimumSizeHint(self):  # noqa: N802 - Qt name
         return self._panel.minimumSizeHint().expandedTo(self._panel.minimumSize())
@@ -123,6 +140,7 @@ class _PanelHolder(QWidget):
         from PySide6.QtCore import QEvent
 
         if event.type() == QEvent.Type.LayoutRequest:  # the panel's minimum may have changed
+            self._follow_height_for_width()
             self.updateGeometry()
             self.setMinimumSize(self.minimumSizeHint())
         return super().event(event)
@@ -152,18 +170,13 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._build_model_bar()
         self._build_menus()
+        self.dock_groups.select(DEFAULT_GROUP)
         self._default_state = self.saveState()
         # the bottom docks stood side by side before they were tabbed: recompute the minimum now,
         # or the stale one (14 docks wide) keeps the first size from fitting a small screen
         self.layout().activate()
         self.resize(_first_size(self))
-        # the bottom tabs get 45 % of the height: on a 768-pixel screen they are still usable
-        self.resizeDocks([self.docks["attention"], self.docks["diffs"]], [int(self.height() * 0.5),
-                                                                          int(self.height() * 0.42)],
-                         Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["heads"], self.docks["arithmetic"]], [int(self.height() * 0.2),
-                                                                          int(self.height() * 0.35)],
-                         Qt.Orientation.Vertical)
+        self._default_sizes()
         if restore:
             self._restore_layout()
         c = self.controller
@@ -247,6 +260,10 @@ class MainWindow(QMainWindow):
         self.docks["arithmetic"].raise_()
         self.panels["attention"].cellClicked.connect(lambda *_: self.docks["inspector"].raise_())
         self.panels["attention"].hoverMessage.connect(self._on_hover_message)
+        from .layout_sizes import keep_head_grid_whole
+
+        # a grid of more rows (8+ heads, another model) gets the height they need once it is laid out
+        self.panels["heads"].rowsChanged.connect(lambda: QTimer.singleShot(0, lambda: keep_head_grid_whole(self)))
 
     def _build_model_bar(self) -> None:
         """Toolbar: which model computes (toy engine with your settings, or pretrained MiniLM)."""
@@ -269,16 +286,28 @@ class MainWindow(QMainWindow):
         self.layer_spin.setToolTip(self.tr("Layer of the pretrained model shown in every panel (0-based)"))
         self.layer_spin.setEnabled(False)
         bar.addWidget(self.layer_spin)
-        self.model_note = QLabel()
-        self.model_note.setObjectName("modelNote")
-        self.model_note.setStyleSheet("color: #c62828; padding-left: 8px;")
-        bar.addWidget(self.model_note)
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        from .dock_groups import DockGroups
+        from .notice_bar import NoticeBar
+
+        self.dock_groups = DockGroups(self, self.docks)  # Basics / Steps / Labs / Model / Analysis (issue 25.9)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.dock_groups.toolbar)
+        self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
+        self.notice_bar = NoticeBar(self)  # the model's messages on a row of their own (issue 25.4)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.notice_bar)
+        self.model_note = self.notice_bar.label
         self.model_combo.currentIndexChanged.connect(
             lambda _: self.controller.set_model(self.model_combo.currentData(), self.layer_spin.value()))
         self.layer_spin.valueChanged.connect(lambda value: self.controller.set_model(self.controller.model, value))
         self.controller.modelChanged.connect(self._on_model_changed)
         self.controller.modelProgress.connect(self._on_model_progress)
+
+    def _default_sizes(self) -> None:
+        """The first start's proportions for the window's size (also after Reset layout: the
+        saved default state holds the sizes of a window not yet resized, issue 25.9)."""
+        from .layout_sizes import apply_default_sizes
+
+        apply_default_sizes(self)
 
     def _on_model_changed(self, model: str) -> None:
         from PySide6.QtCore import QSignalBlocker
@@ -303,6 +332,8 @@ class MainWindow(QMainWindow):
             self.docks[dock].raise_()
         elif isinstance(self.controller.last_failure, ModelNotInstalled):
             self.model_note.setText(self.controller.last_error)
+        else:  # back on the toy engine by choice: an old model's message is no longer true
+            self.model_note.clear()
 
     def _on_model_progress(self, fraction: float, message: str) -> None:
         self.busy.setVisible(fraction < 1.0)
@@ -364,11 +395,16 @@ class MainWindow(QMainWindow):
         self._action(file, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
 
         edit = menus.addMenu(self.tr("&Edit"))
-        self.undo_action = self._action(edit, self.tr("&Undo settings change"), self.undo, "Ctrl+Alt+Z",
+        # Ctrl+Z everywhere outside a text box (a text or spin box takes Ctrl+Z for its own typing
+        # first, Qt's ShortcutOverride); Ctrl+Alt+Z undoes the settings from inside one too
+        self.undo_action = self._action(edit, self.tr("&Undo settings change"), self.undo, "Ctrl+Z",
                                         self.tr("Go back to the settings before the last change"))
+        self.undo_action.setShortcuts([QKeySequence("Ctrl+Z"), QKeySequence("Ctrl+Alt+Z")])
         self.undo_action.setEnabled(False)
         self.redo_action = self._action(edit, self.tr("&Redo settings change"), self.controller.redo,
-                                        "Ctrl+Alt+Shift+Z", self.tr("Apply again the settings change you undid"))
+                                        "Ctrl+Shift+Z", self.tr("Apply again the settings change you undid"))
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y"),
+                                       QKeySequence("Ctrl+Alt+Shift+Z")])
         self.redo_action.setEnabled(False)
         self._action(edit, self.tr("&Recompute"), self.controller.recompute, "F5")
         self._action(edit, self.tr("&Generate the next token"), lambda: decoder_window.generate(self, True), "Ctrl+Return")
@@ -384,6 +420,8 @@ class MainWindow(QMainWindow):
                          f"Ctrl+{number}")
 
         self.view_menu = menus.addMenu(self.tr("&View"))
+        groups_menu = self.view_menu.addMenu(self.tr("&Panels"))
+        groups_menu.addActions(self.dock_groups.menu_actions())
         for dock in self.docks.values():
             self.view_menu.addAction(dock.toggleViewAction())
         self.view_menu.addSeparator()
@@ -395,9 +433,14 @@ class MainWindow(QMainWindow):
 
         player = menus.addMenu(self.tr("P&layer"))
         self._action(player, self.tr("Show the step-through player"), self.show_player, "F6")
-        self._action(player, self.tr("Next step"), lambda: self.show_player().next_stage(), "Ctrl+Right")
-        self._action(player, self.tr("Previous step"), lambda: self.show_player().previous_stage(), "Ctrl+Left")
-        self._action(player, self.tr("Play / pause"), lambda: self.show_player().toggle_play(), "Ctrl+Space")
+        # F7 / F8 / F9 first: a text or spin box with the focus (the usual state after typing) takes
+        # Ctrl+Left / Ctrl+Right for its cursor, never a function key (issue 25.5)
+        for text, slot, keys in ((self.tr("Next step"), lambda: self.show_player().next_stage(), ("F8", "Ctrl+Right")),
+                                 (self.tr("Previous step"), lambda: self.show_player().previous_stage(),
+                                  ("F7", "Ctrl+Left")),
+                                 (self.tr("Play / pause"), lambda: self.show_player().toggle_play(), ("F9", "Ctrl+Space"))):
+            action = self._action(player, text, slot, keys[0])
+            action.setShortcuts([QKeySequence(key) for key in keys])
 
         presets = self.presets_menu = menus.addMenu(self.tr("&Presets"))
         for index, item in enumerate(menu_presets()):
@@ -441,6 +484,7 @@ class MainWindow(QMainWindow):
     def _on_compute_failed(self, error) -> None:
         self.statusBar().showMessage(fill(self.tr("Not updated: %1"), error_text(error)))
         self.panels["input"].show_error(error)
+        self.panels["attention"].mark_out_of_date()  # the picture is of the settings before (issue 25, cosmetic)
 
     def _on_busy_changed(self, busy: bool) -> None:
         self.busy.setVisible(busy)
@@ -485,6 +529,9 @@ class MainWindow(QMainWindow):
         new.restoreState(self.saveState())
         new.controller.adopt_history(self.controller)
         new.controller.apply_view_state(self.controller.view_state())
+        if getattr(self, "session_path", None):  # the title keeps the open session's name (issue 25, cosmetic)
+            new._set_session_title(self.session_path)
+        new.dock_groups.select(self.dock_groups.current)
         new.show()
         self.close()
         self.successor = new  # Qt keeps no reference to a parentless window: this one does
@@ -526,6 +573,7 @@ class MainWindow(QMainWindow):
             self.preset_opener = PresetOpener(self.controller, self)
             self.preset_opener.captionChanged.connect(self.panels["attention"].show_preset_caption)
             self.preset_opener.compareRequested.connect(self._open_comparison)
+            self.preset_opener.keyChosen.connect(lambda key: self.panel("layers").want_key(key))
         return self.preset_opener.open(index)
 
     def _open_comparison(self, words) -> None:
@@ -850,7 +898,15 @@ class MainWindow(QMainWindow):
             dock.setFloating(False)
             dock.show()
         self.restoreState(self._default_state)
+        self.notice_bar.setVisible(bool(self.model_note.text()))
+        self.dock_groups.forget_heights()
+        self.dock_groups.select(DEFAULT_GROUP)
+        self._default_sizes()
         QTimer.singleShot(0, self._hide_stale_tab_bars)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        self.notice_bar.fit_width()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt name
         super().showEvent(event)
@@ -921,16 +977,28 @@ class MainWindow(QMainWindow):
             self.controller.apply_view_state(ViewState(AttentionConfig()))
 
     def _restore_layout(self) -> None:
+        """The last run's geometry and docks, when saved on a screen of this size: a layout saved
+        on a small screen restored on a large one left the heatmap a thin strip (issue 25.9)."""
+        from .layout_sizes import same_screen, screen_key
+
         geometry = self.settings.value("geometry")
         state = self.settings.value("windowState")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        if same_screen(self.settings.value("layoutScreen"), screen_key(self)):
+            if isinstance(geometry, QByteArray):
+                self.restoreGeometry(geometry)
+            if isinstance(state, QByteArray):
+                self.restoreState(state)
+        self.notice_bar.setVisible(bool(self.model_note.text()))
+        group = self.settings.value("dockGroup")
+        self.dock_groups.select(group if isinstance(group, str) else DEFAULT_GROUP)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("windowState", self.saveState())
+        from .layout_sizes import screen_key
+
+        self.settings.setValue("layoutScreen", screen_key(self))
+        self.settings.setValue("dockGroup", self.dock_groups.current)
         state = self.controller.view_state()
         data = state.config.to_dict()
         data.pop("memory_budget", None)
@@ -961,33 +1029,57 @@ class MainWindow(QMainWindow):
             "<p>The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.</p>"),
             APP_VERSION, numpy.__version__, pyside_version, pyqtgraph.__version__))
 
+    GUIDE_SHOWN = "guideShown"  # QSettings key: Getting started opened once, on the first run
+
+    def show_guide_once(self) -> bool:
+        """Open Getting started on the first run only (issue 25.11); True when it opened now."""
+        if self.settings.value(self.GUIDE_SHOWN, False, type=bool):
+            return False
+        self.settings.setValue(self.GUIDE_SHOWN, True)
+        self._guide()
+        return True
+
     def _guide(self) -> None:
         self._show_help(self.tr("Getting started"), self.tr(
             "<h3>Getting started</h3>"
-            "<ol><li><b>Input</b>: type a sentence (English or Chinese). Every edit recomputes; the settings below "
-            "it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.</li>"
-            "<li><b>Attention heatmap</b>: row = query token, column = key token, colour = weight. Click a cell "
-            "to take it apart in the <b>Cell inspector</b>; click a token chip to focus it.</li>"
-            "<li><b>Worked arithmetic</b>: the hand calculation for the focused token and head, with the real "
-            "numbers.</li>"
-            "<li><b>Head grid</b>: every head at once; click one to select it.</li>"
-            "<li>The tabs along the bottom: the <b>Step-through player</b> (F6) walks the pipeline stage by "
-            "stage; <b>Comparison</b> puts two sentences side by side; the labs show positions and the "
-            "√d_k scaling; <b>MiniLM layers</b> shows a trained model (Model toolbar).</li>"
-            "<li><b>Presets</b> load the tutorials' examples; <b>File</b> saves sessions and exports "
-            "images and data.</li></ol>"
-            "<p>Every panel can be moved, tabbed or closed; <b>View → Reset layout</b> brings them back.</p>"))
+            "<ol><li><b>Input</b> (left): type a sentence, English or Chinese; every edit recomputes. The settings "
+            "below it (d_model, heads, positions, mask, scaling, temperature) shape the <i>toy engine</i>, a small "
+            "random model whose every number you can follow.</li>"
+            "<li><b>Attention heatmap</b>: row = query token, column = key token, colour = weight. <i>Stage</i> "
+            "shows raw scores, scaled scores, softmax weights or what each key actually moves (value-weighted); "
+            "<b>By words</b> (Ctrl+Shift+W) rolls word pieces up into words. Click a cell to take it apart in the "
+            "<b>Cell inspector</b>; click a token chip to focus it.</li>"
+            "<li><b>Head grid</b> and <b>Worked arithmetic</b> (right): every head at once, and the hand "
+            "calculation for the focused token with the real numbers.</li>"
+            "<li>The places along the bottom, chosen in the toolbar (Ctrl+Alt+1 … 5): <b>Basics</b> (vector diffs, "
+            "matrices, a second sentence), <b>Steps</b> (the step-through player: F8 next step, F7 back, F9 play, "
+            "also while you type), <b>Labs</b> (positions, the √d_k scaling, vectors in the plane), <b>Model</b> "
+            "(trained models: Model layers, Across languages, Next token, Logit lens) and <b>Analysis</b> "
+            "(rollout, switching heads off, the head dashboard).</li>"
+            "<li><b>Trained models</b> (Model toolbar): MiniLM-L6, an English encoder (“it” → “animal”); "
+            "multilingual-e5-small, which reads Chinese by words; and the decoder SmolLM2-135M, with next-token "
+            "bars, Generate (Ctrl+Return) and the logit lens. <b>File → Open model…</b> opens any GGUF file of "
+            "the llama or qwen2 family. A model that is not installed says, under the toolbar, the command that "
+            "installs it into this app's Python: run it in a terminal and start the app again.</li>"
+            "<li><b>Presets</b> load the tutorials' examples; <b>File</b> saves sessions and exports images and "
+            "data; Ctrl+Z undoes a settings change (inside the text box it undoes your typing).</li></ol>"
+            "<p>Every panel can be moved, tabbed or closed; <b>View → Reset layout</b> brings them back. This "
+            "guide opens on the first start; later from <b>Help → Getting started</b> (F1).</p>"))
 
     def _shortcuts(self) -> None:
         rows = []
         for menu in self.menuBar().findChildren(QMenu):
             for action in menu.actions():
                 if not action.shortcut().isEmpty():
-                    rows.append((action.text().replace("&", ""),
-                                 action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)))
+                    rows.append((action.text().replace("&", ""), self.tr(", ").join(
+                        key.toString(QKeySequence.SequenceFormat.NativeText) for key in action.shortcuts())))
         table = "".join(f"<tr><td>{html.escape(name)}</td><td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
                         for name, keys in rows)
-        self._show_help(self.tr("Keyboard shortcuts"), f"<table>{table}</table>")
+        note = self.tr("<p>F7, F8 and F9 move and play the step-through player from anywhere, also while you "
+                       "type; Ctrl+Left and Ctrl+Right do the same when no text or spin box has the focus (there they "
+                       "move the cursor). Ctrl+Z undoes a settings change everywhere outside a text box; inside one "
+                       "it undoes your typing, and Ctrl+Alt+Z undoes the settings from there too.</p>")
+        self._show_help(self.tr("Keyboard shortcuts"), f"{note}<table>{table}</table>")
 
     def _show_help(self, title: str, text: str) -> None:
         """A scrolling help window (not modal: it can stay open beside the panels)."""
@@ -1096,6 +1188,8 @@ def run(argv: list[str] | None = None) -> int:
     window = MainWindow(config)
     open_arguments(window, arguments)
     window.show()
+    if os.environ.get("ATTENTION_EXPLORER_PROBE") != "startup":
+        window.show_guide_once()
     if os.environ.get("ATTENTION_EXPLORER_PROBE") == "startup":
         _probe_first_paint(window, app)
     elif os.environ.get("ATTENTION_EXPLORER_PROBE") == "session":

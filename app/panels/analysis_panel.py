@@ -34,7 +34,7 @@ from engine.models import model_info
 from ..controller import Controller
 from ..heatmap import WEIGHTS_MAP, HeatmapView
 from ..i18n import error_text
-from ..text import fill
+from ..text import escape, fill
 from .base import Panel
 
 BAR_BRUSH = pg.mkBrush("#1a73e8")
@@ -96,6 +96,7 @@ class RolloutPanel(Panel):
         self.caption = QLabel()
         self.caption.setObjectName("rolloutCaption")
         self.caption.setWordWrap(True)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
         layout.addWidget(self.caption)
         row = QHBoxLayout()
         self.plot, self.bars = _bar_plot("")
@@ -152,7 +153,7 @@ class RolloutPanel(Panel):
         self.bars.setOpts(x=np.arange(len(row)), height=row, width=0.8, brush=BAR_BRUSH)
         _token_ticks(self.plot, labels)
         self.plot.setYRange(0, max(float(row.max()), 1e-6) * 1.05, padding=0)
-        self.plot.setTitle(fill(self.tr("where “%1”'s vector comes from"), labels[focus]), color="#333", size="9pt")
+        self.plot.setTitle(fill(self.tr("where “%1”'s vector comes from"), escape(labels[focus])), color="#333", size="9pt")
         self.heatmap.set_matrix(matrix, labels, labels, levels=(0.0, max(float(matrix.max()), 1e-6)),
                                 colormap=WEIGHTS_MAP)
         self.heatmap.set_highlight_row(focus)
@@ -257,6 +258,7 @@ class AblationPanel(Panel):
             self.status.setText(self.tr("No head is switched off. Ctrl+click (or right-click) a head in the head "
                                         "grid, or click a cell of the effects grid, to switch it off."))
             self.bars.setOpts(x=[], height=[])
+            self.plot.getAxis("bottom").setTicks([[]])  # no bars, no labels of an older sentence (issue 25, cosmetic)
         else:
             cosines = analysis.cosines
             low = int(np.argmin(cosines))
@@ -433,6 +435,7 @@ class DashboardPanel(Panel):
         self.caption = QLabel()
         self.caption.setObjectName("dashboardCaption")
         self.caption.setWordWrap(True)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
         layout.addWidget(self.caption)
         row = QHBoxLayout()
         self.table_model = HeadTableModel(self)

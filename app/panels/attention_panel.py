@@ -98,22 +98,31 @@ class AttentionPanel(Panel):
             self.heatmap.set_matrix(words.weights[head], list(words.words), list(words.words),
                                     levels=(0.0, words.weight_max), colormap=WEIGHTS_MAP)
             self.heatmap.set_highlight_row(int(words.word_index[min(self.controller.focus, result.n - 1)]))
-            self.caption.setText(fill(self.tr("%1 words from %2 pieces · rows sum to 1"), words.count, result.n))
+            if words.count == result.n:  # say why nothing changed (issue 25.8)
+                self.caption.setText(fill(self.tr("By words: each of the %1 pieces is already a word (or a special "
+                                                  "token), nothing to roll up"), result.n))
+            else:
+                self.caption.setText(fill(self.tr("%1 words from %2 pieces · rows sum to 1"), words.count, result.n))
             return
         self.heatmap.set_axis_titles(self.tr("query token"), self.tr("key token"))
         if stage == "value_norms" and snapshot.analysis is None:
             stage = "weights"
         matrix = snapshot.stage_matrix(stage)[head]  # (n, n)
         labels = result.token_texts
+        # a switched-off head moves nothing: all zeros, drawn on 0 … 1 rather than a blank 0 … 1e-06 scale
+        switched_off = stage == "value_norms" and (snapshot.layer, head) in getattr(snapshot, "ablate", ())
         self.heatmap.set_matrix(
             matrix, labels, labels,
-            levels=snapshot.levels(stage, head),
+            levels=(0.0, 1.0) if switched_off else snapshot.levels(stage, head),
             colormap=WEIGHTS_MAP if stage in ("weights", "value_norms") else DIVERGING_MAP,
             display=snapshot.display_of(stage, head),
         )
         self.heatmap.set_highlight_row(self.controller.focus)
         self.caption.setToolTip(self.VALUE_NOTE() if stage == "value_norms" else "")
-        if stage == "value_norms":
+        if switched_off:
+            self.caption.setText(fill(self.tr("head %1 of layer %2 is switched off: it moves nothing (every "
+                                              "value-weighted cell is 0)"), head, snapshot.layer))
+        elif stage == "value_norms":
             self.caption.setText(self.tr("what each key moves (hover)"))
         elif result.n == 1:
             self.caption.setText(fill(self.tr("1 token · d_k = %1"), result.config.d_k))
@@ -126,6 +135,14 @@ class AttentionPanel(Panel):
             note = sink_text(snapshot, snapshot.layer, head)
             self.caption.setText(self.caption.text() + (" · " + note if note else ""))
             self.caption.setToolTip(sink_tip(snapshot, snapshot.layer, head))
+        if self.controller.by_words:  # asked for words, but this result has none: said, not pieces silently
+            self.caption.setText(self.caption.text() + " · " + self.tr("by words does not apply to this result"))
+
+    def mark_out_of_date(self) -> None:
+        """The settings on screen could not be computed: the picture is the previous settings'."""
+        marker = self.tr("out of date: the picture shows the last settings that worked")
+        if marker not in self.caption.text():
+            self.caption.setText(marker + " · " + self.caption.text() if self.caption.text() else marker)
 
     def show_preset_caption(self, text: str) -> None:
         """The open preset's caption over the heatmap ("" hides it)."""

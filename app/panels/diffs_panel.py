@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidg
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView
 from ..legend import legend_label
-from ..text import fill
+from ..text import escape, fill
 from .base import Panel
 
 BEFORE_BRUSH = pg.mkBrush("#4c78a8")
@@ -46,6 +46,7 @@ class DiffsPanel(Panel):
         self.summary = QLabel()
         self.summary.setObjectName("diffSummary")
         self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)  # bold token name, escaped
         layout.addWidget(self.summary)
         self.bars = pg.PlotWidget(background="w")
         self.bars.setObjectName("diffBars")
@@ -88,7 +89,7 @@ class DiffsPanel(Panel):
         self.diff_curve.setData(dims, result.diff[focus])
         self.summary.setText(fill(
             self.tr("<b>%1</b> (#%2): ‖x‖ = %3 · ‖output‖ = %4 · ‖output − x‖ = %5 · cosine(x, output) = %6"),
-            result.tokens[focus].text, focus, f"{result.norm_before[focus]:.4f}", f"{result.norm_after[focus]:.4f}",
+            escape(result.tokens[focus].text), focus, f"{result.norm_before[focus]:.4f}", f"{result.norm_after[focus]:.4f}",
             f"{float(np.linalg.norm(result.diff[focus])):.4f}", f"{result.cosine[focus]:.4f}",
         ))
         if full:

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from ..controller import Controller
@@ -20,12 +20,14 @@ from .base import Panel
 SELECTED_PEN = pg.mkPen("#ff2d55", width=4)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
 OFF_PEN = pg.mkPen("#5f6368", width=2)  # the cross over a switched-off head
-MIN_SIDE = 48  # px: a thumbnail never shrinks below this (the panel scrolls instead)
+MIN_SIDE = 40  # px: a thumbnail never shrinks below this (the panel scrolls instead); two rows fit at 1366 × 768
 LABEL_HEIGHT = 16  # px of the "head h" line above each thumbnail
 
 
 class HeadGridPanel(Panel):
     """A grid of one thumbnail per head."""
+
+    rowsChanged = Signal()  # the grid was rebuilt (its minimum height may differ): the window resizes its dock
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,6 +78,7 @@ class HeadGridPanel(Panel):
         self.views, self.images, self.crosses = [], [], []
         columns = self._shown_columns = self._columns(heads)
         self.canvas.setMinimumHeight(math.ceil(heads / columns) * (MIN_SIDE + LABEL_HEIGHT + 8) + 16)
+        self.rowsChanged.emit()
         for head in range(heads):
             if head and head % columns == 0:
                 self.canvas.nextRow()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QSettings, QSignalBlocker, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, QSignalBlocker, Qt
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -48,6 +48,24 @@ CUSTOM = "custom"  # the weights combo's extra item while W_Q, W_K, W_V come fro
 def as_shown(text: str) -> str:
     """``text`` as a QPlainTextEdit gives it back: every line break a \n."""
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
+
+
+class _KeepMinimumHeight(QObject):
+    """Keeps ``widget``'s minimum height at its layout's minimum, recomputed when the layout changes."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        widget.installEventFilter(self)
+        self._update()
+
+    def _update(self) -> None:
+        self._widget.setMinimumHeight(self._widget.layout().minimumSize().height())
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Show):
+            self._update()
+        return False
 
 
 class InputPanel(Panel):
@@ -116,7 +134,7 @@ class InputPanel(Panel):
             self.messages[name] = self._message_label()
             if name == "heads":
                 # "d_model must be divisible by heads" comes and goes while typing: a holder keeps
-                # its two lines reserved (a smaller font), so the form below never jumps
+                # its three lines reserved (a smaller font), so the form below never jumps
                 font = self.messages[name].font()
                 font.setPointSizeF(font.pointSizeF() * 0.85)
                 self.messages[name].setFont(font)
@@ -125,7 +143,7 @@ class InputPanel(Panel):
                 holder_layout.setContentsMargins(0, 0, 0, 0)
                 holder_layout.addWidget(self.messages[name])
                 holder_layout.addStretch(1)
-                holder.setMinimumHeight(2 * self.messages[name].fontMetrics().lineSpacing() + 4)
+                holder.setMinimumHeight(3 * self.messages[name].fontMetrics().lineSpacing() + 4)  # 3: a narrow column wraps it so
                 form.addRow("", holder)
             else:
                 form.addRow("", self.messages[name])
@@ -133,6 +151,10 @@ class InputPanel(Panel):
         self.settings_box.setObjectName("toySettings")
         form.setContentsMargins(0, 0, 0, 0)
         self.settings_box.setLayout(form)
+        # the form's word-wrapped message rows make it report a height for its width below the rows'
+        # own heights, and the panel's layout then squashed the spin boxes to slivers at 1024 × 600 (issue
+        # 25.9): its minimum height is kept at what its rows need, so the panel scrolls instead
+        self._form_guard = _KeepMinimumHeight(self.settings_box)
         layout.addWidget(self.settings_box)
         self.model_facts = QLabel()  # in place of the toy settings when a pretrained model computes
         self.model_facts.setObjectName("modelFacts")
@@ -308,6 +330,7 @@ class InputPanel(Panel):
                                      memory_budget=self.controller.config.memory_budget)
         except EngineError as error:
             self.show_error(error, name)
+            self.controller.refuse(error, values.get("text"))  # the result on screen is out of date
             return
         for label in self.messages.values():
             label.setVisible(False)

@@ -72,6 +72,7 @@ class InspectorPanel(Panel):
         self.header = QLabel(self.tr("Click a cell of the attention heatmap to take its weight apart."))
         self.header.setObjectName("inspectorHeader")
         self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.TextFormat.PlainText)  # token text ("<s>") is never markup
         font = self.header.font()
         font.setBold(True)
         self.header.setFont(font)
@@ -87,6 +88,8 @@ class InspectorPanel(Panel):
         self.steps.setWordWrap(False)
         header = self.steps.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        # the numbers (Value) whole first; the explanation (How) takes what is left (issue 25.9: at 1366 × 768
+        # a 240-pixel How column pushed the values out of sight)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         labels = {
@@ -112,10 +115,10 @@ class InspectorPanel(Panel):
             "How much of the output row o_i comes from v_j: the projection of weight × v_j on o_i.\n"
             "The shares of all keys sum to 100 %; a value pointing against the others has a negative share.\n"
             "The weight itself is v_j's share of the mixture (weights sum to 1)."))
-        self.steps.setColumnWidth(1, 240)
         # at least six steps readable before the panel scrolls (it sits in a small dock by default)
         self.steps.setMinimumHeight(self.steps.horizontalHeader().sizeHint().height()
                                     + 6 * self.steps.verticalHeader().defaultSectionSize() + 4)
+        self.steps.setColumnWidth(1, 130)  # How (drag to widen); the Value column takes the rest
         splitter.addWidget(self.steps)
 
         right = QSplitter(Qt.Orientation.Vertical)

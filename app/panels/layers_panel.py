@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from ..controller import Controller
 from ..i18n import error_text
 from ..heatmap import WEIGHTS_MAP, HeatmapView
-from ..text import fill
+from ..text import escape, fill
 from .base import Panel
 
 SELECTED_PEN = pg.mkPen("#ff2d55", width=3)
@@ -45,6 +45,7 @@ class LayersPanel(Panel):
         self.note = QLabel()
         self.note.setObjectName("layersNote")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
         layout.addWidget(self.note)
         self.tabs = QTabWidget()
         layout.addWidget(self.tabs, 1)
@@ -96,6 +97,7 @@ class LayersPanel(Panel):
         layout.setContentsMargins(0, 0, 0, 0)
         self.curve_caption = QLabel()
         self.curve_caption.setWordWrap(True)
+        self.curve_caption.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
         layout.addWidget(self.curve_caption)
         self.curve_plot = pg.PlotWidget(background="w")
         self.curve_plot.setObjectName("layersCurve")
@@ -126,6 +128,7 @@ class LayersPanel(Panel):
         layout.addLayout(row)
         self.compare_caption = QLabel()
         self.compare_caption.setWordWrap(True)
+        self.compare_caption.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
         layout.addWidget(self.compare_caption)
         self.compare_plot = pg.PlotWidget(background="w")
         self.compare_plot.setObjectName("layersCompareCurve")
@@ -176,11 +179,21 @@ class LayersPanel(Panel):
             for index, text in enumerate(tokens):
                 self.key_combo.addItem(f"#{index} {text}", index)
             match = self.key_combo.findText(previous)
+            wanted = getattr(self, "wanted_key", None)  # a preset's key ("it" → "animal"), once its tokens are here
+            if wanted is not None and 0 <= wanted < len(tokens):
+                match, self.wanted_key = wanted, None
             self.key_combo.setCurrentIndex(match if match >= 0 else _default_key(tokens))
         self._show_overview(snapshot)
         self._show_pair()
         self._show_curve()
         self._compare_timer.start()
+
+    def want_key(self, key: int) -> None:
+        """Make token ``key`` the target of the weight map: now when it is listed, else with the next result."""
+        self.wanted_key = key
+        if 0 <= key < self.key_combo.count() and self.controller.snapshot is not None \
+                and self.key_combo.count() == self.controller.snapshot.result.n:
+            self.key_combo.setCurrentIndex(key)
 
     def clear(self) -> None:
         """No pretrained result on screen: no thumbnails, pair map, curves or comparison of an older one."""
@@ -264,7 +277,7 @@ class LayersPanel(Panel):
                                  levels=(0.0, 1.0), colormap=WEIGHTS_MAP, show_values=True)
         best = np.unravel_index(int(np.argmax(weights)), weights.shape)
         self.pair_map.plot.setTitle(fill(self.tr("“%1” → “%2”: strongest at layer %3, head %4 (%5)"),
-                                         bert.token_texts[query], bert.token_texts[key], best[0], best[1],
+                                         escape(bert.token_texts[query]), escape(bert.token_texts[key]), best[0], best[1],
                                          f"{weights[best]:.2f}"))
 
     def _show_curve(self) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
@@ -98,8 +97,7 @@ class NextTokenPanel(Panel):
                                               "undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)"))
         self.sample_button.clicked.connect(lambda: self.generate(greedy=False))
         row.addWidget(self.sample_button)
-        undo = QShortcut(QKeySequence("Ctrl+Z"), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        undo.activated.connect(controller.undo)  # the controller's undo: removes a generated token
+        # Ctrl+Z (the window's Edit → Undo, everywhere outside a text box) removes a generated token
         for box in (self.temperature, self.top_k, self.top_p):
             box.valueChanged.connect(lambda _: self._submit_bars())
         self._logits_lane = self.lane(LOGITS_LANE)

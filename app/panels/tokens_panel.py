@@ -9,7 +9,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 
 from ..controller import Controller
-from ..text import fill
+from ..text import fill, plain_tip
 from .base import Panel
 
 CHIP_STYLE = """
@@ -43,7 +43,7 @@ class TokensModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return token.text
         if role == Qt.ItemDataRole.ToolTipRole:
-            return fill(self.tooltip, index.row(), token.text, token.start, token.end)
+            return plain_tip(fill(self.tooltip, index.row(), token.text, token.start, token.end))
         return None
 
 

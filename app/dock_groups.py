@@ -1,0 +1,153 @@
+"""A handful of named places instead of fourteen tabs: the bottom docks in groups.
+
+Issue 25.9: along the bottom, fourteen tabs were cut to "Vector d…", "Roll…" on a 1366-pixel
+screen, and a newcomer could not tell where to start. The bottom docks now belong to five
+groups (Basics, Steps, Labs, Model, Analysis); a switcher in the toolbar (and View → Panels,
+Ctrl+Alt+1…5) shows one group's docks as tabs and hides the others'. A hidden dock keeps its
+place in the tab row (Qt keeps a placeholder), so switching back restores it as it was.
+
+Code elsewhere that shows a dock (``dock.show(); dock.raise_()``: the player's F6, a decoder
+bringing Next token forward, a preset opening Across languages) needs no change: a dock of
+another group that becomes visible switches the group to its own, one event-loop turn later.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QToolBar
+
+# (name, title, dock keys): the order of the tabs in each group; the first is raised
+GROUPS = (
+    ("basics", QT_TRANSLATE_NOOP("DockGroups", "Basics"), ("diffs", "matrices", "compare")),
+    ("steps", QT_TRANSLATE_NOOP("DockGroups", "Steps"), ("player",)),
+    ("labs", QT_TRANSLATE_NOOP("DockGroups", "Labs"), ("positional", "scaling", "plane")),
+    ("model", QT_TRANSLATE_NOOP("DockGroups", "Model"), ("layers", "words", "next", "lens")),
+    ("analysis", QT_TRANSLATE_NOOP("DockGroups", "Analysis"), ("rollout", "ablation", "dashboard")),
+)
+# What each group holds, for the switcher's tooltips
+TIPS = {
+    "basics": QT_TRANSLATE_NOOP("DockGroups", "Vector diffs, Matrices, Comparison: each token's vector before and "
+                                              "after, the weights, two sentences"),
+    "steps": QT_TRANSLATE_NOOP("DockGroups", "The step-through player: the pipeline one stage at a time"),
+    "labs": QT_TRANSLATE_NOOP("DockGroups", "Positional encoding lab, Scaling lab, Vectors in the plane"),
+    "model": QT_TRANSLATE_NOOP("DockGroups", "Trained models: Model layers, Across languages, Next token, Logit lens"),
+    "analysis": QT_TRANSLATE_NOOP("DockGroups", "Rollout, Switch heads off, Head dashboard"),
+}
+DEFAULT_GROUP = "basics"
+# share of the window's height the bottom area takes when a group is first shown (the player's charts and
+# the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at
+BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.45, "analysis": 0.46}
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("DockGroups", text)
+
+
+class DockGroups(QObject):
+    """The groups of ``docks`` (key → QDockWidget) and the toolbar that switches between them."""
+
+    def __init__(self, window, docks: dict[str, QDockWidget]) -> None:
+        super().__init__(window)
+        self.window, self.docks = window, docks
+        self.current = DEFAULT_GROUP
+        self._switching = False
+        self._heights: dict[str, int] = {}  # the bottom area's height each group was left at
+        self._on_top: dict[str, str] = {}  # the dock each group was left showing
+        self.group_of = {key: name for name, _title, keys in GROUPS for key in keys}
+        self.toolbar = QToolBar(QCoreApplication.translate("DockGroups", "Panels"), window)
+        self.toolbar.setObjectName("panelGroupsToolBar")
+        self.actions: dict[str, QAction] = {}
+        exclusive = QActionGroup(self)
+        exclusive.setExclusive(True)
+        for number, (name, title, _keys) in enumerate(GROUPS, start=1):
+            action = QAction(_tr(title), self)
+            action.setObjectName(f"group-{name}")
+            action.setCheckable(True)
+            action.setShortcut(QKeySequence(f"Ctrl+Alt+{number}"))
+            action.setToolTip(f"{_tr(title)} ({action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)}): "
+                              f"{_tr(TIPS[name])}")
+            action.setStatusTip(_tr(TIPS[name]))
+            action.triggered.connect(lambda _=False, n=name: self.select(n))
+            exclusive.addAction(action)
+            self.toolbar.addAction(action)
+            self.actions[name] = action
+        self.actions[self.current].setChecked(True)
+        for key in self.group_of:
+            docks[key].visibilityChanged.connect(lambda visible, k=key: self._on_visibility(k, visible))
+            docks[key].installEventFilter(self)  # raise_() of a dock in another group: go there
+
+    def names(self) -> list[str]:
+        return [name for name, _title, _keys in GROUPS]
+
+    def keys(self, name: str) -> tuple[str, ...]:
+        return next(keys for n, _title, keys in GROUPS if n == name)
+
+    def select(self, name: str, raise_key: str | None = None) -> None:
+        """Show group ``name``'s docks (tabbed where they were) and hide the other groups'."""
+        if name not in self.actions:
+            name = DEFAULT_GROUP
+        self._switching = True
+        try:
+            if name != self.current:
+                on_top = [k for k in self.keys(self.current) if self.docks[k].isVisible()
+                          and not self.docks[k].visibleRegion().isEmpty()]
+                if on_top:
+                    self._on_top[self.current] = on_top[0]
+                shown_heights = [self.docks[k].height() for k in self.keys(self.current) if self.docks[k].isVisible()]
+                if shown_heights:
+                    self._heights[self.current] = max(shown_heights)
+            self.current = name
+            self.actions[name].setChecked(True)
+            for key, group in self.group_of.items():
+                dock = self.docks[key]
+                if group != name and not dock.isFloating():
+                    dock.hide()
+            for key in self.keys(name):
+                self.docks[key].show()
+            shown = raise_key or self._on_top.get(name) or self.keys(name)[0]  # the tab it was left on
+            self.docks[shown].raise_()
+            QTimer.singleShot(0, self.docks[shown].raise_)  # again once a tab just shown is in its tab bar
+            share = BOTTOM_SHARE.get(name, 0) * (0.85 if self.window.height() < 700 else 1.0)  # small screens: the
+            height = self._heights.get(name) or int(self.window.height() * share) or None  # input and heatmap first
+            if height and self.window.isVisible():
+                from .layout_sizes import keep_head_grid_whole
+
+                self.window.resizeDocks([self.docks[shown]], [height], Qt.Orientation.Vertical)
+                QTimer.singleShot(0, lambda: keep_head_grid_whole(self.window))  # once the new heights are laid out
+        finally:
+            self._switching = False
+
+    def forget_heights(self) -> None:
+        """Reset layout: every group starts again from its default share of the height."""
+        self._heights.clear()
+        self._on_top.clear()
+
+    def menu_actions(self) -> list[QAction]:
+        return list(self.actions.values())
+
+    def _on_visibility(self, key: str, visible: bool) -> None:
+        """A dock of another group was shown from elsewhere (F6, a model, a preset): go to its group."""
+        if visible and not self._switching and self.group_of[key] != self.current \
+                and not self.docks[key].isFloating():
+            QTimer.singleShot(0, lambda: self._follow(key))
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        """``dock.raise_()`` on a dock hidden because its group is not shown (a tab brought forward
+        by code, as before the groups) switches to that group; a dock the user closed stays closed."""
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.ZOrderChange and not self._switching and isinstance(watched, QDockWidget):
+            key = next((k for k, dock in self.docks.items() if dock is watched), None)
+            if key in self.group_of and self.group_of[key] != self.current and watched.isHidden() \
+                    and self.window.isVisible():
+                QTimer.singleShot(0, lambda: self._follow_raise(key))
+        return False
+
+    def _follow_raise(self, key: str) -> None:
+        if self.group_of[key] != self.current:
+            self.select(self.group_of[key], raise_key=key)
+
+    def _follow(self, key: str) -> None:
+        dock = self.docks[key]
+        if dock.isVisible() and self.group_of[key] != self.current:
+            self.select(self.group_of[key], raise_key=key)
