@@ -19,7 +19,7 @@ GGUF_MAGIC = b"GGUF"
 HEAD_BYTES = 16
 
 
-def _regular_kind(head: bytes) -> EngineError | None:
+def regular_kind(head: bytes) -> EngineError | None:
     """The kind of a regular file that starts with ``head`` (None: a GGUF file)."""
     if head.startswith(GGUF_MAGIC):
         return None
@@ -85,7 +85,7 @@ def describe(path: str | Path) -> EngineError | None:
             head = handle.read(HEAD_BYTES)
     except OSError as error:
         return EngineError("a file that cannot be read ({reason})", reason=error.strerror or str(error))
-    return _regular_kind(head)
+    return regular_kind(head)
 
 
 def refuse_unless_gguf(path: str | Path) -> None:

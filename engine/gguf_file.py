@@ -35,7 +35,8 @@ from typing import Callable, Iterator, Mapping
 import numpy as np
 
 from .errors import EngineError, ModelNotInstalled
-from .gguf_header import MAX_HEADER_BYTES, Header, TensorInfo, describe_content, read_header
+from .file_kind import regular_kind
+from .gguf_header import MAX_HEADER_BYTES, Header, TensorInfo, read_header
 from .install import pip_install
 from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
 from .safe_io import check_model_path
@@ -143,13 +144,9 @@ class GGUFFile:
         try:
             self._opened = self._identity()
             first = self._stream.read(16)
-            if not first.startswith(b"GGUF"):
-                kind = describe_content(first)
-                if kind:
-                    raise EngineError("{name} is not a GGUF model file: it looks like {kind}", field="model",
-                                      name=self.name, kind=kind)
-                raise EngineError("{name} is not a GGUF model file (it does not start with GGUF)", field="model",
-                                  name=self.name)
+            if not first.startswith(b"GGUF"):  # say what it is instead (issue 25.10): engine.file_kind
+                raise EngineError("{name} is not a GGUF model file: it is {kind}", field="model", name=self.name,
+                                  kind=regular_kind(first))
             self.header: Header = read_header(self._stream, size, self.name)
             self.fields = self.header.fields
             self.tensors = self._check_tensors(gguf, self.header)

@@ -251,31 +251,4 @@ def read_header(stream: BinaryIO, size: int, name: str) -> Header:
     return Header(name, size, version, cursor.order, fields, tuple(tensors), data_offset, alignment)
 
 
-# What a file that is not GGUF most likely is, by its first bytes (for the message naming it).
-_SIGNATURES = (
-    (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
-    (b"PK\x03\x04", "a zip archive (a PyTorch .bin/.pt checkpoint is one)"), (b"\x80", "a Python pickle"),
-    (b"\x1f\x8b", "a gzip archive"), (b"\x7fELF", "a program"), (b"%PDF", "a PDF document"),
-    (b"E5S1", "the e5 model's own format (set ATTENTION_EXPLORER_E5_MODEL to it instead)"),
-    (b"lmgg", "an old GGML file (convert it to GGUF)"), (b"tjgg", "an old GGJT file (convert it to GGUF)"),
-    (b"fmgg", "an old GGMF file (convert it to GGUF)"), (b"\x93NUMPY", "a NumPy .npy array"),
-)
-
-
-def describe_content(first: bytes) -> str:
-    """What ``first`` (a file's first bytes) looks like: 'a PNG image', 'a safetensors file' …, or ''."""
-    for signature, kind in _SIGNATURES:
-        if first.startswith(signature):
-            return kind
-    if len(first) >= 9 and first[8:9] == b"{" and int.from_bytes(first[:8], "little") < 1 << 30:
-        return "a safetensors file (open the GGUF conversion of the model instead)"
-    stripped = first.lstrip()
-    if stripped[:1] in (b"{", b"["):
-        return "a JSON document"
-    if not first.strip(b"\x00"):
-        return "all zero bytes"
-    return ""
-
-
-__all__ = ["Field", "Header", "TensorInfo", "MAX_ARRAY", "MAX_HEADER_BYTES", "MAX_TENSORS", "describe_content",
-           "read_header"]
+__all__ = ["Field", "Header", "TensorInfo", "MAX_ARRAY", "MAX_HEADER_BYTES", "MAX_TENSORS", "read_header"]

@@ -318,7 +318,8 @@ def test_file_kind_names_what_a_file_is(tmp_path):
 
     for name, words in _kinds(tmp_path).items():
         assert words in str(describe(tmp_path / name)), name
-        with pytest.raises(EngineError, match=f"{name} is not a GGUF model file: it is .*{words}"):
+        # the loader names the file and what it is (engine.file_kind for files, safe_io for the rest)
+        with pytest.raises(EngineError, match=f"{name}.*({words}|symlink loop)"):
             load_gguf(tmp_path / name)
     gguf = tmp_path / "real.gguf"
     gguf.write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(16))
