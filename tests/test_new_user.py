@@ -319,7 +319,7 @@ def test_file_kind_names_what_a_file_is(tmp_path):
     for name, words in _kinds(tmp_path).items():
         assert words in str(describe(tmp_path / name)), name
         # the loader names the file and what it is (engine.file_kind for files, safe_io for the rest)
-        with pytest.raises(EngineError, match=f"{name}.*({words}|symlink loop)"):
+        with pytest.raises(EngineError, match=f"{name}.*({words}|symbolic link loop)"):
             load_gguf(tmp_path / name)
     gguf = tmp_path / "real.gguf"
     gguf.write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(16))
