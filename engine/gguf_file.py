@@ -2,7 +2,7 @@
 
 Uses ggml's own ``gguf`` package (pure NumPy): ``GGUFReader`` maps the file, and
 ``gguf.quants.dequantize`` turns each quantized tensor (Q4_1, Q8_0, …) into float32. Only the
-Llama family is accepted: architectures ``llama`` and ``qwen2`` (Qwen2 adds biases to Q, K, V);
+decoders engine/llama.py runs are accepted: ``gpt2``, ``llama``, ``qwen2`` (biases on Q, K, V), ``qwen3`` (q/k norm);
 anything else is refused with an :class:`EngineError` that names the architecture found.
 
 Tensor names and layouts are llama.cpp's (``token_embd.weight``, ``blk.{i}.attn_q.weight`` …).
@@ -26,8 +26,8 @@ import numpy as np
 from .errors import EngineError, ModelNotInstalled
 from .minilm import sha256_file  # one chunked, progress-reporting digest for every model file
 
-ARCHITECTURES = ("llama", "qwen2")  # the Llama family this forward pass runs
-ROPE_STYLES = {"llama": "adjacent", "qwen2": "half"}  # llama.cpp's rope type NORM / NEOX
+ARCHITECTURES = ("gpt2", "llama", "qwen2", "qwen3")  # the decoders engine/llama.py's flags run
+ROPE_STYLES = {"llama": "adjacent", "qwen2": "half", "qwen3": "half"}  # llama.cpp's rope type NORM / NEOX
 GGUF_INSTALL_COMMAND = "pip install gguf==0.19.0 tokenizers"
 # Refuse absurd files before allocating (a corrupt header can claim anything).
 MAX_TENSORS = 4096
@@ -56,6 +56,14 @@ class DecoderConfig:
     context_length: int  # {arch}.context_length: the longest text the model was trained on
     rope_style: str = "adjacent"  # adjacent (llama.cpp-permuted rows) | half (Hugging Face / neox)
     name: str = ""  # general.name
+    # The family's block (engine/llama.py): defaults are the Llama block. GPT-2: norm "layer" (with
+    # biases; rms_norm_eps is then LayerNorm's ε), mlp "gelu_tanh" (up → GELU → down, with biases),
+    # positions "learned" (position_embd added to the embeddings). Qwen3: qk_norm (RMSNorm of each
+    # head's q and k before RoPE).
+    norm: str = "rms"  # rms | layer
+    mlp: str = "swiglu"  # swiglu | gelu_tanh | gelu
+    positions: str = "rope"  # rope | learned
+    qk_norm: bool = False
 
     @property
     def group_size(self) -> int:
@@ -194,8 +202,8 @@ def read_config(reader) -> DecoderConfig:
     architecture = _field(reader, "general.architecture")
     if architecture not in ARCHITECTURES:
         raise EngineError(
-            "this model's architecture is {architecture!r}; only Llama-family decoders ({supported}) "
-            "can be opened",
+            "this model's architecture is {architecture!r}; the app opens GGUF decoders of "
+            "the architectures {supported}",
             field="model", architecture=architecture, supported=", ".join(ARCHITECTURES),
         )
     a = architecture
@@ -211,7 +219,29 @@ def read_config(reader) -> DecoderConfig:
     if heads % kv_heads:
         raise EngineError("{heads} query heads cannot share {kv} key/value heads evenly", field="model",
                           heads=heads, kv=kv_heads)
-    head_dim = _whole(_field(reader, f"{a}.attention.key_length", d // heads), f"{a}.attention.key_length", 2, d)
+    head_dim = _whole(_field(reader, f"{a}.attention.key_length", d // heads), f"{a}.attention.key_length", 2,
+                      4 * d)
+    if a == "gpt2":  # LayerNorm, learned positions, GELU MLP; no RoPE
+        if d % heads or kv_heads != heads:
+            raise EngineError("{heads} heads do not divide the width {d}", field="model", heads=heads, d=d)
+        eps = float(_field(reader, f"{a}.attention.layer_norm_epsilon", 1e-5))
+        if not (np.isfinite(eps) and 0.0 < eps < 1.0):
+            raise EngineError("the model file's epsilon {eps} is out of range", field="model", eps=eps)
+        embedding = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
+        if embedding is None:
+            raise EngineError("the model file has no token_embd.weight tensor", field="model")
+        positions = next((t for t in reader.tensors if t.name == "position_embd.weight"), None)
+        if positions is None:
+            raise EngineError("the model file has no position_embd.weight tensor", field="model")
+        return DecoderConfig(
+            architecture=a, num_layers=layers, hidden_size=d, intermediate_size=d_ff, num_heads=heads,
+            num_kv_heads=heads, head_dim=d // heads, vocab_size=_whole(int(embedding.shape[-1]), "token_embd rows", 1,
+                                                                      MAX_VOCAB),
+            rope_theta=10000.0, rms_norm_eps=eps,
+            context_length=_whole(int(positions.shape[-1]), "position_embd rows", 1, 1 << 20),
+            rope_style="half", name=str(_field(reader, "general.name", "") or ""), norm="layer", mlp="gelu_tanh",
+            positions="learned",
+        )
     rope_dims = _field(reader, f"{a}.rope.dimension_count", head_dim)
     if rope_dims != head_dim or head_dim % 2:
         raise EngineError("RoPE on {rope} of {head_dim} dimensions per head is not supported", field="model",
@@ -233,7 +263,7 @@ def read_config(reader) -> DecoderConfig:
         architecture=a, num_layers=layers, hidden_size=d, intermediate_size=d_ff, num_heads=heads,
         num_kv_heads=kv_heads, head_dim=head_dim, vocab_size=vocab, rope_theta=theta, rms_norm_eps=eps,
         context_length=int(context) if isinstance(context, (int, np.integer)) else 2048,
-        rope_style=ROPE_STYLES[a], name=str(_field(reader, "general.name", "") or ""),
+        rope_style=ROPE_STYLES[a], name=str(_field(reader, "general.name", "") or ""), qk_norm=a == "qwen3",
     )
 
 

@@ -40,6 +40,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .attention import attend, causal_mask, merge_heads, split_heads
+from .bert import gelu, layer_norm
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
 from .gguf_file import DecoderConfig
@@ -67,8 +68,16 @@ class LlamaLayerWeights:
     qkv_bias: np.ndarray | None  # ((heads + 2·kv_heads)·d_k,) qwen2 only
     output_weight: np.ndarray  # (heads·d_k, d) W_O
     ffn_norm: np.ndarray  # (d,) γ of the RMSNorm before the MLP
-    gate_up_weight: np.ndarray  # (d, 2·d_ff): columns [W_gate | W_up]
+    gate_up_weight: np.ndarray  # (d, 2·d_ff): columns [W_gate | W_up]; (d, d_ff) W_up for a GELU MLP
     down_weight: np.ndarray  # (d_ff, d) W_down
+    # The family flags' parameters (DecoderConfig.norm / mlp / qk_norm), None when the family has none:
+    attention_norm_bias: np.ndarray | None = None  # (d,) β of LayerNorm (GPT-2)
+    ffn_norm_bias: np.ndarray | None = None  # (d,)
+    output_bias: np.ndarray | None = None  # (d,) b_O
+    up_bias: np.ndarray | None = None  # (d_ff,) of the GELU MLP's W_up
+    down_bias: np.ndarray | None = None  # (d,)
+    q_norm: np.ndarray | None = None  # (d_k,) γ of Qwen3's per-head RMSNorm of q
+    k_norm: np.ndarray | None = None  # (d_k,)
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,10 +89,13 @@ class LlamaWeights:
     output_norm: np.ndarray  # (d,)
     output_head: np.ndarray  # (vocab, d): logits = normed · headᵀ; the same array as token_embeddings when tied
     inverse_frequency: np.ndarray  # (d_k/2,) float64 RoPE frequencies θ_i
+    output_norm_bias: np.ndarray | None = None  # (d,) β of the final LayerNorm (GPT-2)
+    position_embeddings: np.ndarray | None = None  # (context, d) learned positions (GPT-2)
 
     @property
     def nbytes(self) -> int:
         arrays = [self.token_embeddings, self.output_norm, self.inverse_frequency]
+        arrays += [a for a in (self.output_norm_bias, self.position_embeddings) if a is not None]
         if self.output_head is not self.token_embeddings:
             arrays.append(self.output_head)
         for layer in self.layers:
@@ -122,21 +134,41 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig) ->
             column += part.shape[0]
         return _frozen(out)
 
+    def optional(name: str, shape: tuple[int, ...]) -> np.ndarray | None:
+        return _frozen(get(name, shape)) if name in tensors else None
+
     def layer(i: int) -> LlamaLayerWeights:
         p = f"blk.{i}."
-        bias = None
-        if p + "attn_q.bias" in tensors:
-            bias = _frozen(np.concatenate([get(p + "attn_q.bias", (heads * d_k,)), get(p + "attn_k.bias", (kv * d_k,)),
-                                           get(p + "attn_v.bias", (kv * d_k,))]))
+        width = (heads + 2 * kv) * d_k
+        if p + "attn_qkv.weight" in tensors:  # GPT-2: one fused (3d, d) projection, as llama.cpp stores it
+            qkv_weight = side_by_side([(p + "attn_qkv.weight", (width, d))])
+            bias = optional(p + "attn_qkv.bias", (width,))
+        else:
+            qkv_weight = side_by_side([(p + "attn_q.weight", (heads * d_k, d)), (p + "attn_k.weight", (kv * d_k, d)),
+                                       (p + "attn_v.weight", (kv * d_k, d))])
+            bias = None
+            if p + "attn_q.bias" in tensors:
+                bias = _frozen(np.concatenate([get(p + "attn_q.bias", (heads * d_k,)),
+                                               get(p + "attn_k.bias", (kv * d_k,)), get(p + "attn_v.bias", (kv * d_k,))]))
+        gated = config.mlp == "swiglu"
+        if config.qk_norm and p + "attn_q_norm.weight" not in tensors:
+            raise EngineError("the model file has no tensor {name}", field="model", name=p + "attn_q_norm.weight")
         return LlamaLayerWeights(
             attention_norm=_frozen(get(p + "attn_norm.weight", (d,))),
-            qkv_weight=side_by_side([(p + "attn_q.weight", (heads * d_k, d)), (p + "attn_k.weight", (kv * d_k, d)),
-                                     (p + "attn_v.weight", (kv * d_k, d))]),
+            qkv_weight=qkv_weight,
             qkv_bias=bias,
             output_weight=side_by_side([(p + "attn_output.weight", (d, heads * d_k))]),
             ffn_norm=_frozen(get(p + "ffn_norm.weight", (d,))),
-            gate_up_weight=side_by_side([(p + "ffn_gate.weight", (d_ff, d)), (p + "ffn_up.weight", (d_ff, d))]),
+            gate_up_weight=side_by_side(([(p + "ffn_gate.weight", (d_ff, d))] if gated else [])
+                                        + [(p + "ffn_up.weight", (d_ff, d))]),
             down_weight=side_by_side([(p + "ffn_down.weight", (d, d_ff))]),
+            attention_norm_bias=optional(p + "attn_norm.bias", (d,)),
+            ffn_norm_bias=optional(p + "ffn_norm.bias", (d,)),
+            output_bias=optional(p + "attn_output.bias", (d,)),
+            up_bias=optional(p + "ffn_up.bias", (d_ff,)),
+            down_bias=optional(p + "ffn_down.bias", (d,)),
+            q_norm=optional(p + "attn_q_norm.weight", (d_k,)) if config.qk_norm else None,
+            k_norm=optional(p + "attn_k_norm.weight", (d_k,)) if config.qk_norm else None,
         )
 
     # the transposes are NumPy copies that release the GIL: the layers are shared among the threads
@@ -147,7 +179,11 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig) ->
     if "rope_freqs.weight" in tensors:  # llama 3.x: per-frequency divisors (llama.cpp's freq_factors)
         inverse_frequency = inverse_frequency / get("rope_freqs.weight", (d_k // 2,)).astype(np.float64)
     inverse_frequency.flags.writeable = False
-    return LlamaWeights(embeddings, tuple(layers), _frozen(get("output_norm.weight", (d,))), head, inverse_frequency)
+    positions = None
+    if config.positions == "learned":
+        positions = _frozen(get("position_embd.weight", (config.context_length, d)))
+    return LlamaWeights(embeddings, tuple(layers), _frozen(get("output_norm.weight", (d,))), head, inverse_frequency,
+                        output_norm_bias=optional("output_norm.bias", (d,)), position_embeddings=positions)
 
 
 # ---------------------------------------------------------------- pieces of the layer
@@ -163,6 +199,28 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float, out: np.ndarray | No
     out = np.multiply(x, mean_square, out=out)
     out *= weight
     return out
+
+
+def block_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, config: DecoderConfig,
+               out: np.ndarray | None = None) -> np.ndarray:
+    """The family's norm: RMSNorm (Llama, Qwen) or LayerNorm with its bias (GPT-2), ε = rms_norm_eps."""
+    if config.norm == "layer":
+        return layer_norm(x, weight, bias, config.rms_norm_eps, out=out)
+    return rms_norm(x, weight, config.rms_norm_eps, out=out)
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """GPT-2's GELU, ½x(1 + tanh(√(2/π)(x + 0.044715x³))), in place."""
+    inner = x * x
+    inner *= DTYPE(0.044715)
+    inner += DTYPE(1.0)
+    inner *= x
+    inner *= DTYPE(math.sqrt(2.0 / math.pi))
+    np.tanh(inner, out=inner)
+    inner += DTYPE(1.0)
+    inner *= DTYPE(0.5)
+    x *= inner
+    return x
 
 
 def rope_tables(inverse_frequency: np.ndarray, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -399,6 +457,8 @@ def forward(
     mask = causal_mask(new, n)  # (new, n): query i at position start + i
     rows_new = slice(start, n)
     h = weights.token_embeddings[ids[start:]]  # (new, d) the residual stream, a new array
+    if weights.position_embeddings is not None:  # learned positions (GPT-2)
+        h += weights.position_embeddings[start:n]
     hidden_states[0, rows_new] = h
     q_width, kv_width = heads * d_k, kv * d_k
 
@@ -409,12 +469,16 @@ def forward(
             qkv_heads = np.empty((heads + 2 * kv, new, d_k), DTYPE)  # (heads + 2·kv, new, d_k)
 
             def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
-                x = rms_norm(h[rows], w.attention_norm, eps)  # (rows, d)
+                x = block_norm(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
                 qkv = x @ w.qkv_weight  # (rows, (heads + 2·kv)·d_k)
                 if w.qkv_bias is not None:
                     qkv += w.qkv_bias
                 split_heads(qkv, heads + 2 * kv, out=qkv_heads[:, rows])
-                apply_rope(qkv_heads[: heads + kv, rows], cos[rows], sin[rows], c.rope_style)
+                if w.q_norm is not None:  # Qwen3: each head's q and k RMS-normed before RoPE
+                    for part, gamma in ((qkv_heads[:heads, rows], w.q_norm), (qkv_heads[heads: heads + kv, rows], w.k_norm)):
+                        rms_norm(part, gamma, eps, out=part)
+                if c.positions == "rope":
+                    apply_rope(qkv_heads[: heads + kv, rows], cos[rows], sin[rows], c.rope_style)
 
             for_rows(new, project, numbers=new * d * (q_width + 2 * kv_width))
             q_all[index, :, rows_new] = qkv_heads[:heads]
@@ -431,19 +495,30 @@ def forward(
 
             def rest_of_layer(rows: slice, h=h, w=w, head_outputs=head_outputs) -> None:
                 concat = merge_heads(head_outputs[:, rows])  # (rows, heads·d_k)
-                h[rows] += concat @ w.output_weight
-                x = rms_norm(h[rows], w.ffn_norm, eps)  # (rows, d)
-                gate_up = x @ w.gate_up_weight  # (rows, 2·d_ff): [gate | up]
+                attention_out = concat @ w.output_weight  # (rows, d)
+                if w.output_bias is not None:
+                    attention_out += w.output_bias
+                h[rows] += attention_out
+                x = block_norm(h[rows], w.ffn_norm, w.ffn_norm_bias, c)  # (rows, d)
+                gate_up = x @ w.gate_up_weight  # (rows, 2·d_ff): [gate | up]; (rows, d_ff) up for GELU
                 d_ff = c.intermediate_size
-                activated = silu_mul(gate_up[:, :d_ff], gate_up[:, d_ff:])  # (rows, d_ff), a view
-                h[rows] += activated @ w.down_weight
+                if c.mlp == "swiglu":
+                    activated = silu_mul(gate_up[:, :d_ff], gate_up[:, d_ff:])  # (rows, d_ff), a view
+                else:
+                    if w.up_bias is not None:
+                        gate_up += w.up_bias
+                    activated = gelu_tanh(gate_up) if c.mlp == "gelu_tanh" else gelu(gate_up, out=gate_up)
+                mlp_out = activated @ w.down_weight
+                if w.down_bias is not None:
+                    mlp_out += w.down_bias
+                h[rows] += mlp_out
 
             for_rows(new, rest_of_layer, numbers=new * d * (q_width + 3 * c.intermediate_size))
             if index + 1 < layers:
                 hidden_states[index + 1, rows_new] = h
             if progress is not None:
                 progress((index + 1) / layers, "layer {index} of {layers}".format(index=index + 1, layers=layers))
-    rms_norm(h, weights.output_norm, eps, out=hidden_states[layers, rows_new])  # transformers' last hidden state
+    block_norm(h, weights.output_norm, weights.output_norm_bias, c, out=hidden_states[layers, rows_new])  # transformers' last hidden state
     logits = weights.output_head @ hidden_states[layers, n - 1]  # (vocab,): only the last row
     return DecoderTrace(
         config=config, text=text, tokens=tokens, input_ids=ids, attentions=attentions, hidden_states=hidden_states,
@@ -500,7 +575,7 @@ def logit_lens(weights: LlamaWeights, config: DecoderConfig, trace: DecoderTrace
                top_k: int = 5) -> LogitLens:
     position = _position(trace, position)
     residuals = np.array(trace.hidden_states[:, position])  # (layers + 1, d)
-    normed = rms_norm(residuals[:-1], weights.output_norm, config.rms_norm_eps)  # the last is normed already
+    normed = block_norm(residuals[:-1], weights.output_norm, weights.output_norm_bias, config)  # the last is normed already
     logits = np.concatenate([normed, residuals[-1:]]) @ weights.output_head.T  # (layers + 1, vocab)
     z = logits.astype(np.float64)
     z -= z.max(axis=1, keepdims=True)

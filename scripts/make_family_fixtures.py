@@ -266,7 +266,7 @@ def write_gguf(path: Path, family: str, model, tokenizer) -> None:
 
 def make(family: str, seed: int) -> None:
     import torch
-    from transformers import PreTrainedTokenizerFast
+    from transformers import AutoModel, AutoModelForCausalLM, PreTrainedTokenizerFast
 
     tokenizer = wordpiece() if family == "bert" else unigram() if family == "xlm-roberta" else byte_bpe(family)
     vocab = tokenizer.get_vocab_size()
@@ -277,13 +277,13 @@ def make(family: str, seed: int) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     dtype = {"llama": torch.float16, "qwen2": torch.bfloat16}.get(family)
-    if dtype is not None:  # stored rounded; the reference runs on the rounded values in float32
-        model = model.to(dtype).to(torch.float32)
-        model.to(dtype).save_pretrained(folder, safe_serialization=True)
-        model = model.to(torch.float32)
-    else:
-        model.save_pretrained(folder, safe_serialization=True, max_shard_size="60KB" if family == "gpt2" else "1GB")
-    model.eval()
+    if dtype is not None:  # stored rounded (Module.to works in place)
+        model.to(dtype)
+    model.save_pretrained(folder, safe_serialization=True, max_shard_size="60KB" if family == "gpt2" else "1GB")
+    # The reference is what transformers computes for the saved folder, read back in float32 (a model
+    # converted in memory would keep, e.g., RoPE frequencies rounded to bfloat16).
+    cls = AutoModel if family in ENCODERS else AutoModelForCausalLM
+    model = cls.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
     config = json.loads((folder / "config.json").read_text())
     config["attn_implementation"] = "eager"
     tokenizer.save(str(folder / "tokenizer.json"))

@@ -1,0 +1,145 @@
+"""Each family's config mapping onto the two forwards: engine.bert (post-LN encoder) and
+engine.llama (the decoder, whose config flags cover LayerNorm | RMSNorm, SwiGLU | GELU, rotary |
+learned positions, biases and q/k norm). The weight-name tables are in engine/models/hf_folder.py.
+
+    build_model(info, tensors, tokenizer)  # FolderInfo, our-named float32 tensors, tokenizers.Tokenizer
+
+Encoders come back as :class:`FolderEncoder` (engine.minilm.MiniLM's tokenize/run on another
+config), decoders as engine.smollm2.Decoder with a :class:`JsonTokenizer` (tokenizer.json's own
+post-processor, so ``<s>`` / ``[CLS]`` … are in the ids as the tokenizer adds them).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from ..bert import BertConfig, prepare_weights as prepare_bert
+from ..bpe import BPETokenizer, byte_alphabet, piece_bytes
+from ..errors import EngineError
+from ..gguf_file import DecoderConfig
+from ..llama import prepare_weights as prepare_llama
+from ..minilm import MiniLM
+from ..smollm2 import Decoder
+from .hf_folder import FolderInfo, display_name
+
+GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")  # GPT-2's tanh approximation
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def _refuse(info: FolderInfo, key: str, value, supported: str) -> EngineError:
+    return EngineError("{file}: {key} = {value!r} is not supported (the app runs {supported})", field="model",
+                       file=str(info.path / "config.json"), key=key, value=value, supported=supported)
+
+
+class FolderEncoder(MiniLM):
+    """A bert / roberta folder: MiniLM's tokenize and run (tokenizer.json's own post-processor)."""
+
+    def __init__(self, config: BertConfig, weights, tokenizer, model_dir: Path, family: str):
+        super().__init__(config, weights, tokenizer, model_dir)
+        self.family = family
+
+    def __repr__(self) -> str:
+        c = self.config
+        return (f"FolderEncoder({self.family} {display_name(self.model_dir)}: {c.num_layers} layers, {c.num_heads} "
+                f"heads, d={c.hidden_size}, from {self.model_dir})")
+
+
+class JsonTokenizer(BPETokenizer):
+    """engine.bpe.BPETokenizer's display and spans over a tokenizer.json tokenizer (byte-level BPE,
+    or SentencePiece-style pieces with ▁ and <0xNN> bytes)."""
+
+    def __init__(self, tokenizer, vocab_size: int):  # noqa: super().__init__ builds from a GGUF spec: not here
+        self._tokenizer = tokenizer
+        alphabet = byte_alphabet()
+        pieces = []
+        for index in range(vocab_size):
+            piece = tokenizer.id_to_token(index) or ""
+            byte = _BYTE_PIECE.fullmatch(piece)
+            if byte:
+                pieces.append(bytes([int(byte[1], 16)]))
+            elif all(ch in alphabet for ch in piece):
+                pieces.append(piece_bytes(piece))
+            else:
+                pieces.append(piece.replace("▁", " ").encode("utf-8"))
+        self._bytes = pieces
+        self.spec = None
+
+    def encode(self, text: str):
+        """(ids (n,) int64, char spans): the file's own normalizer, model and post-processor."""
+        encoding = self._tokenizer.encode(text)
+        return np.asarray(encoding.ids, dtype=np.int64), [tuple(map(int, span)) for span in encoding.offsets]
+
+
+def encoder_config(info: FolderInfo) -> tuple[BertConfig, int]:
+    """(BertConfig, first position row): RoBERTa's positions start after its padding row."""
+    c = info.config
+    activation = c.get("hidden_act", "gelu")
+    if activation != "gelu":
+        raise _refuse(info, "hidden_act", activation, "gelu (exact)")
+    if c.get("position_embedding_type", "absolute") != "absolute":
+        raise _refuse(info, "position_embedding_type", c.get("position_embedding_type"), "absolute")
+    offset = 0
+    if info.family == "roberta":
+        pad = c.get("pad_token_id", 1)
+        offset = (pad if isinstance(pad, int) and 0 <= pad < info.max_positions - 1 else 1) + 1
+    eps = c.get("layer_norm_eps", 1e-12)
+    config = BertConfig(vocab_size=info.vocab, hidden_size=info.d_model, num_layers=info.layers, num_heads=info.heads,
+                        intermediate_size=info.d_ff, max_positions=info.max_positions,
+                        type_vocab_size=int(c.get("type_vocab_size", 2) or 1),
+                        layer_norm_eps=float(eps) if isinstance(eps, (int, float)) and 0 < eps < 1 else 1e-12)
+    return config, offset
+
+
+def decoder_config(info: FolderInfo) -> DecoderConfig:
+    c = info.config
+    family = info.family
+    if family == "gpt2":
+        activation = c.get("activation_function", "gelu_new")
+        if activation not in GELU_TANH + ("gelu",):
+            raise _refuse(info, "activation_function", activation, ", ".join(GELU_TANH + ("gelu",)))
+        if c.get("scale_attn_by_inverse_layer_idx"):
+            raise _refuse(info, "scale_attn_by_inverse_layer_idx", True, "false")
+        eps = c.get("layer_norm_epsilon", 1e-5)
+        return DecoderConfig(architecture="gpt2", num_layers=info.layers, hidden_size=info.d_model,
+                             intermediate_size=info.d_ff, num_heads=info.heads, num_kv_heads=info.heads,
+                             head_dim=info.head_dim, vocab_size=info.vocab, rope_theta=10000.0,
+                             rms_norm_eps=float(eps), context_length=info.max_positions, rope_style="half",
+                             name=display_name(info.path), norm="layer",
+                             mlp="gelu" if activation == "gelu" else "gelu_tanh", positions="learned")
+    activation = c.get("hidden_act", "silu")
+    if activation != "silu":
+        raise _refuse(info, "hidden_act", activation, "silu")
+    scaling = c.get("rope_scaling")
+    parameters = c.get("rope_parameters") if isinstance(c.get("rope_parameters"), dict) else {}
+    kind = (scaling or {}).get("rope_type", (scaling or {}).get("type")) if isinstance(scaling, dict) else scaling
+    kind = kind or parameters.get("rope_type", "default")
+    if kind not in (None, "default"):
+        raise _refuse(info, "rope_scaling", kind, "plain RoPE (no scaling)")
+    theta = parameters.get("rope_theta", c.get("rope_theta", 10000.0))
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not 1.0 < theta < 1e12:
+        raise _refuse(info, "rope_theta", theta, "a base between 1 and 10¹²")
+    eps = c.get("rms_norm_eps", 1e-6)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 1:
+        raise _refuse(info, "rms_norm_eps", eps, "a small positive number")
+    return DecoderConfig(architecture=family, num_layers=info.layers, hidden_size=info.d_model,
+                         intermediate_size=info.d_ff, num_heads=info.heads, num_kv_heads=info.kv_heads,
+                         head_dim=info.head_dim, vocab_size=info.vocab, rope_theta=float(theta),
+                         rms_norm_eps=float(eps), context_length=info.max_positions, rope_style="half",
+                         name=display_name(info.path), qk_norm=family == "qwen3")
+
+
+def build_model(info: FolderInfo, tensors: dict, tokenizer):
+    """The runnable model of a checked folder (see the module doc)."""
+    if info.kind == "encoder":
+        config, offset = encoder_config(info)
+        weights = prepare_bert(tensors, config)
+        if offset:  # RoBERTa: position i uses row pad_token_id + 1 + i
+            weights = replace(weights, position_embeddings=weights.position_embeddings[offset:])
+            config = replace(config, max_positions=config.max_positions - offset)
+        return FolderEncoder(config, weights, tokenizer, info.path, info.family)
+    config = decoder_config(info)
+    weights = prepare_llama(tensors, config)
+    return Decoder(config, weights, JsonTokenizer(tokenizer, config.vocab_size), info.path)
