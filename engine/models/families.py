@@ -23,7 +23,7 @@ from ..gguf_file import DecoderConfig
 from ..llama import prepare_weights as prepare_llama
 from ..minilm import MiniLM
 from ..smollm2 import Decoder
-from .hf_folder import FolderInfo, display_name
+from .hf_folder import FolderInfo, Progress, check_budget, check_tensors, display_name, inspect_folder, load_tokenizer, read_weights
 
 GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")  # GPT-2's tanh approximation
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -143,3 +143,21 @@ def build_model(info: FolderInfo, tensors: dict, tokenizer):
     config = decoder_config(info)
     weights = prepare_llama(tensors, config)
     return Decoder(config, weights, JsonTokenizer(tokenizer, config.vocab_size), info.path)
+
+
+def load_folder(path: str | Path, progress: Progress | None = None, *, budget: int | None = None):
+    """The model of a Hugging Face folder, ready to ``run(text)``; EngineError naming what is wrong."""
+    def report(fraction: float, message: str) -> None:
+        if progress is not None:
+            progress(min(max(fraction, 0.0), 1.0), message)
+
+    report(0.0, "reading config.json and the headers")
+    info = inspect_folder(path)
+    check_tensors(info)
+    check_budget(info, budget)
+    tokenizer = load_tokenizer(info.path, info.vocab)
+    tensors = read_weights(info, lambda f, m: report(0.05 + 0.8 * f, m))
+    report(0.9, "preparing the weights")
+    model = build_model(info, tensors, tokenizer)
+    report(1.0, "ready")
+    return model

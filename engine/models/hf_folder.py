@@ -1,7 +1,7 @@
 """A Hugging Face model folder (config.json + safetensors + tokenizer.json) of a family the app runs.
 
     info = inspect_folder("~/.cache/huggingface/hub/models--gpt2/snapshots/<hash>")  # reads no weight
-    model = load_folder(info.path)          # engine.smollm2.Decoder or engine.minilm.MiniLM-like
+    model = engine.models.families.load_folder(info.path)   # a Decoder or FolderEncoder
     model.run("The cat sat").attentions     # (layers, heads, n, n)
 
 Each family is a weight-name table and a config mapping onto the two existing forwards
@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -399,26 +399,6 @@ def read_weights(info: FolderInfo, progress: Progress | None = None) -> dict[str
         value = read[theirs]
         out[ours] = np.ascontiguousarray(value.T) if transpose else value
     return out
-
-
-def load_folder(path: str | Path, progress: Progress | None = None, *, budget: int | None = None):
-    """The model of a Hugging Face folder, ready to ``run(text)``; EngineError naming what is wrong."""
-    def report(fraction: float, message: str) -> None:
-        if progress is not None:
-            progress(min(max(fraction, 0.0), 1.0), message)
-
-    report(0.0, "reading config.json and the headers")
-    info = inspect_folder(path)
-    check_tensors(info)
-    check_budget(info, budget)
-    tokenizer = load_tokenizer(info.path, info.vocab)
-    tensors = read_weights(info, lambda f, m: report(0.05 + 0.8 * f, m))
-    report(0.9, "preparing the weights")
-    from .families import build_model  # the forwards' side: engine.bert / engine.llama
-
-    model = build_model(info, tensors, tokenizer)
-    report(1.0, "ready")
-    return model
 
 
 _SNAPSHOT = re.compile(r"models--(?P<owner>[^/]+?)--(?P<name>[^/]+)/snapshots/")
