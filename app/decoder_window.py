@@ -1,7 +1,7 @@
 """The window's decoder commands: File → Open model…, ``--model``, generate, the model facts.
 
 Kept out of app/window.py (shared by every line of work): the window calls these functions.
-A GGUF file is added to the registry (engine.models.register_gguf) and loaded in the worker
+A GGUF file or a Hugging Face folder is added to the registry (engine.models.register_path) and loaded in the worker
 before the window switches to it; a file the engine refuses (another architecture, a
 SentencePiece tokenizer, …) is taken out of the registry again and its message shown, and the
 window keeps the model it had.
@@ -13,7 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication as Q
 from PySide6.QtWidgets import QFileDialog
 
-from engine.models import MODELS, model_info, register_gguf
+from engine.errors import EngineError
+from engine.models import MODELS, model_info, register_path
 
 from .text import fill
 
@@ -33,7 +34,11 @@ def open_model(window, path_or_name: str) -> str:
     if path_or_name in MODELS:
         name = path_or_name
     else:
-        name = register_gguf(path_or_name)
+        try:  # a folder: its config.json is read (a few kB) to know encoder or decoder
+            name = register_path(path_or_name)
+        except EngineError as error:
+            window._warn(Q.translate("DecoderWindow", "Could not open the model"), error)
+            return ""
     lane = getattr(window, "_open_model_lane", None)
     if lane is None:
         lane = window._open_model_lane = window.controller.worker.lane(OPEN_LANE, window)
@@ -76,6 +81,15 @@ def open_model_dialog(window) -> None:
         open_model(window, path)
 
 
+def open_folder_dialog(window) -> None:
+    """File → Open model folder…: a Hugging Face folder (config.json, *.safetensors, tokenizer.json)."""
+    path = QFileDialog.getExistingDirectory(window, Q.translate("DecoderWindow", "Open model folder"),
+                                            window._last_folder("", "model"))
+    if path:
+        window._remember_folder("model", path)
+        open_model(window, path)
+
+
 def generate(window, greedy: bool) -> None:
     """Edit → Generate: append one token through the next-token panel (a decoder only)."""
     if model_info(window.controller.model).kind != "decoder":
@@ -92,11 +106,13 @@ def facts(snapshot) -> str:
     trace = snapshot.bert.trace
     c = trace.config
     text = fill(Q.translate("DecoderWindow", "%1 (%2, trained weights): %3 layers × %4 query heads sharing %5 "
-                            "key/value heads, d_model %6 (d_k %7), RoPE, causal mask, byte-level BPE vocabulary of %8 "
+                            "key/value heads, d_model %6 (d_k %7), %9, causal mask, vocabulary of %8 "
                             "pieces. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use "
                             "them."),
                 Q.translate("Model", model_info(snapshot.model).title), c.architecture, c.num_layers, c.num_heads,
-                c.num_kv_heads, c.hidden_size, c.head_dim, c.vocab_size)
+                c.num_kv_heads, c.hidden_size, c.head_dim, c.vocab_size,
+                Q.translate("DecoderWindow", "learned positions") if getattr(c, "positions", "rope") == "learned"
+                else "RoPE")
     if trace.reused_positions:
         text += " " + fill(Q.translate("DecoderWindow", "KV cache: %1 of %2 positions reused, %3 computed."),
                            trace.reused_positions, trace.n, trace.n - trace.reused_positions)
@@ -130,6 +146,6 @@ def sink_tip(snapshot, layer: int, head: int) -> str:
 
 
 def model_arguments(window, value: str | None) -> None:
-    """``--model NAME|FILE.gguf`` at start."""
+    """``--model NAME|FILE.gguf|FOLDER`` at start."""
     if value:
         open_model(window, value if value in MODELS else str(Path(value).expanduser()))
