@@ -53,8 +53,8 @@ MAX_LAYERS, MAX_WIDTH, MAX_VOCAB, MAX_POSITIONS = 256, 16384, 1_000_000, 1_048_5
 MAX_TOKENIZER_BYTES = 64 * 1024**2  # XLM-R's tokenizer.json is 17 MB
 WEIGHTS_BUDGET_ENV = "ATTENTION_EXPLORER_WEIGHTS_GIB"
 DEFAULT_WEIGHTS_BUDGET = 4 * 1024**3  # float32 weights of 1 B parameters (a 0.5 B model takes 2 GB)
-CONVERT_HINT = ("convert it once, in a Python that has torch and trusts the file, with: python -c \"from "
-                "transformers import AutoModel; AutoModel.from_pretrained('{path}').save_pretrained('{path}', "
+CONVERT_HINT = ("Convert it once, in a Python that has torch and trusts the file, with: python -c \"from "
+                "transformers import AutoModel; AutoModel.from_pretrained('{folder}').save_pretrained('{folder}', "
                 "safe_serialization=True)\" — or download the model's model.safetensors")
 
 
@@ -131,7 +131,7 @@ def _weight_files(path: Path) -> list[Path]:
         return loose
     if (path / "pytorch_model.bin").exists() or list(path.glob("pytorch_model-*.bin")):
         raise _folder_error(path, "holds only pytorch_model.bin, a Python pickle: loading a pickle runs the code "
-                            "inside it, so the app never does. " + CONVERT_HINT, path=str(path))
+                            "inside it, so the app never does. " + CONVERT_HINT)
     raise _folder_error(path, "has no model.safetensors (nor a shard index): download the model's safetensors "
                         "weights into it")
 
