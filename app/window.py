@@ -370,6 +370,9 @@ class MainWindow(QMainWindow):
         file.addSeparator()
         self._action(file, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
 
+        from . import local_models_dialog  # the Model menu: local models, the bundled models' installer
+
+        local_models_dialog.add_menu(self, menus)
         edit = menus.addMenu(self.tr("&Edit"))
         self.undo_action = self._action(edit, self.tr("&Undo settings change"), self.undo, "Ctrl+Alt+Z",
                                         self.tr("Go back to the settings before the last change"))
