@@ -17,11 +17,11 @@ from PySide6.QtCore import QCoreApplication as Q
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
+from engine.models import INSTALLED_SIZE_MB as SIZES_MB
 from engine.models import MODELS
 
 from .text import fill
 
-SIZES_MB = {"minilm": 88, "smollm2": 94, "e5": 95}  # installed size of each package (measured)
 
 
 def missing() -> list:

