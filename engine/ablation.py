@@ -13,7 +13,7 @@ An ablation is a ``frozenset`` of ``(layer, head)`` pairs, 0-based; the forward 
 head and scores the result with ``effect(result)``, so an encoder plugs in the change of its
 final vectors (:func:`mean_cosine_distance`) and a decoder the fall in probability of the
 baseline's top next token (:func:`top_token_probability_drop`). Reusing the unchanged layers
-below the ablated one is the runner's business (:mod:`engine.bert_ablation` for BERT).
+below the ablated one is the runner's business (:mod:`engine.bert_ablation` for BERT: start_at_layer).
 """
 from __future__ import annotations
 

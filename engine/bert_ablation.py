@@ -1,57 +1,27 @@
 """Switching BERT heads off cheaply: rerun only the layers at and above the first ablated one.
 
 Ablating a head of layer l (Michel et al., 2019; :mod:`engine.ablation`) changes nothing below
-l, so the run starts from the unablated trace's ``hidden_states[l]``; in layer l itself even the
-attention is unchanged (its input is), so the trace's ``head_outputs`` are reused with the
-switched-off heads zeroed, and only W_O, the feed-forward and the layers above are recomputed.
-Ranking all 72 heads of MiniLM one by one then runs 21 layers' worth of attention
-(6 + 5 + … + 1, and the last layer's attention never) instead of 72 × 6.
-
-The layer below repeats :func:`engine.bert.forward`'s arithmetic, in the same order, without
-keeping a trace; tests check the two against each other and against transformers.
+l, so the run resumes at blocks.{l}.hook_resid_pre with the unablated trace's
+``hidden_states[l]`` (engine.bert.forward's ``start_at_layer``, as TransformerLens's): the heads
+are switched off by the one path every model uses, a hook on hook_z. Ranking all 72 heads of
+MiniLM one by one then runs 21 + 6 layers' worth (6 + 5 + … + 1) instead of 72 × 6.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np
 
-from .ablation import HeadRanking, all_heads, check_ablation, heads_in_layer, mean_cosine_distance, rank_heads
-from .attention import attend, merge_heads, split_heads
-from .bert import DTYPE, BertConfig, BertLayerWeights, BertTrace, BertWeights, gelu, layer_norm
+from .ablation import HeadRanking, all_heads, check_ablation, mean_cosine_distance, rank_heads
+from .bert import DTYPE, BertConfig, BertTrace, BertWeights, forward
 from .parallel import engine_threads
 
 
-def _layer(
-    w: BertLayerWeights,
-    h: np.ndarray,
-    config: BertConfig,
-    switched_off: list[int],
-    head_outputs: np.ndarray | None = None,
-) -> np.ndarray:
-    """One encoder layer on h (n, d) with the heads ``switched_off`` zeroed before W_O; its
-    output (n, d). ``head_outputs`` (heads, n, d_k): the attention's result when already known."""
-    heads, d_k, eps = config.num_heads, config.d_k, config.layer_norm_eps
-    if head_outputs is None:
-        qkv = h @ w.qkv_weight  # (n, 3d)
-        qkv += w.qkv_bias
-        qkv_heads = split_heads(qkv, 3 * heads)  # (3·heads, n, d_k)
-        q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
-        head_outputs = attend(q, k, v, divisor=math.sqrt(d_k))["head_outputs"]  # (heads, n, d_k)
-    elif switched_off:
-        head_outputs = head_outputs.copy()  # the trace's arrays are read-only
-    head_outputs[switched_off] = 0.0
-    attention_output = merge_heads(head_outputs) @ w.output_weight  # (n, d)
-    attention_output += w.output_bias
-    attention_norm = layer_norm(attention_output + h, w.attention_norm_weight, w.attention_norm_bias, eps)
-    intermediate = attention_norm @ w.intermediate_weight  # (n, d_ff)
-    intermediate += w.intermediate_bias
-    gelu(intermediate, out=intermediate)
-    ffn = intermediate @ w.ffn_output_weight  # (n, d)
-    ffn += w.ffn_output_bias
-    ffn += attention_norm
-    return layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps)
+def _resumed(weights: BertWeights, config: BertConfig, trace: BertTrace, ablate: frozenset) -> BertTrace:
+    """The forward from the first ablated layer up, with ``ablate`` switched off (checked)."""
+    first = min(layer for layer, _ in ablate)
+    return forward(weights, config, trace.input_ids, trace.tokens, ablate=ablate, start_at_layer=first,
+                   resid=trace.hidden_states[first])
 
 
 def ablated_hidden_states(
@@ -65,11 +35,7 @@ def ablated_hidden_states(
         return hidden
     first = min(layer for layer, _ in ablate)
     with engine_threads(True):  # BLAS on one thread: see rank_encoder_heads
-        for index in range(first, config.num_layers):
-            known = trace.layers[index].head_outputs if index == first else None
-            hidden[index + 1] = _layer(
-                weights.layers[index], hidden[index], config, heads_in_layer(ablate, index), known
-            )
+        hidden[first + 1:] = _resumed(weights, config, trace, ablate).hidden_states[first + 1:]
     return hidden
 
 
@@ -84,13 +50,8 @@ def encoder_runner(
         ablate = check_ablation(ablate, config.num_layers, config.num_heads)
         if not ablate:
             return ablate_nothing
-        first = min(layer for layer, _ in ablate)
-        h = trace.hidden_states[first]  # (n, d), unchanged below the first ablated layer
         with engine_threads(True):  # BLAS on one thread: see rank_encoder_heads
-            for index in range(first, config.num_layers):
-                known = trace.layers[index].head_outputs if index == first else None
-                h = _layer(weights.layers[index], h, config, heads_in_layer(ablate, index), known)
-        return h
+            return _resumed(weights, config, trace, ablate).hidden_states[-1]
 
     return run
 

@@ -271,3 +271,31 @@ def test_short_file(tmp_path):
     (tmp_path / "m.safetensors").write_bytes(b"\x01\x02")
     with pytest.raises(EngineError, match="shorter than its 8-byte header"):
         safetensors_file.read_header(tmp_path / "m.safetensors")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_family_models_offer_the_hook_api(family):
+    """The hook points of every family agree with its trace (hooks_api.md); GPT-2 adds hook_pos_embed
+    (learned positions) and has no rotary points."""
+    model = load_folder(FIXTURES / family)
+    text = str(reference(family)["text"])
+    trace, cache = model.run_with_cache(text)
+    assert set(cache) == set(model.hook_names())
+    layers = trace.attentions.shape[0]
+    for layer in range(layers):
+        np.testing.assert_allclose(cache[f"blocks.{layer}.attn.hook_pattern"], trace.attentions[layer], atol=1e-6)
+    np.testing.assert_allclose(cache["blocks.0.hook_resid_pre"], trace.hidden_states[0], atol=1e-6)
+    if family == "gpt2":
+        assert "hook_pos_embed" in cache and not any("hook_rot_q" in name for name in cache)
+        np.testing.assert_allclose(cache["hook_embed"] + cache["hook_pos_embed"], cache["blocks.0.hook_resid_pre"],
+                                   atol=1e-6)
+    if family in ("llama", "qwen2", "qwen3"):
+        assert f"blocks.{layers - 1}.attn.hook_rot_q" in cache
+    if family in DECODERS:
+        np.testing.assert_allclose(cache["ln_final.hook_normalized"], trace.hidden_states[-1], atol=1e-6)
+        # doubling one head's output changes the logits (the hook reaches the family's forward)
+        doubled = model.run_with_hooks(text, fwd_hooks=[("blocks.0.attn.hook_z", lambda z, name: z * 2)])
+        assert not np.allclose(doubled.next_token_logits, trace.next_token_logits)
+
+
+DECODERS = ("gpt2", "llama", "qwen2", "qwen3")
