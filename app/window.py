@@ -289,6 +289,8 @@ class MainWindow(QMainWindow):
         from PySide6.QtCore import QSignalBlocker
 
         with QSignalBlocker(self.model_combo), QSignalBlocker(self.layer_spin):
+            if self.model_combo.findData(model) < 0 and model in MODELS:  # a local file or folder (session, --model)
+                self.model_combo.addItem(model_info(model).title, model)
             self.model_combo.setCurrentIndex(self.model_combo.findData(model))
             self.layer_spin.setValue(self.controller.layer)
         kind = model_info(model).kind

