@@ -44,6 +44,7 @@ def open_model(window, path_or_name: str) -> str:
         lane = window._open_model_lane = window.controller.worker.lane(OPEN_LANE, window)
         lane.done.connect(lambda value: _opened(window, value))
         lane.failed.connect(lambda error: _refused(window, lane, error))
+        window.controller.cancelled.connect(lambda: _cancel_opening(window, lane))  # Esc while it loads
     lane.pending = name
     window.busy.setVisible(True)
     window.statusBar().showMessage(fill(Q.translate("DecoderWindow", "Opening %1…"), model_info(name).title))
@@ -51,7 +52,23 @@ def open_model(window, path_or_name: str) -> str:
     return name
 
 
+def _cancel_opening(window, lane) -> None:
+    """Esc: the loading answer is dropped and the window keeps its model (the job itself ends in the
+    worker: NumPy cannot be interrupted)."""
+    if not getattr(lane, "pending", ""):
+        return
+    lane.cancel()
+    name, lane.pending = lane.pending, ""
+    window.busy.setVisible(False)
+    if name in MODELS and MODELS[name].path and window.model_combo.findData(name) < 0:
+        del MODELS[name]
+    window.statusBar().showMessage(Q.translate("DecoderWindow", "Opening the model was cancelled"), 4000)
+
+
 def _opened(window, name: str) -> None:
+    lane = getattr(window, "_open_model_lane", None)
+    if lane is not None:
+        lane.pending = ""
     window.busy.setVisible(False)
     combo = window.model_combo
     if combo.findData(name) < 0:
@@ -65,7 +82,7 @@ def _refused(window, lane, error) -> None:
     from .i18n import error_text
 
     window.busy.setVisible(False)
-    name = getattr(lane, "pending", "")
+    name, lane.pending = getattr(lane, "pending", ""), ""
     if name in MODELS and MODELS[name].path and window.model_combo.findData(name) < 0:
         del MODELS[name]  # refused: not a choice of the window
     window.model_note.setText(error_text(error))

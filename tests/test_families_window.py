@@ -183,3 +183,20 @@ def test_a_session_keeps_a_folder_model_by_path(window, tmp_path):
              and window.controller.is_idle())
     assert window.model_combo.currentData() == name and "my-qwen3" in window.model_combo.currentText()
     MODELS.pop(name, None)
+
+
+def test_esc_while_a_model_opens_keeps_the_window_model(window):
+    from app.decoder_window import open_model
+
+    name = open_model(window, str(FIXTURES / "llama"))
+    window.cancel_computation()  # Esc, before the load's answer arrives
+    window.controller.worker.wait_until_idle(60)
+    for _ in range(20):
+        QApplication.processEvents()
+    assert window.controller.model == "toy" and window.model_combo.findData(name) < 0  # the answer was dropped
+    assert not window.busy.isVisible() and window._open_model_lane.pending == ""
+    # and opening again works
+    name = open_model(window, str(FIXTURES / "llama"))
+    wait_for(lambda: window.controller.snapshot is not None and window.controller.snapshot.model == name
+             and window.controller.is_idle())
+    MODELS.pop(name, None)
