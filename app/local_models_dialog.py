@@ -147,14 +147,17 @@ class LocalModelsDialog(QDialog):
         self.status.setText(error_text(error))
 
     def _fill(self) -> None:
+        from .i18n import error_text
+
         self.table.setRowCount(len(self._found))
         for row, model in enumerate(self._found):
             shape = f"{model.layers} × {model.heads}" if model.layers else "—"
-            status = self.tr("yes") if model.can_open else _short(model.problem, model.path)
+            problem = error_text(model.error) if model.error is not None else model.problem  # translated
+            status = self.tr("yes") if model.can_open else _short(problem, model.path)
             cells = (model.name, model.family or "?", format_bytes(model.size) if model.size else "—", shape, status)
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(str(model.path) if column == 0 else (model.problem or str(model.path)))
+                item.setToolTip(str(model.path) if column == 0 else (problem or str(model.path)))
                 if not model.can_open:
                     item.setForeground(Qt.GlobalColor.darkGray)
                 self.table.setItem(row, column, item)
@@ -204,10 +207,14 @@ class LocalModelsDialog(QDialog):
 
 def _short(problem: str, path: Path) -> str:
     """The refusal without the path it starts with (the tooltip has all of it), at most 110 characters."""
-    for prefix in (str(path / "config.json") + ": ", str(path) + ": "):
-        if problem.startswith(prefix):
-            problem = problem[len(prefix):]
-            break
+    for prefix in (str(path / "config.json"), str(path)):
+        for colon in (": ", "："):  # the Chinese templates use a full-width colon
+            if problem.startswith(prefix + colon):
+                problem = problem[len(prefix + colon):]
+                break
+        else:
+            continue
+        break
     return problem[:110] + ("…" if len(problem) > 110 else "")
 
 

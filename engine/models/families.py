@@ -23,7 +23,8 @@ from ..gguf_file import DecoderConfig
 from ..llama import prepare_weights as prepare_llama
 from ..minilm import MiniLM
 from ..smollm2 import Decoder
-from .hf_folder import FolderInfo, Progress, check_budget, check_tensors, display_name, inspect_folder, load_tokenizer, read_weights
+from .hf_folder import (FolderInfo, Progress, check_budget, check_tensors, display_name, inspect_folder, load_tokenizer,
+                        read_weights)
 
 GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")  # GPT-2's tanh approximation
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")

@@ -93,10 +93,6 @@ class FolderInfo:
         return f"{self.path.name} ({self.family}, {self.layers} × {self.heads})"
 
 
-def _folder_error(path: Path, template: str, **values) -> EngineError:
-    return EngineError("{folder}: " + template, field="model", folder=str(path), **values)
-
-
 def _whole(config: Mapping, key: str, lower: int, upper: int, path: Path, default=None) -> int:
     value = config.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or not lower <= value <= upper:
@@ -121,8 +117,8 @@ def _weight_files(path: Path) -> list[Path]:
         shards = sorted(set(read_index(index).values()))
         missing = [name for name in shards if not (path / name).is_file()]
         if missing:
-            raise _folder_error(path, "the shard index names {files}, which the folder lacks: download the missing "
-                                "files", files=", ".join(missing))
+            raise EngineError("{folder}: the shard index names {files}, which the folder lacks: download the missing "
+                              "files", field="model", folder=str(path), files=", ".join(missing))
         return [path / name for name in shards]
     if (path / "model.safetensors").is_file():
         return [path / "model.safetensors"]
@@ -130,16 +126,17 @@ def _weight_files(path: Path) -> list[Path]:
     if len(loose) == 1:
         return loose
     if (path / "pytorch_model.bin").exists() or list(path.glob("pytorch_model-*.bin")):
-        raise _folder_error(path, "holds only pytorch_model.bin, a Python pickle: loading a pickle runs the code "
-                            "inside it, so the app never does. " + CONVERT_HINT)
-    raise _folder_error(path, "has no model.safetensors (nor a shard index): download the model's safetensors "
-                        "weights into it")
+        raise EngineError("{folder}: holds only pytorch_model.bin, a Python pickle: loading a pickle runs the code "
+                          "inside it, so the app never does. {hint}", field="model", folder=str(path),
+                          hint=CONVERT_HINT.format(folder=str(path)))
+    raise EngineError("{folder}: has no model.safetensors (nor a shard index): download the model's safetensors "
+                      "weights into it", field="model", folder=str(path))
 
 
 def read_config(path: Path) -> dict:
     if not (path / "config.json").is_file():
-        raise _folder_error(path, "has no config.json: is it a Hugging Face model folder? (A GGUF model is one "
-                            "file: open the .gguf itself.)")
+        raise EngineError("{folder}: has no config.json: is it a Hugging Face model folder? (A GGUF model is one "
+                          "file: open the .gguf itself.)", field="model", folder=str(path))
     config = load_json(path / "config.json", what="config.json")
     if not isinstance(config, dict):
         raise EngineError("{file} is not a JSON object", field="model", file=str(path / "config.json"))
@@ -150,7 +147,8 @@ def family_of(config: Mapping, path: Path) -> str:
     model_type = config.get("model_type")
     if model_type not in FAMILIES:
         architectures = config.get("architectures") or []
-        raise EngineError("{file}: the architecture {name} ({model_type!r}) is not one the app runs; it runs {supported}",
+        raise EngineError("{file}: the architecture {name} ({model_type!r}) is not one the app runs; it runs "
+                          "{supported}",
                           field="model", file=str(path / "config.json"),
                           name=", ".join(map(str, architectures)) or "named there", model_type=model_type,
                           supported=", ".join(sorted(set(FAMILIES))))
@@ -167,8 +165,8 @@ def inspect_folder(path: str | Path) -> FolderInfo:
     numbers = _sizes(config, family, path)
     headers = tuple(read_header(file) for file in _weight_files(path))
     if not (path / "tokenizer.json").is_file():
-        raise _folder_error(path, "has no tokenizer.json (the app reads tokenizers only from that file): download "
-                            "it from the model's page")
+        raise EngineError("{folder}: has no tokenizer.json (the app reads tokenizers only from that file): download "
+                          "it from the model's page", field="model", folder=str(path))
     return FolderInfo(path=path, family=family, kind="encoder" if family in ENCODER_FAMILIES else "decoder",
                       model_type=str(config["model_type"]), config=config, headers=headers,
                       float32_bytes=float32_bytes(headers), **numbers)
@@ -323,8 +321,9 @@ def check_tensors(info: FolderInfo) -> tuple[dict[str, tuple[str, bool]], dict[s
     for ours, (theirs, transpose) in table.items():
         header = where.get(theirs)
         if header is None:
-            raise _folder_error(info.path, "the weights lack the tensor {tensor}, which a {family} model has: is it "
-                                "another architecture, or a file missing?", tensor=theirs, family=info.family)
+            raise EngineError("{folder}: the weights lack the tensor {tensor}, which a {family} model has: is it "
+                              "another architecture, or a file missing?",
+                              field="model", folder=str(info.path), tensor=theirs, family=info.family)
         stored = header.tensors[theirs].shape
         shape = tuple(reversed(stored)) if transpose else stored
         if shape != shapes[ours]:
@@ -350,10 +349,12 @@ def load_tokenizer(path: Path, vocab: int):
     try:
         size = file.stat().st_size
     except OSError:
-        raise _folder_error(path, "has no tokenizer.json: download it from the model's page") from None
+        raise EngineError("{folder}: has no tokenizer.json: download it from the model's page",
+                          field="model", folder=str(path)) from None
     if size > MAX_TOKENIZER_BYTES:
         raise EngineError("{file} is {size}, larger than any tokenizer ({limit}): is it the right file?",
-                          field="model", file=str(file), size=format_bytes(size), limit=format_bytes(MAX_TOKENIZER_BYTES))
+                          field="model", file=str(file), size=format_bytes(size),
+                          limit=format_bytes(MAX_TOKENIZER_BYTES))
     try:
         tokenizer = tokenizers.Tokenizer.from_file(str(file))
     except Exception as error:  # tokenizers raises a plain Exception for a bad file

@@ -21,7 +21,7 @@ told between candidates.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -45,6 +45,7 @@ class LocalModel:
     layers: int = 0
     heads: int = 0
     problem: str = ""  # why it cannot be opened ("" = it can)
+    error: EngineError | None = field(default=None, compare=False, repr=False)  # the refusal, to translate
 
     @property
     def can_open(self) -> bool:
@@ -195,7 +196,7 @@ def describe(path: Path, format: str, source: str, budget_bytes: int | None = No
             return LocalModel(path, name, source, format, config.architecture, size, config.num_layers,
                               config.num_heads, problem)
         except EngineError as error:
-            return LocalModel(path, name, source, format, "", size, problem=str(error))
+            return LocalModel(path, name, source, format, "", size, problem=str(error), error=error)
         except Exception as error:  # a file gguf's reader chokes on
             return LocalModel(path, name, source, format, "", size, problem=f"{type(error).__name__}: {error}"[:300])
     size = _folder_weight_bytes(path)
@@ -212,7 +213,7 @@ def describe(path: Path, format: str, source: str, budget_bytes: int | None = No
             family = str(read_config(path).get("model_type", ""))[:40]
         except EngineError:
             pass
-        return LocalModel(path, name, source, format, family, size, problem=str(error))
+        return LocalModel(path, name, source, format, family, size, problem=str(error), error=error)
 
 
 def _gib(count: int) -> str:

@@ -58,10 +58,6 @@ class SafetensorsHeader:
     metadata: dict
 
 
-def _refuse(path: Path, problem: str, **values) -> EngineError:
-    return EngineError("{file}: " + problem, field="model", file=str(path), **values)
-
-
 def read_header(path: str | Path) -> SafetensorsHeader:
     """The checked header of ``path`` (see the module doc); EngineError naming the problem."""
     path = Path(path)
@@ -70,12 +66,13 @@ def read_header(path: str | Path) -> SafetensorsHeader:
             size = os.fstat(stream.fileno()).st_size
             head = stream.read(8)
             if len(head) < 8:
-                raise _refuse(path, "is not a safetensors file: {size} bytes, shorter than its 8-byte header length",
-                              size=size)
+                raise EngineError("{file}: is not a safetensors file: {size} bytes, shorter than its 8-byte header "
+                                  "length", field="model", file=str(path), size=size)
             length = int.from_bytes(head, "little")
             if length > MAX_HEADER_BYTES or length > size - 8:
-                raise _refuse(path, "claims a header of {length} bytes in a file of {size} bytes: the file is "
-                              "damaged or not a safetensors file; download it again", length=length, size=size)
+                raise EngineError("{file}: claims a header of {length} bytes in a file of {size} bytes: the file is "
+                                  "damaged or not a safetensors file; download it again",
+                                  field="model", file=str(path), length=length, size=size)
             raw = stream.read(length)
     except FileNotFoundError:
         raise EngineError("{file} does not exist", field="model", file=str(path)) from None
@@ -87,43 +84,46 @@ def read_header(path: str | Path) -> SafetensorsHeader:
     try:
         document = parse_json(raw, what=str(path))
     except EngineError:
-        raise _refuse(path, "its header is not valid JSON: the file is damaged; download it again") from None
+        raise EngineError("{file}: its header is not valid JSON: the file is damaged; download it again",
+                          field="model", file=str(path)) from None
     if not isinstance(document, dict):
-        raise _refuse(path, "its header is not a JSON object: the file is damaged; download it again")
+        raise EngineError("{file}: its header is not a JSON object: the file is damaged; download it again",
+                          field="model", file=str(path))
     data_start, data_length = 8 + length, size - 8 - length
     metadata = document.pop("__metadata__", None) or {}
     entries: dict[str, TensorEntry] = {}
     for name, spec in document.items():
         if not isinstance(spec, dict):
-            raise _refuse(path, "tensor {tensor} has no description", tensor=name)
+            raise EngineError("{file}: tensor {tensor} has no description",
+                              field="model", file=str(path), tensor=name)
         dtype, shape, offsets = spec.get("dtype"), spec.get("shape"), spec.get("data_offsets")
         if dtype not in DTYPES:
-            raise _refuse(path, "tensor {tensor} is of type {dtype}; only {dtypes} weights can be read",
-                          tensor=name, dtype=dtype, dtypes=", ".join(DTYPES))
+            raise EngineError("{file}: tensor {tensor} is of type {dtype}; only {dtypes} weights can be read",
+                              field="model", file=str(path), tensor=name, dtype=dtype, dtypes=", ".join(DTYPES))
         if (not isinstance(shape, list) or len(shape) > 8
                 or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**40 for s in shape)):
-            raise _refuse(path, "tensor {tensor} has the shape {shape}, not a list of whole numbers",
-                          tensor=name, shape=shape)
+            raise EngineError("{file}: tensor {tensor} has the shape {shape}, not a list of whole numbers",
+                              field="model", file=str(path), tensor=name, shape=shape)
         if (not isinstance(offsets, list) or len(offsets) != 2
                 or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)):
-            raise _refuse(path, "tensor {tensor} has the offsets {offsets}, not [begin, end]",
-                          tensor=name, offsets=offsets)
+            raise EngineError("{file}: tensor {tensor} has the offsets {offsets}, not [begin, end]",
+                              field="model", file=str(path), tensor=name, offsets=offsets)
         begin, end = offsets
         if not 0 <= begin <= end <= data_length:
-            raise _refuse(path, "tensor {tensor} lies at bytes {begin} … {end}, outside the file's {length} bytes "
-                          "of data: the file is cut or damaged; download it again",
-                          tensor=name, begin=begin, end=end, length=data_length)
+            raise EngineError("{file}: tensor {tensor} lies at bytes {begin} … {end}, outside the file's {length} "
+                              "bytes of data: the file is cut or damaged; download it again",
+                              field="model", file=str(path), tensor=name, begin=begin, end=end, length=data_length)
         expected = math.prod(shape) * DTYPES[dtype]
         if end - begin != expected:
-            raise _refuse(path, "tensor {tensor} of shape {shape} in {dtype} needs {expected} bytes but its offsets "
-                          "give {actual}: the file is damaged", tensor=name, shape=tuple(shape), dtype=dtype,
-                          expected=expected, actual=end - begin)
+            raise EngineError("{file}: tensor {tensor} of shape {shape} in {dtype} needs {expected} bytes but its "
+                              "offsets give {actual}: the file is damaged", field="model", file=str(path), tensor=name,
+                              shape=tuple(shape), dtype=dtype, expected=expected, actual=end - begin)
         entries[name] = TensorEntry(name, dtype, tuple(shape), data_start + begin, data_start + end)
     ordered = sorted(entries.values(), key=lambda e: (e.begin, e.end))
     for before, after in zip(ordered, ordered[1:]):
         if after.begin < before.end:
-            raise _refuse(path, "tensors {first} and {second} overlap: the file is damaged or crafted; download "
-                          "it again", first=before.name, second=after.name)
+            raise EngineError("{file}: tensors {first} and {second} overlap: the file is damaged or crafted; download "
+                              "it again", field="model", file=str(path), first=before.name, second=after.name)
     return SafetensorsHeader(path, entries, metadata if isinstance(metadata, dict) else {})
 
 
@@ -147,7 +147,8 @@ def _bfloat16(path: Path, entry: TensorEntry) -> np.ndarray:
         stream.seek(entry.begin)
         raw = stream.read(entry.end - entry.begin)
     if len(raw) != entry.end - entry.begin:
-        raise _refuse(path, "tensor {tensor} is cut short: download the file again", tensor=entry.name)
+        raise EngineError("{file}: tensor {tensor} is cut short: download the file again",
+                          field="model", file=str(path), tensor=entry.name)
     halves = np.frombuffer(raw, dtype="<u2")
     return (halves.astype(np.uint32) << 16).view(np.float32).reshape(entry.shape)
 
@@ -167,15 +168,17 @@ def read_tensors(header: SafetensorsHeader, names: Iterable[str] | None = None,
                 else:
                     value = handle.get_tensor(name)
                 if tuple(value.shape) != entry.shape:
-                    raise _refuse(header.path, "tensor {tensor} reads as shape {actual}, its header says {shape}",
-                                  tensor=name, actual=tuple(value.shape), shape=entry.shape)
+                    raise EngineError("{file}: tensor {tensor} reads as shape {actual}, its header says {shape}",
+                                      field="model", file=str(header.path), tensor=name, actual=tuple(value.shape),
+                                      shape=entry.shape)
                 out[name] = np.ascontiguousarray(value, dtype=np.float32)
                 if progress is not None:
                     progress((index + 1) / max(len(wanted), 1), "reading {tensor}".format(tensor=name))
     except EngineError:
         raise
     except Exception as error:  # safetensors' own SafetensorError for what slipped past the checks
-        raise _refuse(header.path, "cannot be read: {reason}", reason=str(error)) from None
+        raise EngineError("{file}: cannot be read: {reason}",
+                          field="model", file=str(header.path), reason=str(error)) from None
     return out
 
 
