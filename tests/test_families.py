@@ -299,3 +299,16 @@ def test_family_models_offer_the_hook_api(family):
 
 
 DECODERS = ("gpt2", "llama", "qwen2", "qwen3")
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "tokenizer.json", "config.json"])
+def test_a_fifo_or_device_in_place_of_a_file_never_hangs(tmp_path, name, capsys):
+    folder = copy_family(tmp_path, "qwen3")
+    (folder / name).unlink()
+    os.mkfifo(folder / name)  # reading it would wait forever for a writer
+    assert cli.main(["main.py", "export", "--model", str(folder), "--text", "a", "--out", str(tmp_path / "o.npz")]) == 2
+    assert name in capsys.readouterr().err
+    (folder / name).unlink()
+    os.symlink("/dev/zero", folder / name)  # never ends
+    assert cli.main(["main.py", "export", "--model", str(folder), "--text", "a", "--out", str(tmp_path / "o.npz")]) == 2
+    assert name in capsys.readouterr().err

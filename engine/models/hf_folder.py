@@ -122,7 +122,7 @@ def _weight_files(path: Path) -> list[Path]:
         return [path / name for name in shards]
     if (path / "model.safetensors").is_file():
         return [path / "model.safetensors"]
-    loose = sorted(path.glob("*.safetensors"))
+    loose = sorted(file for file in path.glob("*.safetensors") if file.is_file())  # not a FIFO or a device
     if len(loose) == 1:
         return loose
     if (path / "pytorch_model.bin").exists() or list(path.glob("pytorch_model-*.bin")):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -62,8 +63,13 @@ def read_header(path: str | Path) -> SafetensorsHeader:
     """The checked header of ``path`` (see the module doc); EngineError naming the problem."""
     path = Path(path)
     try:
-        with open(path, "rb") as stream:
-            size = os.fstat(stream.fileno()).st_size
+        # O_NONBLOCK: a FIFO without a writer would block open() forever; then only a regular file is read
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise EngineError("{file} is not a regular file (a pipe or a device?)", field="model", file=str(path))
+            size = info.st_size
             head = stream.read(8)
             if len(head) < 8:
                 raise EngineError("{file}: is not a safetensors file: {size} bytes, shorter than its 8-byte header "
