@@ -92,8 +92,9 @@ def _refused(window, lane, error) -> None:
 def open_model_dialog(window) -> None:
     path, _ = QFileDialog.getOpenFileName(window, Q.translate("DecoderWindow", "Open model"),
                                           window._last_folder("", "model"),
-                                          Q.translate("DecoderWindow", "Models (*.gguf config.json *.safetensors);;"
-                                                                       "GGUF model (*.gguf);;All files (*)"))
+                                          Q.translate(
+                                              "DecoderWindow",
+                                              "Models (*.gguf config.json *.safetensors);;GGUF model (*.gguf);;All files (*)"))
     if path:
         window._remember_folder("model", path)
         chosen = Path(path)
