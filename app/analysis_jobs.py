@@ -39,7 +39,7 @@ class Analysis:
 def analyse(trace, weights=None, baseline_final: np.ndarray | None = None, final: np.ndarray | None = None) -> Analysis:
     """The :class:`Analysis` of a toy result or BERT trace; ``baseline_final`` / ``final`` (n, d):
     the final vectors without and with the trace's ablation, for the cosines."""
-    ablate = frozenset(getattr(trace, "ablate", frozenset()))
+    ablate = frozenset(trace.ablate)
     cosines = None if not ablate or baseline_final is None else token_cosines(baseline_final, final)
     n = len(trace.token_texts)
     if n > ANALYSIS_TOKENS:

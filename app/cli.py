@@ -257,13 +257,14 @@ def _export_pretrained(options, image: bool) -> None:
         raise UsageError(f"{', '.join(given)}: options of the toy engine, not used by --model {options.model}")
     entry = model_info(options.model)
     model = entry.load()
+    facts = model.facts  # what the model declares (engine/models/contract.py)
     layer = 0 if options.layer is None else options.layer
-    if not 0 <= layer < model.config.num_layers:
-        raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {model.config.num_layers - 1}")
-    head = _parse_head(options.head, model.config.num_heads)
+    if not 0 <= layer < facts.layers:
+        raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {facts.layers - 1}")
+    head = _parse_head(options.head, facts.heads)
     ablate = _parse_ablate(options.ablate)
-    _check_ablate(ablate, model.config.num_layers, model.config.num_heads, entry.title)
-    if entry.kind == "decoder":
+    _check_ablate(ablate, facts.layers, facts.heads, entry.title)
+    if facts.capabilities.next_token_logits:
         return _export_decoder(options, entry, model, layer, head, image, ablate)
     export_figure = _image_exporter() if image else None
     with np.errstate(over="raise", invalid="raise", divide="raise"):
@@ -273,10 +274,7 @@ def _export_pretrained(options, image: bool) -> None:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
                       label=f"{entry.title}, layer {layer}")
     else:
-        import importlib
-
-        _write(options, save_bert_trace, trace, model.weights, options.text,
-               getattr(importlib.import_module(entry.module), "MODEL_NAME", entry.title))
+        _write(options, save_bert_trace, trace, model.weights, options.text, facts.name or entry.title)
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 

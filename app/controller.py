@@ -246,16 +246,11 @@ class Controller(QObject):
                 self._compute.submit(take_snapshot, self.config, self.by_words, self.ablate)
             else:  # the plain call (tests stub it with one argument)
                 self._compute.submit(take_snapshot, self.config)
-        elif model_info(self.model).kind == "decoder":
-            from .decoder_mode import take_decoder_snapshot
+        else:  # a pretrained model: its declared capabilities choose the view (app/pretrained.py)
+            from .pretrained import take_pretrained_snapshot
 
-            self._compute.submit(take_decoder_snapshot, self.model, self.config.text, self.layer, self._report_progress,
-                                 self.ablate)
-        else:
-            from .minilm_mode import take_model_snapshot
-
-            self._compute.submit(take_model_snapshot, self.model, self.config.text, self.layer, self._report_progress,
-                                 self.by_words, self.ablate)
+            self._compute.submit(take_pretrained_snapshot, self.model, self.config.text, self.layer,
+                                 self._report_progress, self.by_words, self.ablate)
         if not self._busy_timer.isActive():
             self._busy_timer.start()
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from engine.attention import causal_mask, merge_heads
 from engine.config import AttentionConfig
-from engine.llama import DecoderTrace, pick_token, reshape_probabilities, rms_norm
+from engine.llama import DecoderTrace, normalize, pick_token, reshape_probabilities
 from engine.trace import AttentionResult, vector_diffs
 
 from . import minilm_mode
@@ -63,7 +63,7 @@ def layer_result(model, trace: DecoderTrace, layer: int) -> AttentionResult:
     group = heads // kv
     share = np.arange(heads) // group  # (heads,) the key/value head each query head reads
     w = model.weights.layers[layer]
-    x = rms_norm(trace.hidden_states[layer], w.attention_norm, config.rms_norm_eps)  # (n, d) entering the projections
+    x = normalize(trace.hidden_states[layer], w.attention_norm, w.attention_norm_bias, config)  # (n, d) entering the projections
     qd, kd = heads * d_k, kv * d_k
     w_k = w.qkv_weight[:, qd:qd + kd].reshape(-1, kv, d_k)[:, share].reshape(-1, qd)  # (d, heads·d_k)
     w_v = w.qkv_weight[:, qd + kd:].reshape(-1, kv, d_k)[:, share].reshape(-1, qd)
@@ -133,7 +133,8 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablat
     # paint as the trace arrives (typing at the end: no second job, no second wait)
     view.next_bars = dict(top_bars(name, trace.next_token_logits, NEXT_BARS, *PLAIN_SAMPLING), trace=trace,
                           position=trace.n - 1, settings=PLAIN_SAMPLING)
-    return summarise(result, bert=view, layer=layer, overview=overview, model=name, ablate=trace.ablate)
+    return summarise(result, bert=view, layer=layer, overview=overview, model=name, ablate=trace.ablate,
+                     facts=model.facts)
 
 
 # ---------------------------------------------------------------- the panels' worker jobs

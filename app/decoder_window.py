@@ -114,7 +114,7 @@ def open_folder_dialog(window) -> None:
 
 def generate(window, greedy: bool) -> None:
     """Edit → Generate: append one token through the next-token panel (a decoder only)."""
-    if model_info(window.controller.model).kind != "decoder":
+    if not model_info(window.controller.model).predicts_next_token:
         window.statusBar().showMessage(
             Q.translate("DecoderWindow", "Generating needs a decoder: choose SmolLM2 in the Model toolbar"), 4000)
         return

@@ -19,6 +19,16 @@ from engine.memory import format_bytes
 
 from .text import fill
 
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marker lupdate looks for
+    return text
+
+
+# engine.models.families.TOKENIZER_NOTES, for lupdate (the engine cannot call Qt)
+FOLDER_TOKENIZER_NOTES = (
+    QT_TRANSLATE_NOOP("Model", "WordPiece tokenizer (tokenizer.json)"),
+    QT_TRANSLATE_NOOP("Model", "BPE tokenizer (tokenizer.json)"),
+    QT_TRANSLATE_NOOP("Model", "Unigram tokenizer (tokenizer.json)"),
+)
 LANE = "local-models"
 SETTINGS_KEY = "localModels/folders"
 

@@ -70,7 +70,8 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
         analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1])
     except (AttributeError, TypeError, ValueError):  # a model whose trace the analysis cannot read: no analysis
         analysis = None
-    return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words, analysis=analysis)
+    return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words, analysis=analysis,
+                     facts=model(name).facts)
 
 
 def cosines_between(trace_a, trace_b) -> dict:
@@ -134,20 +135,14 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
 
 
 def rank_pretrained(name: str, text: str, progress=None, cancelled=None):
-    """Worker job: every head of registry model ``name`` switched off alone on ``text``, ranked
-    (engine.bert_ablation.rank_encoder_heads: only the layers from the ablated one up run)."""
-    from engine.bert_ablation import rank_encoder_heads
-
-    from engine.ablation import all_heads, mean_cosine_distance, rank_heads
-    from engine.bert import BertWeights
-
-    from .analysis_jobs import run_bert
+    """Worker job: every head of registry model ``name`` switched off alone on ``text``, ranked by
+    the change of the final vectors (engine.ablation.model_runner: each run resumes at the ablated
+    layer). BLAS on one thread: many small matmuls (see engine.bert_ablation.rank_encoder_heads)."""
+    from engine.ablation import all_heads, mean_cosine_distance, model_runner, rank_heads
+    from engine.parallel import engine_threads
 
     loaded = model(name)
     plain = trace(name, text)
-    if isinstance(loaded.weights, BertWeights):
-        return rank_encoder_heads(loaded.weights, loaded.config, plain, progress=progress, cancelled=cancelled)
-    # another kind of model (a decoder): the whole forward pass per head, final vectors compared
-    return rank_heads(lambda ablate: run_bert(loaded, text, ablate).hidden_states[-1],
-                      mean_cosine_distance(plain.hidden_states[-1]), all_heads(plain.num_layers, plain.num_heads),
-                      progress=progress, cancelled=cancelled)
+    with engine_threads(True):
+        return rank_heads(model_runner(loaded, text, plain), mean_cosine_distance(plain.hidden_states[-1]),
+                          all_heads(loaded.facts.layers, loaded.facts.heads), progress=progress, cancelled=cancelled)

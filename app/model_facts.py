@@ -1,13 +1,11 @@
 """A pretrained model's facts for the input panel, and the e5 prefix bar (issue 13).
 
-The facts come from the loaded model's trace (layers, heads, d_model, positions) and its registry
-entry (title, licence, credit) plus the engine module's ``TOKENIZER_NOTE``: no model is
-described by hand here. A model whose engine module lists ``PREFIXES`` (e5: "passage: ",
+The facts come from the loaded model's declared ModelFacts (layers, heads, d_model, positions,
+tokenizer note; engine/models/contract.py) and its registry entry (title, licence, credit): no
+model is described by hand here. A model whose registry line lists ``prefixes`` (e5: "passage: ",
 "query: ") gets the :class:`PrefixBar`: one click puts the prefix in front of the sentence.
 """
 from __future__ import annotations
-
-import importlib
 
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -28,29 +26,24 @@ TOKENIZER_NOTES = (
 )
 
 
-def _module(name: str):
-    return importlib.import_module(model_info(name).module)
-
-
 def prefixes_of(name: str) -> tuple[str, ...]:
-    """The text prefixes model ``name`` was trained with (() for most models)."""
-    return tuple(getattr(_module(name), "PREFIXES", ()))
+    """The text prefixes model ``name`` was trained with (() for most models): its registry line."""
+    return model_info(name).prefixes
 
 
 def model_facts(snapshot) -> str:
-    """The input panel's description of the pretrained model that made ``snapshot``."""
+    """The input panel's description of the pretrained model that made ``snapshot`` (its declared
+    engine.models.contract.ModelFacts)."""
     entry = model_info(snapshot.model)
-    bert = snapshot.bert
-    d = snapshot.result.config.d_model
-    tokenizer = getattr(_module(snapshot.model), "TOKENIZER_NOTE", "")
+    facts = snapshot.facts
     translate = QCoreApplication.translate
     return fill(translate(
         "ModelFacts",
         "%1 (trained weights, %2 licence): %4 layers × %5 heads, d_model %6 (d_k %7), learned position "
         "embeddings (up to %8), %9, no mask, scores ÷ √d_k. The toy settings do not apply; choose “Toy engine” in "
         "the Model toolbar to use them."),
-        translate("Model", entry.title), entry.licence, entry.credit, bert.num_layers, bert.num_heads, d,
-        d // bert.num_heads, bert.config.max_positions, translate("Model", tokenizer) if tokenizer else "")
+        translate("Model", entry.title), entry.licence, entry.credit, facts.layers, facts.heads, facts.d_model,
+        facts.d_head, facts.max_positions, translate("Model", facts.tokenizer_note) if facts.tokenizer_note else "")
 
 
 def strip_prefix(text: str, prefixes) -> str:

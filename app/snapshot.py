@@ -39,6 +39,7 @@ class Snapshot:
     analysis: object = None  # app.analysis_jobs.Analysis of the run (value norms, rollouts, head table)
     value_thumbnails: np.ndarray | None = None  # (heads, t, t) value-weighted attention of the layer shown, block-averaged
     switched_off: frozenset = frozenset()  # the (layer, head) pairs off in a run without analysis (a decoder's)
+    facts: object = None  # engine.models.contract.ModelFacts of the pretrained model that made it (None: the toy)
 
     @property
     def ablate(self) -> frozenset:
@@ -112,7 +113,7 @@ def take_snapshot(config: AttentionConfig, by_words: bool = False, ablate: froze
 
 
 def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None, model: str = DEFAULT_MODEL,
-              words=None, analysis=None, ablate: frozenset = frozenset()) -> Snapshot:
+              words=None, analysis=None, ablate: frozenset = frozenset(), facts=None) -> Snapshot:
     heads = result.weights.shape[0]
     flat_scores = result.scores.reshape(heads, -1)
     score_bound = np.maximum(flat_scores.max(axis=1), -flat_scores.min(axis=1))  # (heads,) max |q·k|
@@ -149,4 +150,5 @@ def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None,
         analysis=analysis,
         value_thumbnails=None if analysis is None else block_average(analysis.value_norms[layer], THUMBNAIL_SIZE),
         switched_off=frozenset(ablate),
+        facts=facts,
     )

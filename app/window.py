@@ -305,8 +305,9 @@ class MainWindow(QMainWindow):
             self.panels["input"].show_model_facts("")
         if pretrained:
             self.model_note.clear()
-            self.docks["next" if kind == "decoder" else "layers"].show()
-            self.docks["next" if kind == "decoder" else "layers"].raise_()
+            dock = "next" if model_info(model).predicts_next_token else "layers"
+            self.docks[dock].show()
+            self.docks[dock].raise_()
         elif isinstance(self.controller.last_failure, ModelNotInstalled):
             self.model_note.setText(self.controller.last_error)
 
@@ -435,7 +436,7 @@ class MainWindow(QMainWindow):
             with QSignalBlocker(self.layer_spin):
                 self.layer_spin.setMaximum(snapshot.bert.num_layers - 1)
         result = snapshot.result
-        if hasattr(snapshot.bert, "next_token_logits"):  # a decoder
+        if snapshot.facts is not None and snapshot.facts.capabilities.next_token_logits:  # a decoder
             self.panels["input"].show_model_facts(decoder_window.facts(snapshot))
         elif snapshot.bert is not None:
             from .model_facts import model_facts

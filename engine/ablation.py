@@ -160,6 +160,21 @@ def rank_heads(
     )
 
 
+def model_runner(model, inputs, baseline) -> Callable[[frozenset], np.ndarray]:
+    """``run(ablate) -> (n, d)`` for any model of the contract (engine/models/contract.py): the
+    final vectors with ``ablate`` switched off, each run resumed at the first ablated layer with
+    the unablated ``baseline`` trace's residual there (``run_with_hooks(start_at_layer=…)``):
+    nothing below it changes. ``inputs``: the text or Tokenized the baseline ran."""
+    def run(ablate: frozenset) -> np.ndarray:
+        if not ablate:
+            return baseline.hidden_states[-1]
+        first = min(layer for layer, _ in ablate)
+        return model.run_with_hooks(inputs, ablate=ablate, start_at_layer=first,
+                                    resid=baseline.hidden_states[first]).hidden_states[-1]
+
+    return run
+
+
 def all_heads(num_layers: int, num_heads: int) -> list[Head]:
     """Every (layer, head), layer by layer."""
     return [(layer, head) for layer in range(num_layers) for head in range(num_heads)]

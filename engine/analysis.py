@@ -25,16 +25,13 @@ from .value_norms import value_weighted_layers
 
 
 def _parts(trace, weights) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
-    """(attentions (layers, heads, n, n), per-layer v (heads, n, d_k), per-layer W_O (d, d))."""
-    if hasattr(trace, "layers"):  # BertTrace: W_O lives in the model's weights
-        if weights is None:
-            raise TypeError("a BERT trace needs the model's weights (for W_O)")
-        return (
-            trace.attentions,
-            [layer.v for layer in trace.layers],
-            [layer_weights.output_weight for layer_weights in weights.layers],
-        )
-    return trace.weights[None], [trace.v], [trace.w_o]  # the toy: one layer
+    """(attentions (layers, heads, n, n), per-layer v (heads or kv_heads, n, d_k), per-layer W_O
+    (heads·d_k, d)), from the contract's trace (engine/models/contract.py) and the model's weights
+    (``weights.layers[l].output_weight``; the toy's trace holds its own W_O)."""
+    output_weights = trace.own_output_weights() if weights is None else [w.output_weight for w in weights.layers]
+    if output_weights is None:
+        raise TypeError("a pretrained model's trace needs the model's weights (for W_O)")
+    return trace.attentions, trace.layer_values(), output_weights
 
 
 def heads_kept(ablate: frozenset, num_layers: int, num_heads: int) -> np.ndarray:
@@ -49,7 +46,7 @@ def value_norms_of(trace, weights=None) -> np.ndarray:
     """(layers, heads, n, n) float32 value-weighted attention of a run, switched-off heads 0."""
     attentions, values, output_weights = _parts(trace, weights)
     norms = value_weighted_layers(attentions, values, output_weights)
-    kept = heads_kept(getattr(trace, "ablate", frozenset()), *attentions.shape[:2])
+    kept = heads_kept(trace.ablate, *attentions.shape[:2])
     norms[~kept] = 0.0
     return norms
 
@@ -64,7 +61,7 @@ def analysis_arrays(trace, weights=None, *, special: Sequence[bool] | np.ndarray
     attentions, values, output_weights = _parts(trace, weights)
     if special is None:
         special = special_mask(trace.token_texts)
-    return analysis_from_parts(attentions, values, output_weights, special, getattr(trace, "ablate", frozenset()))
+    return analysis_from_parts(attentions, values, output_weights, special, trace.ablate)
 
 
 def analysis_from_parts(

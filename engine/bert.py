@@ -45,6 +45,7 @@ from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
 from .memory import format_bytes
 from .tokenize import Token
+from .models.contract import TraceBase
 from .trace import freeze_arrays
 
 DTYPE = np.float32
@@ -346,8 +347,11 @@ class BertLayerTrace:
 
 
 @dataclass(frozen=True, eq=False)
-class BertTrace:
-    """The frozen trace of one BERT forward pass over one sentence. All arrays are read-only."""
+class BertTrace(TraceBase):
+    """The frozen trace of one BERT forward pass over one sentence. All arrays are read-only.
+    The model contract's Trace (engine/models/contract.py); ``next_token_logits`` is None."""
+
+    next_token_logits = None  # an encoder predicts no next token (not a field)
 
     config: BertConfig
     tokens: tuple[Token, ...]  # word pieces with character spans ([CLS]/[SEP]: empty spans)
@@ -374,20 +378,19 @@ class BertTrace:
         return stacked
 
     @property
-    def n(self) -> int:
-        return len(self.input_ids)
-
-    @property
-    def token_texts(self) -> list[str]:
-        return [token.text for token in self.tokens]
-
-    @property
     def num_layers(self) -> int:
         return len(self.layers)
 
     @property
     def num_heads(self) -> int:
         return self.config.num_heads
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The contract's arrays: tokens, input_ids, attentions, hidden_states."""
+        return self.contract_arrays()
+
+    def layer_values(self) -> list[np.ndarray]:
+        return [layer.v for layer in self.layers]
 
     @property
     def last_hidden_state(self) -> np.ndarray:
@@ -603,6 +606,32 @@ def forward(
         estimated_bytes=estimate,
         seconds=time.perf_counter() - started,
     )
+
+
+def reference_encoder_block(h: np.ndarray, w: BertLayerWeights, config: BertConfig) -> np.ndarray:
+    """One post-LN encoder layer in float64, plainly: what :func:`forward` computes per layer,
+    fused and in row shares (as :func:`engine.attention.reference_attention` sits beside ``attend``).
+    h: (n, d) → the layer's output (n, d). Tested against the forward."""
+    f = lambda a: np.asarray(a, np.float64)  # noqa: E731
+    h = f(h)
+    n, heads, d_k = len(h), config.num_heads, config.d_k
+
+    def norm(x, g, b):
+        centered = x - x.mean(-1, keepdims=True)
+        return centered / np.sqrt((centered ** 2).mean(-1, keepdims=True) + config.layer_norm_eps) * f(g) + f(b)
+
+    q, k, v = np.split(h @ f(w.qkv_weight) + f(w.qkv_bias), 3, axis=-1)  # (n, d) each
+    z = np.empty((n, heads * d_k))
+    for head in range(heads):
+        cols = slice(head * d_k, (head + 1) * d_k)
+        scores = q[:, cols] @ k[:, cols].T / math.sqrt(d_k)  # (n, n), no mask: one unpadded sentence
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        z[:, cols] = (weights / weights.sum(-1, keepdims=True)) @ v[:, cols]
+    mid = norm(h + z @ f(w.output_weight) + f(w.output_bias), w.attention_norm_weight, w.attention_norm_bias)
+    up = mid @ f(w.intermediate_weight) + f(w.intermediate_bias)
+    activated = up * 0.5 * (1.0 + np.vectorize(math.erf)(up / math.sqrt(2.0)))
+    return norm(mid + activated @ f(w.ffn_output_weight) + f(w.ffn_output_bias), w.output_norm_weight,
+                w.output_norm_bias)
 
 
 def hook_names(config: BertConfig) -> tuple[str, ...]:

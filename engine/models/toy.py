@@ -8,7 +8,7 @@ from ..config import AttentionConfig
 from ..errors import EngineError
 from ..tokenize import tokenize
 from ..trace import AttentionResult
-from .contract import HookedModel, Tokenized
+from .contract import Capabilities, HookedModel, ModelFacts, Tokenized
 
 
 class ToyModel(HookedModel):
@@ -16,6 +16,14 @@ class ToyModel(HookedModel):
 
     def __init__(self, config: AttentionConfig | None = None) -> None:
         self.config = config or AttentionConfig()
+
+    @property
+    def facts(self) -> ModelFacts:
+        c = self.config
+        return ModelFacts(family="toy", kind="toy", layers=1, heads=c.heads, kv_heads=c.heads, d_model=c.d_model,
+                          d_head=c.d_k, vocab_size=0, special_tokens=frozenset(), max_positions=0,
+                          capabilities=Capabilities(configurable=True), name="toy",
+                          tokenizer_note="")  # vocab 0, positions 0: no vocabulary, only the memory budget limits
 
     def tokenize(self, text: str) -> Tokenized:
         """The toy's tokens of ``text``; its "ids" are the positions (it embeds by the token's text)."""

@@ -1,0 +1,15 @@
+"""The worker job that shows a pretrained model: load it once, then its declared capabilities
+(engine.models.contract.ModelFacts) choose the view: a decoder's (next-token logits) or an
+encoder's. The controller never branches on a model's kind."""
+from __future__ import annotations
+
+from . import decoder_mode, minilm_mode
+
+
+def take_pretrained_snapshot(name: str, text: str, layer: int, progress=None, by_words: bool = False,
+                             ablate: frozenset = frozenset()):
+    """Snapshot of ``layer`` for ``text`` by registry model ``name``, the heads of ``ablate`` off."""
+    loaded = minilm_mode.model(name, progress)
+    if loaded.facts.capabilities.next_token_logits:
+        return decoder_mode.take_decoder_snapshot(name, text, layer, progress, ablate)
+    return minilm_mode.take_model_snapshot(name, text, layer, progress, by_words, ablate)

@@ -1,0 +1,143 @@
+"""The two block shapes built from a config, each against the short float64 reference block beside
+it: the decoder (engine.llama.forward vs reference_block) in every combination of LayerNorm |
+RMSNorm, SwiGLU | GELU | GELU-tanh, rotary (both row layouts) | learned positions, grouped-query
+attention, biases, q/k norm and tied | separate unembedding; the post-LN encoder
+(engine.bert.forward vs reference_encoder_block). Weights are random, read through a weight-name
+table (engine.llama.WeightNames) as a family would."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from engine.bert import BertConfig, reference_encoder_block
+from engine.bert import forward as bert_forward
+from engine.bert import prepare_weights as bert_weights
+from engine.hooks import HookRun
+from engine.llama import DecoderConfig, WeightNames, forward, hook_names, prepare_weights, reference_block
+
+D, HEADS, D_FF, LAYERS, VOCAB, CONTEXT = 16, 4, 24, 2, 50, 12
+
+# Hugging Face style names, as a family's table would give them
+HF = WeightNames(
+    token_embeddings="embed", output_norm="norm", output_head="lm_head", attention_norm="l{i}.ln1",
+    q="l{i}.q", k="l{i}.k", v="l{i}.v", output="l{i}.o", ffn_norm="l{i}.ln2", gate="l{i}.gate", up="l{i}.up",
+    down="l{i}.down", q_bias="l{i}.q.b", k_bias="l{i}.k.b", v_bias="l{i}.v.b", output_bias="l{i}.o.b",
+    attention_norm_bias="l{i}.ln1.b", ffn_norm_bias="l{i}.ln2.b", gate_bias="l{i}.gate.b", up_bias="l{i}.up.b",
+    down_bias="l{i}.down.b", q_norm="l{i}.qn", k_norm="l{i}.kn", position_embeddings="wpe", output_norm_bias="norm.b",
+)
+
+
+def _tensors(config: DecoderConfig, biases: bool, tied: bool, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    f = lambda *shape, s=0.3: (rng.standard_normal(shape) * s).astype(np.float32)  # noqa: E731
+    d_k, kv = config.head_dim, config.num_kv_heads
+    t = {"embed": f(VOCAB, D, s=1.0), "norm": 1 + f(D, s=0.1), "norm.b": f(D, s=0.1), "wpe": f(CONTEXT, D)}
+    if not tied:
+        t["lm_head"] = f(VOCAB, D)
+    for i in range(LAYERS):
+        p = f"l{i}."
+        t.update({p + "ln1": 1 + f(D, s=0.1), p + "ln2": 1 + f(D, s=0.1), p + "q": f(HEADS * d_k, D),
+                  p + "k": f(kv * d_k, D), p + "v": f(kv * d_k, D), p + "o": f(D, HEADS * d_k), p + "up": f(D_FF, D),
+                  p + "gate": f(D_FF, D), p + "down": f(D, D_FF), p + "qn": 1 + f(d_k, s=0.1),
+                  p + "kn": 1 + f(d_k, s=0.1), p + "ln1.b": f(D, s=0.1), p + "ln2.b": f(D, s=0.1)})
+        if biases:
+            t.update({p + "q.b": f(HEADS * d_k, s=0.1), p + "k.b": f(kv * d_k, s=0.1), p + "v.b": f(kv * d_k, s=0.1),
+                      p + "o.b": f(D, s=0.1), p + "up.b": f(D_FF, s=0.1), p + "gate.b": f(D_FF, s=0.1),
+                      p + "down.b": f(D, s=0.1)})
+    return t
+
+
+SHAPES = list(itertools.product(("rms", "layer"), ("swiglu", "gelu", "gelu_tanh"),
+                                ("adjacent", "half", "learned")))
+
+
+@pytest.mark.parametrize("norm, mlp, positions", SHAPES)
+@pytest.mark.parametrize("kv, biases, qk_norm, tied", [(2, False, False, True), (4, True, True, False)])
+def test_decoder_block_matches_its_reference(norm, mlp, positions, kv, biases, qk_norm, tied):
+    config = DecoderConfig(
+        architecture="test", num_layers=LAYERS, hidden_size=D, intermediate_size=D_FF, num_heads=HEADS,
+        num_kv_heads=kv, head_dim=D // HEADS, vocab_size=VOCAB, rope_theta=100.0, rms_norm_eps=1e-5,
+        context_length=CONTEXT, rope_style="half" if positions == "learned" else positions, norm=norm, mlp=mlp,
+        positions="learned" if positions == "learned" else "rotary", qk_norm=qk_norm)
+    tensors = _tensors(config, biases, tied, seed=hash((norm, mlp, positions, kv)) % 1000)
+    weights = prepare_weights(tensors, config, HF)
+    assert (weights.output_head is weights.token_embeddings) == tied
+    assert (weights.layers[0].qkv_bias is not None) == biases and (weights.layers[0].q_norm is not None) == qk_norm
+    ids = [3, 14, 15, 9, 26, 5, 35, 8]
+    hooks = HookRun(hook_names(config), cache_all=True)
+    trace = forward(weights, config, ids, hooks=hooks)
+    cache = hooks.cache
+    scale = 1e-5 * max(1.0, float(np.abs(trace.hidden_states).max()))
+    h = tensors["embed"].astype(np.float64)[ids] + (tensors["wpe"][: len(ids)] if positions == "learned" else 0.0)
+    np.testing.assert_allclose(cache["blocks.0.hook_resid_pre"], h, atol=scale)
+    for l in range(LAYERS):
+        expected = reference_block(h, weights.layers[l], config, weights.inverse_frequency)
+        np.testing.assert_allclose(cache[f"blocks.{l}.hook_resid_post"], expected, atol=scale, err_msg=f"layer {l}")
+        h = expected
+    if norm == "rms":
+        final = h / np.sqrt((h * h).mean(-1, keepdims=True) + 1e-5) * tensors["norm"]
+    else:
+        centered = h - h.mean(-1, keepdims=True)
+        final = centered / np.sqrt((centered ** 2).mean(-1, keepdims=True) + 1e-5) * tensors["norm"] + tensors["norm.b"]
+    np.testing.assert_allclose(trace.hidden_states[-1], final, atol=scale)
+    head = tensors["embed"] if tied else tensors["lm_head"]
+    logits = head.astype(np.float64) @ final[-1]
+    np.testing.assert_allclose(trace.next_token_logits, logits, atol=1e-5 * np.abs(logits).max())
+    # the KV cache: one more token computes only its position, with the same numbers
+    longer = forward(weights, config, ids + [7], previous=trace)
+    full = forward(weights, config, ids + [7])
+    assert longer.reused_positions == len(ids)
+    np.testing.assert_allclose(longer.next_token_logits, full.next_token_logits, atol=1e-5)
+
+
+def test_the_reference_block_can_fail():
+    """A reference that agreed with anything would prove nothing: one wrong flag moves it."""
+    config = DecoderConfig("test", LAYERS, D, D_FF, HEADS, 2, D // HEADS, VOCAB, 100.0, 1e-5, CONTEXT,
+                           rope_style="half")
+    weights = prepare_weights(_tensors(config, False, True, 0), config, HF)
+    h = np.random.default_rng(1).standard_normal((6, D))
+    right = reference_block(h, weights.layers[0], config, weights.inverse_frequency)
+    for change in ({"rope_style": "adjacent"}, {"norm": "layer"}):
+        other = DecoderConfig(**{**config.__dict__, **change})
+        assert np.abs(reference_block(h, weights.layers[0], other, weights.inverse_frequency) - right).max() > 1e-3
+
+
+def test_bad_block_shapes_are_refused():
+    with pytest.raises(Exception, match="mlp is one of swiglu, gelu, gelu_tanh; got 'relu'"):
+        DecoderConfig("x", 1, D, D_FF, HEADS, 2, 4, VOCAB, 1e4, 1e-5, 8, mlp="relu")
+    with pytest.raises(Exception, match="cannot share"):
+        DecoderConfig("x", 1, D, D_FF, HEADS, 3, 4, VOCAB, 1e4, 1e-5, 8)
+
+
+# ---------------------------------------------------------------- the encoder block
+
+
+def test_encoder_block_matches_its_reference():
+    config = BertConfig(vocab_size=VOCAB, hidden_size=D, num_layers=LAYERS, num_heads=HEADS, intermediate_size=D_FF,
+                        max_positions=CONTEXT, type_vocab_size=2, layer_norm_eps=1e-12)
+    rng = np.random.default_rng(4)
+    f = lambda *shape, s=0.4: (rng.standard_normal(shape) * s).astype(np.float32)  # noqa: E731
+    t = {"embeddings.word_embeddings.weight": f(VOCAB, D, s=1.0), "embeddings.position_embeddings.weight": f(CONTEXT, D),
+         "embeddings.token_type_embeddings.weight": f(2, D), "embeddings.LayerNorm.weight": 1 + f(D, s=0.1),
+         "embeddings.LayerNorm.bias": f(D, s=0.1)}
+    for i in range(LAYERS):
+        p = f"encoder.layer.{i}."
+        for name in ("query", "key", "value"):
+            t[f"{p}attention.self.{name}.weight"], t[f"{p}attention.self.{name}.bias"] = f(D, D), f(D, s=0.1)
+        t.update({p + "attention.output.dense.weight": f(D, D), p + "attention.output.dense.bias": f(D, s=0.1),
+                  p + "attention.output.LayerNorm.weight": 1 + f(D, s=0.1),
+                  p + "attention.output.LayerNorm.bias": f(D, s=0.1), p + "intermediate.dense.weight": f(D_FF, D),
+                  p + "intermediate.dense.bias": f(D_FF, s=0.1), p + "output.dense.weight": f(D, D_FF),
+                  p + "output.dense.bias": f(D, s=0.1), p + "output.LayerNorm.weight": 1 + f(D, s=0.1),
+                  p + "output.LayerNorm.bias": f(D, s=0.1)})
+    weights = bert_weights(t, config)
+    trace = bert_forward(weights, config, [1, 7, 22, 4, 9, 2])
+    for l in range(LAYERS):
+        expected = reference_encoder_block(trace.hidden_states[l], weights.layers[l], config)
+        np.testing.assert_allclose(trace.hidden_states[l + 1], expected, atol=2e-5)
+    wrong = reference_encoder_block(trace.hidden_states[0], weights.layers[1], config)  # another layer's weights
+    assert np.abs(wrong - trace.hidden_states[1]).max() > 1e-2
+    assert math.isfinite(float(np.abs(expected).max()))
