@@ -282,15 +282,9 @@ def _export_pretrained(options, image: bool) -> None:
 def decoder_arrays(model, trace) -> dict:
     """What ``export --model <decoder>`` writes to .npz: the engine's arrays (tokens, input_ids,
     attentions, hidden_states, next_token_logits) and the word view (engine.words)."""
-    import numpy as np
+    from engine.words import word_arrays
 
-    from engine.words import roll_up, words_of
-
-    arrays = dict(model.export_arrays(trace))
-    words, word_index = words_of(trace.text, trace.tokens)
-    arrays.update(words=np.array(words, dtype=str), word_index=np.asarray(word_index, dtype=np.int64),
-                  word_attentions=roll_up(trace.attentions, word_index))
-    return arrays
+    return {**trace.arrays(), **word_arrays(trace.text, trace.tokens, trace.attentions)}
 
 
 def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate: frozenset = frozenset()) -> None:

@@ -78,30 +78,12 @@ def compare_words(model_name: str, text_a: str, word_a: str, text_b: str, word_b
 def save_trace_with_words(result, path, by_words: bool = True):
     """The window's data export: engine.export.save_trace, and with ``by_words`` (.npz / .json) also
     ``words`` (w,), ``word_index`` (n,) and ``word_attentions`` (heads, w, w) of the result's layer."""
-    from engine.export import _arrays, _dump_streaming, _text, atomic_write, config_json, output_suffix, save_trace
+    from engine.export import output_suffix, save_trace
+    from engine.words import word_arrays
 
-    suffix = output_suffix(path)
-    if not by_words or suffix == ".csv":
+    if not by_words or output_suffix(path) == ".csv":
         return save_trace(result, path)
-    words, word_index = words_of(result.config.text, result.tokens)
-    word_attentions = roll_up(result.weights, word_index)
-    spans = np.array([(t.start, t.end) for t in result.tokens], dtype=np.int64).reshape(-1, 2)
-    with atomic_write(path) as stream:
-        if suffix == ".npz":
-            np.savez(stream, **_arrays(result), tokens=np.array(result.token_texts, dtype=str), token_spans=spans,
-                     config_json=np.array(config_json(result)), words=np.array(words, dtype=str),
-                     word_index=word_index, word_attentions=word_attentions)
-        else:
-            import json
-
-            from engine.export import FORMAT_NAME, FORMAT_VERSION
-
-            document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "config": json.loads(config_json(result)),
-                        "tokens": result.token_texts, "token_spans": spans.tolist(), **_arrays(result),
-                        "words": list(words), "word_index": word_index, "word_attentions": word_attentions}
-            with _text(stream) as text:
-                _dump_streaming(document, text)
-    return path
+    return save_trace(result, path, word_arrays(result.config.text, result.tokens, result.weights))
 
 
 # ----------------------------------------------------------------------------- model presets

@@ -23,6 +23,7 @@ from typing import Callable, Iterable, TypeVar
 
 import numpy as np
 
+from .attention import softmax64
 from .errors import EngineError
 
 Head = tuple[int, int]  # (layer, head), 0-based
@@ -86,22 +87,16 @@ def mean_cosine_distance(baseline_final: np.ndarray) -> Callable[[np.ndarray], f
     return effect
 
 
-def _probabilities(logits: np.ndarray) -> np.ndarray:
-    logits = np.asarray(logits, np.float64)
-    shifted = np.exp(logits - logits.max())
-    return shifted / shifted.sum()
-
-
 def top_token_probability_drop(baseline_logits: np.ndarray) -> Callable[[np.ndarray], float]:
     """A decoder's effect: p(top) without ablation − p(top) with it, where top is the baseline's
     most likely next token. ``baseline_logits``: (vocab,) logits of the last position; the
     effect takes the ablated run's (vocab,) logits. Negative when the ablation helps."""
-    baseline = _probabilities(baseline_logits)
+    baseline = softmax64(baseline_logits)
     top = int(np.argmax(baseline))
     p_top = float(baseline[top])
 
     def effect(logits: np.ndarray) -> float:
-        return p_top - float(_probabilities(logits)[top])
+        return p_top - float(softmax64(logits)[top])
 
     return effect
 

@@ -159,6 +159,16 @@ def _softmax_into(logits: np.ndarray, out: np.ndarray) -> np.ndarray:
     return out
 
 
+def softmax64(logits: np.ndarray) -> np.ndarray:
+    """Row softmax in float64 over the last axis: the engine's one vocabulary softmax (next-token
+    bars, logit lens, ablation effects: the small probabilities matter in the tails)."""
+    z = np.array(logits, dtype=np.float64)
+    z -= z.max(axis=-1, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=-1, keepdims=True)
+    return z
+
+
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Numerically stable softmax over the last axis; −∞ entries become exactly 0.
 

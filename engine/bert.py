@@ -43,10 +43,10 @@ from .hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, 
 from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
-from .memory import format_bytes
+from .memory import check_trace_budget
 from .tokenize import Token
 from .models.contract import TraceBase
-from .trace import freeze_arrays
+from .trace import freeze_arrays, read_only
 
 DTYPE = np.float32
 
@@ -260,9 +260,7 @@ class BertWeights:
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.ascontiguousarray(array, dtype=DTYPE)
-    array.flags.writeable = False
-    return array
+    return read_only(array, DTYPE)
 
 
 def prepare_weights(tensors: Mapping[str, np.ndarray], config: BertConfig) -> BertWeights:
@@ -481,12 +479,7 @@ def forward(
     ablate = check_ablation(ablate, config.num_layers, config.num_heads)
     hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
     first, last = layer_range(config.num_layers, start_at_layer, resid, stop_at_layer, (n, config.hidden_size))
-    estimate = estimate_forward_bytes(n, config)
-    if estimate > memory_budget:
-        raise EngineError(
-            "{n} tokens need about {needed} for the full trace, over the {budget} memory budget: shorten the text",
-            n=n, needed=format_bytes(estimate), budget=format_bytes(memory_budget)
-        )
+    estimate = check_trace_budget(n, estimate_forward_bytes(n, config), memory_budget)
 
     heads, d_k = config.num_heads, config.d_k
     eps = config.layer_norm_eps

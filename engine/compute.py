@@ -28,7 +28,7 @@ from .memory import check_budget, explain_memory_error
 from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .positional import apply_rope, sinusoidal
 from .tokenize import tokenize
-from .trace import AttentionResult, empty_vector_diffs, vector_diffs
+from .trace import AttentionResult, empty_vector_diffs, read_only, vector_diffs
 from .weights import NAMES as WEIGHT_NAMES
 from .weights import packed_projection_weights
 
@@ -70,9 +70,7 @@ _positional_memo = _Memo(max_bytes=64 * 1024**2)  # n · d floats per (n, d_mode
 _mask_memo = _Memo(max_bytes=64 * 1024**2)  # n² booleans per n (np.triu: 9 ms at n = 2048)
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
+_read_only = read_only  # engine.trace's one read-only helper
 
 
 def _projection_weights(d_model: int, seed: int, kind: str) -> tuple[dict[str, np.ndarray], np.ndarray]:

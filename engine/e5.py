@@ -29,7 +29,6 @@ Everything is dequantized to float32 once at load time and run through the one B
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import struct
 from dataclasses import dataclass
@@ -42,6 +41,8 @@ from .bert import BertConfig, BertLayerWeights, BertTrace, BertWeights
 from .encoder import Encoder, encoder_facts
 from .errors import EngineError, ModelNotInstalled
 from .minilm import sha256_file
+from .packages import package_file
+from .trace import read_only
 from .models.contract import Capabilities, Tokenized
 from .tokenize import Token
 
@@ -92,16 +93,10 @@ def find_model_file() -> Path:
                 field="model", variable=PATH_VARIABLE, path=str(path), command=INSTALL_COMMAND,
             )
         return path
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        path = Path(location) / MODEL_FILE
-        if path.is_file():
-            return path
-    if not locations:
+    path, installed = package_file(PACKAGE, MODEL_FILE)
+    if path is not None:
+        return path
+    if not installed:
         raise ModelNotInstalled(
             "The multilingual model {model} is not installed. Install it with: {command}",
             field="model", model=MODEL_NAME, command=INSTALL_COMMAND,
@@ -318,9 +313,7 @@ def build_weights(model: E5File, progress: Progress | None = None) -> BertWeight
         return values if columns is None else values.reshape(rows, columns)
 
     def frozen(array: np.ndarray) -> np.ndarray:
-        array = np.ascontiguousarray(array, dtype=np.float32)
-        array.flags.writeable = False
-        return array
+        return read_only(array, np.float32)
 
     layers = []
     for i in range(config.num_layers):
@@ -481,19 +474,10 @@ class E5(Encoder):
         (layers, heads, n, n), hidden_states (layers + 1, n, d), words (w,) str, word_index (n,),
         word_attentions (layers, heads, w, w). Pass the typed ``text`` for exact words (without
         it the text is rebuilt from the pieces)."""
-        from .words import roll_up, words_of
+        from .words import word_arrays
 
         text = _text_of(trace.tokens) if text is None else text
-        words, word_index = words_of(text, trace.tokens)
-        return {
-            "tokens": np.asarray([t.text for t in trace.tokens], dtype=str),
-            "input_ids": np.asarray(trace.input_ids, dtype=np.int64),
-            "attentions": trace.attentions,
-            "hidden_states": trace.hidden_states,
-            "words": np.asarray(words, dtype=str),
-            "word_index": word_index,
-            "word_attentions": roll_up(trace.attentions, word_index),
-        }
+        return {**trace.arrays(), **word_arrays(text, trace.tokens, trace.attentions)}
 
 
 def _text_of(tokens) -> str:

@@ -194,26 +194,27 @@ def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transfor
     .json; .csv holds every layer's and head's weights, one row per (layer, head, query).
     .npz and .json also hold the word view (engine.words): ``words`` (w,), ``word_index`` (n,)
     and ``word_attentions`` (layers, heads, w, w), rolled up from ``attentions``."""
-    from .words import roll_up, words_of
+    from .words import word_arrays
 
     suffix = output_suffix(path)
     spans = [[t.start, t.end] for t in trace.tokens]
     if suffix != ".csv":
-        words, word_index = words_of(text, trace.tokens) if text else (tuple(trace.token_texts),
-                                                                          np.arange(trace.n, dtype=np.int64))
-        word_attentions = roll_up(trace.attentions, word_index)
+        if text:
+            words = word_arrays(text, trace.tokens, trace.attentions)
+        else:  # no text to find words in: each piece its own word
+            words = {"words": np.array(trace.token_texts, dtype=str), "word_index": np.arange(trace.n, dtype=np.int64),
+                     "word_attentions": trace.attentions}
     with atomic_write(path) as stream:
         if suffix == ".npz":
             np.savez(stream, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),
                      input_ids=np.asarray(trace.input_ids), attentions=trace.attentions,
-                     hidden_states=trace.hidden_states, text=np.array(text), words=np.array(words, dtype=str),
-                     word_index=word_index, word_attentions=word_attentions, **(extra or {}))
+                     hidden_states=trace.hidden_states, text=np.array(text), **words, **(extra or {}))
         elif suffix == ".json":
             document = {"format": MODEL_FORMAT_NAME, "version": 1, "model": model,
                         "text": text, "tokens": trace.token_texts, "token_spans": spans,
                         "input_ids": np.asarray(trace.input_ids).tolist(),
                         "attentions": np.asarray(trace.attentions), "hidden_states": np.asarray(trace.hidden_states),
-                        "words": list(words), "word_index": word_index, "word_attentions": word_attentions, **_json_ready(extra)}
+                        **words, **_json_ready(extra)}
             with _text(stream) as text:
                 _dump_streaming(document, text)
         else:

@@ -21,12 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import EngineError
+from .trace import read_only
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, dtype=np.float64)  # a private float64 copy
-    array.flags.writeable = False
-    return array
+    return read_only(np.array(array, dtype=np.float64))  # a private float64 copy
 
 
 @dataclass(frozen=True, eq=False)

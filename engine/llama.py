@@ -40,17 +40,18 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .ablation import check_ablation
-from .attention import _softmax_into, attend, causal_mask, merge_heads, split_heads
+from .attention import _softmax_into, attend, causal_mask, merge_heads, softmax64, split_heads
 from .bert import gelu, layer_norm
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
 from .hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
 from .hooks import layer_range
-from .memory import format_bytes
+from .memory import check_trace_budget
 from .models.contract import TraceBase
 from .parallel import engine_threads, for_rows, thread_map
+from .positional import inverse_frequencies, rope_tables, rotate
 from .tokenize import Token
-from .trace import freeze_arrays
+from .trace import freeze_arrays, read_only
 
 DTYPE = np.float32
 Progress = Callable[[float, str], None]
@@ -192,9 +193,7 @@ LlamaWeights = DecoderWeights
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.ascontiguousarray(array, dtype=DTYPE)
-    array.flags.writeable = False
-    return array
+    return read_only(array, DTYPE)
 
 
 @dataclass(frozen=True)
@@ -322,7 +321,7 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig,
             if names.output_head and names.output_head in tensors else embeddings)
     inverse_frequency = positions = None
     if config.positions == "rotary":
-        inverse_frequency = config.rope_theta ** (-np.arange(0, d_k, 2, dtype=np.float64) / d_k)  # (d_k/2,)
+        inverse_frequency = inverse_frequencies(d_k, config.rope_theta)  # (d_k/2,)
         if names.rope_freqs and names.rope_freqs in tensors:
             inverse_frequency = inverse_frequency / get(names.rope_freqs, (d_k // 2,)).astype(np.float64)
         inverse_frequency.flags.writeable = False
@@ -391,27 +390,9 @@ def mlp(x: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig) -> np.ndar
     return out
 
 
-def rope_tables(inverse_frequency: np.ndarray, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """cos, sin (n, d_k/2) float32 of the angles pos · θ_i for positions start … start+n−1
-    (angles in float64, as transformers computes them in float32 from float32 positions;
-    the difference is below float32 rounding for the positions a trace can hold)."""
-    angles = np.arange(start, start + n, dtype=np.float64)[:, None] * inverse_frequency[None, :]
-    return np.cos(angles).astype(DTYPE), np.sin(angles).astype(DTYPE)
-
-
 def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str) -> np.ndarray:
-    """Rotate x (heads, n, d_k) in place by cos, sin (n, d_k/2): pairs (2i, 2i+1) for
-    "adjacent" (llama.cpp's layout), (i, i + d_k/2) for "half" (Hugging Face's)."""
-    half = x.shape[-1] // 2
-    if style == "adjacent":
-        first, second = x[..., 0::2], x[..., 1::2]  # (heads, n, d_k/2) views
-    else:
-        first, second = x[..., :half], x[..., half:]
-    rotated_first = first * cos - second * sin
-    second *= cos
-    second += first * sin
-    first[...] = rotated_first
-    return x
+    """engine.positional.rotate: the engine's one RoPE (in place)."""
+    return rotate(x, cos, sin, style)
 
 
 def silu_mul(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
@@ -662,12 +643,7 @@ def forward(
         start = n - 1  # recompute the last position so that its next-token logits are fresh and exact
     new = n - start
     estimate = estimate_forward_bytes(n, config, new)
-    if estimate > memory_budget:
-        raise EngineError(
-            "{n} tokens need about {need} for the full trace, over the {budget} memory budget: shorten the text "
-            "(at most about {longest} tokens fit)", field="text", n=n, need=format_bytes(estimate),
-            budget=format_bytes(memory_budget), longest=longest_text(config, memory_budget),
-        )
+    check_trace_budget(n, estimate, memory_budget, lambda: longest_text(config, memory_budget))
 
     heads, kv, d_k, layers = c.num_heads, c.num_kv_heads, c.head_dim, c.num_layers
     eps, divisor = c.rms_norm_eps, math.sqrt(d_k)
@@ -836,15 +812,6 @@ def _position(trace: DecoderTrace, position: int) -> int:
     return position % trace.n
 
 
-def softmax64(logits: np.ndarray) -> np.ndarray:
-    """Probabilities in float64 (the small ones matter in the bars' tails)."""
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max()
-    np.exp(z, out=z)
-    z /= z.sum()
-    return z
-
-
 @dataclass(frozen=True, eq=False)
 class LogitLens:
     """For one position: what each layer's residual stream would predict (nostalgebraist 2020).
@@ -868,10 +835,7 @@ def logit_lens(weights: LlamaWeights, config: DecoderConfig, trace: DecoderTrace
     residuals = np.array(trace.hidden_states[:, position])  # (layers + 1, d)
     normed = normalize(residuals[:-1], weights.output_norm, weights.output_norm_bias, config)  # the last is normed already
     logits = np.concatenate([normed, residuals[-1:]]) @ weights.output_head.T  # (layers + 1, vocab)
-    z = logits.astype(np.float64)
-    z -= z.max(axis=1, keepdims=True)
-    probabilities = np.exp(z)
-    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    probabilities = softmax64(logits)  # (layers + 1, vocab)
     k = max(1, min(int(top_k), config.vocab_size))
     top = np.argsort(-probabilities, axis=1, kind="stable")[:, :k]  # (layers + 1, k)
     final_id = int(top[-1, 0])

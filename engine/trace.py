@@ -116,6 +116,16 @@ class AttentionResult(TraceBase):
         return explain(self, head, query, max_terms)
 
 
+def read_only(array: np.ndarray, dtype=None) -> np.ndarray:
+    """``array`` made read-only (results and weights are shared, never edited); with ``dtype``
+    a contiguous array of that dtype first (a copy when it is not one already). The engine's one
+    read-only helper."""
+    if dtype is not None:
+        array = np.ascontiguousarray(array, dtype=dtype)
+    array.flags.writeable = False
+    return array
+
+
 def freeze_arrays(obj) -> None:
     """Make every ndarray field of a dataclass instance read-only (results are shared, never edited)."""
     names = _FIELD_NAMES.get(type(obj))

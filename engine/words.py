@@ -156,3 +156,12 @@ def roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:
     keys = membership(word_index, words).astype(dtype)  # (n, w): sums key pieces
     queries = (keys / counts.astype(dtype)).T  # (w, n): averages query pieces
     return queries @ (attentions.astype(dtype, copy=False) @ keys)  # (..., w, w)
+
+
+def word_arrays(text: str, tokens, attentions: np.ndarray) -> dict[str, np.ndarray]:
+    """The word view every export writes (command line, window, every model): ``words`` (w,) str,
+    ``word_index`` (n,) int64 and ``word_attentions`` (…, w, w), ``attentions`` (…, n, n) rolled up."""
+    words, word_index = words_of(text, tokens)
+    word_index = np.asarray(word_index, dtype=np.int64)
+    return {"words": np.array(words, dtype=str), "word_index": word_index,
+            "word_attentions": roll_up(attentions, word_index)}
