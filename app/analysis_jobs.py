@@ -36,15 +36,20 @@ class Analysis:
         return np.asarray(self.head_stats[measure]).reshape(layers, -1)
 
 
-def analyse(trace, weights=None, baseline_final: np.ndarray | None = None, final: np.ndarray | None = None) -> Analysis:
+def analyse(trace, weights=None, baseline_final: np.ndarray | None = None, final: np.ndarray | None = None,
+            special: np.ndarray | None = None) -> Analysis:
     """The :class:`Analysis` of a toy result or BERT trace; ``baseline_final`` / ``final`` (n, d):
-    the final vectors without and with the trace's ablation, for the cosines."""
+    the final vectors without and with the trace's ablation, for the cosines; ``special`` (n,)
+    bool: the model's special tokens (its facts.special_mask; default: engine.head_stats'
+    list, for the toy)."""
     ablate = frozenset(trace.ablate)
     cosines = None if not ablate or baseline_final is None else token_cosines(baseline_final, final)
     n = len(trace.token_texts)
     if n > ANALYSIS_TOKENS:
         return Analysis(value_norms_of(trace, weights), None, None, None, ablate, cosines)
-    arrays = analysis_arrays(trace, weights, special=special_mask(trace.token_texts))
+    if special is None:
+        special = special_mask(trace.token_texts)
+    arrays = analysis_arrays(trace, weights, special=special)
     return Analysis(arrays["value_norms"], arrays["rollout"], arrays["value_rollout"], arrays["head_stats"],
                     ablate, cosines)
 

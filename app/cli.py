@@ -170,23 +170,24 @@ def _check_ablate(ablate: frozenset, layers: int, heads: int, title: str) -> Non
                              f"(layers × heads: layers 0 … {layers - 1}, heads 0 … {heads - 1})")
 
 
-def _analysis(trace, weights=None) -> dict:
+def _analysis(trace, weights=None, special=None) -> dict:
     """The analysis arrays exported with a trace: value_norms, rollout, value_rollout, head_stats
-    (engine.analysis); past ANALYSIS_TOKENS only value_norms."""
+    (engine.analysis); past ANALYSIS_TOKENS only value_norms. ``special``: the model's special-token
+    mask (its facts.special_mask)."""
     from engine.analysis import analysis_arrays, value_norms_of
 
     from .analysis_jobs import ANALYSIS_TOKENS
 
     if len(trace.token_texts) > ANALYSIS_TOKENS:
         return {"value_norms": value_norms_of(trace, weights)}
-    return analysis_arrays(trace, weights)
+    return analysis_arrays(trace, weights, special=special)
 
 
-def _write(options, save, trace, weights=None, *args) -> None:
+def _write(options, save, trace, weights=None, *args, special=None) -> None:
     """Write the trace with its analysis; ``--table head-stats`` writes the head table (.csv)."""
     from engine.export import output_suffix, save_head_table
 
-    extra = _analysis(trace, weights)
+    extra = _analysis(trace, weights, special)
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
@@ -274,7 +275,8 @@ def _export_pretrained(options, image: bool) -> None:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
                       label=f"{entry.title}, layer {layer}")
     else:
-        _write(options, save_bert_trace, trace, model.weights, options.text, facts.name or entry.title)
+        _write(options, save_bert_trace, trace, model.weights, options.text, facts.name or entry.title,
+               special=facts.special_mask(trace.token_texts))
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 

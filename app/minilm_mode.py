@@ -67,21 +67,23 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
         words = word_view(text, bert.tokens, result.weights, bert.attentions, shrink=block_average,
                           thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
     try:
-        analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1])
+        analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1],
+                           special=model(name).facts.special_mask(bert.token_texts))
     except (AttributeError, TypeError, ValueError):  # a model whose trace the analysis cannot read: no analysis
         analysis = None
     return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words, analysis=analysis,
                      facts=model(name).facts)
 
 
-def cosines_between(trace_a, trace_b) -> dict:
+def cosines_between(trace_a, trace_b, special=frozenset(SPECIAL_PIECES)) -> dict:
     """Per-layer cosine of each word piece shared by two sentences (k-th occurrence with k-th).
 
     Returns {"pairs": [(text, index_a, index_b)], "cosines": (pairs, layers + 1)} where
-    cosines[p, l] = cos(hidden_states_a[l, i], hidden_states_b[l, j]); [CLS]/[SEP] are left out.
+    cosines[p, l] = cos(hidden_states_a[l, i], hidden_states_b[l, j]); the ``special`` tokens (the
+    model's, facts.special_tokens: [CLS]/[SEP], <s>/</s>) are left out.
     """
     texts_a, texts_b = trace_a.token_texts, trace_b.token_texts
-    pairs = [(texts_a[i], i, j) for i, j in pair_tokens(texts_a, texts_b) if texts_a[i] not in SPECIAL_PIECES]
+    pairs = [(texts_a[i], i, j) for i, j in pair_tokens(texts_a, texts_b) if texts_a[i] not in special]
     layers = trace_a.num_layers + 1
     if not pairs:
         return {"pairs": [], "cosines": np.zeros((0, layers))}
@@ -93,7 +95,8 @@ def cosines_between(trace_a, trace_b) -> dict:
 
 def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
     """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines."""
-    return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress))
+    return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress),
+                           model(name).facts.special_tokens)
 
 
 def strongest_head_in(name: str, text: str, query: str, key: str, progress=None):
@@ -109,7 +112,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
     word-embedding rows of its pieces, averaged) and its contextual vector (the last layer's hidden
     state, averaged over its pieces) — each word run alone, or found in ``sentence`` when one is given;
     returns {"words", "static" (k × k cosines), "contextual" (k × k cosines)}."""
-    from engine.meaning import SPECIAL_TOKENS, find_token
+    from engine.meaning import find_token
 
     loaded = model(name)
     table = np.asarray(loaded.weights.word_embeddings, dtype=np.float64)
@@ -118,7 +121,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
     for word in words:
         if context is None:
             alone = trace(name, word)
-            pieces = [i for i, t in enumerate(alone.tokens) if t.text not in SPECIAL_TOKENS]
+            pieces = [i for i, t in enumerate(alone.tokens) if t.text not in loaded.facts.special_tokens]
             ids, hidden = np.asarray(alone.input_ids)[pieces], np.asarray(alone.hidden_states[-1])[pieces]
         else:
             at = find_token(context.token_texts, word)

@@ -408,7 +408,7 @@ class E5(Encoder):
         self.normaliser = model.normaliser
         self.bos, self.eos, self.unk = model.bos, model.eos, model.unk
         self.path = path
-        special = [model.pieces[i] for i in (model.bos, model.eos, model.pad, model.unk)]
+        special = [model.pieces[i] for i in (model.bos, model.eos, model.pad)]  # <unk> stands for text
         self.facts = encoder_facts(self.config, "xlm-roberta", special, max_positions=self.config.max_positions,
                                    name=MODEL_NAME, tokenizer_note=TOKENIZER_NOTE,
                                    capabilities=Capabilities(sentence_embedding=True, prefixes=PREFIXES))

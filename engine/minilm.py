@@ -99,7 +99,9 @@ class MiniLM(Encoder):
         self.weights = weights
         self.tokenizer = tokenizer  # tokenizers.Tokenizer, padding off, truncation at MAX_TOKENS
         self.model_dir = model_dir
-        special = [token.content for token in tokenizer.get_added_tokens_decoder().values() if token.special]
+        # the tokenizer's special tokens; its unknown piece stands for text, so it is no special token
+        special = [token.content for token in tokenizer.get_added_tokens_decoder().values()
+                   if token.special and token.content != tokenizer.model.unk_token]
         self.facts = encoder_facts(config, "bert", special, max_positions=MAX_TOKENS, name=MODEL_NAME,
                                    tokenizer_note=TOKENIZER_NOTE)
 

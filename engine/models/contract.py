@@ -65,7 +65,7 @@ class ModelFacts:
     d_model: int
     d_head: int
     vocab_size: int
-    special_tokens: frozenset  # the texts of its tokenizer's special / control tokens
+    special_tokens: frozenset  # the texts of its tokenizer's special / control tokens (not its unknown piece: text)
     max_positions: int  # the longest text it reads, in tokens
     capabilities: Capabilities = Capabilities()
     name: str = ""  # its published name (e.g. sentence-transformers/all-MiniLM-L6-v2)
