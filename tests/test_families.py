@@ -296,6 +296,7 @@ def test_family_models_offer_the_hook_api(family):
     assert trace.attentions.shape[:2] == (facts.layers, facts.heads)
     assert (trace.next_token_logits is not None) == facts.capabilities.next_token_logits == (family in DECODERS)
     assert facts.special_tokens and "tokenizer.json" in facts.tokenizer_note
+    assert not facts.special_tokens & {"[UNK]", "<unk>"}  # the unknown piece stands for text
     layers = trace.attentions.shape[0]
     for layer in range(layers):
         np.testing.assert_allclose(cache[f"blocks.{layer}.attn.hook_pattern"], trace.attentions[layer], atol=1e-6)

@@ -39,11 +39,11 @@ def _refuse(info: FolderInfo, key: str, value, supported: str) -> EngineError:
 class FolderEncoder(MiniLM):
     """A bert / roberta folder: MiniLM's tokenize and run (tokenizer.json's own post-processor)."""
 
-    def __init__(self, config: BertConfig, weights, tokenizer, model_dir: Path, family: str):
-        super().__init__(config, weights, tokenizer, model_dir)
+    def __init__(self, config: BertConfig, weights, tokenizer, model_dir: Path, family: str):  # noqa: super
+        # MiniLM.__init__ is not called: its facts are all-MiniLM-L6-v2's (and assume a WordPiece tokenizer)
+        self.config, self.weights, self.tokenizer, self.model_dir = config, weights, tokenizer, model_dir
         self.family = family
-        special = [token.content for token in tokenizer.get_added_tokens_decoder().values() if token.special]
-        self.facts = encoder_facts(config, family, special, max_positions=config.max_positions,
+        self.facts = encoder_facts(config, family, special_tokens(tokenizer), max_positions=config.max_positions,
                                    name=display_name(model_dir), tokenizer_note=tokenizer_note(tokenizer))
 
     def __repr__(self) -> str:
@@ -56,6 +56,19 @@ class FolderEncoder(MiniLM):
 # app/local_models_dialog.py lists them for lupdate)
 TOKENIZER_NOTES = {"WordPiece": "WordPiece tokenizer (tokenizer.json)", "BPE": "BPE tokenizer (tokenizer.json)",
                    "Unigram": "Unigram tokenizer (tokenizer.json)"}
+
+
+def special_tokens(tokenizer) -> set[str]:
+    """The tokenizer's special tokens, without its unknown piece (it stands for text: engine.minilm does so too)."""
+    model = tokenizer.model
+    unknown = getattr(model, "unk_token", None)
+    if unknown is None and type(model).__name__ == "Unigram":  # Unigram names it by id, only in its JSON
+        import json
+
+        unk_id = json.loads(tokenizer.to_str()).get("model", {}).get("unk_id")
+        unknown = tokenizer.id_to_token(unk_id) if isinstance(unk_id, int) else None
+    return {token.content for token in tokenizer.get_added_tokens_decoder().values()
+            if token.special and token.content != unknown}
 
 
 def tokenizer_note(tokenizer) -> str:
@@ -80,7 +93,7 @@ class JsonTokenizer(BPETokenizer):
             else:
                 pieces.append(piece.replace("▁", " ").encode("utf-8"))
         self._bytes = pieces
-        special = {token.content for token in tokenizer.get_added_tokens_decoder().values() if token.special}
+        special = special_tokens(tokenizer)
         tokens = tuple(tokenizer.id_to_token(index) or "" for index in range(vocab_size))
         # what the model contract reads (special tokens from the model's own tokenizer); encode() is the file's
         self.spec = TokenizerSpec(model="tokenizer.json", pre="", tokens=tokens,
