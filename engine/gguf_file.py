@@ -263,7 +263,7 @@ def read_gguf(
     path: str | Path,
     *,
     expected_sha256: str | None = None,
-    max_weight_bytes: int = MAX_WEIGHT_BYTES,
+    max_weight_bytes: int | None = None,
     progress: Progress | None = None,
 ) -> GGUFContents:
     """Read and check a GGUF file: config, tokenizer, every tensor dequantized to float32.
@@ -283,10 +283,18 @@ def read_gguf(
     config = read_config(reader)
     spec = read_tokenizer_spec(reader)
     numbers = sum(int(t.n_elements) for t in reader.tensors)
+    if max_weight_bytes is None:  # MAX_WEIGHT_BYTES, or what the user set (the same budget as a folder's)
+        from .models.hf_folder import WEIGHTS_BUDGET_ENV, weights_budget
+
+        max_weight_bytes = weights_budget()
+    else:
+        from .models.hf_folder import WEIGHTS_BUDGET_ENV
     if 4 * numbers > max_weight_bytes:
         raise EngineError(
-            "{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed",
+            "{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed: "
+            "choose a smaller model, or raise the limit with the environment variable {env} (in GiB)",
             field="model", name=path.name, count=numbers, gib=4 * numbers / 1024**3, limit=max_weight_bytes / 1024**3,
+            env=WEIGHTS_BUDGET_ENV,
         )
     sha = sha256_file(path, lambda f, m: report(0.2 * f, m))
     if expected_sha256 is not None and sha != expected_sha256:

@@ -328,3 +328,12 @@ def test_a_fifo_or_device_in_place_of_a_file_never_hangs(tmp_path, name, capsys)
     os.symlink("/dev/zero", folder / name)  # never ends
     assert cli.main(["main.py", "export", "--model", str(folder), "--text", "a", "--out", str(tmp_path / "o.npz")]) == 2
     assert name in capsys.readouterr().err
+
+
+def test_the_weights_budget_applies_to_gguf_files_too(monkeypatch):
+    from engine.smollm2 import load_gguf
+
+    monkeypatch.setenv(hf_folder.WEIGHTS_BUDGET_ENV, str(1000 / 1024**3))
+    with pytest.raises(EngineError) as error:
+        load_gguf(FIXTURES / "qwen3.gguf")
+    assert hf_folder.WEIGHTS_BUDGET_ENV in str(error.value) and "qwen3.gguf" in str(error.value)

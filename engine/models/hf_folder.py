@@ -52,7 +52,7 @@ ENCODER_FAMILIES = frozenset({"bert", "roberta"})
 MAX_LAYERS, MAX_WIDTH, MAX_VOCAB, MAX_POSITIONS = 256, 16384, 1_000_000, 1_048_576
 MAX_TOKENIZER_BYTES = 64 * 1024**2  # XLM-R's tokenizer.json is 17 MB
 WEIGHTS_BUDGET_ENV = "ATTENTION_EXPLORER_WEIGHTS_GIB"
-DEFAULT_WEIGHTS_BUDGET = 4 * 1024**3  # float32 weights of 1 B parameters (a 0.5 B model takes 2 GB)
+DEFAULT_WEIGHTS_BUDGET = 4 * 1024**3  # float32 weights of 1 B parameters (a 0.5 B model takes 2 GB); GGUF's too
 CONVERT_HINT = ("Convert it once, in a Python that has torch and trusts the file, with: python -c \"from "
                 "transformers import AutoModel; AutoModel.from_pretrained('{folder}').save_pretrained('{folder}', "
                 "safe_serialization=True)\" — or download the model's model.safetensors")
