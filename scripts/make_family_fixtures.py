@@ -11,7 +11,9 @@ its parameters redrawn with a visible spread (matrices N(0, 0.25²), norms' γ 1
 N(0, 0.1²)) so that a wrong transpose, a missing bias or a swapped norm changes the numbers well
 beyond the tolerances, and saved with ``save_pretrained(safe_serialization=True)``. The float
 formats vary on purpose: llama is saved in float16, qwen2 in bfloat16 (the engine upcasts to
-float32; the reference runs on the same rounded values), gpt2 in shards with their index.
+float32; the reference is transformers reading the saved folder back in float32), gpt2 in shards
+with their index. (The Unigram trainer is not deterministic: a rerun may change xlm-roberta's
+vocabulary; the fixtures and references are always written together.)
 
 Tokenizers are trained here in a second with ``tokenizers`` on a few sentences: WordPiece for
 bert ([CLS] … [SEP] from its TemplateProcessing), Unigram with Metaspace for xlm-roberta (<s> …
