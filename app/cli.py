@@ -247,7 +247,6 @@ def _export_pretrained(options, image: bool) -> None:
     """A pretrained ``--model``: its trace, or one layer's picture."""
     import numpy as np
 
-    from engine.bert_view import layer_result
     from engine.export import save_bert_trace
     from engine.models import model_info
 
@@ -271,7 +270,7 @@ def _export_pretrained(options, image: bool) -> None:
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         trace = model.run(options.text, ablate=ablate)
     if image:
-        result = layer_result(trace, model.weights, layer, options.text)
+        result = model.layer_view(trace, layer)
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
                       label=f"{entry.title}, layer {layer}")
     else:
@@ -300,9 +299,7 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate
         raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
     trace = model.run(options.text, ablate=ablate)
     if image:
-        from app.decoder_mode import layer_result
-
-        _image_exporter()(layer_result(model, trace, layer), options.out, head=head, stage=options.stage,
+        _image_exporter()(model.layer_view(trace, layer), options.out, head=head, stage=options.stage,
                           width=options.width, label=f"{entry.title}, layer {layer}")
     else:
         with atomic_write(options.out) as stream:

@@ -1,11 +1,9 @@
 """Decoder mode, worker side: a Llama-family decoder (SmolLM2 or a local GGUF) in the window.
 
 Everything here runs in the worker (submitted through lanes). One layer of a
-:class:`engine.llama.DecoderTrace` becomes a toy-engine ``AttentionResult`` (as engine.bert_view
-does for MiniLM), so the heatmap, head grid, arithmetic, inspector and player show the decoder:
-x is the RMS-normed residual entering the projections, the key/value heads are repeated for the
-query heads that share them (grouped-query attention), scores are recomputed from the kept q and
-k with the causal mask (−∞ above the diagonal: the heatmap hatches those cells).
+:class:`engine.llama.DecoderTrace` becomes a toy-engine ``AttentionResult`` through the model's
+``layer_view`` (engine/decoder_view.py, as engine/bert_view.py for the encoders), so the heatmap,
+head grid, arithmetic, inspector and player show the decoder.
 
 The models are cached by app.minilm_mode (one loaded copy per registry name); every text runs
 through ``Decoder.run``, whose KV cache reuses the unchanged prefix of the last trace (typing at
@@ -15,10 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.attention import causal_mask, merge_heads
-from engine.config import AttentionConfig
-from engine.llama import DecoderTrace, normalize, pick_token, reshape_probabilities
-from engine.trace import AttentionResult, vector_diffs
+from engine.llama import DecoderTrace, pick_token, reshape_probabilities
 
 from . import minilm_mode
 from .snapshot import OVERVIEW_SIZE, block_average, summarise
@@ -26,7 +21,6 @@ from .snapshot import OVERVIEW_SIZE, block_average, summarise
 NEXT_BARS = 10  # next tokens in the bars made with the snapshot (the next-token panel shows as many)
 PLAIN_SAMPLING = (1.0, 0, 1.0)  # temperature, top-k (0: all), top-p: the model's own distribution
 MAX_FRAGMENTS = 4  # a UTF-8 character has at most 4 bytes: pieces generated to finish one
-LARGE_BUDGET = 1 << 40  # the decoder checked its own budget; the view allocates little
 _last: dict = {}  # registry name → the last trace shown: the KV cache of the next keystroke
 SINK_SHARE = 0.5  # name the attention sink when the first token gets at least this share on average
 
@@ -49,55 +43,6 @@ class DecoderView:
 
     def __getattr__(self, name):
         return getattr(self.trace, name)
-
-
-def layer_result(model, trace: DecoderTrace, layer: int) -> AttentionResult:
-    """Layer ``layer`` (0-based) of a decoder trace as an AttentionResult."""
-    from engine.errors import EngineError
-
-    config = trace.config
-    if not 0 <= layer < config.num_layers:
-        raise EngineError("layer {layer} does not exist: the model has layers 0 … {last}",
-                          layer=layer, last=config.num_layers - 1)
-    heads, kv, d_k = config.num_heads, config.num_kv_heads, config.head_dim
-    group = heads // kv
-    share = np.arange(heads) // group  # (heads,) the key/value head each query head reads
-    w = model.weights.layers[layer]
-    x = normalize(trace.hidden_states[layer], w.attention_norm, w.attention_norm_bias, config)  # (n, d) entering the projections
-    qd, kd = heads * d_k, kv * d_k
-    w_k = w.qkv_weight[:, qd:qd + kd].reshape(-1, kv, d_k)[:, share].reshape(-1, qd)  # (d, heads·d_k)
-    w_v = w.qkv_weight[:, qd + kd:].reshape(-1, kv, d_k)[:, share].reshape(-1, qd)
-    scores, scaled = trace.layer_scores(layer)
-    head_outputs = trace.head_outputs[layer]
-    concat = merge_heads(head_outputs)
-    output = concat @ w.output_weight  # (n, d) the attention block's output, before the residual
-    settings = AttentionConfig(text=trace.text, d_model=qd, heads=heads, positional="rope", mask="causal", scale=True,
-                               temperature=1.0, weights="random", memory_budget=LARGE_BUDGET)
-    return AttentionResult(
-        config=settings,
-        tokens=trace.tokens,
-        embeddings=trace.hidden_states[0],
-        positional=np.zeros_like(x),
-        x=x,
-        w_q=w.qkv_weight[:, :qd],
-        w_k=w_k,
-        w_v=w_v,
-        w_o=w.output_weight,
-        q=trace.q[layer],
-        k=trace.k[layer][share],
-        v=trace.v[layer][share],
-        scores=scores,
-        scaled=scaled,
-        weights=trace.attentions[layer],
-        head_outputs=head_outputs,
-        concat=concat,
-        output=output,
-        **vector_diffs(x, output),
-        mask=causal_mask(trace.n),
-        ablate=frozenset((0, h) for (l, h) in trace.ablate if l == layer),
-        estimated_bytes=trace.estimated_bytes,
-        seconds=trace.seconds,
-    )
 
 
 def attention_sink(attentions: np.ndarray) -> float:
@@ -126,7 +71,7 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablat
     # not the comparison's sentence B: the text on screen; the KV cache of the same ablation only
     trace = model.run(text, ablate=ablate, previous=_last.get(name))
     _last[name] = trace
-    result = layer_result(model, trace, layer)
+    result = model.layer_view(trace, layer)
     overview = np.stack([block_average(trace.attentions[i], OVERVIEW_SIZE) for i in range(trace.num_layers)])
     view = DecoderView(trace)
     # the next-token bars after the last token at the plain settings, made here so that the bars

@@ -10,7 +10,6 @@ from collections import OrderedDict
 
 import numpy as np
 
-from engine.bert_view import layer_result
 from engine.compare import pair_tokens, row_cosines
 from engine.models import load_model
 
@@ -58,7 +57,7 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
     ablate = valid_ablation(ablate, plain.num_layers, plain.num_heads)
     if ablate:
         bert = run_bert(model(name), text, ablate)
-    result = layer_result(bert, model(name).weights, layer, text)
+    result = model(name).layer_view(bert, layer)
     overview = np.stack([block_average(view.weights, OVERVIEW_SIZE) for view in bert.layers])  # (L, H, t, t)
     words = None
     if by_words:

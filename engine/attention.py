@@ -35,6 +35,16 @@ def split_heads(matrix: np.ndarray, heads: int, out: np.ndarray | None = None) -
     return out
 
 
+def project_heads(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, out: np.ndarray) -> np.ndarray:
+    """The one fused projection: x (rows, d) · [W_Q | W_K | W_V] (+ [b_Q | b_K | b_V]) in one
+    matmul, written head by head into ``out`` (q heads + k heads + v heads, rows, d_k): e.g. a
+    share of rows of the forward's (heads + 2·kv_heads, n, d_k) array."""
+    qkv = x @ weight  # (rows, (heads + 2·kv_heads)·d_k)
+    if bias is not None:
+        qkv += bias
+    return split_heads(qkv, out.shape[0], out=out)
+
+
 def merge_heads(per_head: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(heads, n, d_k) → (n, heads·d_k): heads side by side (seed 004's 拼接 'concat').
     ``out``: (n, heads·d_k) to write into."""

@@ -28,6 +28,7 @@ division (NumPy's float32 ``exp`` is ~13× slower than a multiplication here).
 """
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -38,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .ablation import check_ablation
-from .attention import _softmax_into, attend, merge_heads, split_heads
+from .attention import _softmax_into, attend, merge_heads, project_heads
 from .hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
 from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .config import DEFAULT_MEMORY_BUDGET
@@ -362,6 +363,7 @@ class BertTrace(TraceBase):
     ablate: frozenset = frozenset()  # (layer, head) pairs switched off in this run
     estimated_bytes: int = 0
     seconds: float = 0.0  # wall time of the forward pass
+    text: str = ""  # the text the tokens' spans point into ("" when run on ids alone)
 
     def __post_init__(self) -> None:
         freeze_arrays(self)
@@ -441,6 +443,7 @@ def forward(
     start_at_layer: int | None = None,
     resid: np.ndarray | None = None,
     stop_at_layer: int | None = None,
+    text: str = "",
 ) -> BertTrace:
     """Run the encoder on one sentence's ``input_ids`` and return the full :class:`BertTrace`.
 
@@ -477,7 +480,8 @@ def forward(
     if len(tokens) != n:
         raise EngineError("{count} tokens for {n} input ids", count=len(tokens), n=n)
     ablate = check_ablation(ablate, config.num_layers, config.num_heads)
-    hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
+    if ablate:  # switching heads off is a hook on hook_z
+        hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
     first, last = layer_range(config.num_layers, start_at_layer, resid, stop_at_layer, (n, config.hidden_size))
     estimate = check_trace_budget(n, estimate_forward_bytes(n, config), memory_budget)
 
@@ -519,9 +523,7 @@ def forward(
             qkv_heads = np.empty((3 * heads, n, d_k), DTYPE)  # (3·heads, n, d_k): q heads, k heads, v heads
 
             def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
-                qkv = h[rows] @ w.qkv_weight  # (rows, 3d): one matmul for Q, K and V
-                qkv += w.qkv_bias
-                split_heads(qkv, 3 * heads, out=qkv_heads[:, rows])
+                project_heads(h[rows], w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # one matmul for Q, K, V
 
             for_rows(n, project, numbers=n * d * 3 * d)
             q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
@@ -598,6 +600,7 @@ def forward(
         ablate=ablate,
         estimated_bytes=estimate,
         seconds=time.perf_counter() - started,
+        text=text,
     )
 
 
@@ -627,6 +630,7 @@ def reference_encoder_block(h: np.ndarray, w: BertLayerWeights, config: BertConf
                 w.output_norm_bias)
 
 
+@functools.lru_cache(maxsize=16)  # configs are frozen: the names are made once per model
 def hook_names(config: BertConfig) -> tuple[str, ...]:
     """The encoder's hook points (engine.hooks; TransformerLens's BertBlock placement)."""
     return ("hook_embed", "hook_pos_embed", "hook_token_type_embed",

@@ -18,7 +18,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .ablation import check_ablation
-from .attention import _softmax_into, attend, causal_mask, merge_heads, split_heads
+from .attention import _softmax_into, attend, causal_mask, merge_heads, project_heads
 from .config import AttentionConfig
 from .embeddings import clear_memo as _clear_embedding_memo
 from .embeddings import static_embeddings
@@ -131,7 +131,7 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
     (n, d): start at blocks.0.hook_resid_pre with this input instead of embeddings + positions."""
     started = time.perf_counter()
     ablate = check_ablation(ablate, 1, config.heads)
-    if ablate:
+    if ablate:  # switching heads off is a hook on hook_z
         hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
     tokens = tuple(tokenize(config.text, config.tokenizer))
     if not tokens:
@@ -171,7 +171,7 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
         qkv = np.empty((3 * heads, n, d_k), dtype)  # (3·heads, n, d_k): q heads, k heads, v heads
 
         def project(rows: slice) -> None:
-            split_heads(x[rows] @ w_qkv, 3 * heads, out=qkv[:, rows])  # (rows, 3d) → its place
+            project_heads(x[rows], w_qkv, None, qkv[:, rows])  # (rows, 3d) → its place
 
         for_rows(n, project, numbers=n * d_model * 3 * d_model)
         q, k, v = qkv[:heads], qkv[heads : 2 * heads], qkv[2 * heads :]  # (heads, n, d_k) each

@@ -22,6 +22,11 @@ class Encoder(HookedModel):
     weights: BertWeights
     facts: ModelFacts
 
+    def layer_view(self, trace: BertTrace, layer: int):
+        from .bert_view import layer_result
+
+        return layer_result(trace, self.weights, layer, trace.text)
+
     def hook_names(self) -> tuple[str, ...]:
         return hook_names(self.config)
 
@@ -32,7 +37,7 @@ class Encoder(HookedModel):
             self.weights, self.config, tokenized.input_ids, tokenized.tokens,
             token_type_ids=tokenized.token_type_ids, truncated=tokenized.truncated,
             memory_budget=memory_budget, progress=progress, ablate=ablate, hooks=hooks,
-            start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer,
+            start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer, text=tokenized.text,
         )
 
 

@@ -31,6 +31,7 @@ positions: position i depends only on tokens 0 … i (the causal mask), so the n
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .ablation import check_ablation
-from .attention import _softmax_into, attend, causal_mask, merge_heads, softmax64, split_heads
+from .attention import _softmax_into, attend, causal_mask, merge_heads, project_heads, softmax64
 from .bert import gelu, layer_norm
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
@@ -633,7 +634,8 @@ def forward(
     if len(tokens) != n:
         raise EngineError("{count} tokens for {n} input ids", field="text", count=len(tokens), n=n)
     ablate = check_ablation(ablate, config.num_layers, config.num_heads)
-    hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
+    if ablate:  # switching heads off is a hook on hook_z
+        hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
     first, last = layer_range(c.num_layers, start_at_layer, resid, stop_at_layer, (n, d))
     hooked = (hooks is not None and hooks.user_hooks) or first > 0 or last < c.num_layers - 1
     # every position through the hooks when somebody reads or edits them (the cache holds whole arrays)
@@ -702,10 +704,7 @@ def forward(
                 x = normalize(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
                 if edit is not None and "ln1.hook_normalized" in wanted:
                     edit("ln1.hook_normalized", x)
-                qkv = x @ w.qkv_weight  # (rows, (heads + 2·kv)·d_k)
-                if w.qkv_bias is not None:
-                    qkv += w.qkv_bias
-                split_heads(qkv, heads + 2 * kv, out=qkv_heads[:, rows])
+                project_heads(x, w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # (heads + 2·kv, rows, d_k)
                 if w.q_norm is not None:  # Qwen3: each head's q and k RMS-normed over d_k, before RoPE
                     rms_norm(qkv_heads[:heads, rows], w.q_norm, eps, out=qkv_heads[:heads, rows])
                     rms_norm(qkv_heads[heads: heads + kv, rows], w.k_norm, eps, out=qkv_heads[heads: heads + kv, rows])
@@ -784,6 +783,7 @@ def forward(
     )
 
 
+@functools.lru_cache(maxsize=16)  # configs are frozen: the names are made once per model
 def hook_names(config: DecoderConfig) -> tuple[str, ...]:
     """The decoder's hook points (engine.hooks): q and k before RoPE (after a q/k norm), rot_q and
     rot_k after it; hook_pos_embed with learned positions."""

@@ -67,10 +67,8 @@ def test_toy_refuses_a_head_it_lacks_naming_layers_by_heads(tmp_path):
     assert done.returncode == 2 and "1 × 2 (layers × heads" in done.stderr, done.stderr
 
 
-def test_the_window_switches_a_decoders_heads_off(window, tmp_path):
+def test_the_window_switches_a_decoders_heads_off(window, qtbot, tmp_path):
     """The controller passes the switched-off heads to a decoder (issue 26 item 10)."""
-    from PySide6.QtWidgets import QApplication
-
     from app.decoder_window import open_model
     from engine.models import MODELS
 
@@ -79,21 +77,11 @@ def test_the_window_switches_a_decoders_heads_off(window, tmp_path):
     controller = window.controller
     controller.set_config(controller.config.replace(text=TEXT), immediate=True)
     name = open_model(window, str(path))
-
-    def settle(condition):
-        import time
-
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            QApplication.processEvents()
-            if condition():
-                return
-            time.sleep(0.005)
-        raise AssertionError("timed out")
-
-    settle(lambda: controller.snapshot is not None and controller.snapshot.model == name and controller.is_idle())
+    qtbot.waitUntil(lambda: controller.snapshot is not None and controller.snapshot.model == name
+                    and controller.is_idle(), timeout=60000)
     controller.set_ablation({(0, 1), (1, 3)})
-    settle(lambda: controller.is_idle() and controller.snapshot.bert.trace.ablate == {(0, 1), (1, 3)})
+    qtbot.waitUntil(lambda: controller.is_idle() and controller.snapshot.bert.trace.ablate == {(0, 1), (1, 3)},
+                    timeout=60000)
     expected = load_gguf(path).run(TEXT, ablate={(0, 1), (1, 3)}, use_cache=False)
     trace = controller.snapshot.bert.trace
     np.testing.assert_array_equal(trace.next_token_logits, expected.next_token_logits)

@@ -101,6 +101,9 @@ def test_every_registered_model_that_is_installed_keeps_the_contract():
         if facts.kind == "encoder":  # [CLS] … [SEP], <s> … </s>: read from the tokenizer, not from a list
             assert trace.token_texts[0] in facts.special_tokens and trace.token_texts[-1] in facts.special_tokens
             assert len(specials) == 2, name
+        view = model.layer_view(trace, facts.layers - 1)  # the one adapter the panels draw
+        np.testing.assert_array_equal(view.weights, trace.attentions[-1])
+        assert view.tokens == trace.tokens and view.n == trace.n
         trace2, cache = model.run_with_cache("The capital of France is", names=["blocks.0.attn.hook_pattern"])
         np.testing.assert_array_equal(cache["blocks.0.attn.hook_pattern"], trace2.attentions[0])
         checked += 1

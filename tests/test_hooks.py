@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig
-from engine.bert import BertConfig, forward as bert_forward, hook_names as bert_hook_names, prepare_weights
+from engine.bert import BertConfig, hook_names as bert_hook_names, prepare_weights
 from engine.bert_ablation import ablated_hidden_states
 from engine.encoder import Encoder
 from engine.errors import EngineError
@@ -329,7 +329,7 @@ def test_toy_rope_offers_the_rotated_points():
 # ---------------------------------------------------------------- the decoder (tiny GGUF files)
 
 gguf = pytest.importorskip("gguf")
-from tiny_gguf import D, D_FF, EPS, HEAD_DIM, HEADS, KV_HEADS, LAYERS, THETA, write_tiny_gguf  # noqa: E402
+from tiny_gguf import D, EPS, HEAD_DIM, HEADS, KV_HEADS, LAYERS, THETA, write_tiny_gguf  # noqa: E402
 
 
 def decoder_reference(w: dict, ids, z_edit=None, mlp_edit=None):

@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 QT = ("PySide6", "pyqtgraph", "shiboken6")
-ENGINE_FILES = sorted((ROOT / "engine").glob("*.py"))
+ENGINE_FILES = sorted((ROOT / "engine").rglob("*.py"))  # every subfolder too
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -26,7 +26,7 @@ def imported_roots(path: Path) -> set[str]:
     return roots
 
 
-@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: p.relative_to(ROOT / "engine").as_posix())
 def test_engine_source_imports_no_qt(path):
     assert not imported_roots(path) & set(QT)
 
@@ -53,7 +53,8 @@ def loaded_qt_after(code: str) -> list[str]:
 
 
 def test_importing_and_running_the_engine_loads_no_qt():
-    modules = ", ".join(f"engine.{p.stem}" for p in ENGINE_FILES if p.stem != "__init__")
+    modules = ", ".join(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+                        for p in ENGINE_FILES)
     code = f"""import sys, engine, {modules}
 r = engine.compute(engine.AttentionConfig(text="小明喜欢苹果 and more", d_model=8, heads=2, positional="rope"))
 r.explain(0, 1).to_text()"""

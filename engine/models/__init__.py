@@ -85,13 +85,13 @@ GGUF_PREFIX = "gguf:"  # a registry name for a local GGUF file: "gguf:" + its ab
 def register_gguf(path) -> str:
     """Add a local GGUF file (a gpt2, llama, qwen2 or qwen3 decoder) to the registry; its registry name.
 
-    The file is read only when loaded (engine.smollm2.load_gguf, which refuses other architectures)."""
+    The file is read only when loaded (engine.decoder.load_gguf, which refuses other architectures)."""
     from pathlib import Path
 
     resolved = Path(path).expanduser().resolve()
     name = GGUF_PREFIX + str(resolved)
     if name not in MODELS:
-        MODELS[name] = ModelEntry(name, resolved.name, "decoder", "see the file", "local file", "engine.smollm2",
+        MODELS[name] = ModelEntry(name, resolved.name, "decoder", "see the file", "local file", "engine.decoder",
                                   "load_gguf", str(resolved))
     return name
 

@@ -112,6 +112,8 @@ class Model(Protocol):
 
     def hook_names(self) -> tuple[str, ...]: ...
 
+    def layer_view(self, trace: Trace, layer: int): ...
+
     def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Trace: ...
 
     def run_with_cache(self, inputs, names=None, *, ablate=frozenset(),
@@ -201,6 +203,11 @@ class HookedModel:
         raise NotImplementedError
 
     def _forward(self, tokenized: Tokenized, **options):  # pragma: no cover
+        raise NotImplementedError
+
+    def layer_view(self, trace, layer: int):  # pragma: no cover - every model has its own
+        """Layer ``layer`` of ``trace`` as a toy-engine AttentionResult: what every panel draws
+        (the one trace adapter: engine/bert_view.py, engine/decoder_view.py, the toy's own)."""
         raise NotImplementedError
 
     def _inputs(self, inputs) -> Tokenized:

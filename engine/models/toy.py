@@ -32,6 +32,11 @@ class ToyModel(HookedModel):
         tokens = tuple(tokenize(text, self.config.tokenizer))
         return Tokenized(text, tokens, np.arange(len(tokens), dtype=np.int64))
 
+    def layer_view(self, trace: AttentionResult, layer: int) -> AttentionResult:
+        if layer != 0:
+            raise EngineError("layer {layer} does not exist: the toy engine has layer 0", field="layer", layer=layer)
+        return trace
+
     def hook_names(self) -> tuple[str, ...]:
         return hook_names(self.config)
 
