@@ -5,7 +5,7 @@ learned positions, biases and q/k norm). The weight-name tables are in engine/mo
     build_model(info, tensors, tokenizer)  # FolderInfo, our-named float32 tensors, tokenizers.Tokenizer
 
 Encoders come back as :class:`FolderEncoder` (engine.minilm.MiniLM's tokenize/run on another
-config), decoders as engine.smollm2.Decoder with a :class:`JsonTokenizer` (tokenizer.json's own
+config), decoders as engine.decoder.Decoder with a :class:`JsonTokenizer` (tokenizer.json's own
 post-processor, so ``<s>`` / ``[CLS]`` … are in the ids as the tokenizer adds them).
 """
 from __future__ import annotations
@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from ..bert import BertConfig, prepare_weights as prepare_bert
-from ..bpe import CONTROL, BPETokenizer, byte_alphabet, piece_bytes
-from ..errors import EngineError
-from ..gguf_file import TokenizerSpec, split_fused_qkv
-from ..llama import DecoderConfig, prepare_weights as prepare_llama
+from ..bpe import BPETokenizer, byte_alphabet, piece_bytes
+from ..decoder import Decoder
 from ..encoder import encoder_facts
+from ..errors import EngineError
+from ..gguf_file import split_fused_qkv
+from ..llama import DecoderConfig, prepare_weights as prepare_llama
 from ..minilm import MiniLM
-from ..smollm2 import Decoder
 from .hf_folder import (ENCODER_FAMILIES, FolderInfo, Progress, check_budget, check_tensors, display_name,
                         inspect_folder, load_tokenizer, read_weights)
 
@@ -93,12 +93,7 @@ class JsonTokenizer(BPETokenizer):
             else:
                 pieces.append(piece.replace("▁", " ").encode("utf-8"))
         self._bytes = pieces
-        special = special_tokens(tokenizer)
-        tokens = tuple(tokenizer.id_to_token(index) or "" for index in range(vocab_size))
-        # what the model contract reads (special tokens from the model's own tokenizer); encode() is the file's
-        self.spec = TokenizerSpec(model="tokenizer.json", pre="", tokens=tokens,
-                                  token_types=tuple(CONTROL if t in special else 1 for t in tokens), merges=(),
-                                  bos_id=None, eos_id=None, add_bos=False)
+        self.spec = None  # no GGUF spec: encode() below is the file's own
 
     def encode(self, text: str):
         """(ids (n,) int64, char spans): the file's own normalizer, model and post-processor."""
@@ -176,9 +171,8 @@ def build_model(info: FolderInfo, tensors: dict, tokenizer):
     config = decoder_config(info)
     split_fused_qkv(tensors, config)  # GPT-2's c_attn, renamed attn_qkv by the table
     weights = prepare_llama(tensors, config)
-    decoder = Decoder(config, weights, JsonTokenizer(tokenizer, config.vocab_size), info.path)
-    decoder.facts = replace(decoder.facts, name=display_name(info.path), tokenizer_note=tokenizer_note(tokenizer))
-    return decoder
+    return Decoder(config, weights, JsonTokenizer(tokenizer, config.vocab_size), info.path,
+                   special_tokens=special_tokens(tokenizer), tokenizer_note=tokenizer_note(tokenizer))
 
 
 def load_folder(path: str | Path, progress: Progress | None = None, *, budget: int | None = None):
