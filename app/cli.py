@@ -54,8 +54,9 @@ def top_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--session", metavar="FILE", help="open this session file at start")
     parser.add_argument("--text", help="start with this sentence")
-    parser.add_argument("--model", metavar="NAME|FILE.gguf",
-                        help="start with this model: a registry name (e.g. smollm2) or a local Llama-family GGUF file")
+    parser.add_argument("--model", metavar="NAME|FILE.gguf|FOLDER",
+                        help="start with this model: a registry name (e.g. smollm2), a local GGUF file or a Hugging "
+                             "Face model folder (bert, roberta, gpt2, llama, qwen2, qwen3)")
     parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
     return parser
 
@@ -84,13 +85,23 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _model_name(value: str) -> str:
-    """``--model``: a registry name, or a .gguf file (registered under its path)."""
-    from engine.models import MODELS, register_gguf
+    """``--model``: a registry name, a .gguf file or a Hugging Face model folder (registered under its path)."""
+    from engine.errors import EngineError
+    from engine.models import MODELS, model_info, register_folder, register_gguf
 
     if value in MODELS:
         return value
+    if value.startswith(("gguf:", "hf:")):  # a session's saved name
+        try:
+            return model_info(value).name
+        except EngineError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    if os.path.isdir(os.path.expanduser(value)):
+        try:
+            return register_folder(value)
+        except EngineError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
     if value.lower().endswith(".gguf"):
-        from engine.errors import EngineError
         from engine.safe_io import check_model_path
 
         try:  # ~ expanded as the window does; a symlink loop, a folder, a FIFO … named for what they are
@@ -98,7 +109,8 @@ def _model_name(value: str) -> str:
         except EngineError as error:  # argparse would replace a ValueError's message by its own
             raise argparse.ArgumentTypeError(str(error)) from None
         return register_gguf(path)
-    raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from {', '.join(MODELS)}, or a .gguf file)")
+    raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from {', '.join(MODELS)}, a .gguf file "
+                                     "or a Hugging Face model folder)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,9 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Compute one self-attention trace and write it to a file.")
     add = parser.add_argument
     add("--text", required=True, help="the sentence to attend over")
-    add("--model", type=_model_name, default=DEFAULT_MODEL, metavar="{" + ",".join(MODELS) + "}|FILE.gguf",
+    add("--model", type=_model_name, default=DEFAULT_MODEL, metavar="{" + ",".join(MODELS) + "}|FILE.gguf|FOLDER",
         help="; ".join(f"{e.name}: {e.title} ({e.credit})" for e in MODELS.values())
-        + f"; or a local Llama-family GGUF file (default {DEFAULT_MODEL}: takes the options below)")
+        + f"; or a local GGUF file or Hugging Face model folder (default {DEFAULT_MODEL}: takes the options below)")
     add("--layer", type=int, metavar="L", help="pretrained models' images: which layer (default 0)")
     add("--tokenizer", choices=TOKENIZERS)
     add("--d-model", type=int, metavar="N", help="width of every token vector (default 64)")

@@ -1,7 +1,7 @@
 """The window's decoder commands: File → Open model…, ``--model``, generate, the model facts.
 
 Kept out of app/window.py (shared by every line of work): the window calls these functions.
-A GGUF file is added to the registry (engine.models.register_gguf) and loaded in the worker
+A GGUF file or a Hugging Face folder is added to the registry (engine.models.register_path) and loaded in the worker
 before the window switches to it; a file the engine refuses (another architecture, a
 SentencePiece tokenizer, …) is taken out of the registry again and its message shown, and the
 window keeps the model it had.
@@ -13,7 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication as Q
 from PySide6.QtWidgets import QFileDialog
 
-from engine.models import MODELS, model_info, register_gguf
+from engine.errors import EngineError
+from engine.models import MODELS, model_info, register_path
 
 from .text import fill
 
@@ -33,12 +34,17 @@ def open_model(window, path_or_name: str) -> str:
     if path_or_name in MODELS:
         name = path_or_name
     else:
-        name = register_gguf(path_or_name)
+        try:  # a folder: its config.json is read (a few kB) to know encoder or decoder
+            name = register_path(path_or_name)
+        except EngineError as error:
+            window._warn(Q.translate("DecoderWindow", "Could not open the model"), error)
+            return ""
     lane = getattr(window, "_open_model_lane", None)
     if lane is None:
         lane = window._open_model_lane = window.controller.worker.lane(OPEN_LANE, window)
         lane.done.connect(lambda value: _opened(window, value))
         lane.failed.connect(lambda error: _refused(window, lane, error))
+        window.controller.cancelled.connect(lambda: _cancel_opening(window, lane))  # Esc while it loads
     lane.pending = name
     window.busy.setVisible(True)
     window.statusBar().showMessage(fill(Q.translate("DecoderWindow", "Opening %1…"), model_info(name).title))
@@ -54,7 +60,23 @@ def add_model_choice(window, name: str) -> None:
         combo.setItemData(combo.findData(name), model_info(name).path, 3)  # tooltip: the file's path
 
 
+def _cancel_opening(window, lane) -> None:
+    """Esc: the loading answer is dropped and the window keeps its model (the job itself ends in the
+    worker: NumPy cannot be interrupted)."""
+    if not getattr(lane, "pending", ""):
+        return
+    lane.cancel()
+    name, lane.pending = lane.pending, ""
+    window.busy.setVisible(False)
+    if name in MODELS and MODELS[name].path and window.model_combo.findData(name) < 0:
+        del MODELS[name]
+    window.statusBar().showMessage(Q.translate("DecoderWindow", "Opening the model was cancelled"), 4000)
+
+
 def _opened(window, name: str) -> None:
+    lane = getattr(window, "_open_model_lane", None)
+    if lane is not None:
+        lane.pending = ""
     window.busy.setVisible(False)
     add_model_choice(window, name)
     window.controller.set_model(name, 0)
@@ -65,7 +87,7 @@ def _refused(window, lane, error) -> None:
     from .i18n import error_text
 
     window.busy.setVisible(False)
-    name = getattr(lane, "pending", "")
+    name, lane.pending = getattr(lane, "pending", ""), ""
     if name in MODELS and MODELS[name].path and window.model_combo.findData(name) < 0:
         del MODELS[name]  # refused: not a choice of the window
     window.model_note.setText(error_text(error))
@@ -75,7 +97,21 @@ def _refused(window, lane, error) -> None:
 def open_model_dialog(window) -> None:
     path, _ = QFileDialog.getOpenFileName(window, Q.translate("DecoderWindow", "Open model"),
                                           window._last_folder("", "model"),
-                                          Q.translate("DecoderWindow", "GGUF model (*.gguf);;All files (*)"))
+                                          Q.translate(
+                                              "DecoderWindow",
+                                              "Models (*.gguf config.json *.safetensors);;GGUF model (*.gguf);;All files (*)"))
+    if path:
+        window._remember_folder("model", path)
+        chosen = Path(path)
+        if chosen.name == "config.json" or chosen.suffix == ".safetensors":  # a file of a Hugging Face folder
+            path = str(chosen.parent)
+        open_model(window, path)
+
+
+def open_folder_dialog(window) -> None:
+    """File → Open model folder…: a Hugging Face folder (config.json, *.safetensors, tokenizer.json)."""
+    path = QFileDialog.getExistingDirectory(window, Q.translate("DecoderWindow", "Open model folder"),
+                                            window._last_folder("", "model"))
     if path:
         window._remember_folder("model", path)
         open_model(window, path)
@@ -97,11 +133,13 @@ def facts(snapshot) -> str:
     trace = snapshot.bert.trace
     c = trace.config
     text = fill(Q.translate("DecoderWindow", "%1 (%2, trained weights): %3 layers × %4 query heads sharing %5 "
-                            "key/value heads, d_model %6 (d_k %7), RoPE, causal mask, byte-level BPE vocabulary of %8 "
+                            "key/value heads, d_model %6 (d_k %7), %9, causal mask, vocabulary of %8 "
                             "pieces. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use "
                             "them."),
                 Q.translate("Model", model_info(snapshot.model).title), c.architecture, c.num_layers, c.num_heads,
-                c.num_kv_heads, c.hidden_size, c.head_dim, c.vocab_size)
+                c.num_kv_heads, c.hidden_size, c.head_dim, c.vocab_size,
+                Q.translate("DecoderWindow", "learned positions") if getattr(c, "positions", "rope") == "learned"
+                else "RoPE")
     if trace.reused_positions:
         text += " " + fill(Q.translate("DecoderWindow", "KV cache: %1 of %2 positions reused, %3 computed."),
                            trace.reused_positions, trace.n, trace.n - trace.reused_positions)
@@ -135,6 +173,6 @@ def sink_tip(snapshot, layer: int, head: int) -> str:
 
 
 def model_arguments(window, value: str | None) -> None:
-    """``--model NAME|FILE.gguf`` at start."""
+    """``--model NAME|FILE.gguf|FOLDER`` at start."""
     if value:
         open_model(window, value if value in MODELS else str(Path(value).expanduser()))

@@ -313,6 +313,8 @@ class MainWindow(QMainWindow):
         from PySide6.QtCore import QSignalBlocker
 
         with QSignalBlocker(self.model_combo), QSignalBlocker(self.layer_spin):
+            if self.model_combo.findData(model) < 0 and model in MODELS:  # a local file or folder (session, --model)
+                self.model_combo.addItem(model_info(model).title, model)
             self.model_combo.setCurrentIndex(self.model_combo.findData(model))
             self.layer_spin.setValue(self.controller.layer)
         kind = model_info(model).kind
@@ -379,7 +381,10 @@ class MainWindow(QMainWindow):
                      self.tr("Open a saved sentence with all its settings"))
         self.recent_menu = file.addMenu(self.tr("Open &recent"))
         self._action(file, self.tr("Open &model…"), lambda: decoder_window.open_model_dialog(self), None,
-                     self.tr("Open a local GGUF model file (Llama family: llama, qwen2)"))
+                     self.tr("Open a local GGUF model file (gpt2, llama, qwen2, qwen3)"))
+        self._action(file, self.tr("Open model &folder…"), lambda: decoder_window.open_folder_dialog(self), None,
+                     self.tr("Open a Hugging Face model folder (config.json, safetensors, tokenizer.json) of bert, "
+                             "roberta, gpt2, llama, qwen2 or qwen3"))
         self._action(file, self.tr("&Save session…"), self.save_session_dialog, QKeySequence.StandardKey.Save,
                      self.tr("Save the sentence and every setting to a file"))
         file.addSeparator()
@@ -394,6 +399,9 @@ class MainWindow(QMainWindow):
         file.addSeparator()
         self._action(file, self.tr("&Quit"), self.close, QKeySequence.StandardKey.Quit)
 
+        from . import local_models_dialog  # the Model menu: local models, the bundled models' installer
+
+        local_models_dialog.add_menu(self, menus)
         edit = menus.addMenu(self.tr("&Edit"))
         # Ctrl+Z everywhere outside a text box (a text or spin box takes Ctrl+Z for its own typing
         # first, Qt's ShortcutOverride); Ctrl+Alt+Z undoes the settings from inside one too
@@ -1164,7 +1172,8 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="main.py", description="Attention Explorer: watch self-attention work.")
     parser.add_argument("--session", help="open this session file at start")
     parser.add_argument("--text", help="start with this sentence")
-    parser.add_argument("--model", help="start with this model: a registry name (e.g. smollm2) or a GGUF file")
+    parser.add_argument("--model", help="start with this model: a registry name (e.g. smollm2), a GGUF file or a "
+                                        "Hugging Face model folder")
     return parser.parse_args(argv)
 
 

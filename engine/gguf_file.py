@@ -3,7 +3,7 @@
 The header is read by :mod:`engine.gguf_header` (every count checked against the file before
 anything is allocated); ggml's own ``gguf`` package (pure NumPy) supplies the type table and
 ``gguf.quants.dequantize``, which turns each quantized tensor (Q4_1, Q8_0, …) into float32. Only the
-Llama family is accepted: architectures ``llama`` and ``qwen2`` (Qwen2 adds biases to Q, K, V);
+decoders engine/llama.py runs are accepted: ``gpt2``, ``llama``, ``qwen2`` (biases on Q, K, V), ``qwen3`` (q/k norm);
 anything else is refused with an :class:`EngineError` that names the architecture found.
 
 Tensor names and layouts are llama.cpp's (``token_embd.weight``, ``blk.{i}.attn_q.weight`` …).
@@ -41,8 +41,8 @@ from .install import pip_install
 from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
 from .safe_io import check_model_path
 
-ARCHITECTURES = ("llama", "qwen2")  # the Llama family this forward pass runs
-ROPE_STYLES = {"llama": "adjacent", "qwen2": "half"}  # llama.cpp's rope type NORM / NEOX
+ARCHITECTURES = ("gpt2", "llama", "qwen2", "qwen3")  # the decoders engine/llama.py's config runs
+ROPE_STYLES = {"llama": "adjacent", "qwen2": "half", "qwen3": "half"}  # llama.cpp's rope type NORM / NEOX
 GGUF_INSTALL_COMMAND = pip_install("gguf==0.19.0 tokenizers")
 # Refuse absurd files before allocating (a corrupt header can claim anything).
 MAX_LAYERS = 256
@@ -305,8 +305,22 @@ class GGUFTensors(Mapping):
         self._done = 0
         self._total = max(sum(entry.n_elements for entry in file.tensors), 1)
         self._lock = threading.Lock()
+        self._fused: tuple[str, np.ndarray | None] = ("", None)  # the last fused QKV read (GPT-2)
+
+    def __contains__(self, name) -> bool:  # without reading the tensor (Mapping's would)
+        return name in self._entries or self._fused_source(name) is not None
+
+    def _fused_source(self, name) -> tuple[str, int] | None:
+        """(GPT-2's fused ``blk.{i}.attn_qkv.*``, the part 0 | 1 | 2) that ``blk.{i}.attn_{q|k|v}.*`` is a third of."""
+        block, dot, rest = str(name).partition(".attn_")
+        if not dot or rest[:2] not in ("q.", "k.", "v."):
+            return None
+        fused = f"{block}.attn_qkv.{rest[2:]}"
+        return (fused, "qkv".index(rest[0])) if fused in self._entries else None
 
     def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._entries and (source := self._fused_source(name)) is not None:
+            return self._third(*source)
         entry = self._entries[name]
         values = self.file.read_tensor(entry)
         if name == "rope_freqs.weight" and not (values > 0).all():
@@ -319,6 +333,19 @@ class GGUFTensors(Mapping):
                 self._done += entry.n_elements
                 self._progress(min(self._done / self._total, 1.0), f"reading {name}")
         return values
+
+    def _third(self, fused: str, part: int) -> np.ndarray:
+        """Rows [W_Q; W_K; W_V] of a fused tensor, split in three (read once for the three parts)."""
+        with self._lock:
+            cached = self._fused if self._fused[0] == fused else None
+        values = cached[1] if cached is not None else self[fused]
+        with self._lock:
+            self._fused = (fused, values)
+        if values.shape[0] % 3:
+            raise EngineError("{name}: tensor {tensor} has {rows} rows, not three equal parts (Q, K, V)",
+                              field="model", name=self.file.name, tensor=fused, rows=values.shape[0])
+        width = values.shape[0] // 3
+        return values[part * width: (part + 1) * width]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
@@ -372,8 +399,8 @@ def read_config(reader: GGUFFile) -> DecoderConfig:
     architecture = _field(reader, "general.architecture")
     if architecture not in ARCHITECTURES:
         raise EngineError(
-            "{name}: this model's architecture is {architecture!r}; only Llama-family decoders ({supported}) "
-            "can be opened",
+            "{name}: this model's architecture is {architecture!r}; the app opens GGUF decoders of the "
+            "architectures {supported}",
             field="model", name=reader.name, architecture=_plain(architecture), supported=", ".join(ARCHITECTURES),
         )
     a = architecture
@@ -389,7 +416,30 @@ def read_config(reader: GGUFFile) -> DecoderConfig:
     if heads % kv_heads:
         raise EngineError("{name}: {heads} query heads cannot share {kv} key/value heads evenly", field="model",
                           name=reader.name, heads=heads, kv=kv_heads)
-    head_dim = whole(f"{a}.attention.key_length", 2, d, d // heads)
+    head_dim = whole(f"{a}.attention.key_length", 2, 4 * d, d // heads)
+    if a == "gpt2":  # LayerNorm, learned positions, GELU MLP; no RoPE
+        if d % heads or kv_heads != heads:
+            raise EngineError("{name}: {heads} heads do not divide the width {d}", field="model", name=reader.name,
+                              heads=heads, d=d)
+        eps = _number(reader, f"{a}.attention.layer_norm_epsilon", 1e-5)
+        if not 0.0 < eps < 1.0:
+            raise EngineError("{name}: the epsilon {eps} is out of range (0 < epsilon < 1)", field="model",
+                              name=reader.name, eps=eps)
+        embedding = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
+        positions = next((t for t in reader.tensors if t.name == "position_embd.weight"), None)
+        for tensor, wanted in ((embedding, "token_embd.weight"), (positions, "position_embd.weight")):
+            if tensor is None or len(tensor.shape) != 2:
+                raise EngineError("{name}: the model file has no {tensor} matrix", field="model", name=reader.name,
+                                  tensor=wanted)
+        return DecoderConfig(
+            architecture=a, num_layers=layers, hidden_size=d, intermediate_size=d_ff, num_heads=heads,
+            num_kv_heads=heads, head_dim=d // heads,
+            vocab_size=_whole(reader, int(embedding.shape[-1]), "token_embd rows", 1, MAX_VOCAB),
+            rope_theta=10000.0, rms_norm_eps=eps,
+            context_length=_whole(reader, int(positions.shape[-1]), "position_embd rows", 1, 1 << 20),
+            rope_style="half", name=str(_field(reader, "general.name", "") or ""), norm="layer", mlp="gelu_tanh",
+            positions="learned",
+        )
     rope_dims = _field(reader, f"{a}.rope.dimension_count", head_dim)
     if rope_dims != head_dim or head_dim % 2:
         raise EngineError("{name}: RoPE on {rope} of {head_dim} dimensions per head is not supported", field="model",
@@ -415,6 +465,7 @@ def read_config(reader: GGUFFile) -> DecoderConfig:
         architecture=a, num_layers=layers, hidden_size=d, intermediate_size=d_ff, num_heads=heads,
         num_kv_heads=kv_heads, head_dim=head_dim, vocab_size=vocab, rope_theta=theta, rms_norm_eps=eps,
         context_length=context, rope_style=ROPE_STYLES[a], name=str(_field(reader, "general.name", "") or ""),
+        qk_norm=a == "qwen3",
     )
 
 
@@ -481,7 +532,7 @@ def read_gguf(
     path: str | Path,
     *,
     expected_sha256: str | None = None,
-    max_weight_bytes: int = MAX_WEIGHT_BYTES,
+    max_weight_bytes: int | None = None,
     progress: Progress | None = None,
 ) -> GGUFContents:
     """Read and check a GGUF file's header, config and tokenizer; its tensors on demand.
@@ -501,11 +552,18 @@ def read_gguf(
         config = read_config(reader)
         spec = read_tokenizer_spec(reader, config.vocab_size)
         numbers = sum(t.n_elements for t in reader.tensors)
+        if max_weight_bytes is None:  # MAX_WEIGHT_BYTES, or what the user set (the same budget as a folder's)
+            from .models.hf_folder import weights_budget
+
+            max_weight_bytes = weights_budget()
         if 4 * numbers > max_weight_bytes:
+            from .models.hf_folder import WEIGHTS_BUDGET_ENV
+
             raise EngineError(
-                "{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed",
+                "{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed: "
+                "choose a smaller model, or raise the limit with the environment variable {env} (in GiB)",
                 field="model", name=reader.name, count=numbers, gib=4 * numbers / 1024**3,
-                limit=max_weight_bytes / 1024**3,
+                limit=max_weight_bytes / 1024**3, env=WEIGHTS_BUDGET_ENV,
             )
         sha = reader.sha256(lambda f, m: report(0.2 * f, m))
         if expected_sha256 is not None and sha != expected_sha256:
@@ -518,3 +576,19 @@ def read_gguf(
         raise
     tensors = GGUFTensors(reader, lambda f, m: report(0.2 + 0.8 * f, m))
     return GGUFContents(path=reader.path, config=config, tokenizer=spec, tensors=tensors, sha256=sha)
+
+
+def split_fused_qkv(tensors: dict, config: DecoderConfig) -> None:
+    """GPT-2's fused ``blk.{i}.attn_qkv`` ((3·d, d) rows [W_Q; W_K; W_V], and its bias) → the
+    ``attn_q`` / ``attn_k`` / ``attn_v`` tensors engine.llama.GGUF_NAMES reads, in place (views)."""
+    width = config.num_heads * config.head_dim
+    for i in range(config.num_layers):
+        for kind in ("weight", "bias"):
+            fused = tensors.pop(f"blk.{i}.attn_qkv.{kind}", None)
+            if fused is None:
+                continue
+            if fused.shape[0] != 3 * width:
+                raise EngineError("tensor {name} has shape {shape}, expected {rows} rows (Q, K, V)", field="model",
+                                  name=f"blk.{i}.attn_qkv.{kind}", shape=tuple(fused.shape), rows=3 * width)
+            for index, part in enumerate(("attn_q", "attn_k", "attn_v")):
+                tensors[f"blk.{i}.{part}.{kind}"] = fused[index * width: (index + 1) * width]

@@ -240,6 +240,10 @@ GGUF_NAMES = WeightNames(
     gate="blk.{i}.ffn_gate.weight", up="blk.{i}.ffn_up.weight", down="blk.{i}.ffn_down.weight",
     q_bias="blk.{i}.attn_q.bias", k_bias="blk.{i}.attn_k.bias", v_bias="blk.{i}.attn_v.bias",
     q_norm="blk.{i}.attn_q_norm.weight", k_norm="blk.{i}.attn_k_norm.weight", rope_freqs="rope_freqs.weight",
+    # GPT-2's (llama.cpp names; its fused attn_qkv is split by engine.gguf_file.split_fused_qkv)
+    output_bias="blk.{i}.attn_output.bias", attention_norm_bias="blk.{i}.attn_norm.bias",
+    ffn_norm_bias="blk.{i}.ffn_norm.bias", up_bias="blk.{i}.ffn_up.bias", down_bias="blk.{i}.ffn_down.bias",
+    position_embeddings="position_embd.weight", output_norm_bias="output_norm.bias",
 )
 
 

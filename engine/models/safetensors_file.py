@@ -1,0 +1,209 @@
+"""safetensors files read without trusting them: the header checked first, then float32 arrays.
+
+The format (huggingface/safetensors): 8 bytes little-endian N, then N bytes of JSON
+``{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}``, then the data;
+offsets count from the end of the header. A header can claim anything, so before a tensor is read
+:func:`read_header` checks, naming the file and the tensor at fault:
+
+- N ≤ the file's size − 8 and ≤ :data:`MAX_HEADER_BYTES` (a header length of 2⁶² is not read);
+- every dtype is one the engine reads (F32, F16, BF16, F64) and every shape a list of whole numbers;
+- 0 ≤ begin ≤ end ≤ the data's length, and end − begin = (product of the shape) × itemsize;
+- no two tensors overlap.
+
+:func:`float32_bytes` is then the memory the weights will take as float32, known before any weight
+is read (the loader refuses a model over its budget with that number). :func:`read_tensors` reads
+with ``safetensors.numpy`` (F32, F16, F64) and, for BF16 which NumPy lacks, the validated byte range
+itself (bfloat16 is the top half of a float32: shifted 16 bits up it is that float32 exactly).
+Everything is returned as float32.
+"""
+from __future__ import annotations
+
+import math
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from ..errors import EngineError, ModelNotInstalled
+from ..safe_io import parse_json
+
+MAX_HEADER_BYTES = 100 * 1024**2  # safetensors' own limit; real headers are well under 1 MB
+DTYPES = {"F32": 4, "F16": 2, "BF16": 2, "F64": 8}  # what the engine reads, and its item sizes
+SAFETENSORS_INSTALL_COMMAND = "pip install safetensors"
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class TensorEntry:
+    """One tensor of a header: where its bytes lie (absolute offsets in the file)."""
+
+    name: str
+    dtype: str  # F32 | F16 | BF16 | F64
+    shape: tuple[int, ...]
+    begin: int  # absolute file offset of its first byte
+    end: int
+
+    @property
+    def numbers(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class SafetensorsHeader:
+    path: Path
+    tensors: dict  # name -> TensorEntry
+    metadata: dict
+
+
+def read_header(path: str | Path) -> SafetensorsHeader:
+    """The checked header of ``path`` (see the module doc); EngineError naming the problem."""
+    path = Path(path)
+    try:
+        # O_NONBLOCK: a FIFO without a writer would block open() forever; then only a regular file is read
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise EngineError("{file} is not a regular file (a pipe or a device?)", field="model", file=str(path))
+            size = info.st_size
+            head = stream.read(8)
+            if len(head) < 8:
+                raise EngineError("{file}: is not a safetensors file: {size} bytes, shorter than its 8-byte header "
+                                  "length", field="model", file=str(path), size=size)
+            length = int.from_bytes(head, "little")
+            if length > MAX_HEADER_BYTES or length > size - 8:
+                raise EngineError("{file}: claims a header of {length} bytes in a file of {size} bytes: the file is "
+                                  "damaged or not a safetensors file; download it again",
+                                  field="model", file=str(path), length=length, size=size)
+            raw = stream.read(length)
+    except FileNotFoundError:
+        raise EngineError("{file} does not exist", field="model", file=str(path)) from None
+    except IsADirectoryError:
+        raise EngineError("{file} is a folder, not a safetensors file", field="model", file=str(path)) from None
+    except OSError as error:
+        raise EngineError("cannot read {file}: {reason}", field="model", file=str(path),
+                          reason=error.strerror or str(error)) from None
+    try:
+        document = parse_json(raw, what=str(path))
+    except EngineError:
+        raise EngineError("{file}: its header is not valid JSON: the file is damaged; download it again",
+                          field="model", file=str(path)) from None
+    if not isinstance(document, dict):
+        raise EngineError("{file}: its header is not a JSON object: the file is damaged; download it again",
+                          field="model", file=str(path))
+    data_start, data_length = 8 + length, size - 8 - length
+    metadata = document.pop("__metadata__", None) or {}
+    entries: dict[str, TensorEntry] = {}
+    for name, spec in document.items():
+        if not isinstance(spec, dict):
+            raise EngineError("{file}: tensor {tensor} has no description",
+                              field="model", file=str(path), tensor=name)
+        dtype, shape, offsets = spec.get("dtype"), spec.get("shape"), spec.get("data_offsets")
+        if dtype not in DTYPES:
+            raise EngineError("{file}: tensor {tensor} is of type {dtype}; only {dtypes} weights can be read",
+                              field="model", file=str(path), tensor=name, dtype=dtype, dtypes=", ".join(DTYPES))
+        if (not isinstance(shape, list) or len(shape) > 8
+                or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**40 for s in shape)):
+            raise EngineError("{file}: tensor {tensor} has the shape {shape}, not a list of whole numbers",
+                              field="model", file=str(path), tensor=name, shape=shape)
+        if (not isinstance(offsets, list) or len(offsets) != 2
+                or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)):
+            raise EngineError("{file}: tensor {tensor} has the offsets {offsets}, not [begin, end]",
+                              field="model", file=str(path), tensor=name, offsets=offsets)
+        begin, end = offsets
+        if not 0 <= begin <= end <= data_length:
+            raise EngineError("{file}: tensor {tensor} lies at bytes {begin} … {end}, outside the file's {length} "
+                              "bytes of data: the file is cut or damaged; download it again",
+                              field="model", file=str(path), tensor=name, begin=begin, end=end, length=data_length)
+        expected = math.prod(shape) * DTYPES[dtype]
+        if end - begin != expected:
+            raise EngineError("{file}: tensor {tensor} of shape {shape} in {dtype} needs {expected} bytes but its "
+                              "offsets give {actual}: the file is damaged", field="model", file=str(path), tensor=name,
+                              shape=tuple(shape), dtype=dtype, expected=expected, actual=end - begin)
+        entries[name] = TensorEntry(name, dtype, tuple(shape), data_start + begin, data_start + end)
+    ordered = sorted(entries.values(), key=lambda e: (e.begin, e.end))
+    for before, after in zip(ordered, ordered[1:]):
+        if after.begin < before.end:
+            raise EngineError("{file}: tensors {first} and {second} overlap: the file is damaged or crafted; download "
+                              "it again", field="model", file=str(path), first=before.name, second=after.name)
+    return SafetensorsHeader(path, entries, metadata if isinstance(metadata, dict) else {})
+
+
+def float32_bytes(headers: Iterable[SafetensorsHeader]) -> int:
+    """Bytes every tensor of ``headers`` takes as float32 (what the loader will hold)."""
+    return sum(4 * entry.numbers for header in headers for entry in header.tensors.values())
+
+
+def _safetensors_numpy():
+    try:
+        from safetensors import safe_open
+    except ImportError:
+        raise ModelNotInstalled("reading safetensors files needs the safetensors package. Install it with: "
+                                "{command}", command=SAFETENSORS_INSTALL_COMMAND) from None
+    return safe_open
+
+
+def _bfloat16(path: Path, entry: TensorEntry) -> np.ndarray:
+    """A BF16 tensor as float32: its 16-bit words become the high halves of float32 words."""
+    with open(path, "rb") as stream:
+        stream.seek(entry.begin)
+        raw = stream.read(entry.end - entry.begin)
+    if len(raw) != entry.end - entry.begin:
+        raise EngineError("{file}: tensor {tensor} is cut short: download the file again",
+                          field="model", file=str(path), tensor=entry.name)
+    halves = np.frombuffer(raw, dtype="<u2")
+    return (halves.astype(np.uint32) << 16).view(np.float32).reshape(entry.shape)
+
+
+def read_tensors(header: SafetensorsHeader, names: Iterable[str] | None = None,
+                 progress: Progress | None = None) -> dict[str, np.ndarray]:
+    """The tensors ``names`` (default all) of a checked header, each float32 (numpy shape as stored)."""
+    safe_open = _safetensors_numpy()
+    wanted = list(header.tensors) if names is None else list(names)
+    out: dict[str, np.ndarray] = {}
+    try:
+        with safe_open(str(header.path), framework="np") as handle:
+            for index, name in enumerate(wanted):
+                entry = header.tensors[name]
+                if entry.dtype == "BF16":
+                    value = _bfloat16(header.path, entry)
+                else:
+                    value = handle.get_tensor(name)
+                if tuple(value.shape) != entry.shape:
+                    raise EngineError("{file}: tensor {tensor} reads as shape {actual}, its header says {shape}",
+                                      field="model", file=str(header.path), tensor=name, actual=tuple(value.shape),
+                                      shape=entry.shape)
+                out[name] = np.ascontiguousarray(value, dtype=np.float32)
+                if progress is not None:
+                    progress((index + 1) / max(len(wanted), 1), "reading {tensor}".format(tensor=name))
+    except EngineError:
+        raise
+    except Exception as error:  # safetensors' own SafetensorError for what slipped past the checks
+        raise EngineError("{file}: cannot be read: {reason}",
+                          field="model", file=str(header.path), reason=str(error)) from None
+    return out
+
+
+def read_index(path: str | Path) -> dict[str, str]:
+    """model.safetensors.index.json → {tensor name: shard file name}, names checked to be plain file names."""
+    from ..safe_io import load_json
+
+    path = Path(path)
+    document = load_json(path, what="the shard index")
+    weight_map = document.get("weight_map") if isinstance(document, dict) else None
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise EngineError("{file} has no weight_map: the index is damaged; download it again", field="model",
+                          file=str(path))
+    for tensor, shard in weight_map.items():
+        if not isinstance(shard, str) or Path(shard).name != shard or not shard.endswith(".safetensors"):
+            raise EngineError("{file}: tensor {tensor} is mapped to {shard!r}, not a .safetensors file beside the "
+                              "index", field="model", file=str(path), tensor=tensor, shard=shard)
+    return {str(k): v for k, v in weight_map.items()}
+
+
+__all__ = ["TensorEntry", "SafetensorsHeader", "read_header", "float32_bytes", "read_tensors", "read_index",
+           "MAX_HEADER_BYTES"]
