@@ -96,7 +96,7 @@ def _model_name(value: str) -> str:
             return model_info(value).name
         except EngineError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
-    if os.path.isdir(os.path.expanduser(value)):
+    if os.path.isdir(os.path.expanduser(value)) and not value.lower().endswith(".gguf"):  # a .gguf folder: named so below
         try:
             return register_folder(value)
         except EngineError as error:
