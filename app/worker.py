@@ -48,6 +48,8 @@ class Lane(QObject):
     def _on_arrived(self, generation: int, payload, seconds: float, ok: bool) -> None:
         if generation != self.generation:
             return  # stale: a newer submission exists (or the lane was cancelled)
+        if self._worker._stopping:
+            return  # queued before the window closed: a closed window must not react (and chain new jobs)
         self.seconds = seconds
         (self.done if ok else self.failed).emit(payload)
 
@@ -70,6 +72,8 @@ class Worker(QObject):
 
     def _enqueue(self, lane: Lane, generation: int, function: Callable[..., Any], args: tuple) -> None:
         with self._condition:
+            if self._stopping:
+                return  # no thread will run it: kept, it would stay pending for ever (and hold its arrays)
             self._pending[id(lane)] = (lane, generation, function, args)
             self._condition.notify()
 
