@@ -24,8 +24,10 @@ import json
 import math
 import os
 import re
+import signal
 import stat
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
@@ -163,6 +165,36 @@ def _write_error(path: str, error: OSError) -> EngineError:
     return EngineError("cannot write {path!r}: {reason}", path=path, reason=error.strerror or str(error))
 
 
+_HELD_SIGNALS = [getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
+
+
+def _hold_signals():
+    """Catch SIGINT, SIGTERM and SIGHUP into a list instead of acting on them; returns what
+    :func:`_release_signals` needs (None off the main thread, where Python runs no handler).
+    A thread mask would not do: the signal may be delivered to another thread (NumPy's, the pool's)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    caught: list[int] = []
+    previous = {number: signal.signal(number, lambda signum, _frame: caught.append(signum))
+                for number in _HELD_SIGNALS if signal.getsignal(number) is not None}  # None: set outside Python
+    return previous, caught
+
+
+def _release_signals(held) -> None:
+    """The previous handlers back; a signal caught meanwhile acts now, as it would have then."""
+    if held is None:
+        return
+    previous, caught = held
+    for number, handler in previous.items():
+        signal.signal(number, handler)
+    for signum in caught[:1]:
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, None)  # e.g. KeyboardInterrupt, app.cli's Interrupted
+        elif handler == signal.SIG_DFL:
+            os.kill(os.getpid(), signum)
+
+
 @contextlib.contextmanager
 def atomic_write(path) -> Iterator[BinaryIO]:
     """Yield a binary file object whose contents replace ``path`` when the block ends without error.
@@ -188,11 +220,16 @@ def atomic_write(path) -> Iterator[BinaryIO]:
         if not stat.S_ISREG(existing.st_mode):
             raise EngineError("cannot write {path!r}: it is not a regular file", path=name)
         mode = stat.S_IMODE(existing.st_mode)
+    # Ctrl+C or SIGTERM between mkstemp making the file and the cleanup below being armed would
+    # leave the temporary file behind: those signals are held until the try is entered
+    held = _hold_signals()
     try:
         fd, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
     except OSError as error:
+        _release_signals(held)
         raise _write_error(name, error) from None
     try:
+        _release_signals(held)  # a signal that came meanwhile is raised here, inside the cleanup's try
         with os.fdopen(fd, "wb") as stream:
             yield stream
             stream.flush()
