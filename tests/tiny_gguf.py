@@ -55,9 +55,14 @@ def _hf_weights(seed: int, vocab: int, biases: bool) -> dict:
     return w
 
 
-def write_tiny_gguf(path, architecture: str, seed: int = 0, *, tokenizer_model: str = "gpt2") -> dict:
+def write_tiny_gguf(path, architecture: str, seed: int = 0, *, tokenizer_model: str = "gpt2",
+                    untied: bool = False) -> dict:
+    """``untied``: the file carries its own ``output.weight`` (an output head that is not the
+    embedding table, as most GGUF models but SmolLM2 have); the reference then predicts through it."""
     tokens, types = _vocab()
     w = _hf_weights(seed, len(tokens), biases=architecture == "qwen2")
+    if untied:
+        w["output"] = (np.random.default_rng(seed + 1000).standard_normal((len(tokens), D))).astype(np.float32)
     writer = gguf.GGUFWriter(str(path), architecture)
     writer.add_block_count(LAYERS)
     writer.add_context_length(64)
@@ -76,6 +81,8 @@ def write_tiny_gguf(path, architecture: str, seed: int = 0, *, tokenizer_model: 
     writer.add_add_bos_token(False)
     writer.add_tensor("token_embd.weight", w["embed"])
     writer.add_tensor("output_norm.weight", w["norm"])
+    if untied:
+        writer.add_tensor("output.weight", w["output"])  # (vocab, D) like token_embd.weight
     for i, layer in enumerate(w["layers"]):
         p = f"blk.{i}."
         q, k = layer["q"], layer["k"]
@@ -138,5 +145,5 @@ def reference_forward(w: dict, ids: list[int]):
         hidden.append(h.copy())
         attentions.append(per_layer)
     hidden[-1] = norm(h, w["norm"])
-    logits = hidden[-1][-1] @ w["embed"].T.astype(np.float64)
+    logits = hidden[-1][-1] @ w.get("output", w["embed"]).T.astype(np.float64)  # the untied head when the file has one
     return np.array(attentions), np.array(hidden), logits
