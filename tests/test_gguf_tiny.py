@@ -76,6 +76,24 @@ def test_an_untied_output_head_is_the_one_that_predicts(tmp_path, architecture):
     np.testing.assert_allclose(model.next_token_logits(trace, 2), earlier, atol=2e-5 * np.abs(earlier).max())
 
 
+def test_smollm_pre_tokenizer_keeps_every_digit_alone(tmp_path):
+    """tokenizer.ggml.pre "smollm" (SmolLM2) splits digits one by one before the merges, as
+    llama.cpp does; a file whose merges join digits shows it (SmolLM2's own vocabulary has no digit
+    merges, so there grouping digits into runs changes nothing and only this file can tell)."""
+    text = " 123 12 x1"
+    smollm, default = tmp_path / "smollm.gguf", tmp_path / "default.gguf"
+    write_tiny_gguf(smollm, "llama", seed=1, pre="smollm", digit_merges=True)
+    write_tiny_gguf(default, "llama", seed=1, pre="default", digit_merges=True)
+
+    def pieces(path):
+        model = load_gguf(path)
+        ids, _ = model.tokenize(text)
+        return [model.tokenizer.spec.tokens[i] for i in ids]
+
+    assert pieces(smollm) == ["Ġ", "1", "2", "3", "Ġ", "1", "2", "Ġ", "x", "1"]
+    assert pieces(default) == ["Ġ", "123", "Ġ", "12", "Ġ", "x", "1"]  # the merges work where digits are grouped
+
+
 def test_refuses_other_architecture_naming_it(tmp_path):
     path = tmp_path / "gpt2.gguf"
     write_tiny_gguf(path, "gpt2")
