@@ -92,13 +92,36 @@ def standalone_panel(qtbot):
         controller.shutdown()
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    """The real MiniLM (skips the test where the model package is not installed)."""
+# ---------------------------------------------------------------------- the real models, once
+def _model_once(name: str):
+    """Registry model ``name`` loaded once per test process, through the window's own cache
+    (app.minilm_mode): the engine tests and every window test share one copy. Skips where the
+    model's package is not installed."""
+    from app import minilm_mode
     from engine.errors import EngineError
-    from engine.minilm import load_minilm
 
     try:
-        return load_minilm()
+        return minilm_mode.model(name)
     except EngineError as error:
-        pytest.skip(f"MiniLM not installed: {error}")
+        pytest.skip(f"{name} not installed: {error}")
+
+
+@pytest.fixture(scope="session")
+def minilm_model():
+    return _model_once("minilm")
+
+
+@pytest.fixture(scope="session")
+def e5_model():
+    return _model_once("e5")
+
+
+@pytest.fixture(scope="session")
+def smollm2_model():
+    return _model_once("smollm2")
+
+
+@pytest.fixture(scope="session")
+def minilm(minilm_model):
+    """The real MiniLM (the older name of ``minilm_model``)."""
+    return minilm_model
