@@ -17,6 +17,7 @@ from pathlib import Path
 
 from engine import AttentionConfig, EngineError
 from engine.documents import parse_settings
+from engine.models import DEFAULT_MODEL
 from engine.safe_io import parse_json, read_limited, write_bytes_atomic
 from engine.trace import STAGES  # noqa: F401 - kept for importers
 
@@ -85,6 +86,10 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
         raise SessionError("the session's \"view\" must be an object")
     clean = {}
     limits = {"head": config.heads - 1, "focus": len(config.text)}  # a token is at least one character
+    if view.get("model", DEFAULT_MODEL) != DEFAULT_MODEL:  # a pretrained model: the toy settings say nothing
+        # of its heads, and a byte-level piece can be part of a character; the window keeps the
+        # selection within the model's own result when it arrives
+        limits = {"head": 4095, "focus": 4 * len(config.text) + 2}
     for key in ("head", "focus"):
         value = view.get(key, 0)
         if type(value) is not int or value < 0:
