@@ -152,6 +152,12 @@ SLOW_TESTS = (  # node ids, or their start (every parameter)
     "tests/test_i18n.py::test_every_string_of_the_code_is_in_the_ts",
     "tests/test_i18n.py::test_app_never_parses_an_engine_message",
     "tests/test_i18n.py::test_every_engine_template_has_a_chinese_translation_with_its_fields",
+    "tests/test_cli.py::test_real_png_and_svg_export",
+    "tests/test_window_fixes.py::test_a_saved_state_that_fails_is_set_aside",  # a MainWindow each
+    "tests/test_window.py::test_command_line_opens_a_session",
+    "tests/test_window.py::test_closing_during_a_long_computation_is_quick",
+    "tests/test_window.py::test_layout_and_settings_survive_a_restart",
+    "tests/test_view_state.py::test_the_view_is_restored_at_start_up",
 )
 
 
