@@ -208,6 +208,8 @@ def run_one(item: Mutant, python: str, timeout: float, pytest_args: list[str]) -
             if again.returncode != 0 or len(flaky) >= 3:
                 return "killed", time.monotonic() - started, (failed[0] + note)[:160]
             flaky.append(node)
+            why = next((line for line in completed.stdout.splitlines() if line.startswith("E ")), "")
+            print(f"  flaky under load: {node}: {why.strip()[:200]}", file=sys.stderr, flush=True)  # to fix it
 
 
 def main(argv: list[str] | None = None) -> int:
