@@ -140,9 +140,11 @@ mutant("headgrid-cross-every-layer", "app/panels/headgrid_panel.py",
        "off = {head for layer, head in snapshot.ablate if layer == snapshot.layer}", "off = {head for layer, head in snapshot.ablate}")
 mutant("session-layer-not-read", "app/session.py", 'clean["layer"] = layer', 'clean["layer"] = 0')
 mutant("session-pretrained-head-limit", "app/session.py", 'if view.get("model", DEFAULT_MODEL) != DEFAULT_MODEL:', "if False:")
+# (show_snapshot runs only when a lazily built panel appears: the new result reaches the inspector
+# through snapshotChanged, so the bug is there)
 mutant("inspector-stale-after-switch", "app/panels/inspector_panel.py",
-       "def show_snapshot(self, snapshot) -> None:\n        self._request_inspection()",
-       "def show_snapshot(self, snapshot) -> None:\n        pass")
+       "        controller.snapshotChanged.connect(controller.deferred(lambda _: self._request_inspection()))",
+       "        pass")
 mutant("lane-answer-after-shutdown", "app/worker.py", "if self._worker._stopping:\n            return  # queued before",
        "if False:\n            return  # queued before")
 mutant("worker-queues-after-shutdown", "app/worker.py", "if self._stopping:\n                return  # no thread will run it",
