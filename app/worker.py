@@ -53,6 +53,8 @@ class Lane(QObject):
     def _on_arrived(self, generation: int, payload, seconds: float, ok: bool) -> None:
         if generation != self.generation:
             return  # stale: a newer submission exists (or the lane was cancelled)
+        if self._worker._stopping:
+            return  # queued before the window closed: a closed window must not react (and chain new jobs)
         self.seconds = seconds
         (self.done if ok else self.failed).emit(payload)
 
@@ -78,7 +80,7 @@ class Worker(QObject):
     def _enqueue(self, lane: Lane, generation: int, function: Callable[..., Any], args: tuple) -> None:
         with self._condition:
             if self._stopping:
-                return
+                return  # no thread will run it: kept, it would stay pending for ever (and hold its arrays)
             self._pending[id(lane)] = (lane, generation, function, args)
             if lane.long and self._long_thread is None:
                 self._long_thread = threading.Thread(target=self._loop, args=(True,), name="attention-worker",

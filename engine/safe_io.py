@@ -25,8 +25,10 @@ import json
 import math
 import os
 import re
+import signal
 import stat
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
@@ -211,26 +213,6 @@ STALE_SECONDS = 5  # younger temporary files are left alone (a writer between mk
 STALE_SECONDS_UNLOCKED = 24 * 3600  # where files cannot be locked (Windows): a day without a write
 
 
-def _block_signals():
-    """Block SIGINT, SIGTERM and SIGHUP for this thread; what to restore (None where impossible)."""
-    import signal
-
-    if not hasattr(signal, "pthread_sigmask"):
-        return None
-    wanted = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
-    try:
-        return signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
-    except (OSError, ValueError):
-        return None
-
-
-def _unblock_signals(previous) -> None:
-    if previous is not None:
-        import signal
-
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 def _hold(fd: int) -> None:
     """Lock the temporary file ``fd`` for this process (released when it is closed or the process dies)."""
     try:
@@ -290,6 +272,36 @@ def remove_stale_temporaries(folder) -> list[str]:
     return removed
 
 
+_HELD_SIGNALS = [getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
+
+
+def _hold_signals():
+    """Catch SIGINT, SIGTERM and SIGHUP into a list instead of acting on them; returns what
+    :func:`_release_signals` needs (None off the main thread, where Python runs no handler).
+    A thread mask would not do: the signal may be delivered to another thread (NumPy's, the pool's)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    caught: list[int] = []
+    previous = {number: signal.signal(number, lambda signum, _frame: caught.append(signum))
+                for number in _HELD_SIGNALS if signal.getsignal(number) is not None}  # None: set outside Python
+    return previous, caught
+
+
+def _release_signals(held) -> None:
+    """The previous handlers back; a signal caught meanwhile acts now, as it would have then."""
+    if held is None:
+        return
+    previous, caught = held
+    for number, handler in previous.items():
+        signal.signal(number, handler)
+    for signum in caught[:1]:
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, None)  # e.g. KeyboardInterrupt, app.cli's Interrupted
+        elif handler == signal.SIG_DFL:
+            os.kill(os.getpid(), signum)
+
+
 @contextlib.contextmanager
 def atomic_write(path) -> Iterator[BinaryIO]:
     """Yield a binary file object whose contents replace ``path`` when the block ends without error.
@@ -319,16 +331,16 @@ def atomic_write(path) -> Iterator[BinaryIO]:
         if not stat.S_ISREG(existing.st_mode):
             raise EngineError("cannot write {path!r}: it is not a regular file", path=name)
         mode = stat.S_IMODE(existing.st_mode)
-    # A signal between mkstemp creating the file and the try below would leave it behind: the
-    # interrupting signals wait (blocked) until the cleanup is in place.
-    blocked = _block_signals()
+    # Ctrl+C or SIGTERM between mkstemp making the file and the cleanup below being armed would
+    # leave the temporary file behind: those signals are held until the try is entered
+    held = _hold_signals()
     try:
         fd, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
     except OSError as error:
-        _unblock_signals(blocked)
+        _release_signals(held)
         raise _write_error(name, error) from None
     try:
-        _unblock_signals(blocked)
+        _release_signals(held)  # a signal that came meanwhile is raised here, inside the cleanup's try
         _hold(fd)  # while this process lives its temporary file is not stale
         with os.fdopen(fd, "wb") as stream:
             yield stream

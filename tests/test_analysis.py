@@ -6,7 +6,6 @@ Hugging Face transformers (PyTorch) zeroing the heads' columns before W_O.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import json
 import math
@@ -16,7 +15,6 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, EngineError, compute
-from engine import minilm
 from engine.ablation import (
     all_heads, check_ablation, mean_cosine_distance, rank_heads, token_cosines, top_token_probability_drop,
 )
@@ -34,12 +32,8 @@ TOY = dict(text="the cat sat on the mat because it was tired", tokenizer="whites
 
 
 @pytest.fixture(scope="module")
-def model():
-    pytest.importorskip("safetensors")
-    pytest.importorskip("tokenizers")
-    if importlib.util.find_spec(minilm.PACKAGE) is None:
-        pytest.skip(f"model package not installed: {minilm.INSTALL_COMMAND}")
-    return minilm.load_minilm()
+def model(minilm_model):
+    return minilm_model  # loaded once per session (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -23,12 +23,8 @@ TOLERANCE = 1e-4
 
 
 @pytest.fixture(scope="module")
-def model():
-    pytest.importorskip("gguf")
-    pytest.importorskip("tokenizers")
-    if importlib.util.find_spec(smollm2.PACKAGE) is None:
-        pytest.skip(f"model package not installed: {smollm2.INSTALL_COMMAND}")
-    return smollm2.load_smollm2()
+def model(smollm2_model):
+    return smollm2_model  # loaded once per session (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

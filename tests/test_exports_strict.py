@@ -7,7 +7,6 @@ whatever the writers' code looks like. docs/FORMAT.md describes the formats chec
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 
 import numpy as np
@@ -89,16 +88,10 @@ def test_suffixes_are_case_insensitive(tmp_path, qapp, name, magic):
     assert [path.name for path in tmp_path.iterdir()] == [name]  # nothing else written beside it
 
 
-def test_minilm_npz_keys_in_order(tmp_path):
-    pytest.importorskip("safetensors")
-    pytest.importorskip("tokenizers")
-    from engine import minilm
-
-    if importlib.util.find_spec(minilm.PACKAGE) is None:
-        pytest.skip(f"model package not installed: {minilm.INSTALL_COMMAND}")
+def test_minilm_npz_keys_in_order(tmp_path, minilm_model):
     text = "The cat sat on the mat."
     out = export(tmp_path, "m.npz", "--model", "minilm", "--text", text)
-    trace = minilm.load_minilm().run(text)
+    trace = minilm_model.run(text)
     with np.load(out, allow_pickle=False) as data:
         assert data.files == ["tokens", "token_spans", "input_ids", "attentions", "hidden_states", "text",
                               "words", "word_index", "word_attentions",  # the word view (issue 13)

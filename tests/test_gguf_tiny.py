@@ -57,6 +57,43 @@ def test_tiny_gguf_matches_transformers(tmp_path, architecture):
     np.testing.assert_allclose(trace.next_token_logits, logits, atol=2e-5 * np.abs(logits).max())
 
 
+@pytest.mark.parametrize("architecture", ["llama", "qwen2"])
+def test_an_untied_output_head_is_the_one_that_predicts(tmp_path, architecture):
+    """A GGUF with its own output.weight: next-token logits, the logit lens and the logits at an
+    earlier position all read through it, not through the embeddings (issue 27: such files
+    predicted through token_embd and no test noticed)."""
+    path = tmp_path / f"untied-{architecture}.gguf"
+    w = write_tiny_gguf(path, architecture, seed=5, untied=True)
+    model = load_gguf(path)
+    trace = model.run(TEXT, use_cache=False)
+    _, hidden, logits = reference_forward(w, trace.input_ids.tolist())
+    tied = hidden[-1][-1] @ w["embed"].T.astype(np.float64)
+    assert np.argmax(tied) != np.argmax(logits) or not np.allclose(tied, logits, atol=1.0), "the file must tell them apart"
+    np.testing.assert_allclose(trace.next_token_logits, logits, atol=2e-5 * np.abs(logits).max())
+    lens = model.logit_lens(trace, position=-1, top_k=3)
+    assert lens.top_ids[-1].tolist() == np.argsort(-logits, kind="stable")[:3].tolist()
+    earlier = hidden[-1][2] @ w["output"].T.astype(np.float64)  # the last hidden state is normed already
+    np.testing.assert_allclose(model.next_token_logits(trace, 2), earlier, atol=2e-5 * np.abs(earlier).max())
+
+
+def test_smollm_pre_tokenizer_keeps_every_digit_alone(tmp_path):
+    """tokenizer.ggml.pre "smollm" (SmolLM2) splits digits one by one before the merges, as
+    llama.cpp does; a file whose merges join digits shows it (SmolLM2's own vocabulary has no digit
+    merges, so there grouping digits into runs changes nothing and only this file can tell)."""
+    text = " 123 12 x1"
+    smollm, default = tmp_path / "smollm.gguf", tmp_path / "default.gguf"
+    write_tiny_gguf(smollm, "llama", seed=1, pre="smollm", digit_merges=True)
+    write_tiny_gguf(default, "llama", seed=1, pre="default", digit_merges=True)
+
+    def pieces(path):
+        model = load_gguf(path)
+        ids, _ = model.tokenize(text)
+        return [model.tokenizer.spec.tokens[i] for i in ids]
+
+    assert pieces(smollm) == ["Ġ", "1", "2", "3", "Ġ", "1", "2", "Ġ", "x", "1"]
+    assert pieces(default) == ["Ġ", "123", "Ġ", "12", "Ġ", "x", "1"]  # the merges work where digits are grouped
+
+
 def test_refuses_other_architecture_naming_it(tmp_path):
     path = tmp_path / "falcon.gguf"  # (gpt2 is run since issue 22)
     write_tiny_gguf(path, "falcon")

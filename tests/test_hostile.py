@@ -159,25 +159,99 @@ def test_closed_stdout_after_writing_is_still_success(tmp_path):
         assert data["weights"].shape == (2, 3, 3)
 
 
+# The child runs the real `main.py export`, with the temporary file's first write() wrapped: the
+# data is written, then a marker file appears and the child waits in signal.pause(). The test sends
+# the signal once the marker exists, so the signal always lands mid-write (never before the file or
+# after the rename), whatever the load: no sleeps, no deadlines (issue 27: the timed version failed
+# under load when the signal arrived in the instant between mkstemp and the cleanup's try).
+_PAUSED_EXPORT = """
+import os, runpy, signal, sys
+marker = sys.argv.pop(1)
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even when the suite runs in the background
+real_fdopen = os.fdopen
+
+class Paused:
+    def __init__(self, stream):
+        self._stream, self._paused = stream, False
+    def write(self, data):
+        written = self._stream.write(data)
+        if not self._paused:
+            self._paused = True
+            self._stream.flush()
+            open(marker, "w").close()
+            while True:
+                signal.pause()  # the handler raises (KeyboardInterrupt / Interrupted) out of here
+        return written
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return self._stream.__exit__(*exc)
+
+def fdopen(fd, *args, **kwargs):
+    stream = real_fdopen(fd, *args, **kwargs)
+    return Paused(stream) if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(".ae-") else stream
+
+os.fdopen = fdopen
+del sys.argv[0]  # "-c": main.py sees its own name first, as when run directly
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_signal_mid_export_leaves_nothing(tmp_path, signum):
-    """A long .json export on a real process, signalled while its temporary file exists."""
-    out = tmp_path / "big.json"
+@pytest.mark.parametrize("suffix", [".json", ".npz"])
+def test_signal_mid_export_leaves_nothing(tmp_path, signum, suffix):
+    """A real export process, signalled while it writes its temporary file: exit 128 + signal, one
+    error line, no file left (neither the output nor the temporary)."""
+    folder, marker = tmp_path / "out", tmp_path / "writing"
+    folder.mkdir()
+    out = folder / f"big{suffix}"
     env = dict(os.environ, PYTHONUTF8="1")
-    process = subprocess.Popen([sys.executable, MAIN, "export", "--text", "w " * 400, "--heads", "8",
-                                "--out", str(out)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen([sys.executable, "-c", _PAUSED_EXPORT, str(marker), MAIN, "export", "--text", "w " * 40,
+                                "--heads", "2", "--out", str(out)], stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, env=env)
     try:
-        deadline = time.monotonic() + 100
-        while not os.listdir(tmp_path) and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.005)
-        assert os.listdir(tmp_path) and process.poll() is None, "the export never started writing"
+        while not marker.exists():
+            assert process.poll() is None, f"the export ended before writing: {process.communicate()}"
+            time.sleep(0.005)  # polling for the marker, not a deadline: the child waits for the signal
+        assert [p.name.startswith(".ae-") for p in folder.iterdir()] == [True], "the temporary file exists"
         process.send_signal(signum)
         _, err = process.communicate(timeout=100)
     finally:
         process.kill() if process.poll() is None else None
     assert process.returncode == 128 + signum, (process.returncode, err)
-    assert one_error_line(err).startswith("error: interrupted")
-    assert os.listdir(tmp_path) == []
+    assert one_error_line(err).startswith(f"error: interrupted by {signal.Signals(signum).name}")
+    assert os.listdir(folder) == []
+
+
+# A signal in the instant after mkstemp made the temporary file, before the writer's cleanup is
+# armed: the child signals itself right there (deterministic). It used to leave `.ae-….tmp` behind.
+_SIGNAL_AFTER_MKSTEMP = """
+import os, runpy, signal, sys, tempfile
+signum = int(sys.argv.pop(1))
+signal.signal(signal.SIGINT, signal.default_int_handler)
+real_mkstemp = tempfile.mkstemp
+
+def mkstemp(*args, **kwargs):
+    made = real_mkstemp(*args, **kwargs)
+    os.kill(os.getpid(), signum)  # delivered at the next bytecode: still inside mkstemp
+    return made
+
+tempfile.mkstemp = mkstemp
+del sys.argv[0]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_signal_right_after_the_temporary_file_is_made_leaves_nothing(tmp_path, signum):
+    out = tmp_path / "o.npz"
+    done = subprocess.run([sys.executable, "-c", _SIGNAL_AFTER_MKSTEMP, str(int(signum)), MAIN, "export", *SMALL,
+                           "--out", str(out)], text=True, capture_output=True, timeout=120,
+                          env=dict(os.environ, PYTHONUTF8="1"))
+    assert done.returncode == 128 + signum, (done.returncode, done.stderr)
+    assert os.listdir(tmp_path) == [], "a temporary file was left behind"
 
 
 # ------------------------------------------------------------------ hostile command lines

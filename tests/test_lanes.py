@@ -139,3 +139,35 @@ def test_an_answer_for_a_deleted_lane_is_dropped_quietly(qtbot, worker):
     settle(qtbot, worker)
     time.sleep(0.01)
     assert worker.is_alive()
+
+
+# ---------------------------------------------------------------------- after shutdown (issue 27)
+# A closed window's lanes used to keep working: an answer already in Qt's event queue when the
+# window closed was delivered afterwards, its panel chained a follow-up job (the arithmetic panel's
+# value cell, the scaling sweep's next point) onto the stopped worker, and that job stayed pending
+# for ever: ``wait_until_idle`` waited its full timeout (seven window tests spent 60 s each in
+# teardown) and the closed window kept its arrays alive in the dead queue.
+
+
+def test_a_job_submitted_after_shutdown_is_dropped_not_left_pending(qtbot, worker):
+    lane = worker.lane("late")
+    done, failed = collect(lane)
+    assert worker.shutdown(2)
+    lane.submit(str.upper, "never")
+    assert worker.is_idle(), "a job no thread will ever run must not count as pending"
+    started = time.monotonic()
+    assert worker.wait_until_idle(5)
+    assert time.monotonic() - started < 1
+    qtbot.wait(20)
+    assert done == [] and failed == []
+
+
+def test_an_answer_in_flight_at_shutdown_is_not_delivered(qtbot, worker):
+    """The answer was emitted (queued) before the shutdown; the event loop runs only after it."""
+    lane = worker.lane("in-flight")
+    done, failed = collect(lane)
+    lane.submit(str.upper, "late")
+    assert worker.wait_until_idle(10)  # emitted from the thread: waiting in the GUI thread's queue
+    assert worker.shutdown(2)
+    qtbot.wait(20)
+    assert done == [] and failed == [], "a stopped worker's answer reached its (closed) user"

@@ -32,9 +32,9 @@ def _require_model() -> None:
 
 
 @pytest.fixture(scope="module")
-def model():
+def model(minilm_model):
     _require_model()
-    return minilm.load_minilm()
+    return minilm_model  # loaded once per session (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -151,17 +151,9 @@ def test_every_piece_has_a_word_and_indices_do_not_decrease():
     assert word_index[-2] == word_index[-3]  # the trailing ▁ joins the last word before it
 
 
-def test_minilm_pieces_roll_up_to_words():
-    import importlib.util
-
-    from engine import minilm
-
-    pytest.importorskip("safetensors")
-    pytest.importorskip("tokenizers")
-    if importlib.util.find_spec(minilm.PACKAGE) is None:
-        pytest.skip("MiniLM is not installed")
+def test_minilm_pieces_roll_up_to_words(minilm_model):
     text = "Unbelievably, the tokenizer splits words."
-    trace = minilm.load_minilm().run(text)
+    trace = minilm_model.run(text)
     words, word_index = words_of(text, trace.tokens)
     assert words == ("[CLS]", "Unbelievably", ",", "the", "tokenizer", "splits", "words", ".", "[SEP]")
     assert len(word_index) > len(words)  # some words are several pieces

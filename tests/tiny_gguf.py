@@ -29,8 +29,11 @@ def _byte_tokens() -> list[str]:
     return [by_byte[b] for b in range(256)]
 
 
-def _vocab() -> tuple[list[str], list[int]]:
-    tokens = _byte_tokens() + ["Ġt", "he", "Ġthe", "Ġc", "at", "Ġcat", "<|end|>"]
+DIGIT_MERGES = ["1 2", "12 3"]  # merges that join digits: only a pre-tokenizer that splits digits keeps them apart
+
+
+def _vocab(digit_merges: bool = False) -> tuple[list[str], list[int]]:
+    tokens = _byte_tokens() + ["Ġt", "he", "Ġthe", "Ġc", "at", "Ġcat"] + (["12", "123"] if digit_merges else []) + ["<|end|>"]
     types = [1] * (len(tokens) - 1) + [3]
     return tokens, types
 
@@ -55,9 +58,15 @@ def _hf_weights(seed: int, vocab: int, biases: bool) -> dict:
     return w
 
 
-def write_tiny_gguf(path, architecture: str, seed: int = 0, *, tokenizer_model: str = "gpt2") -> dict:
-    tokens, types = _vocab()
+def write_tiny_gguf(path, architecture: str, seed: int = 0, *, tokenizer_model: str = "gpt2",
+                    untied: bool = False, pre: str = "default", digit_merges: bool = False) -> dict:
+    """``untied``: the file carries its own ``output.weight`` (an output head that is not the
+    embedding table, as most GGUF models but SmolLM2 have); the reference then predicts through it.
+    ``pre``: tokenizer.ggml.pre; ``digit_merges``: the vocabulary also merges "1 2" and "12 3"."""
+    tokens, types = _vocab(digit_merges)
     w = _hf_weights(seed, len(tokens), biases=architecture == "qwen2")
+    if untied:
+        w["output"] = (np.random.default_rng(seed + 1000).standard_normal((len(tokens), D))).astype(np.float32)
     writer = gguf.GGUFWriter(str(path), architecture)
     writer.add_block_count(LAYERS)
     writer.add_context_length(64)
@@ -68,14 +77,16 @@ def write_tiny_gguf(path, architecture: str, seed: int = 0, *, tokenizer_model: 
     writer.add_rope_freq_base(THETA)
     writer.add_layer_norm_rms_eps(EPS)
     writer.add_tokenizer_model(tokenizer_model)
-    writer.add_tokenizer_pre("default")
+    writer.add_tokenizer_pre(pre)
     writer.add_token_list(tokens)
     writer.add_token_types(types)
-    writer.add_token_merges(MERGES)
+    writer.add_token_merges(MERGES + (DIGIT_MERGES if digit_merges else []))
     writer.add_eos_token_id(len(tokens) - 1)
     writer.add_add_bos_token(False)
     writer.add_tensor("token_embd.weight", w["embed"])
     writer.add_tensor("output_norm.weight", w["norm"])
+    if untied:
+        writer.add_tensor("output.weight", w["output"])  # (vocab, D) like token_embd.weight
     for i, layer in enumerate(w["layers"]):
         p = f"blk.{i}."
         q, k = layer["q"], layer["k"]
@@ -138,5 +149,5 @@ def reference_forward(w: dict, ids: list[int]):
         hidden.append(h.copy())
         attentions.append(per_layer)
     hidden[-1] = norm(h, w["norm"])
-    logits = hidden[-1][-1] @ w["embed"].T.astype(np.float64)
+    logits = hidden[-1][-1] @ w.get("output", w["embed"]).T.astype(np.float64)  # the untied head when the file has one
     return np.array(attentions), np.array(hidden), logits
