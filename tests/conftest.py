@@ -92,8 +92,8 @@ def standalone_panel(qtbot):
 @pytest.fixture(scope="module")
 def minilm():
     """The real MiniLM (skips the test where the model package is not installed)."""
-    from engine.errors import EngineError
-    from engine.minilm import load_minilm
+    from engine.core.errors import EngineError
+    from engine.models.minilm import load_minilm
 
     try:
         return load_minilm()

@@ -92,7 +92,7 @@ def test_suffixes_are_case_insensitive(tmp_path, qapp, name, magic):
 def test_minilm_npz_keys_in_order(tmp_path):
     pytest.importorskip("safetensors")
     pytest.importorskip("tokenizers")
-    from engine import minilm
+    from engine.models import minilm
 
     if importlib.util.find_spec(minilm.PACKAGE) is None:
         pytest.skip(f"model package not installed: {minilm.INSTALL_COMMAND}")
