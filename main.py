@@ -5,8 +5,8 @@ Deliberately tiny: exporting must start fast and never import Qt (see app/cli.py
 import sys
 
 from app.cli import main
-from engine.memory import keep_freed_memory
+from engine.core.memory import keep_freed_memory
 
 if __name__ == "__main__":
-    keep_freed_memory()  # reuse freed pages for the next trace (engine/memory.py says why)
+    keep_freed_memory()  # reuse freed pages for the next trace (engine/core/memory.py says why)
     sys.exit(main())

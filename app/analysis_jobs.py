@@ -2,9 +2,9 @@
 switched off, and the "most important heads" ranking. Pure NumPy; every function here runs as a
 worker job (never on the GUI thread).
 
-The analysis of one run (engine.analysis): value-weighted attention (layers, heads, n, n),
+The analysis of one run (engine.analysis.arrays): value-weighted attention (layers, heads, n, n),
 rollout and value-weighted rollout (layers, n, n), the head table; plus, when heads are switched
-off, each token's final-vector cosine with and without (engine.ablation.token_cosines).
+off, each token's final-vector cosine with and without (engine.analysis.ablation.token_cosines).
 """
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.ablation import HeadRanking, all_heads, mean_cosine_distance, rank_heads, token_cosines
-from engine.analysis import analysis_arrays, value_norms_of
-from engine.head_stats import special_mask
+from engine.analysis.ablation import HeadRanking, all_heads, mean_cosine_distance, rank_heads, token_cosines
+from engine.analysis.arrays import analysis_arrays, value_norms_of
+from engine.analysis.head_stats import special_mask
 
 ANALYSIS_TOKENS = 1024  # rollouts and head statistics only up to this many tokens (float64 n × n per head)
 
 
 @dataclass(frozen=True, eq=False)
 class Analysis:
-    """The analysis arrays of one snapshot (see engine.analysis), all layers."""
+    """The analysis arrays of one snapshot (see engine.analysis.arrays), all layers."""
 
     value_norms: np.ndarray  # (layers, heads, n, n) float32 ‖α_ij · f_h(x_j)‖, switched-off heads 0
     rollout: np.ndarray | None  # (layers, n, n) float64, None past ANALYSIS_TOKENS
@@ -40,7 +40,7 @@ def analyse(trace, weights=None, baseline_final: np.ndarray | None = None, final
             special: np.ndarray | None = None) -> Analysis:
     """The :class:`Analysis` of a toy result or BERT trace; ``baseline_final`` / ``final`` (n, d):
     the final vectors without and with the trace's ablation, for the cosines; ``special`` (n,)
-    bool: the model's special tokens (its facts.special_mask; default: engine.head_stats'
+    bool: the model's special tokens (its facts.special_mask; default: engine.analysis.head_stats'
     list, for the toy)."""
     ablate = frozenset(trace.ablate)
     cosines = None if not ablate or baseline_final is None else token_cosines(baseline_final, final)
@@ -62,14 +62,14 @@ def valid_ablation(ablate, layers: int, heads: int) -> frozenset:
 
 def run_bert(model, text: str, ablate: frozenset):
     """``model``'s trace of ``text`` with the heads of ``ablate`` switched off (a hook on
-    hook_z in every model's forward, engine/hooks.py)."""
+    hook_z in every model's forward, engine/core/hooks.py)."""
     return model.run(text, ablate=ablate)
 
 
 def rank_toy(config, progress=None, cancelled=None) -> HeadRanking:
     """Every head of the toy engine switched off alone, ranked by the mean 1 − cos of the output
-    vectors (engine.ablation.rank_heads)."""
-    from engine import compute
+    vectors (engine.analysis.ablation.rank_heads)."""
+    from engine.toy import compute
 
     baseline = compute(config)
     return rank_heads(lambda ablate: compute(config, ablate=ablate).output, mean_cosine_distance(baseline.output),

@@ -8,7 +8,7 @@
 Every failure of ``export`` exits with code 2 and exactly one ``error: …`` line on stderr (bad
 input, a missing package, a full disk, even a bug); SIGINT, SIGTERM and SIGHUP exit with 128 +
 the signal's number. No file is left behind on error or interruption: every output goes through
-engine/safe_io.py's atomic writer. Only the standard library loads at start: the engine (NumPy)
+engine/files/safe_io.py's atomic writer. Only the standard library loads at start: the engine (NumPy)
 when exporting, Qt only for the window or images.
 Without a display (Linux, no DISPLAY or WAYLAND_DISPLAY) the window is refused in one line
 instead of Qt's abort; ``export`` needs none.
@@ -86,7 +86,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _model_name(value: str) -> str:
     """``--model``: a registry name, a .gguf file or a Hugging Face model folder (registered under its path)."""
-    from engine.errors import EngineError
+    from engine.core.errors import EngineError
     from engine.models import MODELS, model_info, register_folder, register_gguf
 
     if value in MODELS:
@@ -102,7 +102,7 @@ def _model_name(value: str) -> str:
         except EngineError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
     if value.lower().endswith(".gguf"):
-        from engine.safe_io import check_model_path
+        from engine.files.safe_io import check_model_path
 
         try:  # ~ expanded as the window does; a symlink loop, a folder, a FIFO … named for what they are
             path, _ = check_model_path(value)
@@ -115,9 +115,9 @@ def _model_name(value: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``export`` command's options (choices come from the engine's config and model registry)."""
-    from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
+    from engine.toy.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
     from engine.models import DEFAULT_MODEL, MODELS
-    from engine.trace import STAGES
+    from engine.core.trace import STAGES
 
     parser = _Parser(prog="main.py export", allow_abbrev=False,
                      description="Compute one self-attention trace and write it to a file.")
@@ -176,9 +176,9 @@ def _check_ablate(ablate: frozenset, layers: int, heads: int, title: str) -> Non
 
 def _analysis(trace, weights=None, special=None) -> dict:
     """The analysis arrays exported with a trace: value_norms, rollout, value_rollout, head_stats
-    (engine.analysis); past ANALYSIS_TOKENS only value_norms. ``special``: the model's special-token
+    (engine.analysis.arrays); past ANALYSIS_TOKENS only value_norms. ``special``: the model's special-token
     mask (its facts.special_mask)."""
-    from engine.analysis import analysis_arrays, value_norms_of
+    from engine.analysis.arrays import analysis_arrays, value_norms_of
 
     from .analysis_jobs import ANALYSIS_TOKENS
 
@@ -189,7 +189,7 @@ def _analysis(trace, weights=None, special=None) -> dict:
 
 def _write(options, save, trace, weights=None, *args, special=None) -> None:
     """Write the trace with its analysis; ``--table head-stats`` writes the head table (.csv)."""
-    from engine.export import output_suffix, save_head_table
+    from engine.files.export import output_suffix, save_head_table
 
     extra = _analysis(trace, weights, special)
     if getattr(options, "ablate", None):  # which heads were off: the file says what it is (issue 25, cosmetic)
@@ -260,7 +260,7 @@ def _export_pretrained(options, image: bool) -> None:
     """A pretrained ``--model``: its trace, or one layer's picture."""
     import numpy as np
 
-    from engine.export import save_bert_trace
+    from engine.files.export import save_bert_trace
     from engine.models import model_info
 
     given = [f"--{name.replace('_', '-')}" for name in TOY_ONLY if getattr(options, name) is not None]
@@ -268,7 +268,7 @@ def _export_pretrained(options, image: bool) -> None:
         given.append("--no-scale")
     if given:
         raise UsageError(f"{', '.join(given)}: options of the toy engine, not used by --model {options.model}")
-    from engine.text_rule import require_visible_text
+    from engine.text.text_rule import require_visible_text
 
     require_visible_text(options.text)  # the toy engine's rule, for every model (issue 26, item 13)
     entry = model_info(options.model)
@@ -298,8 +298,8 @@ def _export_pretrained(options, image: bool) -> None:
 
 def decoder_arrays(model, trace) -> dict:
     """What ``export --model <decoder>`` writes to .npz: the engine's arrays (tokens, input_ids,
-    attentions, hidden_states, next_token_logits) and the word view (engine.words)."""
-    from engine.words import word_arrays
+    attentions, hidden_states, next_token_logits) and the word view (engine.text.words)."""
+    from engine.text.words import word_arrays
 
     return {**trace.arrays(), **word_arrays(trace.text, trace.tokens, trace.attentions)}
 
@@ -308,8 +308,8 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate
     """A decoder ``--model``: its arrays as .npz, or one layer's picture."""
     import numpy as np
 
-    from engine.export import output_suffix
-    from engine.safe_io import atomic_write
+    from engine.files.export import output_suffix
+    from engine.files.safe_io import atomic_write
 
     if not image and output_suffix(options.out) != ".npz":
         raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
@@ -329,8 +329,8 @@ def export(args: list[str]) -> None:
     import numpy as np
 
     from engine import AttentionConfig, compute
-    from engine.documents import load_embeddings_table
-    from engine.export import ALL_SUFFIXES, output_suffix, save_trace
+    from engine.files.documents import load_embeddings_table
+    from engine.files.export import ALL_SUFFIXES, output_suffix, save_trace
     from engine.models import model_info
 
     options = build_parser().parse_args(args)
@@ -435,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     if args[0] != "export":
         return _fail(f"unknown command {args[0]!r}: use `export` (see --help), or no arguments for the window", 2)
     try:
-        from engine.errors import EngineError
+        from engine.core.errors import EngineError
     except ImportError as error:
         return _fail(f"the engine cannot load: {error}", 2)
     previous = _catch_termination()

@@ -12,7 +12,7 @@ import time
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine import AttentionConfig, EngineError, Explanation, warm_up
-from engine.errors import ModelNotInstalled
+from engine.core.errors import ModelNotInstalled
 from engine.models import DEFAULT_MODEL, model_info
 
 from .i18n import error_text

@@ -1,8 +1,8 @@
 """Decoder mode, worker side: a Llama-family decoder (SmolLM2 or a local GGUF) in the window.
 
 Everything here runs in the worker (submitted through lanes). One layer of a
-:class:`engine.llama.DecoderTrace` becomes a toy-engine ``AttentionResult`` through the model's
-``layer_view`` (engine/decoder_view.py, as engine/bert_view.py for the encoders), so the heatmap,
+:class:`engine.models.llama.DecoderTrace` becomes a toy-engine ``AttentionResult`` through the model's
+``layer_view`` (engine/models/decoder_view.py, as engine/models/bert_view.py for the encoders), so the heatmap,
 head grid, arithmetic, inspector and player show the decoder.
 
 The models are cached by app.minilm_mode (one loaded copy per registry name); every text runs
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.llama import DecoderTrace, pick_token, reshape_probabilities
+from engine.models.llama import DecoderTrace, pick_token, reshape_probabilities
 
 from . import minilm_mode
 from .snapshot import OVERVIEW_SIZE, block_average, summarise
@@ -131,7 +131,7 @@ def generated_text(name: str, trace: DecoderTrace, greedy: bool, temperature: fl
 
 
 def logit_lens(name: str, trace: DecoderTrace, position: int, top_k: int = 5) -> dict:
-    """engine.llama.logit_lens at ``position`` with the display texts of every id it names."""
+    """engine.models.llama.logit_lens at ``position`` with the display texts of every id it names."""
     model = minilm_mode.model(name)
     lens = model.logit_lens(trace, position, top_k)
     texts = [[model.tokenizer.display([int(i)])[0] for i in row] for row in lens.top_ids]

@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication as Q
 from PySide6.QtWidgets import QFileDialog
 
-from engine.errors import EngineError
+from engine.core.errors import EngineError
 from engine.models import MODELS, model_info, register_path
 
 from .text import fill

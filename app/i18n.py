@@ -20,7 +20,7 @@ from pathlib import Path
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QLibraryInfo, QLocale, QSettings, QTimer, QTranslator
 from PySide6.QtGui import QAction, QActionGroup
 
-from engine.errors import EngineError
+from engine.core.errors import EngineError
 
 from .text import fill
 

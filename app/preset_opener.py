@@ -3,7 +3,7 @@ focus, the head, the stage, and its caption.
 
 Toy presets apply at once; the focus token is found in the result when it arrives (the tokenizer
 runs in the worker). Real-model presets first ask the worker for
-:func:`engine.meaning.strongest_head` of the preset's query → key, then open the model at that
+:func:`engine.analysis.meaning.strongest_head` of the preset's query → key, then open the model at that
 layer and head with the query focused, and fill the caption's %1 … %5 (query, key, layer, head,
 weight) from that finding: the figure a reader sees is the app's own computation.
 The caption stays while the settings (and model) are the preset's; any other change hides it.

@@ -11,7 +11,7 @@ Two kinds:
   tests (tests/test_seeds.py) check each caption's figures against the engine.
 - ``MODEL_PRESETS`` (ENGLISH_MODEL / MULTILINGUAL_MODEL of engine.models): a sentence for a real model, the query and
   key words of the relation; the layer, head and weight in the caption are found by
-  :func:`engine.meaning.strongest_head` when the preset opens, never typed in.
+  :func:`engine.analysis.meaning.strongest_head` when the preset opens, never typed in.
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class Preset:
 
     def __post_init__(self) -> None:
         if self.projections_file and "projections" not in self.settings:  # read once, at import
-            from engine.weights_file import load_projections
+            from engine.models.weights_file import load_projections
 
             self.settings["projections"] = load_projections(PRESET_DIR / self.projections_file)
 
@@ -75,9 +75,9 @@ class Preset:
 
     def caption_values(self, trace) -> tuple:
         """For a real-model preset: (query, key, layer, head, weight) found in ``trace`` by
-        :func:`engine.meaning.strongest_head`; layer and head counted from 0, as the layers panel and
+        :func:`engine.analysis.meaning.strongest_head`; layer and head counted from 0, as the layers panel and
         head grid label them; the weight with 2 decimals."""
-        from engine.meaning import strongest_head
+        from engine.analysis.meaning import strongest_head
 
         finding = strongest_head(trace, self.focus, self.key)
         return finding.query, finding.key, finding.layer, finding.head, f"{finding.weight:.2f}"
@@ -309,7 +309,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
                           "layer %3, head %4: %5."),
         "seed 000, Head4看：代词指代", focus="it", model=ENGLISH_MODEL, key="animal",
     ),
-    # multilingual-e5-small (engine/e5.py): the seeds' Chinese sentences in a real model, by words
+    # multilingual-e5-small (engine/models/e5.py): the seeds' Chinese sentences in a real model, by words
     Preset(
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 她 → 小红"),
         dict(text="小明把苹果给了小红，她很高兴。"),

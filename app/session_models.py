@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine import AttentionConfig, EngineError
-from engine.errors import ModelNotInstalled
+from engine.core.errors import ModelNotInstalled
 from engine.models import DEFAULT_MODEL, GGUF_PREFIX, MODELS, model_info
 
 from .session import SessionError, load_session

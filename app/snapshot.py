@@ -30,7 +30,7 @@ class Snapshot:
     weight_max: np.ndarray  # (heads,) max weight per head
     thumbnails: np.ndarray  # (heads, t, t) weights, block-averaged when n > THUMBNAIL_SIZE
     vector_bound: float  # max |value| over x, output and output − x: one shared scale
-    bert: object = None  # the whole engine.bert.BertTrace in MiniLM mode (None for the toy engine)
+    bert: object = None  # the whole engine.models.bert.BertTrace in MiniLM mode (None for the toy engine)
     layer: int = 0  # which BERT layer ``result`` shows
     overview: np.ndarray | None = None  # (layers, heads, t, t) MiniLM weights thumbnails, block-averaged
     display: dict | None = None  # name → block-averaged copy of a large matrix, for drawing only

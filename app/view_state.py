@@ -23,7 +23,7 @@ class ViewState:
     model: str = DEFAULT_MODEL  # registry name (engine.models)
     layer: int = 0  # layer shown by a pretrained model
     sentence_b: str = ""  # the comparison's sentence B ("" = none typed)
-    by_words: bool = False  # attention rolled up by words (engine.words) instead of pieces
+    by_words: bool = False  # attention rolled up by words (engine.text.words) instead of pieces
     ablate: tuple = ()  # switched-off heads, sorted (layer, head) pairs (issue 14)
 
     def session_view(self) -> dict:

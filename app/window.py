@@ -32,9 +32,9 @@ from PySide6.QtWidgets import (
 )
 
 from engine import STAGES, AttentionConfig, EngineError
-from engine.errors import ModelNotInstalled
+from engine.core.errors import ModelNotInstalled
 from engine.models import DEFAULT_MODEL as MODELS_DEFAULT, MODELS, model_info
-from engine.memory import format_bytes
+from engine.core.memory import format_bytes
 
 from . import decoder_window
 from .controller import Controller
@@ -868,7 +868,7 @@ class MainWindow(QMainWindow):
 
     def export_data(self, path: str) -> None:
         """Write the trace in the worker (large traces take seconds); report when done."""
-        from engine.export import save_trace
+        from engine.files.export import save_trace
 
         result = self.controller.snapshot.result
         self._remember_folder("data", path)
@@ -921,10 +921,10 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self._hide_stale_tab_bars)
 
     def _restored_config(self) -> AttentionConfig | None:
-        """The saved last state, read like a session file (engine/safe_io.py's guards, then
-        engine.documents.parse_settings and the session's view checks). A state that fails is set
+        """The saved last state, read like a session file (engine/files/safe_io.py's guards, then
+        engine.files.documents.parse_settings and the session's view checks). A state that fails is set
         aside (issue 10 #2): renamed in QSettings, said in the status bar, and the app starts with defaults."""
-        from engine.safe_io import parse_json
+        from engine.files.safe_io import parse_json
 
         from .session import FORMAT, VERSION, parse_session
         from .session_models import check_model_name

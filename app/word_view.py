@@ -1,6 +1,6 @@
 """Attention by words, worker side: a snapshot's attention rolled up from pieces into words.
 
-Computed in the worker thread (engine.words.roll_up: summed over a word's key pieces,
+Computed in the worker thread (engine.text.words.roll_up: summed over a word's key pieces,
 averaged over its query pieces, rows still sum to 1) only when the window shows words, so the
 GUI thread draws a ready (heads, w, w) matrix with the words as axis labels.
 """
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.words import roll_up, words_of
+from engine.text.words import roll_up, words_of
 
 
 

@@ -14,7 +14,7 @@ On "The animal didn't cross the street because it was too tired." (16 tokens wit
 3. the ten heads whose removal alone changes the final vectors most (mean 1 − cos);
 4. timings, medians of ``--rounds`` rounds interleaved in this one process:
    - rank_encoder_heads (72 ablations, layers below the ablated one reused, BLAS on one thread);
-   - a plain loop of 72 full engine.bert.forward(ablate={head}) calls, as forward() runs by
+   - a plain loop of 72 full engine.models.bert.forward(ablate={head}) calls, as forward() runs by
      itself at this size (OpenBLAS on its own threads), and the same loop with BLAS held to one
      thread (engine_threads(True)), so that the reuse of the prefix is measured apart from the
      threading;
@@ -35,13 +35,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine import minilm  # noqa: E402
-from engine.ablation import all_heads, token_cosines  # noqa: E402
-from engine.analysis import analysis_arrays  # noqa: E402
-from engine.bert import forward  # noqa: E402
-from engine.bert_ablation import encoder_runner, rank_encoder_heads  # noqa: E402
-from engine.head_stats import caption, head_stats, name_heads, special_mask  # noqa: E402
-from engine.parallel import engine_threads  # noqa: E402
+from engine.models import minilm  # noqa: E402
+from engine.analysis.ablation import all_heads, token_cosines  # noqa: E402
+from engine.analysis.arrays import analysis_arrays  # noqa: E402
+from engine.models.bert import forward  # noqa: E402
+from engine.models.bert_ablation import encoder_runner, rank_encoder_heads  # noqa: E402
+from engine.analysis.head_stats import caption, head_stats, name_heads, special_mask  # noqa: E402
+from engine.core.parallel import engine_threads  # noqa: E402
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 PAIR = frozenset({(3, 1), (5, 11)})

@@ -1,21 +1,21 @@
-"""Benchmark: the NumPy decoder (engine.llama) against transformers on PyTorch CPU, SmolLM2-135M.
+"""Benchmark: the NumPy decoder (engine.models.llama) against transformers on PyTorch CPU, SmolLM2-135M.
 
     python benchmarks/bench_decoder.py                         # 16, 128 and 512 tokens
     python benchmarks/bench_decoder.py --rounds 3 --threads 2 --torch-python /work/refvenv/bin/python
 
 Both sides run SmolLM2-135M-Instruct from the same GGUF file, float32, on the same input ids:
-- NumPy: engine.llama.forward, the full trace (every layer's attention weights, q, k, v, head
+- NumPy: engine.models.llama.forward, the full trace (every layer's attention weights, q, k, v, head
   outputs, hidden states) and the next-token logits of the last position;
 - PyTorch: transformers' LlamaForCausalLM, attn_implementation="eager", output_attentions=True,
   output_hidden_states=True, use_cache=False, under torch.no_grad() (its logits cover every
   position: that is how the model's forward is called).
 Plus "one more token": a 32-token text extended by one token, NumPy through the KV cache
-(engine.llama.forward with ``previous``, then the top-10 next-token probabilities: what the
+(engine.models.llama.forward with ``previous``, then the top-10 next-token probabilities: what the
 next-token bars need), PyTorch with the prefix's past_key_values; and the first load of the
 model (ours: checksum, dequantize, prepare, tokenizer; theirs: from_pretrained).
 
 Each side runs in its own subprocess with the same thread count (OpenBLAS / OpenMP /
-torch.set_num_threads / engine.parallel.THREADS), alternating for ``--rounds`` rounds; figures are
+torch.set_num_threads / engine.core.parallel.THREADS), alternating for ``--rounds`` rounds; figures are
 medians of all timed calls. The PyTorch side may run under another interpreter (``--torch-python``),
 e.g. a separate venv with torch: the app's never has it.
 """
@@ -62,13 +62,13 @@ def repeats_for(n: int, repeats: int) -> int:
 def numpy_worker(ids: list[int], lengths: list[int], repeats: int, threads: int) -> dict:
     import numpy as np
 
-    import engine.parallel
-    from engine import llama
-    from engine.memory import keep_freed_memory
-    from engine.smollm2 import load_smollm2
+    import engine.core.parallel
+    from engine.models import llama
+    from engine.core.memory import keep_freed_memory
+    from engine.models.smollm2 import load_smollm2
 
     keep_freed_memory()
-    engine.parallel.THREADS = threads
+    engine.core.parallel.THREADS = threads
     started, cpu = time.perf_counter(), time.process_time()
     model = load_smollm2()
     results = {"load": [[time.perf_counter() - started, time.process_time() - cpu]]}
@@ -170,7 +170,7 @@ def main() -> None:
 
     import tempfile
 
-    from engine.smollm2 import find_smollm2, load_smollm2
+    from engine.models.smollm2 import find_smollm2, load_smollm2
 
     gguf = str(find_smollm2())
     model = load_smollm2()

@@ -3,10 +3,10 @@
     QT_QPA_PLATFORM=offscreen python benchmarks/bench_decoder_window.py [--repeats 7] [--skip-ablation]
 
 1. First load (checksum, dequantize, tokenizer): wall and CPU seconds, in this fresh process.
-2. The heads the head dashboard measures (engine.head_stats): previous-token heads (mean weight
-   on the previous token) and induction heads (engine.head_stats.induction_scores) on a random
+2. The heads the head dashboard measures (engine.analysis.head_stats): previous-token heads (mean weight
+   on the previous token) and induction heads (engine.analysis.head_stats.induction_scores) on a random
    token sequence of 50 ids repeated twice.
-3. Ablation (engine.ablation.rank_heads with the decoder's ablate= and
+3. Ablation (engine.analysis.ablation.rank_heads with the decoder's ablate= and
    top_token_probability_drop): every head switched off alone on "The capital of France is";
    the top-ranked heads and " Paris"'s probability before and after removing the first.
 4. One more word typed at the end of a 32-token text → next-token bars painted in the window
@@ -51,14 +51,14 @@ def main() -> None:
     options = parser.parse_args()
     print(f"CPU: {cpu_name()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}")
 
-    from engine.smollm2 import load_smollm2
+    from engine.models.smollm2 import load_smollm2
 
     wall, cpu = time.perf_counter(), time.process_time()
     model = load_smollm2()
     print(f"1. first load: {time.perf_counter() - wall:.2f} s wall, {time.process_time() - cpu:.2f} s CPU")
 
     # 2. previous-token and induction heads on a repeated random sequence
-    from engine.head_stats import head_stats, induction_scores, repeated_random_tokens
+    from engine.analysis.head_stats import head_stats, induction_scores, repeated_random_tokens
 
     period = 50
     special = [i for i, t in enumerate(model.tokenizer.display(range(64))) if t.startswith("<|") or t.startswith("<")]
@@ -73,7 +73,7 @@ def main() -> None:
 
     # 3. ablation of every head on "The capital of France is"
     if not options.skip_ablation:
-        from engine.ablation import all_heads, rank_heads, top_token_probability_drop
+        from engine.analysis.ablation import all_heads, rank_heads, top_token_probability_drop
 
         baseline = model.run(CAPITAL, use_cache=False)
         paris = 7042

@@ -1,9 +1,9 @@
-"""Benchmark: the e5 forward (12 layers, engine.e5) side by side with MiniLM's (6 layers, engine.minilm).
+"""Benchmark: the e5 forward (12 layers, engine.models.e5) side by side with MiniLM's (6 layers, engine.models.minilm).
 
     python benchmarks/bench_e5.py                    # 12, 128 and 512 tokens
     python benchmarks/bench_e5.py --lengths 12 256 --rounds 5
 
-Both models are the same BERT forward (engine.bert.forward, the full trace: q, k, v, scores,
+Both models are the same BERT forward (engine.models.bert.forward, the full trace: q, k, v, scores,
 weights, … of every layer) with d 384, 12 heads, FF 1536; e5 has 12 layers to MiniLM's 6, so
 the expected ratio is about 2 (target: e5 ≤ 2.2 × MiniLM). Both run in this one process on the
 same number of tokens, one call each in turn (e5, MiniLM, e5, MiniLM …, ``--rounds`` × a
@@ -56,10 +56,10 @@ def main() -> None:
     import numpy as np
 
     from bench_minilm import input_ids as minilm_ids
-    from engine.bert import forward
-    from engine.e5 import load_e5
-    from engine.memory import keep_freed_memory
-    from engine.minilm import load_minilm
+    from engine.models.bert import forward
+    from engine.models.e5 import load_e5
+    from engine.core.memory import keep_freed_memory
+    from engine.models.minilm import load_minilm
 
     keep_freed_memory()  # as main.py does for the app
     started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Benchmark engine.compute() against a plain NumPy loop over heads and PyTorch CPU.
+"""Benchmark engine.toy.compute() against a plain NumPy loop over heads and PyTorch CPU.
 
     python benchmarks/bench_engine.py            # full run (a few minutes on 2 cores)
     python benchmarks/bench_engine.py --quick    # fewer repeats
@@ -6,7 +6,7 @@
 
 For each (n, d_model, heads) it prints, from ONE process, the median wall time of
 
-- ``engine``: engine.compute() with the full trace (every intermediate kept), a text of n distinct
+- ``engine``: engine.toy.compute() with the full trace (every intermediate kept), a text of n distinct
   whitespace-separated tokens, tokenizer='whitespace', random weights, sinusoidal positions;
 - ``cold``: the same with the engine's memo caches (projection weights, positional table, token
   vectors) emptied before every call: what the first computation of a new text / seed costs;
@@ -209,7 +209,7 @@ def median_ms(fn, repeats: int, warmup: int = 1, setup=None) -> float:
 def clear_engine_caches() -> None:
     """Empty the engine's memo caches (if this engine version has them)."""
     try:
-        from engine.compute import _clear_caches
+        from engine.toy.compute import _clear_caches
     except ImportError:
         return
     _clear_caches()
@@ -292,7 +292,11 @@ def table_lines(rows: list[dict]) -> list[str]:
 
 def profile_steps(n: int, d: int, heads: int, repeats: int) -> None:
     """Time each step of compute() separately, with the engine's own building blocks."""
-    from engine import attention, embeddings, positional, trace, weights
+    from engine.core import attention
+    from engine.toy import embeddings
+    from engine.core import positional
+    from engine.core import trace
+    from engine.toy import weights
 
     text = text_of(n)
     d_k = d // heads
@@ -348,7 +352,7 @@ def profile_in_situ(n: int, d: int, heads: int, repeats: int) -> None:
     above, each step pays for memory and threads as it does inside compute()."""
     import importlib
 
-    c = importlib.import_module("engine.compute")
+    c = importlib.import_module("engine.toy.compute")
     config = AttentionConfig(text=text_of(n), tokenizer="whitespace", d_model=d, heads=heads)
     spent: dict[str, float] = {}
     originals = {name: getattr(c, name) for name in ("tokenize", "static_embeddings", "attend", "for_rows")}
@@ -395,16 +399,16 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--glibc-defaults", action="store_true",
         help="leave glibc's malloc as it is; by default the process (every contender alike) keeps freed "
-        "memory for reuse as main.py does (engine.memory.keep_freed_memory), so that fresh arrays do "
+        "memory for reuse as main.py does (engine.core.memory.keep_freed_memory), so that fresh arrays do "
         "not fault in new pages on every call",
     )
     args = parser.parse_args(argv)
 
-    from engine.memory import keep_freed_memory
+    from engine.core.memory import keep_freed_memory
 
     kept = False if args.glibc_defaults else keep_freed_memory()
     print("\n".join(machine_description()))
-    print(f"malloc: {'keeps freed memory for reuse (engine.memory.keep_freed_memory, as main.py)' if kept else 'glibc defaults'}"
+    print(f"malloc: {'keeps freed memory for reuse (engine.core.memory.keep_freed_memory, as main.py)' if kept else 'glibc defaults'}"
           " — the same for every contender, all in this one process")
     sizes = SIZES
     if args.sizes:

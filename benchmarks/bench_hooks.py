@@ -12,7 +12,7 @@ are texts of the same length that differ in their first token: a decoder's KV ca
 reuses a shared prefix of the model's previous run) never finds one, whichever path keeps it.
 Figures: median of ``--repeats`` calls each after one warm-up round, and the ratio hooked / plain,
 of wall time and of the process's CPU time (all threads; less hurt by other programs' load).
-Everything runs in this process on --threads threads (engine.parallel.THREADS, and OpenBLAS's
+Everything runs in this process on --threads threads (engine.core.parallel.THREADS, and OpenBLAS's
 unless OPENBLAS_NUM_THREADS is set); no torch. Under load, --threads 1 isolates the hook's cost
 from the scheduling of threads (OpenBLAS's spinning threads on oversubscribed cores cost seconds).
 Lengths are token counts (a decoder's text has no special tokens, an encoder's counts [CLS]
@@ -117,13 +117,13 @@ def main() -> None:
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # before numpy is imported
         os.environ.setdefault(name, str(args.threads))
 
-    from engine.memory import keep_freed_memory
+    from engine.core.memory import keep_freed_memory
     from engine.models import model_info
 
     keep_freed_memory()  # as main.py
-    import engine.parallel
+    import engine.core.parallel
 
-    engine.parallel.THREADS = args.threads
+    engine.core.parallel.THREADS = args.threads
     import numpy as np
 
     load_before = os.getloadavg()[0]

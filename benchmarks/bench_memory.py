@@ -3,7 +3,7 @@
     python benchmarks/bench_memory.py            # the shapes below, one fresh process each
 
 For each (d_model, heads, mask/positional) the script finds the largest n whose estimate
-(engine.memory.estimate_trace_bytes) fits DEFAULT_MEMORY_BUDGET, then runs compute() for it in a
+(engine.core.memory.estimate_trace_bytes) fits DEFAULT_MEMORY_BUDGET, then runs compute() for it in a
 new process started as main.py starts (keep_freed_memory()), and reports:
 
 - footprint: resident memory of that process after importing the engine, before computing
@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.config import DEFAULT_MEMORY_BUDGET  # noqa: E402
-from engine.memory import estimate_trace_bytes  # noqa: E402
+from engine.toy.config import DEFAULT_MEMORY_BUDGET  # noqa: E402
+from engine.core.memory import estimate_trace_bytes  # noqa: E402
 
 SHAPES = [  # (d_model, heads, positional, mask)
     (64, 1, "sinusoidal", "none"),
@@ -40,7 +40,7 @@ SHAPES = [  # (d_model, heads, positional, mask)
 CHILD = """
 import json, resource, sys
 sys.path.insert(0, {root!r})
-from engine.memory import keep_freed_memory
+from engine.core.memory import keep_freed_memory
 keep_freed_memory()
 from engine import AttentionConfig, compute
 n, d, h, positional, mask = {n}, {d}, {h}, {positional!r}, {mask!r}

@@ -1,18 +1,18 @@
-"""Benchmark: the NumPy BERT forward pass (engine.bert) against transformers on PyTorch CPU.
+"""Benchmark: the NumPy BERT forward pass (engine.models.bert) against transformers on PyTorch CPU.
 
     python benchmarks/bench_minilm.py                  # 12, 128 and 512 tokens
     python benchmarks/bench_minilm.py --lengths 12 256 --rounds 5 --threads 2
     python benchmarks/bench_minilm.py --torch-python /work/refvenv/bin/python   # torch in another venv
 
 Both sides run all-MiniLM-L6-v2 on the same input ids, one unpadded sentence, float32:
-- NumPy: engine.bert.forward, i.e. the full trace (q, k, v, scores, scaled, weights,
+- NumPy: engine.models.bert.forward, i.e. the full trace (q, k, v, scores, scaled, weights,
   head_outputs, concat, … of every layer, hidden states, cosines);
 - PyTorch: transformers' BertModel with attn_implementation="eager",
   output_attentions=True, output_hidden_states=True, under torch.no_grad().
 
 Each side runs in its own subprocess (PyTorch's OpenMP threads keep spinning after each call
 and would steal the cores from OpenBLAS otherwise), with the same thread count for
-OpenBLAS / MKL / OpenMP / torch.set_num_threads / the engine's own threads (engine.parallel). The subprocesses alternate for ``--rounds``
+OpenBLAS / MKL / OpenMP / torch.set_num_threads / the engine's own threads (engine.core.parallel). The subprocesses alternate for ``--rounds``
 rounds so that load from other programs hits both sides alike; the figure is the median of
 all timed calls. PyTorch's column is skipped when torch or transformers is not installed (in
 ``--torch-python``, default this interpreter: the app's venv never has torch). The model's folder
@@ -41,7 +41,7 @@ TEXT = (
 
 def input_ids(n: int, model_dir: str | None = None):
     """Exactly n ids: [CLS], the first n − 2 pieces of a long English text, [SEP]."""
-    from engine.minilm import load_tokenizer, find_model_dir, TOKENIZER_FILE
+    from engine.models.minilm import load_tokenizer, find_model_dir, TOKENIZER_FILE
 
     tokenizer = load_tokenizer(Path(model_dir or find_model_dir()) / TOKENIZER_FILE)
     tokenizer.no_truncation()
@@ -65,17 +65,17 @@ def worker(backend: str, lengths: list[int], repeats: int, threads: int, glibc_d
     """Run in a subprocess: seconds of every timed call, per length."""
     results = {}
     if not glibc_defaults:  # both sides alike: freed memory kept for reuse, as main.py does
-        from engine.memory import keep_freed_memory
+        from engine.core.memory import keep_freed_memory
 
         keep_freed_memory()
     if backend == "numpy":
         import numpy as np
 
-        import engine.parallel
-        from engine.bert import forward
-        from engine.minilm import load_minilm
+        import engine.core.parallel
+        from engine.models.bert import forward
+        from engine.models.minilm import load_minilm
 
-        engine.parallel.THREADS = threads  # the engine's own threads (attention tiles, row shares)
+        engine.core.parallel.THREADS = threads  # the engine's own threads (attention tiles, row shares)
 
         model = load_minilm()
         for n in lengths:
@@ -86,7 +86,7 @@ def worker(backend: str, lengths: list[int], repeats: int, threads: int, glibc_d
         from transformers import AutoModel
         from transformers.utils import logging as hf_logging
 
-        from engine.minilm import find_model_dir
+        from engine.models.minilm import find_model_dir
 
         model_dir = model_dir or str(find_model_dir())
         hf_logging.set_verbosity_error()
@@ -119,7 +119,7 @@ def run_worker(backend: str, args) -> dict[int, list[float]]:
     env = dict(os.environ)
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = str(args.threads)
-    from engine.minilm import find_model_dir
+    from engine.models.minilm import find_model_dir
 
     command = [
         sys.executable if backend == "numpy" else args.torch_python, __file__, "--worker", backend,
@@ -131,13 +131,13 @@ def run_worker(backend: str, args) -> dict[int, list[float]]:
 
 
 def attention_version() -> str:
-    """The commit of engine/attention.py benchmarked (the kernel is being tuned in parallel)."""
+    """The commit of engine/core/attention.py benchmarked (the kernel is being tuned in parallel)."""
     try:
         commit = subprocess.run(
-            ["git", "log", "-1", "--format=%h", "--", "engine/attention.py"],
+            ["git", "log", "-1", "--format=%h", "--", "engine/core/attention.py"],
             cwd=ROOT, capture_output=True, text=True, check=True,
         ).stdout.strip()
-        dirty = subprocess.run(["git", "diff", "--quiet", "--", "engine/attention.py"], cwd=ROOT).returncode
+        dirty = subprocess.run(["git", "diff", "--quiet", "--", "engine/core/attention.py"], cwd=ROOT).returncode
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + (" + uncommitted changes" if dirty else "")
@@ -182,8 +182,8 @@ def main() -> None:
         versions += f", {torch_side}"
     print(f"all-MiniLM-L6-v2 forward, float32, {args.threads} thread(s), {platform.processor() or platform.machine()}, "
           f"{versions}; load average {load_before:.2f} → {load_after:.2f}")
-    print(f"engine/attention.py at {attention_version()}")
-    print("malloc: " + ("glibc defaults" if args.glibc_defaults else "both sides keep freed memory for reuse (engine.memory.keep_freed_memory, as main.py)"))
+    print(f"engine/core/attention.py at {attention_version()}")
+    print("malloc: " + ("glibc defaults" if args.glibc_defaults else "both sides keep freed memory for reuse (engine.core.memory.keep_freed_memory, as main.py)"))
     print(f"median of {args.rounds} alternating rounds; ratio = NumPy time / PyTorch time (< 1: NumPy faster)")
     print()
     print("| tokens | NumPy (ms) | PyTorch (ms) | ratio |")

@@ -6,12 +6,12 @@ Nothing here imports Qt or pyqtgraph (a test checks it).
     result = compute(AttentionConfig(text="小明 喜欢 苹果", d_model=4, heads=1))
     result.weights  # (heads, n, n)
 """
-from .config import AttentionConfig
-from .compute import compute
-from .errors import EngineError
-from .explain import Explanation, explain
-from .tokenize import Token, tokenize, warm_up
-from .trace import ARRAY_NAMES, STAGES, AttentionResult
+from .toy.config import AttentionConfig
+from .toy.compute import compute
+from .core.errors import EngineError
+from .analysis.explain import Explanation, explain
+from .text.tokenize import Token, tokenize, warm_up
+from .core.trace import ARRAY_NAMES, STAGES, AttentionResult
 
 __all__ = [
     "ARRAY_NAMES",

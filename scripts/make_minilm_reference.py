@@ -36,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.minilm import WEIGHTS_SHA256, find_model_dir, sha256_file  # noqa: E402
+from engine.models.minilm import WEIGHTS_SHA256, find_model_dir, sha256_file  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "minilm_reference.npz"
 

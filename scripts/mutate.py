@@ -49,30 +49,30 @@ def mutant(name: str, path: str, old: str, new: str) -> None:
 
 
 # ------------------------------------------------------------------ the mutants
-# engine/attention.py: attend()'s additive_bias (a sign bug there survived) had no caller and was
+# engine/core/attention.py: attend()'s additive_bias (a sign bug there survived) had no caller and was
 # removed, as issue 16 asks; the mutant went with it.
 
 # worked arithmetic: the raw score shown where the scaled one belongs (equal only with scaling off)
-mutant("explain-text-scaled-is-raw", "engine/explain.py", "= {num(term.scaled)}{suffix}", "= {num(term.score)}{suffix}")
-mutant("explain-term-scaled-is-raw", "engine/explain.py", "scaled=float(scaled[j]),", "scaled=float(result.scores[head, query, j]),")
+mutant("explain-text-scaled-is-raw", "engine/analysis/explain.py", "= {num(term.scaled)}{suffix}", "= {num(term.score)}{suffix}")
+mutant("explain-term-scaled-is-raw", "engine/analysis/explain.py", "scaled=float(scaled[j]),", "scaled=float(result.scores[head, query, j]),")
 mutant("arithmetic-panel-scaled-is-raw", "app/panels/arithmetic_panel.py", "= <b>{number(t.scaled)}</b>{note}", "= <b>{number(t.score)}</b>{note}")
 mutant("arithmetic-panel-divisor-sqrt", "app/panels/arithmetic_panel.py", "e.d_k, number(math.sqrt(e.d_k)))", "e.d_k, number(e.d_k))")
 
-# engine/export.py: trace files (CSV order, JSON −∞, suffixes) and the MiniLM file's keys
-mutant("csv-query-major", "engine/export.py",
+# engine/files/export.py: trace files (CSV order, JSON −∞, suffixes) and the MiniLM file's keys
+mutant("csv-query-major", "engine/files/export.py",
        "for h, head in enumerate(result.weights):  # (n, n) per head\n            for i, row in enumerate(head):",
        "for i in range(result.n):\n            for h, row in enumerate(result.weights[:, i]):")
-mutant("csv-precision", "engine/export.py", "[format(w, \".9g\") for w in row.tolist()])\n\n\n_WRITERS", "[format(w, \".4g\") for w in row.tolist()])\n\n\n_WRITERS")
-mutant("json-minus-infinity", "engine/export.py", 'float("-inf"): "-Infinity"}', 'float("-inf"): "Infinity"}')
-mutant("export-suffix-case", "engine/export.py", "suffix = Path(path).suffix.lower()", "suffix = Path(path).suffix")
-mutant("npz-optional-arrays", "engine/export.py", 'OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated", "mask")', 'OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated")')
-mutant("minilm-npz-key-renamed", "engine/export.py", "token_spans=np.array(spans, dtype=np.int64),", "spans=np.array(spans, dtype=np.int64),")
-mutant("minilm-npz-hidden-renamed", "engine/export.py", "hidden_states=trace.hidden_states, text=", "hidden=trace.hidden_states, text=")
+mutant("csv-precision", "engine/files/export.py", "[format(w, \".9g\") for w in row.tolist()])\n\n\n_WRITERS", "[format(w, \".4g\") for w in row.tolist()])\n\n\n_WRITERS")
+mutant("json-minus-infinity", "engine/files/export.py", 'float("-inf"): "-Infinity"}', 'float("-inf"): "Infinity"}')
+mutant("export-suffix-case", "engine/files/export.py", "suffix = Path(path).suffix.lower()", "suffix = Path(path).suffix")
+mutant("npz-optional-arrays", "engine/files/export.py", 'OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated", "mask")', 'OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated")')
+mutant("minilm-npz-key-renamed", "engine/files/export.py", "token_spans=np.array(spans, dtype=np.int64),", "spans=np.array(spans, dtype=np.int64),")
+mutant("minilm-npz-hidden-renamed", "engine/files/export.py", "hidden_states=trace.hidden_states, text=", "hidden=trace.hidden_states, text=")
 
 # app/cli.py: exit codes and the image/data decision
 mutant("cli-usage-exit-1", "app/cli.py", "return _fail(error, 2)", "return _fail(error, 1)")
 mutant("cli-unknown-command-exit-1", "app/cli.py", "or no arguments for the window\", 2)", "or no arguments for the window\", 1)")
-mutant("export-suffix-lower-dropped", "engine/export.py", "    suffix = Path(path).suffix.lower()\n    if suffix not in allowed:", "    suffix = Path(path).suffix\n    if suffix not in allowed:")
+mutant("export-suffix-lower-dropped", "engine/files/export.py", "    suffix = Path(path).suffix.lower()\n    if suffix not in allowed:", "    suffix = Path(path).suffix\n    if suffix not in allowed:")
 mutant("cli-no-scale-ignored", "app/cli.py", '        settings["scale"] = False', '        pass')
 
 # app/session.py: what a session keeps
@@ -101,7 +101,7 @@ mutant("menu-item-untranslated", "app/window.py", 'self._action(player, self.tr(
 mutant("panel-accepts-any-model", "app/panels/base.py", "return snapshot is not None and self.supports(model_info(snapshot.model).kind)", "return snapshot is not None")
 mutant("saved-state-kept", "app/window.py", "            self.settings.remove(key)", "            pass")
 mutant("session-text-uncapped", "app/window.py", "        if len(config.text) > MAX_WINDOW_TEXT:  # the text box", "        if False:  # the text box")
-mutant("pool-exit-ignored", "engine/parallel.py", "if _exiting:", "if False:")
+mutant("pool-exit-ignored", "engine/core/parallel.py", "if _exiting:", "if False:")
 mutant("window-export-head-0", "app/window.py", "image = render_image(self.controller.snapshot.result, head=self.controller.head,", "image = render_image(self.controller.snapshot.result, head=0,")
 
 # panels' numbers: compare, head grid, inspector, player, scaling lab, plane (PCA), diffs

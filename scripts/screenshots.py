@@ -115,7 +115,7 @@ CAPITAL = "The capital of France is"
 def decoder_scenes(app, window, suffix: str = "") -> None:
     """SmolLM2: next-token bars, the logit lens, and a generated token (skipped when not installed)."""
     try:
-        from engine.smollm2 import find_smollm2
+        from engine.models.smollm2 import find_smollm2
 
         find_smollm2()
     except Exception as error:  # noqa: BLE001 - the model is optional
@@ -245,7 +245,7 @@ def main() -> None:
     shoot(app, window, "compare.png")
 
     try:
-        from engine.minilm import find_model_dir
+        from engine.models.minilm import find_model_dir
 
         find_model_dir()
         set_text(window, ANIMAL)
@@ -267,7 +267,7 @@ def main() -> None:
 
     try:  # multilingual-e5-small (issue 13): 小明喜欢苹果 by words, then 苹果 and apple across languages
         from app.presets import MODEL_PRESETS
-        from engine.e5 import find_model_file
+        from engine.models.e5 import find_model_file
 
         find_model_file()
         shown = [key for key, dock in window.docks.items() if not dock.visibleRegion().isEmpty()]

@@ -98,7 +98,7 @@ def _model_once(name: str):
     (app.minilm_mode): the engine tests and every window test share one copy. Skips where the
     model's package is not installed."""
     from app import minilm_mode
-    from engine.errors import EngineError
+    from engine.core.errors import EngineError
 
     try:
         return minilm_mode.model(name)

@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, EngineError, compute
-from engine.ablation import (
+from engine.analysis.ablation import (
     all_heads, check_ablation, mean_cosine_distance, rank_heads, token_cosines, top_token_probability_drop,
 )
-from engine.analysis import analysis_arrays
-from engine.head_stats import (
+from engine.analysis.arrays import analysis_arrays
+from engine.analysis.head_stats import (
     caption, head_stats, head_table, induction_scores, name_heads, repeated_random_tokens, special_mask,
     table_csv,
 )
-from engine.rollout import attention_rollout, rollout, value_weighted_rollout
-from engine.value_norms import explain_cell, value_weighted
+from engine.analysis.rollout import attention_rollout, rollout, value_weighted_rollout
+from engine.analysis.value_norms import explain_cell, value_weighted
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ablation_reference.npz"
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -119,7 +119,7 @@ def test_grouped_query_values_and_one_cell():
 
 
 def test_analysis_arrays_of_an_ablated_minilm_run(model):
-    from engine.bert import forward
+    from engine.models.bert import forward
 
     tokenized = model.tokenize(SENTENCE)
     ablated = forward(model.weights, model.config, tokenized.input_ids, tokenized.tokens,
@@ -205,7 +205,7 @@ def test_toy_ablation_refuses_a_bad_pair(pair, words):
 
 
 def test_minilm_ablation_refuses_a_head_out_of_range(model):
-    from engine.bert import forward
+    from engine.models.bert import forward
 
     with pytest.raises(EngineError, match="layer 6 head 0") as error:
         forward(model.weights, model.config, [101, 102], ablate=frozenset({(6, 0)}))
@@ -214,7 +214,7 @@ def test_minilm_ablation_refuses_a_head_out_of_range(model):
 
 
 def test_minilm_ablation_equals_transformers(model, reference):
-    from engine.bert import forward
+    from engine.models.bert import forward
 
     tokenized = model.tokenize(str(reference["text"]))
     assert tokenized.input_ids.tolist() == reference["ids"].tolist()
@@ -232,8 +232,8 @@ def test_minilm_ablation_equals_transformers(model, reference):
 
 
 def test_prefix_reusing_runner_equals_the_full_forward(model, trace, reference):
-    from engine.bert import forward
-    from engine.bert_ablation import ablated_hidden_states, encoder_runner
+    from engine.models.bert import forward
+    from engine.models.bert_ablation import ablated_hidden_states, encoder_runner
 
     run = encoder_runner(model.weights, model.config, trace)
     tokenized = model.tokenize(SENTENCE)
@@ -248,8 +248,8 @@ def test_prefix_reusing_runner_equals_the_full_forward(model, trace, reference):
 
 
 def test_rank_heads_effects_progress_and_cancel(model, trace):
-    from engine.bert import forward
-    from engine.bert_ablation import rank_encoder_heads
+    from engine.models.bert import forward
+    from engine.models.bert_ablation import rank_encoder_heads
 
     seen = []
     ranking = rank_encoder_heads(model.weights, model.config, trace, progress=lambda f, m: seen.append(f))

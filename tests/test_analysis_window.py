@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, compute
-from engine.ablation import mean_cosine_distance, token_cosines
-from engine.analysis import analysis_arrays
-from engine.head_stats import head_stats, special_mask
-from engine.rollout import attention_rollout
+from engine.analysis.ablation import mean_cosine_distance, token_cosines
+from engine.analysis.arrays import analysis_arrays
+from engine.analysis.head_stats import head_stats, special_mask
+from engine.analysis.rollout import attention_rollout
 
 MAIN = str(Path(__file__).resolve().parent.parent / "main.py")
 ANIMAL = "The animal didn't cross the street because it was too tired."
@@ -85,7 +85,7 @@ def test_cli_bad_ablation_is_one_error_line(tmp_path):
 
 
 def test_cli_minilm_ablation_equals_the_engine(minilm, tmp_path):
-    from engine.bert import forward
+    from engine.models.bert import forward
 
     out = tmp_path / "m.npz"
     done = _run("--model", "minilm", "--text", ANIMAL, "--ablate", "3.1,5.11", "--out", str(out))
@@ -217,7 +217,7 @@ def test_dashboard_table_scatter_and_selection_both_ways(window, qtbot):
 
 # ------------------------------------------------------------------ the window (MiniLM)
 def test_minilm_rank_heads_in_a_lane_with_cancel(window, qtbot, minilm):
-    from engine.bert_ablation import rank_encoder_heads
+    from engine.models.bert_ablation import rank_encoder_heads
 
     c = window.controller
     c.set_config(c.config.replace(text=ANIMAL), immediate=True)

@@ -1,9 +1,9 @@
 """The two block shapes built from a config, each against the short float64 reference block beside
-it: the decoder (engine.llama.forward vs reference_block) in every combination of LayerNorm |
+it: the decoder (engine.models.llama.forward vs reference_block) in every combination of LayerNorm |
 RMSNorm, SwiGLU | GELU | GELU-tanh, rotary (both row layouts) | learned positions, grouped-query
 attention, biases, q/k norm and tied | separate unembedding; the post-LN encoder
-(engine.bert.forward vs reference_encoder_block). Weights are random, read through a weight-name
-table (engine.llama.WeightNames) as a family would."""
+(engine.models.bert.forward vs reference_encoder_block). Weights are random, read through a weight-name
+table (engine.models.llama.WeightNames) as a family would."""
 from __future__ import annotations
 
 import itertools
@@ -12,11 +12,11 @@ import math
 import numpy as np
 import pytest
 
-from engine.bert import BertConfig, reference_encoder_block
-from engine.bert import forward as bert_forward
-from engine.bert import prepare_weights as bert_weights
-from engine.hooks import HookRun
-from engine.llama import DecoderConfig, WeightNames, forward, hook_names, prepare_weights, reference_block
+from engine.models.bert import BertConfig, reference_encoder_block
+from engine.models.bert import forward as bert_forward
+from engine.models.bert import prepare_weights as bert_weights
+from engine.core.hooks import HookRun
+from engine.models.llama import DecoderConfig, WeightNames, forward, hook_names, prepare_weights, reference_block
 
 D, HEADS, D_FF, LAYERS, VOCAB, CONTEXT = 16, 4, 24, 2, 50, 12
 

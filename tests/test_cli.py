@@ -14,7 +14,7 @@ import pytest
 
 from app import cli
 from engine import ARRAY_NAMES, AttentionConfig, EngineError, compute
-from engine.export import save_trace
+from engine.files.export import save_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")
@@ -88,7 +88,7 @@ def test_unknown_suffix_is_an_engine_error(tmp_path):
 
 
 def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    from engine import export
+    from engine.files import export
 
     def broken(result, stream):
         stream.write(b"half a file")

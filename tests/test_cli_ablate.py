@@ -14,7 +14,7 @@ import pytest
 gguf = pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")
 
-from engine.smollm2 import load_gguf  # noqa: E402
+from engine.models.smollm2 import load_gguf  # noqa: E402
 from tiny_gguf import HEADS, LAYERS, TEXT, write_tiny_gguf  # noqa: E402
 
 MAIN = str(Path(__file__).resolve().parent.parent / "main.py")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, compute
-from engine.compare import (
+from engine.analysis.compare import (
     REASON_HEADS,
     REASON_TOKENS,
     compare_configs,

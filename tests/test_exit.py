@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-import engine.parallel as parallel
+import engine.core.parallel as parallel
 
 
 def test_a_pool_that_refuses_new_work_leaves_the_work_to_this_thread(monkeypatch):

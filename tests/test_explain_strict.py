@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, compute
-from engine.explain import explain
+from engine.analysis.explain import explain
 
 CONFIG = AttentionConfig(text="小明 喜欢 吃 苹果", tokenizer="whitespace", d_model=8, heads=2, seed=3,
                          temperature=0.7)

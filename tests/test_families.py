@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from app import cli
-from engine.errors import EngineError
+from engine.core.errors import EngineError
 from engine.models import MODELS, hf_folder, safetensors_file
 from engine.models.families import load_folder
 
@@ -331,7 +331,7 @@ def test_a_fifo_or_device_in_place_of_a_file_never_hangs(tmp_path, name, capsys)
 
 
 def test_the_weights_budget_applies_to_gguf_files_too(monkeypatch):
-    from engine.smollm2 import load_gguf
+    from engine.models.smollm2 import load_gguf
 
     monkeypatch.setenv(hf_folder.WEIGHTS_BUDGET_ENV, str(1000 / 1024**3))
     with pytest.raises(EngineError) as error:

@@ -87,7 +87,7 @@ def test_presets_name_the_tutorials_not_their_file_ids():
 def test_minilm_mode_shows_the_models_own_facts(window):
     pytest.importorskip("safetensors")
     from engine import EngineError
-    from engine.minilm import load_minilm
+    from engine.models.minilm import load_minilm
 
     try:
         load_minilm()

@@ -13,9 +13,9 @@ import pytest
 gguf = pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")
 
-from engine.attention import attend, causal_mask  # noqa: E402
-from engine.errors import EngineError  # noqa: E402
-from engine.smollm2 import load_gguf  # noqa: E402
+from engine.core.attention import attend, causal_mask  # noqa: E402
+from engine.core.errors import EngineError  # noqa: E402
+from engine.models.smollm2 import load_gguf  # noqa: E402
 from tiny_gguf import TEXT, reference_forward, write_tiny_gguf  # noqa: E402
 
 TINY_FIXTURE = Path(__file__).parent / "fixtures" / "tiny_gguf_reference.npz"
@@ -121,7 +121,7 @@ def test_refuses_sentencepiece_tokenizer_and_bad_files(tmp_path):
 
 
 def test_refuses_weights_over_the_limit(tmp_path):
-    from engine.gguf_file import read_gguf
+    from engine.models.gguf_file import read_gguf
 
     path = tmp_path / "tiny.gguf"
     write_tiny_gguf(path, "llama")
@@ -181,9 +181,9 @@ def _metadata_file(path, endianess) -> None:
 
 @pytest.mark.parametrize("endianess", ["LITTLE", "BIG"])
 def test_fast_reader_reads_every_field_as_gguf_does(tmp_path, endianess):
-    """engine.gguf_file's reader takes shortcuts for arrays: every field must read the same as
+    """engine.models.gguf_file's reader takes shortcuts for arrays: every field must read the same as
     with gguf's own GGUFReader, in both byte orders, and a file cut inside an array is refused."""
-    from engine.gguf_file import open_reader
+    from engine.models.gguf_file import open_reader
 
     path = tmp_path / "meta.gguf"
     _metadata_file(path, getattr(gguf.GGUFEndian, endianess))
@@ -203,8 +203,8 @@ def test_fast_reader_reads_every_field_as_gguf_does(tmp_path, endianess):
 
 
 def test_fast_reader_reads_smollm2_as_gguf_does():
-    from engine.gguf_file import open_reader
-    from engine.smollm2 import find_smollm2
+    from engine.models.gguf_file import open_reader
+    from engine.models.smollm2 import find_smollm2
 
     try:
         path = find_smollm2()

@@ -306,7 +306,7 @@ def test_minilm_export_ablate(tmp_path, minilm, ablation):
 # ---------------------------------------------------------------------------------- bad hooks
 
 def test_unknown_hook_name_names_the_closest(minilm):
-    from engine.errors import EngineError
+    from engine.core.errors import EngineError
 
     with pytest.raises(EngineError) as caught:
         minilm.run_with_hooks(MINILM_TEXT, fwd_hooks=[("blocks.3.attn.hook_zz", lambda a, n: None)])
@@ -316,7 +316,7 @@ def test_unknown_hook_name_names_the_closest(minilm):
 
 
 def test_hook_returning_another_shape_or_dtype(minilm):
-    from engine.errors import EngineError
+    from engine.core.errors import EngineError
 
     with pytest.raises(EngineError) as caught:
         minilm.run_with_hooks(MINILM_TEXT, fwd_hooks=[("blocks.2.attn.hook_z", lambda z, n: z[:, :6])])

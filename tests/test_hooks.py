@@ -1,4 +1,4 @@
-"""Hook points (engine/hooks.py) in the three forwards: the toy's compute, the BERT encoder and the
+"""Hook points (engine/core/hooks.py) in the three forwards: the toy's compute, the BERT encoder and the
 llama-family decoder. Each hooked number is checked against a float64 loop written here (nothing
 shared with the engine's forwards).
 
@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig
-from engine.bert import BertConfig, hook_names as bert_hook_names, prepare_weights
-from engine.bert_ablation import ablated_hidden_states
-from engine.encoder import Encoder
-from engine.errors import EngineError
-from engine.hooks import hook_run
+from engine.models.bert import BertConfig, hook_names as bert_hook_names, prepare_weights
+from engine.models.bert_ablation import ablated_hidden_states
+from engine.models.encoder import Encoder
+from engine.core.errors import EngineError
+from engine.core.hooks import hook_run
 from engine.models.contract import Tokenized
 from engine.models.toy import ToyModel
-from engine.tokenize import Token
+from engine.text.tokenize import Token
 
 # ---------------------------------------------------------------- a tiny random BERT
 
@@ -183,7 +183,7 @@ def test_encoder_ablation_through_hook_z_equals_the_old_ablated_paths(bert):
     ablated = bert.run(TEXT, ablate=ablate)
     assert ablated.ablate == ablate
     assert np.all(ablated.layers[0].head_outputs[1] == 0) and np.all(ablated.layers[1].head_outputs[3] == 0)
-    # engine.bert_ablation resumes at the first ablated layer (start_at_layer): the same numbers
+    # engine.models.bert_ablation resumes at the first ablated layer (start_at_layer): the same numbers
     np.testing.assert_allclose(ablated.hidden_states, ablated_hidden_states(bert.weights, BERT, plain, ablate),
                                atol=1e-6)
 
@@ -378,7 +378,7 @@ def decoder_reference(w: dict, ids, z_edit=None, mlp_edit=None):
 
 @pytest.fixture(scope="module", params=["llama", "qwen2"])
 def tiny(request, tmp_path_factory):
-    from engine.smollm2 import load_gguf
+    from engine.models.smollm2 import load_gguf
 
     path = tmp_path_factory.mktemp("tiny") / f"tiny-{request.param}.gguf"
     w = write_tiny_gguf(path, request.param, seed=3)

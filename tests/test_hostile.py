@@ -18,7 +18,7 @@ import pytest
 from app import cli
 from app.session import SessionError, load_session, parse_session, save_session
 from engine import AttentionConfig, EngineError, compute
-from engine.config import DEFAULT_MEMORY_BUDGET
+from engine.toy.config import DEFAULT_MEMORY_BUDGET
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")
@@ -96,7 +96,7 @@ def test_new_files_follow_the_umask_for_every_writer(tmp_path, capsys):
     try:
         assert cli.main(["main.py", "export", *SMALL, "--out", str(tmp_path / "a.npz")]) == 0
         save_session(tmp_path / "s.json", AttentionConfig())  # the window's sessions
-        from engine.export import save_trace  # the window's Export data
+        from engine.files.export import save_trace  # the window's Export data
 
         save_trace(compute(AttentionConfig(text="a b", d_model=4, heads=1)), tmp_path / "w.csv")
     finally:
@@ -111,7 +111,7 @@ def _enospc(*args, **kwargs):
 
 @pytest.mark.parametrize("suffix", [".npz", ".json", ".csv", ".png", ".svg"])
 def test_full_disk_is_one_line_naming_the_target(tmp_path, monkeypatch, suffix, capsys):
-    from engine import safe_io
+    from engine.files import safe_io
 
     monkeypatch.setattr(safe_io.os, "fsync", _enospc)  # the last step before the rename
     out = tmp_path / f"out{suffix}"
@@ -383,7 +383,7 @@ def test_hostile_table(tmp_path, name, capsys):
 
 
 def test_oversized_table_is_refused_before_reading(tmp_path, capsys):
-    from engine.safe_io import MAX_DOCUMENT_BYTES
+    from engine.files.safe_io import MAX_DOCUMENT_BYTES
 
     table = tmp_path / "huge.json"
     with open(table, "wb") as stream:  # sparse: costs no disk
@@ -413,7 +413,7 @@ def test_non_regular_table_is_refused_without_blocking(tmp_path, kind):
 
 def test_window_table_loader_is_the_engine_one():
     from app.panels import input_panel
-    from engine.documents import load_embeddings_table
+    from engine.files.documents import load_embeddings_table
 
     assert input_panel.load_embeddings_table is load_embeddings_table
 
@@ -482,7 +482,7 @@ def test_hostile_session_documents_are_refused(name):
 @pytest.mark.parametrize("name", list(BAD_SETTINGS) + list(BAD_DOCUMENTS))
 def test_hostile_saved_settings_strings_are_refused(name):
     """The window's saved last configuration is a JSON string: the same rules, one EngineError."""
-    from engine.documents import parse_settings
+    from engine.files.documents import parse_settings
 
     text = json.dumps(BAD_SETTINGS[name]) if name in BAD_SETTINGS else BAD_DOCUMENTS[name]
     if name in BAD_DOCUMENTS and name.startswith("view"):
@@ -506,7 +506,7 @@ GOOD_SETTINGS = {
 
 @pytest.mark.parametrize("name", list(GOOD_SETTINGS))
 def test_every_value_the_engine_accepts_round_trips_exactly(tmp_path, name):
-    from engine.documents import parse_settings
+    from engine.files.documents import parse_settings
 
     config = AttentionConfig(**GOOD_SETTINGS[name])
     save_session(tmp_path / "s.json", config)
@@ -517,7 +517,7 @@ def test_every_value_the_engine_accepts_round_trips_exactly(tmp_path, name):
 
 @pytest.mark.parametrize("budget", [1, 10**15, "x", None])
 def test_no_file_sets_the_memory_budget(tmp_path, budget):
-    from engine.documents import parse_settings
+    from engine.files.documents import parse_settings
 
     loaded, _ = parse_session(session({"d_model": 8, "memory_budget": budget}))
     assert loaded.memory_budget == DEFAULT_MEMORY_BUDGET and loaded.d_model == 8
@@ -528,7 +528,7 @@ def test_no_file_sets_the_memory_budget(tmp_path, budget):
 
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "folder", "missing", "huge"])
 def test_hostile_session_files(tmp_path, kind):
-    from engine.safe_io import MAX_DOCUMENT_BYTES
+    from engine.files.safe_io import MAX_DOCUMENT_BYTES
 
     path = tmp_path / "s.json"
     if kind == "fifo":
@@ -549,7 +549,7 @@ def test_token_vector_memo_caps_bytes_not_numbers(monkeypatch):
     """At d_model 1 a remembered vector costs ~300 B for 4 B of data: the cap must count that."""
     import tracemalloc
 
-    from engine import embeddings
+    from engine.toy import embeddings
 
     embeddings.static_embeddings(["warm", "up"], 1, 0)  # imports made on first use are not the memo
     embeddings.clear_memo()
@@ -570,7 +570,7 @@ def test_json_export_streams(tmp_path):
     """The .json writer holds a row at a time, not every number as a Python float."""
     import tracemalloc
 
-    from engine.export import save_trace
+    from engine.files.export import save_trace
 
     result = compute(AttentionConfig(text=" ".join(f"w{i}" for i in range(300)), tokenizer="whitespace"))
     tracemalloc.start()
@@ -588,7 +588,7 @@ def test_json_export_streams(tmp_path):
 PEAK_SCRIPT = """
 import json, resource, sys
 from engine import AttentionConfig, compute
-from engine.memory import estimate_trace_bytes
+from engine.core.memory import estimate_trace_bytes
 n, d, h = {n}, {d}, {h}
 config = AttentionConfig(text=" ".join("w%d" % i for i in range(n)), tokenizer="whitespace", d_model=d, heads=h,
                          memory_budget=1 << 40)
@@ -612,9 +612,9 @@ def test_estimate_covers_the_measured_peak(n, d, h):
 def test_running_out_of_memory_says_what_and_what_to_do(monkeypatch):
     import importlib
 
-    from engine.memory import OutOfMemory
+    from engine.core.memory import OutOfMemory
 
-    compute_module = importlib.import_module("engine.compute")
+    compute_module = importlib.import_module("engine.toy.compute")
 
     def no_memory(*args, **kwargs):
         raise MemoryError()
@@ -635,7 +635,7 @@ def test_dangling_symlink_out_names_the_missing_target(tmp_path, capsys):
     assert str(tmp_path / "gone") in line and "symbolic link" in line, line
     assert os.listdir(tmp_path) == ["out.npz"]
     with pytest.raises(EngineError, match="symbolic link"):  # the window's writer says the same
-        from engine.safe_io import write_bytes_atomic
+        from engine.files.safe_io import write_bytes_atomic
 
         write_bytes_atomic(link, b"x")
 
@@ -660,7 +660,7 @@ def test_a_temporary_file_a_live_writer_holds_is_kept(tmp_path):
     """A second export writing into the same folder right now keeps its temporary file."""
     import fcntl
 
-    from engine.safe_io import remove_stale_temporaries
+    from engine.files.safe_io import remove_stale_temporaries
 
     held = tmp_path / ".ae-zzzz9999.tmp"
     held.write_bytes(b"partial")

@@ -21,7 +21,7 @@ import pytest
 
 from app import cli
 from engine import EngineError
-from engine.smollm2 import load_gguf
+from engine.models.smollm2 import load_gguf
 from tests.tiny_gguf import D, D_FF, EPS, HEADS, KV_HEADS, LAYERS, MERGES, THETA, _hf_weights, _permute, _vocab, \
     reference_forward
 
@@ -287,7 +287,7 @@ def test_float16_weights_of_65504_compute_finite_numbers(tmp_path, capsys):
 
 
 def test_hostile_messages_come_from_the_library_too(tmp_path):
-    """The window loads through engine.smollm2.load_gguf: the same EngineError, a template with values."""
+    """The window loads through engine.models.smollm2.load_gguf: the same EngineError, a template with values."""
     path = tmp_path / "cut.gguf"
     _cut(0.02)(path)
     with pytest.raises(EngineError) as error:
@@ -372,8 +372,8 @@ import json, resource, sys, time
 """ + PEAK + """
 limit = 1536 * 1024**2  # a regression must fail with MemoryError, not take the machine's memory
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-from engine.errors import EngineError
-from engine.smollm2 import load_gguf
+from engine.core.errors import EngineError
+from engine.models.smollm2 import load_gguf
 started = time.perf_counter()
 try:
     load_gguf(sys.argv[1])
@@ -445,7 +445,7 @@ def test_small_files_claiming_huge_counts_are_refused_fast_in_bounded_memory(tmp
 # ------------------------------------------------------------------ a file rewritten on disk
 RUN_SCRIPT = """
 import sys, time
-from engine.smollm2 import load_gguf
+from engine.models.smollm2 import load_gguf
 model = load_gguf(sys.argv[1])
 print("loaded", flush=True)
 deadline = time.monotonic() + float(sys.argv[2])
@@ -494,8 +494,8 @@ def test_a_model_file_rewritten_while_the_model_computes_does_not_crash(tmp_path
 
 LOAD_LOOP_SCRIPT = """
 import sys, time
-from engine.errors import EngineError
-from engine.smollm2 import load_gguf
+from engine.core.errors import EngineError
+from engine.models.smollm2 import load_gguf
 deadline = time.monotonic() + float(sys.argv[2])
 loaded = refused = 0
 while time.monotonic() < deadline:
@@ -567,7 +567,7 @@ def test_qwen2_without_biases_runs_as_a_model_with_zero_biases(tmp_path):
 @pytest.mark.parametrize("endianess", ["LITTLE", "BIG"])
 def test_every_value_type_reads_as_gguf_reads_it(tmp_path, endianess):
     """The engine's header reader against gguf's own, on one file holding every value type."""
-    from engine.gguf_file import open_reader
+    from engine.models.gguf_file import open_reader
 
     path = tmp_path / "meta.gguf"
     writer = gguf.GGUFWriter(str(path), "llama", endianess=getattr(gguf.GGUFEndian, endianess))
@@ -587,13 +587,13 @@ def test_every_value_type_reads_as_gguf_reads_it(tmp_path, endianess):
 SMOLLM2_RSS_SCRIPT = """
 import json, resource, sys
 """ + PEAK + """
-from engine.memory import keep_freed_memory
+from engine.core.memory import keep_freed_memory
 keep_freed_memory()  # as main.py does
 def rss():
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS"))
 import gguf, tokenizers
-from engine.smollm2 import find_smollm2, load_gguf
+from engine.models.smollm2 import find_smollm2, load_gguf
 path = find_smollm2()
 before = rss()
 model = load_gguf(path)
@@ -606,7 +606,7 @@ def test_loading_smollm2_peaks_near_the_weights_once():
     """Issue 26, item 8: loading peaked at 2.0× the float32 weights (every tensor dequantized,
     then copied into the final layout). Now each tensor goes into its final array before the
     next is read: the peak above the interpreter stays within 1.35× the weights."""
-    from engine.smollm2 import find_smollm2
+    from engine.models.smollm2 import find_smollm2
 
     try:
         find_smollm2()
@@ -629,7 +629,7 @@ E5_CASES = ["folder", "fifo", "/dev/zero", "symlink loop", "dangling symlink", "
 
 @pytest.mark.parametrize("kind", E5_CASES)
 def test_e5_variable_names_what_is_there(tmp_path, monkeypatch, kind):
-    from engine.e5 import PATH_VARIABLE, find_model_file
+    from engine.models.e5 import PATH_VARIABLE, find_model_file
 
     path, words = _not_regular(tmp_path, kind)
     monkeypatch.setenv(PATH_VARIABLE, str(path))
@@ -644,7 +644,7 @@ def test_e5_variable_names_what_is_there(tmp_path, monkeypatch, kind):
 @pytest.mark.parametrize("kind", ["cut", "garbage", "sparse 20 GB", "empty"])
 def test_e5_variable_file_of_the_wrong_size_is_refused_before_hashing(tmp_path, monkeypatch, kind):
     """A 20 GB sparse file took 41 s to hash before the refusal (100 GB: 183 s, worker blocked)."""
-    from engine import e5
+    from engine.models import e5
 
     path = tmp_path / "e5-small-q4.bin"
     if kind == "cut":
@@ -667,7 +667,7 @@ def test_e5_variable_file_of_the_wrong_size_is_refused_before_hashing(tmp_path, 
 
 
 def test_e5_variable_with_the_right_size_but_wrong_bytes_is_damaged(tmp_path, monkeypatch):
-    from engine import e5
+    from engine.models import e5
 
     path = tmp_path / "e5.bin"
     with open(path, "wb") as stream:
@@ -765,11 +765,11 @@ def test_a_model_file_rewritten_while_the_window_computes_does_not_crash(tmp_pat
 
 
 def test_block_dequantizer_matches_gguf_for_every_type():
-    """engine.gguf_file dequantizes whole row blocks with each type's own routine; gguf's
+    """engine.models.gguf_file dequantizes whole row blocks with each type's own routine; gguf's
     dequantize (groups of 16 rows) is the reference, on random bytes of every type it knows."""
     from gguf.quants import _type_traits
 
-    from engine.gguf_file import _block_dequantizer
+    from engine.models.gguf_file import _block_dequantizer
 
     rng = np.random.default_rng(0)
     for kind in _type_traits:

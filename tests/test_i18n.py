@@ -353,9 +353,9 @@ def test_language_follows_the_stored_choice_then_the_system(qapp, monkeypatch):
 def engine_errors() -> list:
     """Real errors (exception objects) of the engine's and the session reader's checks."""
     from engine import AttentionConfig, EngineError
-    from engine.explain import explain
-    from engine.inspect import inspect_cell
-    from engine.labs import shuffle_test
+    from engine.analysis.explain import explain
+    from engine.analysis.inspect import inspect_cell
+    from engine.toy.labs import shuffle_test
 
     from app.session import SessionError, parse_session
 

@@ -25,7 +25,7 @@ def module_graph(packages=("app", "engine")) -> dict[str, set[str]]:
                 if node.level:
                     base = ".".join(anchor[: len(anchor) - node.level + 1] + ([base] if base else []))
                 submodules = [f"{base}.{alias.name}" for alias in node.names]
-                # `from . import parallel` needs engine.parallel, not engine/__init__; `from engine import X` needs both
+                # `from . import parallel` needs engine.core.parallel, not engine/__init__; `from engine import X` needs both
                 targets = submodules + ([base] if not all(m in files for m in submodules) else [])
             else:
                 continue
@@ -65,7 +65,7 @@ def test_the_graph_sees_function_level_and_relative_imports():
     graph = module_graph()
     assert "engine.models" in graph["app.controller"]  # a module-level import
     assert "app.pretrained" in graph["app.controller"]  # imported inside a method
-    assert "engine.errors" in graph["engine.models"]  # relative, two dots
+    assert "engine.core.errors" in graph["engine.models"]  # relative, two dots
 
 
 def test_the_detector_finds_a_cycle_through_a_function_level_import():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, EngineError, compute
-from engine.inspect import inspect_cell
+from engine.analysis.inspect import inspect_cell
 
 CONFIGS = [
     AttentionConfig(text="小明 喜欢 苹果", tokenizer="whitespace", d_model=8, heads=2),

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QObject, SIGNAL
 
 from app.worker import Worker
-from engine.errors import EngineError
+from engine.core.errors import EngineError
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ SMALLEST_WINDOW = (1024, 700)
 def _models() -> list[str]:
     models = ["toy"]
     try:
-        from engine.minilm import load_minilm
+        from engine.models.minilm import load_minilm
 
         load_minilm()
         models.append("minilm")

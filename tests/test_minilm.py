@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.bert import erf, estimate_forward_bytes, gelu
-from engine.errors import EngineError
-from engine import minilm
+from engine.models.bert import erf, estimate_forward_bytes, gelu
+from engine.core.errors import EngineError
+from engine.models import minilm
 
 FIXTURE = Path(__file__).parent / "fixtures" / "minilm_reference.npz"
 TOLERANCE = 1e-4
@@ -189,7 +189,7 @@ def test_missing_backend_says_how_to_install(monkeypatch):
 def test_no_torch_or_qt_at_run_time():
     _require_model()
     code = (
-        "import sys; from engine.minilm import load_minilm; "
+        "import sys; from engine.models.minilm import load_minilm; "
         "load_minilm().run('I ate the apple.'); "
         "bad = [m for m in ('torch', 'transformers', 'PySide6', 'pyqtgraph') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
@@ -210,7 +210,7 @@ def test_erf_and_gelu_accuracy():
 
 
 def test_gelu_in_blocks_gives_identical_numbers(monkeypatch):
-    from engine import bert
+    from engine.models import bert
 
     x = np.random.default_rng(1).standard_normal((300, 1536)).astype(np.float32) * 3
     expected = np.empty_like(x)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
-from engine.errors import ModelNotInstalled  # noqa: E402
+from engine.core.errors import ModelNotInstalled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ANIMAL = "The animal didn't cross the street because it was too tired."
@@ -86,13 +86,13 @@ def test_chinese_text_warns_about_unknown_pieces(window, minilm):
 
 def test_missing_package_keeps_toy_mode(window, monkeypatch):
     import app.minilm_mode as mode
-    import engine.minilm
+    import engine.models.minilm
 
     def missing(*args, **kwargs):
-        raise ModelNotInstalled("MiniLM is not installed: {command}", command=engine.minilm.INSTALL_COMMAND)
+        raise ModelNotInstalled("MiniLM is not installed: {command}", command=engine.models.minilm.INSTALL_COMMAND)
 
     monkeypatch.setattr(mode, "_models", {})
-    monkeypatch.setattr(engine.minilm, "load_minilm", missing)
+    monkeypatch.setattr(engine.models.minilm, "load_minilm", missing)
     window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
     assert window.wait_until_idle(30)
     assert window.wait_until_idle(30)

@@ -242,8 +242,8 @@ def test_byte_fragments_join_their_character_then_their_word():
     join that character first, and the characters their jieba word."""
     import numpy as np
 
-    from engine.tokenize import Token
-    from engine.words import roll_up, words_of
+    from engine.text.tokenize import Token
+    from engine.text.words import roll_up, words_of
 
     text = "苹果很好吃"
     spans = [(0, 1), (0, 1), (0, 1), (1, 2), (2, 3), (2, 3), (3, 4), (3, 4), (4, 5), (4, 5)]
@@ -312,13 +312,13 @@ def _kinds(tmp_path):
 
 
 def test_file_kind_names_what_a_file_is(tmp_path):
-    from engine.errors import EngineError
-    from engine.file_kind import describe, refuse_unless_gguf
-    from engine.smollm2 import load_gguf
+    from engine.core.errors import EngineError
+    from engine.models.file_kind import describe, refuse_unless_gguf
+    from engine.models.smollm2 import load_gguf
 
     for name, words in _kinds(tmp_path).items():
         assert words in str(describe(tmp_path / name)), name
-        # the loader names the file and what it is (engine.file_kind for files, safe_io for the rest)
+        # the loader names the file and what it is (engine.models.file_kind for files, safe_io for the rest)
         with pytest.raises(EngineError, match=f"{name}.*({words}|symbolic link loop)"):
             load_gguf(tmp_path / name)
     gguf = tmp_path / "real.gguf"

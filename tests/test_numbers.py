@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engine import AttentionConfig, compute
-from engine.explain import explain
+from engine.analysis.explain import explain
 
 STREET = "The animal didn't cross the street because it was too tired."
 ROAD = "The animal didn't cross the road because it was too tired."

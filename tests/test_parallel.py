@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from engine import AttentionConfig, compute, parallel
-from engine.attention import FUSED_MIN_ELEMENTS, attend
+from engine import AttentionConfig, compute
+from engine.core import parallel
+from engine.core.attention import FUSED_MIN_ELEMENTS, attend
 
 
 def loop_attention(q, k, v, divisor, mask=None):
@@ -52,7 +53,7 @@ def test_thread_count_changes_no_number(monkeypatch):
     monkeypatch.setattr(parallel, "THREADS", 1)
     one = compute(config)
     monkeypatch.setattr(parallel, "THREADS", 2)
-    monkeypatch.setattr(importlib.import_module("engine.compute"), "THREADED_MIN_SCORES", 0)  # threaded at this size
+    monkeypatch.setattr(importlib.import_module("engine.toy.compute"), "THREADED_MIN_SCORES", 0)  # threaded at this size
     monkeypatch.setattr(parallel, "PARALLEL_MIN_PRODUCTS", 0)  # rows shared too, not only tiles
     calls = []
     real = parallel.run_parallel
@@ -100,7 +101,7 @@ def test_an_error_in_a_share_reaches_the_caller():
 def test_keep_freed_memory_reports_what_it_did():
     import platform
 
-    from engine.memory import keep_freed_memory
+    from engine.core.memory import keep_freed_memory
 
     assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")
     # the process still computes normally afterwards
@@ -109,7 +110,7 @@ def test_keep_freed_memory_reports_what_it_did():
 
 
 def test_embedding_memo_is_bounded_and_changes_no_vector(monkeypatch):
-    from engine import embeddings
+    from engine.toy import embeddings
 
     embeddings.clear_memo()
     cap = 10 * embeddings._entry_bytes("t10", np.zeros(16, np.float32))  # room for 10 vectors of 16
@@ -128,7 +129,7 @@ def test_embedding_memo_is_bounded_and_changes_no_vector(monkeypatch):
 
 
 def test_split_and_merge_heads_into_row_slices():
-    from engine.attention import merge_heads, split_heads
+    from engine.core.attention import merge_heads, split_heads
 
     matrix = np.arange(5 * 12, dtype=np.float32).reshape(5, 12)
     heads = split_heads(matrix, 3)  # (3, 5, 4)

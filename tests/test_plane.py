@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, compute
-from engine.projection import pca_2d
+from engine.analysis.projection import pca_2d
 
 
 def reference_pca(static, contextual):

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, EngineError, compute
-from engine.labs import default_permutation, shuffle_test
-from engine.positional import rope_angles, sinusoidal
+from engine.toy.labs import default_permutation, shuffle_test
+from engine.core.positional import rope_angles, sinusoidal
 
 ROUNDING = 1e-6  # measured: ≤ 1.2e-7 for weights and ≤ 1e-6 for outputs on these sizes
 CAT = AttentionConfig(text="猫追老鼠", d_model=16, heads=2, seed=0)

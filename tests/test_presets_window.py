@@ -107,7 +107,7 @@ def test_minilm_preset_opens_at_the_strongest_head_with_the_caption_filled(windo
     qtbot.waitUntil(lambda: caption.isVisibleTo(window), timeout=60000)
     assert window.wait_until_idle(60)
     c = window.controller
-    from engine.meaning import strongest_head
+    from engine.analysis.meaning import strongest_head
 
     finding = strongest_head(c.snapshot.bert, "it", "cake")
     assert (c.model, c.layer, c.head) == (menu_presets()[index].model, finding.layer, finding.head)
@@ -168,7 +168,7 @@ def test_a_toy_preset_chosen_while_a_model_preset_is_looked_up_wins(window, qtbo
     import threading
 
     import app.minilm_mode
-    from engine.meaning import HeadFinding
+    from engine.analysis.meaning import HeadFinding
 
     finding = HeadFinding(query="it", key="cake", query_index=6, key_index=4, layer=5, head=11, weight=0.64,
                           runner_up=0.5)

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engine import AttentionConfig, EngineError, compute
-from engine.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
-from engine.positional import apply_rope
+from engine.toy.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
+from engine.core.positional import apply_rope
 
 FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 ALPHABET = string.ascii_letters + string.digits + ",.!?'" + "小明喜欢吃苹果你好世界"

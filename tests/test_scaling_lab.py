@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, compute
-from engine.labs import SWEEP_D_MODELS, scale_comparison, scaling_point, scaling_sweep, softmax_stats
+from engine.toy.labs import SWEEP_D_MODELS, scale_comparison, scaling_point, scaling_sweep, softmax_stats
 
 # 12 tokens: enough rows that the means are not dominated by one or two of them
 SENTENCE = AttentionConfig(text="The animal didn't cross the street because it was too tired .", d_model=64, heads=4)

@@ -4,7 +4,7 @@ Each preset is computed through the engine from its own config and compared with
 independent float64 loop over the same vectors and matrices and (b) the tutorial's printed
 values at the tutorial's printed precision, or the exact value where the tutorial is wrong;
 each caption's figures are checked against the computation. Also: AttentionConfig.projections
-(validation and use), the projections file loader, and engine.meaning.strongest_head.
+(validation and use), the projections file loader, and engine.analysis.meaning.strongest_head.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 
 from app.presets import MODEL_PRESETS, PRESETS, STAGES, _TOY, preset_config
 from engine import AttentionConfig, EngineError, compute
-from engine.meaning import find_token, strongest_head
-from engine.weights_file import load_projections
+from engine.analysis.meaning import find_token, strongest_head
+from engine.models.weights_file import load_projections
 
 
 # ----------------------------------------------------------------------------- float64 reference
@@ -320,8 +320,8 @@ def test_strongest_head_finds_the_largest_weight():
 
 def test_minilm_findings_fill_the_captions():
     pytest.importorskip("tokenizers")
-    from engine.errors import ModelNotInstalled
-    from engine.minilm import load_minilm
+    from engine.core.errors import ModelNotInstalled
+    from engine.models.minilm import load_minilm
 
     try:
         model = load_minilm()

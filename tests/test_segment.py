@@ -7,7 +7,7 @@ import random
 import jieba
 import pytest
 
-from engine import segment
+from engine.text import segment
 
 
 @pytest.fixture(scope="module")

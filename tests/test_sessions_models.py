@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.view_state import ViewState
 from engine import AttentionConfig
-from engine.memory import format_bytes
+from engine.core.memory import format_bytes
 from engine.models import MODELS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -376,7 +376,7 @@ def test_the_cell_inspector_never_keeps_another_models_content(window):
 def test_a_session_on_a_model_that_is_not_installed_says_so(window, tmp_path, monkeypatch):
     """Issue 25 #1: "say so clearly when the model is not installed"."""
     from app import minilm_mode
-    from engine.errors import ModelNotInstalled
+    from engine.core.errors import ModelNotInstalled
 
     def missing(name, progress=None):
         raise ModelNotInstalled("the model is not installed: run {command}", command="pip install it")

@@ -38,7 +38,7 @@ def test_esc_stops_the_computation_and_keeps_what_you_typed(window, qtbot):
 
 def _minilm_installed() -> bool:
     try:
-        from engine.minilm import load_minilm
+        from engine.models.minilm import load_minilm
 
         load_minilm()
         return True

@@ -1,4 +1,4 @@
-"""engine/words.py: pieces rolled up into words, and attention rolled up with them.
+"""engine/text/words.py: pieces rolled up into words, and attention rolled up with them.
 
 The oracle for roll_up is an explicit float64 loop over query and key pieces; words_of is
 checked on hand-written pieces of every model's kind (toy tokens, WordPiece with [CLS]/[SEP],
@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.compute import compute
-from engine.config import AttentionConfig
-from engine.errors import EngineError
-from engine.tokenize import Token
-from engine.words import is_special, roll_up, words_of
+from engine.toy.compute import compute
+from engine.toy.config import AttentionConfig
+from engine.core.errors import EngineError
+from engine.text.tokenize import Token
+from engine.text.words import is_special, roll_up, words_of
 
 
 def loop_roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:

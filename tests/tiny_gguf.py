@@ -6,7 +6,7 @@ The files are written with gguf's GGUFWriter the way llama.cpp's converter write
 ``llama`` the rows of W_Q and W_K are permuted into llama.cpp's RoPE-pair order, for ``qwen2``
 they stay in the Hugging Face layout and Q, K, V carry biases. :func:`reference_forward` runs the
 Hugging Face formulation (un-permuted weights, rotate_half RoPE, explicit repeat of key/value
-heads) in float64 with plain loops over heads and positions: nothing shared with engine/llama.py.
+heads) in float64 with plain loops over heads and positions: nothing shared with engine/models/llama.py.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ MERGES = ["Ġ t", "h e", "Ġt he", "Ġ c", "a t", "Ġc at"]
 
 
 def _byte_tokens() -> list[str]:
-    from engine.bpe import byte_alphabet
+    from engine.text.bpe import byte_alphabet
 
     by_byte = {byte: ch for ch, byte in byte_alphabet().items()}
     return [by_byte[b] for b in range(256)]

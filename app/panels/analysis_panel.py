@@ -8,7 +8,7 @@
   and Cancel (Esc), shown as a layers × heads grid of effects (click a cell: switch that head
   off or on) and a top-10 list.
 - :class:`DashboardPanel`: per head mean entropy, sink, previous-token and self shares
-  (engine.head_stats) as a sortable table and a scatter of two measures, linked to the head
+  (engine.analysis.head_stats) as a sortable table and a scatter of two measures, linked to the head
   selection both ways; the patterns that really appear named in a caption.
 
 Everything drawn comes from the controller's snapshot (computed in the worker); the GUI thread
@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QPushButton, QSpinBox, QTableView, QVBoxLayout, QWidget,
 )
 
-from engine.head_stats import MEASURES, name_heads
+from engine.analysis.head_stats import MEASURES, name_heads
 from engine.models import model_info
 
 from ..controller import Controller
@@ -228,7 +228,7 @@ class AblationPanel(Panel):
         row.addWidget(self.top_list, 1)
         layout.addLayout(row, 1)
         self._ranking = False  # a ranking is running
-        self.ranking = None  # engine.ablation.HeadRanking of ``_ranked_for``
+        self.ranking = None  # engine.analysis.ablation.HeadRanking of ``_ranked_for``
         self._ranked_for = None
         self._cancelled = threading.Event()
         self._progress = _Progress(self)
@@ -364,7 +364,7 @@ def _select_head(controller: Controller, layer: int, head: int) -> None:
 
 # ====================================================================== dashboard
 class HeadTableModel(QAbstractTableModel):
-    """One row per head: layer, head and the measures of engine.head_stats (sorted by UserRole)."""
+    """One row per head: layer, head and the measures of engine.analysis.head_stats (sorted by UserRole)."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

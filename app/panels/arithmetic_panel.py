@@ -59,7 +59,7 @@ class ArithmeticPanel(Panel):
         layout.addWidget(self.view)
         controller.explanationChanged.connect(self.show_explanation)
         self._shown: str | None = None  # the page on screen
-        self._value_cell = None  # engine.value_norms.explain_cell of (head, focus, key), from the worker
+        self._value_cell = None  # engine.analysis.value_norms.explain_cell of (head, focus, key), from the worker
         self._value_lane = self.lane("value-cell")
         self._value_lane.done.connect(self._on_value_cell)
         controller.cellChanged.connect(lambda *_: self.show_explanation(controller.explanation))
@@ -166,9 +166,9 @@ class ArithmeticPanel(Panel):
 
 
 def value_cell(weights, v, w_o, head: int, query: int, key: int | None, texts=()) -> dict:
-    """Worker job: engine.value_norms.explain_cell of (head, query, key); key None: the key with the
+    """Worker job: engine.analysis.value_norms.explain_cell of (head, query, key); key None: the key with the
     largest weight in the row."""
-    from engine.value_norms import explain_cell
+    from engine.analysis.value_norms import explain_cell
 
     if key is None:
         key = int(weights[head, query].argmax())

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine import AttentionResult
-from engine.compare import REASON_HEADS, REASON_TOKENS, SETTINGS, Comparison, compare_configs, compare_with_text
+from engine.analysis.compare import REASON_HEADS, REASON_TOKENS, SETTINGS, Comparison, compare_configs, compare_with_text
 from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller

@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from engine.positional import apply_rope, rope_angles
+from engine.core.positional import apply_rope, rope_angles
 
 from ..text import fill
 
@@ -35,7 +35,7 @@ def projection_terms(result, focus: int, head: int) -> tuple[int, np.ndarray, np
 
 
 def rope_dot(q: np.ndarray, k: np.ndarray, m: int, n: int) -> float:
-    """q rotated to position m · k rotated to position n, by the engine's RoPE (engine.positional)."""
+    """q rotated to position m · k rotated to position n, by the engine's RoPE (engine.core.positional)."""
     d_k = q.shape[-1]
     angles = rope_angles(max(m, n) + 1, d_k)
     rq = apply_rope(q.reshape(1, 1, d_k).astype(np.float64), angles[m : m + 1])[0, 0]
@@ -119,7 +119,7 @@ class FormulaView(QWidget):
             same, shifted, other = demo
             rope_now = result.config.positional == "rope"
             lines.append(fill(self.tr(
-                "RoPE (engine.positional.apply_rope on this head's q of “%1” and k of “%2”): at positions %3 and %4, "
+                "RoPE (engine.core.positional.apply_rope on this head's q of “%1” and k of “%2”): at positions %3 and %4, "
                 "q·k = %5; both shifted by %6 (to %7 and %8): q·k = %9 — unchanged, only the distance counts. "
                 "One position further apart: %10."),
                 token, html.escape(result.tokens[key].text), focus, key, f"{same:.4f}", SHIFT, focus + SHIFT,

@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
 )
 
 from engine import AttentionConfig, EngineError
-from engine.config import (
+from engine.toy.config import (
     MASKS, MAX_D_MODEL, MAX_HEADS, MAX_SEED, MIN_TEMPERATURE, POSITIONALS, TOKENIZERS, WEIGHTS,
 )
-from engine.documents import load_embeddings_table
-from engine.weights_file import load_projections
+from engine.files.documents import load_embeddings_table
+from engine.models.weights_file import load_projections
 
 from ..controller import Controller
 from ..i18n import error_text, setting_label
@@ -352,7 +352,7 @@ class InputPanel(Panel):
     def load_table_file(self, path: str) -> bool:
         """Read a token → vector JSON table; on error show why and change nothing."""
         try:
-            table = load_embeddings_table(path)  # size-capped, guarded, null/empty refused (engine/documents.py)
+            table = load_embeddings_table(path)  # size-capped, guarded, null/empty refused (engine/files/documents.py)
             config = self.controller.config.replace(embeddings=table)
         except (OSError, ValueError) as error:
             self.show_message("embeddings", fill(self.tr("Could not use %1: %2"), path, error_text(error)))

@@ -4,7 +4,7 @@ Click a cell (query i, key j) of a heatmap: this panel shows, for the selected h
 k_j dimension by dimension with their products and the products' sum (the score), the division
 by √d_k, the mask, exp, the row's normaliser, the weight and what weight · v_j adds to the head's
 output — a table of numbers and a bar chart of q_i, k_j and q_i ⊙ k_j. The numbers come from
-:func:`engine.inspect.inspect_cell`, run on the worker (lane "inspect"): it needs the whole row.
+:func:`engine.analysis.inspect.inspect_cell`, run on the worker (lane "inspect"): it needs the whole row.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView, QHeaderView, QLabel, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from engine.inspect import CellInspection, inspect_cell
+from engine.analysis.inspect import CellInspection, inspect_cell
 
 from ..controller import Controller
 from ..i18n import error_text

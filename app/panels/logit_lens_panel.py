@@ -1,7 +1,7 @@
 """Logit lens: what a decoder would predict if it stopped after each layer.
 
 For the focused position, every layer's residual stream is read out through the final RMSNorm
-and the output head (engine.llama.logit_lens): a table of the top predictions layer by layer
+and the output head (engine.models.llama.logit_lens): a table of the top predictions layer by layer
 (row 0: the embeddings; the last row: the model's output) and a curve of the probability of the
 model's final answer at each layer. Computed in the worker; an answer made for another trace or
 position is never shown.

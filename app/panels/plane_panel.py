@@ -3,7 +3,7 @@
 Seed 000: "Embedding 后 … 这还只是：初始静态向量" → "得到新的 token 表示 … 结合上下文后的喜欢".
 Blue points are the static vectors, orange points the contextual ones (``result.output``), and
 an arrow goes from each token's static point to its contextual point. One 2-D PCA is fitted on
-both sets together (:func:`engine.projection.pca_2d`), so both live in the same plane; the axes
+both sets together (:func:`engine.analysis.projection.pca_2d`), so both live in the same plane; the axes
 say how much of the variance each component explains.
 
 Which "static" vector: by default the token's embedding (``result.embeddings``), as in the seeds —
@@ -22,7 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from engine import AttentionResult
-from engine.projection import Projection, pca_2d
+from engine.analysis.projection import Projection, pca_2d
 
 from ..controller import Controller
 from ..heatmap import LightPlot

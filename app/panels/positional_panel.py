@@ -1,7 +1,7 @@
 """Positional-encoding lab: why attention needs positions, and the two ways the engine adds them.
 
 - Shuffle test (seed 004: 模型无法区分"猫追老鼠"和"老鼠追猫"): the same tokens in another
-  order are computed for real (engine.labs.shuffle_test, in the worker), un-permuted, and
+  order are computed for real (engine.toy.labs.shuffle_test, in the worker), un-permuted, and
   compared. Without positions the difference is 0 up to float32 rounding; with sinusoidal PE
   or RoPE it is not. The first press reverses the sentence, later presses shuffle at random.
 - Sinusoidal PE: the (n × d_model) matrix added to the embeddings, as a diverging heatmap.
@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from engine import EngineError
-from engine.labs import ShuffleResult, shuffle_test
-from engine.positional import rope_angles, sinusoidal
+from engine.toy.labs import ShuffleResult, shuffle_test
+from engine.core.positional import rope_angles, sinusoidal
 from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller

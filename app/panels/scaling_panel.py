@@ -19,7 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from engine.labs import SWEEP_D_MODELS, ScaleComparison, ScalingPoint, ScalingSweep, scale_comparison, scaling_point, sweep_config
+from engine.toy.labs import SWEEP_D_MODELS, ScaleComparison, ScalingPoint, ScalingSweep, scale_comparison, scaling_point, sweep_config
 from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller

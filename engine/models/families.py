@@ -1,11 +1,11 @@
-"""Each family's config mapping onto the two forwards: engine.bert (post-LN encoder) and
-engine.llama (the decoder, whose config flags cover LayerNorm | RMSNorm, SwiGLU | GELU, rotary |
+"""Each family's config mapping onto the two forwards: engine.models.bert (post-LN encoder) and
+engine.models.llama (the decoder, whose config flags cover LayerNorm | RMSNorm, SwiGLU | GELU, rotary |
 learned positions, biases and q/k norm). The weight-name tables are in engine/models/hf_folder.py.
 
     build_model(info, tensors, tokenizer)  # FolderInfo, our-named float32 tensors, tokenizers.Tokenizer
 
-Encoders come back as :class:`FolderEncoder` (engine.minilm.MiniLM's tokenize/run on another
-config), decoders as engine.decoder.Decoder with a :class:`JsonTokenizer` (tokenizer.json's own
+Encoders come back as :class:`FolderEncoder` (engine.models.minilm.MiniLM's tokenize/run on another
+config), decoders as engine.models.decoder.Decoder with a :class:`JsonTokenizer` (tokenizer.json's own
 post-processor, so ``<s>`` / ``[CLS]`` … are in the ids as the tokenizer adds them).
 """
 from __future__ import annotations
@@ -16,14 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..bert import BertConfig, prepare_weights as prepare_bert
-from ..bpe import BPETokenizer, byte_alphabet, piece_bytes
-from ..decoder import Decoder
-from ..encoder import encoder_facts
-from ..errors import EngineError
-from ..gguf_file import split_fused_qkv
-from ..llama import DecoderConfig, prepare_weights as prepare_llama
-from ..minilm import MiniLM
+from .bert import BertConfig, prepare_weights as prepare_bert
+from ..text.bpe import BPETokenizer, byte_alphabet, piece_bytes
+from .decoder import Decoder
+from .encoder import encoder_facts
+from ..core.errors import EngineError
+from .gguf_file import split_fused_qkv
+from .llama import DecoderConfig, prepare_weights as prepare_llama
+from .minilm import MiniLM
 from .hf_folder import (ENCODER_FAMILIES, FolderInfo, Progress, check_budget, check_tensors, display_name,
                         inspect_folder, load_tokenizer, read_weights)
 
@@ -59,7 +59,7 @@ TOKENIZER_NOTES = {"WordPiece": "WordPiece tokenizer (tokenizer.json)", "BPE": "
 
 
 def special_tokens(tokenizer) -> set[str]:
-    """The tokenizer's special tokens, without its unknown piece (it stands for text: engine.minilm does so too)."""
+    """The tokenizer's special tokens, without its unknown piece (it stands for text: engine.models.minilm does so too)."""
     model = tokenizer.model
     unknown = getattr(model, "unk_token", None)
     if unknown is None and type(model).__name__ == "Unigram":  # Unigram names it by id, only in its JSON
@@ -76,7 +76,7 @@ def tokenizer_note(tokenizer) -> str:
 
 
 class JsonTokenizer(BPETokenizer):
-    """engine.bpe.BPETokenizer's display and spans over a tokenizer.json tokenizer (byte-level BPE,
+    """engine.text.bpe.BPETokenizer's display and spans over a tokenizer.json tokenizer (byte-level BPE,
     or SentencePiece-style pieces with ▁ and <0xNN> bytes)."""
 
     def __init__(self, tokenizer, vocab_size: int):  # noqa: super().__init__ builds from a GGUF spec: not here

@@ -18,7 +18,7 @@ qwen3         llama + RMSNorm of each head's q and k before RoPE (``head_dim`` m
 ============  =========================================================================
 
 Decoder weights are renamed to llama.cpp's names (``blk.{i}.attn_q.weight`` …), so an HF folder
-and a GGUF file of the same model go through one :func:`engine.llama.prepare_weights`.
+and a GGUF file of the same model go through one :func:`engine.models.llama.prepare_weights`.
 
 What is checked before any weight is read, each refusal naming the file and what to do:
 config.json (bounded sizes, heads dividing the width, a known ``model_type`` — the message lists
@@ -38,9 +38,9 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..errors import EngineError, ModelNotInstalled
-from ..memory import format_bytes
-from ..safe_io import load_json
+from ..core.errors import EngineError, ModelNotInstalled
+from ..core.memory import format_bytes
+from ..files.safe_io import load_json
 from .safetensors_file import SafetensorsHeader, float32_bytes, read_header, read_index, read_tensors
 
 Progress = Callable[[float, str], None]

@@ -10,7 +10,7 @@ names comes first and others of the same model are skipped), LM Studio's ``~/.lm
 A candidate is a folder holding config.json, or a ``.gguf`` file.
 
 Each candidate is described from its headers only (engine.models.hf_folder.inspect_folder,
-engine.gguf_file.read_config): family, bytes on disk, layers × heads, and whether it can be
+engine.models.gguf_file.read_config): family, bytes on disk, layers × heads, and whether it can be
 opened or why not (the refusal's own message). Nothing is loaded.
 
 Bounded, because caches are big and strange: at most :data:`MAX_DEPTH` folders deep and
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..errors import EngineError
+from ..core.errors import EngineError
 
 MAX_DEPTH = 6
 MAX_ENTRIES = 50_000
@@ -182,7 +182,7 @@ def describe(path: Path, format: str, source: str, budget_bytes: int | None = No
         except OSError:
             size = 0
         try:
-            from ..gguf_file import open_reader, read_config, read_tokenizer_spec
+            from .gguf_file import open_reader, read_config, read_tokenizer_spec
 
             reader = open_reader(path)
             config = read_config(reader)
@@ -217,7 +217,7 @@ def describe(path: Path, format: str, source: str, budget_bytes: int | None = No
 
 
 def _gib(count: int) -> str:
-    from ..memory import format_bytes
+    from ..core.memory import format_bytes
 
     return format_bytes(count)
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compute import compute, hook_names
-from ..config import AttentionConfig
-from ..errors import EngineError
-from ..tokenize import tokenize
-from ..trace import AttentionResult
+from ..toy.compute import compute, hook_names
+from ..toy.config import AttentionConfig
+from ..core.errors import EngineError
+from ..text.tokenize import tokenize
+from ..core.trace import AttentionResult
 from .contract import Capabilities, HookedModel, ModelFacts, Tokenized
 
 

@@ -1,0 +1,1 @@
+"""Analyses of a trace: rollout, value norms, head statistics, ablation, meaning, explanations."""

@@ -1,0 +1,1 @@
+"""The engine's core: attention, positions, traces, hook points, threads, memory, errors."""

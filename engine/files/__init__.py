@@ -1,0 +1,1 @@
+"""Files: safe writing, documents, exports."""

@@ -1,0 +1,656 @@
+"""A BERT encoder forward pass in vectorized NumPy float32, keeping every intermediate.
+
+Devlin et al. (2019), "BERT", as implemented by Hugging Face ``transformers``' ``BertModel``
+(post-LayerNorm, absolute positions, exact erf-GELU). Row-vector convention throughout:
+a layer computes ``x @ W + b`` with ``W`` of shape (in, out), i.e. the transpose of the
+PyTorch ``nn.Linear`` weight, stored contiguous once by :func:`prepare_weights`.
+
+Per layer, for the hidden states ``h`` (n, d):
+
+    q | k | v    = h · W_qkv + b_qkv               one fused (d, 3d) matmul
+    attention    = engine.core.attention.attend(q, k, v, divisor=√d_k)   per head, all heads at once
+    concat       = merge_heads(head_outputs)         (n, d)
+    attn_out     = concat · W_O + b_O
+    attn_norm    = LayerNorm(attn_out + h)
+    intermediate = GELU(attn_norm · W_1 + b_1)       (n, 4d), exact (erf) GELU
+    h'           = LayerNorm(intermediate · W_2 + b_2 + attn_norm)
+
+A single unpadded sentence sees every token, so no attention mask is passed (BERT's extended
+mask would add 0 everywhere).
+
+GELU needs erf, which NumPy lacks: :func:`erf` is a rational approximation
+x·P(x²)/Q(x²) (degrees 6 and 5 in x²) clamped at |x| = 4.2, fitted here by weighted least
+squares against ``math.erf``. Its approximation error is 1.7e-9 (measured on 400,001 points
+of [0, 8] in float64); evaluated in float32 the rounding of the arithmetic dominates:
+≤ 4e-7 on erf, ≤ 2.8e-7·max(1, |x|) on GELU — about the same as PyTorch's own float32 GELU (2.7e-7·|x|,
+it uses Abramowitz–Stegun 7.1.26). It costs only multiplications, additions and one
+division (NumPy's float32 ``exp`` is ~13× slower than a multiplication here).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import threading
+import time
+from dataclasses import dataclass, fields
+from functools import cached_property
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..analysis.ablation import check_ablation
+from ..core.attention import _softmax_into, attend, merge_heads, project_heads
+from ..core.hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
+from ..core.parallel import THREADED_MIN_SCORES, engine_threads, for_rows
+from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.errors import EngineError
+from ..core.memory import check_trace_budget
+from ..text.tokenize import Token
+from .contract import TraceBase
+from ..core.trace import freeze_arrays, read_only
+
+DTYPE = np.float32
+
+# erf(x) ≈ x · P(x²) / Q(x²) for |x| ≤ ERF_CLAMP; erf(±ERF_CLAMP) = ±(1 − 2.9e-9).
+ERF_CLAMP = 4.2
+ERF_P = (
+    1.1283791836041104,
+    0.184676674055032,
+    0.05438108277738256,
+    0.0038449902605459736,
+    0.0003849724286367053,
+    4.842488377950999e-06,
+    -1.3986355025641895e-08,
+)
+ERF_Q = (
+    1.0,
+    0.4969990060039535,
+    0.1138592553543185,
+    0.015472476553996027,
+    0.0013137471523522273,
+    6.459512607332526e-05,
+)
+
+
+def _horner(s: np.ndarray, coefficients: Sequence[float]) -> np.ndarray:
+    """Σ c_i s^i by Horner's rule with one new array, in s's dtype."""
+    dtype = s.dtype.type
+    result = s * dtype(coefficients[-1])
+    for c in coefficients[-2:0:-1]:
+        result += dtype(c)
+        result *= s
+    result += dtype(coefficients[0])
+    return result
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """Error function, elementwise, in x's float dtype (float32 or float64).
+
+    Approximation error 1.7e-9; float32 arithmetic adds up to ~4e-7 of rounding.
+    """
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
+    u = np.clip(x, -ERF_CLAMP, ERF_CLAMP)
+    s = u * u
+    result = _horner(s, ERF_P)
+    result /= _horner(s, ERF_Q)
+    result *= u
+    return result
+
+
+# GELU(x) = x · Φ(x) = x · (1/2 + 1/2 · erf(x/√2)). With v = clip(x, ±4.2·√2) and s = v²:
+# 1/2 · erf(v/√2) = v · P(s/2) / (2√2 · Q(s/2)); fold the 1/2^i and 1/(2√2) into the coefficients.
+_GELU_CLAMP = ERF_CLAMP * math.sqrt(2.0)
+_GELU_P = tuple(c / 2**i / (2.0 * math.sqrt(2.0)) for i, c in enumerate(ERF_P))
+_GELU_Q = tuple(c / 2**i for i, c in enumerate(ERF_Q))
+
+
+def _gelu_block(x: np.ndarray, out: np.ndarray, scratch: Sequence[np.ndarray] | None = None) -> None:
+    """out = GELU(x) for one block (``out`` may be ``x``); ``scratch``: four buffers of x's
+    dtype with ≥ x.size numbers each, reused from call to call."""
+    if scratch is None:
+        scratch = [np.empty(x.size, dtype=x.dtype) for _ in range(4)]
+    v, s, p, q = (buffer[: x.size].reshape(x.shape) for buffer in scratch)
+    dtype = x.dtype.type
+    np.clip(x, -_GELU_CLAMP, _GELU_CLAMP, out=v)
+    np.multiply(v, v, out=s)
+    np.multiply(s, dtype(_GELU_P[-1]), out=p)
+    for c in _GELU_P[-2:0:-1]:
+        p += dtype(c)
+        p *= s
+    p += dtype(_GELU_P[0])
+    np.multiply(s, dtype(_GELU_Q[-1]), out=q)
+    for c in _GELU_Q[-2:0:-1]:
+        q += dtype(c)
+        q *= s
+    q += dtype(_GELU_Q[0])
+    p /= q
+    p *= v  # ½ erf(x/√2)
+    p += dtype(0.5)  # Φ(x)
+    np.multiply(x, p, out=out)
+
+
+# Numbers per block: 128 Ki float32 = 512 KiB. Each block runs ~25 ufunc passes through four
+# scratch buffers kept per thread, so nothing is allocated (no fresh pages to fault in).
+# Blocks of 64 Ki–256 Ki numbers are fastest (measured: benchmarks/README.md); row slices on the
+# engine's threads come from forward() (engine/core/parallel.py), each slice with its own scratch.
+GELU_BLOCK_ELEMENTS = 1 << 17
+
+_local = threading.local()
+
+
+def gelu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Exact (erf) GELU, x · Φ(x), elementwise in x's dtype; ``out`` may be ``x`` (in place)."""
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
+    if out is None:
+        out = np.empty_like(x)
+    if not (x.flags.c_contiguous and out.flags.c_contiguous) or out.dtype != x.dtype:
+        _gelu_block(x, out)
+        return out
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    scratch = getattr(_local, "gelu_scratch", None)
+    if scratch is None or scratch[0].dtype != x.dtype:
+        scratch = _local.gelu_scratch = [np.empty(GELU_BLOCK_ELEMENTS, dtype=x.dtype) for _ in range(4)]
+    for begin in range(0, flat_x.size, GELU_BLOCK_ELEMENTS):
+        block = slice(begin, begin + GELU_BLOCK_ELEMENTS)
+        _gelu_block(flat_x[block], flat_out[block], scratch)
+    return out
+
+
+def layer_norm(
+    x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float, out: np.ndarray | None = None
+) -> np.ndarray:
+    """LayerNorm over the last axis (biased variance, as PyTorch): (x − μ)/√(σ² + eps)·γ + β."""
+    centered = np.subtract(x, x.mean(axis=-1, keepdims=True), out=out)
+    variance = np.einsum("...i,...i->...", centered, centered)[..., None]  # (n, 1)
+    variance *= DTYPE(1.0 / x.shape[-1])
+    variance += DTYPE(eps)
+    np.sqrt(variance, out=variance)
+    np.reciprocal(variance, out=variance)  # (n, 1): one division per row, not per number
+    centered *= variance
+    centered *= weight
+    centered += bias
+    return centered
+
+
+@dataclass(frozen=True)
+class BertConfig:
+    """The architecture numbers of a BERT encoder (Hugging Face ``config.json`` names in brackets)."""
+
+    vocab_size: int = 30522
+    hidden_size: int = 384
+    num_layers: int = 6  # num_hidden_layers
+    num_heads: int = 12  # num_attention_heads
+    intermediate_size: int = 1536
+    max_positions: int = 512  # max_position_embeddings
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+
+    @property
+    def d_k(self) -> int:
+        return self.hidden_size // self.num_heads
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "BertConfig":
+        """From a Hugging Face BERT ``config.json``; refuses what this forward pass cannot run."""
+        try:
+            config = cls(
+                vocab_size=int(data["vocab_size"]),
+                hidden_size=int(data["hidden_size"]),
+                num_layers=int(data["num_hidden_layers"]),
+                num_heads=int(data["num_attention_heads"]),
+                intermediate_size=int(data["intermediate_size"]),
+                max_positions=int(data["max_position_embeddings"]),
+                type_vocab_size=int(data.get("type_vocab_size", 2)),
+                layer_norm_eps=float(data.get("layer_norm_eps", 1e-12)),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise EngineError("config.json is not a BERT configuration: {error!r}", error=error) from None
+        if data.get("model_type", "bert") != "bert":
+            raise EngineError("config.json describes a {model_type!r} model, not BERT",
+                              model_type=data.get('model_type'))
+        if data.get("hidden_act", "gelu") != "gelu":
+            raise EngineError("only the exact GELU activation is supported, not {activation!r}",
+                              activation=data['hidden_act'])
+        if data.get("position_embedding_type", "absolute") != "absolute":
+            raise EngineError("only absolute position embeddings are supported")
+        if config.hidden_size % config.num_heads:
+            raise EngineError(
+                "hidden_size {hidden_size} is not divisible by {num_heads} heads",
+                hidden_size=config.hidden_size, num_heads=config.num_heads
+            )
+        return config
+
+
+@dataclass(frozen=True, eq=False)
+class BertLayerWeights:
+    """One encoder layer's parameters, row-vector convention (x @ W), contiguous float32."""
+
+    qkv_weight: np.ndarray  # (d, 3d): columns [W_Q | W_K | W_V]
+    qkv_bias: np.ndarray  # (3d,)
+    output_weight: np.ndarray  # (d, d) W_O
+    output_bias: np.ndarray  # (d,)
+    attention_norm_weight: np.ndarray  # (d,) γ of the LayerNorm after attention
+    attention_norm_bias: np.ndarray  # (d,) β
+    intermediate_weight: np.ndarray  # (d, d_ff) W_1
+    intermediate_bias: np.ndarray  # (d_ff,)
+    ffn_output_weight: np.ndarray  # (d_ff, d) W_2
+    ffn_output_bias: np.ndarray  # (d,)
+    output_norm_weight: np.ndarray  # (d,) γ of the LayerNorm closing the layer
+    output_norm_bias: np.ndarray  # (d,)
+
+
+@dataclass(frozen=True, eq=False)
+class BertWeights:
+    """Every parameter of a BERT encoder, ready for :func:`forward` (read-only arrays)."""
+
+    word_embeddings: np.ndarray  # (vocab, d)
+    position_embeddings: np.ndarray  # (max_positions, d)
+    token_type_embeddings: np.ndarray  # (type_vocab, d)
+    embedding_norm_weight: np.ndarray  # (d,)
+    embedding_norm_bias: np.ndarray  # (d,)
+    layers: tuple[BertLayerWeights, ...]
+
+    @property
+    def nbytes(self) -> int:
+        total = sum(getattr(self, f.name).nbytes for f in fields(self) if f.name != "layers")
+        return total + sum(getattr(layer, f.name).nbytes for layer in self.layers for f in fields(layer))
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    return read_only(array, DTYPE)
+
+
+def prepare_weights(tensors: Mapping[str, np.ndarray], config: BertConfig) -> BertWeights:
+    """Hugging Face ``BertModel`` tensors (names as in model.safetensors, optionally prefixed
+    ``bert.``) → :class:`BertWeights`: linear weights transposed to (in, out) and Q, K, V fused."""
+    prefix = "bert." if "bert.embeddings.word_embeddings.weight" in tensors else ""
+    d, d_ff = config.hidden_size, config.intermediate_size
+
+    def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
+        key = prefix + name
+        if key not in tensors:
+            raise EngineError("the weights file has no tensor {key!r}: is it a BERT model?", key=key)
+        value = tensors[key]
+        if tuple(value.shape) != shape:
+            raise EngineError("tensor {key!r} has shape {actual}, expected {shape}",
+                              key=key, actual=tuple(value.shape), shape=shape)
+        return value
+
+    layers = []
+    for i in range(config.num_layers):
+        p = f"encoder.layer.{i}."
+        qkv = [get(f"{p}attention.self.{name}.weight", (d, d)) for name in ("query", "key", "value")]
+        qkv_bias = [get(f"{p}attention.self.{name}.bias", (d,)) for name in ("query", "key", "value")]
+        layers.append(
+            BertLayerWeights(
+                qkv_weight=_frozen(np.concatenate([w.T for w in qkv], axis=1)),
+                qkv_bias=_frozen(np.concatenate(qkv_bias)),
+                output_weight=_frozen(get(p + "attention.output.dense.weight", (d, d)).T),
+                output_bias=_frozen(get(p + "attention.output.dense.bias", (d,))),
+                attention_norm_weight=_frozen(get(p + "attention.output.LayerNorm.weight", (d,))),
+                attention_norm_bias=_frozen(get(p + "attention.output.LayerNorm.bias", (d,))),
+                intermediate_weight=_frozen(get(p + "intermediate.dense.weight", (d_ff, d)).T),
+                intermediate_bias=_frozen(get(p + "intermediate.dense.bias", (d_ff,))),
+                ffn_output_weight=_frozen(get(p + "output.dense.weight", (d, d_ff)).T),
+                ffn_output_bias=_frozen(get(p + "output.dense.bias", (d,))),
+                output_norm_weight=_frozen(get(p + "output.LayerNorm.weight", (d,))),
+                output_norm_bias=_frozen(get(p + "output.LayerNorm.bias", (d,))),
+            )
+        )
+    e = "embeddings."
+    return BertWeights(
+        word_embeddings=_frozen(get(e + "word_embeddings.weight", (config.vocab_size, d))),
+        position_embeddings=_frozen(get(e + "position_embeddings.weight", (config.max_positions, d))),
+        token_type_embeddings=_frozen(get(e + "token_type_embeddings.weight", (config.type_vocab_size, d))),
+        embedding_norm_weight=_frozen(get(e + "LayerNorm.weight", (d,))),
+        embedding_norm_bias=_frozen(get(e + "LayerNorm.bias", (d,))),
+        layers=tuple(layers),
+    )
+
+
+# Arrays of one layer's trace, in pipeline order.
+LAYER_ARRAY_NAMES = (
+    "q", "k", "v",
+    "scores", "scaled", "weights", "head_outputs",
+    "concat", "attention_output", "attention_norm", "intermediate", "output",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class BertLayerTrace:
+    """Everything one encoder layer computed. All arrays are read-only float32."""
+
+    index: int  # 0-based layer number
+    q: np.ndarray  # (heads, n, d_k) = split_heads(h · W_Q + b_Q)
+    k: np.ndarray  # (heads, n, d_k)
+    v: np.ndarray  # (heads, n, d_k)
+    scores: np.ndarray  # (heads, n, n) q · kᵀ
+    scaled: np.ndarray  # (heads, n, n) scores / √d_k
+    weights: np.ndarray  # (heads, n, n) softmax over keys: the attention probabilities
+    head_outputs: np.ndarray  # (heads, n, d_k) weights · v
+    concat: np.ndarray  # (n, d) heads side by side
+    attention_output: np.ndarray  # (n, d) concat · W_O + b_O (before the residual)
+    attention_norm: np.ndarray  # (n, d) LayerNorm(attention_output + layer input)
+    intermediate: np.ndarray  # (n, d_ff) GELU(attention_norm · W_1 + b_1)
+    output: np.ndarray  # (n, d) the layer's output = hidden_states[index + 1]
+
+    def __post_init__(self) -> None:
+        freeze_arrays(self)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in LAYER_ARRAY_NAMES}
+
+
+@dataclass(frozen=True, eq=False)
+class BertTrace(TraceBase):
+    """The frozen trace of one BERT forward pass over one sentence. All arrays are read-only.
+    The model contract's Trace (engine/models/contract.py); ``next_token_logits`` is None."""
+
+    next_token_logits = None  # an encoder predicts no next token (not a field)
+
+    config: BertConfig
+    tokens: tuple[Token, ...]  # word pieces with character spans ([CLS]/[SEP]: empty spans)
+    input_ids: np.ndarray  # (n,) int64 vocabulary ids
+    layers: tuple[BertLayerTrace, ...]  # one per encoder layer
+    embeddings: np.ndarray  # (n, d) word + position + token-type embeddings, before LayerNorm
+    hidden_states: np.ndarray  # (layers + 1, n, d): [0] = LayerNorm(embeddings), [l+1] = layer l's output
+    cosine_to_layer0: np.ndarray  # (layers + 1, n) cos(hidden_states[l, i], hidden_states[0, i])
+    truncated: bool = False  # the text was cut to the model's maximum length
+    ablate: frozenset = frozenset()  # (layer, head) pairs switched off in this run
+    estimated_bytes: int = 0
+    seconds: float = 0.0  # wall time of the forward pass
+    text: str = ""  # the text the tokens' spans point into ("" when run on ids alone)
+
+    def __post_init__(self) -> None:
+        freeze_arrays(self)
+
+    @cached_property
+    def attentions(self) -> np.ndarray:
+        """(layers, heads, n, n) attention probabilities: the layers' ``weights`` stacked.
+
+        Built on first access (a copy: 75 MB at 512 tokens) and kept."""
+        stacked = np.stack([layer.weights for layer in self.layers])
+        stacked.flags.writeable = False
+        return stacked
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+    @property
+    def num_heads(self) -> int:
+        return self.config.num_heads
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The contract's arrays: tokens, input_ids, attentions, hidden_states."""
+        return self.contract_arrays()
+
+    def layer_values(self) -> list[np.ndarray]:
+        return [layer.v for layer in self.layers]
+
+    @property
+    def last_hidden_state(self) -> np.ndarray:
+        return self.hidden_states[-1]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the trace's arrays (arrays sharing memory counted once; ``attentions``
+        only once it has been built)."""
+        seen: dict[int, int] = {}
+        arrays = [getattr(self, f.name) for f in fields(self)]
+        arrays += [a for layer in self.layers for a in layer.arrays().values()]
+        arrays.append(self.__dict__.get("attentions"))  # once stacked
+        for value in arrays:
+            if isinstance(value, np.ndarray):
+                base = value
+                while isinstance(base.base, np.ndarray):
+                    base = base.base
+                seen[id(base)] = base.nbytes
+        return sum(seen.values())
+
+
+def estimate_forward_bytes(n: int, config: BertConfig) -> int:
+    """Bytes of the trace of ``n`` tokens plus the largest temporaries, float32.
+
+    Per layer: q|k|v before and after splitting heads (6·n·d), kᵀ, head_outputs, concat,
+    attention_output, attention_norm, the second FFN product (6·n·d), intermediate and the
+    GELU's temporaries (4·n·d_ff), scores, scaled, weights (3·heads·n²) and a softmax
+    temporary (heads·n²). Outside the layers: embeddings and temporaries (3·n·d), hidden
+    states ((layers + 1)·n·d) and the stacked ``attentions`` (layers·heads·n²).
+    """
+    d, h, layers, d_ff = config.hidden_size, config.num_heads, config.num_layers, config.intermediate_size
+    per_layer = 12 * n * d + 4 * n * d_ff + 4 * h * n * n
+    numbers = layers * per_layer + (3 + layers + 1) * n * d + layers * h * n * n
+    return 4 * numbers
+
+
+def forward(
+    weights: BertWeights,
+    config: BertConfig,
+    input_ids: Sequence[int] | np.ndarray,
+    tokens: Sequence[Token] | None = None,
+    *,
+    token_type_ids: Sequence[int] | np.ndarray | None = None,
+    truncated: bool = False,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    progress: Callable[[float, str], None] | None = None,
+    ablate: frozenset[tuple[int, int]] = frozenset(),
+    hooks: HookRun | None = None,
+    start_at_layer: int | None = None,
+    resid: np.ndarray | None = None,
+    stop_at_layer: int | None = None,
+    text: str = "",
+) -> BertTrace:
+    """Run the encoder on one sentence's ``input_ids`` and return the full :class:`BertTrace`.
+
+    ``tokens`` label the positions (default: the ids as text). ``progress(fraction, message)``
+    is called after each layer. ``ablate``: (layer, head) pairs switched off, their head outputs
+    zeroed before W_O (:mod:`engine.analysis.ablation`; the trace's ``head_outputs`` show the zeros, its
+    ``weights`` what the head would have attended). Raises :class:`EngineError` for ids out of
+    range, more positions than the model has, a head out of range, or a trace over
+    ``memory_budget`` bytes.
+
+    ``hooks``: the run's hook points (:mod:`engine.core.hooks`; None: nothing listens, every layer
+    runs its fast path). ``start_at_layer`` with ``resid`` (n, d): begin at
+    blocks.{start}.hook_resid_pre with that residual (the layers below are not run: their
+    arrays in the trace are NaN); ``stop_at_layer``: run the layers below it only (the arrays
+    of the layers from it up are NaN).
+    """
+    started = time.perf_counter()
+    ids = np.asarray(input_ids)
+    if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+        raise EngineError("input_ids must be a non-empty list of whole numbers")
+    n, d = len(ids), config.hidden_size
+    if n > config.max_positions:
+        raise EngineError(
+            "{n} tokens is more than the model's {max_positions} positions: shorten the text", n=n, max_positions=config.max_positions
+        )
+    if ids.min() < 0 or ids.max() >= config.vocab_size:
+        raise EngineError("input ids must lie in 0 … {last}", last=config.vocab_size - 1)
+    types = np.zeros(n, dtype=np.int64) if token_type_ids is None else np.asarray(token_type_ids)
+    if types.shape != (n,) or types.min() < 0 or types.max() >= config.type_vocab_size:
+        raise EngineError("token_type_ids must be {n} numbers in 0 … {last}", n=n, last=config.type_vocab_size - 1)
+    if tokens is None:
+        tokens = [Token(str(i), 0, 0) for i in ids]
+    tokens = tuple(tokens)
+    if len(tokens) != n:
+        raise EngineError("{count} tokens for {n} input ids", count=len(tokens), n=n)
+    ablate = check_ablation(ablate, config.num_layers, config.num_heads)
+    if ablate:  # switching heads off is a hook on hook_z
+        hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
+    first, last = layer_range(config.num_layers, start_at_layer, resid, stop_at_layer, (n, config.hidden_size))
+    estimate = check_trace_budget(n, estimate_forward_bytes(n, config), memory_budget)
+
+    heads, d_k = config.num_heads, config.d_k
+    eps = config.layer_norm_eps
+    divisor = math.sqrt(d_k)
+
+    # Embeddings, summed in transformers' order: (word + token type) + position.
+    hidden_states = np.empty((config.num_layers + 1, n, d), dtype=DTYPE)
+    if resid is None:
+        embeddings = weights.word_embeddings[ids]  # (n, d), a new array
+        if hooks is None:
+            embeddings += weights.token_type_embeddings[types]
+            embeddings += weights.position_embeddings[:n]
+        else:  # each part through its hook point, summed in the same order
+            hooks("hook_embed", embeddings)
+            embeddings += hooks("hook_token_type_embed", np.array(weights.token_type_embeddings[types]))
+            embeddings += hooks("hook_pos_embed", np.array(weights.position_embeddings[:n]))
+        layer_norm(embeddings, weights.embedding_norm_weight, weights.embedding_norm_bias, eps, out=hidden_states[0])
+    else:  # resumed at blocks.{first}.hook_resid_pre: nothing below it is computed
+        embeddings = np.full((n, d), np.nan, DTYPE)
+        hidden_states[:first] = np.nan
+        hidden_states[first] = resid
+    hidden_states[last + 1:] = np.nan
+
+    with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (engine/core/parallel.py)
+        layer_traces = [_skipped_layer(index, n, config) for index in range(first)]
+        d_ff = config.intermediate_size
+        for index, w in enumerate(weights.layers):
+            if not first <= index <= last:
+                if index > last:
+                    layer_traces.append(_skipped_layer(index, n, config))
+                continue
+            h = hidden_states[index]  # (n, d)
+            wanted = hooks.at(index) if hooks is not None else frozenset()
+            edit = hooks.local(index) if wanted else None  # None: the fast path, nothing listens here
+            if edit is not None and "hook_resid_pre" in wanted:
+                edit("hook_resid_pre", h)
+            qkv_heads = np.empty((3 * heads, n, d_k), DTYPE)  # (3·heads, n, d_k): q heads, k heads, v heads
+
+            def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
+                project_heads(h[rows], w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # one matmul for Q, K, V
+
+            for_rows(n, project, numbers=n * d * 3 * d)
+            q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
+            if edit is not None:  # hook_q / hook_k / hook_v: (n, heads, d_k) views of the heads layout
+                for local, array in (("attn.hook_q", q), ("attn.hook_k", k), ("attn.hook_v", v)):
+                    if local in wanted:
+                        edit(local, array.transpose(1, 0, 2))
+            stages = attend(q, k, v, divisor=divisor)
+            head_outputs = stages["head_outputs"]  # (heads, n, d_k)
+            if edit is not None:
+                attention_hooks(edit, wanted, stages, v, _softmax_into)
+                if "attn.hook_z" in wanted:  # switched-off heads (ablate) reach W_O as zeros here
+                    edit("attn.hook_z", head_outputs.transpose(1, 0, 2))
+            concat = np.empty((n, d), DTYPE)
+            attention_output = np.empty((n, d), DTYPE)
+            attention_norm = np.empty((n, d), DTYPE)
+            intermediate = np.empty((n, d_ff), DTYPE)
+
+            # Everything after the attention works row by row: each share of rows goes through
+            # W_O, the residual and LayerNorm, the feed-forward and the last LayerNorm.
+            # With hooks here (``edit``), the same steps run once over all rows, each hook point
+            # (TransformerLens's BertBlock placement, engine/core/hooks.py) between them.
+            def rest_of_layer(rows: slice, h=h, w=w, index=index, head_outputs=head_outputs, concat=concat,
+                              attention_output=attention_output, attention_norm=attention_norm,
+                              intermediate=intermediate, edit=edit, wanted=wanted) -> None:
+                merge_heads(head_outputs[:, rows], out=concat[rows])
+                np.matmul(concat[rows], w.output_weight, out=attention_output[rows])
+                attention_output[rows] += w.output_bias
+                if edit is not None and "hook_attn_out" in wanted:
+                    edit("hook_attn_out", attention_output)
+                np.add(attention_output[rows], h[rows], out=attention_norm[rows])
+                if edit is not None and "hook_resid_mid" in wanted:
+                    edit("hook_resid_mid", attention_norm)
+                layer_norm(attention_norm[rows], w.attention_norm_weight, w.attention_norm_bias, eps,
+                           out=attention_norm[rows])
+                if edit is not None and "ln1.hook_normalized" in wanted:
+                    edit("ln1.hook_normalized", attention_norm)
+                np.matmul(attention_norm[rows], w.intermediate_weight, out=intermediate[rows])
+                intermediate[rows] += w.intermediate_bias
+                gelu(intermediate[rows], out=intermediate[rows])
+                ffn = intermediate[rows] @ w.ffn_output_weight  # (rows, d)
+                ffn += w.ffn_output_bias
+                if edit is not None and "hook_mlp_out" in wanted:
+                    edit("hook_mlp_out", ffn)
+                ffn += attention_norm[rows]
+                if edit is not None and "hook_resid_post" in wanted:
+                    edit("hook_resid_post", ffn)
+                layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps, out=hidden_states[index + 1][rows])
+                if edit is not None and "hook_normalized_resid_post" in wanted:
+                    edit("hook_normalized_resid_post", hidden_states[index + 1])
+
+            if edit is not None:
+                rest_of_layer(slice(None))  # a hook sees every row at once
+            else:
+                for_rows(n, rest_of_layer, numbers=n * d * (d + 2 * d_ff))
+            layer_traces.append(
+                BertLayerTrace(
+                    index=index, q=q, k=k, v=v, **stages, concat=concat, attention_output=attention_output,
+                    attention_norm=attention_norm, intermediate=intermediate, output=hidden_states[index + 1],
+                )
+            )
+            if progress is not None:
+                progress((index + 1) / config.num_layers, f"layer {index + 1} of {config.num_layers}")
+
+    return BertTrace(
+        config=config,
+        tokens=tokens,
+        input_ids=ids.astype(np.int64),
+        layers=tuple(layer_traces),
+        embeddings=embeddings,
+        hidden_states=hidden_states,
+        cosine_to_layer0=_cosine_to_first(hidden_states),
+        truncated=truncated,
+        ablate=ablate,
+        estimated_bytes=estimate,
+        seconds=time.perf_counter() - started,
+        text=text,
+    )
+
+
+def reference_encoder_block(h: np.ndarray, w: BertLayerWeights, config: BertConfig) -> np.ndarray:
+    """One post-LN encoder layer in float64, plainly: what :func:`forward` computes per layer,
+    fused and in row shares (as :func:`engine.core.attention.reference_attention` sits beside ``attend``).
+    h: (n, d) → the layer's output (n, d). Tested against the forward."""
+    f = lambda a: np.asarray(a, np.float64)  # noqa: E731
+    h = f(h)
+    n, heads, d_k = len(h), config.num_heads, config.d_k
+
+    def norm(x, g, b):
+        centered = x - x.mean(-1, keepdims=True)
+        return centered / np.sqrt((centered ** 2).mean(-1, keepdims=True) + config.layer_norm_eps) * f(g) + f(b)
+
+    q, k, v = np.split(h @ f(w.qkv_weight) + f(w.qkv_bias), 3, axis=-1)  # (n, d) each
+    z = np.empty((n, heads * d_k))
+    for head in range(heads):
+        cols = slice(head * d_k, (head + 1) * d_k)
+        scores = q[:, cols] @ k[:, cols].T / math.sqrt(d_k)  # (n, n), no mask: one unpadded sentence
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        z[:, cols] = (weights / weights.sum(-1, keepdims=True)) @ v[:, cols]
+    mid = norm(h + z @ f(w.output_weight) + f(w.output_bias), w.attention_norm_weight, w.attention_norm_bias)
+    up = mid @ f(w.intermediate_weight) + f(w.intermediate_bias)
+    activated = up * 0.5 * (1.0 + np.vectorize(math.erf)(up / math.sqrt(2.0)))
+    return norm(mid + activated @ f(w.ffn_output_weight) + f(w.ffn_output_bias), w.output_norm_weight,
+                w.output_norm_bias)
+
+
+@functools.lru_cache(maxsize=16)  # configs are frozen: the names are made once per model
+def hook_names(config: BertConfig) -> tuple[str, ...]:
+    """The encoder's hook points (engine.core.hooks; TransformerLens's BertBlock placement)."""
+    return ("hook_embed", "hook_pos_embed", "hook_token_type_embed",
+            *block_names(config.num_layers, ENCODER_BLOCK_POINTS))
+
+
+def _skipped_layer(index: int, n: int, config: BertConfig) -> BertLayerTrace:
+    """A layer a resumed or stopped run did not compute: NaN everywhere (read-only broadcasts, no memory)."""
+    heads, d_k, d = config.num_heads, config.d_k, config.hidden_size
+    nan = lambda *shape: np.broadcast_to(DTYPE(np.nan), shape)  # noqa: E731
+    return BertLayerTrace(index=index, q=nan(heads, n, d_k), k=nan(heads, n, d_k), v=nan(heads, n, d_k),
+                          scores=nan(heads, n, n), scaled=nan(heads, n, n), weights=nan(heads, n, n),
+                          head_outputs=nan(heads, n, d_k), concat=nan(n, d), attention_output=nan(n, d),
+                          attention_norm=nan(n, d), intermediate=nan(n, config.intermediate_size), output=nan(n, d))
+
+
+def _cosine_to_first(hidden_states: np.ndarray) -> np.ndarray:
+    """(layers + 1, n): cosine of each token's vector at each layer to its vector at layer 0."""
+    dots = np.einsum("lnd,nd->ln", hidden_states, hidden_states[0]).astype(np.float64)  # (layers + 1, n)
+    norms = np.sqrt(np.einsum("lnd,lnd->ln", hidden_states, hidden_states).astype(np.float64))
+    denominator = norms * norms[0]
+    cosine = np.divide(dots, denominator, out=np.zeros_like(dots), where=denominator > 0)
+    return cosine.astype(DTYPE)

@@ -1,0 +1,51 @@
+"""The one run path of the BERT-shaped encoders (MiniLM, e5): tokenize, then engine.models.bert.forward.
+
+A subclass gives ``tokenize(text) → Tokenized`` (its own tokenizer) and sets ``config``,
+``weights`` and ``tokenizer``; running, hooks and switching heads off are shared here.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .bert import BertConfig, BertTrace, BertWeights, forward, hook_names
+from ..toy.config import DEFAULT_MEMORY_BUDGET
+from .contract import Capabilities, HookedModel, ModelFacts, Tokenized
+
+Progress = Callable[[float, str], None]
+
+
+class Encoder(HookedModel):
+    """A post-LN BERT encoder ready to run; thread-safe to run. A subclass sets ``config``,
+    ``weights`` and ``facts`` (see :func:`encoder_facts`)."""
+
+    config: BertConfig
+    weights: BertWeights
+    facts: ModelFacts
+
+    def layer_view(self, trace: BertTrace, layer: int):
+        from .bert_view import layer_result
+
+        return layer_result(trace, self.weights, layer, trace.text)
+
+    def hook_names(self) -> tuple[str, ...]:
+        return hook_names(self.config)
+
+    def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
+                 hooks=None, start_at_layer=None, resid=None, stop_at_layer=None,
+                 progress: Progress | None = None) -> BertTrace:
+        return forward(
+            self.weights, self.config, tokenized.input_ids, tokenized.tokens,
+            token_type_ids=tokenized.token_type_ids, truncated=tokenized.truncated,
+            memory_budget=memory_budget, progress=progress, ablate=ablate, hooks=hooks,
+            start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer, text=tokenized.text,
+        )
+
+
+def encoder_facts(config: BertConfig, family: str, special_tokens, *, max_positions: int, name: str,
+                  tokenizer_note: str, capabilities: Capabilities = Capabilities()) -> ModelFacts:
+    """The :class:`ModelFacts` of a BERT-shaped encoder."""
+    return ModelFacts(family=family, kind="encoder", layers=config.num_layers, heads=config.num_heads,
+                      kv_heads=config.num_heads, d_model=config.hidden_size, d_head=config.d_k,
+                      vocab_size=config.vocab_size, special_tokens=frozenset(special_tokens),
+                      max_positions=max_positions, capabilities=capabilities, name=name,
+                      tokenizer_note=tokenizer_note)

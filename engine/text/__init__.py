@@ -1,0 +1,1 @@
+"""Text: tokenizers, word segmentation, the word view, byte-level BPE."""
