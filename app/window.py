@@ -362,6 +362,8 @@ class MainWindow(QMainWindow):
                      "Ctrl+Shift+E", self.tr("Save every head's heatmap in one grid image"))
         self._action(file, self.tr("Export &data…"), self.export_data_dialog, "Ctrl+D",
                      self.tr("Save every array of the computation (.npz, .json or .csv)"))
+        self._action(file, self.tr("Export &step-through…"), self.export_steps_dialog, "Ctrl+Alt+E",
+                     self.tr("Save the player's stages as an animated GIF, an MP4 video or a PDF handout"))
         self._action(file, self.tr("&Copy image to clipboard"), self.copy_image, "Ctrl+Shift+C",
                      self.tr("Copy the selected head's heatmap as an image"))
         file.addSeparator()
@@ -666,6 +668,33 @@ class MainWindow(QMainWindow):
             QApplication.restoreOverrideCursor()
         self._remember_folder("image", path)
         self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
+        return True
+
+    def export_steps_dialog(self) -> None:
+        if self.controller.snapshot is None:
+            return
+        path, chosen = QFileDialog.getSaveFileName(
+            self, self.tr("Export step-through"), self._last_folder("steps.gif", "image"),
+            self.tr("Animated GIF (*.gif);;MP4 video (*.mp4);;PDF handout (*.pdf)"))
+        if path:
+            if not path.lower().endswith((".gif", ".mp4", ".pdf")):
+                path += ".mp4" if "mp4" in chosen.lower() else ".pdf" if "pdf" in chosen.lower() else ".gif"
+            self.export_steps(path)
+
+    def export_steps(self, path: str) -> bool:
+        """Grab the player's stages here (widgets live in this thread); encode them in the worker."""
+        from .step_export import export_steps, grab_stages
+
+        player = self.show_player()
+        if player.shown_result() is None:
+            self._warn(self.tr("Could not export the step-through"),
+                       EngineError("the player has no result yet: wait for the computation and try again"))
+            return False
+        pages = grab_stages(player)
+        self._remember_folder("image", path)
+        title = self.controller.config.text if self.controller.config.text else ""
+        self._export_lane.submit(_saved_to, lambda result, target: export_steps(result, target, title=title),
+                                 pages, path)
         return True
 
     def export_data_dialog(self) -> None:
