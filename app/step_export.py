@@ -74,7 +74,7 @@ def stages_of(config, *, head: int = 0, focus: int = 0, size=FRAME_SIZE, timeout
         while not (controller.is_idle() and controller.snapshot is not None
                    and panel.shown_result() is controller.snapshot.result):
             if controller.last_error:
-                raise EngineError("{error}", error=controller.last_error)
+                raise EngineError("the computation failed: {error}", error=controller.last_error)
             if time.monotonic() > deadline:
                 raise EngineError("the computation took longer than {seconds} s", seconds=int(timeout))
             QApplication.processEvents()
@@ -117,7 +117,7 @@ def write_gif(pages: list[StagePage], path, seconds: float = SECONDS_PER_STAGE) 
     try:
         from PIL import Image
     except ModuleNotFoundError:
-        raise EngineError("a GIF needs the Pillow package: pip install pillow (or export .pdf)") from None
+        raise EngineError("a GIF needs the Pillow package (requirements.txt); or export .pdf") from None
     frames = [Image.fromarray(_rgb_array(page.image)) for page in pages]
     # one adaptive palette per frame; no optimisation, so a frame is never merged with the previous one
     frames = [frame.quantize(colors=256, method=Image.Quantize.MEDIANCUT) for frame in frames]
@@ -131,8 +131,8 @@ def write_mp4(pages: list[StagePage], path, seconds: float = SECONDS_PER_STAGE) 
     try:
         import imageio_ffmpeg
     except ModuleNotFoundError:
-        raise EngineError("an MP4 needs the imageio-ffmpeg package (it bundles ffmpeg): pip install imageio-ffmpeg "
-                          "(or export .gif or .pdf)") from None
+        raise EngineError("an MP4 needs the imageio-ffmpeg package (it bundles ffmpeg; requirements-test.txt); "
+                          "or export .gif or .pdf") from None
     frames = _even([_rgb_array(page.image) for page in pages])
     height, width = frames[0].shape[:2]
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
