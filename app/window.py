@@ -405,6 +405,10 @@ class MainWindow(QMainWindow):
         self._action(player, self.tr("Previous step"), lambda: self.show_player().previous_stage(), "Ctrl+Left")
         self._action(player, self.tr("Play / pause"), lambda: self.show_player().toggle_play(), "Ctrl+Space")
 
+        lessons = menus.addMenu(self.tr("Le&ssons"))
+        self._action(lessons, self.tr("&Exercises: predict, then reveal…"), self.show_exercises, "F7",
+                     self.tr("Predict a score, a weight or a word, then see the app's answer and the worked arithmetic"))
+
         presets = self.presets_menu = menus.addMenu(self.tr("&Presets"))
         for index, item in enumerate(menu_presets()):
             if index == len(PRESETS):
@@ -507,6 +511,25 @@ class MainWindow(QMainWindow):
         self.docks["player"].show()
         self.docks["player"].raise_()
         return self.panel("player")
+
+    def show_exercises(self):
+        """The exercises dialog (app/lesson_dialog.py), non-modal, built once."""
+        if getattr(self, "exercise_dialog", None) is None:
+            from .lesson_dialog import ExerciseDialog
+
+            self.exercise_dialog = ExerciseDialog(self.controller.worker, self)
+            self.exercise_dialog.openRequested.connect(self._open_exercise)
+        self.exercise_dialog.show()
+        self.exercise_dialog.raise_()
+        return self.exercise_dialog
+
+    def _open_exercise(self, exercise) -> None:
+        """An exercise's example in the window, with the Worked arithmetic dock in front."""
+        from .exercises import preset_index
+
+        self.apply_preset(preset_index(exercise))
+        self.docks["arithmetic"].show()
+        self.docks["arithmetic"].raise_()
 
     def show_similarity(self):
         """The word-similarity view (app/panels/similarity_panel.py) in a window of its own."""
