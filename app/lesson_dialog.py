@@ -118,7 +118,10 @@ class ExerciseDialog(QDialog):
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.worked.setFont(mono)
         self.worked.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        layout.addWidget(self.worked, 1)
+        layout.addWidget(self.worked, 100)
+        layout.addStretch(1)  # while the arithmetic is hidden, the question stays at the top
+        for label in (self.question, self.feedback):
+            label.setSizePolicy(label.sizePolicy().horizontalPolicy(), label.sizePolicy().Policy.Maximum)
         self.resize(720, 480)
 
     # ----------------------------------------------------------------- state
