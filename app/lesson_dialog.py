@@ -214,3 +214,82 @@ class ExerciseDialog(QDialog):
         self.worked.setPlainText(self.tr("Worked arithmetic (the engine's numbers):") + "\n" + "\n".join(solution.worked))
         self.worked.setVisible(True)
         self.revealed.emit(verdict.right)
+
+
+class LessonPathDialog(QDialog):
+    """A tutorial's presets in order: title, short text, previous / next. ``stepRequested(preset index)``
+    asks the window to open the step; ``position()`` is what the session keeps."""
+
+    stepRequested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        from .lessons import LESSONS
+
+        super().__init__(parent)
+        self.setObjectName("lessonPathDialog")
+        self.setWindowTitle(self.tr("Lesson path"))
+        self._tutorial, self._step = LESSONS[0][0], 0
+        layout = QVBoxLayout(self)
+        self.tutorial_combo = QComboBox()
+        self.tutorial_combo.setObjectName("lessonTutorial")
+        for name, title, _fragments in LESSONS:
+            self.tutorial_combo.addItem(QCoreApplication.translate("Lessons", title), name)
+        self.tutorial_combo.currentIndexChanged.connect(
+            lambda i: self.set_position(self.tutorial_combo.itemData(i), 0, open_step=True))
+        layout.addWidget(self.tutorial_combo)
+        self.counter = QLabel()
+        self.counter.setObjectName("lessonCounter")
+        layout.addWidget(self.counter)
+        self.title = QLabel()
+        self.title.setObjectName("lessonTitle")
+        self.title.setWordWrap(True)
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        layout.addWidget(self.title)
+        self.text = QLabel()
+        self.text.setObjectName("lessonText")
+        self.text.setWordWrap(True)
+        self.text.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.text, 1)
+        row = QHBoxLayout()
+        self.previous_button = QPushButton(self.tr("◀ Previous step"))
+        self.previous_button.clicked.connect(lambda: self.set_position(self._tutorial, self._step - 1, open_step=True))
+        self.next_button = QPushButton(self.tr("Next step ▶"))
+        self.next_button.setDefault(True)
+        self.next_button.clicked.connect(lambda: self.set_position(self._tutorial, self._step + 1, open_step=True))
+        row.addWidget(self.previous_button)
+        row.addStretch(1)
+        row.addWidget(self.next_button)
+        layout.addLayout(row)
+        for keys, step in (((Qt.Key.Key_PageUp, "Alt+Left"), -1), ((Qt.Key.Key_PageDown, "Alt+Right"), 1)):
+            for key in keys:
+                shortcut = QShortcut(QKeySequence(key), self)
+                shortcut.activated.connect(lambda s=step: self.set_position(self._tutorial, self._step + s, open_step=True))
+        self.resize(560, 300)
+        self.set_position(self._tutorial, 0)
+
+    def position(self) -> dict:
+        return {"tutorial": self._tutorial, "step": self._step}
+
+    def set_position(self, tutorial: str, step: int, open_step: bool = False) -> None:
+        """Show ``step`` of ``tutorial`` (clamped); ``open_step``: also ask the window to open its preset."""
+        from .lessons import lesson_steps
+        from .presets import _TOY, translated
+
+        steps = lesson_steps(tutorial)
+        step = max(0, min(int(step), len(steps) - 1))
+        self._tutorial, self._step = tutorial, step
+        index = self.tutorial_combo.findData(tutorial)
+        self.tutorial_combo.blockSignals(True)
+        self.tutorial_combo.setCurrentIndex(index)
+        self.tutorial_combo.blockSignals(False)
+        preset = translated(_TOY[steps[step]])
+        self.counter.setText(fill(self.tr("Step %1 of %2"), step + 1, len(steps)))
+        self.title.setText(preset.title)
+        self.text.setText(preset.caption)
+        self.previous_button.setEnabled(step > 0)
+        self.next_button.setEnabled(step < len(steps) - 1)
+        if open_step:
+            self.stepRequested.emit(steps[step])

@@ -149,6 +149,7 @@ class MainWindow(QMainWindow):
         self._export_lane.done.connect(self._on_exported)
         self._export_lane.failed.connect(self._on_export_failed)
         self.preset_opener = None  # built by the first apply_preset (app/preset_opener.py)
+        self.lesson = None  # {"tutorial", "step"} of the lesson path (app/lessons.py), saved in sessions
         self.setDockNestingEnabled(True)
         self.setDockOptions(QMainWindow.DockOption.AllowNestedDocks | QMainWindow.DockOption.AllowTabbedDocks)
         self.panels: dict[str, QWidget] = {}
@@ -408,6 +409,8 @@ class MainWindow(QMainWindow):
         lessons = menus.addMenu(self.tr("Le&ssons"))
         self._action(lessons, self.tr("&Exercises: predict, then reveal…"), self.show_exercises, "F7",
                      self.tr("Predict a score, a weight or a word, then see the app's answer and the worked arithmetic"))
+        self._action(lessons, self.tr("&Lesson path…"), self.show_lesson_path, "F8",
+                     self.tr("Walk a tutorial's presets in its order, with a short text, next and previous"))
 
         presets = self.presets_menu = menus.addMenu(self.tr("&Presets"))
         for index, item in enumerate(menu_presets()):
@@ -523,6 +526,23 @@ class MainWindow(QMainWindow):
         self.exercise_dialog.raise_()
         return self.exercise_dialog
 
+    def show_lesson_path(self):
+        """The lesson path dialog; it opens each step's preset here and the session keeps where it is."""
+        if getattr(self, "lesson_dialog", None) is None:
+            from .lesson_dialog import LessonPathDialog
+
+            self.lesson_dialog = LessonPathDialog(self)
+            self.lesson_dialog.stepRequested.connect(self._open_lesson_step)
+            if self.lesson is not None:
+                self.lesson_dialog.set_position(self.lesson["tutorial"], self.lesson["step"])
+        self.lesson_dialog.show()
+        self.lesson_dialog.raise_()
+        return self.lesson_dialog
+
+    def _open_lesson_step(self, index: int) -> None:
+        self.lesson = self.lesson_dialog.position()
+        self.apply_preset(index)
+
     def _open_exercise(self, exercise) -> None:
         """An exercise's example in the window, with the Worked arithmetic dock in front."""
         from .exercises import preset_index
@@ -597,6 +617,9 @@ class MainWindow(QMainWindow):
                 "long fits the memory budget)", count=len(config.text), limit=MAX_WINDOW_TEXT))
             return False
         self.controller.apply_view_state(ViewState.from_session(config, view))
+        self.lesson = view.get("lesson")  # None in sessions without a lesson
+        if self.lesson is not None and getattr(self, "lesson_dialog", None) is not None:
+            self.lesson_dialog.set_position(self.lesson["tutorial"], self.lesson["step"])
         self._remember_recent(path)
         self._set_session_title(path)
         self.statusBar().showMessage(fill(self.tr("Opened %1"), path), 4000)
@@ -614,7 +637,7 @@ class MainWindow(QMainWindow):
         c = self.controller
         try:
             state = c.view_state()
-            save_session(path, state.config, state.session_view())
+            save_session(path, state.config, state.session_view(), lesson=self.lesson)
         except SessionError as error:
             self._warn(self.tr("Could not save the session"), error)
             return False

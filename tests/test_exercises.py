@@ -2,6 +2,7 @@
 parsing, the gap, and the dialog's reveal by keyboard and by click."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -93,4 +94,59 @@ def test_the_dialog_reveals_by_keyboard_and_by_click(window, qtbot):
     assert not dialog.verdict.right
     dialog.open_button.click()  # the window opens the preset with the worked arithmetic in front
     qtbot.waitUntil(lambda: window.controller.config.d_model == 4 and window.controller.is_idle(), timeout=10000)
+    dialog.close()
+
+
+# ----------------------------------------------------------------------------- lesson paths and the session
+def test_each_lesson_walks_its_own_tutorials_presets():
+    from app.lessons import TUTORIALS, lesson_steps
+    from app.presets import _TOY
+
+    assert TUTORIALS == ("000", "001", "004")
+    seen = []
+    for tutorial in TUTORIALS:
+        steps = lesson_steps(tutorial)
+        assert len(steps) == len(set(steps)) >= 3
+        assert all(_TOY[i].source.startswith(f"seed {tutorial}") for i in steps), tutorial
+        seen += steps
+    assert sorted(seen) == list(range(len(_TOY)))  # every toy preset is on one path
+
+
+def test_the_session_keeps_the_lesson_and_old_sessions_still_open(tmp_path):
+    from pathlib import Path
+
+    from app.session import SessionError, load_session, save_session, session_dict
+    from engine import AttentionConfig
+
+    path = save_session(tmp_path / "s.json", AttentionConfig(), {"head": 0}, lesson={"tutorial": "004", "step": 3})
+    assert load_session(path)[1]["lesson"] == {"tutorial": "004", "step": 3}
+    old = Path(__file__).resolve().parent / "fixtures" / "session_before_view_state.json"
+    assert "lesson" not in load_session(old)[1]
+    for bad in ({"tutorial": "004", "step": 99}, {"tutorial": "999", "step": 0}, {"tutorial": "000", "step": True}, []):
+        text = json.dumps({**session_dict(AttentionConfig()), "lesson": bad})
+        (tmp_path / "bad.json").write_text(text, encoding="utf-8")
+        with pytest.raises(SessionError, match="lesson"):
+            load_session(tmp_path / "bad.json")
+
+
+def test_the_lesson_path_opens_its_steps_and_comes_back_with_the_session(window, qtbot, tmp_path):
+    from PySide6.QtCore import Qt
+
+    from app.lessons import lesson_steps
+    from app.presets import _TOY
+
+    dialog = window.show_lesson_path()
+    assert dialog.position() == {"tutorial": "000", "step": 0}
+    qtbot.mouseClick(dialog.next_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(dialog.next_button, Qt.MouseButton.LeftButton)
+    step = lesson_steps("000")[2]
+    qtbot.waitUntil(lambda: window.controller.config == _TOY[step].config() and window.controller.is_idle(),
+                    timeout=10000)
+    assert window.lesson == {"tutorial": "000", "step": 2} and _TOY[step].caption == dialog.text.text()
+    path = tmp_path / "lesson.json"
+    assert window.save_session(str(path))
+    assert json.loads(path.read_text(encoding="utf-8"))["lesson"] == {"tutorial": "000", "step": 2}
+    dialog.set_position("001", 1)
+    assert window.open_session(str(path))
+    assert dialog.position() == {"tutorial": "000", "step": 2}
     dialog.close()
