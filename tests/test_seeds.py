@@ -579,3 +579,17 @@ def test_doc_findings_she_row_columns(e5_words):
     english, chinese = findings_rows("她 → 小红")
     assert "| 11, 4 (multilingual-e5, by words) | 0.319 | 0.297 |" in english
     assert "| 11, 4（multilingual-e5，按词） | 0.319 | 0.297 |" in chinese
+
+
+def test_doc_1_16_one_projection_element_by_the_formula_view():
+    from app.panels.formula_view import projection_terms
+
+    result = run("scores 1.3 / 0.4 / 1.6")[1]
+    cake = result.token_texts.index("cake")
+    column, x, w, total, engine_q = projection_terms(result, cake, 0)
+    by_hand = sum(float(a) * float(b) for a, b in zip(result.x[cake], result.w_q[:, 0]))
+    assert column == 0 and total == pytest.approx(by_hand, abs=1e-9) and engine_q == pytest.approx(by_hand, abs=1e-6)
+    assert [round(float(v), 2) for v in x] == [0.3, 0.2, 1.0, 0.6] and [round(float(v), 2) for v in w] == [0.2, 0, -0.32, 0.1]
+    assert f"{by_hand:.1f}" == "-0.2"
+    for row in doc_rows("1.16"):
+        assert "0.3·0.2 + 0.2·0 + 1.0·(−0.32) + 0.6·0.1 = −0.2" in row
