@@ -49,6 +49,9 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("head_output", "the hand calculation", "喜欢", "row", "head_outputs",
              QT_TRANSLATE_NOOP("Exercises", "With the weights of the hand calculation, what is the new “%1” "
                                "(weights · V, V = X)? Type its %2 numbers."), 0.01, "weights"),
+    Exercise("k_last", "scores 1.3 / 0.4 / 1.6", "it", "row", "k_last",
+             QT_TRANSLATE_NOOP("Exercises", "The cake sentence's custom W_K: what is the last element of K for “%1” "
+                               "(its embedding · the last column of W_K)?"), 0.005, "scores"),
     Exercise("which_word", "Frames 5–7", "喜欢", "cell", "weights",
              QT_TRANSLATE_NOOP("Exercises", "Which word will “%1” look at most? Click it (or pick it and press "
                                "Enter). A tie: any of the tied words is right."), 0.0, "weights"),
@@ -72,7 +75,7 @@ class Solution:
 def _number(value: float) -> str:
     if math.isinf(value):
         return "−∞" if value < 0 else "∞"
-    text = f"{value:.3f}".rstrip("0").rstrip(".") if abs(value - round(value)) < 5e-4 else f"{value:.3f}"
+    text = f"{value:.3f}".rstrip("0").rstrip(".")  # 0.760 → 0.76, 1.000 → 1
     return text.replace("-", "−") if text not in ("-0", "−0") else "0"
 
 
@@ -125,6 +128,15 @@ def solve(exercise: Exercise) -> Solution:
         lines.append("exp(s − max): " + ", ".join(f"{token} {_number(e)}" for token, e in zip(tokens, exps))
                      + f"; Σ = {_number(total)}")
         lines.append("softmax = exp ÷ Σ = " + _vector(weights))
+    if exercise.array == "k_last":  # seed 001's K_it, its last element: x · W_K[:, −1] written out
+        x = np.asarray(result.x[focus], dtype=np.float64)
+        w_k = np.asarray(result.w_k[:, head * config.d_k + config.d_k - 1], dtype=np.float64)
+        last = float(k[focus, -1])
+        terms = " + ".join(f"{_number(a)}·{_number(b)}" for a, b in zip(x, w_k))
+        lines = [f"x({exercise.focus}) = {_vector(x)}", f"W_K[:, {config.d_k - 1}] = {_vector(w_k)}",
+                 f"k({exercise.focus})[{config.d_k - 1}] = {terms} = {_number(last)}",
+                 f"k({exercise.focus}) = {_vector(k[focus])}"]
+        return Solution(exercise, tokens, focus, ("k",), np.array([last]), (), tuple(lines), config)
     if exercise.array == "head_outputs":
         output = np.asarray(result.head_outputs[head, focus], dtype=np.float64)
         terms = " + ".join(f"{_number(w)}·{_vector(v[j])}" for j, w in enumerate(weights))

@@ -46,7 +46,8 @@ class ExerciseDialog(QDialog):
         self._lane.failed.connect(lambda error: self.feedback.setText(str(error)))
         self.titles = (self.tr("小明 喜欢 苹果: the scores"), self.tr("softmax(8, 5, 7)"),
                        self.tr("What ÷√d_k does to a row"), self.tr("The masked row"),
-                       self.tr("One head's output"), self.tr("Which word will the head look at?"))
+                       self.tr("One head's output"), self.tr("K's last element (seed 001)"),
+                       self.tr("Which word will the head look at?"))
         self._build()
         self.set_exercise(0)
 

@@ -69,7 +69,7 @@ def test_input_parsing_and_wrong_counts():
 
 def test_every_exercise_names_one_preset():
     for exercise in EXERCISES:
-        assert preset_of(exercise).focus == exercise.focus
+        assert exercise.focus in solve(exercise).tokens
         assert preset_index(exercise) >= 0
 
 
@@ -150,3 +150,22 @@ def test_the_lesson_path_opens_its_steps_and_comes_back_with_the_session(window,
     assert window.open_session(str(path))
     assert dialog.position() == {"tutorial": "000", "step": 2}
     dialog.close()
+
+
+def test_k_last_element_of_seed_001_is_written_out():
+    from app.presets import _TOY
+
+    solution = solve(by_key("k_last"))
+    config = solution.config
+    (cake,) = [p for p in _TOY if "scores 1.3 / 0.4 / 1.6" in p.title]
+    x = [float(v) for v in cake.settings["embeddings"]["it"]]
+    w_k = [float(row[-1]) for row in config.projections["w_k"]]
+    expected = sum(a * b for a, b in zip(x, w_k))
+    assert solution.answer[0] == pytest.approx(expected, abs=1e-6) and f"{expected:.2f}" == "0.76"
+    assert "0.6·0.2 + 0.1·0 + 0.5·0.3 + 0.7·0.7 = 0.76" in solution.worked[2]
+    assert check(solution, parse_numbers("0.76")).right
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "SEEDS.md").read_text(encoding="utf-8")
+    (row,) = [line for line in doc.splitlines() if line.startswith("| 1.19 |")]
+    assert "0.6·0.2 + 0.1·0 + 0.5·0.3 + 0.7·0.7 = 0.76" in row and "K's last element" in row
