@@ -593,3 +593,42 @@ def test_doc_1_16_one_projection_element_by_the_formula_view():
     assert f"{by_hand:.1f}" == "-0.2"
     for row in doc_rows("1.16"):
         assert "0.3·0.2 + 0.2·0 + 1.0·(−0.32) + 0.6·0.1 = −0.2" in row
+
+
+def test_doc_0_16_and_1_29_the_gradient_w_times_1_minus_w():
+    from engine.labs import self_gradient
+
+    def softmax(row):
+        top = max(row)
+        exps = [math.exp(v - top) for v in row]
+        return [e / sum(exps) for e in exps]
+
+    scores = [3.0, 0.5, -1.0, 2.0]
+    weights = softmax(scores)
+    step = 1e-6
+    for i in range(len(scores)):  # central difference of w_i by its own score s_i
+        up = softmax([s + (step if j == i else 0.0) for j, s in enumerate(scores)])[i]
+        down = softmax([s - (step if j == i else 0.0) for j, s in enumerate(scores)])[i]
+        assert self_gradient(np.array(weights))[i] == pytest.approx((up - down) / (2 * step), abs=1e-8)
+    assert f"{self_gradient(np.array([0.994]))[0]:.3f}" == "0.006"
+    assert f"{self_gradient(np.array([0.999999]))[0]:.0e}" == "1e-06"
+    for row in doc_rows("0.16") + doc_rows("1.29"):
+        assert "0.006" in row and "w(1 − w)" in row
+
+
+def test_the_scaling_lab_shows_the_gradient(standalone_panel, qtbot):
+    from app.panels.scaling_panel import ScalingPanel
+    from engine.labs import self_gradient, softmax_stats
+
+    controller, panel = standalone_panel(ScalingPanel, 900, 600)
+    config = AttentionConfig(text="I ate the cake and it was delicious.", d_model=64, heads=4)
+    controller.set_config(config, immediate=True)
+    qtbot.waitUntil(lambda: bool(controller.is_idle() and panel.comparison is not None and panel.gradient.text()),
+                    timeout=20000)
+    controller.select(head=2)
+    _entropy, largest = softmax_stats(compute(config).weights)
+    _entropy, largest_off = softmax_stats(compute(config.replace(scale=False)).weights)
+    with_scale = float(np.mean([w * (1 - w) for w in largest[2]]))
+    without = float(np.mean([w * (1 - w) for w in largest_off[2]]))
+    assert f"{with_scale:.3g}" in panel.gradient.text() and f"{without:.3g}" in panel.gradient.text()
+    assert self_gradient(largest[2]).mean() == pytest.approx(with_scale)
