@@ -632,3 +632,23 @@ def test_the_scaling_lab_shows_the_gradient(standalone_panel, qtbot):
     without = float(np.mean([w * (1 - w) for w in largest_off[2]]))
     assert f"{with_scale:.3g}" in panel.gradient.text() and f"{without:.3g}" in panel.gradient.text()
     assert self_gradient(largest[2]).mean() == pytest.approx(with_scale)
+
+
+def test_doc_4_20_sinusoidal_dot_product_against_distance(standalone_panel, qtbot):
+    from app.panels.positional_panel import PositionalPanel
+    from engine.positional import dot_by_distance, sinusoidal
+
+    dots, gap = dot_by_distance(sinusoidal(12, 64))
+    # closed form: PE[m]·PE[m+Δ] = Σ_i cos(Δ·ω_i), ω_i = 10000^(−2i/d)
+    closed = [sum(math.cos(delta / 10000 ** (2 * i / 64)) for i in range(32)) for delta in range(9)]
+    np.testing.assert_allclose(dots, closed, atol=1e-5)
+    assert gap < 1e-5
+    figures = [f"{value:.2f}" for value in closed]
+    assert figures[:5] == ["32.00", "30.92", "28.30", "25.59", "23.93"] and figures[8] == "22.41"
+    for row in doc_rows("4.20"):
+        assert all(figure in row for figure in figures[:5]) and "22.41" in row
+    controller, panel = standalone_panel(PositionalPanel, 900, 600)
+    controller.set_config(AttentionConfig(text="a b c d e f g h i j k l", tokenizer="whitespace", d_model=64,
+                                          heads=4, positional="sinusoidal"), immediate=True)
+    qtbot.waitUntil(lambda: "Δ 8 → 22.41" in panel.pe_caption.text(), timeout=20000)
+    assert "Δ 1 → 30.92" in panel.pe_caption.text()
