@@ -139,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--embeddings", metavar="TABLE.json", help='token → vector table, e.g. {"小明": [1, 0]}')
     add("--out", required=True, metavar="FILE", help="output: .npz .json .csv (.png .svg images), any case")
     add("--head", default="all", metavar="N|all", help="images: which head (default all)")
+    add("--steps", action="store_true",
+        help="the step-through player's stages, one frame or page each: --out x.gif, x.mp4 or x.pdf (a handout)")
     add("--stage", choices=STAGES, default="weights", help="images: which matrix (default weights)")
     add("--width", type=int, default=DEFAULT_WIDTH, metavar="PX", help="images: width in pixels")
     add("--by", choices=("pieces", "words"), default="pieces",
@@ -334,6 +336,8 @@ def export(args: list[str]) -> None:
     from engine.models import model_info
 
     options = build_parser().parse_args(args)
+    if options.steps:
+        return _export_steps(options)
     image = output_suffix(options.out, ALL_SUFFIXES) in IMAGE_SUFFIXES
     _check_output(options.out)
     if options.width <= 0:
@@ -370,6 +374,35 @@ def export(args: list[str]) -> None:
         _write(options, save_trace, result)
     plural = lambda count, word: f"{count} {word}{'s' * (count != 1)}"  # noqa: E731
     _report(f"wrote {options.out}: {plural(result.n, 'token')}, {plural(config.heads, 'head')}, d_model {config.d_model}")
+
+
+def _export_steps(options) -> None:
+    """``export --steps --out x.gif|mp4|pdf``: the player's stages of the toy engine, drawn offscreen."""
+    from engine import AttentionConfig
+    from engine.files.documents import load_embeddings_table
+    from engine.models import model_info
+
+    suffix = os.path.splitext(options.out)[1].lower()
+    if suffix not in (".gif", ".mp4", ".pdf"):
+        raise UsageError(f"--steps writes .gif, .mp4 or .pdf; got {options.out!r}")
+    if not model_info(options.model).configurable:
+        raise UsageError(f"--steps shows the toy engine's stages; --model {options.model} is not supported yet")
+    _check_output(options.out)
+    settings = {name: getattr(options, name)
+                for name in ("text", "tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights")
+                if getattr(options, name) is not None}
+    if options.no_scale:
+        settings["scale"] = False
+    if options.embeddings is not None:
+        settings["embeddings"] = load_embeddings_table(options.embeddings)
+    config = AttentionConfig(**settings)
+    head = _parse_head(options.head, config.heads)
+    _image_exporter()  # names a missing Qt now
+    from .step_export import export_steps, stages_of
+
+    pages = stages_of(config, head=0 if head == "all" else head)
+    export_steps(pages, options.out, title=config.text)
+    _report(f"wrote {options.out}: {len(pages)} stages")
 
 
 def _report(line: str) -> None:

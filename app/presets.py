@@ -171,7 +171,8 @@ _TOY = (
                           "“缩放点积注意力的四个阶段”, steps 1–4: 4-d vectors and 4 × 4 W_Q, W_K, W_V (resources/presets/"
                           "seed001_cake_projections.json) made to reproduce its figures, which are not in the "
                           "text. cake·it = 1.30, cake·I = 0.40, cake·cake = 1.60; ÷√4 = 2; the new cake "
-                          "vector starts with 2.40 — not a probability, and other entries are negative."),
+                          "vector starts with 2.40 — not a probability, and other entries are negative. Step 4's "
+                          "“first element of V” is V's first column: new cake[0] = Σ_j weight_j · V[j, 0]."),
         "seed 001, 步骤 1–4", focus="cake", stage="scores", projections_file="seed001_cake_projections.json",
     ),
     Preset(
@@ -260,9 +261,10 @@ _TOY = (
         QT_TRANSLATE_NOOP("Presets", "我 爱 北 京 — causal mask (decoder)"),
         dict(text="我 爱 北 京", tokenizer="whitespace", d_model=64, heads=4, mask="causal"),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "“Self-Attention 本质”, “Mask 到底是什么”: predicting 北, the model may not see 京. Masked scores "
-                          "are −∞ and their weights exactly 0 (the tutorial's “≈0”); the visible weights are "
-                          "non-negative and add up to 1."),
+                          "“Self-Attention 本质”, “Mask 到底是什么”: the tutorial says “predicting 北, the model may not see "
+                          "京” — but row 北 is the one that predicts 京 (the next token): it sees 我 爱 北 and not 京. "
+                          "Masked scores are −∞ and their weights exactly 0 (the tutorial's “≈0”); the visible "
+                          "weights are non-negative and add up to 1."),
         "seed 000, Mask", focus="北", stage="scaled",
     ),
     Preset(
@@ -270,8 +272,9 @@ _TOY = (
         dict(text="我 喜欢 深度 学习", tokenizer="whitespace", d_model=512, heads=8),
         QT_TRANSLATE_NOOP("PresetCaption",
                           "“自注意力机制”, “8个侦探分工”: 512 = 8 × 64. The tutorial's head 2 (head 1 here) reads columns 65–128 of q, k, v "
-                          "(counted from 1 as in the tutorial; 64–127 counted from 0). Random weights: no head "
-                          "is a fingerprint or DNA specialist."),
+                          "(counted from 1 as in the tutorial; 64–127 counted from 0). Not “the first 64 features” of "
+                          "the word: each of a head's 64 columns is a projection of all 512 features (Q = X·W_Q). "
+                          "Random weights: no head is a fingerprint or DNA specialist."),
         "seed 004, Multi-Head Attention", focus="我", head=1, stage="weights",
     ),
 )

@@ -32,15 +32,18 @@ class SessionError(EngineError):
     """A session file that cannot be used; the message says why."""
 
 
-def session_dict(config: AttentionConfig, view: dict | None = None) -> dict:
+def session_dict(config: AttentionConfig, view: dict | None = None, lesson: dict | None = None) -> dict:
     data = config.to_dict()
     data.pop("memory_budget", None)
-    return {"format": FORMAT, "version": VERSION, "config": data, "view": dict(view or {})}
+    session = {"format": FORMAT, "version": VERSION, "config": data, "view": dict(view or {})}
+    if lesson:  # where the student is in a lesson path (app/lessons.py); older files have none
+        session["lesson"] = dict(lesson)
+    return session
 
 
-def save_session(path, config: AttentionConfig, view: dict | None = None) -> Path:
+def save_session(path, config: AttentionConfig, view: dict | None = None, lesson: dict | None = None) -> Path:
     path = Path(path)
-    text = json.dumps(session_dict(config, view), ensure_ascii=False, indent=2, allow_nan=False)
+    text = json.dumps(session_dict(config, view, lesson), ensure_ascii=False, indent=2, allow_nan=False)
     write_atomic(path, text.encode("utf-8"))
     return path
 
@@ -127,6 +130,14 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
                            key="ablate")
     clean["ablate"] = tuple(sorted((l, h) for l, h in ablate))
     clean.update({key: view[key] for key in ("model", "sentence_b") if key in view})
+    if "lesson" in data:  # top level, coordinate-free: {"tutorial": "000", "step": 2} (app/lessons.py)
+        from .lessons import valid_lesson
+
+        lesson = valid_lesson(data["lesson"])
+        if lesson is None:
+            raise SessionError("the session's lesson must name a tutorial ({tutorials}) and one of its steps",
+                               tutorials="000, 001, 004")
+        clean["lesson"] = lesson
     return config, clean
 
 

@@ -162,6 +162,7 @@ class MainWindow(QMainWindow):
         self._export_lane.done.connect(self._on_exported)
         self._export_lane.failed.connect(self._on_export_failed)
         self.preset_opener = None  # built by the first apply_preset (app/preset_opener.py)
+        self.lesson = None  # {"tutorial", "step"} of the lesson path (app/lessons.py), saved in sessions
         self.setDockNestingEnabled(True)
         self.setDockOptions(QMainWindow.DockOption.AllowNestedDocks | QMainWindow.DockOption.AllowTabbedDocks)
         self.panels: dict[str, QWidget] = {}
@@ -394,6 +395,8 @@ class MainWindow(QMainWindow):
                      "Ctrl+Shift+E", self.tr("Save every head's heatmap in one grid image"))
         self._action(file, self.tr("Export &data…"), self.export_data_dialog, "Ctrl+D",
                      self.tr("Save every array of the computation (.npz, .json or .csv)"))
+        self._action(file, self.tr("Export &step-through…"), self.export_steps_dialog, "Ctrl+Alt+E",
+                     self.tr("Save the player's stages as an animated GIF, an MP4 video or a PDF handout"))
         self._action(file, self.tr("&Copy image to clipboard"), self.copy_image, "Ctrl+Shift+C",
                      self.tr("Copy the selected head's heatmap as an image"))
         file.addSeparator()
@@ -449,6 +452,12 @@ class MainWindow(QMainWindow):
                                  (self.tr("Play / pause"), lambda: self.show_player().toggle_play(), ("F9", "Ctrl+Space"))):
             action = self._action(player, text, slot, keys[0])
             action.setShortcuts([QKeySequence(key) for key in keys])
+
+        lessons = menus.addMenu(self.tr("Le&ssons"))
+        self._action(lessons, self.tr("&Exercises: predict, then reveal…"), self.show_exercises, "F7",
+                     self.tr("Predict a score, a weight or a word, then see the app's answer and the worked arithmetic"))
+        self._action(lessons, self.tr("&Lesson path…"), self.show_lesson_path, "F8",
+                     self.tr("Walk a tutorial's presets in its order, with a short text, next and previous"))
 
         presets = self.presets_menu = menus.addMenu(self.tr("&Presets"))
         for index, item in enumerate(menu_presets()):
@@ -556,6 +565,42 @@ class MainWindow(QMainWindow):
         self.docks["player"].show()
         self.docks["player"].raise_()
         return self.panel("player")
+
+    def show_exercises(self):
+        """The exercises dialog (app/lesson_dialog.py), non-modal, built once."""
+        if getattr(self, "exercise_dialog", None) is None:
+            from .lesson_dialog import ExerciseDialog
+
+            self.exercise_dialog = ExerciseDialog(self.controller.worker, self)
+            self.exercise_dialog.openRequested.connect(self._open_exercise)
+        self.exercise_dialog.show()
+        self.exercise_dialog.raise_()
+        return self.exercise_dialog
+
+    def show_lesson_path(self):
+        """The lesson path dialog; it opens each step's preset here and the session keeps where it is."""
+        if getattr(self, "lesson_dialog", None) is None:
+            from .lesson_dialog import LessonPathDialog
+
+            self.lesson_dialog = LessonPathDialog(self)
+            self.lesson_dialog.stepRequested.connect(self._open_lesson_step)
+            if self.lesson is not None:
+                self.lesson_dialog.set_position(self.lesson["tutorial"], self.lesson["step"])
+        self.lesson_dialog.show()
+        self.lesson_dialog.raise_()
+        return self.lesson_dialog
+
+    def _open_lesson_step(self, index: int) -> None:
+        self.lesson = self.lesson_dialog.position()
+        self.apply_preset(index)
+
+    def _open_exercise(self, exercise) -> None:
+        """An exercise's example in the window, with the Worked arithmetic dock in front."""
+        from .exercises import preset_index
+
+        self.apply_preset(preset_index(exercise))
+        self.docks["arithmetic"].show()
+        self.docks["arithmetic"].raise_()
 
     def show_similarity(self):
         """The word-similarity view (app/panels/similarity_panel.py) in a window of its own."""
@@ -759,6 +804,9 @@ class MainWindow(QMainWindow):
             self._warn(self.tr("Could not open the session"), error)
             return False
         self._session_applied = True
+        self.lesson = view.get("lesson")  # None in sessions without a lesson
+        if self.lesson is not None and getattr(self, "lesson_dialog", None) is not None:
+            self.lesson_dialog.set_position(self.lesson["tutorial"], self.lesson["step"])
         self._remember_recent(path)
         self._set_session_title(path)
         self.statusBar().showMessage(fill(self.tr("Opened %1"), path), 4000)
@@ -776,7 +824,7 @@ class MainWindow(QMainWindow):
         c = self.controller
         try:
             state = c.view_state()
-            save_session(path, state.config, state.session_view())
+            save_session(path, state.config, state.session_view(), lesson=self.lesson)
         except SessionError as error:
             self._warn(self.tr("Could not save the session"), error)
             return False
@@ -853,6 +901,33 @@ class MainWindow(QMainWindow):
             QApplication.restoreOverrideCursor()
         self._remember_folder("image", path)
         self.statusBar().showMessage(fill(self.tr("Exported %1"), path), 4000)
+        return True
+
+    def export_steps_dialog(self) -> None:
+        if self.controller.snapshot is None:
+            return
+        path, chosen = QFileDialog.getSaveFileName(
+            self, self.tr("Export step-through"), self._last_folder("steps.gif", "image"),
+            self.tr("Animated GIF (*.gif);;MP4 video (*.mp4);;PDF handout (*.pdf)"))
+        if path:
+            if not path.lower().endswith((".gif", ".mp4", ".pdf")):
+                path += ".mp4" if "mp4" in chosen.lower() else ".pdf" if "pdf" in chosen.lower() else ".gif"
+            self.export_steps(path)
+
+    def export_steps(self, path: str) -> bool:
+        """Grab the player's stages here (widgets live in this thread); encode them in the worker."""
+        from .step_export import export_steps, grab_stages
+
+        player = self.show_player()
+        if player.shown_result() is None:
+            self._warn(self.tr("Could not export the step-through"),
+                       EngineError("the player has no result yet: wait for the computation and try again"))
+            return False
+        pages = grab_stages(player)
+        self._remember_folder("image", path)
+        title = self.controller.config.text if self.controller.config.text else ""
+        self._export_lane.submit(_saved_to, lambda result, target: export_steps(result, target, title=title),
+                                 pages, path)
         return True
 
     def export_data_dialog(self) -> None:

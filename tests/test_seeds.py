@@ -384,3 +384,271 @@ def test_a_session_keeps_the_custom_projections(tmp_path):
     loaded, view = load_session(path)
     assert loaded == config and view["focus"] == 3
     np.testing.assert_array_equal(compute(loaded).scores, compute(config).scores)
+
+
+# ----------------------------------------------------------------------------- the document's numbers (issue 24)
+def doc_rows(number: str) -> tuple[str, str]:
+    """Row ``number`` of docs/SEEDS.md and of docs/SEEDS.zh.md."""
+    import re
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    rows = []
+    for name in ("SEEDS.md", "SEEDS.zh.md"):
+        found = re.findall(r"^\| " + re.escape(number) + r" \|.*$", (docs / name).read_text(encoding="utf-8"), re.M)
+        assert len(found) == 1, (name, number)
+        rows.append(found[0])
+    return rows[0], rows[1]
+
+
+def findings_rows(query: str) -> tuple[str, str]:
+    """The real-model findings table's row for ``query`` in both documents."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    rows = []
+    for name in ("SEEDS.md", "SEEDS.zh.md"):
+        found = [line for line in (docs / name).read_text(encoding="utf-8").splitlines()
+                 if line.startswith("| ") and f"| {query} |" in line]
+        assert len(found) == 1, (name, query)
+        rows.append(found[0])
+    return rows[0], rows[1]
+
+
+def cosine64(a, b) -> float:
+    a, b = [float(v) for v in a], [float(v) for v in b]
+    dot = sum(x * y for x, y in zip(a, b))
+    return dot / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+
+def toy_apple_cosine(text_b: str) -> float:
+    """cos of 苹果's output in 苹果很好吃 and in ``text_b`` (the presets' toy settings), by the Compare
+    panel's engine call, checked against a float64 cosine of the two outputs."""
+    from engine.analysis.compare import compare_with_text
+
+    a = compute(by_title("苹果很好吃").config())
+    comparison = compare_with_text(a, text_b)
+    (shared,) = [s for s in comparison.shared if s.text == "苹果"]
+    b = comparison.result_b
+    independent = cosine64(a.output[shared.index_a], b.output[shared.index_b])
+    assert shared.cos_contextual == pytest.approx(independent, abs=1e-6)
+    assert shared.cos_static == pytest.approx(1.0, abs=1e-6)
+    return shared.cos_contextual
+
+
+def test_doc_0_2_and_0_23_toy_apple_cosines():
+    assert f"{toy_apple_cosine('苹果发布了新手机'):.3f}" == "0.855"
+    assert f"{toy_apple_cosine('苹果发布会'):.3f}" == "0.965"
+    for row in doc_rows("0.2"):
+        assert "0.855" in row
+    for row in doc_rows("0.23"):
+        assert "0.965" in row and "苹果发布会" in row
+
+
+def _lab_shuffle(positional: str):
+    """The positional lab's shuffle test on 狗 坐在 沙发 上, with the un-permuting redone here."""
+    from engine.toy.labs import shuffle_test
+
+    config = AttentionConfig(text="狗 坐在 沙发 上", d_model=64, heads=4, positional=positional)
+    shuffled = shuffle_test(config)
+    assert shuffled.tokens == ["狗", "坐在", "沙发", "上"] and shuffled.shuffled_tokens == ["上", "沙发", "坐在", "狗"]
+    original, other = shuffled.original, shuffled.shuffled
+    where = {text: i for i, text in enumerate(other.token_texts)}  # token → position in the shuffled run
+    n = original.n
+    weight_gap = max(abs(float(other.weights[h, where[a], where[b]]) - float(original.weights[h, i, j]))
+                     for h in range(config.heads) for i, a in enumerate(original.token_texts)
+                     for j, b in enumerate(original.token_texts))
+    output_gap = max(abs(float(other.output[where[a], c]) - float(original.output[i, c]))
+                     for i, a in enumerate(original.token_texts) for c in range(config.d_model))
+    assert n == 4
+    assert shuffled.max_weight_difference == pytest.approx(weight_gap, abs=1e-6)
+    assert shuffled.max_output_difference == pytest.approx(output_gap, abs=1e-6)
+    return weight_gap, output_gap
+
+
+def test_doc_1_4_and_1_5_the_labs_shuffle():
+    weights, outputs = _lab_shuffle("none")
+    assert weights < 1e-6 and outputs < 1e-6
+    weights, outputs = _lab_shuffle("sinusoidal")
+    assert (f"{weights:.3f}", f"{outputs:.3f}") == ("0.386", "0.963")
+    for row in doc_rows("1.5"):
+        assert "0.386" in row and "0.963" in row and "上 沙发 坐在 狗" in row
+        assert "0.346" not in row and "0.739" not in row
+    for row in doc_rows("1.4"):
+        assert "上 沙发 坐在 狗" in row
+
+
+def test_doc_4_22_rope_dot_products_by_the_formula_view():
+    from app.panels.formula_view import rope_demo
+
+    result = compute(AttentionConfig(text="猫 追 老鼠", d_model=64, heads=4, positional="rope"))
+    assert result.token_texts == ["猫", "追", "老鼠"] and result.config.d_k == 16
+    q, k = result.q_unrotated[0, 0], result.k_unrotated[0, 2]  # 猫's query, 老鼠's key, head 0
+
+    def turned(vector, position):  # RoPE by hand: pair (2i, 2i+1) turns by position · 10000^(−2i/d_k)
+        out = []
+        for i in range(0, len(vector), 2):
+            angle = position * 10000.0 ** (-i / len(vector))
+            a, b = float(vector[i]), float(vector[i + 1])
+            out += [a * math.cos(angle) - b * math.sin(angle), a * math.sin(angle) + b * math.cos(angle)]
+        return out
+
+    def dot(m, n):
+        return sum(x * y for x, y in zip(turned(q, m), turned(k, n)))
+
+    same, shifted, other = rope_demo(result, 0, 2, 0)
+    assert (same, shifted, other) == pytest.approx((dot(0, 2), dot(5, 7), dot(0, 3)), abs=1e-5)
+    figures = [f"{value:.3f}" for value in (same, shifted, other)]
+    assert figures == ["-0.866", "-0.866", "0.556"]
+    for row in doc_rows("4.22"):
+        assert "−0.866" in row and "0.556" in row and "(5, 7)" in row and "−1.142" not in row
+
+
+def test_doc_tutorial_mistakes_are_flagged_in_the_presets_captions():
+    in_caption(by_title("我 爱 北 京 — causal"), "row 北 is the one that predicts 京")
+    in_caption(by_title("512 dimensions"), "projection of all 512 features")
+    in_caption(by_title("scores 1.3 / 0.4 / 1.6"), "V's first column")
+    translations = {item["source"]: item["translation"] for item in json.loads(
+        (__import__("pathlib").Path(__file__).resolve().parent.parent / "resources/i18n/zh_CN/lessons.json")
+        .read_text(encoding="utf-8"))}
+    for fragment in ("我 爱 北 京 — causal", "512 dimensions", "scores 1.3 / 0.4 / 1.6"):
+        assert by_title(fragment).caption in translations, fragment  # the Chinese caption comes with it
+    # the numbers the flagged rows quote, from the engine
+    cake = run("scores 1.3 / 0.4 / 1.6")[1]
+    cake_index = cake.token_texts.index("cake")
+    first = sum(float(cake.weights[0, cake_index, j]) * float(cake.v[0, j, 0]) for j in range(cake.n))
+    assert f"{first:.3f}" == "2.400" and "2.400" in doc_rows("1.38")[0]
+    for row in doc_rows("0.34") + doc_rows("1.38") + doc_rows("4.26"):
+        assert "[corrected]" in row or "[更正后呈现]" in row
+
+
+@pytest.fixture(scope="module")
+def e5_words():
+    """(model name, text → WordTrace) for multilingual-e5; skipped when it is not installed."""
+    pytest.importorskip("tokenizers")
+    from app.minilm_mode import trace
+    from app.multilingual import WordTrace
+    from engine.models import MULTILINGUAL_MODEL
+
+    try:
+        trace(MULTILINGUAL_MODEL, "你好")
+    except EngineError as error:
+        pytest.skip(f"multilingual-e5 not installed: {error}")
+    return MULTILINGUAL_MODEL, lambda text: (trace(MULTILINGUAL_MODEL, text), WordTrace(trace(MULTILINGUAL_MODEL, text), text))
+
+
+def _e5_apple_cosines(e5_words, text_b):
+    from app.multilingual import compare_words, find_word, word_vectors
+
+    name, words_of_text = e5_words
+    cosines = compare_words(name, "苹果很好吃", "苹果", text_b, "苹果")["cosines"]  # (layers + 1,)
+    (bert_a, words_a), (bert_b, words_b) = words_of_text("苹果很好吃"), words_of_text(text_b)
+    vectors_a = word_vectors(bert_a, words_a.word_index, find_word(words_a.words, "苹果"))
+    vectors_b = word_vectors(bert_b, words_b.word_index, find_word(words_b.words, "苹果"))
+    independent = [cosine64(a, b) for a, b in zip(vectors_a, vectors_b)]
+    np.testing.assert_allclose(cosines, independent, atol=1e-5)
+    return independent
+
+
+def test_doc_0_2_and_0_23_e5_layers_counted_from_0(e5_words):
+    cosines = _e5_apple_cosines(e5_words, "苹果发布了新手机")
+    assert len(cosines) == 13  # the embeddings, then layers 0 … 11
+    lowest = int(np.argmin(cosines))
+    assert lowest - 1 == 10 and f"{cosines[lowest]:.3f}" == "0.788"
+    english, chinese = doc_rows("0.2")
+    assert "after layer 10 (0.788" in english and "第 10 层之后分得最开（0.788" in chinese
+    cosines = _e5_apple_cosines(e5_words, "苹果发布会")
+    lowest = int(np.argmin(cosines))
+    assert lowest - 1 == 10 and f"{cosines[lowest]:.3f}" == "0.745" and f"{cosines[-1]:.3f}" == "0.904"
+    english, chinese = doc_rows("0.23")
+    assert "0.745 (after layer 10" in english and "0.904 (after layer 11" in english
+    assert "0.745（第 10 层之后" in chinese and "0.904（第 11 层之后" in chinese
+
+
+def test_doc_findings_she_row_columns(e5_words):
+    _name, words_of_text = e5_words
+    _bert, words = words_of_text("小明把苹果给了小红，她很高兴。")
+    finding = strongest_head(words, "她", "小红")
+    qi, ki = words.token_texts.index("她"), words.token_texts.index("小红")
+    pairs = sorted(((float(words.attentions[layer, head, qi, ki]), layer, head)
+                    for layer in range(words.attentions.shape[0]) for head in range(words.attentions.shape[1])),
+                   reverse=True)
+    (weight, layer, head), (runner_up, _, _) = pairs[0], pairs[1]
+    assert (finding.layer, finding.head) == (layer, head) == (11, 4)
+    assert (f"{finding.weight:.3f}", f"{finding.runner_up:.3f}") == (f"{weight:.3f}", f"{runner_up:.3f}") == ("0.319", "0.297")
+    english, chinese = findings_rows("她 → 小红")
+    assert "| 11, 4 (multilingual-e5, by words) | 0.319 | 0.297 |" in english
+    assert "| 11, 4（multilingual-e5，按词） | 0.319 | 0.297 |" in chinese
+
+
+def test_doc_1_16_one_projection_element_by_the_formula_view():
+    from app.panels.formula_view import projection_terms
+
+    result = run("scores 1.3 / 0.4 / 1.6")[1]
+    cake = result.token_texts.index("cake")
+    column, x, w, total, engine_q = projection_terms(result, cake, 0)
+    by_hand = sum(float(a) * float(b) for a, b in zip(result.x[cake], result.w_q[:, 0]))
+    assert column == 0 and total == pytest.approx(by_hand, abs=1e-9) and engine_q == pytest.approx(by_hand, abs=1e-6)
+    assert [round(float(v), 2) for v in x] == [0.3, 0.2, 1.0, 0.6] and [round(float(v), 2) for v in w] == [0.2, 0, -0.32, 0.1]
+    assert f"{by_hand:.1f}" == "-0.2"
+    for row in doc_rows("1.16"):
+        assert "0.3·0.2 + 0.2·0 + 1.0·(−0.32) + 0.6·0.1 = −0.2" in row
+
+
+def test_doc_0_16_and_1_29_the_gradient_w_times_1_minus_w():
+    from engine.toy.labs import self_gradient
+
+    def softmax(row):
+        top = max(row)
+        exps = [math.exp(v - top) for v in row]
+        return [e / sum(exps) for e in exps]
+
+    scores = [3.0, 0.5, -1.0, 2.0]
+    weights = softmax(scores)
+    step = 1e-6
+    for i in range(len(scores)):  # central difference of w_i by its own score s_i
+        up = softmax([s + (step if j == i else 0.0) for j, s in enumerate(scores)])[i]
+        down = softmax([s - (step if j == i else 0.0) for j, s in enumerate(scores)])[i]
+        assert self_gradient(np.array(weights))[i] == pytest.approx((up - down) / (2 * step), abs=1e-8)
+    assert f"{self_gradient(np.array([0.994]))[0]:.3f}" == "0.006"
+    assert f"{self_gradient(np.array([0.999999]))[0]:.0e}" == "1e-06"
+    for row in doc_rows("0.16") + doc_rows("1.29"):
+        assert "0.006" in row and "w(1 − w)" in row
+
+
+def test_the_scaling_lab_shows_the_gradient(standalone_panel, qtbot):
+    from app.panels.scaling_panel import ScalingPanel
+    from engine.toy.labs import self_gradient, softmax_stats
+
+    controller, panel = standalone_panel(ScalingPanel, 900, 600)
+    config = AttentionConfig(text="I ate the cake and it was delicious.", d_model=64, heads=4)
+    controller.set_config(config, immediate=True)
+    qtbot.waitUntil(lambda: bool(controller.is_idle() and panel.comparison is not None and panel.gradient.text()),
+                    timeout=20000)
+    controller.select(head=2)
+    _entropy, largest = softmax_stats(compute(config).weights)
+    _entropy, largest_off = softmax_stats(compute(config.replace(scale=False)).weights)
+    with_scale = float(np.mean([w * (1 - w) for w in largest[2]]))
+    without = float(np.mean([w * (1 - w) for w in largest_off[2]]))
+    assert f"{with_scale:.3g}" in panel.gradient.text() and f"{without:.3g}" in panel.gradient.text()
+    assert self_gradient(largest[2]).mean() == pytest.approx(with_scale)
+
+
+def test_doc_4_20_sinusoidal_dot_product_against_distance(standalone_panel, qtbot):
+    from app.panels.positional_panel import PositionalPanel
+    from engine.core.positional import dot_by_distance, sinusoidal
+
+    dots, gap = dot_by_distance(sinusoidal(12, 64))
+    # closed form: PE[m]·PE[m+Δ] = Σ_i cos(Δ·ω_i), ω_i = 10000^(−2i/d)
+    closed = [sum(math.cos(delta / 10000 ** (2 * i / 64)) for i in range(32)) for delta in range(9)]
+    np.testing.assert_allclose(dots, closed, atol=1e-5)
+    assert gap < 1e-5
+    figures = [f"{value:.2f}" for value in closed]
+    assert figures[:5] == ["32.00", "30.92", "28.30", "25.59", "23.93"] and figures[8] == "22.41"
+    for row in doc_rows("4.20"):
+        assert all(figure in row for figure in figures[:5]) and "22.41" in row
+    controller, panel = standalone_panel(PositionalPanel, 900, 600)
+    controller.set_config(AttentionConfig(text="a b c d e f g h i j k l", tokenizer="whitespace", d_model=64,
+                                          heads=4, positional="sinusoidal"), immediate=True)
+    qtbot.waitUntil(lambda: "Δ 8 → 22.41" in panel.pe_caption.text(), timeout=20000)
+    assert "Δ 1 → 30.92" in panel.pe_caption.text()

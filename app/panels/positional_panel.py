@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from engine import EngineError
 from engine.toy.labs import ShuffleResult, shuffle_test
-from engine.core.positional import rope_angles, sinusoidal
+from engine.core.positional import dot_by_distance, rope_angles, sinusoidal
 from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
@@ -291,7 +291,11 @@ class PositionalPanel(Panel):
             note = self.tr("Added to each token's embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).")
         else:
             note = self.tr("Not added now (positional encoding is not sinusoidal): what x would get.")
-        self.pe_caption.setText(formula + "\n" + note)
+        dots, gap = dot_by_distance(matrix)  # a few dot products of rows on screen
+        distance = fill(self.tr("PE[m] · PE[m + Δ] depends only on the distance Δ (largest gap over m: %1): %2"),
+                        f"{gap:.1g}", ", ".join(fill(self.tr("Δ %1 → %2"), delta, f"{value:.2f}")
+                                                for delta, value in enumerate(dots)))
+        self.pe_caption.setText(formula + "\n" + note + "\n" + distance)
         rows = [f"{position} {text}" for position, text in enumerate(labels)]  # PE depends on the position
         self.pe_map.set_matrix(matrix, rows, None, levels=(-1.0, 1.0), colormap=DIVERGING_MAP, show_values=False)
 

@@ -68,3 +68,21 @@ def apply_rope(x: np.ndarray, angles: np.ndarray | None = None) -> np.ndarray:
     if angles is None:
         angles = rope_angles(n, d_k)
     return rotate(np.array(x), np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype))
+
+
+def dot_by_distance(pe: np.ndarray, max_distance: int = 8) -> tuple[np.ndarray, float]:
+    """Sinusoidal PE's dot products against distance (seed 004: the model can learn distance).
+
+    Returns (PE[0] · PE[Δ] for Δ = 0 … min(max_distance, n − 1), float64) and the largest gap between
+    PE[m] · PE[m + Δ] at any other start m and the value at m = 0: with an even d_model, PE[m]·PE[n] =
+    Σ_i cos((m − n)·ω_i) depends on the distance only, so the gap is rounding.
+    """
+    pe = np.asarray(pe, dtype=np.float64)  # (n, d_model)
+    n = pe.shape[0]
+    last = max(0, min(int(max_distance), n - 1))
+    dots = np.array([pe[0] @ pe[delta] for delta in range(last + 1)])  # (last + 1,)
+    gap = 0.0
+    for delta in range(last + 1):
+        shifted = np.einsum("md,md->m", pe[: n - delta], pe[delta:])  # (n − Δ,) PE[m]·PE[m+Δ]
+        gap = max(gap, float(np.abs(shifted - dots[delta]).max()))
+    return dots, gap

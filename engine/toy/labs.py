@@ -216,6 +216,14 @@ def sweep_config(config: AttentionConfig) -> AttentionConfig:
                           d_model=SWEEP_D_MODELS[0])
 
 
+def self_gradient(weights: np.ndarray) -> np.ndarray:
+    """∂w_i/∂s_i = w_i·(1 − w_i): how much a weight still moves when its own score moves (seed 000's
+    “梯度炸了”, seed 001's “梯度变得很小”). Near 0 when the softmax saturates (w → 1 or w → 0): the
+    gradient vanishes, it does not explode. Same shape as ``weights``, float64."""
+    w = np.asarray(weights, dtype=np.float64)
+    return w * (1.0 - w)
+
+
 @dataclass(frozen=True)
 class ScalingPoint:
     """Mean row statistics at one d_model (one head: d_k = d_model), with and without ÷√d_k."""
