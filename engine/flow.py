@@ -37,7 +37,7 @@ from .rollout import RESIDUAL, _rows_normalised
 
 EPSILON = 1e-13  # a residual capacity at or below this is saturated (float64 dust from sums)
 DEAD = np.iinfo(np.int32).max  # height of a node that cannot reach the sink
-GLOBAL_EVERY = 4  # rounds between global relabels
+GLOBAL_EVERY = 8  # rounds between global relabels (each is a full breadth-first search)
 PAIRS_PER_BATCH_ELEMENTS = 24_000_000  # float64 entries of one batch's edge arrays (~190 MB)
 
 
@@ -86,6 +86,7 @@ def _preflow_values(capacities: np.ndarray, sources: np.ndarray, sinks: np.ndarr
     layers, n, _ = capacities.shape
     inner = layers - 1  # node layers 1 … L−1, indexed 0 … inner−1 here
     middle = capacities[1:layers - 1]  # (inner−1, m, k): edge (l, k) → (l+1, m) between inner layers
+    middle_t = np.ascontiguousarray(middle.transpose(0, 2, 1))  # (inner−1, k, m): a node's out-edges in a row
     pairs = len(sources)
     result = np.zeros(pairs)
     index = np.arange(pairs)  # which pair each batch row still is
@@ -106,46 +107,54 @@ def _preflow_values(capacities: np.ndarray, sources: np.ndarray, sinks: np.ndarr
             if not len(index):
                 return result
         rounds += 1
-        _push(middle, flow, sink_cap, sink_flow, excess, height, active)
+        nodes = np.nonzero(active)  # (pair, layer, position) of every active node
+        stuck = _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes)
         if rounds % GLOBAL_EVERY == 0:
             height = _global_heights(middle, flow, sink_cap, sink_flow)
         else:
-            _relabel(middle, flow, sink_cap, sink_flow, excess, height)
+            _relabel(middle_t, flow, sink_cap, sink_flow, height, stuck)
 
 
-def _push(middle, flow, sink_cap, sink_flow, excess, height, active) -> None:
-    """One synchronous push of every active node (in place): forward edges first (index order),
-    then the sink edge, then back along edges that carry flow."""
-    inner = excess.shape[1]
-    left = np.where(active, excess, 0.0)  # (pairs, inner, n) excess still to place
-    sent = np.zeros_like(left)
-    received = np.zeros_like(left)
-    if inner > 1:
-        # forward (l, k) → (l+1, m): admissible when height(l+1, m) = height(l, k) − 1
-        admissible = height[:, 1:, :, None] == height[:, :-1, None, :] - 1  # (pairs, inner−1, m, k)
-        room = np.where(admissible, np.maximum(middle[None] - flow, 0.0), 0.0)  # (pairs, inner−1, m, k)
-        push = _greedy(left[:, :-1, None, :], room, axis=2)  # (pairs, inner−1, m, k)
-        flow += push
-        moved = push.sum(axis=2)  # (pairs, inner−1, k)
-        left[:, :-1] -= moved
-        sent[:, :-1] += moved
-        received[:, 1:] += push.sum(axis=3)
-    # the sink edge of the last inner layer: admissible when the node's height is 1
-    to_sink = np.where(height[:, -1] == 1, np.minimum(left[:, -1], np.maximum(sink_cap - sink_flow, 0.0)), 0.0)
-    sink_flow += to_sink
-    left[:, -1] -= to_sink
-    sent[:, -1] += to_sink
-    if inner > 1:
-        # back (l+1, m) → (l, k) along flow[l, m, k]: admissible when height(l, k) = height(l+1, m) − 1
-        admissible = height[:, :-1, None, :] == height[:, 1:, :, None] - 1  # (pairs, inner−1, m, k)
-        room = np.where(admissible, flow, 0.0)
-        push = _greedy(left[:, 1:, :, None], room, axis=3)  # (pairs, inner−1, m, k)
-        flow -= push
-        moved = push.sum(axis=3)  # (pairs, inner−1, m)
-        sent[:, 1:] += moved
-        received[:, :-1] += push.sum(axis=2)
-    excess -= sent
-    excess += received
+def _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes):
+    """One synchronous push of the active ``nodes`` (in place): forward edges first (index order),
+    then the sink edge, then back along edges that carry flow. Only the active nodes' rows of
+    2n edges are touched. Returns the nodes still holding excess (for the relabel)."""
+    pairs, inner, n = excess.shape
+    p, l, k = nodes
+    left = excess[p, l, k].copy()  # (A,) excess to place
+    heights = height[p, l, k]  # (A,)
+    received = np.zeros(pairs * inner * n)
+    row = np.arange(n)
+    fwd = l < inner - 1
+    if fwd.any():  # (l, k) → (l+1, m): admissible when height(l+1, m) = height(l, k) − 1
+        fp, fl_, fk = p[fwd], l[fwd], k[fwd]
+        room = middle_t[fl_, fk] - flow[fp, fl_, :, fk]  # (F, n) over m
+        room = np.where(height[fp, fl_ + 1] == heights[fwd, None] - 1, np.maximum(room, 0.0), 0.0)
+        push = _greedy(left[fwd, None], room, axis=1)  # (F, n)
+        flow[fp, fl_, :, fk] += push
+        left[fwd] -= push.sum(axis=1)
+        targets = ((fp * inner + fl_ + 1) * n)[:, None] + row  # flat (pair, l+1, m)
+        received += np.bincount(targets.ravel(), weights=push.ravel(), minlength=received.size)
+    last = l == inner - 1  # the sink edge: admissible when the node's height is 1
+    if last.any():
+        lp, lk = p[last], k[last]
+        to_sink = np.where(heights[last] == 1, np.minimum(left[last], np.maximum(sink_cap[lp, lk] - sink_flow[lp, lk], 0.0)), 0.0)
+        sink_flow[lp, lk] += to_sink
+        left[last] -= to_sink
+    back = (l > 0) & (left > EPSILON)
+    if back.any():  # (l, k) → (l−1, k') along flow[l−1, k, k']: admissible when one lower
+        bp, bl, bk = p[back], l[back], k[back]
+        room = flow[bp, bl - 1, bk, :]  # (B, n) over k'
+        room = np.where(height[bp, bl - 1] == heights[back, None] - 1, room, 0.0)
+        push = _greedy(left[back, None], room, axis=1)
+        flow[bp, bl - 1, bk, :] -= push
+        left[back] -= push.sum(axis=1)
+        targets = ((bp * inner + bl - 1) * n)[:, None] + row
+        received += np.bincount(targets.ravel(), weights=push.ravel(), minlength=received.size)
+    excess[p, l, k] = left
+    excess += received.reshape(pairs, inner, n)
+    keep = left > EPSILON
+    return p[keep], l[keep], k[keep]
 
 
 def _greedy(amount: np.ndarray, room: np.ndarray, axis: int) -> np.ndarray:
@@ -155,19 +164,28 @@ def _greedy(amount: np.ndarray, room: np.ndarray, axis: int) -> np.ndarray:
     return np.minimum(room, np.maximum(amount - before, 0.0))
 
 
-def _relabel(middle, flow, sink_cap, sink_flow, excess, height) -> None:
-    """Nodes still holding excess: height = 1 + the lowest neighbour over a residual edge."""
-    inner = excess.shape[1]
-    best = np.full(excess.shape, DEAD, dtype=np.int64)  # (pairs, inner, n)
-    if inner > 1:
-        forward = (middle[None] - flow) > EPSILON  # (pairs, inner−1, m, k)
-        best[:, :-1] = np.where(forward, height[:, 1:, :, None], DEAD).min(axis=2)
-        back = flow > EPSILON
-        best[:, 1:] = np.minimum(best[:, 1:], np.where(back, height[:, :-1, None, :], DEAD).min(axis=3))
-    best[:, -1] = np.where(sink_cap - sink_flow > EPSILON, 0, best[:, -1])
-    stuck = (excess > EPSILON) & (height < DEAD)
+def _relabel(middle_t, flow, sink_cap, sink_flow, height, stuck) -> None:
+    """The ``stuck`` nodes (excess left after their push): height = 1 + the lowest neighbour over
+    a residual edge (DEAD when there is none)."""
+    p, l, k = stuck
+    if not len(p):
+        return
+    inner = height.shape[1]
+    best = np.full(len(p), DEAD, dtype=np.int64)
+    fwd = l < inner - 1
+    if fwd.any():
+        fp, fl_, fk = p[fwd], l[fwd], k[fwd]
+        residual = (middle_t[fl_, fk] - flow[fp, fl_, :, fk]) > EPSILON  # (F, n)
+        best[fwd] = np.where(residual, height[fp, fl_ + 1], DEAD).min(axis=1)
+    last = l == inner - 1
+    best[last] = np.where(sink_cap[p[last], k[last]] - sink_flow[p[last], k[last]] > EPSILON, 0, best[last])
+    back = l > 0
+    if back.any():
+        bp, bl, bk = p[back], l[back], k[back]
+        residual = flow[bp, bl - 1, bk, :] > EPSILON
+        best[back] = np.minimum(best[back], np.where(residual, height[bp, bl - 1], DEAD).min(axis=1))
     raised = np.where(best >= DEAD, DEAD, best + 1)
-    height[...] = np.where(stuck, np.maximum(height, raised), height)
+    height[p, l, k] = np.maximum(height[p, l, k], raised)
 
 
 def _global_heights(middle, flow, sink_cap, sink_flow) -> np.ndarray:
