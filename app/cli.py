@@ -131,7 +131,40 @@ def build_parser() -> argparse.ArgumentParser:
         "every exported array is of the run without them")
     add("--table", choices=("weights", "head-stats"), default="weights",
         help=".csv: the attention weights (default) or the head table (one row per head)")
+    add("--flow", action="store_true", help=".npz/.json: also write attention_flow (n, n), the maximum flow from "
+        "each input token (column) to each final position (row) (Abnar & Zuidema 2020)")
+    add("--occlusion", action="store_true", help=".npz/.json of a pretrained model: also write occlusion (n,), "
+        "leave-one-out: a decoder's p(--answer) or an encoder's sentence-embedding cosine without each token")
+    add("--answer", metavar="TOKEN", help="decoders' --occlusion: the answer token, e.g. ' Paris' (its first token "
+        "when it has several)")
     return parser
+
+
+def _evidence(options, model, trace, attentions) -> dict:
+    """``--flow`` / ``--occlusion`` arrays (engine.flow, engine.occlusion) for the export."""
+    import numpy as np
+
+    extra = {}
+    if options.flow:
+        from engine.flow import FLOW_TOKENS, attention_flow
+
+        if attentions.shape[-1] > FLOW_TOKENS:
+            raise UsageError(f"--flow: {attentions.shape[-1]} tokens is more than {FLOW_TOKENS} (one maximum flow "
+                             f"per pair of tokens); shorten the text")
+        extra["attention_flow"] = attention_flow(attentions)
+    if options.occlusion:
+        if model is None:
+            raise UsageError("--occlusion needs a pretrained --model (the toy engine has no sentence to leave out of)")
+        from engine.occlusion import occlusion
+
+        result = occlusion(model, options.text, options.answer)
+        if result.answer is not None and result.answer.note:
+            sys.stderr.write(f"note: {result.answer.note}\n")
+        extra["occlusion"] = result.values
+        extra["occlusion_baseline"] = np.float64(result.baseline)
+    elif options.answer is not None:
+        raise UsageError("--answer is read by --occlusion (and `./run patch`); add --occlusion")
+    return extra
 
 
 def _parse_ablate(text: str | None) -> frozenset:
@@ -159,11 +192,15 @@ def _analysis(trace, weights=None) -> dict:
     return analysis_arrays(trace, weights)
 
 
-def _write(options, save, trace, weights=None, *args) -> None:
+def _write(options, save, trace, weights=None, *args, evidence=None) -> None:
     """Write the trace with its analysis; ``--table head-stats`` writes the head table (.csv)."""
     from engine.export import output_suffix, save_head_table
 
     extra = _analysis(trace, weights)
+    if evidence:
+        if output_suffix(options.out) == ".csv":
+            raise UsageError("--flow and --occlusion are written to .npz or .json, not .csv")
+        extra.update(evidence)
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
@@ -257,7 +294,8 @@ def _export_pretrained(options, image: bool) -> None:
         import importlib
 
         _write(options, save_bert_trace, trace, model.weights, options.text,
-               getattr(importlib.import_module(entry.module), "MODEL_NAME", entry.title))
+               getattr(importlib.import_module(entry.module), "MODEL_NAME", entry.title),
+               evidence=_evidence(options, model, trace, trace.attentions))
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
@@ -292,8 +330,10 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool) -> Non
         _image_exporter()(layer_result(model, trace, layer), options.out, head=head, stage=options.stage,
                           width=options.width, label=f"{entry.title}, layer {layer}")
     else:
+        arrays = decoder_arrays(model, trace)
+        arrays.update(_evidence(options, model, trace, trace.attentions))
         with atomic_write(options.out) as stream:
-            np.savez(stream, **decoder_arrays(model, trace))
+            np.savez(stream, **arrays)
     _report(f"wrote {options.out}: {trace.n} tokens, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
@@ -314,6 +354,8 @@ def export(args: list[str]) -> None:
         raise UsageError(f"--width must be a positive number of pixels; got {options.width}")
     if options.by == "words" and image:
         raise UsageError("--by words applies to data files (.npz, .json), not to images")
+    if (options.flow or options.occlusion) and image:
+        raise UsageError("--flow and --occlusion are written to data files (.npz, .json), not to images")
     if not model_info(options.model).configurable:
         return _export_pretrained(options, image)
     if options.layer is not None:
@@ -340,7 +382,7 @@ def export(args: list[str]) -> None:
 
         save_trace_with_words(result, options.out)
     else:
-        _write(options, save_trace, result)
+        _write(options, save_trace, result, evidence=_evidence(options, None, result, result.weights[None]))
     plural = lambda count, word: f"{count} {word}{'s' * (count != 1)}"  # noqa: E731
     _report(f"wrote {options.out}: {plural(result.n, 'token')}, {plural(config.heads, 'head')}, d_model {config.d_model}")
 

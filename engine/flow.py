@@ -35,6 +35,7 @@ import numpy as np
 
 from .rollout import RESIDUAL, _rows_normalised
 
+FLOW_TOKENS = 64  # the command line and the window refuse longer inputs (n² problems, each growing with n)
 EPSILON = 1e-13  # a residual capacity at or below this is saturated (float64 dust from sums)
 DEAD = np.iinfo(np.int32).max  # height of a node that cannot reach the sink
 GLOBAL_EVERY = 8  # rounds between global relabels (each is a full breadth-first search)
