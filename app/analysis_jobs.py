@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.ablation import HeadRanking, all_heads, check_ablation, mean_cosine_distance, rank_heads, token_cosines
+from engine.ablation import HeadRanking, all_heads, mean_cosine_distance, rank_heads, token_cosines
 from engine.analysis import analysis_arrays, value_norms_of
 from engine.head_stats import special_mask
 
@@ -56,18 +56,9 @@ def valid_ablation(ablate, layers: int, heads: int) -> frozenset:
 
 
 def run_bert(model, text: str, ablate: frozenset):
-    """``model``'s trace of ``text`` with the heads of ``ablate`` switched off: the model's own
-    ``run(text, ablate=…)`` when it takes one (the decoder), else engine.bert.forward (BERT)."""
-    import inspect
-
-    from engine.bert import forward
-
-    if "ablate" in inspect.signature(model.run).parameters:
-        return model.run(text, ablate=ablate)
-    tokenized = model.tokenize(text)
-    return forward(model.weights, model.config, tokenized.input_ids, tokenized.tokens,
-                   token_type_ids=tokenized.token_type_ids, truncated=tokenized.truncated,
-                   ablate=check_ablation(ablate, model.config.num_layers, model.config.num_heads))
+    """``model``'s trace of ``text`` with the heads of ``ablate`` switched off (a hook on
+    hook_z in every model's forward, engine/hooks.py)."""
+    return model.run(text, ablate=ablate)
 
 
 def rank_toy(config, progress=None, cancelled=None) -> HeadRanking:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -168,16 +169,25 @@ def _evidence(options, model, trace, attentions) -> dict:
 
 
 def _parse_ablate(text: str | None) -> frozenset:
-    """``--ablate 3.1,5.11`` → {(3, 1), (5, 11)} (checked against the model by the engine)."""
+    """``--ablate 3.1,5.11`` → {(3, 1), (5, 11)} (checked against the model by :func:`_check_ablate`)."""
     if not text:
         return frozenset()
     pairs = set()
     for item in text.split(","):
-        layer, dot, head = item.strip().partition(".")
-        if not dot or not layer.isdigit() or not head.isdigit():
-            raise UsageError(f"--ablate takes layer.head pairs separated by commas (e.g. 0.1,0.3); got {item.strip()!r}")
-        pairs.add((int(layer), int(head)))
+        match = re.fullmatch(r"([0-9]+)\.([0-9]+)", item.strip(), flags=re.ASCII)
+        if match is None:
+            raise UsageError(f"--ablate takes layer.head pairs of whole numbers separated by commas (e.g. 0.1,0.3); "
+                             f"got {item.strip()!r}")
+        pairs.add((int(match.group(1)), int(match.group(2))))
     return frozenset(pairs)
+
+
+def _check_ablate(ablate: frozenset, layers: int, heads: int, title: str) -> None:
+    """A head the model lacks: one line naming its layers × heads."""
+    for layer, head in sorted(ablate):
+        if layer >= layers or head >= heads:
+            raise UsageError(f"--ablate {layer}.{head} does not exist: {title} has {layers} × {heads} "
+                             f"(layers × heads: layers 0 … {layers - 1}, heads 0 … {heads - 1})")
 
 
 def _analysis(trace, weights=None) -> dict:
@@ -275,17 +285,13 @@ def _export_pretrained(options, image: bool) -> None:
     if not 0 <= layer < model.config.num_layers:
         raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {model.config.num_layers - 1}")
     head = _parse_head(options.head, model.config.num_heads)
-    if entry.kind == "decoder":
-        return _export_decoder(options, entry, model, layer, head, image)
-    export_figure = _image_exporter() if image else None
     ablate = _parse_ablate(options.ablate)
+    _check_ablate(ablate, model.config.num_layers, model.config.num_heads, entry.title)
+    if entry.kind == "decoder":
+        return _export_decoder(options, entry, model, layer, head, image, ablate)
+    export_figure = _image_exporter() if image else None
     with np.errstate(over="raise", invalid="raise", divide="raise"):
-        if ablate:
-            from .analysis_jobs import run_bert
-
-            trace = run_bert(model, options.text, ablate)
-        else:
-            trace = model.run(options.text)
+        trace = model.run(options.text, ablate=ablate)
     if image:
         result = layer_result(trace, model.weights, layer, options.text)
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
@@ -314,7 +320,7 @@ def decoder_arrays(model, trace) -> dict:
     return arrays
 
 
-def _export_decoder(options, entry, model, layer: int, head, image: bool) -> None:
+def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate: frozenset = frozenset()) -> None:
     """A decoder ``--model``: its arrays as .npz, or one layer's picture."""
     import numpy as np
 
@@ -323,7 +329,7 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool) -> Non
 
     if not image and output_suffix(options.out) != ".npz":
         raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
-    trace = model.run(options.text)
+    trace = model.run(options.text, ablate=ablate)
     if image:
         from app.decoder_mode import layer_result
 
@@ -373,6 +379,7 @@ def export(args: list[str]) -> None:
     head = _parse_head(options.head, config.heads)
     export_figure = _image_exporter() if image else None
     ablate = _parse_ablate(options.ablate)
+    _check_ablate(ablate, 1, config.heads, "the toy engine")
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         result = compute(config, ablate=ablate) if ablate else compute(config)
     if image:

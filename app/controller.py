@@ -249,7 +249,8 @@ class Controller(QObject):
         elif model_info(self.model).kind == "decoder":
             from .decoder_mode import take_decoder_snapshot
 
-            self._compute.submit(take_decoder_snapshot, self.model, self.config.text, self.layer, self._report_progress)
+            self._compute.submit(take_decoder_snapshot, self.model, self.config.text, self.layer, self._report_progress,
+                                 self.ablate)
         else:
             from .minilm_mode import take_model_snapshot
 

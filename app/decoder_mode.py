@@ -116,10 +116,15 @@ def attentions_sink_by_head(attentions: np.ndarray) -> np.ndarray:
     return attentions[..., 1:, 0].mean(axis=-1, dtype=np.float64).astype(np.float32)
 
 
-def take_decoder_snapshot(name: str, text: str, layer: int, progress=None):
-    """Snapshot of ``layer`` for ``text`` by decoder ``name`` (trace attached, KV cache reused)."""
+def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablate: frozenset = frozenset()):
+    """Snapshot of ``layer`` for ``text`` by decoder ``name`` (trace attached, KV cache reused),
+    the heads of ``ablate`` switched off (those the model has)."""
+    from .analysis_jobs import valid_ablation
+
     model = minilm_mode.model(name, progress)
-    trace = model.run(text, previous=_last.get(name))  # not the comparison's sentence B: the text on screen
+    ablate = valid_ablation(ablate, model.config.num_layers, model.config.num_heads)
+    # not the comparison's sentence B: the text on screen; the KV cache of the same ablation only
+    trace = model.run(text, ablate=ablate, previous=_last.get(name))
     _last[name] = trace
     result = layer_result(model, trace, layer)
     overview = np.stack([block_average(trace.attentions[i], OVERVIEW_SIZE) for i in range(trace.num_layers)])
@@ -128,7 +133,7 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None):
     # paint as the trace arrives (typing at the end: no second job, no second wait)
     view.next_bars = dict(top_bars(name, trace.next_token_logits, NEXT_BARS, *PLAIN_SAMPLING), trace=trace,
                           position=trace.n - 1, settings=PLAIN_SAMPLING)
-    return summarise(result, bert=view, layer=layer, overview=overview, model=name)
+    return summarise(result, bert=view, layer=layer, overview=overview, model=name, ablate=trace.ablate)
 
 
 # ---------------------------------------------------------------- the panels' worker jobs

@@ -38,11 +38,12 @@ class Snapshot:
     words: object = None  # app.word_view.WordView when the window shows attention by words, else None
     analysis: object = None  # app.analysis_jobs.Analysis of the run (value norms, rollouts, head table)
     value_thumbnails: np.ndarray | None = None  # (heads, t, t) value-weighted attention of the layer shown, block-averaged
+    switched_off: frozenset = frozenset()  # the (layer, head) pairs off in a run without analysis (a decoder's)
 
     @property
     def ablate(self) -> frozenset:
         """The (layer, head) pairs switched off in this run."""
-        return frozenset() if self.analysis is None else self.analysis.ablate
+        return self.switched_off if self.analysis is None else self.analysis.ablate
 
     def stage_matrix(self, stage: str) -> np.ndarray:
         """(heads, n, n) of a heatmap stage (VIEW_STAGES) for the layer shown."""
@@ -111,7 +112,7 @@ def take_snapshot(config: AttentionConfig, by_words: bool = False, ablate: froze
 
 
 def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None, model: str = DEFAULT_MODEL,
-              words=None, analysis=None) -> Snapshot:
+              words=None, analysis=None, ablate: frozenset = frozenset()) -> Snapshot:
     heads = result.weights.shape[0]
     flat_scores = result.scores.reshape(heads, -1)
     score_bound = np.maximum(flat_scores.max(axis=1), -flat_scores.min(axis=1))  # (heads,) max |q·k|
@@ -147,4 +148,5 @@ def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None,
         words=words,
         analysis=analysis,
         value_thumbnails=None if analysis is None else block_average(analysis.value_norms[layer], THUMBNAIL_SIZE),
+        switched_off=frozenset(ablate),
     )

@@ -174,7 +174,7 @@ def main() -> None:
 
     gguf = str(find_smollm2())
     model = load_smollm2()
-    ids = model.tokenize(TEXT * (max(args.lengths) // 40 + 2))[0].tolist()
+    ids = model.tokenize(TEXT * (max(args.lengths) // 40 + 2)).input_ids.tolist()
     assert len(ids) >= max(args.lengths + [KV_PREFIX + 1])
     del model
     ids_file = Path(tempfile.mkstemp(suffix=".json")[1])

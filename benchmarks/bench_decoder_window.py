@@ -91,7 +91,7 @@ def main() -> None:
               f"new top-3: {[(t, round(p, 4)) for _, t, p in model.top_tokens(ablated, k=3)]}")
 
     # 4. one more word typed → bars painted
-    n = len(model.tokenize(TEXT_32)[0])
+    n = len(model.tokenize(TEXT_32).input_ids)
     engine_times = []
     previous = model.run(TEXT_32, use_cache=False)
     text = TEXT_32

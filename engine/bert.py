@@ -37,8 +37,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .ablation import check_ablation, heads_in_layer
-from .attention import attend, merge_heads, split_heads
+from .ablation import check_ablation
+from .attention import _softmax_into, attend, merge_heads, split_heads
+from .hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
 from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
@@ -435,6 +436,10 @@ def forward(
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: Callable[[float, str], None] | None = None,
     ablate: frozenset[tuple[int, int]] = frozenset(),
+    hooks: HookRun | None = None,
+    start_at_layer: int | None = None,
+    resid: np.ndarray | None = None,
+    stop_at_layer: int | None = None,
 ) -> BertTrace:
     """Run the encoder on one sentence's ``input_ids`` and return the full :class:`BertTrace`.
 
@@ -444,6 +449,12 @@ def forward(
     ``weights`` what the head would have attended). Raises :class:`EngineError` for ids out of
     range, more positions than the model has, a head out of range, or a trace over
     ``memory_budget`` bytes.
+
+    ``hooks``: the run's hook points (:mod:`engine.hooks`; None: nothing listens, every layer
+    runs its fast path). ``start_at_layer`` with ``resid`` (n, d): begin at
+    blocks.{start}.hook_resid_pre with that residual (the layers below are not run: their
+    arrays in the trace are NaN); ``stop_at_layer``: run the layers below it only (the arrays
+    of the layers from it up are NaN).
     """
     started = time.perf_counter()
     ids = np.asarray(input_ids)
@@ -465,6 +476,8 @@ def forward(
     if len(tokens) != n:
         raise EngineError("{count} tokens for {n} input ids", count=len(tokens), n=n)
     ablate = check_ablation(ablate, config.num_layers, config.num_heads)
+    hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
+    first, last = layer_range(config.num_layers, start_at_layer, resid, stop_at_layer, (n, config.hidden_size))
     estimate = estimate_forward_bytes(n, config)
     if estimate > memory_budget:
         raise EngineError(
@@ -477,17 +490,36 @@ def forward(
     divisor = math.sqrt(d_k)
 
     # Embeddings, summed in transformers' order: (word + token type) + position.
-    embeddings = weights.word_embeddings[ids]  # (n, d), a new array
-    embeddings += weights.token_type_embeddings[types]
-    embeddings += weights.position_embeddings[:n]
     hidden_states = np.empty((config.num_layers + 1, n, d), dtype=DTYPE)
-    layer_norm(embeddings, weights.embedding_norm_weight, weights.embedding_norm_bias, eps, out=hidden_states[0])
+    if resid is None:
+        embeddings = weights.word_embeddings[ids]  # (n, d), a new array
+        if hooks is None:
+            embeddings += weights.token_type_embeddings[types]
+            embeddings += weights.position_embeddings[:n]
+        else:  # each part through its hook point, summed in the same order
+            hooks("hook_embed", embeddings)
+            embeddings += hooks("hook_token_type_embed", np.array(weights.token_type_embeddings[types]))
+            embeddings += hooks("hook_pos_embed", np.array(weights.position_embeddings[:n]))
+        layer_norm(embeddings, weights.embedding_norm_weight, weights.embedding_norm_bias, eps, out=hidden_states[0])
+    else:  # resumed at blocks.{first}.hook_resid_pre: nothing below it is computed
+        embeddings = np.full((n, d), np.nan, DTYPE)
+        hidden_states[:first] = np.nan
+        hidden_states[first] = resid
+    hidden_states[last + 1:] = np.nan
 
     with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (engine/parallel.py)
-        layer_traces = []
+        layer_traces = [_skipped_layer(index, n, config) for index in range(first)]
         d_ff = config.intermediate_size
         for index, w in enumerate(weights.layers):
+            if not first <= index <= last:
+                if index > last:
+                    layer_traces.append(_skipped_layer(index, n, config))
+                continue
             h = hidden_states[index]  # (n, d)
+            wanted = hooks.at(index) if hooks is not None else frozenset()
+            edit = hooks.local(index) if wanted else None  # None: the fast path, nothing listens here
+            if edit is not None and "hook_resid_pre" in wanted:
+                edit("hook_resid_pre", h)
             qkv_heads = np.empty((3 * heads, n, d_k), DTYPE)  # (3·heads, n, d_k): q heads, k heads, v heads
 
             def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
@@ -497,9 +529,16 @@ def forward(
 
             for_rows(n, project, numbers=n * d * 3 * d)
             q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
+            if edit is not None:  # hook_q / hook_k / hook_v: (n, heads, d_k) views of the heads layout
+                for local, array in (("attn.hook_q", q), ("attn.hook_k", k), ("attn.hook_v", v)):
+                    if local in wanted:
+                        edit(local, array.transpose(1, 0, 2))
             stages = attend(q, k, v, divisor=divisor)
             head_outputs = stages["head_outputs"]  # (heads, n, d_k)
-            head_outputs[heads_in_layer(ablate, index)] = 0.0  # switched-off heads reach W_O as zeros
+            if edit is not None:
+                attention_hooks(edit, wanted, stages, v, _softmax_into)
+                if "attn.hook_z" in wanted:  # switched-off heads (ablate) reach W_O as zeros here
+                    edit("attn.hook_z", head_outputs.transpose(1, 0, 2))
             concat = np.empty((n, d), DTYPE)
             attention_output = np.empty((n, d), DTYPE)
             attention_norm = np.empty((n, d), DTYPE)
@@ -507,24 +546,41 @@ def forward(
 
             # Everything after the attention works row by row: each share of rows goes through
             # W_O, the residual and LayerNorm, the feed-forward and the last LayerNorm.
+            # With hooks here (``edit``), the same steps run once over all rows, each hook point
+            # (TransformerLens's BertBlock placement, engine/hooks.py) between them.
             def rest_of_layer(rows: slice, h=h, w=w, index=index, head_outputs=head_outputs, concat=concat,
                               attention_output=attention_output, attention_norm=attention_norm,
-                              intermediate=intermediate) -> None:
+                              intermediate=intermediate, edit=edit, wanted=wanted) -> None:
                 merge_heads(head_outputs[:, rows], out=concat[rows])
                 np.matmul(concat[rows], w.output_weight, out=attention_output[rows])
                 attention_output[rows] += w.output_bias
+                if edit is not None and "hook_attn_out" in wanted:
+                    edit("hook_attn_out", attention_output)
                 np.add(attention_output[rows], h[rows], out=attention_norm[rows])
+                if edit is not None and "hook_resid_mid" in wanted:
+                    edit("hook_resid_mid", attention_norm)
                 layer_norm(attention_norm[rows], w.attention_norm_weight, w.attention_norm_bias, eps,
                            out=attention_norm[rows])
+                if edit is not None and "ln1.hook_normalized" in wanted:
+                    edit("ln1.hook_normalized", attention_norm)
                 np.matmul(attention_norm[rows], w.intermediate_weight, out=intermediate[rows])
                 intermediate[rows] += w.intermediate_bias
                 gelu(intermediate[rows], out=intermediate[rows])
                 ffn = intermediate[rows] @ w.ffn_output_weight  # (rows, d)
                 ffn += w.ffn_output_bias
+                if edit is not None and "hook_mlp_out" in wanted:
+                    edit("hook_mlp_out", ffn)
                 ffn += attention_norm[rows]
+                if edit is not None and "hook_resid_post" in wanted:
+                    edit("hook_resid_post", ffn)
                 layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps, out=hidden_states[index + 1][rows])
+                if edit is not None and "hook_normalized_resid_post" in wanted:
+                    edit("hook_normalized_resid_post", hidden_states[index + 1])
 
-            for_rows(n, rest_of_layer, numbers=n * d * (d + 2 * d_ff))
+            if edit is not None:
+                rest_of_layer(slice(None))  # a hook sees every row at once
+            else:
+                for_rows(n, rest_of_layer, numbers=n * d * (d + 2 * d_ff))
             layer_traces.append(
                 BertLayerTrace(
                     index=index, q=q, k=k, v=v, **stages, concat=concat, attention_output=attention_output,
@@ -547,6 +603,22 @@ def forward(
         estimated_bytes=estimate,
         seconds=time.perf_counter() - started,
     )
+
+
+def hook_names(config: BertConfig) -> tuple[str, ...]:
+    """The encoder's hook points (engine.hooks; TransformerLens's BertBlock placement)."""
+    return ("hook_embed", "hook_pos_embed", "hook_token_type_embed",
+            *block_names(config.num_layers, ENCODER_BLOCK_POINTS))
+
+
+def _skipped_layer(index: int, n: int, config: BertConfig) -> BertLayerTrace:
+    """A layer a resumed or stopped run did not compute: NaN everywhere (read-only broadcasts, no memory)."""
+    heads, d_k, d = config.num_heads, config.d_k, config.hidden_size
+    nan = lambda *shape: np.broadcast_to(DTYPE(np.nan), shape)  # noqa: E731
+    return BertLayerTrace(index=index, q=nan(heads, n, d_k), k=nan(heads, n, d_k), v=nan(heads, n, d_k),
+                          scores=nan(heads, n, n), scaled=nan(heads, n, n), weights=nan(heads, n, n),
+                          head_outputs=nan(heads, n, d_k), concat=nan(n, d), attention_output=nan(n, d),
+                          attention_norm=nan(n, d), intermediate=nan(n, config.intermediate_size), output=nan(n, d))
 
 
 def _cosine_to_first(hidden_states: np.ndarray) -> np.ndarray:

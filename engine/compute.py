@@ -17,12 +17,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .ablation import check_ablation, heads_in_layer
-from .attention import attend, causal_mask, merge_heads, split_heads
+from .ablation import check_ablation
+from .attention import _softmax_into, attend, causal_mask, merge_heads, split_heads
 from .config import AttentionConfig
 from .embeddings import clear_memo as _clear_embedding_memo
 from .embeddings import static_embeddings
 from .errors import EngineError
+from .hooks import TOY_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
 from .memory import check_budget, explain_memory_error
 from .parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from .positional import apply_rope, sinusoidal
@@ -109,14 +110,31 @@ def _clear_caches() -> None:
     _clear_embedding_memo()
 
 
+TOY_HOOK_NAMES = ("hook_embed", "hook_pos_embed", *block_names(1, TOY_BLOCK_POINTS), "blocks.0.attn.hook_rot_q",
+                  "blocks.0.attn.hook_rot_k")
+
+
+def hook_names(config: AttentionConfig) -> tuple[str, ...]:
+    """The toy engine's hook points for ``config`` (engine.hooks): rot_q/rot_k with RoPE only,
+    hook_pos_embed with sinusoidal positions only."""
+    return tuple(name for name in TOY_HOOK_NAMES
+                 if (config.positional == "rope" or "hook_rot_" not in name)
+                 and (config.positional == "sinusoidal" or name != "hook_pos_embed"))
+
+
 @explain_memory_error
-def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = frozenset()) -> AttentionResult:
+def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = frozenset(),
+            hooks: HookRun | None = None, resid: np.ndarray | None = None) -> AttentionResult:
     """Run multi-head self-attention for ``config`` and return the full trace.
 
     ``ablate``: (0, head) pairs switched off (one layer here): their head outputs are zeroed
-    before W_O (:mod:`engine.ablation`), so ``concat`` and ``output`` lack them."""
+    before W_O (a hook on blocks.0.attn.hook_z, :mod:`engine.hooks`), so ``concat`` and
+    ``output`` lack them. ``hooks``: the run's hook points (None: nothing listens). ``resid``
+    (n, d): start at blocks.0.hook_resid_pre with this input instead of embeddings + positions."""
     started = time.perf_counter()
     ablate = check_ablation(ablate, 1, config.heads)
+    if ablate:
+        hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
     tokens = tuple(tokenize(config.text, config.tokenizer))
     if not tokens:
         raise EngineError("the text has no tokens (only spaces or control characters): type a word")
@@ -125,12 +143,23 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
     estimate = check_budget(n, d_model, heads, rope, config.memory_budget)
 
     embeddings = static_embeddings([t.text for t in tokens], d_model, config.seed, config.embeddings)  # (n, d)
+    if hooks is not None and "hook_embed" in hooks:
+        embeddings = hooks("hook_embed", np.array(embeddings))  # a copy: the memo's vectors are shared
     if config.positional == "sinusoidal":
         positional = _sinusoidal(n, d_model)  # (n, d), shared and read-only
+        if hooks is not None and "hook_pos_embed" in hooks:
+            positional = hooks("hook_pos_embed", np.array(positional))
         x = embeddings + positional  # (n, d)
     else:
         positional = np.zeros_like(embeddings)  # (n, d)
         x = embeddings
+    if resid is not None:  # resumed at blocks.0.hook_resid_pre
+        layer_range(1, 0, resid, None, (n, d_model))
+        x = np.array(resid, dtype=np.result_type(x))
+    wanted = hooks.at(0) if hooks is not None else frozenset()
+    edit = hooks.local(0) if wanted else None
+    if edit is not None and "hook_resid_pre" in wanted:
+        x = edit("hook_resid_pre", np.array(x))
     if config.projections is not None:  # the user's W_Q, W_K, W_V, W_O (seed 001's figures)
         w = {name: _read_only(np.asarray(m, dtype=np.float32)) for name, m in config.projections.items()}
         w_qkv = np.concatenate([w["w_q"], w["w_k"], w["w_v"]], axis=1)  # (d, 3d)
@@ -148,17 +177,28 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
 
         for_rows(n, project, numbers=n * d_model * 3 * d_model)
         q, k, v = qkv[:heads], qkv[heads : 2 * heads], qkv[2 * heads :]  # (heads, n, d_k) each
+        if edit is not None:  # hook_q / hook_k / hook_v: (n, heads, d_k) views of the heads layout
+            for local, array in (("attn.hook_q", q), ("attn.hook_k", k), ("attn.hook_v", v)):
+                if local in wanted:
+                    edit(local, array.transpose(1, 0, 2))
         q_unrotated = k_unrotated = None
         if rope:
             q_unrotated, k_unrotated = q, k
             q, k = apply_rope(q), apply_rope(k)  # (heads, n, d_k), rotated by position
+            if edit is not None:
+                for local, array in (("attn.hook_rot_q", q), ("attn.hook_rot_k", k)):
+                    if local in wanted:
+                        edit(local, array.transpose(1, 0, 2))
 
         mask = _causal_mask(n) if config.mask == "causal" else None  # (n, n), shared and read-only
         divisor = (math.sqrt(d_k) if config.scale else 1.0) * config.temperature
         stages = attend(q, k, v, divisor=divisor, mask=mask)
 
         head_outputs = stages["head_outputs"]  # (heads, n, d_k)
-        head_outputs[heads_in_layer(ablate, 0)] = 0.0  # switched-off heads reach W_O as zeros
+        if edit is not None:
+            attention_hooks(edit, wanted, stages, v, _softmax_into)
+            if "attn.hook_z" in wanted:  # switched-off heads (ablate) reach W_O as zeros
+                edit("attn.hook_z", head_outputs.transpose(1, 0, 2))
         concat = np.empty((n, d_model), head_outputs.dtype)  # (n, d): heads side by side
         output = np.empty((n, d_model), np.result_type(concat, w["w_o"]))  # (n, d)
 
@@ -167,9 +207,14 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
         def combine(rows: slice) -> None:
             merge_heads(head_outputs[:, rows], out=concat[rows])
             np.matmul(concat[rows], w["w_o"], out=output[rows])
+            if edit is not None and "hook_attn_out" in wanted:
+                edit("hook_attn_out", output[rows])
             vector_diffs(x[rows], output[rows], out={name: array[rows] for name, array in diffs.items()})
 
-        for_rows(n, combine, numbers=n * d_model * d_model)
+        if edit is not None:  # a hook sees every row at once
+            combine(slice(None))
+        else:
+            for_rows(n, combine, numbers=n * d_model * d_model)
 
     return AttentionResult(
         config=config,

