@@ -394,6 +394,95 @@ def export(args: list[str]) -> None:
     _report(f"wrote {options.out}: {plural(result.n, 'token')}, {plural(config.heads, 'head')}, d_model {config.d_model}")
 
 
+def patch_parser() -> argparse.ArgumentParser:
+    """``./run patch``: activation patching (engine.patching) from the command line."""
+    from engine.models import MODELS
+
+    parser = _Parser(prog="./run patch", allow_abbrev=False,
+                     description="Activation patching: the corrupted prompt run again with one activation of the "
+                                 "clean run copied in (residual stream, attention output, MLP output per layer and "
+                                 "token; each head), and what it does to the measure (docs/FORMAT.md).")
+    add = parser.add_argument
+    add("--model", type=_model_name, required=True, metavar="{" + ",".join(MODELS) + "}|FILE.gguf")
+    add("--clean", required=True, metavar="TEXT", help="the clean prompt")
+    add("--corrupt", required=True, metavar="TEXT", help="the corrupted prompt (the same number of tokens)")
+    add("--answer", metavar="TOKEN", help="decoders: the answer token whose probability is measured, e.g. ' Paris'")
+    add("--position", type=int, metavar="P", help="encoders: the token whose final vector is compared with the "
+        "clean run's (default 0)")
+    add("--grids", default="resid_pre,attn_out,mlp_out,head_z", metavar="G[,G…]",
+        help="which grids (default all four)")
+    add("--out", required=True, metavar="FILE", help="output: .npz .json .csv (.png .svg picture)")
+    return parser
+
+
+def patch(args: list[str]) -> None:
+    """Run ``patch`` with its arguments; raises UsageError / EngineError on bad input."""
+    import json
+
+    import numpy as np
+
+    from engine import patching
+    from engine.export import ALL_SUFFIXES, output_suffix
+    from engine.models import model_info
+    from engine.safe_io import atomic_write
+
+    options = patch_parser().parse_args(args)
+    suffix = output_suffix(options.out, ALL_SUFFIXES)
+    _check_output(options.out)
+    grids = tuple(g.strip() for g in options.grids.split(",") if g.strip())
+    if not grids or any(g not in patching.GRIDS for g in grids):
+        raise UsageError(f"--grids takes names from {', '.join(patching.GRIDS)}; got {options.grids!r}")
+    export_figure = None
+    if suffix in IMAGE_SUFFIXES:
+        _image_exporter()
+        from app.patch_render import export_patch_figure as export_figure
+    entry = model_info(options.model)
+    if entry.configurable:
+        raise UsageError(f"--model {options.model}: patching needs a pretrained model (it has layers to patch)")
+    model = entry.load()
+    decoder = patching.is_decoder_model(model)
+    if decoder and options.position is not None:
+        raise UsageError("--position is for encoders; a decoder's measure is read at the last position")
+    if not decoder and options.answer is not None:
+        raise UsageError("--answer is for decoders; an encoder's measure is the cosine at --position")
+    setup = patching.prepare(model, options.clean, options.corrupt, options.answer, options.position)
+    if setup.answer is not None and setup.answer.note:
+        sys.stderr.write(f"note: {setup.answer.note}\n")
+    result = patching.patch(setup, grids)
+    arrays = result.arrays()
+    if export_figure is not None:
+        export_figure(arrays, options.out)
+    elif suffix == ".npz":
+        with atomic_write(options.out) as stream:
+            np.savez(stream, **arrays)
+    elif suffix == ".json":
+        document = {name: (value.tolist() if isinstance(value, np.ndarray) else value) for name, value in arrays.items()}
+        with atomic_write(options.out) as stream:
+            stream.write(json.dumps({"format": "attention-explorer-patching", "version": 1, **document},
+                                    ensure_ascii=False).encode("utf-8"))
+    else:
+        import csv
+        import io
+
+        text = io.StringIO(newline="")
+        writer = csv.writer(text)
+        writer.writerow(["grid", "layer", "column", "label", "value"] + (["logit_diff"] if decoder else []))
+        labels = [str(t) for t in arrays["tokens"]]
+        for grid in grids:
+            values = arrays[grid]
+            for l in range(values.shape[0]):
+                for c in range(values.shape[1]):
+                    label = f"H{c}" if grid == "head_z" else labels[c]
+                    row = [grid, l, c, label, format(values[l, c], ".9g")]
+                    if decoder:
+                        row.append(format(arrays[f"{grid}_logit_diff"][l, c], ".9g"))
+                    writer.writerow(row)
+        with atomic_write(options.out) as stream:
+            stream.write(text.getvalue().encode("utf-8"))
+    _report(f"wrote {options.out}: {setup.n} tokens, {setup.layers} layers × {setup.heads} heads, "
+            f"{setup.measure} clean {setup.clean_value:.4g} corrupted {setup.corrupt_value:.4g} ({entry.title})")
+
+
 def _report(line: str) -> None:
     """Print the success line; a closed stdout (``export … | true``) does not undo a written file."""
     try:
@@ -448,15 +537,16 @@ def main(argv: list[str] | None = None) -> int:
     if args[0] in ("-h", "--help"):
         print(top_parser().format_help(), end="")
         return 0
-    if args[0] != "export":
-        return _fail(f"unknown command {args[0]!r}: use `export` (see --help), or no arguments for the window", 2)
+    if args[0] not in ("export", "patch"):
+        return _fail(f"unknown command {args[0]!r}: use `export` or `patch` (see --help), or no arguments for the "
+                     f"window", 2)
     try:
         from engine.errors import EngineError
     except ImportError as error:
         return _fail(f"the engine cannot load: {error}", 2)
     previous = _catch_termination()
     try:
-        export(args[1:])
+        (patch if args[0] == "patch" else export)(args[1:])
     except (UsageError, EngineError, SetupError) as error:
         return _fail(error, 2)
     except FloatingPointError as error:
