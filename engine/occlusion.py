@@ -42,7 +42,7 @@ class Answer:
 
 
 def is_decoder(model) -> bool:
-    return hasattr(model, "run_ids")
+    return hasattr(model, "next_token_logits")
 
 
 def answer_token(model, text: str) -> Answer:
@@ -50,15 +50,10 @@ def answer_token(model, text: str) -> Answer:
     if not isinstance(text, str) or not text:
         raise EngineError("the answer is empty: give the token whose probability to measure, e.g. ' Paris'",
                           field="answer")
-    ids, tokens = model.tokenizer.tokens(text)
+    ids, tokens = model.tokenizer.tokens(text)  # the decoder's BPE (no special tokens added)
     if len(ids) == 0:
         raise EngineError("the answer {answer!r} has no tokens: give a word, e.g. ' Paris'", field="answer", answer=text)
     return Answer(int(ids[0]), tokens[0].text, len(ids), text)
-
-
-def tokenized_of(model, text: str):
-    """The model's tokenization of ``text`` (decoder: (ids, tokens); encoder: its Tokenized)."""
-    return model.tokenize(text)
 
 
 def sentence_embedding(trace) -> np.ndarray:
@@ -82,7 +77,7 @@ def without(tokenized, position: int):
     """An encoder's Tokenized with one position removed (ids, token types and tokens)."""
     keep = np.arange(len(tokenized.input_ids)) != position
     ids = np.asarray(tokenized.input_ids)[keep].copy()
-    types = np.asarray(tokenized.token_type_ids)[keep].copy()
+    types = None if tokenized.token_type_ids is None else np.asarray(tokenized.token_type_ids)[keep].copy()
     tokens = tuple(t for i, t in enumerate(tokenized.tokens) if i != position)
     return dataclasses.replace(tokenized, tokens=tokens, input_ids=ids, token_type_ids=types)
 
@@ -105,10 +100,11 @@ def occlusion(model, text: str, answer: str | None = None, *, progress=None, can
             raise EngineError("a decoder's leave-one-out needs --answer: the token whose probability to measure",
                               field="answer")
         target = answer_token(model, answer)
-        ids, tokens = model.tokenize(text)
-        _check_length(len(ids))
-        ids = np.asarray(ids, dtype=np.int64)
-        base = model.run_ids(ids, tokens, text=text, use_cache=False)
+        tokenized = model.tokenize(text)
+        tokens = tokenized.tokens
+        _check_length(len(tokenized.input_ids))
+        ids = np.asarray(tokenized.input_ids, dtype=np.int64)
+        base = model.run(tokenized, use_cache=False)
         baseline = probability(model.next_token_logits(base), target.id)
 
         def measure(k: int) -> float:
@@ -122,11 +118,11 @@ def occlusion(model, text: str, answer: str | None = None, *, progress=None, can
         target = None
         tokenized = model.tokenize(text)
         _check_length(len(tokenized.input_ids))
-        full = sentence_embedding(model.run_tokenized(tokenized))
+        full = sentence_embedding(model.run(tokenized))
         baseline = 1.0
 
         def measure(k: int) -> float:
-            return cosine(full, sentence_embedding(model.run_tokenized(without(tokenized, k))))
+            return cosine(full, sentence_embedding(model.run(without(tokenized, k))))
 
         texts = tuple(t.text for t in tokenized.tokens)
         kind = "cosine"

@@ -262,3 +262,23 @@ def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None) -> P
             progress(done + 1, len(todo))
     notes = (setup.answer.note,) if setup.answer is not None and setup.answer.note else ()
     return PatchResult(setup, values, diffs, complete, notes)
+
+
+def patch_row(setup: PatchSetup, grid: str, layer: int) -> tuple[np.ndarray, np.ndarray]:
+    """One layer of one grid — (columns,) measures and (columns,) logit differences (NaN for an
+    encoder) — the unit the window runs per worker job."""
+    if grid not in GRIDS:
+        raise EngineError("no patching grid {grid!r}; choose from {names}", field="grid", grid=grid,
+                          names=", ".join(GRIDS))
+    runner = _Runner(setup)
+    columns = setup.heads if grid == "head_z" else setup.n
+    values, diffs = np.full(columns, np.nan), np.full(columns, np.nan)
+    for column in range(columns):
+        if grid == "resid_pre":
+            trace = runner.resid_pre(layer, column)
+        elif grid == "head_z":
+            trace = runner.head(layer, column)
+        else:
+            trace = runner.row_point(grid, layer, column)
+        values[column], diffs[column] = runner.measure(trace)
+    return values, diffs

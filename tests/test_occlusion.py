@@ -43,7 +43,7 @@ def test_encoder_equals_text_without_the_word(minilm):
 def test_decoder_equals_runs_without_cache(decoder):
     prompt = "The Eiffel Tower is in the city of"
     result = occlusion(decoder, prompt, " Paris")
-    ids, _ = decoder.tokenize(prompt)
+    ids = decoder.tokenize(prompt).input_ids
     target = answer_token(decoder, " Paris").id
     base = decoder.run_ids(ids, use_cache=False)
     assert result.baseline == pytest.approx(probability(decoder.next_token_logits(base), target), abs=1e-6)
