@@ -68,8 +68,8 @@ class Column:
     layer: int
     head: int
     weights: np.ndarray  # (n,) every token's weight on the key in that head
-    query_rank: int  # 1 + the number of tokens whose weight on the key is larger than the query's
-    top: str  # the token with the largest weight on the key
+    query_rank: int  # 1 + the number of other tokens (not the key itself) weighing more on the key than the query
+    top: str  # the other token (not the key itself) with the largest weight on the key
     top_weight: float
     rows_with_key_top: int  # rows whose largest weight is on the key
 
@@ -80,8 +80,9 @@ def column(trace, query: str, key: str, layer: int, head: int) -> Column:
     qi, ki = find_token(texts, query), find_token(texts, key)
     matrix = np.asarray(trace.layers[layer].weights, dtype=np.float64)[head]  # (n, n)
     col = matrix[:, ki].copy()
-    top = int(np.argmax(col))
-    return Column(texts[ki], layer, head, col, int((col > col[qi]).sum()) + 1, texts[top], float(col[top]),
+    others = np.delete(np.arange(len(col)), ki)  # the key's own row (it looking at itself) is not a rival
+    top = int(others[np.argmax(col[others])])
+    return Column(texts[ki], layer, head, col, int((col[others] > col[qi]).sum()) + 1, texts[top], float(col[top]),
                   int((matrix.argmax(axis=1) == ki).sum()))
 
 
@@ -137,3 +138,28 @@ def crossover_layer(evidence: PairEvidence) -> int | None:
         if np.isfinite(word) and np.isfinite(query) and restored_share(query, evidence) > restored_share(word, evidence):
             return layer
     return None
+
+
+def next_word_share(matrix: np.ndarray) -> float:
+    """Mean weight each row i puts on i + 1 (rows 1 … n − 2: the words between the special tokens
+    of an encoder's sentence) — 1.0 for a pure "next word" head."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    n = matrix.shape[0]
+    rows = np.arange(1, n - 1)
+    return float(matrix[rows, rows + 1].mean()) if rows.size else float("nan")
+
+
+def decoder_pair(model, clean: str, corrupt: str, answer: str) -> tuple[float, float]:
+    """(p(answer) after ``clean``, after ``corrupt``) at the last position of a decoder."""
+    from . import patching
+
+    setup = patching.prepare(model, clean, corrupt, answer)
+    return setup.clean_value, setup.corrupt_value
+
+
+def last_word(text: str) -> str:
+    """The word before the sentence's end that a minimal pair changes ("tired" in "… too tired. It was the")."""
+    import re
+
+    words = re.findall(r"\w+", text.split(".")[0])
+    return words[-1] if words else text
