@@ -1,0 +1,49 @@
+"""export --flow / --occlusion on the command line: the arrays equal the engine's functions run
+here, and misuse is refused with one line and exit code 2."""
+from __future__ import annotations
+
+import numpy as np
+
+from app.cli import main
+from engine import AttentionConfig, compute
+from engine.flow import max_flows
+
+ANIMAL = "The animal didn't cross the street because it was too tired."
+
+
+def test_toy_flow_is_the_one_layer_capacity(tmp_path):
+    out = tmp_path / "t.npz"
+    assert main(["run", "export", "--text", "the cat sat on the mat", "--flow", "--out", str(out)]) == 0
+    weights = compute(AttentionConfig(text="the cat sat on the mat")).weights.astype(np.float64)  # (h, n, n)
+    n = weights.shape[-1]
+    mixed = 0.5 * weights.mean(axis=0) + 0.5 * np.eye(n)
+    mixed /= mixed.sum(axis=1, keepdims=True)  # one layer: the flow from j to i is the edge's capacity
+    with np.load(out) as data:
+        np.testing.assert_allclose(data["attention_flow"], mixed, atol=1e-12)
+    np.testing.assert_allclose(max_flows(mixed[None]), mixed)
+
+
+def test_minilm_flow_and_occlusion(tmp_path, minilm):
+    from engine.flow import attention_flow
+    from engine.occlusion import occlusion
+
+    out = tmp_path / "m.npz"
+    assert main(["run", "export", "--model", "minilm", "--text", ANIMAL, "--flow", "--occlusion", "--out", str(out)]) == 0
+    with np.load(out) as data:
+        np.testing.assert_allclose(data["attention_flow"], attention_flow(minilm.run(ANIMAL).attentions), atol=1e-9)
+        np.testing.assert_allclose(data["occlusion"], occlusion(minilm, ANIMAL).values, atol=1e-9)
+        assert float(data["occlusion_baseline"]) == 1.0
+
+
+def test_misuse_is_one_line(tmp_path, capsys):
+    cases = [
+        (["--text", "a b", "--flow", "--out", str(tmp_path / "x.png")], "not to images"),
+        (["--text", "a b", "--occlusion", "--out", str(tmp_path / "x.npz")], "pretrained --model"),
+        (["--text", "a b", "--answer", " Paris", "--out", str(tmp_path / "x.npz")], "add --occlusion"),
+        (["--text", " ".join(["w"] * 70), "--flow", "--out", str(tmp_path / "x.npz")], "more than 64"),
+    ]
+    for args, fragment in cases:
+        assert main(["run", "export", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and fragment in err, err
+        assert not list(tmp_path.iterdir())
