@@ -456,7 +456,7 @@ def patch(args: list[str]) -> None:
         with atomic_write(options.out) as stream:
             np.savez(stream, **arrays)
     elif suffix == ".json":
-        document = {name: (value.tolist() if isinstance(value, np.ndarray) else value) for name, value in arrays.items()}
+        document = {name: np.asarray(value).tolist() for name, value in arrays.items()}  # numpy scalars too
         with atomic_write(options.out) as stream:
             stream.write(json.dumps({"format": "attention-explorer-patching", "version": 1, **document},
                                     ensure_ascii=False).encode("utf-8"))
