@@ -158,7 +158,13 @@ class RolloutPanel(Panel):
             self.caption.setText(self.tr("Computing the attention flow (an exact maximum flow for every pair of "
                                          "tokens)…"))
             return
-        rollout = snapshot.analysis.rollout[-1] if snapshot.analysis.rollout is not None else np.zeros_like(flow)
+        analysis = snapshot.analysis
+        if analysis is not None and analysis.rollout is not None:
+            rollout = analysis.rollout[-1]
+        else:  # a decoder's snapshot has no analysis: the plain rollout of its attentions
+            from engine.rollout import attention_rollout
+
+            rollout = attention_rollout(attentions)[-1]
         labels = snapshot.result.token_texts
         focus = min(self.controller.focus, len(labels) - 1)
         x = np.arange(n)
@@ -183,10 +189,10 @@ class RolloutPanel(Panel):
     def matrix(self) -> np.ndarray | None:
         """(n, n) rollout shown (tests), or None."""
         snapshot = self.controller.snapshot
+        if snapshot is not None and self.kind.currentData() == "flow":
+            return self.flow()
         if snapshot is None or snapshot.analysis is None:
             return None
-        if self.kind.currentData() == "flow":
-            return self.flow()
         rollouts = getattr(snapshot.analysis, self.kind.currentData())
         if rollouts is None:
             return None
@@ -194,12 +200,12 @@ class RolloutPanel(Panel):
 
     def refresh(self) -> None:
         snapshot = self.controller.snapshot
-        if snapshot is None or snapshot.analysis is None:
-            return
         if hasattr(self, "rollout_bars"):
             self.rollout_bars.setOpts(x=[], height=[])
-        if self.kind.currentData() == "flow":
+        if snapshot is not None and self.kind.currentData() == "flow":  # decoders too (no analysis needed)
             return self._refresh_flow(snapshot)
+        if snapshot is None or snapshot.analysis is None:
+            return
         self.layer.setEnabled(True)
         rollouts = getattr(snapshot.analysis, self.kind.currentData())
         if rollouts is None:
