@@ -47,3 +47,26 @@ def test_misuse_is_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and fragment in err, err
         assert not list(tmp_path.iterdir())
+
+
+def test_patch_pictures_and_tables(tmp_path, minilm):
+    import csv
+    import json
+
+    from engine import patching
+
+    wide = ANIMAL.replace("tired", "wide")
+    common = ["run", "patch", "--model", "minilm", "--clean", ANIMAL, "--corrupt", wide, "--position", "10",
+              "--grids", "head_z"]
+    for suffix in (".png", ".svg", ".csv", ".json"):
+        assert main([*common, "--out", str(tmp_path / f"p{suffix}")]) == 0, suffix
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in (tmp_path / "p.svg").read_bytes()[:400]
+    expected = patching.patch(patching.prepare(minilm, ANIMAL, wide, position=10), grids=("head_z",)).grids["head_z"]
+    rows = list(csv.reader((tmp_path / "p.csv").open()))
+    assert rows[0] == ["grid", "layer", "column", "label", "value"] and len(rows) == 1 + 6 * 12
+    assert float(rows[1 + 2 * 12 + 3][4]) == expected[2, 3]
+    document = json.loads((tmp_path / "p.json").read_text())
+    assert document["format"] == "attention-explorer-patching" and document["position"] == 10
+    np.testing.assert_allclose(document["head_z"], expected)
+    assert main([*common, "--answer", " x", "--out", str(tmp_path / "q.npz")]) == 2  # --answer is for decoders
