@@ -3,6 +3,7 @@ here, and misuse is refused with one line and exit code 2."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from app.cli import main
 from engine import AttentionConfig, compute
@@ -65,7 +66,7 @@ def test_patch_pictures_and_tables(tmp_path, minilm):
     expected = patching.patch(patching.prepare(minilm, ANIMAL, wide, position=10), grids=("head_z",)).grids["head_z"]
     rows = list(csv.reader((tmp_path / "p.csv").open()))
     assert rows[0] == ["grid", "layer", "column", "label", "value"] and len(rows) == 1 + 6 * 12
-    assert float(rows[1 + 2 * 12 + 3][4]) == expected[2, 3]
+    assert float(rows[1 + 2 * 12 + 3][4]) == pytest.approx(expected[2, 3], rel=1e-8)  # 9 significant digits
     document = json.loads((tmp_path / "p.json").read_text())
     assert document["format"] == "attention-explorer-patching" and document["position"] == 10
     np.testing.assert_allclose(document["head_z"], expected)
