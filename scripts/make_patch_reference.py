@@ -19,7 +19,7 @@ run with one activation replaced by the clean run's, done the transformers way:
   h·d_head … (h+1)·d_head (head h's output before W_O) at every position.
 The measure is p(answer) at the last position (softmax of the logits in float64), and the logit
 difference logit(answer) − logit(other), "other" = the corrupted run's most likely token that
-is not the answer. ``seconds_resid`` is the residual grid's wall time here (one run, 2 threads).
+is not the answer. ``seconds_resid`` is the residual grid's wall time here (one run, 1 thread).
 
 Stored: clean, corrupt, answer (str), ids_clean, ids_corrupt, answer_id, other_id, clean_p,
 corrupt_p, resid_pre, attn_out, mlp_out (layers, n), head_z (layers, heads) and the *_logit_diff
@@ -48,7 +48,7 @@ def load(path: Path):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)  # one thread: on a shared machine two spin against each other
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32,
                                                  attn_implementation="eager").eval()
@@ -168,7 +168,7 @@ def main() -> None:
         out[grid], out[f"{grid}_logit_diff"] = values, diffs
         if grid == "resid_pre":
             seconds = time.perf_counter() - started
-        print(grid, "max", values.max().round(4))
+        print(grid, "max", values.max().round(4), flush=True)
     clean_p, _ = patcher.measure(patcher.clean_logits)
     corrupt_p, _ = patcher.measure(patcher.corrupt_logits)
     out.update(clean=np.array(CLEAN), corrupt=np.array(CORRUPT), answer=np.array(ANSWER),
@@ -178,7 +178,7 @@ def main() -> None:
     out["meta"] = np.array(json.dumps({
         "gguf": path.name, "gguf_sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "torch": torch.__version__,
         "transformers": transformers.__version__, "numpy": np.__version__, "python": platform.python_version(),
-        "attn_implementation": "eager", "dtype": "float32", "threads": 2,
+        "attn_implementation": "eager", "dtype": "float32", "threads": 1,
     }))
     np.savez_compressed(OUT, **out)
     print(f"wrote {OUT}: clean_p {clean_p:.4f} corrupt_p {corrupt_p:.6f}, residual grid {seconds:.1f} s, "
