@@ -28,6 +28,7 @@ What a patch does not change is not recomputed:
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -236,18 +237,24 @@ def cells(setup: PatchSetup, grids=GRIDS) -> list[tuple[str, int, int]]:
     return out
 
 
-def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None) -> PatchResult:
-    """Run the ``grids`` cell by cell. ``progress(done, total)`` after each cell; ``cancelled()``
-    polled before each: True stops, and the result is marked incomplete (unrun cells NaN)."""
+def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None, cancelled=None) -> bool:
+    """Run the ``todo`` cells into ``values`` / ``diffs``; True unless cancelled part-way.
+
+    The cells are independent runs: engine.parallel.run_parallel shares them among the engine's
+    threads with numpy's BLAS on one thread each (one cell is a few small matmuls, where
+    OpenBLAS's own threads only spin against each other)."""
+    from .parallel import run_parallel
+
     runner = _Runner(setup)
-    todo = cells(setup, grids)
-    values = {g: np.full((setup.layers, setup.heads if g == "head_z" else setup.n), np.nan) for g in grids}
-    diffs = {g: np.full_like(values[g], np.nan) for g in grids} if setup.decoder else {}
-    complete = True
-    for done, (grid, layer, column) in enumerate(todo):
-        if cancelled is not None and cancelled():
-            complete = False
-            break
+    lock = threading.Lock()
+    state = {"done": 0, "stopped": False}
+
+    def work(cell) -> None:
+        with lock:
+            if state["stopped"] or (cancelled is not None and cancelled()):
+                state["stopped"] = True
+                return
+        grid, layer, column = cell
         if grid == "resid_pre":
             trace = runner.resid_pre(layer, column)
         elif grid == "head_z":
@@ -255,11 +262,26 @@ def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None) -> P
         else:
             trace = runner.row_point(grid, layer, column)
         value, diff = runner.measure(trace)
-        values[grid][layer, column] = value
-        if setup.decoder:
-            diffs[grid][layer, column] = diff
-        if progress is not None:
-            progress(done + 1, len(todo))
+        with lock:
+            values[grid][layer, column] = value
+            if grid in diffs:
+                diffs[grid][layer, column] = diff
+            state["done"] += 1
+            if progress is not None:
+                progress(state["done"], len(todo))
+
+    run_parallel(work, list(todo))
+    return not state["stopped"]
+
+
+def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None) -> PatchResult:
+    """Run the ``grids`` cell by cell. ``progress(done, total)`` after each cell; ``cancelled()``
+    polled before each: True stops, and the result is marked incomplete (unrun cells NaN; a cell
+    already running on another thread still finishes)."""
+    todo = cells(setup, grids)
+    values = {g: np.full((setup.layers, setup.heads if g == "head_z" else setup.n), np.nan) for g in grids}
+    diffs = {g: np.full_like(values[g], np.nan) for g in grids} if setup.decoder else {}
+    complete = _run_cells(setup, todo, values, diffs, progress, cancelled)
     notes = (setup.answer.note,) if setup.answer is not None and setup.answer.note else ()
     return PatchResult(setup, values, diffs, complete, notes)
 
@@ -270,15 +292,7 @@ def patch_row(setup: PatchSetup, grid: str, layer: int) -> tuple[np.ndarray, np.
     if grid not in GRIDS:
         raise EngineError("no patching grid {grid!r}; choose from {names}", field="grid", grid=grid,
                           names=", ".join(GRIDS))
-    runner = _Runner(setup)
     columns = setup.heads if grid == "head_z" else setup.n
-    values, diffs = np.full(columns, np.nan), np.full(columns, np.nan)
-    for column in range(columns):
-        if grid == "resid_pre":
-            trace = runner.resid_pre(layer, column)
-        elif grid == "head_z":
-            trace = runner.head(layer, column)
-        else:
-            trace = runner.row_point(grid, layer, column)
-        values[column], diffs[column] = runner.measure(trace)
-    return values, diffs
+    values, diffs = {grid: np.full((setup.layers, columns), np.nan)}, {grid: np.full((setup.layers, columns), np.nan)}
+    _run_cells(setup, [(grid, layer, c) for c in range(columns)], values, diffs)
+    return values[grid][layer], diffs[grid][layer]

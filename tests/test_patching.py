@@ -80,8 +80,11 @@ def test_whole_grid_and_cancel(setup, reference):
     seen = []
     partial = patching.patch(setup, grids=("head_z",), progress=lambda d, t: seen.append((d, t)),
                              cancelled=lambda: len(seen) >= 5)
-    assert not partial.complete and np.isfinite(partial.grids["head_z"]).sum() == 5
-    assert seen[-1] == (5, 30 * 9)
+    from engine.parallel import THREADS
+
+    # cells run on the engine's threads: one already started on another thread may still finish
+    assert not partial.complete and 5 <= np.isfinite(partial.grids["head_z"]).sum() <= 5 + THREADS - 1
+    assert seen[-1][1] == 30 * 9 and [d for d, _ in seen] == list(range(1, len(seen) + 1))
     assert not bool(partial.arrays()["complete"])
 
 
