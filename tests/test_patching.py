@@ -90,15 +90,15 @@ def test_whole_grid_and_cancel(setup, reference):
 
 def test_different_token_counts_name_both(decoder):
     with pytest.raises(EngineError) as caught:
-        patching.prepare(decoder, CLEAN, "The Statue of Liberty is in the city of", " Paris")
+        patching.prepare(decoder, CLEAN, "The Statue of Liberty in New York is in the city of", " Paris")
     message = str(caught.value)
-    assert "clean 9" in message and "corrupted" in message and " Liberty" in message and "\n" not in message
+    assert "clean 9" in message and "corrupted 1" in message and " Liberty" in message and "\n" not in message
 
 
 def test_bad_prompts(decoder):
     with pytest.raises(EngineError, match="clean prompt is empty"):
         patching.prepare(decoder, "  ", CORRUPT, " Paris")
-    with pytest.raises(EngineError, match="2000 tokens is more than 128"):
+    with pytest.raises(EngineError, match=r"^20\d\d tokens is more than 128"):  # refused before any run
         patching.prepare(decoder, "a " * 2000, "b " * 2000, " Paris")
     with pytest.raises(EngineError, match="needs an answer"):
         patching.prepare(decoder, CLEAN, CORRUPT, None)
