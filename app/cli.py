@@ -151,7 +151,40 @@ def build_parser() -> argparse.ArgumentParser:
         "every exported array is of the run without them")
     add("--table", choices=("weights", "head-stats"), default="weights",
         help=".csv: the attention weights (default) or the head table (one row per head)")
+    add("--flow", action="store_true", help=".npz/.json: also write attention_flow (n, n), the maximum flow from "
+        "each input token (column) to each final position (row) (Abnar & Zuidema 2020)")
+    add("--occlusion", action="store_true", help=".npz/.json of a pretrained model: also write occlusion (n,), "
+        "leave-one-out: a decoder's p(--answer) or an encoder's sentence-embedding cosine without each token")
+    add("--answer", metavar="TOKEN", help="decoders' --occlusion: the answer token, e.g. ' Paris' (its first token "
+        "when it has several)")
     return parser
+
+
+def _evidence(options, model, trace, attentions) -> dict:
+    """``--flow`` / ``--occlusion`` arrays (engine.analysis.flow, engine.analysis.occlusion) for the export."""
+    import numpy as np
+
+    extra = {}
+    if options.flow:
+        from engine.analysis.flow import FLOW_TOKENS, attention_flow
+
+        if attentions.shape[-1] > FLOW_TOKENS:
+            raise UsageError(f"--flow: {attentions.shape[-1]} tokens is more than {FLOW_TOKENS} (one maximum flow "
+                             f"per pair of tokens); shorten the text")
+        extra["attention_flow"] = attention_flow(attentions)
+    if options.occlusion:
+        if model is None:
+            raise UsageError("--occlusion needs a pretrained --model (the toy engine has no sentence to leave out of)")
+        from engine.analysis.occlusion import occlusion
+
+        result = occlusion(model, options.text, options.answer)
+        if result.answer is not None and result.answer.note:
+            sys.stderr.write(f"note: {result.answer.note}\n")
+        extra["occlusion"] = result.values
+        extra["occlusion_baseline"] = np.float64(result.baseline)
+    elif options.answer is not None:
+        raise UsageError("--answer is read by --occlusion (and `./run patch`); add --occlusion")
+    return extra
 
 
 def _parse_ablate(text: str | None) -> frozenset:
@@ -189,7 +222,7 @@ def _analysis(trace, weights=None, special=None) -> dict:
     return analysis_arrays(trace, weights, special=special)
 
 
-def _write(options, save, trace, weights=None, *args, special=None) -> None:
+def _write(options, save, trace, weights=None, *args, special=None, evidence=None) -> None:
     """Write the trace with its analysis; ``--table head-stats`` writes the head table (.csv)."""
     from engine.files.export import output_suffix, save_head_table
 
@@ -198,6 +231,10 @@ def _write(options, save, trace, weights=None, *args, special=None) -> None:
         import numpy as np
 
         extra["ablated_heads"] = np.array(sorted(_parse_ablate(options.ablate)), dtype=np.int64).reshape(-1, 2)  # (k, 2)
+    if evidence:
+        if output_suffix(options.out) == ".csv":
+            raise UsageError("--flow and --occlusion are written to .npz or .json, not .csv")
+        extra.update(evidence)
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
@@ -293,7 +330,8 @@ def _export_pretrained(options, image: bool) -> None:
                       label=f"{entry.title}, layer {layer}")
     else:
         _write(options, save_bert_trace, trace, model.weights, options.text, facts.name or entry.title,
-               special=facts.special_mask(trace.token_texts))
+               special=facts.special_mask(trace.token_texts),
+               evidence=_evidence(options, model, trace, trace.attentions))
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
@@ -320,8 +358,10 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate
         _image_exporter()(model.layer_view(trace, layer), options.out, head=head, stage=options.stage,
                           width=options.width, label=f"{entry.title}, layer {layer}")
     else:
+        arrays = decoder_arrays(model, trace)
+        arrays.update(_evidence(options, model, trace, trace.attentions))
         with atomic_write(options.out) as stream:
-            np.savez(stream, **decoder_arrays(model, trace))
+            np.savez(stream, **arrays)
     _report(f"wrote {options.out}: {trace.n} tokens, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
@@ -344,6 +384,8 @@ def export(args: list[str]) -> None:
         raise UsageError(f"--width must be a positive number of pixels; got {options.width}")
     if options.by == "words" and image:
         raise UsageError("--by words applies to data files (.npz, .json), not to images")
+    if (options.flow or options.occlusion) and image:
+        raise UsageError("--flow and --occlusion are written to data files (.npz, .json), not to images")
     if not model_info(options.model).configurable:
         return _export_pretrained(options, image)
     if options.layer is not None:
@@ -371,7 +413,7 @@ def export(args: list[str]) -> None:
 
         save_trace_with_words(result, options.out)
     else:
-        _write(options, save_trace, result)
+        _write(options, save_trace, result, evidence=_evidence(options, None, result, result.weights[None]))
     plural = lambda count, word: f"{count} {word}{'s' * (count != 1)}"  # noqa: E731
     _report(f"wrote {options.out}: {plural(result.n, 'token')}, {plural(config.heads, 'head')}, d_model {config.d_model}")
 
@@ -403,6 +445,95 @@ def _export_steps(options) -> None:
     pages = stages_of(config, head=0 if head == "all" else head)
     export_steps(pages, options.out, title=config.text)
     _report(f"wrote {options.out}: {len(pages)} stages")
+
+
+def patch_parser() -> argparse.ArgumentParser:
+    """``./run patch``: activation patching (engine.analysis.patching) from the command line."""
+    from engine.models import MODELS
+
+    parser = _Parser(prog="./run patch", allow_abbrev=False,
+                     description="Activation patching: the corrupted prompt run again with one activation of the "
+                                 "clean run copied in (residual stream, attention output, MLP output per layer and "
+                                 "token; each head), and what it does to the measure (docs/FORMAT.md).")
+    add = parser.add_argument
+    add("--model", type=_model_name, required=True, metavar="{" + ",".join(MODELS) + "}|FILE.gguf")
+    add("--clean", required=True, metavar="TEXT", help="the clean prompt")
+    add("--corrupt", required=True, metavar="TEXT", help="the corrupted prompt (the same number of tokens)")
+    add("--answer", metavar="TOKEN", help="decoders: the answer token whose probability is measured, e.g. ' Paris'")
+    add("--position", type=int, metavar="P", help="encoders: the token whose final vector is compared with the "
+        "clean run's (default 0)")
+    add("--grids", default="resid_pre,attn_out,mlp_out,head_z", metavar="G[,G…]",
+        help="which grids (default all four)")
+    add("--out", required=True, metavar="FILE", help="output: .npz .json .csv (.png .svg picture)")
+    return parser
+
+
+def patch(args: list[str]) -> None:
+    """Run ``patch`` with its arguments; raises UsageError / EngineError on bad input."""
+    import json
+
+    import numpy as np
+
+    from engine.analysis import patching
+    from engine.files.export import ALL_SUFFIXES, output_suffix
+    from engine.models import model_info
+    from engine.files.safe_io import atomic_write
+
+    options = patch_parser().parse_args(args)
+    suffix = output_suffix(options.out, ALL_SUFFIXES)
+    _check_output(options.out)
+    grids = tuple(g.strip() for g in options.grids.split(",") if g.strip())
+    if not grids or any(g not in patching.GRIDS for g in grids):
+        raise UsageError(f"--grids takes names from {', '.join(patching.GRIDS)}; got {options.grids!r}")
+    export_figure = None
+    if suffix in IMAGE_SUFFIXES:
+        _image_exporter()
+        from app.patch_render import export_patch_figure as export_figure
+    entry = model_info(options.model)
+    if entry.configurable:
+        raise UsageError(f"--model {options.model}: patching needs a pretrained model (it has layers to patch)")
+    model = entry.load()
+    decoder = patching.is_decoder_model(model)
+    if decoder and options.position is not None:
+        raise UsageError("--position is for encoders; a decoder's measure is read at the last position")
+    if not decoder and options.answer is not None:
+        raise UsageError("--answer is for decoders; an encoder's measure is the cosine at --position")
+    setup = patching.prepare(model, options.clean, options.corrupt, options.answer, options.position)
+    if setup.answer is not None and setup.answer.note:
+        sys.stderr.write(f"note: {setup.answer.note}\n")
+    result = patching.patch(setup, grids)
+    arrays = result.arrays()
+    if export_figure is not None:
+        export_figure(arrays, options.out)
+    elif suffix == ".npz":
+        with atomic_write(options.out) as stream:
+            np.savez(stream, **arrays)
+    elif suffix == ".json":
+        document = {name: np.asarray(value).tolist() for name, value in arrays.items()}  # numpy scalars too
+        with atomic_write(options.out) as stream:
+            stream.write(json.dumps({"format": "attention-explorer-patching", "version": 1, **document},
+                                    ensure_ascii=False).encode("utf-8"))
+    else:
+        import csv
+        import io
+
+        text = io.StringIO(newline="")
+        writer = csv.writer(text)
+        writer.writerow(["grid", "layer", "column", "label", "value"] + (["logit_diff"] if decoder else []))
+        labels = [str(t) for t in arrays["tokens"]]
+        for grid in grids:
+            values = arrays[grid]
+            for l in range(values.shape[0]):
+                for c in range(values.shape[1]):
+                    label = f"H{c}" if grid == "head_z" else labels[c]
+                    row = [grid, l, c, label, format(values[l, c], ".9g")]
+                    if decoder:
+                        row.append(format(arrays[f"{grid}_logit_diff"][l, c], ".9g"))
+                    writer.writerow(row)
+        with atomic_write(options.out) as stream:
+            stream.write(text.getvalue().encode("utf-8"))
+    _report(f"wrote {options.out}: {setup.n} tokens, {setup.layers} layers × {setup.heads} heads, "
+            f"{setup.measure} clean {setup.clean_value:.4g} corrupted {setup.corrupt_value:.4g} ({entry.title})")
 
 
 def _report(line: str) -> None:
@@ -465,15 +596,16 @@ def main(argv: list[str] | None = None) -> int:
     if args[0] in ("-h", "--help"):
         print(top_parser().format_help(), end="")
         return 0
-    if args[0] != "export":
-        return _fail(f"unknown command {args[0]!r}: use `export` (see --help), or no arguments for the window", 2)
+    if args[0] not in ("export", "patch"):
+        return _fail(f"unknown command {args[0]!r}: use `export` or `patch` (see --help), or no arguments for the "
+                     f"window", 2)
     try:
         from engine.core.errors import EngineError
     except ImportError as error:
         return _fail(f"the engine cannot load: {error}", 2)
     previous = _catch_termination()
     try:
-        export(args[1:])
+        (patch if args[0] == "patch" else export)(args[1:])
     except (UsageError, EngineError, SetupError) as error:
         return _fail(error, 2)
     except FloatingPointError as error:

@@ -107,6 +107,12 @@ def preset_finding(model_name: str, preset, progress=None) -> dict:
         finding = strongest_head(bert, preset.focus, preset.key)
         focus = finding.query_index
     caption = fill(preset.caption, finding.query, finding.key, finding.layer, finding.head, f"{finding.weight:.2f}")
+    if getattr(preset, "evidence", ()):  # issue 21: what the single head does not show, from the model's runs
+        from .minilm_mode import model as loaded_model
+        from .preset_evidence import evidence_sentences
+
+        seen = words if getattr(preset, "by_words", False) else bert
+        caption = " ".join([caption, *evidence_sentences(loaded_model(model_name), seen, preset, finding)])
     key = None if getattr(preset, "by_words", False) else finding.key_index  # a piece, for the inspector
     return {"layer": finding.layer, "head": finding.head, "focus": focus, "caption": caption, "key": key,
             "weight": finding.weight, "model": model_name, "text": text, "compare": getattr(preset, "compare", None)}

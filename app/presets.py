@@ -53,6 +53,7 @@ class Preset:
     projections_file: str | None = field(default=None)  # a file in resources/presets/ → settings["projections"]
     by_words: bool = False  # real models: find the relation between words (小红, not 小 | 红) and show words
     compare: tuple[str, str, str] | None = None  # (word in A, sentence B, word in B) for "Across languages"
+    evidence: tuple = ()  # real models: what else the caption reports (app/preset_evidence.py: column, rival, pair …)
 
     def __post_init__(self) -> None:
         if self.projections_file and "projections" not in self.settings:  # read once, at import
@@ -284,9 +285,10 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("Presets", "MiniLM: “it” → “cake”"),
         dict(text=_CAKE),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "“缩放点积注意力的四个阶段”: which word does “%1” refer to? In MiniLM the largest weight "
-                          "%1 → %2 is in layer %3, head %4: %5."),
+                          "“缩放点积注意力的四个阶段” says “%1” looks at “%2”. In MiniLM the largest weight %1 → %2 is "
+                          "in layer %3, head %4: %5."),
         "seed 001, 例句 / 多头注意力 (代词指代)", focus="it", model=ENGLISH_MODEL, key="cake",
+        evidence=(("column",),),
     ),
     Preset(
         QT_TRANSLATE_NOOP("Presets", "MiniLM: “delicious” → “cake”"),
@@ -308,18 +310,33 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("Presets", "MiniLM: “it” → “animal”"),
         dict(text="The animal didn't cross the street because it was too tired."),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "A pronoun resolved by a trained model: the largest weight %1 → %2 is in "
-                          "layer %3, head %4: %5."),
+                          "Does attention resolve the pronoun? The largest weight %1 → %2 is in layer %3, head %4: %5."),
         "seed 000, Head4看：代词指代", focus="it", model=ENGLISH_MODEL, key="animal",
+        evidence=(("rival", "street"), ("column",),
+                  ("pair", "The animal didn't cross the street because it was too tired.",
+                   "The animal didn't cross the street because it was too wide.", "it")),
+    ),
+    Preset(
+        QT_TRANSLATE_NOOP("Presets", "SmolLM2: “it” → “animal”, a minimal pair"),
+        dict(text="The animal didn't cross the street because it was too tired. It was the"),
+        QT_TRANSLATE_NOOP("PresetCaption",
+                          "A decoder reads the pronoun: its largest weight %1 → %2 is in layer %3, head %4: %5."),
+        "seed 000, Head4看：代词指代", focus="it", model="smollm2", key="animal",
+        evidence=(("rival", "street"),
+                  ("pair", "The animal didn't cross the street because it was too tired. It was the",
+                   "The animal didn't cross the street because it was too wide. It was the", None, " animal",
+                   " street")),
     ),
     # multilingual-e5-small (engine/models/e5.py): the seeds' Chinese sentences in a real model, by words
     Preset(
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 她 → 小红"),
         dict(text="小明把苹果给了小红，她很高兴。"),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "“自注意力机制”: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 "
-                          "is in layer %3, head %4: %5."),
+                          "“自注意力机制”: “她” 指的是谁? One head alone does not answer it. In the multilingual model "
+                          "the largest weight %1 → %2 is in layer %3, head %4: %5."),
         "seed 004, Self-Attention 解决什么", focus="她", model=MULTILINGUAL_MODEL, key="小红", by_words=True,
+        evidence=(("rival", "小明"), ("column",),
+                  ("pair", "小明把苹果给了小刚，他饿了。", "小明把苹果给了小刚，他饱了。", "他")),
     ),
     Preset(
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 小明喜欢苹果 by words"),
@@ -352,9 +369,10 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         QT_TRANSLATE_NOOP("Presets", "Multilingual: 猫追老鼠"),
         dict(text="猫追老鼠"),
         QT_TRANSLATE_NOOP("PresetCaption",
-                          "“自注意力机制 self-attention”: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words; a trained "
-                          "model knows who chases whom. The verb's largest weight %1 → %2 is in layer %3, head %4: %5: position tells the words apart."),
+                          "“自注意力机制 self-attention”: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words. "
+                          "The verb's largest weight %1 → %2 is in layer %3, head %4: %5."),
         "seed 004, 位置编码 (猫追老鼠)", focus="追", model=MULTILINGUAL_MODEL, key="老鼠", by_words=True,
+        evidence=(("next_word",),),
     ),
 )
 

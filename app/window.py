@@ -250,10 +250,12 @@ class MainWindow(QMainWindow):
             ("rollout", self.tr("Rollout"), analysis["RolloutPanel"]),
             ("ablation", self.tr("Switch heads off"), analysis["AblationPanel"]),
             ("dashboard", self.tr("Head dashboard"), analysis["DashboardPanel"]),
+            ("patching", self.tr("Activation patching"), _LazyClass("evidence_panel", "PatchingPanel")),
+            ("occlusion", self.tr("Leave-one-out"), _LazyClass("evidence_panel", "OcclusionPanel")),
         ):
             self._add_dock(key, title, panel_class, bottom)
         for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers", "words", "next", "lens",
-                    "rollout", "ablation", "dashboard"):
+                    "rollout", "ablation", "dashboard", "patching", "occlusion"):
             self.tabifyDockWidget(self.docks["diffs"], self.docks[key])
         self.resizeDocks([self.docks["input"], attention, self.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
         self.resizeDocks([attention, self.docks["diffs"]], [560, 380], Qt.Orientation.Vertical)

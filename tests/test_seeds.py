@@ -197,7 +197,7 @@ def test_every_toy_preset_is_well_formed(index):
 
 def test_model_presets_name_their_words():
     for p in MODEL_PRESETS:
-        assert p.model in ("minilm", "e5") and p.focus and p.key
+        assert p.model in ("minilm", "e5", "smollm2") and p.focus and p.key  # smollm2: the minimal pair (issue 21)
         assert all(f"%{i}" in p.caption for i in range(2, 6)) and "%1" in p.caption
         with pytest.raises(EngineError):
             p.config()

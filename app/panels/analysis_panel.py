@@ -83,6 +83,7 @@ class RolloutPanel(Panel):
         self.kind.setObjectName("rolloutKind")
         self.kind.addItem(self.tr("attention weights"), "rollout")
         self.kind.addItem(self.tr("value-weighted attention"), "value_rollout")
+        self.kind.addItem(self.tr("attention flow (maximum flow), beside rollout"), "flow")
         self.kind.setToolTip(self.tr("Raw: each layer's heads' mean weights. Value-weighted: each head counted by "
                                      "how much it moves (‖α·f(x)‖), not by how it spreads its weights"))
         bar.addWidget(self.kind)
@@ -109,6 +110,10 @@ class RolloutPanel(Panel):
         row.addWidget(self.heatmap, 1)
         layout.addLayout(row, 1)
         self._last_layers = -1
+        self._flow_key, self._flow = None, None  # the snapshot the flow was computed for, and the flow (n, n)
+        self._flow_lane = self.lane("flow")
+        self._flow_lane.done.connect(self._on_flow)
+        self._flow_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
         self.kind.currentIndexChanged.connect(lambda _: self.refresh())
         self.layer.valueChanged.connect(lambda _: self.refresh())
         controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
@@ -120,9 +125,73 @@ class RolloutPanel(Panel):
     def show_selection(self) -> None:
         self.refresh()
 
+    def flow(self) -> np.ndarray | None:
+        """(n, n) attention flow of the current snapshot (tests), or None while not computed."""
+        snapshot = self.controller.snapshot
+        return self._flow if snapshot is not None and self._flow_key == id(snapshot) else None
+
+    def _on_flow(self, value) -> None:
+        key, flow = value
+        self._flow_key, self._flow = key, flow
+        self.refresh()
+
+    def _refresh_flow(self, snapshot) -> None:
+        """Flow after the last layer beside the rollout: bars of both for the focused token."""
+        from engine.analysis.flow import FLOW_TOKENS
+
+        from ..evidence_jobs import flow_of
+
+        trace = snapshot.bert
+        attentions = trace.attentions if trace is not None else snapshot.result.weights[None]
+        n = attentions.shape[-1]
+        self.layer.setEnabled(False)
+        if n > FLOW_TOKENS:
+            self.caption.setText(fill(self.tr("Too many tokens for the attention flow (at most %1): one maximum flow "
+                                              "per pair of tokens."), FLOW_TOKENS))
+            self.heatmap.clear_matrix()
+            self.bars.setOpts(x=[], height=[])
+            return
+        flow = self.flow()
+        if flow is None:
+            if self._flow_key != ("pending", id(snapshot)):
+                self._flow_key = ("pending", id(snapshot))
+                self._flow_lane.submit(flow_of, attentions, id(snapshot))
+            self.caption.setText(self.tr("Computing the attention flow (an exact maximum flow for every pair of "
+                                         "tokens)…"))
+            return
+        analysis = snapshot.analysis
+        if analysis is not None and analysis.rollout is not None:
+            rollout = analysis.rollout[-1]
+        else:  # a decoder's snapshot has no analysis: the plain rollout of its attentions
+            from engine.analysis.rollout import attention_rollout
+
+            rollout = attention_rollout(attentions)[-1]
+        labels = snapshot.result.token_texts
+        focus = min(self.controller.focus, len(labels) - 1)
+        x = np.arange(n)
+        self.bars.setOpts(x=x - 0.2, height=flow[focus], width=0.4, brush=BAR_BRUSH)
+        if not hasattr(self, "rollout_bars"):
+            self.rollout_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=pg.mkBrush("#9aa0a6"))
+            self.plot.addItem(self.rollout_bars)
+        self.rollout_bars.setOpts(x=x + 0.2, height=rollout[focus], width=0.4, brush=pg.mkBrush("#9aa0a6"))
+        _token_ticks(self.plot, labels)
+        self.plot.setYRange(0, max(float(flow[focus].max()), 1e-6) * 1.05, padding=0)
+        self.plot.setTitle(fill(self.tr("“%1”: flow (blue) beside rollout (grey)"), labels[focus]), color="#333",
+                           size="9pt")
+        self.heatmap.set_matrix(flow, labels, labels, levels=(0.0, max(float(flow.max()), 1e-6)), colormap=WEIGHTS_MAP)
+        self.heatmap.set_highlight_row(focus)
+        top = int(np.argmax(flow[focus]))
+        self.caption.setText(fill(self.tr("Attention flow after the last layer: how much can get from each input token "
+                                          "to “%1” when every edge of the rollout graph is a pipe of that capacity "
+                                          "(Abnar & Zuidema 2020). Largest: “%2” %3 (rollout %4). Flow counts a path "
+                                          "by its narrowest edge; rollout multiplies every path."),
+                                  labels[focus], labels[top], f"{flow[focus, top]:.2f}", f"{rollout[focus, top]:.2f}"))
+
     def matrix(self) -> np.ndarray | None:
         """(n, n) rollout shown (tests), or None."""
         snapshot = self.controller.snapshot
+        if snapshot is not None and self.kind.currentData() == "flow":
+            return self.flow()
         if snapshot is None or snapshot.analysis is None:
             return None
         rollouts = getattr(snapshot.analysis, self.kind.currentData())
@@ -132,8 +201,13 @@ class RolloutPanel(Panel):
 
     def refresh(self) -> None:
         snapshot = self.controller.snapshot
+        if hasattr(self, "rollout_bars"):
+            self.rollout_bars.setOpts(x=[], height=[])
+        if snapshot is not None and self.kind.currentData() == "flow":  # decoders too (no analysis needed)
+            return self._refresh_flow(snapshot)
         if snapshot is None or snapshot.analysis is None:
             return
+        self.layer.setEnabled(True)
         rollouts = getattr(snapshot.analysis, self.kind.currentData())
         if rollouts is None:
             self.caption.setText(self.tr("Too many tokens for the rollout (at most 1,024)."))

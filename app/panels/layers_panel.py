@@ -85,7 +85,8 @@ class LayersPanel(Panel):
         self.grid = pg.GraphicsLayoutWidget()
         self.grid.setObjectName("layersOverview")
         self.grid.setBackground("w")
-        self.grid.setToolTip(self.tr("Every layer (rows) and head (columns); click a thumbnail to open it"))
+        self.grid.setToolTip(self.tr("Every layer (rows) and head (columns); click a thumbnail to open it, "
+                                     "right-click (or Ctrl+click) to switch that head off or on"))
         self.grid.scene().sigMouseClicked.connect(self._on_grid_clicked)
         layout.addWidget(self.grid, 2)
         self.thumbs: list[list[tuple[pg.ViewBox, pg.ImageItem]]] = []
@@ -242,11 +243,13 @@ class LayersPanel(Panel):
                     row.append((view, image))
                 self.thumbs.append(row)
         top = max(float(overview.max()), 1e-6)
+        off = snapshot.ablate
         for layer in range(layers):
             for head in range(heads):
                 view, image = self.thumbs[layer][head]
                 thumb = overview[layer, head]
                 image.setImage(thumb, levels=(0.0, top), autoLevels=False)
+                image.setOpacity(0.25 if (layer, head) in off else 1.0)  # switched off: dimmed
                 image.setRect(QRectF(0, 0, thumb.shape[1], thumb.shape[0]))
                 view.setRange(QRectF(0, 0, thumb.shape[1], thumb.shape[0]), padding=0.04)
         self._highlight()
@@ -336,13 +339,24 @@ class LayersPanel(Panel):
         self.controller.set_model(self.controller.snapshot.model, layer)
 
     def _on_grid_clicked(self, event) -> None:
-        if event.button() != Qt.MouseButton.LeftButton:
+        # right-click or Ctrl+click switches the head off (or on), as in the head grid (issue 21)
+        toggle = event.button() == Qt.MouseButton.RightButton or (
+            event.button() == Qt.MouseButton.LeftButton and event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if event.button() != Qt.MouseButton.LeftButton and not toggle:
             return
         for layer, row in enumerate(self.thumbs):
             for head, (view, _) in enumerate(row):
                 if view.sceneBoundingRect().contains(event.scenePos()):
-                    self._open(layer, head)
+                    if toggle:
+                        self.controller.toggle_head(layer, head)
+                    else:
+                        self._open(layer, head)
                     return
+
+    def switched_off(self) -> set[tuple[int, int]]:
+        """The (layer, head) thumbnails drawn dimmed as switched off (tests)."""
+        return {(layer, head) for layer, row in enumerate(self.thumbs) for head, (_, image) in enumerate(row)
+                if image.opacity() < 1.0}
 
 
 def _plain_axes(plot: pg.PlotWidget) -> None:

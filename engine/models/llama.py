@@ -602,6 +602,7 @@ def forward(
     start_at_layer: int | None = None,
     resid: np.ndarray | None = None,
     stop_at_layer: int | None = None,
+    prefix: int | None = None,
 ) -> DecoderTrace:
     """Run the decoder over ``input_ids`` and return the full :class:`DecoderTrace`.
 
@@ -617,6 +618,11 @@ def forward(
     ``resid`` (n, d): begin at blocks.{start}.hook_resid_pre with that residual; ``stop_at_layer``:
     run the layers below it only; the arrays of layers not run are NaN, and so are the logits of
     a stopped run.
+
+    ``prefix`` (activation patching, engine.analysis.patching): positions 0 … prefix − 1 are copied from
+    ``previous`` whatever the hooks — the caller vouches that nothing before ``prefix`` changed
+    (a causal model's positions before a patched one never see it); ``resid`` rows before it are
+    then not read. Only with no hooks other than an ablation.
     """
     started = time.perf_counter()
     ids = np.asarray(input_ids)
@@ -640,6 +646,11 @@ def forward(
     # every position through the hooks when somebody reads or edits them (the cache holds whole arrays)
     whole = hooked or (hooks is not None and bool(hooks.cache_names))
     start = 0 if whole else shared_prefix(previous, ids, ablate, config)
+    if prefix is not None:  # the caller's promise (see the docstring): rows before it are previous's
+        if previous is None or not 0 <= prefix < n or previous.n != n or (hooks is not None and hooks.user_hooks):
+            raise EngineError("prefix {prefix} needs a previous trace of the same {n} tokens and no hooks",
+                              field="hooks", prefix=prefix, n=n)
+        start = int(prefix)
     if start == n:  # nothing new (the text was shortened, or is the same): the prefix of the old trace
         start = n - 1  # recompute the last position so that its next-token logits are fresh and exact
     new = n - start
@@ -676,7 +687,7 @@ def forward(
                 hooks("hook_pos_embed", positional)
             h += positional
     else:  # resumed at blocks.{first}.hook_resid_pre: nothing below it is computed
-        h = np.array(resid, dtype=DTYPE)
+        h = np.array(resid[start:], dtype=DTYPE)
         for array in (attentions, q_all, k_all, v_all, head_outputs_all):
             array[:first] = np.nan
         hidden_states[:first] = np.nan

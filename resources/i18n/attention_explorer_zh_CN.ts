@@ -836,6 +836,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一个 ZIP 压缩包（PyTorch 的 .pt / .bin 文件、wheel 和 .npz 文件也都是 ZIP 压缩包）</translation>
     </message>
     <message>
+        <source>a decoder's leave-one-out needs --answer: the token whose probability to measure</source>
+        <translation>解码器的逐词去除需要 --answer：要测量其概率的词元</translation>
+    </message>
+    <message>
+        <source>a decoder's patching needs an answer: the token whose probability to measure, e.g. ' Paris'</source>
+        <translation>解码器的修补需要答案：要测量其概率的词元，例如 ' Paris'</translation>
+    </message>
+    <message>
         <source>a decoder's {part} is one of {allowed}; got {value!r}</source>
         <translation>解码器的 {part} 只能是 {allowed} 之一；收到的是 {value!r}</translation>
     </message>
@@ -924,8 +932,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>第 {layer} 层不存在：玩具引擎只有第 0 层</translation>
     </message>
     <message>
+        <source>leave-one-out runs the model once per token: {n} tokens is more than {limit}; shorten the text</source>
+        <translation>逐词去除对每个词元运行一次模型：{n} 个词元超过 {limit}；请缩短文本</translation>
+    </message>
+    <message>
         <source>no hook point {name!r} in this model; closest: {closest}</source>
         <translation>此模型没有钩子点 {name!r}；最接近的是：{closest}</translation>
+    </message>
+    <message>
+        <source>no patching grid {grid!r}; choose from {names}</source>
+        <translation>没有修补网格 {grid!r}；可选：{names}</translation>
     </message>
     <message>
         <source>not a regular file</source>
@@ -960,8 +976,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>排列必须恰好包含位置 0 … {last} 各一次；当前为 {order}</translation>
     </message>
     <message>
+        <source>position {position} does not exist: the prompts have tokens 0 … {top}</source>
+        <translation>位置 {position} 不存在：提示的词元为 0 … {top}</translation>
+    </message>
+    <message>
         <source>position {position} is outside the text's {n} tokens</source>
         <translation>位置 {position} 超出了文本的 {n} 个词元</translation>
+    </message>
+    <message>
+        <source>prefix {prefix} needs a previous trace of the same {n} tokens and no hooks</source>
+        <translation>前缀 {prefix} 需要同样 {n} 个词元的先前轨迹，且不能有钩子</translation>
     </message>
     <message>
         <source>preset {title!r} runs a real model, not the toy engine</source>
@@ -1124,6 +1148,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>.npy 投影矩阵文件 {path} 必须是 (3, d, d) 或 (4, d, d) 数组；实际是 {shape}</translation>
     </message>
     <message>
+        <source>the answer is empty: give the token whose probability to measure, e.g. ' Paris'</source>
+        <translation>答案为空：请给出要测量其概率的词元，例如 ' Paris'</translation>
+    </message>
+    <message>
+        <source>the answer {answer!r} has no tokens: give a word, e.g. ' Paris'</source>
+        <translation>答案 {answer!r} 没有词元：请给出一个词，例如 ' Paris'</translation>
+    </message>
+    <message>
         <source>the computation failed: {error}</source>
         <translation>计算失败：{error}</translation>
     </message>
@@ -1166,6 +1198,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the player has no result yet: wait for the computation and try again</source>
         <translation>逐步演示还没有结果：请等计算完成后再试</translation>
+    </message>
+    <message>
+        <source>the prompts must have the same number of tokens: clean {a} ({clean}), corrupted {b} ({corrupt})</source>
+        <translation>两个提示的词元数必须相同：干净 {a}（{clean}），损坏 {b}（{corrupt}）</translation>
     </message>
     <message>
         <source>the saved text has {count} characters; the window shows at most {limit}</source>
@@ -1230,6 +1266,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the toy engine has one layer (0): start_at_layer 0, stop_at_layer 1</source>
         <translation>玩具引擎只有一层（0）：start_at_layer 为 0，stop_at_layer 为 1</translation>
+    </message>
+    <message>
+        <source>the {which} prompt is empty: type a sentence</source>
+        <translation>{which}提示为空：请输入一句话</translation>
     </message>
     <message>
         <source>unknown model kind {kind!r}: one of {kinds}</source>
@@ -1682,6 +1722,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{name}: {what} is {length:,} bytes long (at most {limit:,}): the file is damaged</source>
         <translation>{name}：{what} 长 {length:,} 字节（最多 {limit:,}）：文件已损坏</translation>
+    </message>
+    <message>
+        <source>{n} tokens is more than {limit} for patching (a grid runs the model layers × {n} times); shorten the prompts</source>
+        <translation>{n} 个词元超过修补上限 {limit}（一个网格要运行模型 层数 × {n} 次）；请缩短提示</translation>
     </message>
     <message>
         <source>{n} tokens need about {need} for the full trace, over the {budget} memory budget: shorten the text</source>
@@ -2699,10 +2743,6 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>点击格子，打开对应的层和头</translation>
     </message>
     <message>
-        <source>Every layer (rows) and head (columns); click a thumbnail to open it</source>
-        <translation>每一层（行）和每个头（列）；点击缩略图即可打开</translation>
-    </message>
-    <message>
         <source>hidden state after layer (0 = embeddings)</source>
         <translation>该层之后的隐藏状态（0 = 嵌入）</translation>
     </message>
@@ -2733,6 +2773,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>%1: %2 layers × %3 query heads, %4 tokens, causal mask. Showing layer %5.</source>
         <translation>%1：%2 层 × %3 个查询头，%4 个词元，因果掩码。显示第 %5 层。</translation>
+    </message>
+    <message>
+        <source>Every layer (rows) and head (columns); click a thumbnail to open it, right-click (or Ctrl+click) to switch that head off or on</source>
+        <translation>每一层（行）和每个头（列）；点击缩略图打开，右键（或 Ctrl+点击）关闭或打开该头</translation>
     </message>
     <message>
         <source>%5: %1 layers × %2 heads, %3 word pieces. Showing layer %4.</source>
@@ -2999,6 +3043,14 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Head dashboard</source>
         <translation>头仪表板</translation>
+    </message>
+    <message>
+        <source>Activation patching</source>
+        <translation>激活修补</translation>
+    </message>
+    <message>
+        <source>Leave-one-out</source>
+        <translation>逐词去除</translation>
     </message>
     <message>
         <source>Model</source>
@@ -3609,6 +3661,148 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Hide this message</source>
         <translation>隐藏此消息</translation>
+    </message>
+</context>
+<context>
+    <name>OcclusionPanel</name>
+    <message>
+        <source>Answer (decoders)</source>
+        <translation>答案（解码器）</translation>
+    </message>
+    <message>
+        <source>Leave each token out</source>
+        <translation>逐个去掉词元</translation>
+    </message>
+    <message>
+        <source>Run the model once without each token of the text (Esc stops)</source>
+        <translation>对文本中每个词元，去掉它再运行一次模型（Esc 停止）</translation>
+    </message>
+    <message>
+        <source>The text changed: press the button again for its leave-one-out.</source>
+        <translation>文本已改变：再按一次按钮计算新文本的逐词去除。</translation>
+    </message>
+    <message>
+        <source>Leave-one-out needs a pretrained model: choose one in the Model bar.</source>
+        <translation>逐词去除需要预训练模型：请在模型栏中选择一个。</translation>
+    </message>
+    <message>
+        <source>p(“%1”) at the last position: %2 with every token. Each bar: how much it falls when that token is removed (below 0: it rises).</source>
+        <translation>最后位置的 p(“%1”)：保留所有词元时为 %2。每根柱：去掉该词元后它下降多少（低于 0：上升）。</translation>
+    </message>
+    <message>
+        <source>Each bar: 1 − cosine of the sentence embedding without that token to the whole sentence's (mean of the last layer): how much removing it changes the sentence.</source>
+        <translation>每根柱：去掉该词元后的句向量与整句句向量（最后一层的平均）的 1 − 余弦：去掉它使句子改变多少。</translation>
+    </message>
+    <message>
+        <source>Largest: “%1” (%2).</source>
+        <translation>最大：“%1”（%2）。</translation>
+    </message>
+    <message>
+        <source>PARTIAL: cancelled; the tokens without a bar were not run.</source>
+        <translation>不完整：已取消；没有柱的词元未运行。</translation>
+    </message>
+</context>
+<context>
+    <name>PatchingPanel</name>
+    <message>
+        <source>Decoders: the token whose probability at the last position is measured (its first token when it has several)</source>
+        <translation>解码器：测量其在最后位置概率的词元（有多个词元时取第一个）</translation>
+    </message>
+    <message>
+        <source>Encoders: the token whose final vector is compared with the clean run's</source>
+        <translation>编码器：将此词元的最终向量与干净运行中的向量比较</translation>
+    </message>
+    <message>
+        <source>Clean prompt</source>
+        <translation>干净提示</translation>
+    </message>
+    <message>
+        <source>Corrupted prompt</source>
+        <translation>损坏提示</translation>
+    </message>
+    <message>
+        <source>Answer</source>
+        <translation>答案</translation>
+    </message>
+    <message>
+        <source>or token (encoders)</source>
+        <translation>或词元（编码器）</translation>
+    </message>
+    <message>
+        <source>Grid</source>
+        <translation>网格</translation>
+    </message>
+    <message>
+        <source>residual stream</source>
+        <translation>残差流</translation>
+    </message>
+    <message>
+        <source>attention output</source>
+        <translation>注意力输出</translation>
+    </message>
+    <message>
+        <source>MLP output</source>
+        <translation>MLP 输出</translation>
+    </message>
+    <message>
+        <source>Patch</source>
+        <translation>修补</translation>
+    </message>
+    <message>
+        <source>Run the corrupted prompt again with one activation of the clean run copied in, for every layer and token, and every head (Esc stops)</source>
+        <translation>重新运行损坏提示，并复制进干净运行的一个激活值：逐层逐词元，以及每个头（Esc 停止）</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>token (patched position)</source>
+        <translation>词元（被修补的位置）</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>Patching needs a pretrained model: choose one in the Model bar.</source>
+        <translation>激活修补需要预训练模型：请在模型栏中选择一个。</translation>
+    </message>
+    <message>
+        <source>Running both prompts…</source>
+        <translation>正在运行两个提示……</translation>
+    </message>
+    <message>
+        <source>The model changed: the patching grids were dropped.</source>
+        <translation>模型已切换：修补网格已丢弃。</translation>
+    </message>
+    <message>
+        <source>p(“%1”) at the last position</source>
+        <translation>最后位置的 p(“%1”)</translation>
+    </message>
+    <message>
+        <source>cosine of “%1”'s final vector to the clean run's</source>
+        <translation>“%1”的最终向量与干净运行中向量的余弦</translation>
+    </message>
+    <message>
+        <source>%1: clean %2, corrupted %3. Each cell: the corrupted run with that one activation copied from the clean run (dark: nothing restored).</source>
+        <translation>%1：干净 %2，损坏 %3。每个格子：损坏运行中复制进干净运行的那一个激活值后的结果（深色：没有恢复）。</translation>
+    </message>
+    <message>
+        <source>The answer has %1 tokens; the first, “%2”, is measured.</source>
+        <translation>答案有 %1 个词元；测量的是第一个“%2”。</translation>
+    </message>
+    <message>
+        <source>PARTIAL: cancelled after %1 of %2 cells (blank cells were not run).</source>
+        <translation>不完整：在 %2 个格子中完成 %1 个后取消（空白格子未运行）。</translation>
+    </message>
+    <message>
+        <source>Largest: layer %1, “%2” → %3.</source>
+        <translation>最大：第 %1 层，“%2” → %3。</translation>
     </message>
 </context>
 <context>
@@ -4244,8 +4438,24 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《自注意力机制》“8个侦探分工”：512 = 8 × 64。教程的头 2（这里从 0 数为头 1）读取 q、k、v 的第 65–128 列（按教程从 1 数；从 0 数为 64–127）。并不是词的“前 64 个特征”：一个头的 64 列每一列都是全部 512 个特征的投影（Q = X·W_Q）。权重随机：没有哪个头是指纹或 DNA 专家。</translation>
     </message>
     <message>
-        <source>“缩放点积注意力的四个阶段”: which word does “%1” refer to? In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation>《缩放点积注意力的四个阶段》：“%1”指的是哪个词？在 MiniLM 中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
+        <source>“缩放点积注意力的四个阶段” says “%1” looks at “%2”. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation>《缩放点积注意力的四个阶段》说“%1”关注“%2”。在 MiniLM 中 %1 → %2 的最大权重在第 %3 层第 %4 个头：%5。</translation>
+    </message>
+    <message>
+        <source>Does attention resolve the pronoun? The largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation>注意力能解析代词吗？%1 → %2 的最大权重在第 %3 层第 %4 个头：%5。</translation>
+    </message>
+    <message>
+        <source>A decoder reads the pronoun: its largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation>解码器读代词：%1 → %2 的最大权重在第 %3 层第 %4 个头：%5。</translation>
+    </message>
+    <message>
+        <source>“自注意力机制”: “她” 指的是谁? One head alone does not answer it. In the multilingual model the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation>《自注意力机制》：“她”指的是谁？单看一个头回答不了。在多语言模型中 %1 → %2 的最大权重在第 %3 层第 %4 个头：%5。</translation>
+    </message>
+    <message>
+        <source>“自注意力机制 self-attention”: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words. The verb's largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <translation>《自注意力机制 self-attention》：没有位置信息时，猫追老鼠和老鼠追猫是同一袋词。动词的最大权重 %1 → %2 在第 %3 层第 %4 个头：%5。</translation>
     </message>
     <message>
         <source>“缩放点积注意力的四个阶段”: “delicious” describes the cake. In MiniLM the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
@@ -4256,14 +4466,6 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《缩放点积注意力的四个阶段》：动宾关系。在 MiniLM 中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
-        <source>A pronoun resolved by a trained model: the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation>训练过的模型解析代词：%1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
-    </message>
-    <message>
-        <source>“自注意力机制”: “她” 指的是谁? In the multilingual model the largest weight %1 → %2 is in layer %3, head %4: %5.</source>
-        <translation>《自注意力机制》：“她”指的是谁？在多语言模型中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
-    </message>
-    <message>
         <source>“Self-Attention 本质”: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are ▁小 明 喜欢 苹果). The verb's largest weight %1 → %2 is in layer %3, head %4: %5. Look at that head's other rows: a head that always looks one word ahead shows position, not meaning.</source>
         <translation>《Self-Attention 本质》：真正读得懂中文的模型按词看 小明 喜欢 苹果（它的片段是 ▁小 明 喜欢 苹果）。动词最大的权重 %1 → %2 在第 %3 层、头 %4：%5。看看这个头的其他行：总是看下一个词的头体现的是位置，而不是意义。</translation>
     </message>
@@ -4272,12 +4474,43 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《Self-Attention 本质》：同一个“苹果”，水果还是公司。“跨语言对比”显示两个“苹果”向量逐层分开多远。这里 %1 → %2 最强在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
-        <source>“自注意力机制 self-attention”: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words; a trained model knows who chases whom. The verb's largest weight %1 → %2 is in layer %3, head %4: %5: position tells the words apart.</source>
-        <translation>《自注意力机制 self-attention》：没有位置信息时，猫追老鼠 和 老鼠追猫 是同一袋词；训练好的模型知道谁追谁。动词最大的权重 %1 → %2 在第 %3 层、头 %4：%5：位置把这些词区分开。</translation>
-    </message>
-    <message>
         <source>苹果 and apple in one model: “Across languages” shows the cosine of the two words' vectors layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5.</source>
         <translation>同一个模型里的 苹果 和 apple：“跨语言对比”逐层显示两个词向量的余弦。这里 %1 → %2 最强在第 %3 层、头 %4：%5。</translation>
+    </message>
+</context>
+<context>
+    <name>PresetEvidence</name>
+    <message>
+        <source>But look at the whole column of “%1” in that head: %2 of %3 words give it their largest weight; among the other words the largest is “%4” (%5) and “%6” ranks %7. A head where everyone looks at one word says little about the pronoun.</source>
+        <translation>但请看这个头中“%1”的整列：%3 个词中有 %2 个把最大权重给它；在其他词中最大的是“%4”（%5），“%6”排第 %7。一个人人都看同一个词的头，对代词说明不了什么。</translation>
+    </message>
+    <message>
+        <source>The whole column of “%1” in that head: “%6” weighs most on it among the other words (%5); %2 of %3 words give “%1” their largest weight.</source>
+        <translation>这个头中“%1”的整列：在其他词中“%6”给它的权重最大（%5）；%3 个词中有 %2 个把最大权重给“%1”。</translation>
+    </message>
+    <message>
+        <source>Across all %1 heads: “%2” → “%3” is larger than “%2” → “%4” in %5; “%3” is the top word of “%2” in %6 heads, “%4” in %7; the largest “%2” → “%4” is %8 (layer %9, head %10).</source>
+        <translation>在全部 %1 个头中：“%2” → “%3”大于“%2” → “%4”的有 %5 个；“%3”是“%2”权重最大的词的头有 %6 个，“%4”有 %7 个；“%2” → “%4”的最大值是 %8（第 %9 层第 %10 个头）。</translation>
+    </message>
+    <message>
+        <source>In that head each word puts on average %1 of its weight on the next word: it marks position, not who chases whom. Attention does not show that the model knows the roles.</source>
+        <translation>在这个头中每个词平均把 %1 的权重放在下一个词上：它标记的是位置，而不是谁追谁。注意力并不能说明模型知道角色。</translation>
+    </message>
+    <message>
+        <source>Minimal pair (activation patching) “%1” / “%2”: the final vector of “%3” has cosine %4 between them. Copying the “%5” position's residual stream from the first into the second restores %6 of the difference at layer 0 and %7 at the last layer; copying “%3”'s restores %8 at layer 0 and %9 at the last; from layer %10 on “%3” carries more of it than “%5”. This shows that “%3”'s vector depends on that word, and in which layers the information arrives; it does not show which noun the model links “%3” to.</source>
+        <translation>最小对（激活修补）“%1” / “%2”：两句中“%3”的最终向量余弦为 %4。把第一句“%5”位置的残差流复制到第二句，在第 0 层恢复差异的 %6，在最后一层恢复 %7；复制“%3”的残差流在第 0 层恢复 %8，在最后一层恢复 %9；从第 %10 层起“%3”携带的差异多于“%5”。这说明“%3”的向量依赖于那个词，以及信息在哪几层到达；它不能说明模型把“%3”与哪个名词联系起来。</translation>
+    </message>
+    <message>
+        <source>Minimal pair: p(“%1”) after “%2” is %3, after “%4” %5 (p(“%6”): %7 and %8). %9</source>
+        <translation>最小对：在“%2”之后 p(“%1”) 为 %3，在“%4”之后为 %5（p(“%6”)：%7 和 %8）。%9</translation>
+    </message>
+    <message>
+        <source>The model prefers the right noun in each sentence.</source>
+        <translation>模型在每句中都偏向正确的名词。</translation>
+    </message>
+    <message>
+        <source>This model does not tell the two apart: its attention to “animal” shows no resolution.</source>
+        <translation>这个模型分不清两者：它对“animal”的注意力并不表示代词已被解析。</translation>
     </message>
 </context>
 <context>
@@ -4359,6 +4592,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>MiniLM：“it” → “animal”</translation>
     </message>
     <message>
+        <source>SmolLM2: “it” → “animal”, a minimal pair</source>
+        <translation>SmolLM2：“it” → “animal”，最小对</translation>
+    </message>
+    <message>
         <source>Multilingual: 她 → 小红</source>
         <translation>多语言模型：她 → 小红</translation>
     </message>
@@ -4398,6 +4635,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>值加权注意力</translation>
     </message>
     <message>
+        <source>attention flow (maximum flow), beside rollout</source>
+        <translation>注意力流（最大流），与 rollout 并列</translation>
+    </message>
+    <message>
         <source>Raw: each layer's heads' mean weights. Value-weighted: each head counted by how much it moves (‖α·f(x)‖), not by how it spreads its weights</source>
         <translation>原始：每层各头的平均权重。值加权：按每个头实际移动的量（‖α·f(x)‖）计，而非它如何分配权重</translation>
     </message>
@@ -4416,6 +4657,22 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>input token</source>
         <translation>输入词元</translation>
+    </message>
+    <message>
+        <source>Too many tokens for the attention flow (at most %1): one maximum flow per pair of tokens.</source>
+        <translation>词元太多，无法计算注意力流（最多 %1 个）：每对词元要算一个最大流。</translation>
+    </message>
+    <message>
+        <source>Computing the attention flow (an exact maximum flow for every pair of tokens)…</source>
+        <translation>正在计算注意力流（每对词元一个精确最大流）……</translation>
+    </message>
+    <message>
+        <source>“%1”: flow (blue) beside rollout (grey)</source>
+        <translation>“%1”：流（蓝）与 rollout（灰）并列</translation>
+    </message>
+    <message>
+        <source>Attention flow after the last layer: how much can get from each input token to “%1” when every edge of the rollout graph is a pipe of that capacity (Abnar &amp; Zuidema 2020). Largest: “%2” %3 (rollout %4). Flow counts a path by its narrowest edge; rollout multiplies every path.</source>
+        <translation>最后一层之后的注意力流：把 rollout 图的每条边看作该容量的管道时，从每个输入词元能流到“%1”多少（Abnar &amp; Zuidema 2020）。最大：“%2” %3（rollout %4）。流按路径最窄的边计，rollout 把每条路径相乘。</translation>
     </message>
     <message>
         <source>Too many tokens for the rollout (at most 1,024).</source>

@@ -1,0 +1,414 @@
+"""Evidence, not only attention (issue 21): two docks over the pretrained models.
+
+- :class:`PatchingPanel`: activation patching (engine.analysis.patching). Two prompts and the answer;
+  the grids (a token grid — residual stream, attention output or MLP output — and the heads)
+  as heatmaps filled layer by layer from a worker lane, with progress and Esc. A click opens
+  that layer and token (or head) in the other views. Esc keeps the partial grid, marked
+  partial; a model switch drops it (never drawn over the new model).
+- :class:`OcclusionPanel`: leave-one-out (engine.analysis.occlusion): bars per token, how much the
+  measure falls without that token.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from engine.models import model_info
+
+from ..controller import Controller
+from ..heatmap import HeatmapView
+from ..i18n import error_text
+from ..text import fill
+from .base import Panel
+
+BAR_BRUSH = pg.mkBrush("#1a73e8")
+PATCH_MAP = "inferno"
+TOKEN_GRIDS = ("resid_pre", "attn_out", "mlp_out")
+
+
+class _Progress(QObject):
+    """Carries a job's progress from the worker thread to the GUI (a queued signal)."""
+
+    moved = Signal(int, int)
+
+
+def _finite_range(*grids) -> tuple[float, float]:
+    values = np.concatenate([np.asarray(g, dtype=np.float64).ravel() for g in grids])
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return 0.0, 1.0
+    low, high = float(values.min()), float(values.max())
+    return (low, high) if high > low else (low, low + 1e-6)
+
+
+# ====================================================================== patching
+class PatchingPanel(Panel):
+    """Activation patching: clean and corrupted prompts, an answer, two grids as heatmaps."""
+
+    MODEL_KINDS = frozenset({"encoder", "decoder"})
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("patchingPanel")
+        self.controller = controller
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        form = QFormLayout()
+        self.clean = QLineEdit("The Eiffel Tower is in the city of")
+        self.clean.setObjectName("patchClean")
+        self.corrupt = QLineEdit("The Colosseum is in the city of")
+        self.corrupt.setObjectName("patchCorrupt")
+        self.answer = QLineEdit(" Paris")
+        self.answer.setObjectName("patchAnswer")
+        self.answer.setToolTip(self.tr("Decoders: the token whose probability at the last position is measured "
+                                       "(its first token when it has several)"))
+        self.position = QSpinBox()
+        self.position.setObjectName("patchPosition")
+        self.position.setRange(0, 511)
+        self.position.setToolTip(self.tr("Encoders: the token whose final vector is compared with the clean run's"))
+        form.addRow(self.tr("Clean prompt"), self.clean)
+        form.addRow(self.tr("Corrupted prompt"), self.corrupt)
+        row = QHBoxLayout()
+        row.addWidget(QLabel(self.tr("Answer")))
+        row.addWidget(self.answer, 1)
+        row.addWidget(QLabel(self.tr("or token (encoders)")))
+        row.addWidget(self.position)
+        row.addWidget(QLabel(self.tr("Grid")))
+        self.grid = QComboBox()
+        self.grid.setObjectName("patchGrid")
+        self.grid.addItem(self.tr("residual stream"), "resid_pre")
+        self.grid.addItem(self.tr("attention output"), "attn_out")
+        self.grid.addItem(self.tr("MLP output"), "mlp_out")
+        row.addWidget(self.grid)
+        self.run_button = QPushButton(self.tr("Patch"))
+        self.run_button.setObjectName("patchRun")
+        self.run_button.setToolTip(self.tr("Run the corrupted prompt again with one activation of the clean run "
+                                           "copied in, for every layer and token, and every head (Esc stops)"))
+        self.run_button.clicked.connect(self.start)
+        row.addWidget(self.run_button)
+        self.cancel_button = QPushButton(self.tr("Cancel"))
+        self.cancel_button.setObjectName("patchCancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setVisible(False)
+        row.addWidget(self.cancel_button)
+        form.addRow(row)
+        layout.addLayout(form)
+        self.progress = QProgressBar()
+        self.progress.setObjectName("patchProgress")
+        self.progress.setVisible(False)
+        layout.addWidget(self.progress)
+        self.caption = QLabel()
+        self.caption.setObjectName("patchCaption")
+        self.caption.setWordWrap(True)
+        self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.caption)
+        maps = QHBoxLayout()
+        self.token_map = HeatmapView()
+        self.token_map.setObjectName("patchTokenGrid")
+        self.token_map.set_axis_titles(self.tr("layer"), self.tr("token (patched position)"))
+        self.token_map.cellClicked.connect(self._open_token)
+        maps.addWidget(self.token_map, 3)
+        self.head_map = HeatmapView()
+        self.head_map.setObjectName("patchHeadGrid")
+        self.head_map.set_axis_titles(self.tr("layer"), self.tr("head"))
+        self.head_map.cellClicked.connect(self._open_head)
+        maps.addWidget(self.head_map, 2)
+        layout.addLayout(maps, 1)
+        self.setMinimumHeight(360)
+        self._lane = self.lane("patching")
+        self._lane.done.connect(self._on_done)
+        self._lane.failed.connect(self._on_failed)
+        self.setup = None
+        self.grids: dict[str, np.ndarray] = {}
+        self.model = None  # the model the grids belong to
+        self._queue: list[tuple[str, int]] = []
+        self._total = 0
+        self.running = False
+        self.partial = False
+        controller.cancelled.connect(lambda: self.cancel() if self.running else None)  # Esc
+        controller.modelChanged.connect(self._on_model_changed)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+
+    # ------------------------------------------------------------------ panel contract
+    def show_snapshot(self, snapshot) -> None:
+        if snapshot is not None and not self.running:
+            decoder = model_info(snapshot.model).kind == "decoder"
+            self.answer.setEnabled(decoder)
+            self.position.setEnabled(not decoder)
+
+    def show_selection(self) -> None:
+        pass
+
+    def clear(self) -> None:
+        self._lane.cancel()
+        self.running = False
+        self.setup, self.grids, self.model, self._queue = None, {}, None, []
+        self.token_map.clear_matrix()
+        self.head_map.clear_matrix()
+        self._finish()
+
+    # ------------------------------------------------------------------ running
+    def start(self) -> None:
+        """Check the prompts and run both (a worker job), then the grids layer by layer."""
+        from ..evidence_jobs import patch_prepare
+
+        model = self.controller.model
+        if model_info(model).configurable:
+            self.caption.setText(self.tr("Patching needs a pretrained model: choose one in the Model bar."))
+            return
+        self.clear()
+        self.model = model
+        self.partial = False
+        self.running = True
+        self._stage = "prepare"
+        self.progress.setRange(0, 0)  # busy until the two runs are back
+        self.progress.setVisible(True)
+        self.cancel_button.setVisible(True)
+        self.run_button.setEnabled(False)
+        self.caption.setText(self.tr("Running both prompts…"))
+        self._lane.submit(patch_prepare, model, self.clean.text(), self.corrupt.text(), self.answer.text() or None,
+                          self.position.value())
+
+    def cancel(self) -> None:
+        """Esc: stop; the cells done so far stay, marked partial."""
+        if not self.running:
+            return
+        self._lane.cancel()
+        self.running = False
+        self.partial = bool(self.grids)
+        self._finish()
+        self._draw()
+
+    def _finish(self) -> None:
+        self.progress.setVisible(False)
+        self.cancel_button.setVisible(False)
+        self.run_button.setEnabled(True)
+
+    def _on_model_changed(self, model: str) -> None:
+        if self.model is not None and model != self.model:  # never drawn over the new model
+            dropped = self.running or bool(self.grids)
+            self.clear()
+            if dropped:
+                self.caption.setText(self.tr("The model changed: the patching grids were dropped."))
+
+    def _on_failed(self, error) -> None:
+        self.running = False
+        self._finish()
+        self.caption.setText(error_text(error))
+
+    def _on_done(self, value) -> None:
+        if not self.running:
+            return
+        from ..evidence_jobs import patch_layer
+
+        if self._stage == "prepare":
+            self.setup = value
+            token_grid = self.grid.currentData()
+            self.grids = {token_grid: np.full((value.layers, value.n), np.nan),
+                          "head_z": np.full((value.layers, value.heads), np.nan)}
+            self._queue = [(token_grid, l) for l in range(value.layers)] + [("head_z", l) for l in range(value.layers)]
+            self._total = len(self._queue)
+            self.progress.setRange(0, self._total)
+            self.progress.setValue(0)
+            self._stage = "grid"
+        else:
+            grid, layer, values, _diffs = value
+            self.grids[grid][layer] = values
+            self.progress.setValue(self._total - len(self._queue))
+        if self._queue:
+            grid, layer = self._queue.pop(0)
+            self._lane.submit(patch_layer, self.setup, grid, layer)
+        else:
+            self.running = False
+            self._finish()
+        self._draw()
+
+    # ------------------------------------------------------------------ drawing
+    def _draw(self) -> None:
+        s = self.setup
+        if s is None or not self.grids:
+            return
+        token_grid = next(name for name in self.grids if name != "head_z")
+        labels = [t.text for t in s.clean.tokens]
+        layers = [str(l) for l in range(s.layers)]
+        levels = _finite_range(s.clean_value, s.corrupt_value, *self.grids.values())
+        self.token_map.set_matrix(self.grids[token_grid], layers, labels, levels=levels, colormap=PATCH_MAP,
+                                  value_format="{:.2f}")
+        self.head_map.set_matrix(self.grids["head_z"], layers, [f"H{h}" for h in range(s.heads)], levels=levels,
+                                 colormap=PATCH_MAP, value_format="{:.2f}")
+        done = sum(int(np.isfinite(g).sum()) for g in self.grids.values())
+        total = sum(g.size for g in self.grids.values())
+        measure = (fill(self.tr("p(“%1”) at the last position"), s.answer.piece) if s.decoder
+                   else fill(self.tr("cosine of “%1”'s final vector to the clean run's"), labels[s.position]))
+        text = fill(self.tr("%1: clean %2, corrupted %3. Each cell: the corrupted run with that one activation "
+                            "copied from the clean run (dark: nothing restored)."),
+                    measure, f"{s.clean_value:.4g}", f"{s.corrupt_value:.4g}")
+        if s.answer is not None and s.answer.note:
+            text += " " + fill(self.tr("The answer has %1 tokens; the first, “%2”, is measured."),
+                               s.answer.pieces, s.answer.piece)
+        if self.partial:
+            text += " " + fill(self.tr("PARTIAL: cancelled after %1 of %2 cells (blank cells were not run)."),
+                               done, total)
+        elif done == total:
+            best = np.unravel_index(np.nanargmax(self.grids[token_grid]), self.grids[token_grid].shape)
+            text += " " + fill(self.tr("Largest: layer %1, “%2” → %3."), int(best[0]), labels[best[1]],
+                               f"{self.grids[token_grid][best]:.3g}")
+        self.caption.setText(text)
+
+    def is_partial(self) -> bool:
+        return self.partial
+
+    # ------------------------------------------------------------------ opening a cell
+    def _open(self, layer: int, focus: int | None = None, head: int | None = None) -> None:
+        c = self.controller
+        if self.setup is None or self.model != c.model:
+            return
+        if c.config.text != self.setup.clean.text:
+            c.update_config(text=self.setup.clean.text)
+        c.set_model(c.model, layer)
+        c.select(focus=focus, head=head)
+
+    def _open_token(self, layer: int, position: int) -> None:
+        self._open(layer, focus=position)
+
+    def _open_head(self, layer: int, head: int) -> None:
+        self._open(layer, head=head)
+
+
+# ====================================================================== leave-one-out
+class OcclusionPanel(Panel):
+    """Leave-one-out: for each token, the measure of the input without it."""
+
+    MODEL_KINDS = frozenset({"encoder", "decoder"})
+
+    def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("occlusionPanel")
+        self.controller = controller
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel(self.tr("Answer (decoders)")))
+        self.answer = QLineEdit(" Paris")
+        self.answer.setObjectName("occlusionAnswer")
+        bar.addWidget(self.answer, 1)
+        self.run_button = QPushButton(self.tr("Leave each token out"))
+        self.run_button.setObjectName("occlusionRun")
+        self.run_button.setToolTip(self.tr("Run the model once without each token of the text (Esc stops)"))
+        self.run_button.clicked.connect(self.start)
+        bar.addWidget(self.run_button)
+        self.progress = QProgressBar()
+        self.progress.setObjectName("occlusionProgress")
+        self.progress.setVisible(False)
+        bar.addWidget(self.progress)
+        layout.addLayout(bar)
+        self.caption = QLabel()
+        self.caption.setObjectName("occlusionCaption")
+        self.caption.setWordWrap(True)
+        layout.addWidget(self.caption)
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setObjectName("occlusionBars")
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.setMinimumHeight(160)
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=BAR_BRUSH)
+        self.plot.addItem(self.bars)
+        layout.addWidget(self.plot, 1)
+        self._lane = self.lane("occlusion")
+        self._lane.done.connect(self._on_done)
+        self._lane.failed.connect(self._on_failed)
+        self._progress = _Progress()
+        self._progress.moved.connect(self._on_progress)
+        self._cancelled = threading.Event()
+        self.result = None
+        self.model = None
+        self.running = False
+        controller.cancelled.connect(lambda: self.cancel() if self.running else None)
+        controller.modelChanged.connect(lambda m: self.clear() if self.model not in (None, m) else None)
+        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+
+    def show_snapshot(self, snapshot) -> None:
+        if snapshot is not None:
+            self.answer.setEnabled(model_info(snapshot.model).kind == "decoder")
+        if self.result is not None and snapshot is not None and snapshot.result.config.text != self._text:
+            self.caption.setText(self.tr("The text changed: press the button again for its leave-one-out."))
+
+    def show_selection(self) -> None:
+        pass
+
+    def clear(self) -> None:
+        self._cancelled.set()
+        self._lane.cancel()
+        self.running = False
+        self.result, self.model = None, None
+        self.bars.setOpts(x=[], height=[])
+        self.progress.setVisible(False)
+        self.run_button.setEnabled(True)
+
+    def start(self) -> None:
+        from ..evidence_jobs import leave_one_out
+
+        snapshot = self.controller.snapshot
+        if snapshot is None or model_info(snapshot.model).configurable:
+            self.caption.setText(self.tr("Leave-one-out needs a pretrained model: choose one in the Model bar."))
+            return
+        self.clear()
+        self._cancelled = threading.Event()
+        self.model, self._text = snapshot.model, snapshot.result.config.text
+        self.running = True
+        self.progress.setRange(0, 100)
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self.run_button.setEnabled(False)
+        moved = self._progress.moved.emit
+        self._lane.submit(leave_one_out, self.model, self._text, self.answer.text() or None, moved,
+                          self._cancelled.is_set)
+
+    def cancel(self) -> None:
+        self._cancelled.set()  # the job stops at the next token and returns what it has (marked partial)
+
+    def _on_progress(self, done: int, total: int) -> None:
+        if self.running:
+            self.progress.setValue(int(round(100 * done / max(total, 1))))
+
+    def _on_failed(self, error) -> None:
+        self.running = False
+        self.progress.setVisible(False)
+        self.run_button.setEnabled(True)
+        self.caption.setText(error_text(error))
+
+    def _on_done(self, result) -> None:
+        self.running = False
+        self.progress.setVisible(False)
+        self.run_button.setEnabled(True)
+        self.result = result
+        drop = result.baseline - np.asarray(result.values, dtype=np.float64)  # (n,) how much the measure falls
+        shown = np.where(np.isfinite(drop), drop, 0.0)
+        self.bars.setOpts(x=np.arange(len(shown)), height=shown, width=0.8, brush=BAR_BRUSH)
+        labels = list(result.tokens)
+        width = max(self.plot.width() - 60, 100)
+        step = max(1, -(-len(labels) * 56 // width))
+        self.plot.getAxis("bottom").setTicks([[(i, labels[i][:8]) for i in range(0, len(labels), step)]])
+        finite = np.isfinite(drop)
+        if result.measure == "p(answer)":
+            text = fill(self.tr("p(“%1”) at the last position: %2 with every token. Each bar: how much it falls "
+                                "when that token is removed (below 0: it rises)."),
+                        result.answer.piece, f"{result.baseline:.4g}")
+        else:
+            text = self.tr("Each bar: 1 − cosine of the sentence embedding without that token to the whole "
+                           "sentence's (mean of the last layer): how much removing it changes the sentence.")
+        if finite.any():
+            top = int(np.nanargmax(np.where(finite, drop, -np.inf)))
+            text += " " + fill(self.tr("Largest: “%1” (%2)."), labels[top], f"{drop[top]:.3g}")
+        if not result.complete:
+            text += " " + self.tr("PARTIAL: cancelled; the tokens without a bar were not run.")
+        self.caption.setText(text)
+
+    def values(self) -> np.ndarray | None:
+        return None if self.result is None else self.result.values

@@ -1,0 +1,211 @@
+"""Attention flow (Abnar & Zuidema, 2020): the maximum flow from each input token to each position
+after the last layer, through the rollout graph.
+
+The graph: nodes (layer l, position k) for l = 0 … L; an edge from (l, k) to (l + 1, m) with
+capacity Â_l[m, k], where Â_l = rows_normalised(0.5 · mean over heads of A_l + 0.5 · I) — the same
+matrices as :func:`engine.analysis.rollout.attention_rollout`. ``attention_flow(...)[i, j]`` is the value
+of a maximum flow from (0, j) to (L, i). Rollout multiplies the matrices (every path counts, each
+by the product of its weights); flow asks how much can get through when every edge is a pipe of
+that capacity (a path counts by its narrowest edge, and paths share pipes). Each entry lies in
+[rollout, 1]: the rollout row of i is itself a feasible flow, and (L, i) receives at most 1.
+
+Algorithm: an exact maximum flow, Goldberg–Tarjan push-relabel in its synchronous form
+(Goldberg & Tarjan 1988, §"parallel implementation"), every (i, j) pair a separate problem and
+all pairs advanced together in vectorized NumPy (the pairs' states stacked on a batch axis):
+- only the first maximum *preflow* is computed (phase one): the flow value is the excess at the
+  sink, and excess that cannot reach the sink any more is dropped instead of being returned;
+- each round every active node pushes its excess to admissible neighbours (height one lower,
+  residual capacity > 0) greedily in index order — two ends of an edge are never both admissible,
+  so simultaneous pushes never conflict — then the nodes still holding excess relabel to 1 + the
+  lowest residual neighbour;
+- every few rounds a global relabel (breadth-first distances to the sink in the residual graph)
+  sets exact heights and marks nodes that cannot reach the sink as dead;
+- pairs whose preflow is final leave the batch (a NumPy compaction), so late rounds are cheap.
+Nothing is approximated: the result is a maximum flow up to float64 rounding (residuals below
+``EPSILON`` count as saturated). The first and last layers have one node each per pair (the
+source's out-edges are saturated at the start; the sink's in-edges are one capacity per node of
+layer L − 1), so a pair's problem has (L − 1)·n inner nodes and (L − 2)·n² + 2n edges.
+
+Cost: n² problems of O((L − 2)·n²) per round; the number of rounds grows with n (~30–70 on
+MiniLM at 16–64 tokens). See benchmarks/bench_patching.py for the measured time beside networkx.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .rollout import RESIDUAL, _rows_normalised
+
+FLOW_TOKENS = 64  # the command line and the window refuse longer inputs (n² problems, each growing with n)
+EPSILON = 1e-13  # a residual capacity at or below this is saturated (float64 dust from sums)
+DEAD = np.iinfo(np.int32).max  # height of a node that cannot reach the sink
+GLOBAL_EVERY = 8  # rounds between global relabels (each is a full breadth-first search)
+PAIRS_PER_BATCH_ELEMENTS = 24_000_000  # float64 entries of one batch's edge arrays (~190 MB)
+
+
+def flow_capacities(attentions: np.ndarray, residual: float = RESIDUAL) -> np.ndarray:
+    """(layers, n, n) float64 capacities Â_l from attentions (layers, heads, n, n): the heads'
+    mean mixed with the identity, rows renormalised (as the rollout's matrices)."""
+    attentions = np.asarray(attentions, dtype=np.float64)
+    n = attentions.shape[-1]
+    mixed = (1.0 - residual) * attentions.mean(axis=1) + residual * np.eye(n)  # (layers, n, n)
+    return _rows_normalised(mixed)
+
+
+def attention_flow(attentions: np.ndarray, residual: float = RESIDUAL, rows=None,
+                   cancelled=None) -> np.ndarray:
+    """(n, n) float64 maximum flow from input token j (column) to position i after the last layer
+    (row), for attentions (layers, heads, n, n). ``rows``: compute only these final positions
+    (the other rows are NaN). ``cancelled``: optional callable polled between batches (True →
+    stop and return what is done, the rest NaN)."""
+    return max_flows(flow_capacities(attentions, residual), rows=rows, cancelled=cancelled)
+
+
+def max_flows(capacities: np.ndarray, rows=None, cancelled=None) -> np.ndarray:
+    """(n, n) maximum flow through layered capacities (layers, n, n) (edge (l, k) → (l+1, m) of
+    capacity ``capacities[l, m, k]``) from (0, j) to (L, i), at [i, j]; see the module docstring."""
+    capacities = np.asarray(capacities, dtype=np.float64)
+    layers, n, _ = capacities.shape
+    rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+    out = np.full((n, n), np.nan)
+    if layers == 1:  # one edge between the two nodes
+        out[rows] = capacities[0][rows]
+        return out
+    sinks = np.repeat(rows, n)  # (pairs,)
+    sources = np.tile(np.arange(n), len(rows))
+    per_pair = max(1, (layers - 2) * n * n + 2 * n)
+    batch = max(1, PAIRS_PER_BATCH_ELEMENTS // per_pair)
+    for start in range(0, len(sinks), batch):
+        if cancelled is not None and cancelled():
+            break
+        part = slice(start, start + batch)
+        out[sinks[part], sources[part]] = _preflow_values(capacities, sources[part], sinks[part])
+    return out
+
+
+def _preflow_values(capacities: np.ndarray, sources: np.ndarray, sinks: np.ndarray) -> np.ndarray:
+    """(pairs,) maximum flow values, one problem per (source, sink) pair (see module docstring)."""
+    layers, n, _ = capacities.shape
+    inner = layers - 1  # node layers 1 … L−1, indexed 0 … inner−1 here
+    middle = capacities[1:layers - 1]  # (inner−1, m, k): edge (l, k) → (l+1, m) between inner layers
+    middle_t = np.ascontiguousarray(middle.transpose(0, 2, 1))  # (inner−1, k, m): a node's out-edges in a row
+    pairs = len(sources)
+    result = np.zeros(pairs)
+    index = np.arange(pairs)  # which pair each batch row still is
+    flow = np.zeros((pairs, inner - 1, n, n))  # (pairs, inner−1, m, k) flow on the middle edges
+    sink_cap = capacities[layers - 1][sinks].copy()  # (pairs, n) edges (L−1, k) → sink
+    sink_flow = np.zeros((pairs, n))
+    excess = np.zeros((pairs, inner, n))
+    excess[:, 0, :] = capacities[0][:, sources].T  # the source's edges saturated at the start
+    height = _global_heights(middle, flow, sink_cap, sink_flow)
+    rounds = 0
+    while True:
+        active = (excess > EPSILON) & (height < DEAD)  # (pairs, inner, n)
+        live = active.reshape(len(index), -1).any(axis=1)
+        if not live.all():  # finished pairs leave the batch
+            result[index[~live]] = sink_flow[~live].sum(axis=1)
+            index, flow, sink_cap, sink_flow = index[live], flow[live], sink_cap[live], sink_flow[live]
+            excess, height, active = excess[live], height[live], active[live]
+            if not len(index):
+                return result
+        rounds += 1
+        nodes = np.nonzero(active)  # (pair, layer, position) of every active node
+        stuck = _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes)
+        if rounds % GLOBAL_EVERY == 0:
+            height = _global_heights(middle, flow, sink_cap, sink_flow)
+        else:
+            _relabel(middle_t, flow, sink_cap, sink_flow, height, stuck)
+
+
+def _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes):
+    """One synchronous push of the active ``nodes`` (in place): forward edges first (index order),
+    then the sink edge, then back along edges that carry flow. Only the active nodes' rows of
+    2n edges are touched. Returns the nodes still holding excess (for the relabel)."""
+    pairs, inner, n = excess.shape
+    p, l, k = nodes
+    left = excess[p, l, k].copy()  # (A,) excess to place
+    heights = height[p, l, k]  # (A,)
+    received = np.zeros(pairs * inner * n)
+    row = np.arange(n)
+    fwd = l < inner - 1
+    if fwd.any():  # (l, k) → (l+1, m): admissible when height(l+1, m) = height(l, k) − 1
+        fp, fl_, fk = p[fwd], l[fwd], k[fwd]
+        room = middle_t[fl_, fk] - flow[fp, fl_, :, fk]  # (F, n) over m
+        room = np.where(height[fp, fl_ + 1] == heights[fwd, None] - 1, np.maximum(room, 0.0), 0.0)
+        push = _greedy(left[fwd, None], room, axis=1)  # (F, n)
+        flow[fp, fl_, :, fk] += push
+        left[fwd] -= push.sum(axis=1)
+        targets = ((fp * inner + fl_ + 1) * n)[:, None] + row  # flat (pair, l+1, m)
+        received += np.bincount(targets.ravel(), weights=push.ravel(), minlength=received.size)
+    last = l == inner - 1  # the sink edge: admissible when the node's height is 1
+    if last.any():
+        lp, lk = p[last], k[last]
+        to_sink = np.where(heights[last] == 1, np.minimum(left[last], np.maximum(sink_cap[lp, lk] - sink_flow[lp, lk], 0.0)), 0.0)
+        sink_flow[lp, lk] += to_sink
+        left[last] -= to_sink
+    back = (l > 0) & (left > EPSILON)
+    if back.any():  # (l, k) → (l−1, k') along flow[l−1, k, k']: admissible when one lower
+        bp, bl, bk = p[back], l[back], k[back]
+        room = flow[bp, bl - 1, bk, :]  # (B, n) over k'
+        room = np.where(height[bp, bl - 1] == heights[back, None] - 1, room, 0.0)
+        push = _greedy(left[back, None], room, axis=1)
+        flow[bp, bl - 1, bk, :] -= push
+        left[back] -= push.sum(axis=1)
+        targets = ((bp * inner + bl - 1) * n)[:, None] + row
+        received += np.bincount(targets.ravel(), weights=push.ravel(), minlength=received.size)
+    excess[p, l, k] = left
+    excess += received.reshape(pairs, inner, n)
+    keep = left > EPSILON
+    return p[keep], l[keep], k[keep]
+
+
+def _greedy(amount: np.ndarray, room: np.ndarray, axis: int) -> np.ndarray:
+    """Fill ``room`` along ``axis`` in index order with ``amount`` (broadcast along that axis):
+    entry t gets min(room_t, max(0, amount − Σ_{s<t} room_s))."""
+    before = np.cumsum(room, axis=axis) - room
+    return np.minimum(room, np.maximum(amount - before, 0.0))
+
+
+def _relabel(middle_t, flow, sink_cap, sink_flow, height, stuck) -> None:
+    """The ``stuck`` nodes (excess left after their push): height = 1 + the lowest neighbour over
+    a residual edge (DEAD when there is none)."""
+    p, l, k = stuck
+    if not len(p):
+        return
+    inner = height.shape[1]
+    best = np.full(len(p), DEAD, dtype=np.int64)
+    fwd = l < inner - 1
+    if fwd.any():
+        fp, fl_, fk = p[fwd], l[fwd], k[fwd]
+        residual = (middle_t[fl_, fk] - flow[fp, fl_, :, fk]) > EPSILON  # (F, n)
+        best[fwd] = np.where(residual, height[fp, fl_ + 1], DEAD).min(axis=1)
+    last = l == inner - 1
+    best[last] = np.where(sink_cap[p[last], k[last]] - sink_flow[p[last], k[last]] > EPSILON, 0, best[last])
+    back = l > 0
+    if back.any():
+        bp, bl, bk = p[back], l[back], k[back]
+        residual = flow[bp, bl - 1, bk, :] > EPSILON
+        best[back] = np.minimum(best[back], np.where(residual, height[bp, bl - 1], DEAD).min(axis=1))
+    raised = np.where(best >= DEAD, DEAD, best + 1)
+    height[p, l, k] = np.maximum(height[p, l, k], raised)
+
+
+def _global_heights(middle, flow, sink_cap, sink_flow) -> np.ndarray:
+    """(pairs, inner, n) exact distances to the sink in the residual graph (DEAD: no path)."""
+    pairs, inner, n = sink_flow.shape[0], flow.shape[1] + 1, sink_flow.shape[1]
+    height = np.full((pairs, inner, n), DEAD, dtype=np.int64)
+    front = np.zeros((pairs, inner, n), dtype=bool)
+    front[:, -1] = sink_cap - sink_flow > EPSILON
+    height[front] = 1
+    if inner > 1:
+        forward = (middle[None] - flow) > EPSILON  # (pairs, inner−1, m, k) residual (l, k) → (l+1, m)
+        back = flow > EPSILON  # residual (l+1, m) → (l, k)
+    distance = 1
+    while inner > 1 and front.any():
+        reach = np.zeros_like(front)
+        reach[:, :-1] = (forward & front[:, 1:, :, None]).any(axis=2)
+        reach[:, 1:] |= (back & front[:, :-1, None, :]).any(axis=3)
+        reach &= height == DEAD
+        distance += 1
+        height[reach] = distance
+        front = reach
+    return height

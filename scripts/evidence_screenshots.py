@@ -1,0 +1,99 @@
+"""Screenshots of issue 21's views (to look at, and for docs/images): the patching dock with both
+grids, attention flow beside rollout, leave-one-out bars, and the pronoun presets in English and
+Chinese.
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/evidence_screenshots.py
+    SCREENSHOTS_OUT=/tmp/shots …                                      # elsewhere than docs/images
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+os.environ.setdefault("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "offscreen")
+
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+import screenshots  # noqa: E402
+from screenshots import ANIMAL, _preset_index, settle, shoot  # noqa: E402
+
+screenshots.OUT = Path(os.environ.get("SCREENSHOTS_OUT", ROOT / "docs" / "images"))
+WIDE = "The animal didn't cross the street because it was too wide."
+
+
+def wait(app, condition, seconds: float = 600) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        app.processEvents()
+        time.sleep(0.05)
+
+
+def raise_dock(window, key):
+    window.docks[key].show()
+    window.docks[key].raise_()
+    return window.panel(key)
+
+
+def preset(app, window, fragment: str, name: str) -> None:
+    window.apply_preset(_preset_index(fragment))
+    wait(app, lambda: window.panels["attention"].preset_caption.isVisible(), 600)
+    settle(app, window, 2.0)
+    shoot(app, window, name)
+
+
+def main() -> None:
+    settings = tempfile.mkdtemp()
+    app = QApplication(sys.argv[:1])
+    from app.fonts import install_cjk_font
+    from app.window import MainWindow, use_settings_folder
+
+    use_settings_folder(settings)
+    install_cjk_font(app)
+    window = MainWindow(restore=False)
+    window.move(0, 0)
+    window.resize(1560, 1000)
+    window.show()
+    settle(app, window)
+    screenshots.set_text(window, ANIMAL)
+    settle(app, window)
+    window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
+    settle(app, window, 2.0)
+    window.controller.select(focus=10)
+    scenes = os.environ.get("EVIDENCE_SCENES", "patching,flow,occlusion,presets").split(",")
+    if "patching" in scenes:
+        panel = raise_dock(window, "patching")
+        window.resizeDocks([window.docks["patching"]], [520], __import__("PySide6.QtCore").QtCore.Qt.Orientation.Vertical)
+        panel.clean.setText(ANIMAL)
+        panel.corrupt.setText(WIDE)
+        panel.position.setValue(10)
+        panel.start()
+        wait(app, lambda: not panel.running)
+        shoot(app, window, "evidence-patching.png")
+    if "flow" in scenes:
+        panel = raise_dock(window, "rollout")
+        panel.kind.setCurrentIndex(panel.kind.findData("flow"))
+        wait(app, lambda: panel.flow() is not None)
+        shoot(app, window, "evidence-flow.png")
+    if "occlusion" in scenes:
+        panel = raise_dock(window, "occlusion")
+        panel.start()
+        wait(app, lambda: panel.result is not None)
+        shoot(app, window, "evidence-occlusion.png")
+    if "presets" in scenes:
+        preset(app, window, "MiniLM: “it” → “animal”", "evidence-preset-it-animal.png")
+        preset(app, window, "MiniLM: “it” → “cake”", "evidence-preset-it-cake.png")
+        window = window.switch_language("zh_CN")
+        window.move(0, 0)
+        settle(app, window)
+        preset(app, window, "她 → 小红", "evidence-preset-ta-zh.png")
+    window.close()
+
+
+if __name__ == "__main__":
+    main()

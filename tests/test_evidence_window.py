@@ -1,0 +1,122 @@
+"""Issue 21 in the window: attention flow beside rollout, leave-one-out bars and the patching
+dock (grids filled in a lane, Esc leaves a partial grid marked partial, a model switch drops it,
+a click opens the cell). Every number shown is compared with the engine's own functions."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.analysis import patching
+from engine.analysis.flow import attention_flow
+from engine.analysis.occlusion import occlusion
+
+ANIMAL = "The animal didn't cross the street because it was too tired."
+WIDE = "The animal didn't cross the street because it was too wide."
+
+
+def _dock(window, key):
+    window.docks[key].show()
+    window.docks[key].raise_()
+    return window.panel(key)
+
+
+def _settle(window, qtbot):
+    assert window.wait_until_idle(60)
+    qtbot.waitUntil(lambda: window.controller.is_idle(), timeout=30000)
+    window.controller.worker.wait_until_idle(120)
+    qtbot.wait(50)
+
+
+def _minilm(window, qtbot, text=ANIMAL):
+    c = window.controller
+    c.set_config(c.config.replace(text=text), immediate=True)
+    window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
+    _settle(window, qtbot)
+
+
+def test_flow_beside_rollout(window, qtbot, minilm):
+    _minilm(window, qtbot)
+    panel = _dock(window, "rollout")
+    panel.kind.setCurrentIndex(panel.kind.findData("flow"))
+    window.controller.select(focus=10)  # "it"
+    qtbot.waitUntil(lambda: panel.flow() is not None, timeout=120000)
+    _settle(window, qtbot)
+    expected = attention_flow(minilm.run(ANIMAL).attentions)
+    np.testing.assert_allclose(panel.flow(), expected, atol=1e-9)
+    np.testing.assert_allclose(panel.heatmap.matrix(), expected, atol=1e-9)
+    np.testing.assert_allclose(panel.bars.opts["height"], expected[10], atol=1e-9)
+    assert panel.rollout_bars.opts["height"].shape == (16,) and "flow" in panel.caption.text()
+
+
+def test_leave_one_out_bars(window, qtbot, minilm):
+    _minilm(window, qtbot)
+    panel = _dock(window, "occlusion")
+    panel.start()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=120000)
+    expected = occlusion(minilm, ANIMAL)
+    np.testing.assert_allclose(panel.values(), expected.values, atol=1e-9)
+    np.testing.assert_allclose(panel.bars.opts["height"], 1.0 - expected.values, atol=1e-9)
+    assert "Largest" in panel.caption.text()
+
+
+def test_patching_dock_grids_cancel_and_model_switch(window, qtbot, minilm):
+    _minilm(window, qtbot)
+    panel = _dock(window, "patching")
+    panel.clean.setText(ANIMAL)
+    panel.corrupt.setText(WIDE)
+    panel.position.setValue(10)
+    panel.start()
+    qtbot.waitUntil(lambda: not panel.running, timeout=300000)
+    setup = patching.prepare(minilm, ANIMAL, WIDE, position=10)
+    expected = patching.patch(setup, grids=("resid_pre", "head_z"))
+    np.testing.assert_allclose(panel.token_map.matrix(), expected.grids["resid_pre"], atol=1e-6)
+    np.testing.assert_allclose(panel.head_map.matrix(), expected.grids["head_z"], atol=1e-6)
+    assert not panel.is_partial() and "PARTIAL" not in panel.caption.text()
+    # a click on a cell opens that layer and token
+    panel._open_token(3, 13)
+    _settle(window, qtbot)
+    assert window.controller.layer == 3 and window.controller.focus == 13
+    # Esc mid-grid: the cells done stay, marked partial
+    panel.start()
+    qtbot.waitUntil(lambda: panel.setup is not None and np.isfinite(panel.grids["resid_pre"]).any(), timeout=120000)
+    from PySide6.QtCore import Qt
+
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert not panel.running and panel.is_partial() and "PARTIAL" in panel.caption.text()
+    done = np.isfinite(panel.grids["resid_pre"]).sum() + np.isfinite(panel.grids["head_z"]).sum()
+    assert 0 < done < 6 * 16 + 6 * 12
+    # a model switch mid-grid drops it
+    panel.start()
+    window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
+    _settle(window, qtbot)
+    assert panel.setup is None and panel.token_map.matrix() is None and not panel.running
+
+
+def test_layers_overview_switches_heads_off(window, qtbot, minilm):
+    _minilm(window, qtbot)
+    panel = _dock(window, "layers")
+    _settle(window, qtbot)
+    from PySide6.QtCore import QPointF, Qt
+
+    class _Click:  # what the scene's sigMouseClicked hands over
+        def __init__(self, pos, button, modifiers=Qt.KeyboardModifier.NoModifier):
+            self._pos, self._button, self._modifiers = pos, button, modifiers
+
+        def button(self):
+            return self._button
+
+        def modifiers(self):
+            return self._modifiers
+
+        def scenePos(self):  # noqa: N802
+            return self._pos
+
+    view = panel.thumbs[2][5][0]
+    centre = view.sceneBoundingRect().center()
+    panel._on_grid_clicked(_Click(QPointF(centre), Qt.MouseButton.RightButton))
+    _settle(window, qtbot)
+    assert window.controller.ablate == frozenset({(2, 5)})
+    assert panel.switched_off() == {(2, 5)}
+    panel._on_grid_clicked(_Click(QPointF(centre), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier))
+    _settle(window, qtbot)
+    assert window.controller.ablate == frozenset() and panel.switched_off() == set()

@@ -1,0 +1,136 @@
+"""Activation patching (engine.analysis.patching, ./run patch) against the same patches done with
+transformers' forward hooks on SmolLM2 (tests/fixtures/patch_reference.npz, made by
+scripts/make_patch_reference.py), and the prompts' bad input."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.analysis import patching
+from engine.core.errors import EngineError
+
+FIXTURE = Path(__file__).parent / "fixtures" / "patch_reference.npz"
+CLEAN = "The Eiffel Tower is in the city of"
+CORRUPT = "The Colosseum is in the city of"
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    from engine.models import smollm2
+
+    try:
+        return smollm2.load_smollm2()
+    except EngineError as error:
+        pytest.skip(f"SmolLM2 not installed: {error}")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return np.load(FIXTURE)
+
+
+@pytest.fixture(scope="module")
+def setup(decoder):
+    return patching.prepare(decoder, CLEAN, CORRUPT, " Paris")
+
+
+def test_setup_matches_transformers(setup, reference):
+    np.testing.assert_array_equal(setup.clean.input_ids, reference["ids_clean"])
+    np.testing.assert_array_equal(setup.corrupt.input_ids, reference["ids_corrupt"])
+    assert setup.answer.id == int(reference["answer_id"]) and setup.other == int(reference["other_id"])
+    assert setup.clean_value == pytest.approx(float(reference["clean_p"]), abs=1e-3)
+    assert setup.corrupt_value == pytest.approx(float(reference["corrupt_p"]), abs=1e-3)
+
+
+# cells checked: every layer at the subject's last token and the last position, and a sample elsewhere
+RESID_CELLS = [(l, p) for l in range(30) for p in (2, 3, 8)] + [(0, 0), (7, 5), (29, 1)]
+
+
+def test_residual_cells_equal_transformers(setup, reference):
+    runner = patching._Runner(setup)
+    for layer, p in RESID_CELLS:
+        value, diff = runner.measure(runner.resid_pre(layer, p))
+        assert value == pytest.approx(reference["resid_pre"][layer, p], abs=1e-3), (layer, p)
+        assert diff == pytest.approx(reference["resid_pre_logit_diff"][layer, p], abs=2e-2), (layer, p)
+    # the fixture shows the known picture: the subject early, the last token late
+    assert reference["resid_pre"][3, 2] > 0.3 and reference["resid_pre"][29, 8] > 0.3
+
+
+@pytest.mark.parametrize("grid", ["attn_out", "mlp_out"])
+def test_component_cells_equal_transformers(setup, reference, grid):
+    runner = patching._Runner(setup)
+    for layer, p in [(0, 2), (3, 3), (10, 8), (20, 8), (29, 8), (15, 2)]:
+        value, _ = runner.measure(runner.row_point(grid, layer, p))
+        assert value == pytest.approx(reference[grid][layer, p], abs=1e-3), (grid, layer, p)
+
+
+def test_head_cells_equal_transformers(setup, reference):
+    runner = patching._Runner(setup)
+    for layer, head in [(0, 0), (12, 4), (20, 2), (25, 8), (29, 3)]:
+        value, _ = runner.measure(runner.head(layer, head))
+        assert value == pytest.approx(reference["head_z"][layer, head], abs=1e-3), (layer, head)
+
+
+def test_whole_grid_and_cancel(setup, reference):
+    result = patching.patch(setup, grids=("resid_pre",))
+    np.testing.assert_allclose(result.grids["resid_pre"], reference["resid_pre"], atol=1e-3)
+    seen = []
+    partial = patching.patch(setup, grids=("head_z",), progress=lambda d, t: seen.append((d, t)),
+                             cancelled=lambda: len(seen) >= 5)
+    from engine.core.parallel import THREADS
+
+    # cells run on the engine's threads: one already started on another thread may still finish
+    assert not partial.complete and 5 <= np.isfinite(partial.grids["head_z"]).sum() <= 5 + THREADS - 1
+    assert seen[-1][1] == 30 * 9 and [d for d, _ in seen] == list(range(1, len(seen) + 1))
+    assert not bool(partial.arrays()["complete"])
+
+
+def test_different_token_counts_name_both(decoder):
+    with pytest.raises(EngineError) as caught:
+        patching.prepare(decoder, CLEAN, "The Statue of Liberty in New York is in the city of", " Paris")
+    message = str(caught.value)
+    assert "clean 9" in message and "corrupted 1" in message and " Liberty" in message and "\n" not in message
+
+
+def test_bad_prompts(decoder):
+    with pytest.raises(EngineError, match="clean prompt is empty"):
+        patching.prepare(decoder, "  ", CORRUPT, " Paris")
+    with pytest.raises(EngineError, match=r"^20\d\d tokens is more than 128"):  # refused before any run
+        patching.prepare(decoder, "a " * 2000, "b " * 2000, " Paris")
+    with pytest.raises(EngineError, match="needs an answer"):
+        patching.prepare(decoder, CLEAN, CORRUPT, None)
+    setup = patching.prepare(decoder, CLEAN, CORRUPT, " Parisians")
+    assert setup.answer.pieces > 1 and "first" in setup.answer.note
+
+
+def test_encoder_cosine(minilm):
+    clean = "The animal didn't cross the street because it was too tired."
+    corrupt = "The animal didn't cross the street because it was too wide."
+    setup = patching.prepare(minilm, clean, corrupt, position=10)
+    assert setup.measure == "cosine" and setup.clean_value == 1.0 and setup.corrupt_value < 1.0
+    runner = patching._Runner(setup)
+    # patching the whole differing token's residual at layer 0 restores position 10 completely
+    # (everything else is identical): an independent check of the plumbing
+    value, _ = runner.measure(runner.resid_pre(0, 13))
+    assert value == pytest.approx(1.0, abs=1e-6)
+    value, _ = runner.measure(runner.resid_pre(0, 2))  # a token that is the same in both: nothing changes
+    assert value == pytest.approx(setup.corrupt_value, abs=1e-6)
+
+
+def test_cli_patch_npz_json_and_errors(tmp_path, decoder, reference, capsys):
+    from app.cli import main
+
+    out = tmp_path / "p.npz"
+    code = main(["run", "patch", "--model", "smollm2", "--clean", CLEAN, "--corrupt", CORRUPT, "--answer", " Paris",
+                 "--grids", "resid_pre", "--out", str(out)])
+    assert code == 0
+    with np.load(out) as data:
+        np.testing.assert_allclose(data["resid_pre"], reference["resid_pre"], atol=1e-3)
+        assert list(data["tokens"])[2] == "iffel" and float(data["clean_p"]) > 0.5
+    code = main(["run", "patch", "--model", "smollm2", "--clean", CLEAN, "--corrupt", "The Statue of Liberty is here",
+                 "--answer", " Paris", "--out", str(tmp_path / "x.npz")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "clean 9" in err and not (tmp_path / "x.npz").exists()
