@@ -69,7 +69,7 @@ def run_bert(model, text: str, ablate: frozenset):
 def rank_toy(config, progress=None, cancelled=None) -> HeadRanking:
     """Every head of the toy engine switched off alone, ranked by the mean 1 − cos of the output
     vectors (engine.analysis.ablation.rank_heads)."""
-    from engine.toy import compute
+    from engine import compute
 
     baseline = compute(config)
     return rank_heads(lambda ablate: compute(config, ablate=ablate).output, mean_cosine_distance(baseline.output),

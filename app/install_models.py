@@ -40,9 +40,9 @@ def missing() -> list:
 
 def pip_arguments(entry) -> list[str]:
     """The words of the model's INSTALL_COMMAND after ``pip``, for ``python -m pip`` (plus quiet progress)."""
-    words = shlex.split(entry.install_command)
-    if words[:1] == ["pip"]:
-        words = words[1:]
+    words = shlex.split(entry.install_command)  # the interpreter, -m pip, then pip's words (engine.models.install)
+    if "pip" in words:
+        words = words[words.index("pip") + 1:]
     return ["-m", "pip", *words[:1], "--disable-pip-version-check", "--progress-bar", "off", *words[1:]]
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from engine import AttentionConfig, EngineError
 from engine.core.errors import ModelNotInstalled
-from engine.models import DEFAULT_MODEL, GGUF_PREFIX, MODELS, model_info
+from engine.models import DEFAULT_MODEL, FOLDER_PREFIX, GGUF_PREFIX, MODELS, model_info
 
 from .session import SessionError, load_session
 
@@ -44,9 +44,11 @@ class SessionRead:
 
 
 def model_file(name: str) -> Path:
-    """The file of a ``gguf:`` model name; SessionError for an empty, relative, looping, missing or
-    non-regular path (without touching the registry: a refused name is never registered)."""
-    raw = name[len(GGUF_PREFIX):]
+    """The file of a ``gguf:`` model name (the folder of an ``hf:`` one); SessionError for an empty,
+    relative, looping, missing or non-regular path (without touching the registry: a refused name
+    is never registered)."""
+    folder = name.startswith(FOLDER_PREFIX)
+    raw = name[len(FOLDER_PREFIX if folder else GGUF_PREFIX):]
     if not raw.strip():
         raise SessionError("the session names a model file with an empty path ({name!r}); open the model with "
                            "File → Open model… and save the session again", name=name)
@@ -62,18 +64,34 @@ def model_file(name: str) -> Path:
     except (OSError, RuntimeError) as error:  # a symlink loop (RuntimeError before Python 3.13), no permission
         raise SessionError("the model file {path} named by the session cannot be read: {reason}", path=raw,
                            reason=getattr(error, "strerror", None) or str(error) or type(error).__name__) from None
-    if not stat.S_ISREG(info.st_mode):
+    if folder and not stat.S_ISDIR(info.st_mode):
+        raise SessionError("the model folder {path} named by the session is not a folder", path=raw)
+    if not folder and not stat.S_ISREG(info.st_mode):
         raise SessionError("the model file {path} named by the session is not a regular file", path=raw)
     return resolved
+
+
+def model_bytes(path: Path) -> int:
+    """The size of a model file, or of the files in a model folder (what loading it reads at most)."""
+    if not path.is_dir():
+        return path.stat().st_size
+    total = 0
+    for entry in os.scandir(path):  # a Hugging Face folder is flat: its files, no walk
+        try:
+            total += entry.stat().st_size if entry.is_file() else 0
+        except OSError:
+            continue
+    return total
 
 
 def check_model_name(name: str) -> tuple[str, Path | None]:
     """(registry name, model file or None) of a session's model; SessionError for an unknown one."""
     if not isinstance(name, str):
         raise SessionError("the session's view.{key} must be text", key="model")
-    if name.startswith(GGUF_PREFIX):
-        path = model_file(name)
-        return GGUF_PREFIX + str(path), path
+    for prefix in (GGUF_PREFIX, FOLDER_PREFIX):
+        if name.startswith(prefix):
+            path = model_file(name)
+            return prefix + str(path), path
     if name not in MODELS or MODELS[name].path:
         raise SessionError("the session uses the model {name!r}, which this version does not know (a newer "
                            "version may have written it); models known here: {choices}",
@@ -88,7 +106,7 @@ def read_session(path: str) -> SessionRead:
     view = dict(view, model=name)
     if file is None:
         return SessionRead(str(path), config, view)
-    return SessionRead(str(path), config, view, str(file), file.stat().st_size)
+    return SessionRead(str(path), config, view, str(file), model_bytes(file))
 
 
 def model_dimensions(name: str, config: AttentionConfig, progress=None) -> tuple[int, int, object]:

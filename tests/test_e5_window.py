@@ -97,7 +97,7 @@ def test_word_heatmap_is_the_roll_up_of_the_engine(window, request, name, text, 
 
 
 def test_word_view_in_the_toy_engine_and_the_view_state(window, tmp_path):
-    from engine.toy import compute
+    from engine import compute
 
     window.controller.set_config(window.controller.config.replace(text="小明喜欢苹果，她很高兴。"), immediate=True)
     window.controller.set_by_words(True)

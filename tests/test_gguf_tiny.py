@@ -87,7 +87,7 @@ def test_smollm_pre_tokenizer_keeps_every_digit_alone(tmp_path):
 
     def pieces(path):
         model = load_gguf(path)
-        ids, _ = model.tokenize(text)
+        ids = model.tokenize(text).input_ids
         return [model.tokenizer.spec.tokens[i] for i in ids]
 
     assert pieces(smollm) == ["Ġ", "1", "2", "3", "Ġ", "1", "2", "Ġ", "x", "1"]

@@ -56,7 +56,7 @@ def test_importing_and_running_the_engine_loads_no_qt():
     modules = ", ".join(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
                         for p in ENGINE_FILES)
     code = f"""import sys, engine, {modules}
-r = engine.toy.compute(engine.AttentionConfig(text="小明喜欢苹果 and more", d_model=8, heads=2, positional="rope"))
+r = engine.compute(engine.AttentionConfig(text="小明喜欢苹果 and more", d_model=8, heads=2, positional="rope"))
 r.explain(0, 1).to_text()"""
     assert loaded_qt_after(code) == []
 

@@ -49,7 +49,7 @@ def test_the_gif_has_one_frame_per_stage_and_every_frame_differs(pages, tmp_path
 
 def test_the_pages_hold_the_engines_numbers(pages):
     from app.presets import preset_config
-    from engine.toy import compute
+    from engine import compute
 
     result = compute(preset_config(XIAOMING))
     by_key = dict(zip(STAGE_KEYS, pages))

