@@ -3,7 +3,7 @@
 Issue 25.9: along the bottom, fourteen tabs were cut to "Vector d…", "Roll…" on a 1366-pixel
 screen, and a newcomer could not tell where to start. The bottom docks now belong to five
 groups (Basics, Steps, Labs, Model, Analysis); a switcher in the toolbar (and View → Panels,
-Ctrl+Alt+1…5) shows one group's docks as tabs and hides the others'. A hidden dock keeps its
+Ctrl+Alt+1…6) shows one group's docks as tabs and hides the others'. A hidden dock keeps its
 place in the tab row (Qt keeps a placeholder), so switching back restores it as it was.
 
 Code elsewhere that shows a dock (``dock.show(); dock.raise_()``: the player's F6, a decoder
@@ -23,6 +23,7 @@ GROUPS = (
     ("labs", QT_TRANSLATE_NOOP("DockGroups", "Labs"), ("positional", "scaling", "plane")),
     ("model", QT_TRANSLATE_NOOP("DockGroups", "Model"), ("layers", "words", "next", "lens")),
     ("analysis", QT_TRANSLATE_NOOP("DockGroups", "Analysis"), ("rollout", "ablation", "dashboard")),
+    ("evidence", QT_TRANSLATE_NOOP("DockGroups", "Evidence"), ("patching", "occlusion")),
 )
 # What each group holds, for the switcher's tooltips
 TIPS = {
@@ -32,11 +33,12 @@ TIPS = {
     "labs": QT_TRANSLATE_NOOP("DockGroups", "Positional encoding lab, Scaling lab, Vectors in the plane"),
     "model": QT_TRANSLATE_NOOP("DockGroups", "Trained models: Model layers, Across languages, Next token, Logit lens"),
     "analysis": QT_TRANSLATE_NOOP("DockGroups", "Rollout, Switch heads off, Head dashboard"),
+    "evidence": QT_TRANSLATE_NOOP("DockGroups", "Causal evidence: activation patching, leave-one-out"),
 }
 DEFAULT_GROUP = "basics"
 # share of the window's height the bottom area takes when a group is first shown (the player's charts and
 # the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at
-BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.45, "analysis": 0.46}
+BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.45, "analysis": 0.46, "evidence": 0.46}
 
 
 def _tr(text: str) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine import AttentionConfig, EngineError
-from engine.models import DEFAULT_MODEL, ENGLISH_MODEL, MULTILINGUAL_MODEL
+from engine.models import DECODER_MODEL, DEFAULT_MODEL, ENGLISH_MODEL, MULTILINGUAL_MODEL
 
 PRESET_DIR = Path(__file__).resolve().parent.parent / "resources" / "presets"
 STAGES = ("scores", "scaled", "weights")  # the controller's stages (app/controller.py)
@@ -321,7 +321,7 @@ MODEL_PRESETS: tuple[Preset, ...] = (
         dict(text="The animal didn't cross the street because it was too tired. It was the"),
         QT_TRANSLATE_NOOP("PresetCaption",
                           "A decoder reads the pronoun: its largest weight %1 → %2 is in layer %3, head %4: %5."),
-        "seed 000, Head4看：代词指代", focus="it", model="smollm2", key="animal",
+        "seed 000, Head4看：代词指代", focus="it", model=DECODER_MODEL, key="animal",
         evidence=(("rival", "street"),
                   ("pair", "The animal didn't cross the street because it was too tired. It was the",
                    "The animal didn't cross the street because it was too wide. It was the", None, " animal",

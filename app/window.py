@@ -456,9 +456,9 @@ class MainWindow(QMainWindow):
             action.setShortcuts([QKeySequence(key) for key in keys])
 
         lessons = menus.addMenu(self.tr("Le&ssons"))
-        self._action(lessons, self.tr("&Exercises: predict, then reveal…"), self.show_exercises, "F7",
+        self._action(lessons, self.tr("&Exercises: predict, then reveal…"), self.show_exercises, "Ctrl+Alt+X",
                      self.tr("Predict a score, a weight or a word, then see the app's answer and the worked arithmetic"))
-        self._action(lessons, self.tr("&Lesson path…"), self.show_lesson_path, "F8",
+        self._action(lessons, self.tr("&Lesson path…"), self.show_lesson_path, "Ctrl+Alt+L",
                      self.tr("Walk a tutorial's presets in its order, with a short text, next and previous"))
 
         presets = self.presets_menu = menus.addMenu(self.tr("&Presets"))

@@ -396,6 +396,8 @@ def test_every_panel_keeps_the_panel_contract(window):
         assert isinstance(panel, Panel), key
         panel.show_snapshot(window.controller.snapshot)
         panel.show_selection()
-        assert window.panels[key].supports("toy") and any(window.panels[key].supports(k) for k in KINDS)
+        trained_only = key in {"patching", "occlusion"}  # causal evidence needs trained weights (issue 21)
+        assert (trained_only or window.panels[key].supports("toy")) and any(window.panels[key].supports(k)
+                                                                            for k in KINDS)
     assert not window.panels["compare"].supports("encoder") and window.panels["layers"].supports("encoder")
     assert window.wait_until_idle(30)

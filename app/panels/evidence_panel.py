@@ -138,7 +138,7 @@ class PatchingPanel(Panel):
     # ------------------------------------------------------------------ panel contract
     def show_snapshot(self, snapshot) -> None:
         if snapshot is not None and not self.running:
-            decoder = model_info(snapshot.model).kind == "decoder"
+            decoder = model_info(snapshot.model).predicts_next_token
             self.answer.setEnabled(decoder)
             self.position.setEnabled(not decoder)
 
@@ -335,7 +335,7 @@ class OcclusionPanel(Panel):
 
     def show_snapshot(self, snapshot) -> None:
         if snapshot is not None:
-            self.answer.setEnabled(model_info(snapshot.model).kind == "decoder")
+            self.answer.setEnabled(model_info(snapshot.model).predicts_next_token)
         if self.result is not None and snapshot is not None and snapshot.result.config.text != self._text:
             self.caption.setText(self.tr("The text changed: press the button again for its leave-one-out."))
 

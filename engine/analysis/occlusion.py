@@ -42,7 +42,7 @@ class Answer:
 
 
 def is_decoder(model) -> bool:
-    return hasattr(model, "next_token_logits")
+    return model.facts.capabilities.next_token_logits  # declared (engine/models/contract.py)
 
 
 def answer_token(model, text: str) -> Answer:

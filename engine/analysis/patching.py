@@ -45,7 +45,7 @@ _POINT = {"resid_pre": "hook_resid_pre", "attn_out": "hook_attn_out", "mlp_out":
 
 def is_decoder_model(model) -> bool:
     """True for a model whose runs give next-token logits (a decoder)."""
-    return hasattr(model, "next_token_logits")
+    return model.facts.capabilities.next_token_logits  # declared (engine/models/contract.py)
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,7 +177,7 @@ class _Runner:
     def __init__(self, setup: PatchSetup) -> None:
         self.s = setup
         model = setup.model
-        from . import llama
+        from ..models import llama
 
         self.fast = setup.decoder and isinstance(getattr(model, "weights", None), llama.LlamaWeights)
         self._llama = llama

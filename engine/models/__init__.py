@@ -77,6 +77,7 @@ INSTALLED_SIZE_MB = {"minilm": 88, "smollm2": 94, "e5": 95}
 DEFAULT_MODEL = next(iter(MODELS))  # the toy engine: always installed
 ENGLISH_MODEL = "minilm"  # the pretrained English encoder the seeds' English examples open in (app/presets.py)
 MULTILINGUAL_MODEL = "e5"  # the pretrained encoder that reads Chinese: the seeds' Chinese examples (app/presets.py)
+DECODER_MODEL = "smollm2"  # the bundled decoder: the seeds' minimal pair told by next-token probabilities (app/presets.py)
 
 
 GGUF_PREFIX = "gguf:"  # a registry name for a local GGUF file: "gguf:" + its absolute path

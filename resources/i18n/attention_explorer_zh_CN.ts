@@ -601,6 +601,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>分析</translation>
     </message>
     <message>
+        <source>Evidence</source>
+        <translation>证据</translation>
+    </message>
+    <message>
         <source>Vector diffs, Matrices, Comparison: each token's vector before and after, the weights, two sentences</source>
         <translation>向量变化、矩阵、对比：每个词元前后的向量、权重矩阵、两个句子</translation>
     </message>
@@ -619,6 +623,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>Rollout, Switch heads off, Head dashboard</source>
         <translation>注意力展开、关闭注意力头、头仪表板</translation>
+    </message>
+    <message>
+        <source>Causal evidence: activation patching, leave-one-out</source>
+        <translation>因果证据：激活修补、逐个删除</translation>
     </message>
     <message>
         <source>Panels</source>
