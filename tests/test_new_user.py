@@ -614,8 +614,10 @@ def test_minilm_it_animal_preset_targets_animal_in_model_layers(window):
     window.docks["layers"].raise_()
     panel = window.panel("layers")
     assert window.wait_until_idle(60)
-    for _ in range(20):
+    deadline = time.monotonic() + 20  # the panel fills its combo when it is first shown (deferred turns)
+    while not panel.key_combo.currentText().endswith(" animal") and time.monotonic() < deadline:
         QApplication.processEvents()
+        time.sleep(0.01)
     assert panel.key_combo.currentText().endswith(" animal"), panel.key_combo.currentText()
     assert "“it” → “animal”" in panel.pair_map.plot.title.text
 
