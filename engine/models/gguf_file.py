@@ -96,17 +96,6 @@ def _import_gguf():
     return gguf
 
 
-def _import_gguf():
-    try:
-        import gguf
-    except ImportError:
-        raise ModelNotInstalled(
-            "reading GGUF model files needs the gguf package. Install it with: {command}",
-            command=GGUF_INSTALL_COMMAND,
-        ) from None
-    return gguf
-
-
 @dataclass(frozen=True)
 class TensorEntry:
     """A tensor of the directory, checked: its type is known and its bytes lie inside the file."""
