@@ -120,7 +120,7 @@ class PatchingPanel(Panel):
         self.head_map.cellClicked.connect(self._open_head)
         maps.addWidget(self.head_map, 2)
         layout.addLayout(maps, 1)
-        self.setMinimumHeight(360)
+        self.setMinimumHeight(240)  # fits the bottom area at 1366 × 768 (the grids shrink, the form stays)
         self._lane = self.lane("patching")
         self._lane.done.connect(self._on_done)
         self._lane.failed.connect(self._on_failed)
