@@ -12,13 +12,8 @@ SENTENCE = "The animal didn't cross the street because it was too tired."
 
 
 @pytest.fixture(scope="module")
-def decoder():
-    from engine.models import smollm2
-
-    try:
-        return smollm2.load_smollm2()
-    except EngineError as error:
-        pytest.skip(f"SmolLM2 not installed: {error}")
+def decoder(smollm2_model):
+    return smollm2_model  # loaded once per test process (tests/conftest.py)
 
 
 def _mean(trace) -> np.ndarray:

@@ -18,13 +18,8 @@ CORRUPT = "The Colosseum is in the city of"
 
 
 @pytest.fixture(scope="module")
-def decoder():
-    from engine.models import smollm2
-
-    try:
-        return smollm2.load_smollm2()
-    except EngineError as error:
-        pytest.skip(f"SmolLM2 not installed: {error}")
+def decoder(smollm2_model):
+    return smollm2_model  # loaded once per test process (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -318,15 +318,8 @@ def test_strongest_head_finds_the_largest_weight():
         find_token(["[CLS]", "[SEP]"], "[CLS]")
 
 
-def test_minilm_findings_fill_the_captions():
-    pytest.importorskip("tokenizers")
-    from engine.core.errors import ModelNotInstalled
-    from engine.models.minilm import load_minilm
-
-    try:
-        model = load_minilm()
-    except ModelNotInstalled:
-        pytest.skip("MiniLM is not installed")
+def test_minilm_findings_fill_the_captions(minilm_model):
+    model = minilm_model  # loaded once per test process (tests/conftest.py)
     found = {}
     for p in MODEL_PRESETS:
         if p.model != "minilm":
