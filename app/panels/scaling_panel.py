@@ -119,10 +119,13 @@ class ScalingPanel(Panel):
         self.sweep_canvas.setMinimumHeight(150)
         self.sweep_entropy = self._plot(self.sweep_canvas, 0, self.tr("mean row entropy (nats) vs d_k"))
         self.sweep_max = self._plot(self.sweep_canvas, 1, self.tr("mean largest weight vs d_k"))
+        # seed 001 “small input changes → large output changes” (item 1.28): the largest move of a row
+        self.sweep_change = self._plot(self.sweep_canvas, 2, self.tr("largest row change when one key grows 1 %"))
         ticks = [[(math.log2(d), str(d)) for d in SWEEP_D_MODELS]]
         self.sweep_curves = {}
         self.current_lines = []
-        for plot, quantity in ((self.sweep_entropy, "entropy"), (self.sweep_max, "max")):
+        for plot, quantity in ((self.sweep_entropy, "entropy"), (self.sweep_max, "max"),
+                               (self.sweep_change, "change_max")):
             plot.getAxis("bottom").setTicks(ticks)
             plot.setLabel("bottom", self.tr("d_k = d_model (one head, random weights)"))
             for variant, color, name in (("scaled", SCALED_COLOR, self.tr("÷√d_k")),
@@ -137,6 +140,10 @@ class ScalingPanel(Panel):
         self.sweep_reference = self.sweep_entropy.plot([], [], pen=REFERENCE_PEN, name=self.tr("uniform: log n"))
         self.sweep_max.setYRange(0, 1.02, padding=0)
         sweep_layout.addWidget(self.sweep_canvas, 1)
+        self.sensitivity = QLabel()  # the 1 % key change and the Jacobian's size at the last d_k
+        self.sensitivity.setObjectName("scalingSensitivity")
+        self.sensitivity.setWordWrap(True)
+        sweep_layout.addWidget(self.sensitivity)
 
         controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
         controller.selectionChanged.connect(self.show_selection)
@@ -198,6 +205,7 @@ class ScalingPanel(Panel):
             line.setVisible(False)
         self.summary.setText(self.tr("The Scaling lab runs the toy engine: choose “Toy engine” in the Model toolbar."))
         self.sweep_status.setText("")
+        self.sensitivity.setText("")
 
     def _request(self) -> None:
         snapshot = self.controller.snapshot
@@ -215,6 +223,7 @@ class ScalingPanel(Panel):
         if key != self._sweep_key:
             self._sweep_key = key
             self.sweep_points = []
+            self.sensitivity.setText("")
             self._sweep_running = True
             self._submit_sweep_point()
         self._show_current_line()
@@ -248,6 +257,14 @@ class ScalingPanel(Panel):
                 last.d_model, f"{last.largest_score:.1f}", f"{math.sqrt(last.d_model):.0f}",
                 f"{last.largest_score / math.sqrt(last.d_model):.2f}",
                 f"{last.max_unscaled:.3f}", f"{last.max_scaled:.3f}"))
+            self.sensitivity.setText(fill(self.tr(
+                "Sensitivity at d_k = %1: when one key's vector grows by 1 %, a row's weights move by at most %2 "
+                "without ÷√d_k, %3 with it (mean %4 / %5). The Jacobian of a row by its scores, ‖diag(w) − wwᵀ‖ "
+                "÷ divisor, averages %6 without, %7 with: a saturated row hardly moves, but a row near a tie "
+                "jumps — the tutorial's “small change, large change” holds only for those rows."),
+                last.d_model, f"{last.change_max_unscaled:.4f}", f"{last.change_max_scaled:.4f}",
+                f"{last.change_unscaled:.4f}", f"{last.change_scaled:.4f}",
+                f"{last.jacobian_unscaled:.4f}", f"{last.jacobian_scaled:.4f}"))
 
     def _on_compare_failed(self, error) -> None:
         self._current_waiting = False
@@ -304,7 +321,9 @@ class ScalingPanel(Panel):
             self.sweep_reference.setData([low, high], [points[0].uniform_entropy] * 2)
             top = max(points[0].uniform_entropy, max(p.entropy_scaled for p in points), 0.1)
             self.sweep_entropy.setYRange(0, top * 1.08, padding=0)
-            for plot in (self.sweep_entropy, self.sweep_max):
+            top_change = max(max(p.change_max_scaled for p in points), max(p.change_max_unscaled for p in points))
+            self.sweep_change.setYRange(0, max(top_change, 1e-3) * 1.08, padding=0)
+            for plot in (self.sweep_entropy, self.sweep_max, self.sweep_change):
                 plot.setXRange(low - 0.3, high + 0.3, padding=0)
 
     def _show_current_line(self) -> None:

@@ -14,6 +14,7 @@ Every number comes from :func:`engine.toy.compute`; nothing here re-implements a
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -237,6 +238,54 @@ class ScalingPoint:
     largest_score: float  # largest |q·k| (seed 000: "点积可能 100 200 300")
     n: int  # tokens
     uniform_entropy: float  # mean over rows of log(visible keys): log n without a mask
+    # seed 001 “输入的微小变化会导致输出的巨大变化”: see key_sensitivity (defaults: older callers)
+    change_scaled: float = 0.0  # mean over (key, row) of how much a row moves when one key grows 1 %
+    change_unscaled: float = 0.0
+    change_max_scaled: float = 0.0  # the largest such move over every (key, row)
+    change_max_unscaled: float = 0.0
+    jacobian_scaled: float = 0.0  # mean over rows of ‖∂w/∂(q·k)‖_F, the softmax row's Jacobian by the raw scores
+    jacobian_unscaled: float = 0.0
+
+
+SENSITIVITY_GROWTH = 0.01  # one key's vector grows by 1 %
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """How much the attention rows move for a small change of the input, one head."""
+
+    change: np.ndarray  # (n keys, n rows) ½·Σ|w' − w| of each row when key j's vector grows by ``growth``
+    jacobian: np.ndarray  # (n rows,) ‖∂w_i/∂s_i‖_F, s_i = row i's raw scores q_i·k (÷ divisor inside)
+    growth: float
+
+
+def _softmax_rows(scores: np.ndarray) -> np.ndarray:
+    top = np.max(scores, axis=-1, keepdims=True)
+    exps = np.exp(scores - top)  # masked −∞ → 0
+    return exps / exps.sum(axis=-1, keepdims=True)
+
+
+def key_sensitivity(scores: np.ndarray, divisor: float, mask: np.ndarray | None = None,
+                    growth: float = SENSITIVITY_GROWTH) -> Sensitivity:
+    """Seed 001's “small input changes → large output changes”, measured on one head.
+
+    ``scores`` (n, n): the raw q·k. Growing key j's vector by ``growth`` (k_j → (1 + growth)·k_j, a
+    change of its input x_j the projection passes on linearly) multiplies column j of the scores by
+    (1 + growth); each row's softmax moves by the total variation ½·Σ|w' − w| (0 … 1). The Jacobian
+    of row i by its raw scores is (diag(w_i) − w_i·w_iᵀ) ÷ divisor: its size says how far the row
+    moves per unit of score. With ÷√d_k the divisor is √d_k; without, 1.
+    """
+    s = np.asarray(scores, dtype=np.float64) / float(divisor)  # (n, n)
+    n = s.shape[0]
+    if mask is not None:
+        s = np.where(mask, -np.inf, s)
+    w = _softmax_rows(s)  # (n, n)
+    bumped = np.broadcast_to(s, (n, n, n)).copy()  # (key j, row i, key)
+    keys = np.arange(n)
+    bumped[keys, :, keys] *= 1.0 + growth  # column j of copy j; −∞ stays −∞
+    change = 0.5 * np.abs(_softmax_rows(bumped) - w[None]).sum(axis=-1)  # (j, i)
+    jacobian = (w[:, :, None] * np.eye(n)[None] - w[:, :, None] * w[:, None, :]) / float(divisor)  # (i, n, n)
+    return Sensitivity(change, np.sqrt((jacobian ** 2).sum(axis=(1, 2))), float(growth))
 
 
 def scaling_point(config: AttentionConfig, d_model: int) -> ScalingPoint:
@@ -247,6 +296,9 @@ def scaling_point(config: AttentionConfig, d_model: int) -> ScalingPoint:
     entropy_scaled, max_scaled = softmax_stats(scaled.weights)
     entropy_unscaled, max_unscaled = softmax_stats(unscaled.weights)
     visible = scaled.scores[0] if scaled.mask is None else scaled.scores[0][~scaled.mask]
+    divisor = math.sqrt(scaled.config.d_k) * scaled.config.temperature  # temperature is 1 in the sweep
+    with_scale = key_sensitivity(scaled.scores[0], divisor, scaled.mask)
+    without = key_sensitivity(unscaled.scores[0], unscaled.config.temperature, unscaled.mask)
     return ScalingPoint(
         d_model=int(d_model),
         entropy_scaled=float(entropy_scaled.mean()),
@@ -257,6 +309,12 @@ def scaling_point(config: AttentionConfig, d_model: int) -> ScalingPoint:
         largest_score=float(np.abs(visible).max()),
         n=scaled.n,
         uniform_entropy=float(uniform_entropy(scaled).mean()),
+        change_scaled=float(with_scale.change.mean()),
+        change_unscaled=float(without.change.mean()),
+        change_max_scaled=float(with_scale.change.max()),
+        change_max_unscaled=float(without.change.max()),
+        jacobian_scaled=float(with_scale.jacobian.mean()),
+        jacobian_unscaled=float(without.jacobian.mean()),
     )
 
 
