@@ -115,3 +115,64 @@ def test_doc_1_28_the_sweep_point_reports_it_for_both_variants():
     assert point.jacobian_unscaled == pytest.approx(without.jacobian.mean())
     # saturated rows barely move: the unscaled Jacobian is smaller than the scaled one at 512
     assert point.jacobian_unscaled < point.jacobian_scaled
+
+
+# ------------------------------------------------------------------ 1.40: the movie sum
+def test_doc_1_40_the_partial_movie_sum():
+    from engine.toy.movie_sum import movie_sum
+
+    result = movie_sum()
+    # by hand from the seed's text: 0.25·[8, 2, 121] + 0.20·[7, 1, 169]
+    expected = [0.25 * 8 + 0.20 * 7, 0.25 * 2 + 0.20 * 1, 0.25 * 121 + 0.20 * 169]
+    assert result.partial.tolist() == pytest.approx(expected)
+    assert result.partial.tolist() == pytest.approx([3.4, 0.7, 64.05])
+    assert result.titles == ("星球大战", "星际穿越") and result.missing == ("落魄大厨",)
+    assert result.covered == pytest.approx(0.45)
+    seed = (__import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "seeds")
+    text = next(seed.glob("001_*.txt"), None) if seed.is_dir() else None
+    if text is not None:  # the numbers are the seed's own
+        body = text.read_text(encoding="utf-8")
+        assert "星球大战 → [冒险 8，幽默 2，121 分钟]" in body and "星际穿越 → [冒险 7，幽默 1，169" in body
+        assert "25% 星球大战、20% 星际穿越、10% 落魄大厨" in body
+
+
+# ------------------------------------------------------------------ the views, in a window
+def test_the_three_lesson_views_open_from_the_menu_module(window, qtbot):
+    from PySide6.QtWidgets import QMenu
+
+    from app import lesson_views
+    from app.diagram_view import BOXES
+    from app.panels.player_panel import STAGE_KEYS
+
+    menu = QMenu()
+    actions = lesson_views.add_lesson_views(window, menu)
+    assert len(actions) == 3
+    actions[0].trigger()
+    dialog = window.parallel_dialog
+    dialog.n_box.setValue(64)
+    dialog.d_box.setValue(16)
+    dialog.measure()
+    qtbot.waitUntil(dialog.is_idle, timeout=20000)
+    assert dialog.table.item(0, 0).text() == "1" and dialog.table.item(0, 1).text() == "64"
+    assert dialog.table.item(1, 0).text() == f"{64 * 64 * 16:,}"
+    actions[2].trigger()
+    qtbot.waitUntil(lambda: window.movie_sum_dialog.result is not None, timeout=10000)
+    assert "[3.4, 0.7, 64.05]" in window.movie_sum_dialog.sum_label.text()
+    actions[1].trigger()
+    diagram = window.diagram_dialog
+    # every stage of the player has a box, and clicking a box opens the player at that stage
+    assert {key for _label, key, *_rest in BOXES} == set(STAGE_KEYS)
+    for box in diagram.boxes:
+        diagram._clicked(box.key)
+        assert window.show_player().stage_key == box.key
+        assert diagram.current == STAGE_KEYS.index(box.key)
+        outlined = [b.key for b in diagram.boxes if b.pen().width() == 3]
+        assert set(outlined) == {box.key}
+    # a real click on a box's centre
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    diagram.view.ensureVisible(diagram.boxes[3])
+    centre = diagram.view.mapFromScene(diagram.boxes[3].sceneBoundingRect().center())
+    QTest.mouseClick(diagram.view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+    assert window.show_player().stage_key == diagram.boxes[3].key == "scores"
