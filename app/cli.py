@@ -427,9 +427,9 @@ def _export_steps(options) -> None:
     suffix = os.path.splitext(options.out)[1].lower()
     if suffix not in (".gif", ".mp4", ".pdf"):
         raise UsageError(f"--steps writes .gif, .mp4 or .pdf; got {options.out!r}")
-    if not model_info(options.model).configurable:
-        raise UsageError(f"--steps shows the toy engine's stages; --model {options.model} is not supported yet")
     _check_output(options.out)
+    if not model_info(options.model).configurable:
+        return _export_model_steps(options)
     settings = {name: getattr(options, name)
                 for name in ("text", "tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights")
                 if getattr(options, name) is not None}
@@ -445,6 +445,36 @@ def _export_steps(options) -> None:
     pages = stages_of(config, head=0 if head == "all" else head)
     export_steps(pages, options.out, title=config.text)
     _report(f"wrote {options.out}: {len(pages)} stages")
+
+
+def _export_model_steps(options) -> None:
+    """``export --steps --model M``: the player's stages of a pretrained model's ``--layer`` (default 0),
+    as the window's player shows them (its Q, K, V, scores and weights of that layer)."""
+    given = [f"--{name.replace('_', '-')}" for name in TOY_ONLY if getattr(options, name) is not None]
+    if options.no_scale:
+        given.append("--no-scale")
+    if given:
+        raise UsageError(f"{', '.join(given)}: options of the toy engine, not used by --model {options.model}")
+    from engine import AttentionConfig
+    from engine.models import model_info
+    from engine.text.text_rule import require_visible_text
+
+    require_visible_text(options.text)
+    from .minilm_mode import model as loaded_model
+
+    entry = model_info(options.model)
+    facts = loaded_model(options.model).facts  # loaded once, in the cache the player's worker reads
+    layer = 0 if options.layer is None else options.layer
+    if not 0 <= layer < facts.layers:
+        raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {facts.layers - 1}")
+    head = _parse_head(options.head, facts.heads)
+    _image_exporter()  # names a missing Qt now
+    from .step_export import export_steps, stages_of
+
+    pages = stages_of(AttentionConfig(text=options.text), head=0 if head == "all" else head, model=options.model,
+                      layer=layer, timeout=600.0)
+    export_steps(pages, options.out, title=f"{entry.title}, layer {layer}")  # the sentence: the tokens stage
+    _report(f"wrote {options.out}: {len(pages)} stages ({entry.title}, layer {layer})")
 
 
 def patch_parser() -> argparse.ArgumentParser:

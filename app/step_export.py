@@ -53,9 +53,11 @@ def grab_stages(panel) -> list[StagePage]:
     return pages
 
 
-def stages_of(config, *, head: int = 0, focus: int = 0, size=FRAME_SIZE, timeout: float = 60.0) -> list[StagePage]:
+def stages_of(config, *, head: int = 0, focus: int = 0, size=FRAME_SIZE, timeout: float = 60.0,
+              model: str | None = None, layer: int = 0) -> list[StagePage]:
     """The player's stages for ``config``, drawn offscreen (command line): a controller computes it
-    in its worker as in the window; the player grabs each stage."""
+    in its worker as in the window; the player grabs each stage. ``model``: a pretrained model of
+    the registry (its ``layer``, config.text the sentence), as the window's player shows it."""
     from PySide6.QtWidgets import QApplication
 
     from .controller import Controller
@@ -69,6 +71,8 @@ def stages_of(config, *, head: int = 0, focus: int = 0, size=FRAME_SIZE, timeout
         panel.resize(*size)
         panel.setAttribute(_dont_show(), True)  # drawn for grab(), never on a screen
         panel.show()
+        if model is not None:
+            controller.set_model(model, layer)  # recomputes when the model differs from the toy engine
         controller.recompute()
         deadline = time.monotonic() + timeout
         while not (controller.is_idle() and controller.snapshot is not None

@@ -115,3 +115,36 @@ def test_the_window_exports_the_steps_from_the_file_menu(window, qtbot, tmp_path
     assert window.export_steps(str(path))
     qtbot.waitUntil(path.exists, timeout=30000)
     assert len(re.findall(rb"/Type\s*/Page\b", path.read_bytes())) == len(STAGE_KEYS)
+
+
+def test_the_steps_of_a_real_model_follow_its_player(minilm_model, tmp_path, capsys):
+    """issue 24 leftover 5: the player shows MiniLM's layer (its Q, K, V, scores, weights), so
+    ``export --steps --model minilm`` writes those stages; the weights page holds the model's own."""
+    from app.cli import main
+
+    text = "I ate the cake and it was delicious."
+    out = tmp_path / "minilm.gif"
+    code = main(["main.py", "export", "--steps", "--model", "minilm", "--text", text, "--layer", "5",
+                 "--head", "11", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    frames = gif_frames(out)
+    assert len(frames) == len(STAGE_KEYS)
+    for i in range(len(frames) - 1):
+        assert np.any(frames[i] != frames[i + 1], axis=2).mean() > 0.001
+    from app.step_export import stages_of
+    from engine import AttentionConfig
+
+    pages = dict(zip(STAGE_KEYS, stages_of(AttentionConfig(text=text), head=11, model="minilm", layer=5)))
+    trace = minilm_model.run(text)
+    weights = np.asarray(trace.attentions[5, 11], dtype=np.float64)  # (n, n) layer 5 head 11
+    np.testing.assert_allclose(pages["weights"].matrices["weights"], weights, atol=1e-6)
+    # independently: softmax of the page's own scaled scores, row by row in float64
+    scaled = np.asarray(pages["scaled"].matrices["scaled"], dtype=np.float64)
+    by_hand = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(pages["weights"].matrices["weights"], by_hand / by_hand.sum(axis=1, keepdims=True),
+                               atol=1e-5)
+    # toy-only options are refused in one line, exit 2
+    code = main(["main.py", "export", "--steps", "--model", "minilm", "--text", text, "--heads", "2",
+                 "--out", str(tmp_path / "x.pdf")])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == "error: --heads: options of the toy engine, not used by --model minilm"
