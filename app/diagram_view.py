@@ -10,7 +10,9 @@ player's current stage is outlined. Drawing only: no numbers are computed here.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+import html
+
+from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import (
     QDialog, QGraphicsItem, QGraphicsRectItem, QGraphicsScene, QGraphicsTextItem, QGraphicsView, QLabel, QVBoxLayout,
@@ -62,10 +64,12 @@ class StageBox(QGraphicsRectItem):
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, False)
         self.setToolTip(stage_name)
-        text = QGraphicsTextItem(self)
-        text.setTextWidth(BOX_W - 8)
-        text.setHtml(f"<div align='center'><b>{label}</b><br/><span style='color:#555'>{stage_name}</span></div>")
-        text.setPos(4, 3)
+        self.text = QGraphicsTextItem(self)  # kept: the wrapper must live as long as the box
+        self.text.setTextWidth(BOX_W - 8)
+        self.text.setDefaultTextColor(QColor("#111111"))
+        self.text.setHtml(f"<div align='center'><b>{html.escape(label)}</b><br/>"
+                          f"<span style='color:#555'>{html.escape(stage_name)}</span></div>")
+        self.text.setPos(4, 3)
 
     def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt name
         self._on_click(self.key)
@@ -96,7 +100,7 @@ class DiagramDialog(QDialog):
         names = dict(zip(STAGE_KEYS, stage_names))
         self.boxes: list[StageBox] = []
         for label, key, column, row, colour in BOXES:
-            box = StageBox(self.tr(label), names[key], key, colour, self._clicked)
+            box = StageBox(QCoreApplication.translate("Diagram", label), names[key], key, colour, self._clicked)
             box.setPos(box_position(column, row))
             self.scene.addItem(box)
             self.boxes.append(box)

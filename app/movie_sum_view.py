@@ -62,6 +62,7 @@ class MovieSumDialog(QDialog):
         for offset, title in enumerate(result.missing):
             row = len(result.titles) + offset
             self.table.setItem(row, 0, QTableWidgetItem(title))
+            self.table.setItem(row, 1, QTableWidgetItem(_number(result.missing_weights[offset])))
             self.table.setItem(row, 2, QTableWidgetItem(self.tr("cut off in the text")))
         self.table.resizeColumnsToContents()
         terms = " + ".join(f"{_number(w)}·{vector(v)}" for w, v in zip(result.weights, result.values))

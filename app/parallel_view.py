@@ -17,7 +17,7 @@ from .i18n import error_text
 from .text import fill
 
 LANE = "sequential"
-DEFAULT_N, DEFAULT_D = 512, 64
+DEFAULT_N, DEFAULT_D = 256, 128  # n = 2d: both do the same number of multiply-adds
 
 
 class ParallelDialog(QDialog):
@@ -38,7 +38,8 @@ class ParallelDialog(QDialog):
             "units does them together. An RNN's state h_t = tanh(h_{t−1}·W_h + x_t·W_x) needs the previous state: "
             "n steps, one after another, however many units there are. The counts below are exact; the times are "
             "measured with NumPy on this computer's CPU (no GPU here), the best of 3 runs, and change with the "
-            "machine and its load."))
+            "machine and its load — on a busy CPU they can even come out the other way. At n = 2d both do the "
+            "same number of multiply-adds."))
         caption.setWordWrap(True)
         layout.addWidget(caption)
         form = QFormLayout()
@@ -58,12 +59,12 @@ class ParallelDialog(QDialog):
         self.measure_button.clicked.connect(self.measure)
         row.addWidget(self.measure_button)
         layout.addLayout(row)
-        self.table = QTableWidget(4, 2)
+        self.table = QTableWidget(5, 2)
         self.table.setObjectName("parallelTable")
         self.table.setHorizontalHeaderLabels([self.tr("Attention: Q·Kᵀ"), self.tr("RNN: n steps")])
         self.table.setVerticalHeaderLabels([self.tr("Steps that wait for the previous one"),
                                             self.tr("Multiply-adds"), self.tr("Independent dot products"),
-                                            self.tr("Measured time")])
+                                            self.tr("Measured time"), self.tr("Time per multiply-add")])
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setMinimumHeight(150)
         layout.addWidget(self.table)
@@ -91,7 +92,9 @@ class ParallelDialog(QDialog):
         cells = ((str(c.attention_steps), str(c.rnn_steps)),
                  (f"{c.attention_multiply_adds:,}", f"{c.rnn_multiply_adds:,}"),
                  (f"{c.attention_dot_products:,}", self.tr("— (each step waits)")),
-                 (self._time(c.attention_seconds), self._time(c.rnn_seconds)))
+                 (self._time(c.attention_seconds), self._time(c.rnn_seconds)),
+                 (f"{c.attention_seconds / c.attention_multiply_adds * 1e9:.3g} ns",
+                  f"{c.rnn_seconds / c.rnn_multiply_adds * 1e9:.3g} ns"))
         for row, values in enumerate(cells):
             for column, text in enumerate(values):
                 self.table.setItem(row, column, QTableWidgetItem(text))

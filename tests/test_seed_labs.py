@@ -126,7 +126,7 @@ def test_doc_1_40_the_partial_movie_sum():
     expected = [0.25 * 8 + 0.20 * 7, 0.25 * 2 + 0.20 * 1, 0.25 * 121 + 0.20 * 169]
     assert result.partial.tolist() == pytest.approx(expected)
     assert result.partial.tolist() == pytest.approx([3.4, 0.7, 64.05])
-    assert result.titles == ("星球大战", "星际穿越") and result.missing == ("落魄大厨",)
+    assert result.titles == ("星球大战", "星际穿越") and result.missing == ("落魄大厨",) and result.missing_weights == (0.1,)
     assert result.covered == pytest.approx(0.45)
     seed = (__import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "seeds")
     text = next(seed.glob("001_*.txt"), None) if seed.is_dir() else None

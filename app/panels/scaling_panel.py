@@ -108,6 +108,8 @@ class ScalingPanel(Panel):
         sweep_layout = QVBoxLayout(sweep)
         sweep_layout.setContentsMargins(0, 0, 0, 0)
         charts.addWidget(sweep)
+        charts.setStretchFactor(0, 2)  # the sweep has three plots, the current sentence two
+        charts.setStretchFactor(1, 3)
 
         self.sweep_status = QLabel()
         self.sweep_status.setObjectName("sweepStatus")
@@ -120,7 +122,7 @@ class ScalingPanel(Panel):
         self.sweep_entropy = self._plot(self.sweep_canvas, 0, self.tr("mean row entropy (nats) vs d_k"))
         self.sweep_max = self._plot(self.sweep_canvas, 1, self.tr("mean largest weight vs d_k"))
         # seed 001 “small input changes → large output changes” (item 1.28): the largest move of a row
-        self.sweep_change = self._plot(self.sweep_canvas, 2, self.tr("largest row change when one key grows 1 %"))
+        self.sweep_change = self._plot(self.sweep_canvas, 2, self.tr("row change, key +1 %"))
         ticks = [[(math.log2(d), str(d)) for d in SWEEP_D_MODELS]]
         self.sweep_curves = {}
         self.current_lines = []
@@ -139,11 +141,16 @@ class ScalingPanel(Panel):
             self.current_lines.append(line)
         self.sweep_reference = self.sweep_entropy.plot([], [], pen=REFERENCE_PEN, name=self.tr("uniform: log n"))
         self.sweep_max.setYRange(0, 1.02, padding=0)
-        sweep_layout.addWidget(self.sweep_canvas, 1)
         self.sensitivity = QLabel()  # the 1 % key change and the Jacobian's size at the last d_k
         self.sensitivity.setObjectName("scalingSensitivity")
         self.sensitivity.setWordWrap(True)
+        self.sensitivity.setToolTip(self.tr(
+            "Seed 001: “small input changes make large output changes.” Growing one key's vector by 1 % multiplies "
+            "its column of scores by 1.01; each row's weights move by ½·Σ|w′ − w|. Without ÷√d_k the scores are "
+            "large: most rows are saturated (their Jacobian diag(w) − wwᵀ is near 0) and hardly move, while a row "
+            "whose two largest scores nearly tie can swing. The plot shows the largest move at each d_k."))
         sweep_layout.addWidget(self.sensitivity)
+        sweep_layout.addWidget(self.sweep_canvas, 1)
 
         controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
         controller.selectionChanged.connect(self.show_selection)
@@ -258,13 +265,10 @@ class ScalingPanel(Panel):
                 f"{last.largest_score / math.sqrt(last.d_model):.2f}",
                 f"{last.max_unscaled:.3f}", f"{last.max_scaled:.3f}"))
             self.sensitivity.setText(fill(self.tr(
-                "Sensitivity at d_k = %1: when one key's vector grows by 1 %, a row's weights move by at most %2 "
-                "without ÷√d_k, %3 with it (mean %4 / %5). The Jacobian of a row by its scores, ‖diag(w) − wwᵀ‖ "
-                "÷ divisor, averages %6 without, %7 with: a saturated row hardly moves, but a row near a tie "
-                "jumps — the tutorial's “small change, large change” holds only for those rows."),
-                last.d_model, f"{last.change_max_unscaled:.4f}", f"{last.change_max_scaled:.4f}",
-                f"{last.change_unscaled:.4f}", f"{last.change_scaled:.4f}",
-                f"{last.jacobian_unscaled:.4f}", f"{last.jacobian_scaled:.4f}"))
+                "d_k = %1, one key's vector +1 %: a row moves by at most %2 without ÷√d_k, %3 with it; the row's "
+                "Jacobian ‖∂w/∂(q·k)‖ averages %4 without, %5 with. Saturated rows hardly move; rows near a tie jump."),
+                last.d_model, f"{last.change_max_unscaled:.3f}", f"{last.change_max_scaled:.3f}",
+                f"{last.jacobian_unscaled:.3f}", f"{last.jacobian_scaled:.3f}"))
 
     def _on_compare_failed(self, error) -> None:
         self._current_waiting = False

@@ -31,6 +31,7 @@ class MovieSum:
     partial: np.ndarray  # (3,) Σ of the terms: the output row without the missing movies
     covered: float  # Σ of the weights used (0.45): the share of the mix the partial sum stands for
     missing: tuple[str, ...]  # movies with a weight but no vector
+    missing_weights: tuple[float, ...]  # their weights (落魄大厨 0.10)
 
 
 def movie_sum(movies=MOVIES) -> MovieSum:
@@ -40,4 +41,5 @@ def movie_sum(movies=MOVIES) -> MovieSum:
     values = np.array([values for _t, _w, values in complete], dtype=np.float64)  # (m, 3)
     terms = weights[:, None] * values  # (m, 3)
     return MovieSum(tuple(title for title, _w, _v in complete), weights, values, terms, terms.sum(axis=0),
-                    float(weights.sum()), tuple(title for title, _w, values in movies if values is None))
+                    float(weights.sum()), tuple(title for title, _w, values in movies if values is None),
+                    tuple(float(weight) for _t, weight, values in movies if values is None))
