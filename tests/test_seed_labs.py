@@ -176,3 +176,21 @@ def test_the_three_lesson_views_open_from_the_menu_module(window, qtbot):
     centre = diagram.view.mapFromScene(diagram.boxes[3].sceneBoundingRect().center())
     QTest.mouseClick(diagram.view.viewport(), Qt.MouseButton.LeftButton, pos=centre)
     assert window.show_player().stage_key == diagram.boxes[3].key == "scores"
+
+
+# ------------------------------------------------------------------ the document's figures for these items
+def test_doc_1_28_figures_as_printed():
+    cake = AttentionConfig(text="I ate the cake and it was delicious.")
+    at512, at1024 = scaling_point(cake, 512), scaling_point(cake, 1024)
+    printed = lambda value: f"{value:.3f}"  # noqa: E731
+    assert (printed(at512.change_max_unscaled), printed(at512.change_max_scaled)) == ("0.007", "0.008")
+    assert (printed(at1024.change_max_unscaled), printed(at1024.change_max_scaled)) == ("0.063", "0.011")
+    assert (printed(at1024.jacobian_unscaled), printed(at1024.jacobian_scaled)) == ("0.038", "0.011")
+    xiaoming = scaling_point(AttentionConfig(text="小明喜欢苹果"), 1024)
+    assert (printed(xiaoming.change_max_unscaled), printed(xiaoming.change_max_scaled)) == ("0.000", "0.004")
+
+
+def test_doc_0_26_figures_as_printed():
+    result = compare_sequential(256, 128, repeats=1)
+    assert (result.attention_steps, result.attention_dot_products, result.attention_multiply_adds) == (1, 65536, 8388608)
+    assert (result.rnn_steps, result.rnn_multiply_adds) == (256, 8388608)
