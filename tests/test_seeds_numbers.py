@@ -422,3 +422,17 @@ def test_the_helpers_can_fail():
     with pytest.raises(AssertionError):
         in_rows("0.14", "20.8")
     assert printed(-0.0812) == "−0.081"
+
+
+def test_item_4_3_three_tokens_by_whitespace_four_by_jieba():
+    assert compute(by_title("three tokens").config()).token_texts == ["我", "喜欢", "深度学习"]
+    assert len(compute(by_title("(jieba)").config()).token_texts) == 4
+    in_rows("4.3", "3", "4")
+
+
+def test_item_1_9_eleven_boxes_for_the_players_nine_stages():
+    from app.diagram_view import BOXES
+    from app.panels.player_panel import STAGE_KEYS
+
+    assert len(BOXES) == 11 and len(STAGE_KEYS) == 9 and {key for _l, key, *_r in BOXES} == set(STAGE_KEYS)
+    in_rows("1.9", "11", "9")
