@@ -436,3 +436,100 @@ def test_item_1_9_eleven_boxes_for_the_players_nine_stages():
 
     assert len(BOXES) == 11 and len(STAGE_KEYS) == 9 and {key for _l, key, *_r in BOXES} == set(STAGE_KEYS)
     in_rows("1.9", "11", "9")
+
+
+# ============================================================================ the meaning presets' table (issue 21)
+def meaning_rows(prefix: str) -> list[str]:
+    """The issue-21 table's row starting with ``prefix`` in both documents (the row with a mark)."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    rows = []
+    for name in ("SEEDS.md", "SEEDS.zh.md"):
+        found = [line for line in (docs / name).read_text(encoding="utf-8").splitlines()
+                 if line.startswith(f"| {prefix}") and "**[" in line]
+        assert len(found) == 1, (name, prefix, found)
+        rows.append(found[0])
+    return rows
+
+
+def has(rows, *texts) -> None:
+    for row in rows:
+        for text in texts:
+            assert text in row, (text, row)
+
+
+def test_meaning_table_minilm_it_cake_column(minilm_model):
+    from engine.analysis import pronoun_evidence as pe
+
+    trace = minilm_model.run(CAKE)
+    finding = _strongest(trace, "it", "cake")
+    col = pe.column(trace, "it", "cake", finding.layer, finding.head)
+    assert (col.rows_with_key_top, len(col.weights), col.top, f"{col.top_weight:.2f}", col.query_rank) == \
+        (11, 11, "the", "0.74", 4)
+    has(meaning_rows("MiniLM it → cake"), "L5H11", "0.636", "11", "0.74", "4")
+
+
+def test_meaning_table_minilm_it_animal(minilm_model):
+    from engine.analysis import pronoun_evidence as pe
+
+    trace = minilm_model.run(ANIMAL)
+    finding = _strongest(trace, "it", "animal")
+    c = pe.contrast(trace, "it", "animal", "street")
+    col = pe.column(trace, "it", "animal", finding.layer, finding.head)
+    assert (c.heads, c.key_wins, c.key_top, c.rival_top) == (72, 36, 3, 1)
+    assert (f"{float(col.weights[trace.token_texts.index('it')]):.2f}", col.rows_with_key_top, len(col.weights)) == \
+        ("0.68", 3, 16)
+    ev = pe.minimal_pair(minilm_model, ANIMAL, ANIMAL.replace("tired", "wide"), query="it")
+    share = lambda value: f"{pe.restored_share(value, ev):.2f}"  # noqa: E731
+    assert (f"{ev.corrupt:.3f}", share(ev.word_restored[0]), share(ev.word_restored[-1]),
+            share(ev.query_restored[-1]), pe.crossover_layer(ev)) == ("0.851", "1.00", "0.50", "0.67", 3)
+    rows = meaning_rows("MiniLM it → animal")
+    has(rows, "L3H1", "0.677", "72", "36", "0.68", "0.851", "1.00", "0.50", "0.67")
+    has(rows[:1], "only 36", "3 heads", "*street* in 1", "3 of 16 rows", "from layer 3")
+
+
+def test_meaning_table_e5_she_and_the_cat(e5_model):
+    from app.minilm_mode import trace
+    from app.multilingual import WordTrace
+    from engine.analysis import pronoun_evidence as pe
+
+    text = "小明把苹果给了小红，她很高兴。"
+    words = WordTrace(trace("e5", text), text)
+    finding = _strongest(words, "她", "小红")
+    c = pe.contrast(words, "她", "小红", "小明")
+    col = pe.column(words, "她", "小红", finding.layer, finding.head)
+    assert (c.heads, c.key_wins, c.key_top, c.rival_top) == (144, 61, 7, 8)
+    assert (f"{c.rival_best[2]:.3f}", c.rival_best[:2]) == ("0.473", (8, 8))
+    assert (col.rows_with_key_top, len(col.weights), col.top, f"{col.top_weight:.2f}", col.query_rank) == \
+        (7, 11, "小明", "0.41", 5)
+    ev = pe.minimal_pair(e5_model, "小明把苹果给了小刚，他饿了。", "小明把苹果给了小刚，他饱了。", query="他")
+    share = lambda value: f"{pe.restored_share(value, ev):.2f}"  # noqa: E731
+    assert (f"{ev.corrupt:.3f}", share(ev.word_restored[0]), share(ev.word_restored[-1]),
+            share(ev.query_restored[-1]), pe.crossover_layer(ev)) == ("0.991", "1.00", "0.30", "0.62", 11)
+    has(meaning_rows("e5 她 → 小红"), "L11H4", "0.319", "0.473", "L8H8", "61", "144", "0.41", "0.991", "1.00", "0.30",
+        "0.62")
+    cat = WordTrace(trace("e5", "猫追老鼠"), "猫追老鼠")
+    chase = _strongest(cat, "追", "老鼠")
+    matrix = np.asarray(cat.layers[chase.layer].weights, dtype=np.float64)[chase.head]
+    by_hand = sum(float(matrix[i, i + 1]) for i in range(1, matrix.shape[0] - 1)) / (matrix.shape[0] - 2)
+    assert pe.next_word_share(matrix) == pytest.approx(by_hand)
+    assert ((chase.layer, chase.head), f"{chase.weight:.2f}", f"{by_hand:.2f}") == ((2, 6), "1.00", "0.83")
+    has(meaning_rows("e5 猫追老鼠"), "L2H6", "1.00", "0.83")
+
+
+def test_meaning_table_smollm2(smollm2_model):
+    from engine.analysis import pronoun_evidence as pe
+
+    text = "The animal didn't cross the street because it was too tired. It was the"
+    wide = text.replace("tired", "wide")
+    trace = smollm2_model.run(text)
+    finding = _strongest(trace, "it", "animal")
+    c = pe.contrast(trace, "it", "animal", "street")
+    assert ((finding.layer, finding.head), f"{finding.weight:.2f}") == ((13, 8), "0.75")
+    assert (c.heads, c.key_wins, c.key_top, c.rival_top) == (270, 112, 5, 5)
+    animal, street = pe.decoder_pair(smollm2_model, text, wide, " animal"), pe.decoder_pair(smollm2_model, text, wide,
+                                                                                              " street")
+    assert (f"{animal[0]:.3f}", f"{animal[1]:.3f}", f"{street[0]:.4f}", f"{street[1]:.4f}") == \
+        ("0.017", "0.021", "0.0003", "0.0011")
+    has(meaning_rows("SmolLM2 it → animal"), "L13H8", "0.75", "270", "112", "5", "0.017", "0.021", "0.0003", "0.0011")
