@@ -13,8 +13,15 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QAction
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("LessonViews", text)
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marker lupdate looks for
+    return text
+
+
+TITLES = (  # the menu entries, marked for lupdate, translated when the menu is built
+    QT_TRANSLATE_NOOP("LessonViews", "&GPU against RNN: one product or n steps…"),
+    QT_TRANSLATE_NOOP("LessonViews", "The paper's &diagram, from the player's stages…"),
+    QT_TRANSLATE_NOOP("LessonViews", "The &Netflix sum: weights · V…"),
+)
 
 
 def _raise(dialog):
@@ -57,10 +64,8 @@ def show_diagram(window):
 def add_lesson_views(window, menu) -> list[QAction]:
     """Append the three actions to ``menu`` (the window's Lessons menu); returns them."""
     actions = []
-    for text, slot in ((_tr("&GPU against RNN: one product or n steps…"), show_parallel),
-                       (_tr("The paper's &diagram, from the player's stages…"), show_diagram),
-                       (_tr("The &Netflix sum: weights · V…"), show_movie_sum)):
-        action = QAction(text, window)
+    for title, slot in zip(TITLES, (show_parallel, show_diagram, show_movie_sum)):
+        action = QAction(QCoreApplication.translate("LessonViews", title), window)
         action.triggered.connect(lambda _checked=False, slot=slot: slot(window))
         menu.addAction(action)
         actions.append(action)
