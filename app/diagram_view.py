@@ -152,11 +152,13 @@ class DiagramDialog(QDialog):
         # V skips Scale, Mask and SoftMax: it enters at the second MatMul
         self._arrow(QPointF(qkv.pos().x() + BOX_W * 0.85, qkv.pos().y()),
                     QPointF(mixed.pos().x() - 12, mixed.pos().y() + BOX_H * 0.8))
+        qk_label = self.scene.addText("Q, K")
+        qk_label.setPos(qkv.pos().x() + BOX_W + 20, qkv.pos().y() + BOX_H / 2 + 4)
         v_label = self.scene.addText("V")
         v_label.setPos(qkv.pos().x() + BOX_W * 0.85 + 8, qkv.pos().y() - 60)
         font = QFont()
         font.setBold(True)
-        for item in (title, mha, v_label):
+        for item in (title, mha, qk_label, v_label):
             item.setFont(font)
 
     def _clicked(self, key: str) -> None:
