@@ -25,6 +25,34 @@ def estimate_trace_bytes(n: int, d_model: int, heads: int, rope: bool = False) -
     return BYTES_PER_NUMBER * (per_token + matrices + square) + FIXED_BYTES
 
 
+# An export (engine.files.export) beside the trace: the token and word names, spans and word index
+# ((n,)-sized), the zip writer's buffers and NumPy's 16 MiB write chunk for a non-contiguous array.
+EXPORT_FIXED_BYTES = 32 * 1024**2
+
+
+def word_view_bytes(n: int, words: int, heads: int) -> int:
+    """Bytes the word view of an export holds while it is written one layer at a time
+    (engine.text.words.roll_up_blocks): the membership matrix M, (n, w) float64 and its float32
+    copy, and the query averages (w, n) float32 (16·n·w); one layer's A·M (heads, n, w) and
+    Mᵀ-averaged result (heads, w, w), float32. Nothing of (layers, heads, …) size: the layers
+    are written as they are made."""
+    return 16 * n * words + BYTES_PER_NUMBER * heads * (n * words + words * words)
+
+
+def check_export_budget(n: int, trace_bytes: int, words: int, heads: int, budget: int) -> int:
+    """The bytes an export holds at once: the trace (``trace_bytes``, what the forward pass keeps)
+    plus its word view (:func:`word_view_bytes`) and EXPORT_FIXED_BYTES. EngineError naming both
+    parts when that exceeds ``budget``; returns the total. Checked before computing anything."""
+    extra = word_view_bytes(n, words, heads) + EXPORT_FIXED_BYTES
+    total = trace_bytes + extra
+    if total > budget:
+        raise EngineError(
+            "exporting {n} tokens needs about {need} (the trace {trace} and {extra} to write it with its {words} "
+            "words), over the {budget} memory budget: shorten the text", field="text", n=n, need=format_bytes(total),
+            trace=format_bytes(trace_bytes), extra=format_bytes(extra), words=words, budget=format_bytes(budget))
+    return total
+
+
 def format_bytes(count: float) -> str:
     """1536 → '1.5 KiB'."""
     for unit in ("B", "KiB", "MiB", "GiB"):

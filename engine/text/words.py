@@ -158,6 +158,21 @@ def roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:
     return queries @ (attentions.astype(dtype, copy=False) @ keys)  # (..., w, w)
 
 
+def roll_up_blocks(attentions: np.ndarray, word_index: np.ndarray):
+    """:func:`roll_up` of (L, H, n, n) one leading index at a time: yields L arrays (H, w, w).
+
+    For exports that write the word view while they compute it (engine.files.export): the whole
+    roll-up holds (L, H, n, w) and (L, H, w, w) at once beside the trace (3.3 GB for SmolLM2 at
+    1,245 tokens); this holds one layer's (H, n, w) and (H, w, w) at a time (memory:
+    engine.core.memory.word_view_bytes). Same numbers as roll_up of the whole array."""
+    attentions = np.asarray(attentions)
+    if attentions.ndim < 3:
+        yield roll_up(attentions, word_index)
+        return
+    for block in attentions:  # (H, n, n) a view: no copy of the trace
+        yield roll_up(block, word_index)
+
+
 def word_arrays(text: str, tokens, attentions: np.ndarray) -> dict[str, np.ndarray]:
     """The word view every export writes (command line, window, every model): ``words`` (w,) str,
     ``word_index`` (n,) int64 and ``word_attentions`` (…, w, w), ``attentions`` (…, n, n) rolled up."""
