@@ -18,6 +18,7 @@ from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average, summarise
 _lock = threading.Lock()
 _models: "OrderedDict[str, object]" = OrderedDict()  # registry name → loaded model, least recently used first
 _traces: "OrderedDict[tuple[str, str], object]" = OrderedDict()  # (model, text) → trace
+shown_traces: dict = {}  # registry name → the decoder trace on screen (app.decoder_mode keeps it: the KV cache)
 _release_hooks: list = []  # functions(name) that drop what other modules keep of a released model
 SPECIAL_PIECES = ("[CLS]", "[SEP]", "[PAD]")
 TRACE_CACHE = 4  # sentences kept at most
@@ -154,9 +155,46 @@ def cosines_between(trace_a, trace_b, special=frozenset(SPECIAL_PIECES)) -> dict
 
 
 def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
-    """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines."""
-    return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress),
-                           model(name).facts.special_tokens)
+    """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines.
+
+    A decoder's traces are large (1.9 GB at 1,245 SmolLM2 tokens) and the comparison reads only
+    their hidden states: each sentence is run alone, its hidden states kept and its trace dropped
+    before the next, and the sentence on screen is not run again (issue 26 #6: the comparison kept
+    whole decoder traces beside the one on screen)."""
+    loaded = model(name, progress)
+    special = loaded.facts.special_tokens
+    if not loaded.facts.capabilities.next_token_logits:
+        return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress), special)
+    return cosines_between(_hidden_only(name, loaded, text_a), _hidden_only(name, loaded, text_b), special)
+
+
+class _HiddenStates:
+    """What cosines_between reads of a trace: token_texts, num_layers, hidden_states."""
+
+    def __init__(self, trace, copy: bool) -> None:
+        self.token_texts = trace.token_texts
+        self.num_layers = trace.num_layers
+        self.hidden_states = np.array(trace.hidden_states) if copy else trace.hidden_states  # (layers + 1, n, d)
+
+
+def _hidden_only(name: str, loaded, text: str) -> _HiddenStates:
+    """The hidden states of ``text`` by decoder ``loaded``: the trace on screen's when it is that
+    text (no new run), else a run whose trace is dropped at once. The run is not left as the
+    decoder's KV cache (it is not on screen: it would be one more trace held)."""
+    shown = shown_traces.get(name)
+    if shown is not None and shown.text == text and not shown.ablate:
+        return _HiddenStates(shown, copy=False)
+    from .window_memory import check_window_memory
+
+    tokenized = loaded.tokenize(text)
+    check_window_memory(loaded, len(tokenized.input_ids))  # with the trace on screen: two at once
+    with loaded._lock:  # the decoder keeps its last run as its KV cache (engine/models/decoder.py)
+        cache = loaded._last
+    try:
+        return _HiddenStates(loaded.run(tokenized, use_cache=False), copy=True)
+    finally:
+        with loaded._lock:
+            loaded._last = cache
 
 
 def strongest_head_in(name: str, text: str, query: str, key: str, progress=None):

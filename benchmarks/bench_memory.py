@@ -95,7 +95,7 @@ def status(key):
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
 
 setup = json.load(open({setup!r}))
-text = setup["text"]
+text, window_text = setup["text"], setup["window_text"]
 footprint = status("VmRSS")
 out = {{}}
 """
@@ -122,12 +122,24 @@ while low < high:  # the most words whose tokens fit the limit
     else:
         high = middle - 1
 text = " ".join(words[:low])
+from app.window_memory import window_longest
+window_limit = window_longest(model.config, DEFAULT_MEMORY_BUDGET)
+low, high = 1, len(words)
+while low < high:  # the same for the window's limit (two computations held at once)
+    middle = (low + high + 1) // 2
+    if len(model.tokenize(" ".join(words[:middle])).input_ids) <= window_limit:
+        low = middle
+    else:
+        high = middle - 1
+window_text = " ".join(words[:low])
 print(json.dumps({{"text": text, "n": len(model.tokenize(text).input_ids), "limit": limit,
+                  "window_text": window_text, "window_n": len(model.tokenize(window_text).input_ids),
+                  "window_limit": window_limit,
                   "model_bytes": model.weights.nbytes, "file": str(model.path),
                   "file_bytes": model.path.stat().st_size}}))
 """
 
-EDIT = 'edited = "A" + text[len("The"):]  # the first word changed: no prefix to reuse'
+EDIT = 'edited = "A" + window_text[len("The"):]  # the first word changed: no prefix to reuse'
 
 PATHS = {  # name → the child's code after PRELUDE
     "engine alone (Decoder.run)": """
@@ -145,20 +157,26 @@ out["exit"] = app.cli.main(["main.py", "export", "--model", "smollm2", "--text",
 """,
     "window: first computation": """
 from app.pretrained import take_pretrained_snapshot
-shown = take_pretrained_snapshot("smollm2", text, 0)
+from engine.core.errors import EngineError
+try:
+    take_pretrained_snapshot("smollm2", text, 0)  # the command line's limit: refused in the window
+    out["refused"] = ""
+except EngineError as error:
+    out["refused"] = str(error)
+shown = take_pretrained_snapshot("smollm2", window_text, 0)
 """,
     "window: edit of the first word": """
 from app.pretrained import take_pretrained_snapshot
-shown = take_pretrained_snapshot("smollm2", text, 0)  # on screen while the edit computes (the controller's)
+shown = take_pretrained_snapshot("smollm2", window_text, 0)  # on screen while the edit computes (the controller's)
 EDIT
 shown = take_pretrained_snapshot("smollm2", edited, 0)
 """.replace("EDIT", EDIT),
     "window: Model layers comparison": """
 from app.pretrained import take_pretrained_snapshot
 from app.minilm_mode import compare_texts
-shown = take_pretrained_snapshot("smollm2", text, 0)  # on screen while the comparison computes
+shown = take_pretrained_snapshot("smollm2", window_text, 0)  # on screen while the comparison computes
 EDIT
-compared = compare_texts("smollm2", text, edited)
+compared = compare_texts("smollm2", window_text, edited)
 out["pairs"] = len(compared["pairs"])
 """.replace("EDIT", EDIT),
 }
@@ -204,12 +222,15 @@ def model_paths(only: str = "") -> None:
         setup["tmp"] = tmp
         setup_path = Path(tmp) / "setup.json"
         setup_path.write_text(json.dumps(setup))
-        model = setup["model_bytes"]
-        print(f"SmolLM2-135M: {setup['n']} tokens (the budget's limit is {setup['limit']}); float32 weights "
-              f"{model / mb:.0f} MB; trace budget {budget / mb:.0f} MB (DEFAULT_MEMORY_BUDGET)")
+        weights = setup["model_bytes"]
+        prelude = PRELUDE.format(root=str(ROOT), setup=str(setup_path))
+        loaded = run_child(prelude + LOADS["loading SmolLM2 (item 8)"] + FINISH)
+        model = loaded["rss"] - loaded["footprint"]  # what the loaded model keeps resident
+        print(f"SmolLM2-135M: command line {setup['n']} tokens (its limit {setup['limit']}), window {setup['window_n']} "
+              f"tokens (its limit {setup['window_limit']}); model resident {model / mb:.0f} MB (float32 weights "
+              f"{weights / mb:.0f} MB, the tokenizer, the reader); trace budget {budget / mb:.0f} MB (DEFAULT_MEMORY_BUDGET)")
         print("| path | footprint MB | peak RSS MB | budget MB = footprint + model + trace budget | within | notes |")
         print("| --- | ---: | ---: | ---: | --- | --- |")
-        prelude = PRELUDE.format(root=str(ROOT), setup=str(setup_path))
         for name, code in PATHS.items():
             if only and only not in name:
                 continue
@@ -220,20 +241,23 @@ def model_paths(only: str = "") -> None:
                 notes.append(f"exit {figures['exit']}")
             if figures.get("file_bytes"):
                 notes.append(f"file {figures['file_bytes'] / mb:.0f} MB")
+            if figures.get("refused"):
+                notes.append(f"{setup['n']} tokens refused: {figures['refused'][:160]}")
             print(f"| {name} | {figures['footprint'] / mb:.0f} | {figures['peak'] / mb:.0f} | {limit / mb:.0f} "
                   f"| {'yes' if figures['peak'] <= limit else 'NO'} | {', '.join(notes)} |", flush=True)
         for name, code in LOADS.items():
             if only and only not in name:
                 continue
-            figures = run_child(prelude + code + FINISH)
-            if "kept" in figures:  # two models kept (the one in use and the previous one), a third loading
+            if name.startswith("loading"):  # measured first (the model's resident size): its figures again
+                figures = loaded
+                limit = figures["footprint"] + weights + setup["file_bytes"]
+                notes = (f"peak − footprint = {(figures['peak'] - figures['footprint']) / weights:.2f} × the float32 "
+                         f"weights; budget: footprint + weights + the file ({setup['file_bytes'] / mb:.0f} MB)")
+            else:  # two models kept (the one in use and the previous one), a third loading
+                figures = run_child(prelude + code + FINISH)
                 limit = figures["footprint"] + 3 * model
                 notes = (f"after: {figures['rss'] / mb:.0f} MB resident, {figures['kept']} model(s) loaded; "
                          f"budget: footprint + 3 × model (two kept, one loading)")
-            else:  # the float32 weights and the file being read
-                limit = figures["footprint"] + model + setup["file_bytes"]
-                notes = (f"peak − footprint = {(figures['peak'] - figures['footprint']) / model:.2f} × the float32 weights; "
-                         f"budget: footprint + weights + file ({setup['file_bytes'] / mb:.0f} MB)")
             print(f"| {name} | {figures['footprint'] / mb:.0f} | {figures['peak'] / mb:.0f} | {limit / mb:.0f} "
                   f"| {'yes' if figures['peak'] <= limit else 'NO'} | {notes} |", flush=True)
 

@@ -53,6 +53,28 @@ def check_export_budget(n: int, trace_bytes: int, words: int, heads: int, budget
     return total
 
 
+WINDOW_TRACES = 2  # the window holds the trace on screen while it computes the next one
+
+
+def check_window_budget(n: int, each: int, budget: int, longest=None) -> int:
+    """The window's memory check: ``each`` bytes for one computation of ``n`` tokens (its trace,
+    temporaries and the view made of it), held WINDOW_TRACES times at once (the snapshot on
+    screen stays until the next one arrives, and every edit makes a new trace, reusing the old
+    one's prefix). EngineError naming the sizes and, given ``longest()``, the most tokens that fit
+    in the window; returns the total."""
+    need = WINDOW_TRACES * each
+    if need > budget:
+        if longest is None:
+            raise EngineError("{n} tokens need about {need} in the window (the trace on screen and the next one, "
+                              "{each} each), over the {budget} memory budget: shorten the text", field="text", n=n,
+                              need=format_bytes(need), each=format_bytes(each), budget=format_bytes(budget))
+        raise EngineError("{n} tokens need about {need} in the window (the trace on screen and the next one, "
+                          "{each} each), over the {budget} memory budget: shorten the text (at most about {longest} "
+                          "tokens fit in the window)", field="text", n=n, need=format_bytes(need),
+                          each=format_bytes(each), budget=format_bytes(budget), longest=longest())
+    return need
+
+
 def format_bytes(count: float) -> str:
     """1536 → '1.5 KiB'."""
     for unit in ("B", "KiB", "MiB", "GiB"):

@@ -1,0 +1,173 @@
+"""Issue 26 #6: what an export and the window hold beside the trace, counted before computing.
+
+The export wrote a SmolLM2 trace at 1,245 tokens with a 6.2 GB peak for a 2 GiB budget: the word
+view was rolled up whole ((L, H, n, w) and (L, H, w, w) at once) and np.savez got every array
+first. The checks here: the budget arithmetic against sums written out by hand from the shapes
+(not by calling the estimate), the memory the writer really allocates (tracemalloc sees NumPy's
+buffers) against that arithmetic, the file's word view against a float64 loop, and the window's
+decoder comparison leaving no whole trace behind.
+"""
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from engine.core.errors import EngineError
+from engine.core.memory import EXPORT_FIXED_BYTES, check_export_budget, check_window_budget, word_view_bytes
+from engine.files.export import Blocks, word_view, write_npz
+from engine.text.tokenize import Token
+
+
+def loop_roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:
+    """(…, n, n) → (…, w, w) in float64: each word's query pieces averaged, key pieces summed."""
+    words = int(word_index.max()) + 1
+    lead = attentions.shape[:-2]
+    flat = attentions.reshape(-1, *attentions.shape[-2:]).astype(np.float64)
+    out = np.zeros((flat.shape[0], words, words))
+    for b in range(flat.shape[0]):
+        for a in range(words):
+            queries = [i for i in range(len(word_index)) if word_index[i] == a]
+            for c in range(words):
+                keys = [j for j in range(len(word_index)) if word_index[j] == c]
+                out[b, a, c] = sum(flat[b, i, j] for i in queries for j in keys) / len(queries)
+    return out.reshape(*lead, words, words)
+
+
+def pieces(words: int, split_every: int = 3) -> tuple[str, list[Token]]:
+    """A text of ``words`` words; every ``split_every``-th word is cut into two pieces."""
+    text, tokens = "", []
+    for i in range(words):
+        word = f"word{i}"
+        start = len(text) + (1 if text else 0)
+        text += (" " if text else "") + word
+        if i % split_every == 0:
+            tokens += [Token(word[:2], start, start + 2), Token(word[2:], start + 2, start + len(word))]
+        else:
+            tokens.append(Token(word, start, start + len(word)))
+    return text, tokens
+
+
+def attention(rng, leading: tuple[int, ...], n: int) -> np.ndarray:
+    raw = rng.random((*leading, n, n)).astype(np.float32)
+    return raw / raw.sum(axis=-1, keepdims=True)
+
+
+def test_export_budget_is_the_hand_count():
+    # n = 10 pieces, w = 7 words, 9 heads, a trace of 1,000 bytes: membership (n, w) float64 + float32
+    # and (w, n) float32 = 16·70 = 1,120; one layer's A·M (9, 10, 7) and result (9, 7, 7) float32 =
+    # 4·9·(70 + 49) = 4,284; plus the fixed 32 MiB for names, spans and the writer.
+    total = 1000 + 1120 + 4284 + 32 * 1024 * 1024
+    assert check_export_budget(10, 1000, 7, 9, budget=total) == total
+    with pytest.raises(EngineError) as refused:
+        check_export_budget(10, 1000, 7, 9, budget=total - 1)
+    assert refused.value.values["n"] == 10 and refused.value.values["words"] == 7
+    assert "over the" in str(refused.value) and "shorten the text" in str(refused.value)
+
+
+def test_window_budget_holds_two_computations():
+    check_window_budget(5, 1000, budget=2000)
+    with pytest.raises(EngineError) as refused:
+        check_window_budget(5, 1000, budget=1999, longest=lambda: 4)
+    assert refused.value.values["longest"] == 4
+
+
+def test_the_writer_holds_one_layer_of_the_word_view(tmp_path):
+    """Fails if the export rolls the word view up whole again, or copies arrays before writing."""
+    rng = np.random.default_rng(0)
+    layers, heads = 8, 4
+    text, tokens = pieces(450)  # 600 pieces, 450 words
+    n = len(tokens)
+    attentions = attention(rng, (layers, heads), n)  # 46 MB, made before measuring (the trace)
+    hidden = rng.standard_normal((layers + 1, n, 64)).astype(np.float32)
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        arrays = {"attentions": attentions, "hidden_states": hidden, **word_view(text, tokens, attentions)}
+        with open(tmp_path / "t.npz", "wb") as stream:
+            write_npz(stream, arrays)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    words = len(arrays["words"])
+    assert words == 450
+    whole = layers * heads * words * words * 4  # the word view held whole: 26 MB
+    allowed = word_view_bytes(n, words, heads) + 2 * 1024**2  # one layer: 4.4 + 6.9 + 3.2 MB, + names and zip
+    assert peak <= allowed < whole, (peak, allowed, whole)
+    with np.load(tmp_path / "t.npz") as saved:
+        np.testing.assert_array_equal(saved["attentions"], attentions)
+        np.testing.assert_array_equal(saved["hidden_states"], hidden)
+        assert saved["word_attentions"].shape == (layers, heads, words, words)
+        assert saved["word_attentions"].dtype == np.float32
+
+
+def test_the_written_word_view_is_the_loop_roll_up(tmp_path):
+    rng = np.random.default_rng(1)
+    text, tokens = pieces(7)  # 10 pieces, 7 words
+    attentions = attention(rng, (3, 2), len(tokens))
+    with open(tmp_path / "t.npz", "wb") as stream:
+        write_npz(stream, {"attentions": attentions, **word_view(text, tokens, attentions)})
+    with np.load(tmp_path / "t.npz") as saved:
+        np.testing.assert_array_equal(saved["word_index"], [0, 0, 1, 2, 3, 3, 4, 5, 6, 6])
+        np.testing.assert_allclose(saved["word_attentions"], loop_roll_up(attentions, saved["word_index"]), atol=2e-7)
+        np.testing.assert_array_equal(saved["words"], [f"word{i}" for i in range(7)])
+
+
+def test_blocks_that_do_not_fill_their_shape_are_refused(tmp_path):
+    short = Blocks((3, 2), np.float32, lambda: iter([np.zeros((2, 2), np.float32)]))
+    with open(tmp_path / "t.npz", "wb") as stream, pytest.raises(EngineError, match="4 numbers written"):
+        write_npz(stream, {"x": short})
+
+
+@pytest.fixture(scope="module")
+def tiny_decoder(tmp_path_factory):
+    from engine.models.decoder import load_gguf
+    from tests.tiny_gguf import write_tiny_gguf
+
+    path = tmp_path_factory.mktemp("gguf") / "tiny.gguf"
+    write_tiny_gguf(path, "llama")
+    return load_gguf(path)
+
+
+def test_decoder_export_is_refused_exactly_at_the_hand_count(tiny_decoder):
+    from app.cli import check_decoder_export
+
+    c = tiny_decoder.config
+    text = " the cat sat on the mat"
+    n = len(tiny_decoder.tokenize(text).input_ids)
+    words = 6  # the, cat, sat, on, the, mat
+    L, H, kv, dk, d = c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim, c.hidden_size
+    trace = 4 * (L * H * n * n + (L + 1) * n * d + L * 2 * H * n * dk + L * 2 * kv * n * dk + c.vocab_size)
+    view = 16 * n * words + 4 * H * (n * words + words * words)
+    total = trace + view + EXPORT_FIXED_BYTES
+    assert check_decoder_export(tiny_decoder, text, budget=total) == total
+    with pytest.raises(EngineError, match="over the"):
+        check_decoder_export(tiny_decoder, text, budget=total - 1)
+
+
+def test_the_cli_refuses_an_export_that_does_not_fit(tmp_path, monkeypatch, capsys):
+    """The forward pass alone fits; with the word view it does not: exit 2, no file, the sizes named."""
+    from app import cli
+    from engine.models import register_gguf
+    from engine.models.llama import estimate_forward_bytes
+    from tests.tiny_gguf import write_tiny_gguf
+
+    path = tmp_path / "tiny.gguf"
+    write_tiny_gguf(path, "llama")
+    name = register_gguf(str(path))
+    text = " the cat sat on the mat"
+    import engine.toy.config as toy_config
+
+    from engine.models.decoder import load_gguf
+
+    model = load_gguf(path)
+    n = len(model.tokenize(text).input_ids)
+    forward = estimate_forward_bytes(n, model.config)
+    assert forward < EXPORT_FIXED_BYTES  # a budget between the two: the forward fits, the export does not
+    monkeypatch.setattr(toy_config, "DEFAULT_MEMORY_BUDGET", forward + 1024)
+    out = tmp_path / "x.npz"
+    assert cli.main(["main.py", "export", "--model", name, "--text", text, "--out", str(out)]) == 2
+    assert not out.exists()
+    assert "memory budget" in capsys.readouterr().err
