@@ -26,17 +26,17 @@ def estimate_trace_bytes(n: int, d_model: int, heads: int, rope: bool = False) -
 
 
 # An export (engine.files.export) beside the trace: the token and word names, spans and word index
-# ((n,)-sized), the zip writer's buffers and NumPy's 16 MiB write chunk for a non-contiguous array.
-EXPORT_FIXED_BYTES = 32 * 1024**2
+# ((n,)-sized), the zip writer's buffers and NumPy's write chunk (16 MiB, for strings only: numbers go
+# out as views of their own memory).
+EXPORT_FIXED_BYTES = 16 * 1024**2
 
 
 def word_view_bytes(n: int, words: int, heads: int) -> int:
     """Bytes the word view of an export holds while it is written one layer at a time
-    (engine.text.words.roll_up_blocks): the membership matrix M, (n, w) float64 and its float32
-    copy, and the query averages (w, n) float32 (16·n·w); one layer's A·M (heads, n, w) and
-    Mᵀ-averaged result (heads, w, w), float32. Nothing of (layers, heads, …) size: the layers
-    are written as they are made."""
-    return 16 * n * words + BYTES_PER_NUMBER * heads * (n * words + words * words)
+    (engine.text.words.roll_up_blocks): the membership matrix M (n, w) and the query averages
+    (w, n) (8·n·w); one layer's A·M (heads, n, w) and its averaged result (heads, w, w); all
+    float32. Nothing of (layers, heads, …) size: the layers are written as they are made."""
+    return 2 * BYTES_PER_NUMBER * n * words + BYTES_PER_NUMBER * heads * (n * words + words * words)
 
 
 def check_export_budget(n: int, trace_bytes: int, words: int, heads: int, budget: int) -> int:

@@ -123,6 +123,7 @@ def write_npz(stream, arrays: dict) -> None:
                         block = np.ascontiguousarray(block, dtype=value.dtype)
                         _write_raw(member, block)
                         written += block.size
+                        del block  # before the next one is made: one block alive at a time
                     if written != value.size:  # a maker that lied about its shape: never a silent short file
                         raise EngineError("{name}: {written} numbers written for shape {shape}", name=name,
                                           written=written, shape=value.shape)
