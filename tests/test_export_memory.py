@@ -171,3 +171,54 @@ def test_the_cli_refuses_an_export_that_does_not_fit(tmp_path, monkeypatch, caps
     assert cli.main(["main.py", "export", "--model", name, "--text", text, "--out", str(out)]) == 2
     assert not out.exists()
     assert "memory budget" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the window (app side, no Qt)
+
+
+def test_window_check_is_the_hand_count(tiny_decoder):
+    from app.window_memory import check_window_memory
+
+    c = tiny_decoder.config
+    n = 6
+    L, H, kv, dk, d, ff = c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim, c.hidden_size, c.intermediate_size
+    kept = L * H * n * n + (L + 1) * n * d + L * 2 * (H + kv) * n * dk + c.vocab_size
+    temporary = 2 * H * n * n + 2 * n * ff + n * (H + 2 * kv) * dk * 2 + 6 * n * d  # the forward's, all positions new
+    view = 4 * (3 * H * n * n + H * n * n + n * n + 12 * n * d) + n * n  # the layer view (n < 1024)
+    each = 4 * (kept + temporary) + view
+    assert check_window_memory(tiny_decoder, n, budget=2 * each) == 2 * each
+    with pytest.raises(EngineError) as refused:
+        check_window_memory(tiny_decoder, n, budget=2 * each - 1)
+    assert refused.value.values["longest"] == n - 1  # the budget is one byte short for n; n − 1 needs less
+
+
+def test_the_decoder_comparison_keeps_no_trace(tmp_path):
+    """Issue 26 #6: the comparison kept whole decoder traces (two cached, one as the KV cache)."""
+    from app import minilm_mode
+    from app.pretrained import take_pretrained_snapshot
+    from engine.models import register_gguf
+    from tests.tiny_gguf import write_tiny_gguf
+
+    path = tmp_path / "tiny.gguf"
+    write_tiny_gguf(path, "llama", seed=5)
+    name = register_gguf(str(path))
+    shown_text, other = " the cat sat on the mat", " a cat sat on the mat"
+    try:
+        shown = take_pretrained_snapshot(name, shown_text, 0)
+        model = minilm_mode.model(name)
+        on_screen = minilm_mode.shown_traces[name]
+        compared = minilm_mode.compare_texts(name, shown_text, other)
+        assert model._last is on_screen  # the KV cache is still the trace on screen, not sentence B's
+        assert not [key for key in minilm_mode._traces if key[0] == name]  # no decoder trace cached
+        b = model.run(other, use_cache=False)
+        for text, i, j in compared["pairs"]:  # the cosines are of the two texts' own hidden states
+            for layer in range(on_screen.num_layers + 1):
+                x = on_screen.hidden_states[layer, i].astype(np.float64)
+                y = b.hidden_states[layer, j].astype(np.float64)
+                expected = x @ y / (np.linalg.norm(x) * np.linalg.norm(y))
+                assert abs(compared["cosines"][compared["pairs"].index((text, i, j)), layer] - expected) < 1e-5
+        assert compared["pairs"]
+        del shown
+    finally:
+        with minilm_mode._lock:
+            minilm_mode._release(name)
