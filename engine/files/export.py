@@ -138,7 +138,7 @@ def write_npz(stream, arrays: dict) -> None:
 
 def _write_header(member, shape, dtype) -> None:
     header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": tuple(shape)}
-    np.lib.format.write_array_header_2_0(member, header)
+    np.lib.format.write_array_header_1_0(member, header)  # as np.save writes (version 1.0: any NumPy reads it)
 
 
 def _write_raw(member, array: np.ndarray) -> None:
