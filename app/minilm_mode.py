@@ -11,6 +11,7 @@ from collections import OrderedDict
 import numpy as np
 
 from engine.analysis.compare import pair_tokens, row_cosines
+from engine.core.memory import give_back_freed_memory
 from engine.models import load_model
 
 from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average, summarise
@@ -36,8 +37,12 @@ def model(name: str, progress=None):
         if name in _models:
             _models.move_to_end(name)
             return _models[name]
+        released = False
         while len(_models) >= MODELS_KEPT:
             _release(next(iter(_models)))
+            released = True
+        if released:  # its arrays are freed now: give their pages back before loading the next model
+            give_back_freed_memory()
         loaded = _models[name] = load_model(name, progress)
         return loaded
 
