@@ -311,6 +311,11 @@ def _export_pretrained(options, image: bool) -> None:
 
     require_visible_text(options.text)  # the toy engine's rule, for every model (issue 26, item 13)
     entry = model_info(options.model)
+    if entry.predicts_next_token and not image:  # known before loading: refuse without spending the model's memory
+        from engine.files.export import output_suffix
+
+        if output_suffix(options.out) != ".npz":
+            raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
     model = entry.load()
     facts = model.facts  # what the model declares (engine/models/contract.py)
     layer = 0 if options.layer is None else options.layer
