@@ -222,3 +222,17 @@ def test_the_decoder_comparison_keeps_no_trace(tmp_path):
     finally:
         with minilm_mode._lock:
             minilm_mode._release(name)
+
+
+def test_a_decoder_json_export_is_refused_before_loading(tmp_path, monkeypatch, capsys):
+    """It loaded SmolLM2 (0.7 GB) before saying a decoder's trace is written as .npz."""
+    from app import cli
+    from engine.models import ModelEntry
+
+    def no_load(self, progress=None):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(ModelEntry, "load", no_load)
+    out = tmp_path / "x.json"
+    assert cli.main(["main.py", "export", "--model", "smollm2", "--text", "hello", "--out", str(out)]) == 2
+    assert "written as .npz" in capsys.readouterr().err and not out.exists()
