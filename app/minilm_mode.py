@@ -94,8 +94,12 @@ def held_bytes(value, _seen: set | None = None, _depth: int = 0) -> int:
 
 
 def trace(name: str, text: str, progress=None):
-    """The trace of ``text`` by model ``name`` (cached)."""
+    """The trace of ``text`` by model ``name`` (cached; a decoder's trace on screen is used as it is,
+    not computed and cached a second time beside it)."""
     loaded = model(name, progress)
+    shown = shown_traces.get(name)
+    if shown is not None and shown.text == text and not shown.ablate:
+        return shown
     key = (name, text)
     with _lock:
         if key in _traces:

@@ -236,3 +236,24 @@ def test_a_decoder_json_export_is_refused_before_loading(tmp_path, monkeypatch, 
     out = tmp_path / "x.json"
     assert cli.main(["main.py", "export", "--model", "smollm2", "--text", "hello", "--out", str(out)]) == 2
     assert "written as .npz" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_decoder_trace_on_screen_is_not_cached_again(tmp_path):
+    """Ranking heads or finding the strongest head on the text on screen ran and cached its whole
+    trace a second time (a third trace during the next edit)."""
+    from app import minilm_mode
+    from app.pretrained import take_pretrained_snapshot
+    from engine.models import register_gguf
+    from tests.tiny_gguf import write_tiny_gguf
+
+    path = tmp_path / "tiny.gguf"
+    write_tiny_gguf(path, "llama", seed=6)
+    name = register_gguf(str(path))
+    text = " the cat sat on the mat"
+    try:
+        take_pretrained_snapshot(name, text, 0)
+        assert minilm_mode.trace(name, text) is minilm_mode.shown_traces[name]
+        assert not [key for key in minilm_mode._traces if key[0] == name]
+    finally:
+        with minilm_mode._lock:
+            minilm_mode._release(name)
