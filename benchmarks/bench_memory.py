@@ -245,7 +245,7 @@ def model_paths(only: str = "") -> None:
             if figures.get("file_bytes"):
                 notes.append(f"file {figures['file_bytes'] / mb:.0f} MB")
             if figures.get("refused"):
-                notes.append(f"{setup['n']} tokens refused: {figures['refused'][:160]}")
+                notes.append(f"{setup['n']} tokens refused: {figures['refused'][:260]}")
             print(f"| {name} | {figures['footprint'] / mb:.0f} | {figures['peak'] / mb:.0f} | {limit / mb:.0f} "
                   f"| {'yes' if figures['peak'] <= limit else 'NO'} | {', '.join(notes)} |", flush=True)
         for name, code in LOADS.items():
