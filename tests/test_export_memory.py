@@ -257,3 +257,18 @@ def test_a_decoder_trace_on_screen_is_not_cached_again(tmp_path):
     finally:
         with minilm_mode._lock:
             minilm_mode._release(name)
+
+
+def test_write_npz_reads_back_as_np_savez_does(tmp_path):
+    """Every kind an export holds: float32, complex, big-endian, bool, 0-d, empty, strings, a transposed view."""
+    arrays = {"f": np.arange(12, dtype=np.float32).reshape(3, 4), "c": np.array([1 + 2j, 3j], np.complex64),
+              "be": np.arange(5, dtype=">f4"), "b": np.array([True, False]), "z": np.array(2.5),
+              "e": np.zeros((0, 3), np.float32), "s": np.array(["小明", "apple"]), "t": np.arange(6.0).reshape(2, 3).T}
+    with open(tmp_path / "a.npz", "wb") as stream:
+        write_npz(stream, arrays)
+    np.savez(tmp_path / "b.npz", **arrays)
+    with np.load(tmp_path / "a.npz") as ours, np.load(tmp_path / "b.npz") as numpys:
+        assert sorted(ours.files) == sorted(numpys.files)
+        for name in arrays:
+            assert ours[name].dtype == numpys[name].dtype and ours[name].shape == numpys[name].shape, name
+            np.testing.assert_array_equal(ours[name], numpys[name])

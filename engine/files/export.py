@@ -142,7 +142,7 @@ def _write_header(member, shape, dtype) -> None:
 
 
 def _write_raw(member, array: np.ndarray) -> None:
-    flat = memoryview(array.reshape(-1)).cast("B")  # the array's own bytes
+    flat = memoryview(array.reshape(-1).view(np.uint8))  # the array's own bytes (any byte order, complex too)
     for start in range(0, len(flat), WRITE_BLOCK):
         member.write(flat[start : start + WRITE_BLOCK])
 
