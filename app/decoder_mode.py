@@ -133,7 +133,8 @@ def generated_text(name: str, trace: DecoderTrace, greedy: bool, temperature: fl
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
-            logits = model.run_ids(ids).next_token_logits
+            with minilm_mode.unkept(model):  # the text's snapshot follows; this trace is only for its logits
+                logits = model.run_ids(ids).next_token_logits
     return model.tokenizer.tokens_from_ids(ids)[0]
 
 

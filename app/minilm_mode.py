@@ -5,6 +5,7 @@ few traces are cached so that switching layers or heads costs no new forward pas
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 
@@ -197,13 +198,21 @@ def _hidden_only(name: str, loaded, text: str) -> _HiddenStates:
 
     tokenized = loaded.tokenize(text)
     check_window_memory(loaded, len(tokenized.input_ids))  # with the trace on screen: two at once
-    with loaded._lock:  # the decoder keeps its last run as its KV cache (engine/models/decoder.py)
-        cache = loaded._last
-    try:
+    with unkept(loaded):
         return _HiddenStates(loaded.run(tokenized, use_cache=False), copy=True)
+
+
+@contextlib.contextmanager
+def unkept(decoder):
+    """Runs inside are not left as ``decoder``'s KV cache (engine/models/decoder.py keeps its last
+    run): a run that is not the trace on screen would stay held beside it (issue 26 #6)."""
+    with decoder._lock:
+        cache = decoder._last
+    try:
+        yield
     finally:
-        with loaded._lock:
-            loaded._last = cache
+        with decoder._lock:
+            decoder._last = cache
 
 
 def strongest_head_in(name: str, text: str, query: str, key: str, progress=None):
