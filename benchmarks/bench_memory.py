@@ -3,12 +3,13 @@
     python benchmarks/bench_memory.py            # issue 26 items 6–8: SmolLM2 at its limit, each path
     python benchmarks/bench_memory.py --toy      # the toy engine's shapes below, one fresh process each
 
-Default (issue 26 items 6–8): every path that holds a SmolLM2 trace at the most tokens the budget
-allows (engine alone, export .npz, .json refusal, the window's first computation, an edit of the
-first word, Model layers' sentence comparison), three GGUF models opened in turn and the loading
-peak, each in a fresh process started as main.py starts (keep_freed_memory()), its peak resident
-memory read from the kernel (VmHWM) beside the budget: footprint (interpreter and imports) + model
-(its float32 weights) + trace budget (DEFAULT_MEMORY_BUDGET). See benchmarks/README.md.
+Default (issue 26 items 6–8): every path that holds a SmolLM2 trace at the most tokens it allows
+(the command line: engine alone, export .npz, .json refusal; the window, whose limit is lower:
+first computation, an edit of the first word, Model layers' sentence comparison), three GGUF
+models opened in turn and the loading peak, each in a fresh process started as main.py starts
+(keep_freed_memory()), its peak resident memory read from the kernel (VmHWM) beside the budget:
+footprint (interpreter and imports) + model (what a loaded SmolLM2 keeps resident, measured) +
+trace budget (DEFAULT_MEMORY_BUDGET). Up to 3 GB per process, ~10 minutes. See benchmarks/README.md.
 
 --toy:
 
