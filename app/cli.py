@@ -311,6 +311,11 @@ def _export_pretrained(options, image: bool) -> None:
 
     require_visible_text(options.text)  # the toy engine's rule, for every model (issue 26, item 13)
     entry = model_info(options.model)
+    if entry.predicts_next_token and not image:  # known before loading: refuse without spending the model's memory
+        from engine.files.export import output_suffix
+
+        if output_suffix(options.out) != ".npz":
+            raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
     model = entry.load()
     facts = model.facts  # what the model declares (engine/models/contract.py)
     layer = 0 if options.layer is None else options.layer
@@ -338,30 +343,49 @@ def _export_pretrained(options, image: bool) -> None:
 
 def decoder_arrays(model, trace) -> dict:
     """What ``export --model <decoder>`` writes to .npz: the engine's arrays (tokens, input_ids,
-    attentions, hidden_states, next_token_logits) and the word view (engine.text.words)."""
-    from engine.text.words import word_arrays
+    attentions, hidden_states, next_token_logits) and the word view (engine.text.words), its
+    word_attentions made one layer at a time as the file is written (engine.files.export.Blocks)."""
+    from engine.files.export import word_view
 
-    return {**trace.arrays(), **word_arrays(trace.text, trace.tokens, trace.attentions)}
+    return {**trace.arrays(), **word_view(trace.text, trace.tokens, trace.attentions)}
+
+
+def check_decoder_export(model, text: str, budget: int | None = None) -> int:
+    """Refuse, before computing, a decoder export whose trace and word view do not fit the memory
+    budget together (issue 26 #6: the forward pass checks only its own trace). Returns the bytes."""
+    from engine.core.memory import check_export_budget
+    from engine.models.llama import estimate_forward_bytes
+    from engine.text.words import words_of
+    from engine.toy.config import DEFAULT_MEMORY_BUDGET
+
+    tokenized = model.tokenize(text)
+    n = len(tokenized.input_ids)
+    words, _ = words_of(text, tokenized.tokens)
+    kept = estimate_forward_bytes(n, model.config, new=0)  # what the trace keeps once computed
+    return check_export_budget(n, kept, len(words), model.config.num_heads,
+                               DEFAULT_MEMORY_BUDGET if budget is None else budget)
 
 
 def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate: frozenset = frozenset()) -> None:
     """A decoder ``--model``: its arrays as .npz, or one layer's picture."""
-    import numpy as np
-
     from engine.files.export import output_suffix
     from engine.files.safe_io import atomic_write
 
     if not image and output_suffix(options.out) != ".npz":
         raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
+    if not image:
+        check_decoder_export(model, options.text)
     trace = model.run(options.text, ablate=ablate)
     if image:
         _image_exporter()(model.layer_view(trace, layer), options.out, head=head, stage=options.stage,
                           width=options.width, label=f"{entry.title}, layer {layer}")
     else:
+        from engine.files.export import write_npz
+
         arrays = decoder_arrays(model, trace)
         arrays.update(_evidence(options, model, trace, trace.attentions))
         with atomic_write(options.out) as stream:
-            np.savez(stream, **arrays)
+            write_npz(stream, arrays)  # each array as it is, the word view as it is made
     _report(f"wrote {options.out}: {trace.n} tokens, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 

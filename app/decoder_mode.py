@@ -17,11 +17,12 @@ from engine.models.llama import DecoderTrace, pick_token, reshape_probabilities
 
 from . import minilm_mode
 from .snapshot import OVERVIEW_SIZE, block_average, summarise
+from .window_memory import check_window_memory
 
 NEXT_BARS = 10  # next tokens in the bars made with the snapshot (the next-token panel shows as many)
 PLAIN_SAMPLING = (1.0, 0, 1.0)  # temperature, top-k (0: all), top-p: the model's own distribution
 MAX_FRAGMENTS = 4  # a UTF-8 character has at most 4 bytes: pieces generated to finish one
-_last: dict = {}  # registry name → the last trace shown: the KV cache of the next keystroke
+_last: dict = minilm_mode.shown_traces  # registry name → the last trace shown: the KV cache of the next keystroke
 SINK_SHARE = 0.5  # name the attention sink when the first token gets at least this share on average
 minilm_mode.on_release(lambda name: _last.pop(name, None))  # a released model's KV cache goes with it
 
@@ -34,11 +35,15 @@ class DecoderView:
 
     def __init__(self, trace: DecoderTrace) -> None:
         self.trace = trace
-        h = trace.hidden_states.astype(np.float64)  # (layers + 1, n, d)
-        first = h[0]
-        dots = np.einsum("lnd,nd->ln", h, first)
-        norms = np.linalg.norm(h, axis=-1) * np.linalg.norm(first, axis=-1)[None]
-        self.cosine_to_layer0 = (dots / np.maximum(norms, 1e-30)).astype(np.float32)  # (layers + 1, n)
+        # one layer at a time in float64: a float64 copy of every hidden state was 180 MB at 1,245 tokens
+        first = trace.hidden_states[0].astype(np.float64)  # (n, d)
+        first_norms = np.linalg.norm(first, axis=-1)  # (n,)
+        cosines = np.empty(trace.hidden_states.shape[:2], np.float32)  # (layers + 1, n)
+        for index, layer in enumerate(trace.hidden_states):
+            h = layer.astype(np.float64)  # (n, d)
+            dots = np.einsum("nd,nd->n", h, first)
+            cosines[index] = dots / np.maximum(np.linalg.norm(h, axis=-1) * first_norms, 1e-30)
+        self.cosine_to_layer0 = cosines
         # (layers, heads) mean weight the queries after the first give the first token: the attention sink
         self.sink = attentions_sink_by_head(trace.attentions)
 
@@ -71,8 +76,10 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablat
 
     model = minilm_mode.model(name, progress)
     ablate = valid_ablation(ablate, model.config.num_layers, model.config.num_heads)
+    tokenized = model.tokenize(text)
+    check_window_memory(model, len(tokenized.input_ids))  # before computing: the snapshot on screen stays meanwhile
     # not the comparison's sentence B: the text on screen; the KV cache of the same ablation only
-    trace = model.run(text, ablate=ablate, previous=_last.get(name))
+    trace = model.run(tokenized, ablate=ablate, previous=_last.get(name))
     _last[name] = trace
     result = model.layer_view(trace, layer)
     overview = np.stack([block_average(trace.attentions[i], OVERVIEW_SIZE) for i in range(trace.num_layers)])
@@ -126,7 +133,8 @@ def generated_text(name: str, trace: DecoderTrace, greedy: bool, temperature: fl
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
-            logits = model.run_ids(ids).next_token_logits
+            with minilm_mode.unkept(model):  # the text's snapshot follows; this trace is only for its logits
+                logits = model.run_ids(ids).next_token_logits
     return model.tokenizer.tokens_from_ids(ids)[0]
 
 

@@ -5,12 +5,14 @@ few traces are cached so that switching layers or heads costs no new forward pas
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
 from engine.analysis.compare import pair_tokens, row_cosines
+from engine.core.memory import give_back_freed_memory
 from engine.models import load_model
 
 from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average, summarise
@@ -18,6 +20,7 @@ from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average, summarise
 _lock = threading.Lock()
 _models: "OrderedDict[str, object]" = OrderedDict()  # registry name → loaded model, least recently used first
 _traces: "OrderedDict[tuple[str, str], object]" = OrderedDict()  # (model, text) → trace
+shown_traces: dict = {}  # registry name → the decoder trace on screen (app.decoder_mode keeps it: the KV cache)
 _release_hooks: list = []  # functions(name) that drop what other modules keep of a released model
 SPECIAL_PIECES = ("[CLS]", "[SEP]", "[PAD]")
 TRACE_CACHE = 4  # sentences kept at most
@@ -35,8 +38,12 @@ def model(name: str, progress=None):
         if name in _models:
             _models.move_to_end(name)
             return _models[name]
+        released = False
         while len(_models) >= MODELS_KEPT:
             _release(next(iter(_models)))
+            released = True
+        if released:  # its arrays are freed now: give their pages back before loading the next model
+            give_back_freed_memory()
         loaded = _models[name] = load_model(name, progress)
         return loaded
 
@@ -88,8 +95,12 @@ def held_bytes(value, _seen: set | None = None, _depth: int = 0) -> int:
 
 
 def trace(name: str, text: str, progress=None):
-    """The trace of ``text`` by model ``name`` (cached)."""
+    """The trace of ``text`` by model ``name`` (cached; a decoder's trace on screen is used as it is,
+    not computed and cached a second time beside it)."""
     loaded = model(name, progress)
+    shown = shown_traces.get(name)
+    if shown is not None and shown.text == text and not shown.ablate:
+        return shown
     key = (name, text)
     with _lock:
         if key in _traces:
@@ -154,9 +165,54 @@ def cosines_between(trace_a, trace_b, special=frozenset(SPECIAL_PIECES)) -> dict
 
 
 def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
-    """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines."""
-    return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress),
-                           model(name).facts.special_tokens)
+    """Worker job: both traces by model ``name`` (cached) and their shared word pieces' per-layer cosines.
+
+    A decoder's traces are large (1.9 GB at 1,245 SmolLM2 tokens) and the comparison reads only
+    their hidden states: each sentence is run alone, its hidden states kept and its trace dropped
+    before the next, and the sentence on screen is not run again (issue 26 #6: the comparison kept
+    whole decoder traces beside the one on screen)."""
+    loaded = model(name, progress)
+    special = loaded.facts.special_tokens
+    if not loaded.facts.capabilities.next_token_logits:
+        return cosines_between(trace(name, text_a, progress), trace(name, text_b, progress), special)
+    return cosines_between(_hidden_only(name, loaded, text_a), _hidden_only(name, loaded, text_b), special)
+
+
+class _HiddenStates:
+    """What cosines_between reads of a trace: token_texts, num_layers, hidden_states."""
+
+    def __init__(self, trace, copy: bool) -> None:
+        self.token_texts = trace.token_texts
+        self.num_layers = trace.num_layers
+        self.hidden_states = np.array(trace.hidden_states) if copy else trace.hidden_states  # (layers + 1, n, d)
+
+
+def _hidden_only(name: str, loaded, text: str) -> _HiddenStates:
+    """The hidden states of ``text`` by decoder ``loaded``: the trace on screen's when it is that
+    text (no new run), else a run whose trace is dropped at once. The run is not left as the
+    decoder's KV cache (it is not on screen: it would be one more trace held)."""
+    shown = shown_traces.get(name)
+    if shown is not None and shown.text == text and not shown.ablate:
+        return _HiddenStates(shown, copy=False)
+    from .window_memory import check_window_memory
+
+    tokenized = loaded.tokenize(text)
+    check_window_memory(loaded, len(tokenized.input_ids))  # with the trace on screen: two at once
+    with unkept(loaded):
+        return _HiddenStates(loaded.run(tokenized, use_cache=False), copy=True)
+
+
+@contextlib.contextmanager
+def unkept(decoder):
+    """Runs inside are not left as ``decoder``'s KV cache (engine/models/decoder.py keeps its last
+    run): a run that is not the trace on screen would stay held beside it (issue 26 #6)."""
+    with decoder._lock:
+        cache = decoder._last
+    try:
+        yield
+    finally:
+        with decoder._lock:
+            decoder._last = cache
 
 
 def strongest_head_in(name: str, text: str, query: str, key: str, progress=None):

@@ -25,6 +25,56 @@ def estimate_trace_bytes(n: int, d_model: int, heads: int, rope: bool = False) -
     return BYTES_PER_NUMBER * (per_token + matrices + square) + FIXED_BYTES
 
 
+# An export (engine.files.export) beside the trace: the token and word names, spans and word index
+# ((n,)-sized), the zip writer's buffers and NumPy's write chunk (16 MiB, for strings only: numbers go
+# out as views of their own memory).
+EXPORT_FIXED_BYTES = 16 * 1024**2
+
+
+def word_view_bytes(n: int, words: int, heads: int) -> int:
+    """Bytes the word view of an export holds while it is written one layer at a time
+    (engine.text.words.roll_up_blocks): the membership matrix M (n, w) and the query averages
+    (w, n) (8·n·w); one layer's A·M (heads, n, w) and its averaged result (heads, w, w); all
+    float32. Nothing of (layers, heads, …) size: the layers are written as they are made."""
+    return 2 * BYTES_PER_NUMBER * n * words + BYTES_PER_NUMBER * heads * (n * words + words * words)
+
+
+def check_export_budget(n: int, trace_bytes: int, words: int, heads: int, budget: int) -> int:
+    """The bytes an export holds at once: the trace (``trace_bytes``, what the forward pass keeps)
+    plus its word view (:func:`word_view_bytes`) and EXPORT_FIXED_BYTES. EngineError naming both
+    parts when that exceeds ``budget``; returns the total. Checked before computing anything."""
+    extra = word_view_bytes(n, words, heads) + EXPORT_FIXED_BYTES
+    total = trace_bytes + extra
+    if total > budget:
+        raise EngineError(
+            "exporting {n} tokens needs about {need} (the trace {trace} and {extra} to write it with its {words} "
+            "words), over the {budget} memory budget: shorten the text", field="text", n=n, need=format_bytes(total),
+            trace=format_bytes(trace_bytes), extra=format_bytes(extra), words=words, budget=format_bytes(budget))
+    return total
+
+
+WINDOW_TRACES = 2  # the window holds the trace on screen while it computes the next one
+
+
+def check_window_budget(n: int, each: int, budget: int, longest=None) -> int:
+    """The window's memory check: ``each`` bytes for one computation of ``n`` tokens (its trace,
+    temporaries and the view made of it), held WINDOW_TRACES times at once (the snapshot on
+    screen stays until the next one arrives, and every edit makes a new trace, reusing the old
+    one's prefix). EngineError naming the sizes and, given ``longest()``, the most tokens that fit
+    in the window; returns the total."""
+    need = WINDOW_TRACES * each
+    if need > budget:
+        if longest is None:
+            raise EngineError("{n} tokens need about {need} in the window (the trace on screen and the next one, "
+                              "{each} each), over the {budget} memory budget: shorten the text", field="text", n=n,
+                              need=format_bytes(need), each=format_bytes(each), budget=format_bytes(budget))
+        raise EngineError("{n} tokens need about {need} in the window (the trace on screen and the next one, "
+                          "{each} each), over the {budget} memory budget: shorten the text (at most about {longest} "
+                          "tokens fit in the window)", field="text", n=n, need=format_bytes(need),
+                          each=format_bytes(each), budget=format_bytes(budget), longest=longest())
+    return need
+
+
 def format_bytes(count: float) -> str:
     """1536 → '1.5 KiB'."""
     for unit in ("B", "KiB", "MiB", "GiB"):
@@ -117,3 +167,20 @@ def keep_freed_memory(mmap_threshold: int = 256 * 1024**2, trim_threshold: int =
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold)) and mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)))
+
+
+def give_back_freed_memory() -> bool:
+    """Hand the memory glibc keeps after frees back to the kernel (malloc_trim), once something
+    large is released for good (a model): keep_freed_memory() keeps up to 512 MiB at the heap's top
+    and a model's arrays leave holes below it. Measured (benchmarks/bench_memory.py): three SmolLM2
+    copies opened in turn, back on the toy engine, 1,417 MB resident with one copy kept; 660 MB after
+    the trim. False where there is no glibc."""
+    import ctypes
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        return bool(ctypes.CDLL(None).malloc_trim(0))
+    except (OSError, AttributeError):
+        return False

@@ -92,16 +92,70 @@ def _json_list(array: np.ndarray) -> list:
     return array.tolist()
 
 
+class Blocks:
+    """An array written to .npz as it is made: ``make()`` yields C-ordered blocks whose
+    concatenation along the first axis has ``shape`` (e.g. the word view, one layer at a time)."""
+
+    def __init__(self, shape: tuple[int, ...], dtype, make) -> None:
+        self.shape, self.dtype, self.make = tuple(int(s) for s in shape), np.dtype(dtype), make
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+WRITE_BLOCK = 16 * 1024**2  # bytes handed to the zip stream at a time (views of the array, not copies)
+
+
+def write_npz(stream, arrays: dict) -> None:
+    """Write ``arrays`` (name → ndarray or :class:`Blocks`) as an uncompressed .npz to ``stream``,
+    one array after the other (np.load reads it as np.savez's). Numeric arrays go out as views of
+    their own memory, :class:`Blocks` as they are made: no copy of the whole file is built."""
+    import zipfile
+
+    with zipfile.ZipFile(stream, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, value in arrays.items():
+            with archive.open(name + ".npy", mode="w", force_zip64=True) as member:
+                if isinstance(value, Blocks):
+                    _write_header(member, value.shape, value.dtype)
+                    written = 0
+                    for block in value.make():
+                        block = np.ascontiguousarray(block, dtype=value.dtype)
+                        _write_raw(member, block)
+                        written += block.size
+                        del block  # before the next one is made: one block alive at a time
+                    if written != value.size:  # a maker that lied about its shape: never a silent short file
+                        raise EngineError("{name}: {written} numbers written for shape {shape}", name=name,
+                                          written=written, shape=value.shape)
+                    continue
+                value = np.asanyarray(value)
+                if value.dtype.kind in "biufc" and value.flags.c_contiguous:
+                    _write_header(member, value.shape, value.dtype)
+                    _write_raw(member, value)
+                else:  # strings, other layouts: NumPy's writer (16 MiB chunks)
+                    np.lib.format.write_array(member, value, allow_pickle=False)
+
+
+def _write_header(member, shape, dtype) -> None:
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": tuple(shape)}
+    np.lib.format.write_array_header_1_0(member, header)  # as np.save writes (version 1.0: any NumPy reads it)
+
+
+def _write_raw(member, array: np.ndarray) -> None:
+    flat = memoryview(array.reshape(-1).view(np.uint8))  # the array's own bytes (any byte order, complex too)
+    for start in range(0, len(flat), WRITE_BLOCK):
+        member.write(flat[start : start + WRITE_BLOCK])
+
+
 def _write_npz(result: AttentionResult, stream, extra=None) -> None:
     spans = np.array([(t.start, t.end) for t in result.tokens], dtype=np.int64).reshape(-1, 2)
-    np.savez(  # uncompressed: random floats barely shrink and big traces would write slowly
-        stream,  # a file object: given a name, np.savez appends ".npz" unless it ends so (in lower case)
+    write_npz(stream, {  # uncompressed: random floats barely shrink and big traces would write slowly
         **_arrays(result),
-        tokens=np.array(result.token_texts, dtype=str),
-        token_spans=spans,
-        config_json=np.array(config_json(result)),
+        "tokens": np.array(result.token_texts, dtype=str),
+        "token_spans": spans,
+        "config_json": np.array(config_json(result)),
         **(extra or {}),
-    )
+    })
 
 
 def _text(stream, newline=None):
@@ -152,7 +206,7 @@ JSON_BYTES_PER_NUMBER = 20  # "0.0123456789012345, "
 
 def check_json_size(arrays) -> None:
     """EngineError with the size estimate when the float arrays of ``arrays`` are too many for .json."""
-    count = sum(int(a.size) for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    count = sum(int(a.size) for a in arrays if isinstance(a, (np.ndarray, Blocks)) and a.dtype.kind == "f")
     if count > MAX_JSON_NUMBERS:
         from ..core.memory import format_bytes
 
@@ -207,6 +261,37 @@ __all__ = ["ALL_SUFFIXES", "DATA_SUFFIXES", "IMAGE_SUFFIXES", "atomic_write", "c
 MODEL_FORMAT_NAME = "attention-explorer-minilm-trace"
 
 
+def word_view(text: str, tokens, attentions: np.ndarray) -> dict:
+    """The word view an export writes (engine.text.words): ``words`` (w,), ``word_index`` (n,) and
+    ``word_attentions`` (…, w, w) as :class:`Blocks` rolled up one leading index at a time, so it is
+    never held whole (memory: engine.core.memory.word_view_bytes). Without ``text`` each piece is
+    its own word. The .npz writer streams it; :func:`materialize` makes it an array (.json)."""
+    from ..text.words import roll_up_blocks, words_of
+
+    if text:
+        words, word_index = words_of(text, tokens)
+    else:
+        words, word_index = tuple(t.text for t in tokens), np.arange(len(tokens))
+    word_index = np.asarray(word_index, dtype=np.int64)
+    count = len(words)
+    shape = tuple(attentions.shape[:-2]) + (count, count)
+    dtype = attentions.dtype if attentions.dtype in (np.float32, np.float64) else np.float64
+    return {"words": np.array(words, dtype=str), "word_index": word_index,
+            "word_attentions": Blocks(shape, dtype, lambda: roll_up_blocks(attentions, word_index))}
+
+
+def materialize(value):
+    """A :class:`Blocks` as one array (for .json, whose size is capped); anything else unchanged."""
+    if not isinstance(value, Blocks):
+        return value
+    out = np.empty(value.shape, value.dtype)
+    flat, at = out.reshape(-1), 0
+    for block in value.make():
+        flat[at : at + block.size] = block.reshape(-1)
+        at += block.size
+    return out
+
+
 def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transformers/all-MiniLM-L6-v2",
                     extra: dict | None = None) -> Path:
     """Write a MiniLM :class:`~engine.models.bert.BertTrace`: ``tokens``, ``token_spans``, ``input_ids``,
@@ -214,24 +299,20 @@ def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transfor
     .json; .csv holds every layer's and head's weights, one row per (layer, head, query).
     .npz and .json also hold the word view (engine.text.words): ``words`` (w,), ``word_index`` (n,)
     and ``word_attentions`` (layers, heads, w, w), rolled up from ``attentions``."""
-    from ..text.words import word_arrays
-
     suffix = output_suffix(path)
     spans = [[t.start, t.end] for t in trace.tokens]
     if suffix != ".csv":
-        if text:
-            words = word_arrays(text, trace.tokens, trace.attentions)
-        else:  # no text to find words in: each piece its own word
-            words = {"words": np.array(trace.token_texts, dtype=str), "word_index": np.arange(trace.n, dtype=np.int64),
-                     "word_attentions": trace.attentions}
+        words = word_view(text, trace.tokens, trace.attentions)  # no text: each piece its own word
     if suffix == ".json":
         check_json_size([np.asarray(trace.attentions), np.asarray(trace.hidden_states), words["word_attentions"],
                          *(extra or {}).values()])
+        words["word_attentions"] = materialize(words["word_attentions"])
     with atomic_write(path) as stream:
         if suffix == ".npz":
-            np.savez(stream, tokens=np.array(trace.token_texts, dtype=str), token_spans=np.array(spans, dtype=np.int64),
-                     input_ids=np.asarray(trace.input_ids), attentions=trace.attentions,
-                     hidden_states=trace.hidden_states, text=np.array(text), **words, **(extra or {}))
+            write_npz(stream, {"tokens": np.array(trace.token_texts, dtype=str),
+                               "token_spans": np.array(spans, dtype=np.int64).reshape(-1, 2),
+                               "input_ids": np.asarray(trace.input_ids), "attentions": trace.attentions,
+                               "hidden_states": trace.hidden_states, "text": np.array(text), **words, **(extra or {})})
         elif suffix == ".json":
             document = {"format": MODEL_FORMAT_NAME, "version": 1, "model": model,
                         "text": text, "tokens": trace.token_texts, "token_spans": spans,
