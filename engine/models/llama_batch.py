@@ -48,8 +48,10 @@ def packed_positions(n: int, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return variant, position
 
 
-def chunk_variants(n: int, starts: np.ndarray, rows: int = ROWS_PER_CHUNK) -> list[slice]:
-    """Contiguous slices of the variants with at most ``rows`` packed rows each (at least one variant)."""
+def chunk_variants(n: int, starts: np.ndarray, rows: int | None = None) -> list[slice]:
+    """Contiguous slices of the variants with at most ``rows`` (default ROWS_PER_CHUNK) packed rows
+    each (at least one variant)."""
+    rows = ROWS_PER_CHUNK if rows is None else rows
     counts = n - np.asarray(starts, dtype=np.int64)
     out, begin, total = [], 0, 0
     for b, count in enumerate(counts):
