@@ -120,3 +120,18 @@ def test_layers_overview_switches_heads_off(window, qtbot, minilm):
     panel._on_grid_clicked(_Click(QPointF(centre), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier))
     _settle(window, qtbot)
     assert window.controller.ablate == frozenset() and panel.switched_off() == set()
+
+
+def test_patching_dock_empty_state_on_the_toy_engine(window, qtbot, minilm):
+    """Issue 21 leftover: on the toy engine the dock explains that patching needs a trained model and
+    how to open one, instead of a form whose button only fails; a pretrained model brings the form."""
+    panel = _dock(window, "patching")
+    assert window.controller.model == "toy"
+    assert panel.is_empty_state() and panel.body.isHidden() and not panel.empty.isHidden()
+    text = panel.empty.text()
+    assert "trained model" in text and "Model bar" in text and "Open model" in text
+    _minilm(window, qtbot)
+    assert not panel.is_empty_state() and not panel.body.isHidden() and panel.empty.isHidden()
+    window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
+    _settle(window, qtbot)
+    assert panel.is_empty_state() and panel.body.isHidden()
