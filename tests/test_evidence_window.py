@@ -46,6 +46,20 @@ def test_flow_beside_rollout(window, qtbot, minilm):
     np.testing.assert_allclose(panel.heatmap.matrix(), expected, atol=1e-9)
     np.testing.assert_allclose(panel.bars.opts["height"], expected[10], atol=1e-9)
     assert panel.rollout_bars.opts["height"].shape == (16,) and "flow" in panel.caption.text()
+    # switched-off heads: flow and rollout of the ablated run, those heads as zero weights (both alike)
+    off = frozenset({(1, 3), (1, 7), (4, 0)})
+    window.controller.set_ablation(off)
+    qtbot.waitUntil(lambda: panel.flow() is not None and window.controller.snapshot.ablate == off, timeout=120000)
+    _settle(window, qtbot)
+    trace = minilm.run(ANIMAL, ablate=off)
+    kept = np.ones((6, 12), dtype=bool)
+    kept[1, [3, 7]] = kept[4, 0] = False
+    np.testing.assert_allclose(panel.flow(), attention_flow(trace.attentions, heads_kept=kept), atol=1e-9)
+    from engine.analysis.rollout import attention_rollout
+
+    np.testing.assert_allclose(panel.rollout_bars.opts["height"],
+                               attention_rollout(trace.attentions, heads_kept=kept)[-1][10], atol=1e-6)
+    assert "3 switched-off heads count as zero weights" in panel.caption.text()
 
 
 def test_leave_one_out_bars(window, qtbot, minilm):

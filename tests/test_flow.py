@@ -66,3 +66,24 @@ def test_three_layers_needs_rerouting():
 def test_capacities_rows_sum_to_one(reference):
     caps = flow_capacities(reference["attentions"])
     np.testing.assert_allclose(caps.sum(axis=-1), 1.0, atol=1e-12)
+
+
+def test_switched_off_heads_are_zero_weights_in_the_capacities(reference):
+    """Issue 21 leftover: flow used every head's pattern even when heads were switched off. A head
+    off counts as zero weights in its layer's mean over all heads (as the rollout's)."""
+    a = reference["attentions"].astype(np.float64)
+    layers, heads, n, _ = a.shape
+    kept = np.ones((layers, heads), dtype=bool)
+    kept[2, [0, 3, 7]] = False
+    kept[4] = False  # a whole layer off: it mixes nothing
+    caps = flow_capacities(a, heads_kept=kept)
+    for l in range(layers):
+        mean = sum(a[l, h] for h in range(heads) if kept[l, h]) / heads
+        mixed = 0.5 * mean + 0.5 * np.eye(n)
+        np.testing.assert_allclose(caps[l], mixed / mixed.sum(axis=1, keepdims=True), atol=1e-12)
+    np.testing.assert_allclose(caps[4], np.eye(n), atol=1e-15)
+    flow = attention_flow(a, heads_kept=kept)
+    np.testing.assert_allclose(flow, max_flows(caps), atol=1e-12)
+    assert np.abs(flow - attention_flow(a)).max() > 1e-2  # the switched-off heads change the flow
+    roll = attention_rollout(a, heads_kept=kept)[-1]
+    assert (flow >= roll - 1e-12).all()  # the same graph as the rollout's: still a lower bound

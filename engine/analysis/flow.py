@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rollout import RESIDUAL, _rows_normalised
+from .rollout import RESIDUAL, _rows_normalised, mean_attention
 
 FLOW_TOKENS = 64  # the command line and the window refuse longer inputs (n² problems, each growing with n)
 EPSILON = 1e-13  # a residual capacity at or below this is saturated (float64 dust from sums)
@@ -42,22 +42,25 @@ GLOBAL_EVERY = 8  # rounds between global relabels (each is a full breadth-first
 PAIRS_PER_BATCH_ELEMENTS = 24_000_000  # float64 entries of one batch's edge arrays (~190 MB)
 
 
-def flow_capacities(attentions: np.ndarray, residual: float = RESIDUAL) -> np.ndarray:
+def flow_capacities(attentions: np.ndarray, residual: float = RESIDUAL, heads_kept=None) -> np.ndarray:
     """(layers, n, n) float64 capacities Â_l from attentions (layers, heads, n, n): the heads'
-    mean mixed with the identity, rows renormalised (as the rollout's matrices)."""
+    mean mixed with the identity, rows renormalised (as the rollout's matrices). ``heads_kept``:
+    (layers, heads) bool, False for switched-off heads — zero weights in the mean over all heads
+    (engine.analysis.rollout.mean_attention says why)."""
     attentions = np.asarray(attentions, dtype=np.float64)
     n = attentions.shape[-1]
-    mixed = (1.0 - residual) * attentions.mean(axis=1) + residual * np.eye(n)  # (layers, n, n)
+    mixed = (1.0 - residual) * mean_attention(attentions, heads_kept) + residual * np.eye(n)  # (layers, n, n)
     return _rows_normalised(mixed)
 
 
 def attention_flow(attentions: np.ndarray, residual: float = RESIDUAL, rows=None,
-                   cancelled=None) -> np.ndarray:
+                   cancelled=None, heads_kept=None) -> np.ndarray:
     """(n, n) float64 maximum flow from input token j (column) to position i after the last layer
     (row), for attentions (layers, heads, n, n). ``rows``: compute only these final positions
     (the other rows are NaN). ``cancelled``: optional callable polled between batches (True →
-    stop and return what is done, the rest NaN)."""
-    return max_flows(flow_capacities(attentions, residual), rows=rows, cancelled=cancelled)
+    stop and return what is done, the rest NaN). ``heads_kept``: (layers, heads) bool, False for
+    the run's switched-off heads (:func:`flow_capacities`)."""
+    return max_flows(flow_capacities(attentions, residual, heads_kept), rows=rows, cancelled=cancelled)
 
 
 def max_flows(capacities: np.ndarray, rows=None, cancelled=None) -> np.ndarray:
