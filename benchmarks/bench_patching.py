@@ -12,7 +12,7 @@
 2. Attention flow on MiniLM's attentions of the first ``--flow-tokens`` tokens (32 and 64 by default;
    6 layers): engine.analysis.flow (exact push-relabel, all pairs batched) against networkx's
    maximum_flow_value per pair (the paper's own method) in the reference Python; both results
-   compared. Above 256 pairs networkx runs a fixed random sample of 256 and its time for all pairs is
+   compared. Above 1,024 pairs (32 tokens) networkx runs a fixed random sample of 256 and its time for all pairs is
    extrapolated (said so in the line).
 Times are wall-clock seconds of one run each; the machine's load is printed beside them.
 """
@@ -37,7 +37,8 @@ CORRUPT = "The famous Colosseum, built long ago, is found in the city of"  # 16 
 ANSWER = " Paris"
 FLOW_TEXT = ("The animal didn't cross the street because it was too tired, and the cat that sat on the warm "
              "mat by the door watched it all day long while the rain kept falling on the quiet town below and the "
-             "children played inside with their old toys near the warm fire of the small house")  # > 64 pieces
+             "children played inside with their old toys near the warm fire of the small house, until the evening "
+             "came and everyone went to sleep")  # > 64 pieces
 
 REFERENCE_PATCH = r"""
 import sys, time, json, numpy as np
@@ -84,7 +85,7 @@ np.save(sys.argv[3], flows)
 print(json.dumps({"seconds": seconds, "networkx": nx.__version__}))
 """
 
-NETWORKX_PAIRS = 256  # above this many pairs, networkx runs a random sample and its time is extrapolated
+NETWORKX_PAIRS = 1024  # above this many pairs (32 tokens), networkx runs a random sample of 256 and its time is extrapolated
 
 
 def load_line() -> str:
@@ -137,7 +138,7 @@ def bench_flow(python: str | None, tokens: int) -> None:
     if python:
         every = np.array([(i, j) for i in range(n) for j in range(n)])
         sample = every if len(every) <= NETWORKX_PAIRS else every[
-            np.sort(np.random.default_rng(0).choice(len(every), NETWORKX_PAIRS, replace=False))]
+            np.sort(np.random.default_rng(0).choice(len(every), 256, replace=False))]
         with tempfile.TemporaryDirectory() as folder:
             source, out, pairs = Path(folder) / "att.npy", Path(folder) / "flow.npy", Path(folder) / "pairs.npy"
             np.save(source, attentions)
