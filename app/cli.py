@@ -171,7 +171,11 @@ def _evidence(options, model, trace, attentions) -> dict:
         if attentions.shape[-1] > FLOW_TOKENS:
             raise UsageError(f"--flow: {attentions.shape[-1]} tokens is more than {FLOW_TOKENS} (one maximum flow "
                              f"per pair of tokens); shorten the text")
-        extra["attention_flow"] = attention_flow(attentions)
+        from engine.analysis.arrays import heads_kept
+
+        # switched-off heads (--ablate) count as zero weights in the heads' mean (engine.analysis.rollout)
+        kept = heads_kept(frozenset(getattr(trace, "ablate", frozenset())), *attentions.shape[:2])
+        extra["attention_flow"] = attention_flow(attentions, heads_kept=kept)
     if options.occlusion:
         if model is None:
             raise UsageError("--occlusion needs a pretrained --model (the toy engine has no sentence to leave out of)")

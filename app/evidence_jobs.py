@@ -33,8 +33,18 @@ def leave_one_out(model_name: str, text: str, answer: str | None, progress=None,
                      progress=progress, cancelled=cancelled)
 
 
-def flow_of(attentions: np.ndarray, key) -> tuple[object, np.ndarray | None]:
-    """(key, attention flow (n, n)) of attentions (layers, heads, n, n); None past FLOW_TOKENS."""
+def flow_of(attentions: np.ndarray, key, ablate: frozenset = frozenset()) -> tuple[object, np.ndarray | None]:
+    """(key, attention flow (n, n)) of attentions (layers, heads, n, n); None past FLOW_TOKENS.
+    ``ablate``: the run's switched-off (layer, head) pairs, zero weights in the heads' mean."""
     if attentions.shape[-1] > FLOW_TOKENS:
         return key, None
-    return key, attention_flow(attentions)
+    return key, attention_flow(attentions, heads_kept=kept_heads(attentions, ablate))
+
+
+def kept_heads(attentions: np.ndarray, ablate: frozenset) -> np.ndarray | None:
+    """(layers, heads) bool, False for the switched-off heads; None when every head is on."""
+    if not ablate:
+        return None
+    from engine.analysis.arrays import heads_kept
+
+    return heads_kept(frozenset(ablate), *attentions.shape[:2])

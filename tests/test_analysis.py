@@ -129,9 +129,9 @@ def test_analysis_arrays_of_an_ablated_minilm_run(model):
     assert arrays["value_norms"][4, 2].any()
     np.testing.assert_allclose(arrays["rollout"][2], arrays["rollout"][1])  # layer 2 moved nothing
     kept = [h for h in range(12) if h != 3]
-    layer4 = ablated.attentions[4, kept].astype(np.float64).mean(axis=0)
-    np.testing.assert_allclose(arrays["rollout"][4], (0.5 * layer4 + 0.5 * np.eye(ablated.n)) @ arrays["rollout"][3],
-                               rtol=1e-6, atol=1e-9)
+    layer4 = ablated.attentions[4, kept].astype(np.float64).sum(axis=0) / 12  # head 3: zero weights, rows 11/12
+    mixed = (0.5 * layer4 + 0.5 * np.eye(ablated.n)) / (0.5 * 11 / 12 + 0.5)
+    np.testing.assert_allclose(arrays["rollout"][4], mixed @ arrays["rollout"][3], rtol=1e-6, atol=1e-9)
 
 
 # --- rollout ------------------------------------------------------------------------------------
@@ -172,12 +172,16 @@ def test_value_weighted_rollout_equals_the_formula(model, trace):
     np.testing.assert_allclose(value_weighted_rollout(norms), loop_rollout(normalised), rtol=1e-10, atol=1e-14)
 
 
-def test_rollout_leaves_switched_off_heads_out():
+def test_rollout_counts_switched_off_heads_as_zero_weights():
+    # a switched-off head moves nothing: zero weights in the mean over all three heads, so its share
+    # stays with the residual once the rows are renormalised (engine.analysis.rollout.mean_attention)
     a = random_attentions(2, 3, 5, seed=2)
     kept = np.array([[True, False, True], [False, False, False]])
     got = attention_rollout(a, heads_kept=kept)
-    layer0 = (a[0, 0] + a[0, 2]) / 2
-    np.testing.assert_allclose(got[0], 0.5 * layer0 + 0.5 * np.eye(5))
+    layer0 = (a[0, 0] + a[0, 2]) / 3  # rows sum to 2/3
+    mixed = 0.5 * layer0 + 0.5 * np.eye(5)
+    np.testing.assert_allclose(got[0], mixed / (0.5 * 2 / 3 + 0.5))
+    assert np.diag(got[0]).min() > np.diag(attention_rollout(a)[0]).min() - 1e-12  # more stays with itself
     np.testing.assert_allclose(got[1], got[0])  # a layer with no head left mixes nothing
 
 

@@ -36,6 +36,21 @@ def test_minilm_flow_and_occlusion(tmp_path, minilm):
         assert float(data["occlusion_baseline"]) == 1.0
 
 
+def test_minilm_flow_with_heads_switched_off(tmp_path, minilm):
+    from engine.analysis.flow import attention_flow
+
+    out = tmp_path / "a.npz"
+    assert main(["run", "export", "--model", "minilm", "--text", ANIMAL, "--flow", "--ablate", "1.3,1.7,4.0",
+                 "--out", str(out)]) == 0
+    trace = minilm.run(ANIMAL, ablate=frozenset({(1, 3), (1, 7), (4, 0)}))
+    kept = np.ones(np.asarray(trace.attentions).shape[:2], dtype=bool)
+    kept[1, [3, 7]] = kept[4, 0] = False
+    with np.load(out) as data:
+        np.testing.assert_allclose(data["attention_flow"], attention_flow(trace.attentions, heads_kept=kept),
+                                   atol=1e-9)
+        assert np.abs(data["attention_flow"] - attention_flow(trace.attentions)).max() > 1e-3
+
+
 def test_misuse_is_one_line(tmp_path, capsys):
     cases = [
         (["--text", "a b", "--flow", "--out", str(tmp_path / "x.png")], "not to images"),

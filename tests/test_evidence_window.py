@@ -46,6 +46,20 @@ def test_flow_beside_rollout(window, qtbot, minilm):
     np.testing.assert_allclose(panel.heatmap.matrix(), expected, atol=1e-9)
     np.testing.assert_allclose(panel.bars.opts["height"], expected[10], atol=1e-9)
     assert panel.rollout_bars.opts["height"].shape == (16,) and "flow" in panel.caption.text()
+    # switched-off heads: flow and rollout of the ablated run, those heads as zero weights (both alike)
+    off = frozenset({(1, 3), (1, 7), (4, 0)})
+    window.controller.set_ablation(off)
+    qtbot.waitUntil(lambda: panel.flow() is not None and window.controller.snapshot.ablate == off, timeout=120000)
+    _settle(window, qtbot)
+    trace = minilm.run(ANIMAL, ablate=off)
+    kept = np.ones((6, 12), dtype=bool)
+    kept[1, [3, 7]] = kept[4, 0] = False
+    np.testing.assert_allclose(panel.flow(), attention_flow(trace.attentions, heads_kept=kept), atol=1e-9)
+    from engine.analysis.rollout import attention_rollout
+
+    np.testing.assert_allclose(panel.rollout_bars.opts["height"],
+                               attention_rollout(trace.attentions, heads_kept=kept)[-1][10], atol=1e-6)
+    assert "3 switched-off heads count as zero weights" in panel.caption.text()
 
 
 def test_leave_one_out_bars(window, qtbot, minilm):
@@ -120,3 +134,18 @@ def test_layers_overview_switches_heads_off(window, qtbot, minilm):
     panel._on_grid_clicked(_Click(QPointF(centre), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier))
     _settle(window, qtbot)
     assert window.controller.ablate == frozenset() and panel.switched_off() == set()
+
+
+def test_patching_dock_empty_state_on_the_toy_engine(window, qtbot, minilm):
+    """Issue 21 leftover: on the toy engine the dock explains that patching needs a trained model and
+    how to open one, instead of a form whose button only fails; a pretrained model brings the form."""
+    panel = _dock(window, "patching")
+    assert window.controller.model == "toy"
+    assert panel.is_empty_state() and panel.body.isHidden() and not panel.empty.isHidden()
+    text = panel.empty.text()
+    assert "trained model" in text and "Model bar" in text and "Open model" in text
+    _minilm(window, qtbot)
+    assert not panel.is_empty_state() and not panel.body.isHidden() and panel.empty.isHidden()
+    window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
+    _settle(window, qtbot)
+    assert panel.is_empty_state() and panel.body.isHidden()

@@ -66,3 +66,75 @@ def test_three_layers_needs_rerouting():
 def test_capacities_rows_sum_to_one(reference):
     caps = flow_capacities(reference["attentions"])
     np.testing.assert_allclose(caps.sum(axis=-1), 1.0, atol=1e-12)
+
+
+def test_switched_off_heads_are_zero_weights_in_the_capacities(reference):
+    """Issue 21 leftover: flow used every head's pattern even when heads were switched off. A head
+    off counts as zero weights in its layer's mean over all heads (as the rollout's)."""
+    a = reference["attentions"].astype(np.float64)
+    layers, heads, n, _ = a.shape
+    kept = np.ones((layers, heads), dtype=bool)
+    kept[2, [0, 3, 7]] = False
+    kept[4] = False  # a whole layer off: it mixes nothing
+    caps = flow_capacities(a, heads_kept=kept)
+    for l in range(layers):
+        mean = sum(a[l, h] for h in range(heads) if kept[l, h]) / heads
+        mixed = 0.5 * mean + 0.5 * np.eye(n)
+        np.testing.assert_allclose(caps[l], mixed / mixed.sum(axis=1, keepdims=True), atol=1e-12)
+    np.testing.assert_allclose(caps[4], np.eye(n), atol=1e-15)
+    flow = attention_flow(a, heads_kept=kept)
+    np.testing.assert_allclose(flow, max_flows(caps), atol=1e-12)
+    assert np.abs(flow - attention_flow(a)).max() > 1e-2  # the switched-off heads change the flow
+    roll = attention_rollout(a, heads_kept=kept)[-1]
+    assert (flow >= roll - 1e-12).all()  # the same graph as the rollout's: still a lower bound
+
+
+def _edmonds_karp(caps: np.ndarray, source: int, sink: int) -> float:
+    """Shortest augmenting paths in plain Python on the layered graph (an independent maximum flow)."""
+    from collections import deque
+
+    layers, n, _ = caps.shape
+    residual = {}
+    for l in range(layers):
+        for m in range(n):
+            for k in range(n):
+                if caps[l, m, k] > 0:
+                    residual[((l, k), (l + 1, m))] = residual.get(((l, k), (l + 1, m)), 0.0) + caps[l, m, k]
+                    residual.setdefault(((l + 1, m), (l, k)), 0.0)
+    out = {}
+    for (u, v) in residual:
+        out.setdefault(u, []).append(v)
+    start, end, total = (0, source), (layers, sink), 0.0
+    while True:
+        parent, queue = {start: None}, deque([start])
+        while queue and end not in parent:
+            u = queue.popleft()
+            for v in out.get(u, ()):
+                if v not in parent and residual[(u, v)] > 1e-15:
+                    parent[v] = u
+                    queue.append(v)
+        if end not in parent:
+            return total
+        path, v = [], end
+        while parent[v] is not None:
+            path.append((parent[v], v))
+            v = parent[v]
+        amount = min(residual[e] for e in path)
+        for u, v in path:
+            residual[(u, v)] -= amount
+            residual[(v, u)] += amount
+        total += amount
+
+
+def test_flow_equals_augmenting_paths_on_random_graphs():
+    """Random attentions, some of them peaked (a few large weights, many near 0): every pair against
+    an independent float64 Edmonds–Karp — the early exits (trivial cuts, the certified cut) included."""
+    rng = np.random.default_rng(7)
+    for layers, n, peak in ((4, 7, 1.0), (5, 9, 6.0), (3, 10, 3.0)):
+        logits = rng.standard_normal((layers, 3, n, n)) * peak
+        a = np.exp(logits)
+        a /= a.sum(axis=-1, keepdims=True)
+        caps = flow_capacities(a)
+        got = max_flows(caps)
+        expected = np.array([[_edmonds_karp(caps, j, i) for j in range(n)] for i in range(n)])
+        np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0)

@@ -77,9 +77,13 @@ def test_whole_grid_and_cancel(setup, reference):
                              cancelled=lambda: len(seen) >= 5)
     from engine.core.parallel import THREADS
 
-    # cells run on the engine's threads: one already started on another thread may still finish
-    assert not partial.complete and 5 <= np.isfinite(partial.grids["head_z"]).sum() <= 5 + THREADS - 1
-    assert seen[-1][1] == 30 * 9 and [d for d, _ in seen] == list(range(1, len(seen) + 1))
+    # a decoder runs a layer batch (the 9 heads of a layer) at a time on the engine's threads: progress
+    # after each batch, and one batch already started on another thread may still finish
+    assert patching.batched(setup)
+    finite = np.isfinite(partial.grids["head_z"])
+    assert not partial.complete and 5 <= finite.all(axis=1).sum() <= 5 + THREADS - 1
+    assert (finite.all(axis=1) | ~finite.any(axis=1)).all()  # whole layers only, never part of one
+    assert seen[-1][1] == 30 * 9 and [d for d, _ in seen] == list(range(9, 9 * len(seen) + 1, 9))
     assert not bool(partial.arrays()["complete"])
 
 

@@ -155,7 +155,7 @@ class RolloutPanel(Panel):
         if flow is None:
             if self._flow_key != ("pending", id(snapshot)):
                 self._flow_key = ("pending", id(snapshot))
-                self._flow_lane.submit(flow_of, attentions, id(snapshot))
+                self._flow_lane.submit(flow_of, attentions, id(snapshot), snapshot.ablate)
             self.caption.setText(self.tr("Computing the attention flow (an exact maximum flow for every pair of "
                                          "tokens)…"))
             return
@@ -165,7 +165,9 @@ class RolloutPanel(Panel):
         else:  # a decoder's snapshot has no analysis: the plain rollout of its attentions
             from engine.analysis.rollout import attention_rollout
 
-            rollout = attention_rollout(attentions)[-1]
+            from ..evidence_jobs import kept_heads
+
+            rollout = attention_rollout(attentions, heads_kept=kept_heads(attentions, snapshot.ablate))[-1]
         labels = snapshot.result.token_texts
         focus = min(self.controller.focus, len(labels) - 1)
         x = np.arange(n)
@@ -185,7 +187,11 @@ class RolloutPanel(Panel):
                                           "to “%1” when every edge of the rollout graph is a pipe of that capacity "
                                           "(Abnar & Zuidema 2020). Largest: “%2” %3 (rollout %4). Flow counts a path "
                                           "by its narrowest edge; rollout multiplies every path."),
-                                  labels[focus], labels[top], f"{flow[focus, top]:.2f}", f"{rollout[focus, top]:.2f}"))
+                                  labels[focus], labels[top], f"{flow[focus, top]:.2f}", f"{rollout[focus, top]:.2f}")
+                             + (" " + fill(self.tr("%1 switched-off heads count as zero weights in their layer's mean "
+                                                   "(their patterns are still computed, but they move nothing): their "
+                                                   "share stays with the residual, in flow and rollout alike."),
+                                           len(snapshot.ablate)) if snapshot.ablate else ""))
 
     def matrix(self) -> np.ndarray | None:
         """(n, n) rollout shown (tests), or None."""

@@ -57,8 +57,24 @@ class PatchingPanel(Panel):
         super().__init__(parent)
         self.setObjectName("patchingPanel")
         self.controller = controller
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        # the empty state on the toy engine (random weights: nothing to restore) instead of a form that fails
+        self.empty = QLabel(self.tr(
+            "Activation patching needs a trained model. The toy engine's weights are random, so copying an "
+            "activation from one prompt into another shows nothing worth reading.\n\nTo try it: choose SmolLM2 "
+            "(a decoder: which layer and token bring back “ Paris”) or MiniLM (an encoder) in the Model bar at the "
+            "top, or open a GGUF file or a Hugging Face folder with File → Open model…; then type a clean and a "
+            "corrupted prompt of the same length here and press Patch."))
+        self.empty.setObjectName("patchEmpty")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        outer.addWidget(self.empty)
+        self.body = QWidget()
+        self.body.setObjectName("patchBody")
+        outer.addWidget(self.body, 1)
+        layout = QVBoxLayout(self.body)
+        layout.setContentsMargins(0, 0, 0, 0)
         form = QFormLayout()
         self.clean = QLineEdit("The Eiffel Tower is in the city of")
         self.clean.setObjectName("patchClean")
@@ -134,9 +150,21 @@ class PatchingPanel(Panel):
         controller.cancelled.connect(lambda: self.cancel() if self.running else None)  # Esc
         controller.modelChanged.connect(self._on_model_changed)
         controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        self._show_state(controller.model)
+
+    def _show_state(self, model) -> None:
+        """The form and grids for a pretrained model; the empty state's explanation on the toy engine."""
+        toy = model is None or model_info(model).configurable
+        self.empty.setVisible(toy)
+        self.body.setVisible(not toy)
+
+    def is_empty_state(self) -> bool:
+        return not self.empty.isHidden()
 
     # ------------------------------------------------------------------ panel contract
     def show_snapshot(self, snapshot) -> None:
+        if snapshot is not None:
+            self._show_state(snapshot.model)
         if snapshot is not None and not self.running:
             decoder = model_info(snapshot.model).predicts_next_token
             self.answer.setEnabled(decoder)
@@ -191,6 +219,7 @@ class PatchingPanel(Panel):
         self.run_button.setEnabled(True)
 
     def _on_model_changed(self, model: str) -> None:
+        self._show_state(model)
         if self.model is not None and model != self.model:  # never drawn over the new model
             dropped = self.running or bool(self.grids)
             self.clear()

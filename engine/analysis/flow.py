@@ -20,44 +20,59 @@ all pairs advanced together in vectorized NumPy (the pairs' states stacked on a 
   lowest residual neighbour;
 - every few rounds a global relabel (breadth-first distances to the sink in the residual graph)
   sets exact heights and marks nodes that cannot reach the sink as dead;
-- pairs whose preflow is final leave the batch (a NumPy compaction), so late rounds are cheap.
-Nothing is approximated: the result is a maximum flow up to float64 rounding (residuals below
-``EPSILON`` count as saturated). The first and last layers have one node each per pair (the
-source's out-edges are saturated at the start; the sink's in-edges are one capacity per node of
-layer L − 1), so a pair's problem has (L − 1)·n inner nodes and (L − 2)·n² + 2n edges.
-
-Cost: n² problems of O((L − 2)·n²) per round; the number of rounds grows with n (~30–70 on
-MiniLM at 16–64 tokens). See benchmarks/bench_patching.py for the measured time beside networkx.
+- pairs whose preflow is final leave the batch (a NumPy compaction, once a quarter of the batch is done),
+  so late rounds are cheap. A pair is final when no node that can reach the sink holds excess, or
+  when its sink excess reaches the smaller trivial cut (the source's out-capacity, the sink's
+  in-capacity: nothing exceeds a cut), or — right after a global relabel, when the nodes that can
+  reach the sink form a cut of capacity (sink excess + their excess) — when that excess is at most
+  ``CERTIFIED`` (1e-10): the value is then within 1e-10 of the maximum, certified by that cut.
+Layout and batching (the constant factors): the flow on the middle edges is stored with a node's
+out-edges in a contiguous row (forward pushes, the frequent ones, gather whole rows by one flat
+index; back pushes read columns); the global relabel's breadth-first steps are batched float32
+matrix–vector products (BLAS) of the 0/1 residual matrices; batches of ~2 M edge entries.
+Cost: n² problems of O((L − 2)·n²) per round; the number of rounds grows with n (~100 at 32
+tokens on MiniLM, most pairs final after 40–60). Measured (benchmarks/bench_patching.py, under load):
+about 2× faster than the previous version of this module at 32 tokens, but still far from 2 s at
+64 tokens — every pair is its own problem, and no work is shared between pairs. (Tried and dropped:
+one problem per source with the sinks taken in sequence, each sink warm-started from the previous
+one's preflow — valid because a layer-L node has no out-edges, as in Hao & Orlin's sink sequence —
+needed as many rounds per pair, ~33–43, as a cold start.)
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .rollout import RESIDUAL, _rows_normalised
+from .rollout import RESIDUAL, _rows_normalised, mean_attention
 
 FLOW_TOKENS = 64  # the command line and the window refuse longer inputs (n² problems, each growing with n)
 EPSILON = 1e-13  # a residual capacity at or below this is saturated (float64 dust from sums)
 DEAD = np.iinfo(np.int32).max  # height of a node that cannot reach the sink
 GLOBAL_EVERY = 8  # rounds between global relabels (each is a full breadth-first search)
-PAIRS_PER_BATCH_ELEMENTS = 24_000_000  # float64 entries of one batch's edge arrays (~190 MB)
+REACHED = 1e-12  # a sink excess this close to a trivial cut is that cut's value (the flow is maximal)
+CERTIFIED = 1e-10  # after a global relabel: excess that may still reach the sink at most this → done (the cut bounds it)
+PAIRS_PER_BATCH_ELEMENTS = 2_000_000  # float64 entries of one batch's edge arrays (16 MB: the gathers stay in cache;
+# 24 M was 1.4× slower at 64 tokens)
 
 
-def flow_capacities(attentions: np.ndarray, residual: float = RESIDUAL) -> np.ndarray:
+def flow_capacities(attentions: np.ndarray, residual: float = RESIDUAL, heads_kept=None) -> np.ndarray:
     """(layers, n, n) float64 capacities Â_l from attentions (layers, heads, n, n): the heads'
-    mean mixed with the identity, rows renormalised (as the rollout's matrices)."""
+    mean mixed with the identity, rows renormalised (as the rollout's matrices). ``heads_kept``:
+    (layers, heads) bool, False for switched-off heads — zero weights in the mean over all heads
+    (engine.analysis.rollout.mean_attention says why)."""
     attentions = np.asarray(attentions, dtype=np.float64)
     n = attentions.shape[-1]
-    mixed = (1.0 - residual) * attentions.mean(axis=1) + residual * np.eye(n)  # (layers, n, n)
+    mixed = (1.0 - residual) * mean_attention(attentions, heads_kept) + residual * np.eye(n)  # (layers, n, n)
     return _rows_normalised(mixed)
 
 
 def attention_flow(attentions: np.ndarray, residual: float = RESIDUAL, rows=None,
-                   cancelled=None) -> np.ndarray:
+                   cancelled=None, heads_kept=None) -> np.ndarray:
     """(n, n) float64 maximum flow from input token j (column) to position i after the last layer
     (row), for attentions (layers, heads, n, n). ``rows``: compute only these final positions
     (the other rows are NaN). ``cancelled``: optional callable polled between batches (True →
-    stop and return what is done, the rest NaN)."""
-    return max_flows(flow_capacities(attentions, residual), rows=rows, cancelled=cancelled)
+    stop and return what is done, the rest NaN). ``heads_kept``: (layers, heads) bool, False for
+    the run's switched-off heads (:func:`flow_capacities`)."""
+    return max_flows(flow_capacities(attentions, residual, heads_kept), rows=rows, cancelled=cancelled)
 
 
 def max_flows(capacities: np.ndarray, rows=None, cancelled=None) -> np.ndarray:
@@ -91,27 +106,40 @@ def _preflow_values(capacities: np.ndarray, sources: np.ndarray, sinks: np.ndarr
     pairs = len(sources)
     result = np.zeros(pairs)
     index = np.arange(pairs)  # which pair each batch row still is
-    flow = np.zeros((pairs, inner - 1, n, n))  # (pairs, inner−1, m, k) flow on the middle edges
+    flow = np.zeros((pairs, inner - 1, n, n))  # (pairs, inner−1, k, m) flow on the middle edges: a node's out-edges in a row
     sink_cap = capacities[layers - 1][sinks].copy()  # (pairs, n) edges (L−1, k) → sink
     sink_flow = np.zeros((pairs, n))
     excess = np.zeros((pairs, inner, n))
     excess[:, 0, :] = capacities[0][:, sources].T  # the source's edges saturated at the start
-    height = _global_heights(middle, flow, sink_cap, sink_flow)
+    # the two trivial cuts: the source's out-edges and the sink's in-edges. A pair whose sink excess
+    # reaches the smaller is done (nothing can exceed a cut), however much excess still moves elsewhere
+    bound = np.minimum(excess[:, 0, :].sum(axis=1), sink_cap.sum(axis=1)) - REACHED  # (pairs,)
+    height = _global_heights(middle_t, flow, sink_cap, sink_flow)
+    done = np.zeros(pairs, dtype=bool)
     rounds = 0
     while True:
         active = (excess > EPSILON) & (height < DEAD)  # (pairs, inner, n)
-        live = active.reshape(len(index), -1).any(axis=1)
-        if not live.all():  # finished pairs leave the batch
-            result[index[~live]] = sink_flow[~live].sum(axis=1)
-            index, flow, sink_cap, sink_flow = index[live], flow[live], sink_cap[live], sink_flow[live]
-            excess, height, active = excess[live], height[live], active[live]
-            if not len(index):
-                return result
+        alive = np.where(active, excess, 0.0).reshape(len(index), -1).sum(axis=1)  # (pairs,) excess that may reach the sink
+        value = sink_flow.sum(axis=1)
+        finished = ~done & ((alive == 0.0) | (value >= bound))
+        if rounds % GLOBAL_EVERY == 0:  # heights exact: the nodes that can reach the sink are a cut of value + alive
+            finished |= ~done & (alive <= CERTIFIED)
+        if finished.any():
+            result[index[finished]] = value[finished]
+            done |= finished
+        if done.all():
+            return result
+        if done.sum() > len(index) // 4:  # finished pairs leave the batch (a copy of every array: not every round)
+            keep = ~done
+            index, flow, sink_cap, sink_flow = index[keep], flow[keep], sink_cap[keep], sink_flow[keep]
+            excess, height, active, bound = excess[keep], height[keep], active[keep], bound[keep]
+            done = np.zeros(len(index), dtype=bool)
+        active &= ~done[:, None, None]
         rounds += 1
         nodes = np.nonzero(active)  # (pair, layer, position) of every active node
         stuck = _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes)
         if rounds % GLOBAL_EVERY == 0:
-            height = _global_heights(middle, flow, sink_cap, sink_flow)
+            height = _global_heights(middle_t, flow, sink_cap, sink_flow)
         else:
             _relabel(middle_t, flow, sink_cap, sink_flow, height, stuck)
 
@@ -119,20 +147,26 @@ def _preflow_values(capacities: np.ndarray, sources: np.ndarray, sinks: np.ndarr
 def _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes):
     """One synchronous push of the active ``nodes`` (in place): forward edges first (index order),
     then the sink edge, then back along edges that carry flow. Only the active nodes' rows of
-    2n edges are touched. Returns the nodes still holding excess (for the relabel)."""
+    2n edges are touched, gathered by one flat row index each (contiguous rows of ``flow``, whose
+    layout puts a node's out-edges in a row). Returns the nodes still holding excess (for the relabel)."""
     pairs, inner, n = excess.shape
     p, l, k = nodes
-    left = excess[p, l, k].copy()  # (A,) excess to place
-    heights = height[p, l, k]  # (A,)
+    rows_of = flow.reshape(-1, n)  # (pairs·(inner−1)·n, n): row (pair, l, k) = node (l, k)'s out-edges
+    heights_of = height.reshape(-1, n)  # (pairs·inner, n): row (pair, l) = layer l's heights
+    node = (p * inner + l) * n + k  # (A,) flat node index
+    excess_flat = excess.reshape(-1)
+    left = excess_flat[node]  # (A,) excess to place (a copy)
+    heights = height.reshape(-1)[node]  # (A,)
     received = np.zeros(pairs * inner * n)
     row = np.arange(n)
     fwd = l < inner - 1
     if fwd.any():  # (l, k) → (l+1, m): admissible when height(l+1, m) = height(l, k) − 1
         fp, fl_, fk = p[fwd], l[fwd], k[fwd]
-        room = middle_t[fl_, fk] - flow[fp, fl_, :, fk]  # (F, n) over m
-        room = np.where(height[fp, fl_ + 1] == heights[fwd, None] - 1, np.maximum(room, 0.0), 0.0)
+        edge_rows = (fp * (inner - 1) + fl_) * n + fk  # (F,)
+        room = middle_t[fl_, fk] - rows_of[edge_rows]  # (F, n) over m
+        room = np.where(heights_of[fp * inner + fl_ + 1] == heights[fwd, None] - 1, np.maximum(room, 0.0), 0.0)
         push = _greedy(left[fwd, None], room, axis=1)  # (F, n)
-        flow[fp, fl_, :, fk] += push
+        rows_of[edge_rows] += push  # each row once: no repeated index
         left[fwd] -= push.sum(axis=1)
         targets = ((fp * inner + fl_ + 1) * n)[:, None] + row  # flat (pair, l+1, m)
         received += np.bincount(targets.ravel(), weights=push.ravel(), minlength=received.size)
@@ -143,17 +177,19 @@ def _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes):
         sink_flow[lp, lk] += to_sink
         left[last] -= to_sink
     back = (l > 0) & (left > EPSILON)
-    if back.any():  # (l, k) → (l−1, k') along flow[l−1, k, k']: admissible when one lower
+    if back.any():  # (l, k) → (l−1, k') along flow[l−1, k', k]: admissible when one lower
         bp, bl, bk = p[back], l[back], k[back]
-        room = flow[bp, bl - 1, bk, :]  # (B, n) over k'
-        room = np.where(height[bp, bl - 1] == heights[back, None] - 1, room, 0.0)
+        matrices = flow.reshape(-1, n, n)  # (pairs·(inner−1), k', k)
+        which = bp * (inner - 1) + bl - 1
+        carried = matrices[which, :, bk]  # (B, n) over k' (a column: back pushes are the fewer)
+        room = np.where(heights_of[bp * inner + bl - 1] == heights[back, None] - 1, carried, 0.0)
         push = _greedy(left[back, None], room, axis=1)
-        flow[bp, bl - 1, bk, :] -= push
+        matrices[which, :, bk] = carried - push
         left[back] -= push.sum(axis=1)
         targets = ((bp * inner + bl - 1) * n)[:, None] + row
         received += np.bincount(targets.ravel(), weights=push.ravel(), minlength=received.size)
-    excess[p, l, k] = left
-    excess += received.reshape(pairs, inner, n)
+    excess_flat[node] = left
+    excess_flat += received
     keep = left > EPSILON
     return p[keep], l[keep], k[keep]
 
@@ -171,41 +207,48 @@ def _relabel(middle_t, flow, sink_cap, sink_flow, height, stuck) -> None:
     p, l, k = stuck
     if not len(p):
         return
-    inner = height.shape[1]
+    pairs, inner, n = height.shape
+    heights_of = height.reshape(-1, n)
     best = np.full(len(p), DEAD, dtype=np.int64)
     fwd = l < inner - 1
     if fwd.any():
         fp, fl_, fk = p[fwd], l[fwd], k[fwd]
-        residual = (middle_t[fl_, fk] - flow[fp, fl_, :, fk]) > EPSILON  # (F, n)
-        best[fwd] = np.where(residual, height[fp, fl_ + 1], DEAD).min(axis=1)
+        residual = (middle_t[fl_, fk] - flow.reshape(-1, n)[(fp * (inner - 1) + fl_) * n + fk]) > EPSILON  # (F, n)
+        best[fwd] = np.where(residual, heights_of[fp * inner + fl_ + 1], DEAD).min(axis=1)
     last = l == inner - 1
     best[last] = np.where(sink_cap[p[last], k[last]] - sink_flow[p[last], k[last]] > EPSILON, 0, best[last])
     back = l > 0
     if back.any():
         bp, bl, bk = p[back], l[back], k[back]
-        residual = flow[bp, bl - 1, bk, :] > EPSILON
-        best[back] = np.minimum(best[back], np.where(residual, height[bp, bl - 1], DEAD).min(axis=1))
+        residual = flow.reshape(-1, n, n)[bp * (inner - 1) + bl - 1, :, bk] > EPSILON
+        best[back] = np.minimum(best[back], np.where(residual, heights_of[bp * inner + bl - 1], DEAD).min(axis=1))
     raised = np.where(best >= DEAD, DEAD, best + 1)
-    height[p, l, k] = np.maximum(height[p, l, k], raised)
+    node = (p * inner + l) * n + k
+    flat = height.reshape(-1)
+    flat[node] = np.maximum(flat[node], raised)
 
 
-def _global_heights(middle, flow, sink_cap, sink_flow) -> np.ndarray:
-    """(pairs, inner, n) exact distances to the sink in the residual graph (DEAD: no path)."""
+def _global_heights(middle_t, flow, sink_cap, sink_flow) -> np.ndarray:
+    """(pairs, inner, n) exact distances to the sink in the residual graph (DEAD: no path): a
+    breadth-first search whose steps are batched matrix–vector products of the 0/1 residual
+    matrices (float32, BLAS) instead of boolean broadcasts over (pairs, inner−1, n, n)."""
     pairs, inner, n = sink_flow.shape[0], flow.shape[1] + 1, sink_flow.shape[1]
     height = np.full((pairs, inner, n), DEAD, dtype=np.int64)
-    front = np.zeros((pairs, inner, n), dtype=bool)
+    front = np.zeros((pairs, inner, n), dtype=np.float32)  # 1 on the nodes reached last step
     front[:, -1] = sink_cap - sink_flow > EPSILON
-    height[front] = 1
+    height[front > 0] = 1
     if inner > 1:
-        forward = (middle[None] - flow) > EPSILON  # (pairs, inner−1, m, k) residual (l, k) → (l+1, m)
-        back = flow > EPSILON  # residual (l+1, m) → (l, k)
+        forward = ((middle_t[None] - flow) > EPSILON).astype(np.float32)  # (pairs, inner−1, k, m) residual (l, k) → (l+1, m)
+        back = (flow > EPSILON).astype(np.float32)  # residual (l+1, m) → (l, k)
     distance = 1
+    unreached = height == DEAD
     while inner > 1 and front.any():
-        reach = np.zeros_like(front)
-        reach[:, :-1] = (forward & front[:, 1:, :, None]).any(axis=2)
-        reach[:, 1:] |= (back & front[:, :-1, None, :]).any(axis=3)
-        reach &= height == DEAD
+        reach = np.zeros((pairs, inner, n), dtype=bool)
+        reach[:, :-1] = (forward @ front[:, 1:, :, None])[..., 0] > 0  # (pairs, inner−1, k)
+        reach[:, 1:] |= (front[:, :-1, None, :] @ back)[:, :, 0] > 0  # (pairs, inner−1, m)
+        reach &= unreached
         distance += 1
         height[reach] = distance
-        front = reach
+        unreached &= ~reach
+        front = reach.astype(np.float32)
     return height

@@ -25,6 +25,21 @@ What a patch does not change is not recomputed:
   p … n − 1 of layers l … L − 1 are computed. Over a grid that is ~¼ of the rows × layers of
   full runs. attn_out / mlp_out cells first run layer l alone with the hook (stop_at_layer=l+1)
   and then resume at l + 1 the same way; head_z cells change every row, so they resume at l only.
+
+A decoder of engine.models.llama (every GGUF / Hugging Face decoder the app reads) runs a grid
+one *layer batch* at a time (engine.models.llama_batch): the cells of one grid row — the n
+positions of layer l, or its heads — go through the layers together as one packed matrix
+(Σ_p (n − p) rows for a token grid), so each layer's weights are read once per grid row instead
+of once per cell (a cell alone is a few rows: bound by memory traffic and Python overhead; the
+30 × 16 residual grid on SmolLM2 took 19.9 s idle cell by cell, and batching is 4.96× faster in one
+run under load — benchmarks/README.md). Layer l itself
+is done here in closed form where a cell changes one row of it: an attn_out cell's layer output
+differs from the corrupted run's only at row p (resid_pre + clean attn_out, then the MLP on that
+row), an mlp_out cell's only by the MLP term of row p; so both enter the batch at layer l + 1
+with prefix p. A head_z cell recomputes layer l's W_O and MLP on every row and enters at l + 1.
+The window runs one layer batch per worker job (progress and Esc between layers); ``patch``
+shares the layer batches among the engine's threads. Encoders and other models run cell by
+cell through the hooks, as above.
 """
 from __future__ import annotations
 
@@ -274,14 +289,150 @@ def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None
     return not state["stopped"]
 
 
+def batched(setup: PatchSetup) -> bool:
+    """True when the grids run a layer batch at a time (engine.models.llama_batch): a decoder
+    of engine.models.llama whose corrupted trace has every key and value."""
+    from ..models import llama
+
+    return (setup.decoder and isinstance(getattr(setup.model, "weights", None), llama.DecoderWeights)
+            and isinstance(setup.corrupt_trace, llama.DecoderTrace))
+
+
+def _entry(setup: PatchSetup, grid: str, layer: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """(first layer, starts (B,), packed rows (R, d)) of one grid row's variants for llama_batch."""
+    from ..models import llama
+    from ..models.llama_batch import packed_positions
+
+    s, n = setup, setup.n
+    model, config = s.model, s.model.config
+    corrupt, clean = s.corrupt_cache, s.clean_cache
+
+    def at(cache, point):
+        return np.asarray(cache[f"blocks.{layer}.{_POINT.get(point, point)}"], dtype=np.float32)
+
+    if grid == "head_z":  # every row changes in layer l: W_O and the MLP for each head's variant here
+        w, heads = model.weights.layers[layer], s.heads
+        z = np.repeat(at(corrupt, "head_z")[None], heads, axis=0)  # (heads variants, n, heads, d_k)
+        z[np.arange(heads), :, np.arange(heads)] = at(clean, "head_z").transpose(1, 0, 2)  # variant h: head h clean
+        attn = z.reshape(heads * n, -1) @ w.output_weight  # (heads·n, d)
+        if w.output_bias is not None:
+            attn += w.output_bias
+        mid = np.tile(at(corrupt, "resid_pre"), (heads, 1))
+        mid += attn
+        mid += llama.mlp(llama.normalize(mid, w.ffn_norm, w.ffn_norm_bias, config), model.weights.layers[layer], config)
+        return layer + 1, np.zeros(heads, dtype=np.int64), mid
+    starts = np.arange(n)
+    variant, position = packed_positions(n, starts)
+    patched = position == variant  # variant p's own row p (its first packed row)
+    if grid == "resid_pre":
+        rows = at(corrupt, "resid_pre")[position]
+        rows[patched] = at(clean, "resid_pre")
+        return layer, starts, rows
+    # attn_out / mlp_out: layer l's output equals the corrupted run's except at row p
+    output = at(corrupt, "resid_pre") + at(corrupt, "attn_out")  # (n, d) in the forward's order
+    if grid == "attn_out":
+        w = model.weights.layers[layer]
+        own = at(corrupt, "resid_pre") + at(clean, "attn_out")  # (n, d) row p: variant p's hook_resid_mid
+        own += llama.mlp(llama.normalize(own, w.ffn_norm, w.ffn_norm_bias, config), w, config)
+    else:
+        own = output + at(clean, "mlp_out")
+    output += at(corrupt, "mlp_out")
+    rows = output[position]
+    rows[patched] = own
+    return layer + 1, starts, rows
+
+
+def _measures(setup: PatchSetup, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(B,) p(answer) and (B,) logit differences from final vectors (B, d) at the last position."""
+    logits = (vectors @ setup.model.weights.output_head.T).astype(np.float64)  # (B, vocab)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    values = np.exp(shifted[:, setup.answer.id]) / np.exp(shifted).sum(axis=1)
+    return values, logits[:, setup.answer.id] - logits[:, setup.other]
+
+
+def _batch_items(setup: PatchSetup, grid: str, layer: int, parts: int) -> list:
+    """The layer batch of one grid row as ``parts`` items of variants with about equal packed rows."""
+    from ..models.llama_batch import chunk_variants
+
+    first, starts, rows = _entry(setup, grid, layer)
+    counts = setup.n - starts
+    size = max(1, -(-int(counts.sum()) // max(1, parts)))
+    items, offset = [], 0
+    for part in chunk_variants(setup.n, starts, size):
+        count = int(counts[part].sum())
+        items.append((grid, layer, part, first, starts[part], rows[offset: offset + count]))
+        offset += count
+    return items
+
+
+def _run_batches(setup: PatchSetup, jobs, values: dict, diffs: dict, progress=None, cancelled=None,
+                 parts: int = 1) -> bool:
+    """Run the (grid, layer) ``jobs`` as layer batches into ``values`` / ``diffs``; True unless cancelled.
+    A job's variants are split into ``parts`` items; the items share the engine's threads."""
+    from ..core.parallel import run_parallel
+    from ..models.llama_batch import final_vectors
+
+    model = setup.model
+    lock = threading.Lock()
+    state = {"done": 0, "stopped": False}
+    total = sum(setup.heads if grid == "head_z" else setup.n for grid, _ in jobs)
+
+    def items():
+        for grid, layer in jobs:
+            with lock:
+                if state["stopped"] or (cancelled is not None and cancelled()):
+                    state["stopped"] = True
+                    return
+            yield from _batch_items(setup, grid, layer, parts)
+
+    def work(item) -> None:
+        grid, layer, part, first, starts, rows = item
+        with lock:
+            if state["stopped"]:
+                return
+        vectors = final_vectors(model.weights, model.config, setup.corrupt_trace, first, starts, rows)
+        value, diff = _measures(setup, vectors)
+        with lock:
+            values[grid][layer, part] = value
+            diffs[grid][layer, part] = diff
+            state["done"] += len(value)
+            if progress is not None:
+                progress(state["done"], total)
+
+    run_parallel(work, _Lazy(items()))
+    return not state["stopped"]
+
+
+class _Lazy:
+    """An iterator run_parallel's threads share (made on demand: a job's rows are built when taken)."""
+
+    def __init__(self, iterator) -> None:
+        self._iterator, self._lock = iterator, threading.Lock()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        with self._lock:  # a generator must not be resumed by two threads at once
+            return next(self._iterator)
+
+    def __len__(self) -> int:
+        return 2  # run_parallel starts its threads when there is more than one item
+
+
 def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None) -> PatchResult:
-    """Run the ``grids`` cell by cell. ``progress(done, total)`` after each cell; ``cancelled()``
-    polled before each: True stops, and the result is marked incomplete (unrun cells NaN; a cell
-    already running on another thread still finishes)."""
+    """Run the ``grids``. ``progress(done, total)`` after each cell — after each layer batch of
+    cells for a batched decoder (:func:`batched`); ``cancelled()`` polled before each cell or
+    layer batch: True stops, and the result is marked incomplete (unrun cells NaN; work already
+    running on another thread still finishes)."""
     todo = cells(setup, grids)
     values = {g: np.full((setup.layers, setup.heads if g == "head_z" else setup.n), np.nan) for g in grids}
     diffs = {g: np.full_like(values[g], np.nan) for g in grids} if setup.decoder else {}
-    complete = _run_cells(setup, todo, values, diffs, progress, cancelled)
+    if batched(setup):
+        jobs = [(grid, layer) for grid in grids for layer in range(setup.layers)]
+        complete = _run_batches(setup, jobs, values, diffs, progress, cancelled)
+    else:
+        complete = _run_cells(setup, todo, values, diffs, progress, cancelled)
     notes = (setup.answer.note,) if setup.answer is not None and setup.answer.note else ()
     return PatchResult(setup, values, diffs, complete, notes)
 
@@ -294,5 +445,10 @@ def patch_row(setup: PatchSetup, grid: str, layer: int) -> tuple[np.ndarray, np.
                           names=", ".join(GRIDS))
     columns = setup.heads if grid == "head_z" else setup.n
     values, diffs = {grid: np.full((setup.layers, columns), np.nan)}, {grid: np.full((setup.layers, columns), np.nan)}
-    _run_cells(setup, [(grid, layer, c) for c in range(columns)], values, diffs)
+    if batched(setup):  # one layer batch, its variants split between the engine's threads
+        from ..core.parallel import THREADS
+
+        _run_batches(setup, [(grid, layer)], values, diffs, parts=THREADS)
+    else:
+        _run_cells(setup, [(grid, layer, c) for c in range(columns)], values, diffs)
     return values[grid][layer], diffs[grid][layer]

@@ -41,25 +41,29 @@ def rollout(mixing: np.ndarray, residual: float = RESIDUAL) -> np.ndarray:
     return result
 
 
+def mean_attention(attentions: np.ndarray, heads_kept: np.ndarray | None = None) -> np.ndarray:
+    """(layers, n, n) float64 the heads' mean attention per layer, from attentions (layers, heads, n, n).
+
+    ``heads_kept``: optional (layers, heads) bool, False for switched-off heads. A switched-off head's
+    pattern is still computed in the ablated run, but its output is zeroed before W_O: it moves
+    nothing. So it counts as zero weights and the mean stays over all heads (its rows sum to
+    kept / heads); after the identity is mixed in and the rows renormalised, the share it would have
+    moved stays with the residual. (Leaving it out of the mean instead would let the remaining heads
+    claim its share: one head left of twelve would mix as much as twelve.) Every head off: A = 0, Â = I."""
+    attentions = np.asarray(attentions, dtype=np.float64)
+    if heads_kept is None:
+        return attentions.mean(axis=1)
+    kept = np.asarray(heads_kept, dtype=np.float64)[:, :, None, None]  # (layers, heads, 1, 1)
+    return (attentions * kept).sum(axis=1) / attentions.shape[1]
+
+
 def attention_rollout(
     attentions: np.ndarray, residual: float = RESIDUAL, heads_kept: np.ndarray | None = None
 ) -> np.ndarray:
     """(layers, n, n) rollout of attention weights (layers, heads, n, n), each layer's heads
-    averaged. ``heads_kept``: optional (layers, heads) bool, False for switched-off heads, which
-    are then left out of their layer's mean (a layer with none left mixes nothing: Â = I)."""
-    attentions = np.asarray(attentions, dtype=np.float64)
-    if heads_kept is None:
-        mean = attentions.mean(axis=1)  # (layers, n, n)
-    else:
-        kept = np.asarray(heads_kept, dtype=np.float64)[:, :, None, None]  # (layers, heads, 1, 1)
-        count = kept.sum(axis=1)  # (layers, 1, 1)
-        mean = _kept_mean(attentions, kept, count)
-    return rollout(mean, residual)
-
-
-def _kept_mean(attentions: np.ndarray, kept: np.ndarray, count: np.ndarray) -> np.ndarray:
-    total = (attentions * kept).sum(axis=1)  # (layers, n, n)
-    return np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+    averaged by :func:`mean_attention` (``heads_kept``: (layers, heads) bool, False for switched-off
+    heads, which count as zero weights)."""
+    return rollout(mean_attention(attentions, heads_kept), residual)
 
 
 def value_weighted_rollout(value_norms: np.ndarray, residual: float = RESIDUAL) -> np.ndarray:
