@@ -41,7 +41,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..analysis.ablation import check_ablation
-from ..core.attention import _softmax_into, attend, causal_mask, merge_heads, project_heads, softmax64
+from ..core.attention import _softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
 from .bert import gelu, layer_norm
 from ..toy.config import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
@@ -739,8 +739,12 @@ def forward(
             q_all[index, :, rows_new] = qkv_heads[:heads]
             k_all[index, :, rows_new] = qkv_heads[heads: heads + kv]
             v_all[index, :, rows_new] = qkv_heads[heads + kv:]
-            stages = attend(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, mask=mask,
-                            weights_out=attentions[index, :, rows_new, :])
+            if edit is not None and "attn.hook_attn_scores" in wanted:  # the scores, kept for the hook
+                stages = attend(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, mask=mask,
+                                weights_out=attentions[index, :, rows_new, :])
+            else:  # weights and head outputs only, the causal triangle (attentions is zeros above it)
+                stages = attend_weights(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, causal=True,
+                                        weights_out=attentions[index, :, rows_new, :], zeroed_above=True)
             head_outputs = stages["head_outputs"]  # (heads, new, d_k)
             if edit is not None:
                 attention_hooks(edit, wanted, stages, v_all[index], _softmax_into)
