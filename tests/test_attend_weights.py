@@ -75,3 +75,20 @@ def test_attend_weights_refuses_heads_that_do_not_share_evenly():
     k = v = np.zeros((2, 2, 4), np.float32)
     with pytest.raises(ValueError, match="5 query heads"):
         attend_weights(q, k, v)
+
+
+@pytest.mark.parametrize("divisor, causal", [(8.0, True), (math.sqrt(32.0), False)])
+def test_copying_the_scores_out_changes_no_weight(divisor, causal):
+    """A run with a hook on the scores asks for them: its weights must be the very numbers of a run without."""
+    rng = np.random.default_rng(9)
+    q = rng.standard_normal((6, 50, 32)).astype(np.float32)
+    k, v = (rng.standard_normal((3, 50, 32)).astype(np.float32) for _ in range(2))
+    plain = attend_weights(q, k, v, divisor=divisor, causal=causal)
+    kept = attend_weights(q, k, v, divisor=divisor, causal=causal, scores_out=np.empty((6, 50, 50), np.float32),
+                          scaled_out=np.empty((6, 50, 50), np.float32))
+    np.testing.assert_array_equal(kept["weights"], plain["weights"])
+    np.testing.assert_array_equal(kept["head_outputs"], plain["head_outputs"])
+    full = attend(q, k, v, divisor=divisor, mask=causal_mask(50) if causal else None)
+    np.testing.assert_allclose(kept["scaled"], full["scaled"], rtol=1e-6, atol=1e-5)  # −∞ in the same places
+    lower = np.tril(np.ones((50, 50), bool)) if causal else np.ones((50, 50), bool)
+    np.testing.assert_allclose(kept["scores"][:, lower], full["scores"][:, lower], rtol=1e-6, atol=1e-5)

@@ -170,6 +170,8 @@ def attend_weights(
     causal: bool = False,
     weights_out: np.ndarray | None = None,
     zeroed_above: bool = False,
+    scores_out: np.ndarray | None = None,
+    scaled_out: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """:func:`attend` keeping only what a trace keeps: the weights and the head outputs.
 
@@ -186,8 +188,14 @@ def attend_weights(
     A power-of-two ``divisor`` (√64 = 8) scales q before q·kᵀ (exact: the same numbers, one
     (rows, d_k) pass instead of one over (rows, keys)); any other scales the scores.
 
+    ``scores_out`` / ``scaled_out`` (heads, n_q, n_k): where a hook on the scores needs them, each
+    tile's raw and scaled scores are copied there too (scaled: −∞ above the causal diagonal; raw:
+    not written there), and returned as "scores" / "scaled". The weights are then the very same
+    numbers as without (a power-of-two scaling of q or of the scores is exact either way), so a
+    run that listens to the scores computes what a run that does not computes.
+
     Returns {"weights": (heads, n_q, n_k), "head_outputs": (heads, n_q, d_v)}. The same numbers as
-    :func:`attend` up to float32 rounding of the matmul's order (tested against it)."""
+    :func:`attend` up to float32 rounding of the summation order (tested against it)."""
     q = np.ascontiguousarray(q)  # (heads, n_q, d_k)
     heads, n_queries, d_k = q.shape
     kv_heads, n_keys = k.shape[0], k.shape[1]
@@ -200,8 +208,8 @@ def attend_weights(
     weights = np.empty((heads, n_queries, n_keys), dtype) if weights_out is None else weights_out
     head_outputs = np.empty((heads, n_queries, values.shape[2]), np.result_type(weights, values))
     exact_power = math.frexp(divisor)[0] == 0.5  # 2^m: scaling q is exact
-    q_factor = dtype.type(1.0 / divisor) if exact_power and divisor != 1.0 else None
-    score_factor = dtype.type(1.0 / divisor) if not exact_power else None
+    q_factor = dtype.type(1.0 / divisor) if exact_power and divisor != 1.0 and scores_out is None else None
+    score_factor = dtype.type(1.0 / divisor) if divisor != 1.0 and q_factor is None else None
     offset = n_keys - n_queries  # query i sits at position offset + i
 
     def tile(rows: slice) -> None:
@@ -212,10 +220,15 @@ def attend_weights(
         scores = np.empty((kv_heads, group * count, keys), dtype)  # the tile's scores, scratch
         np.matmul(block.reshape(kv_heads, group * count, d_k), keys_transposed[:, :, :keys], out=scores)
         scores = scores.reshape(heads, count, keys)
+        if scores_out is not None:
+            scores_out[:, rows, :keys] = scores
         if score_factor is not None:
             scores *= score_factor
         if causal and count > 1:  # within the tile's last `count` keys, each row sees up to itself
             np.copyto(scores[:, :, keys - count:], -np.inf, where=_upper(count))
+        if scaled_out is not None:
+            scaled_out[:, rows, :keys] = scores
+            scaled_out[:, rows, keys:] = -np.inf
         row_max = scores.max(axis=-1, keepdims=True)  # (heads, count, 1)
         scores -= row_max
         np.exp(scores, out=scores)
@@ -240,7 +253,12 @@ def attend_weights(
     else:
         for rows in tiles:
             tile(rows)
-    return {"weights": weights, "head_outputs": head_outputs}
+    stages = {"weights": weights, "head_outputs": head_outputs}
+    if scores_out is not None:
+        stages["scores"] = scores_out
+    if scaled_out is not None:
+        stages["scaled"] = scaled_out
+    return stages
 
 
 _UPPER: dict[int, np.ndarray] = {}

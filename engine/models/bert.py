@@ -8,7 +8,7 @@ PyTorch ``nn.Linear`` weight, stored contiguous once by :func:`prepare_weights`.
 Per layer, for the hidden states ``h`` (n, d):
 
     q | k | v    = h · W_qkv + b_qkv               one fused (d, 3d) matmul
-    attention    = engine.core.attention.attend(q, k, v, divisor=√d_k)   per head, all heads at once
+    attention    = engine.core.attention.attend_weights(q, k, v, divisor=√d_k)   all heads at once
     concat       = merge_heads(head_outputs)         (n, d)
     attn_out     = concat · W_O + b_O
     attn_norm    = LayerNorm(attn_out + h)
@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..analysis.ablation import check_ablation
-from ..core.attention import _softmax_into, attend, attend_weights, merge_heads, project_heads
+from ..core.attention import _softmax_into, attend_weights, merge_heads, project_heads
 from ..core.hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
 from ..core.parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from ..toy.config import DEFAULT_MEMORY_BUDGET
@@ -344,7 +344,7 @@ class BertLayerTrace:
 
     # scores and scaled are not stored by the forward (two (heads, n, n) arrays a layer: at 512
     # tokens 25 MB of fresh pages each layer, as much time as the softmax): a view that shows them
-    # recomputes this layer's, the same matmul and the same float32 multiplication as attend().
+    # recomputes this layer's: the same matmul and float32 multiplication as attend_weights().
     @cached_property
     def scores(self) -> np.ndarray:
         """(heads, n, n) q · kᵀ."""
@@ -555,10 +555,12 @@ def forward(
                 for local, array in (("attn.hook_q", q), ("attn.hook_k", k), ("attn.hook_v", v)):
                     if local in wanted:
                         edit(local, array.transpose(1, 0, 2))
-            if edit is not None and "attn.hook_attn_scores" in wanted:  # the scores, kept for the hook
-                stages = attend(q, k, v, divisor=divisor)
-            else:  # weights and head outputs: scores and scaled only in cache, tile by tile
-                stages = attend_weights(q, k, v, divisor=divisor)
+            # weights and head outputs (scores and scaled only in cache, tile by tile); both copied out
+            # for a hook on the scores (the same numbers either way)
+            keep = edit is not None and "attn.hook_attn_scores" in wanted
+            stages = attend_weights(q, k, v, divisor=divisor,
+                                    scores_out=np.empty((heads, n, n), DTYPE) if keep else None,
+                                    scaled_out=np.empty((heads, n, n), DTYPE) if keep else None)
             head_outputs = stages["head_outputs"]  # (heads, n, d_k)
             if edit is not None:
                 attention_hooks(edit, wanted, stages, v, _softmax_into)

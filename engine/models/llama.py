@@ -8,7 +8,7 @@ Touvron et al. (2023) "LLaMA", as llama.cpp runs a GGUF file and Hugging Face ``
     x          = RMSNorm(h) · γ_attn                     x / √(mean(x²) + ε)
     q | k | v  = x · W_qkv (+ b_qkv for qwen2)           q: 9 heads, k and v: 3 heads of 64
     q, k       = RoPE(q), RoPE(k) at positions 0 … n−1   θ_i = base^(−2i/d_k)
-    attention  = engine.core.attention.attend(q, k, v, divisor=√d_k, mask=causal)  grouped-query
+    attention  = engine.core.attention.attend_weights(q, k, v, divisor=√d_k, causal)  grouped-query
     h          = h + merge_heads(head_outputs) · W_O     (ablated heads zeroed before W_O)
     h          = h + (SiLU(RMSNorm(h)·γ_ffn · W_gate) ⊙ (RMSNorm(h)·γ_ffn · W_up)) · W_down
 
@@ -675,7 +675,6 @@ def forward(
 
     rotary = c.positions == "rotary"
     cos, sin = rope_tables(weights.inverse_frequency, start, new) if rotary else (None, None)  # (new, d_k/2)
-    mask = causal_mask(new, n)  # (new, n): query i at position start + i
     rows_new = slice(start, n)
     if resid is None:
         h = weights.token_embeddings[ids[start:]]  # (new, d) the residual stream, a new array
@@ -739,12 +738,13 @@ def forward(
             q_all[index, :, rows_new] = qkv_heads[:heads]
             k_all[index, :, rows_new] = qkv_heads[heads: heads + kv]
             v_all[index, :, rows_new] = qkv_heads[heads + kv:]
-            if edit is not None and "attn.hook_attn_scores" in wanted:  # the scores, kept for the hook
-                stages = attend(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, mask=mask,
-                                weights_out=attentions[index, :, rows_new, :])
-            else:  # weights and head outputs only, the causal triangle (attentions is zeros above it)
-                stages = attend_weights(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, causal=True,
-                                        weights_out=attentions[index, :, rows_new, :], zeroed_above=True)
+            # weights and head outputs, the causal triangle only (attentions is zeros above it); the
+            # scaled scores copied out only for a hook on them (the same numbers either way)
+            scaled = (np.empty((heads, new, n), DTYPE) if edit is not None and "attn.hook_attn_scores" in wanted
+                      else None)
+            stages = attend_weights(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, causal=True,
+                                    weights_out=attentions[index, :, rows_new, :], zeroed_above=True,
+                                    scaled_out=scaled)
             head_outputs = stages["head_outputs"]  # (heads, new, d_k)
             if edit is not None:
                 attention_hooks(edit, wanted, stages, v_all[index], _softmax_into)
