@@ -195,7 +195,7 @@ def test_dashboard_table_scatter_and_selection_both_ways(window, qtbot):
     c = window.controller
     _settle(window, qtbot)
     result = c.snapshot.result
-    stats = head_stats(result.weights[None], special_mask(result.token_texts))
+    stats = head_stats(result.weights[None], special_mask(result.token_texts, frozenset()))  # the toy has no special tokens
     model = panel.table_model
     assert model.rowCount() == result.config.heads
     for head in range(result.config.heads):

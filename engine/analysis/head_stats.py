@@ -29,16 +29,10 @@ import numpy as np
 MEASURES = ("entropy", "first", "special", "previous", "self")
 TABLE_COLUMNS = ("layer", "head") + MEASURES  # + ("induction",) when given
 
-# Special tokens of the project's models (BERT, e5 / XLM-R, GPT-2 / SmolLM2 style).
-SPECIAL_TOKENS = frozenset({
-    "[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", "<pad>", "<mask>", "<bos>", "<eos>",
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>",
-})
-
-
-def special_mask(token_texts: Sequence[str]) -> np.ndarray:
-    """(n,) bool: True for the tokens in :data:`SPECIAL_TOKENS` ([UNK] is a word, not special)."""
-    return np.array([text in SPECIAL_TOKENS for text in token_texts], dtype=bool)
+def special_mask(token_texts: Sequence[str], special_tokens: frozenset) -> np.ndarray:
+    """(n,) bool: True for the tokens among ``special_tokens``, the model's own (its tokenizer's:
+    ModelFacts.special_tokens; its unknown piece is text, not special)."""
+    return np.array([text in special_tokens for text in token_texts], dtype=bool)
 
 
 def head_stats(attentions: np.ndarray, special: np.ndarray | None = None) -> dict[str, np.ndarray]:

@@ -81,7 +81,9 @@ class ModelFacts:
 
     def special_mask(self, token_texts: Sequence[str]) -> np.ndarray:
         """(n,) bool: which tokens are this model's special tokens."""
-        return np.array([text in self.special_tokens for text in token_texts], dtype=bool)
+        from ..analysis.head_stats import special_mask
+
+        return special_mask(token_texts, self.special_tokens)
 
 
 class Trace(Protocol):
