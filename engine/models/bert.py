@@ -407,10 +407,6 @@ class BertTrace(TraceBase):
     def num_heads(self) -> int:
         return self.config.num_heads
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The contract's arrays: tokens, input_ids, attentions, hidden_states."""
-        return self.contract_arrays()
-
     def layer_values(self) -> list[np.ndarray]:
         return [layer.v for layer in self.layers]
 

@@ -157,6 +157,10 @@ class TraceBase:
         """Each layer's W_O when the trace holds it (the toy's), else None: it is the model's."""
         return None
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays an export writes: the contract's (a trace class may add its own)."""
+        return self.contract_arrays()
+
     def contract_arrays(self) -> dict[str, np.ndarray]:
         """tokens, input_ids, attentions, hidden_states (and next_token_logits for a decoder)."""
         arrays = {"tokens": np.array(self.token_texts, dtype=str), "input_ids": self.input_ids,

@@ -505,18 +505,6 @@ class DecoderTrace(TraceBase):
     def __post_init__(self) -> None:
         freeze_arrays(self)
 
-    @property
-    def num_layers(self) -> int:
-        return self.config.num_layers
-
-    @property
-    def num_heads(self) -> int:
-        return self.config.num_heads
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The contract's arrays: tokens, input_ids, attentions, hidden_states, next_token_logits."""
-        return self.contract_arrays()
-
     def layer_values(self) -> list[np.ndarray]:
         return list(self.v)  # (kv_heads, n, d_k) each
 
