@@ -29,3 +29,18 @@ def wait_for(condition, timeout: float = 60.0) -> None:
             return
         time.sleep(0.005)
     raise AssertionError("timed out")
+
+
+def dock(window, key):
+    """Show and raise the dock ``key``; its panel."""
+    window.docks[key].show()
+    window.docks[key].raise_()
+    return window.panel(key)
+
+
+def settle(window, qtbot) -> None:
+    """Wait until the window, its controller and its worker are idle, then one short event turn."""
+    assert window.wait_until_idle(60)
+    qtbot.waitUntil(lambda: window.controller.is_idle(), timeout=30000)
+    window.controller.worker.wait_until_idle(120)
+    qtbot.wait(50)
