@@ -14,7 +14,6 @@ import numpy as np
 
 from engine.analysis.ablation import HeadRanking, all_heads, mean_cosine_distance, rank_heads, token_cosines
 from engine.analysis.arrays import analysis_arrays, value_norms_of
-from engine.analysis.head_stats import special_mask
 
 ANALYSIS_TOKENS = 1024  # rollouts and head statistics only up to this many tokens (float64 n × n per head)
 
@@ -40,15 +39,13 @@ def analyse(trace, weights=None, baseline_final: np.ndarray | None = None, final
             special: np.ndarray | None = None) -> Analysis:
     """The :class:`Analysis` of a toy result or BERT trace; ``baseline_final`` / ``final`` (n, d):
     the final vectors without and with the trace's ablation, for the cosines; ``special`` (n,)
-    bool: the model's special tokens (its facts.special_mask; default: engine.analysis.head_stats'
-    list, for the toy)."""
+    bool: the model's special tokens (its facts.special_mask; default: engine.analysis.arrays' (the
+    pieces with a name and no characters; the toy has none))."""
     ablate = frozenset(trace.ablate)
     cosines = None if not ablate or baseline_final is None else token_cosines(baseline_final, final)
     n = len(trace.token_texts)
     if n > ANALYSIS_TOKENS:
         return Analysis(value_norms_of(trace, weights), None, None, None, ablate, cosines)
-    if special is None:
-        special = special_mask(trace.token_texts)
     arrays = analysis_arrays(trace, weights, special=special)
     return Analysis(arrays["value_norms"], arrays["rollout"], arrays["value_rollout"], arrays["head_stats"],
                     ablate, cosines)

@@ -94,7 +94,8 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablat
         from .word_view import word_view
 
         words = word_view(text, trace.tokens, result.weights, trace.attentions, shrink=block_average,
-                          thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
+                          thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE,
+                          special_tokens=model.facts.special_tokens)
     return summarise(result, bert=view, layer=layer, overview=overview, model=name, ablate=trace.ablate,
                      facts=model.facts, words=words)
 

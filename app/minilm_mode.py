@@ -22,7 +22,6 @@ _models: "OrderedDict[str, object]" = OrderedDict()  # registry name → loaded 
 _traces: "OrderedDict[tuple[str, str], object]" = OrderedDict()  # (model, text) → trace
 shown_traces: dict = {}  # registry name → the decoder trace on screen (app.decoder_mode keeps it: the KV cache)
 _release_hooks: list = []  # functions(name) that drop what other modules keep of a released model
-SPECIAL_PIECES = ("[CLS]", "[SEP]", "[PAD]")
 TRACE_CACHE = 4  # sentences kept at most
 TRACE_CACHE_BYTES = 512 << 20  # and at most this many bytes of arrays (the latest trace is always kept):
 # one 800-token SmolLM2 trace holds ~1.2 GB, so the comparison never keeps four of them (issue 26 #6)
@@ -136,7 +135,8 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
         from .word_view import word_view
 
         words = word_view(text, bert.tokens, result.weights, bert.attentions, shrink=block_average,
-                          thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
+                          thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE,
+                          special_tokens=model(name).facts.special_tokens)
     try:
         analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1],
                            special=model(name).facts.special_mask(bert.token_texts))
@@ -146,7 +146,7 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
                      facts=model(name).facts)
 
 
-def cosines_between(trace_a, trace_b, special=frozenset(SPECIAL_PIECES)) -> dict:
+def cosines_between(trace_a, trace_b, special: frozenset) -> dict:
     """Per-layer cosine of each word piece shared by two sentences (k-th occurrence with k-th).
 
     Returns {"pairs": [(text, index_a, index_b)], "cosines": (pairs, layers + 1)} where
@@ -220,7 +220,7 @@ def strongest_head_in(name: str, text: str, query: str, key: str, progress=None)
     in the (cached) trace of ``text`` by model ``name``."""
     from engine.analysis.meaning import strongest_head
 
-    return strongest_head(trace(name, text, progress), query, key)
+    return strongest_head(trace(name, text, progress), query, key, special_tokens=model(name).facts.special_tokens)
 
 
 def word_similarities(name: str, words, sentence: str = "") -> dict:
@@ -240,7 +240,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
             pieces = [i for i, t in enumerate(alone.tokens) if t.text not in loaded.facts.special_tokens]
             ids, hidden = np.asarray(alone.input_ids)[pieces], np.asarray(alone.hidden_states[-1])[pieces]
         else:
-            at = find_token(context.token_texts, word)
+            at = find_token(context.token_texts, word, special_tokens=loaded.facts.special_tokens)
             ids, hidden = np.asarray(context.input_ids)[[at]], np.asarray(context.hidden_states[-1])[[at]]
         static.append(table[ids].mean(axis=0))
         contextual.append(hidden.astype(np.float64).mean(axis=0))

@@ -80,14 +80,31 @@ def block_mean(array: np.ndarray, max_rows: int, max_columns: int) -> np.ndarray
     row_factor, column_factor = -(-rows // max_rows), -(-columns // max_columns)
     out = array
     if column_factor > 1:
-        starts = np.arange(0, columns, column_factor)
-        counts = np.diff(np.append(starts, columns)).astype(np.float32)
-        out = np.add.reduceat(out, starts, axis=-1) / counts  # (..., rows, ≤max_columns)
+        out = _shrink(out, column_factor, -1)  # (..., rows, ≤max_columns)
     if row_factor > 1:
-        starts = np.arange(0, rows, row_factor)
-        counts = np.diff(np.append(starts, rows)).astype(np.float32)
-        out = np.add.reduceat(out, starts, axis=-2) / counts[:, None]  # (..., ≤max_rows, …)
+        out = _shrink(out, row_factor, -2)  # (..., ≤max_rows, …)
     return out.astype(np.float32, copy=False)
+
+
+def _shrink(array: np.ndarray, factor: int, axis: int) -> np.ndarray:
+    """Means of consecutive blocks of ``factor`` cells along ``axis`` (-1 or -2), the last block
+    over its own cells. Summed by ``factor`` strided adds, left to right (the order of
+    np.add.reduceat, which took 8× longer on (8, 128, 128) along the last axis)."""
+    length = array.shape[axis]
+    full = length // factor * factor
+
+    def along(part: slice):
+        return array[..., part] if axis == -1 else array[..., part, :]
+
+    sums = np.array(along(slice(0, full, factor)), dtype=np.result_type(array, np.float32))
+    for offset in range(1, factor):
+        sums += along(slice(offset, full, factor))
+    sums /= np.float32(factor)
+    if full == length:
+        return sums
+    tail = along(slice(full, length)).sum(axis=axis, keepdims=True, dtype=sums.dtype)
+    tail /= np.float32(length - full)
+    return np.concatenate([sums, tail], axis=axis)
 
 
 def block_average(matrices: np.ndarray, size: int) -> np.ndarray:

@@ -37,13 +37,13 @@ class WordView:
 
 
 def word_view(text: str, tokens, weights: np.ndarray, all_layers: np.ndarray | None = None, *, shrink,
-              thumbnail_size: int, overview_size: int) -> WordView:
+              thumbnail_size: int, overview_size: int, special_tokens: frozenset = frozenset()) -> WordView:
     """``weights`` (heads, n, n) of ``tokens`` (spans in ``text``) by words; ``all_layers``
     (layers, heads, n, n) adds the rolled-up overview. ``shrink(matrices, size)`` block-averages
     (app.snapshot.block_average: passed in, as app.snapshot imports this module)."""
     block_average = shrink
     THUMBNAIL_SIZE, OVERVIEW_SIZE = thumbnail_size, overview_size  # noqa: N806
-    words, word_index = words_of(text, tokens)
+    words, word_index = words_of(text, tokens, special_tokens)  # the model's special tokens: words of their own
     rolled = roll_up(np.asarray(weights), word_index).astype(np.float32)  # (heads, w, w)
     overview = None
     if all_layers is not None:  # layer by layer: a decoder's 30 layers at once would double the trace's memory

@@ -59,7 +59,7 @@ def cpu() -> str:
 
 def figures(model, trace) -> None:
     arrays = analysis_arrays(trace, model.weights)
-    special = special_mask(trace.token_texts)
+    special = special_mask(trace.token_texts, model.facts.special_tokens)
     norms = arrays["value_norms"].astype(np.float64)  # (layers, heads, n, n)
     raw = trace.attentions[..., special].sum(axis=-1).mean(axis=(1, 2))  # (layers,)
     moved = (norms[..., special].sum(axis=-1) / norms.sum(axis=-1)).mean(axis=(1, 2))  # (layers,)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -34,11 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-TEXT = (
-    "Attention lets every word in a sentence look at every other word and decide how much "
-    "each one matters for its own meaning. A query asks a question, the keys answer how well "
-    "they match, and the values carry what is passed on. "
-)
+from bench_common import TEXT, cpu_name  # noqa: E402
+
 KV_PREFIX = 32
 
 
@@ -135,16 +131,6 @@ def run_worker(backend: str, args, ids_file: Path, gguf: str) -> dict:
                "--ids", str(ids_file), "--gguf", gguf, "--lengths", *map(str, args.lengths)]
     output = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     return json.loads(output.strip().splitlines()[-1])
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main() -> None:

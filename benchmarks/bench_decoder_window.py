@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -24,6 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench_common import cpu_name  # noqa: E402
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
@@ -32,16 +33,6 @@ CAPITAL = "The capital of France is"
 TEXT_32 = ("The old lighthouse keeper climbed the narrow stairs every single evening to light the great lamp, and "
            "all the fishing ships that passed the rocky point in the dark of night")  # 32 tokens for SmolLM2 (checked below)
 WORDS = [" coast", " at", " night", " were", " safe", " from", " harm", " again", " and", " again", " today"]
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:

@@ -23,20 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_common import cpu_name  # noqa: E402
+
 E5_TEXT = (
     "passage: 小明喜欢苹果，苹果很好吃。苹果发布了新手机。猫追老鼠。Attention lets every word look at "
     "every other word and decide how much each one matters for its own meaning. "
 )
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def e5_ids(model, n: int):

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import statistics
 import sys
@@ -32,6 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench_common import cpu_name  # noqa: E402
 
 BODY = (
     "attention lets every word in a sentence look at every other word and decide how much "
@@ -137,7 +138,7 @@ def main() -> None:
         for n in args.lengths:
             rows.append({"model": name, **measure(model, n, args.repeats)})
     load_after = os.getloadavg()[0]
-    print(f"one identity hook vs none, {args.threads} thread(s), {platform.processor() or platform.machine()}, "
+    print(f"one identity hook vs none, {args.threads} thread(s), {cpu_name()}, "
           f"numpy {np.__version__}; load average {load_before:.2f} → {load_after:.2f}")
     print(f"median of {args.repeats}-ish alternating calls per side; ratio = hooked / plain (target ≤ 1.05)")
     print()

@@ -32,11 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-TEXT = (
-    "Attention lets every word in a sentence look at every other word and decide how much "
-    "each one matters for its own meaning. A query asks a question, the keys answer how well "
-    "they match, and the values carry what is passed on. "
-)
+from bench_common import TEXT, cpu_name  # noqa: E402
+
 
 
 def input_ids(n: int, model_dir: str | None = None):
@@ -175,12 +172,11 @@ def main() -> None:
     load_after = os.getloadavg()[0]
 
     import numpy as np
-    import platform
 
     versions = f"numpy {np.__version__}"
     if torch_side:
         versions += f", {torch_side}"
-    print(f"all-MiniLM-L6-v2 forward, float32, {args.threads} thread(s), {platform.processor() or platform.machine()}, "
+    print(f"all-MiniLM-L6-v2 forward, float32, {args.threads} thread(s), {cpu_name()}, "
           f"{versions}; load average {load_before:.2f} → {load_after:.2f}")
     print(f"engine/core/attention.py at {attention_version()}")
     print("malloc: " + ("glibc defaults" if args.glibc_defaults else "both sides keep freed memory for reuse (engine.core.memory.keep_freed_memory, as main.py)"))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -48,18 +47,8 @@ def preset(app, window, fragment: str, name: str) -> None:
 
 
 def main() -> None:
-    settings = tempfile.mkdtemp()
     app = QApplication(sys.argv[:1])
-    from app.fonts import install_cjk_font
-    from app.window import MainWindow, use_settings_folder
-
-    use_settings_folder(settings)
-    install_cjk_font(app)
-    window = MainWindow(restore=False)
-    window.move(0, 0)
-    window.resize(1560, 1000)
-    window.show()
-    settle(app, window)
+    window = screenshots.open_window(app)
     screenshots.set_text(window, ANIMAL)
     settle(app, window)
     window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))

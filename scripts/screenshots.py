@@ -143,6 +143,22 @@ def decoder_scenes(app, window, suffix: str = "") -> None:
     settle(app, window)
 
 
+def open_window(app):
+    """A fresh main window (its settings in a new temporary folder, the CJK font installed) at
+    (0, 0), 1560 × 1000, shown and settled."""
+    from app.fonts import install_cjk_font
+    from app.window import MainWindow, use_settings_folder
+
+    use_settings_folder(tempfile.mkdtemp())
+    install_cjk_font(app)
+    window = MainWindow(restore=False)
+    window.move(0, 0)
+    window.resize(1560, 1000)
+    window.show()
+    settle(app, window)
+    return window
+
+
 def decoder_only() -> None:
     """SCREENSHOTS_ONLY=decoder: the decoder scenes at 1366 × 768 and 1920 × 1080."""
     app = QApplication(sys.argv[:1])
@@ -196,19 +212,8 @@ def analysis_scenes(app, window, tokens) -> None:
 def main() -> None:
     if os.environ.get("SCREENSHOTS_ONLY") == "decoder":
         return decoder_only()
-    settings = tempfile.mkdtemp()
     app = QApplication(sys.argv[:1])
-    from app.fonts import install_cjk_font
-    from app.window import MainWindow, use_settings_folder
-
-    use_settings_folder(settings)
-
-    install_cjk_font(app)
-    window = MainWindow(restore=False)
-    window.move(0, 0)
-    window.resize(1560, 1000)
-    window.show()
-    settle(app, window)
+    window = open_window(app)
     if os.environ.get("SCREENSHOTS_SEEDS_ONLY"):  # only the tutorials' scenes, in Chinese, at the screen's size
         window = window.switch_language("zh_CN")
         window.move(0, 0)

@@ -305,9 +305,10 @@ def test_head_stats_equal_loops():
             assert stats["self"][l, h] == pytest.approx(np.mean([rows[i, i] for i in range(7)]))
 
 
-def test_head_stats_on_minilm_find_known_patterns(trace):
-    stats = head_stats(trace.attentions, special_mask(trace.token_texts))
-    assert special_mask(trace.token_texts).tolist() == [True] + [False] * (trace.n - 2) + [True]
+def test_head_stats_on_minilm_find_known_patterns(model, trace):
+    special = special_mask(trace.token_texts, model.facts.special_tokens)  # the tokenizer's own special tokens
+    stats = head_stats(trace.attentions, special)
+    assert special.tolist() == [True] + [False] * (trace.n - 2) + [True]
     named = name_heads(stats)
     assert any(h.pattern == "previous-token head" and (h.layer, h.head) == (0, 2) for h in named)
     assert any(h.pattern == "sink head" for h in named)
@@ -353,7 +354,7 @@ def test_analysis_arrays_of_minilm(model, trace):
     np.testing.assert_allclose(arrays["value_rollout"].sum(axis=-1), 1.0)
     assert len(arrays["head_stats"]) == 72
     # Kobayashi et al.: the weight on [CLS]/[SEP] carries less than its share
-    special = special_mask(trace.token_texts)
+    special = special_mask(trace.token_texts, model.facts.special_tokens)
     raw = trace.attentions[..., special].sum(axis=-1).mean()
     moved = (arrays["value_norms"][..., special].sum(axis=-1) / arrays["value_norms"].sum(axis=-1)).mean()
     assert moved < raw

@@ -18,6 +18,7 @@ from engine.analysis.ablation import mean_cosine_distance, token_cosines
 from engine.analysis.arrays import analysis_arrays
 from engine.analysis.head_stats import head_stats, special_mask
 from engine.analysis.rollout import attention_rollout
+from shared_helpers import dock as _dock, settle as _settle  # noqa: E402
 
 MAIN = str(Path(__file__).resolve().parent.parent / "main.py")
 ANIMAL = "The animal didn't cross the street because it was too tired."
@@ -26,19 +27,6 @@ ANIMAL = "The animal didn't cross the street because it was too tired."
 def _run(*args):
     env = dict(os.environ, PYTHONUTF8="1")
     return subprocess.run([sys.executable, MAIN, "export", *args], capture_output=True, text=True, timeout=120, env=env)
-
-
-def _dock(window, key):
-    window.docks[key].show()
-    window.docks[key].raise_()
-    return window.panel(key)
-
-
-def _settle(window, qtbot):
-    assert window.wait_until_idle(60)
-    qtbot.waitUntil(lambda: window.controller.is_idle(), timeout=30000)
-    window.controller.worker.wait_until_idle(60)
-    qtbot.wait(50)
 
 
 # ------------------------------------------------------------------ command line
@@ -195,7 +183,7 @@ def test_dashboard_table_scatter_and_selection_both_ways(window, qtbot):
     c = window.controller
     _settle(window, qtbot)
     result = c.snapshot.result
-    stats = head_stats(result.weights[None], special_mask(result.token_texts))
+    stats = head_stats(result.weights[None], special_mask(result.token_texts, frozenset()))  # the toy has no special tokens
     model = panel.table_model
     assert model.rowCount() == result.config.heads
     for head in range(result.config.heads):

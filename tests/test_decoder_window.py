@@ -5,13 +5,13 @@ import importlib.util
 
 import numpy as np
 import pytest
-from PySide6.QtWidgets import QApplication
 
 pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")
 
 from engine.models import MODELS, model_info  # noqa: E402
 from tests.tiny_gguf import write_tiny_gguf  # noqa: E402
+from shared_helpers import wait_for  # noqa: E402
 
 CAPITAL = "The capital of France is"
 TINY_TEXT = " the cat sat on the mat"
@@ -26,18 +26,6 @@ def show(window, model: str, text: str, layer: int = 0):
     window.controller.set_config(window.controller.config.replace(text=text), immediate=True)
     window.controller.set_model(model, layer)
     assert window.wait_until_idle(120)
-
-
-def wait_for(condition, timeout: float = 60.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        QApplication.processEvents()
-        if condition():
-            return
-        time.sleep(0.005)
-    raise AssertionError("timed out")
 
 
 def test_smollm2_is_a_decoder_of_the_registry():

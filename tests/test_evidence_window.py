@@ -9,22 +9,10 @@ import pytest
 from engine.analysis import patching
 from engine.analysis.flow import attention_flow
 from engine.analysis.occlusion import occlusion
+from shared_helpers import dock as _dock, settle as _settle  # noqa: E402
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
-
-
-def _dock(window, key):
-    window.docks[key].show()
-    window.docks[key].raise_()
-    return window.panel(key)
-
-
-def _settle(window, qtbot):
-    assert window.wait_until_idle(60)
-    qtbot.waitUntil(lambda: window.controller.is_idle(), timeout=30000)
-    window.controller.worker.wait_until_idle(120)
-    qtbot.wait(50)
 
 
 def _minilm(window, qtbot, text=ANIMAL):

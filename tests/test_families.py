@@ -20,19 +20,11 @@ from app import cli
 from engine.core.errors import EngineError
 from engine.models import MODELS, hf_folder, safetensors_file
 from engine.models.families import load_folder
+from shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: the registry as it was after each test)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "families"
 FAMILIES = ("bert", "xlm-roberta", "gpt2", "llama", "qwen2", "qwen3")
 GGUF_FAMILIES = ("gpt2", "llama", "qwen2", "qwen3")
-
-
-@pytest.fixture(autouse=True)
-def _registry_as_it_was():
-    """Folders and files registered by a test (--model, open_model) leave the registry after it."""
-    before = set(MODELS)
-    yield
-    for name in set(MODELS) - before:
-        MODELS.pop(name, None)
 
 
 def reference(family: str):

@@ -3,7 +3,6 @@ Local models dialog on a cache laid out by the test, and the bundled models' ins
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -14,27 +13,9 @@ from PySide6.QtWidgets import QApplication
 from engine.models import MODELS
 
 from local_cache import lay_out
+from shared_helpers import _registry_as_it_was, wait_for  # noqa: F401 (the first: autouse)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "families"
-
-
-@pytest.fixture(autouse=True)
-def _registry_as_it_was():
-    """Folders and files registered by a test (--model, open_model) leave the registry after it."""
-    before = set(MODELS)
-    yield
-    for name in set(MODELS) - before:
-        MODELS.pop(name, None)
-
-
-def wait_for(condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        QApplication.processEvents()
-        if condition():
-            return
-        time.sleep(0.005)
-    raise AssertionError("timed out")
 
 
 @pytest.mark.parametrize("family", ["gpt2", "bert"])

@@ -199,15 +199,19 @@ def test_smollm2_start_at_layer_resumes_the_forward(smollm2, smollm2_cache):
     assert np.abs(np.asarray(other.next_token_logits) - trace.next_token_logits).max() > 1e-2
 
 
-def test_smollm2_export_ablate_23_4(tmp_path, smollm2, ref):
+def _export(tmp_path, model: str, ablate: str, text: str) -> dict:
+    """``main.py export --model … --ablate … --text …`` into a .npz: its arrays (exit code 0 checked)."""
     from app.cli import main
 
     out = tmp_path / "x.npz"
-    code = main(["main.py", "export", "--model", "smollm2", "--ablate", "23.4", "--text", SMOLLM2_TEXT,
-                 "--out", str(out)])
+    code = main(["main.py", "export", "--model", model, "--ablate", ablate, "--text", text, "--out", str(out)])
     assert code == 0
     with np.load(out) as data:
-        arrays = {key: data[key] for key in data.files}
+        return {key: data[key] for key in data.files}
+
+
+def test_smollm2_export_ablate_23_4(tmp_path, smollm2, ref):
+    arrays = _export(tmp_path, "smollm2", "23.4", SMOLLM2_TEXT)
     target = int(ref["smollm2_target_id"])
     p = probabilities(arrays["next_token_logits"])
     assert abs(p[target] - float(ref["smollm2_p_ablated"])) <= TOL, (p[target], float(ref["smollm2_p_ablated"]))
@@ -291,14 +295,7 @@ def test_minilm_zeroing_heads_through_hook_z(minilm, ablation):
 
 
 def test_minilm_export_ablate(tmp_path, minilm, ablation):
-    from app.cli import main
-
-    out = tmp_path / "x.npz"
-    code = main(["main.py", "export", "--model", "minilm", "--ablate", "3.1,5.11", "--text", MINILM_TEXT,
-                 "--out", str(out)])
-    assert code == 0
-    with np.load(out) as data:
-        hidden = data["hidden_states"]
+    hidden = _export(tmp_path, "minilm", "3.1,5.11", MINILM_TEXT)["hidden_states"]
     for layer in range(len(hidden)):
         assert_close(hidden[layer], ablation["hidden_3"][layer], f"exported ablated hidden_states[{layer}]")
 

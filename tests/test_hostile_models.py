@@ -472,15 +472,21 @@ def _rewrite_loop(path: Path, good: bytes, until: float) -> int:
     return rounds
 
 
-def test_a_model_file_rewritten_while_the_model_computes_does_not_crash(tmp_path):
-    """Before: float32 tensors stayed views of the file's memory map, and the first computation
-    after a truncation died of SIGBUS (exit -7) with no message."""
+def _spawn_on_tiny(tmp_path, script: str):
+    """A tiny GGUF file and a child process running ``script`` on it for 4 s: (process, path, the file's bytes)."""
     path = tmp_path / "m.gguf"
     tiny(path)
     good = path.read_bytes()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen([sys.executable, "-c", RUN_SCRIPT, str(path), "4"], stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-c", script, str(path), "4"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    return process, path, good
+
+
+def test_a_model_file_rewritten_while_the_model_computes_does_not_crash(tmp_path):
+    """Before: float32 tensors stayed views of the file's memory map, and the first computation
+    after a truncation died of SIGBUS (exit -7) with no message."""
+    process, path, good = _spawn_on_tiny(tmp_path, RUN_SCRIPT)
     try:
         assert process.stdout.readline().strip() == "loaded"
         rounds = _rewrite_loop(path, good, time.monotonic() + 3)
@@ -511,12 +517,7 @@ print(loaded, refused, flush=True)
 
 def test_loading_a_model_file_while_it_is_rewritten_loads_or_refuses(tmp_path):
     """Every load either succeeds or ends in an EngineError (cut, changed while read): no crash."""
-    path = tmp_path / "m.gguf"
-    tiny(path)
-    good = path.read_bytes()
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen([sys.executable, "-c", LOAD_LOOP_SCRIPT, str(path), "4"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    process, path, good = _spawn_on_tiny(tmp_path, LOAD_LOOP_SCRIPT)
     try:
         _rewrite_loop(path, good, time.monotonic() + 4)
         out, err = process.communicate(timeout=120)

@@ -19,7 +19,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .head_stats import head_stats, head_table, special_mask
+from .head_stats import head_stats, head_table
+from ..text.words import special_of
 from .rollout import attention_rollout, value_weighted_rollout
 from .value_norms import value_weighted_layers
 
@@ -55,12 +56,12 @@ def analysis_arrays(trace, weights=None, *, special: Sequence[bool] | np.ndarray
     """value_norms, rollout, value_rollout and head_stats of one run (see the module docstring).
 
     ``weights``: the model's weights for a BERT trace (``model.weights``); unused for the toy.
-    ``special``: (n,) bool mask of special tokens (default: :func:`engine.analysis.head_stats.special_mask`
-    of the trace's token texts).
+    ``special``: (n,) bool mask of special tokens (the model's facts.special_mask; default: the pieces
+    its tokenizer gave a name but no characters, :func:`engine.text.words.special_of`).
     """
     attentions, values, output_weights = _parts(trace, weights)
     if special is None:
-        special = special_mask(trace.token_texts)
+        special = special_of(trace.tokens)
     return analysis_from_parts(attentions, values, output_weights, special, trace.ablate)
 
 

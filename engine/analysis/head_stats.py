@@ -29,16 +29,10 @@ import numpy as np
 MEASURES = ("entropy", "first", "special", "previous", "self")
 TABLE_COLUMNS = ("layer", "head") + MEASURES  # + ("induction",) when given
 
-# Special tokens of the project's models (BERT, e5 / XLM-R, GPT-2 / SmolLM2 style).
-SPECIAL_TOKENS = frozenset({
-    "[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", "<pad>", "<mask>", "<bos>", "<eos>",
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>",
-})
-
-
-def special_mask(token_texts: Sequence[str]) -> np.ndarray:
-    """(n,) bool: True for the tokens in :data:`SPECIAL_TOKENS` ([UNK] is a word, not special)."""
-    return np.array([text in SPECIAL_TOKENS for text in token_texts], dtype=bool)
+def special_mask(token_texts: Sequence[str], special_tokens: frozenset) -> np.ndarray:
+    """(n,) bool: True for the tokens among ``special_tokens``, the model's own (its tokenizer's:
+    ModelFacts.special_tokens; its unknown piece is text, not special)."""
+    return np.array([text in special_tokens for text in token_texts], dtype=bool)
 
 
 def head_stats(attentions: np.ndarray, special: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -46,8 +40,13 @@ def head_stats(attentions: np.ndarray, special: np.ndarray | None = None) -> dic
     float64. ``special``: (n,) bool mask of special tokens (default: none, special = 0)."""
     a = np.asarray(attentions, dtype=np.float64)  # (layers, heads, n, n)
     n = a.shape[-1]
-    logs = np.log2(a, out=np.zeros_like(a), where=a > 0)  # 0 · log 0 = 0
-    entropy = -(a * logs).sum(axis=-1).mean(axis=-1)  # (layers, heads)
+    # 0 · log 0 = 0: zeros are raised to the smallest double (log2 = −1074, times 0 is 0) rather than
+    # skipped with where= (a masked log2 ran 3× slower: 107 against 33 ms for SmolLM2 at 128 tokens);
+    # every weight of a float32 attention is far above it, so every other term is the same number
+    terms = np.maximum(a, 5e-324)
+    np.log2(terms, out=terms)
+    terms *= a  # a · log2 a
+    entropy = -terms.sum(axis=-1).mean(axis=-1)  # (layers, heads)
     diagonal = np.diagonal(a, axis1=-2, axis2=-1)  # (layers, heads, n): α_ii
     if n > 1:
         previous = np.diagonal(a, offset=-1, axis1=-2, axis2=-1).mean(axis=-1)  # α_i,i−1, i ≥ 1

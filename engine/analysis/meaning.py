@@ -14,7 +14,6 @@ import numpy as np
 
 from ..core.errors import EngineError
 
-SPECIAL_TOKENS = ("[CLS]", "[SEP]", "<s>", "</s>", "[PAD]", "<pad>")
 
 
 @dataclass(frozen=True)
@@ -35,13 +34,13 @@ def _normalise(text: str) -> str:
     return text.strip().lstrip("▁Ġ#").lower()  # SentencePiece / byte-level BPE / WordPiece markers
 
 
-def find_token(token_texts, word: str, occurrence: int = 0) -> int:
+def find_token(token_texts, word: str, occurrence: int = 0, special_tokens: frozenset = frozenset()) -> int:
     """Position of the ``occurrence``-th token whose text is ``word`` (case-insensitive, subword
-    markers ignored; special tokens never match)."""
+    markers ignored; the model's ``special_tokens`` (ModelFacts.special_tokens) never match)."""
     if not isinstance(word, str) or not word.strip():
         raise EngineError("the word to look for is empty", field="word")
     wanted = _normalise(word)
-    hits = [i for i, text in enumerate(token_texts) if text not in SPECIAL_TOKENS and _normalise(text) == wanted]
+    hits = [i for i, text in enumerate(token_texts) if text not in special_tokens and _normalise(text) == wanted]
     if len(hits) <= occurrence:
         raise EngineError("the sentence has no token {word!r} (tokens: {tokens})", field="word", word=word,
                           tokens=" ".join(token_texts))
@@ -49,11 +48,12 @@ def find_token(token_texts, word: str, occurrence: int = 0) -> int:
 
 
 def strongest_head(trace, query: str, key: str, *, query_occurrence: int = 0,
-                   key_occurrence: int = 0) -> HeadFinding:
-    """The layer and head with the largest attention weight from ``query`` to ``key`` in ``trace``."""
+                   key_occurrence: int = 0, special_tokens: frozenset = frozenset()) -> HeadFinding:
+    """The layer and head with the largest attention weight from ``query`` to ``key`` in ``trace``
+    (``special_tokens``: the model's, ModelFacts.special_tokens, which never match a word)."""
     texts = list(trace.token_texts)
-    qi = find_token(texts, query, query_occurrence)
-    ki = find_token(texts, key, key_occurrence)
+    qi = find_token(texts, query, query_occurrence, special_tokens)
+    ki = find_token(texts, key, key_occurrence, special_tokens)
     pair = np.stack([np.asarray(layer.weights)[:, qi, ki] for layer in trace.layers]).astype(np.float64)  # (L, H)
     if pair.size == 0:
         raise EngineError("the trace has no attention layers", field=None)

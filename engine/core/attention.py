@@ -13,6 +13,8 @@ same math in five plain lines, the oracle the fast path is read (and tested) aga
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import parallel
@@ -157,6 +159,118 @@ def attend(
             for heads_, rows in tiles:
                 tile(heads_, rows)
     return {"scores": scores, "scaled": scaled, "weights": weights, "head_outputs": head_outputs}
+
+
+def attend_weights(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    *,
+    divisor: float = 1.0,
+    causal: bool = False,
+    weights_out: np.ndarray | None = None,
+    zeroed_above: bool = False,
+    scores_out: np.ndarray | None = None,
+    scaled_out: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """:func:`attend` keeping only what a trace keeps: the weights and the head outputs.
+
+    The scores and scaled scores live one tile at a time in a scratch block (in cache, never a
+    fresh (heads, n, n) array: at 512 tokens those were 2 × 9.4 MB of page faults a layer); a
+    trace that shows them recomputes one layer's on demand. ``causal``: query i sits at position
+    n_k − n_q + i and sees keys ≤ it (:func:`causal_mask` (n_q, n_k)); each tile of query rows
+    then computes only the keys up to its last row (about half the work of the full square).
+    Above that the weights are 0: written, unless ``zeroed_above`` says ``weights_out`` holds
+    zeros there already (a fresh np.zeros: writing would fault its pages in).
+
+    Grouped-query heads share their key/value head inside one matmul: the group's query rows are
+    stacked, (kv_heads, group·rows, d_k) · (kv_heads, d_k, keys), instead of repeating k.
+    A power-of-two ``divisor`` (√64 = 8) scales q before q·kᵀ (exact: the same numbers, one
+    (rows, d_k) pass instead of one over (rows, keys)); any other scales the scores.
+
+    ``scores_out`` / ``scaled_out`` (heads, n_q, n_k): where a hook on the scores needs them, each
+    tile's raw and scaled scores are copied there too (scaled: −∞ above the causal diagonal; raw:
+    not written there), and returned as "scores" / "scaled". The weights are then the very same
+    numbers as without (a power-of-two scaling of q or of the scores is exact either way), so a
+    run that listens to the scores computes what a run that does not computes.
+
+    Returns {"weights": (heads, n_q, n_k), "head_outputs": (heads, n_q, d_v)}. The same numbers as
+    :func:`attend` up to float32 rounding of the summation order (tested against it)."""
+    q = np.ascontiguousarray(q)  # (heads, n_q, d_k)
+    heads, n_queries, d_k = q.shape
+    kv_heads, n_keys = k.shape[0], k.shape[1]
+    group = heads // kv_heads
+    if group * kv_heads != heads or v.shape[0] != kv_heads:
+        raise ValueError(f"{heads} query heads cannot share {kv_heads} key/value heads")
+    keys_transposed = np.ascontiguousarray(k.transpose(0, 2, 1))  # (kv, d_k, n_k): BLAS wants it so
+    values = np.ascontiguousarray(v if group == 1 else np.repeat(v, group, axis=0))  # (heads, n_k, d_v)
+    dtype = np.result_type(q, keys_transposed)
+    weights = np.empty((heads, n_queries, n_keys), dtype) if weights_out is None else weights_out
+    head_outputs = np.empty((heads, n_queries, values.shape[2]), np.result_type(weights, values))
+    exact_power = math.frexp(divisor)[0] == 0.5  # 2^m: scaling q is exact
+    q_factor = dtype.type(1.0 / divisor) if exact_power and divisor != 1.0 and scores_out is None else None
+    score_factor = dtype.type(1.0 / divisor) if divisor != 1.0 and q_factor is None else None
+    offset = n_keys - n_queries  # query i sits at position offset + i
+
+    def tile(rows: slice) -> None:
+        count = rows.stop - rows.start
+        keys = offset + rows.stop if causal else n_keys
+        block = q[:, rows]  # (heads, count, d_k)
+        block = block * q_factor if q_factor is not None else np.ascontiguousarray(block)
+        scores = np.empty((kv_heads, group * count, keys), dtype)  # the tile's scores, scratch
+        np.matmul(block.reshape(kv_heads, group * count, d_k), keys_transposed[:, :, :keys], out=scores)
+        scores = scores.reshape(heads, count, keys)
+        if scores_out is not None:
+            scores_out[:, rows, :keys] = scores
+        if score_factor is not None:
+            scores *= score_factor
+        if causal and count > 1:  # within the tile's last `count` keys, each row sees up to itself
+            np.copyto(scores[:, :, keys - count:], -np.inf, where=_upper(count))
+        if scaled_out is not None:
+            scaled_out[:, rows, :keys] = scores
+            scaled_out[:, rows, keys:] = -np.inf
+        row_max = scores.max(axis=-1, keepdims=True)  # (heads, count, 1)
+        scores -= row_max
+        np.exp(scores, out=scores)
+        sums = scores.sum(axis=-1, keepdims=True)
+        target = weights[:, rows, :keys]
+        np.divide(scores, sums, out=target)
+        if keys < n_keys and not zeroed_above:
+            weights[:, rows, keys:] = 0.0
+        np.matmul(target, values[:, :keys], out=head_outputs[:, rows])
+
+    threaded = parallel.threads_allowed(True) and parallel.THREADS > 1
+    per_row = heads * n_keys
+    if causal:  # several tiles even when small: the triangle's saving grows with their number
+        step = max(16, min(BLOCK_ELEMENTS // max(per_row, 1), -(-n_queries // 4)))
+    else:
+        step = max(1, BLOCK_ELEMENTS // max(per_row, 1))
+    tiles = [slice(start, min(start + step, n_queries)) for start in range(0, n_queries, step)]
+    if causal:
+        tiles.reverse()  # the longest first: threads that come late take the short ones
+    if threaded and len(tiles) > 1 and heads * n_queries * n_keys >= FUSED_MIN_ELEMENTS:
+        run_parallel(tile, tiles)
+    else:
+        for rows in tiles:
+            tile(rows)
+    stages = {"weights": weights, "head_outputs": head_outputs}
+    if scores_out is not None:
+        stages["scores"] = scores_out
+    if scaled_out is not None:
+        stages["scaled"] = scaled_out
+    return stages
+
+
+_UPPER: dict[int, np.ndarray] = {}
+
+
+def _upper(count: int) -> np.ndarray:
+    """Boolean (count, count), True strictly above the diagonal (memoised: one per tile height)."""
+    mask = _UPPER.get(count)
+    if mask is None:
+        mask = _UPPER[count] = np.triu(np.ones((count, count), dtype=bool), k=1)
+        mask.flags.writeable = False
+    return mask
 
 
 def _softmax_into(logits: np.ndarray, out: np.ndarray) -> np.ndarray:

@@ -11,6 +11,8 @@ The one RoPE of the engine: the toy (:func:`apply_rope`) and every rotary decode
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 DTYPE = np.float32
@@ -42,9 +44,27 @@ def rope_angles(n: int, d_k: int, start: int = 0, inverse_frequency: np.ndarray 
 def rope_tables(inverse_frequency: np.ndarray, start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """cos, sin (n, d_k/2) float32 of the angles pos · θ_i for positions start … start+n−1
     (angles in float64, as transformers computes them in float32 from float32 positions;
-    the difference is below float32 rounding for the positions a trace can hold)."""
-    angles = rope_angles(n, 2 * len(inverse_frequency), start, inverse_frequency)
-    return np.cos(angles).astype(DTYPE), np.sin(angles).astype(DTYPE)
+    the difference is below float32 rounding for the positions a trace can hold). Read-only
+    views of a table kept per frequency vector and grown by doubling: a decoder asks for the
+    same positions every run (SmolLM2 at 128 tokens: 2 ms of 30 layers' np.cos / np.sin)."""
+    end = start + n
+    key = inverse_frequency.tobytes()
+    with _rope_lock:
+        tables = _rope_tables.get(key)
+        if tables is None or len(tables[0]) < end:
+            size = max(64, 1 << (end - 1).bit_length())  # the next power of two
+            angles = rope_angles(size, 2 * len(inverse_frequency), 0, inverse_frequency)
+            tables = (np.cos(angles).astype(DTYPE), np.sin(angles).astype(DTYPE))
+            for table in tables:
+                table.flags.writeable = False
+            if len(_rope_tables) >= 8:  # a few models' worth
+                _rope_tables.pop(next(iter(_rope_tables)))
+            _rope_tables[key] = tables
+    return tables[0][start:end], tables[1][start:end]
+
+
+_rope_tables: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}  # frequency vector → (cos, sin) from position 0
+_rope_lock = threading.Lock()
 
 
 def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str = "adjacent") -> np.ndarray:

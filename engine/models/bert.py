@@ -8,7 +8,7 @@ PyTorch ``nn.Linear`` weight, stored contiguous once by :func:`prepare_weights`.
 Per layer, for the hidden states ``h`` (n, d):
 
     q | k | v    = h · W_qkv + b_qkv               one fused (d, 3d) matmul
-    attention    = engine.core.attention.attend(q, k, v, divisor=√d_k)   per head, all heads at once
+    attention    = engine.core.attention.attend_weights(q, k, v, divisor=√d_k)   all heads at once
     concat       = merge_heads(head_outputs)         (n, d)
     attn_out     = concat · W_O + b_O
     attn_norm    = LayerNorm(attn_out + h)
@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..analysis.ablation import check_ablation
-from ..core.attention import _softmax_into, attend, merge_heads, project_heads
+from ..core.attention import _softmax_into, attend_weights, merge_heads, project_heads
 from ..core.hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
 from ..core.parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from ..toy.config import DEFAULT_MEMORY_BUDGET
@@ -328,8 +328,6 @@ class BertLayerTrace:
     q: np.ndarray  # (heads, n, d_k) = split_heads(h · W_Q + b_Q)
     k: np.ndarray  # (heads, n, d_k)
     v: np.ndarray  # (heads, n, d_k)
-    scores: np.ndarray  # (heads, n, n) q · kᵀ
-    scaled: np.ndarray  # (heads, n, n) scores / √d_k
     weights: np.ndarray  # (heads, n, n) softmax over keys: the attention probabilities
     head_outputs: np.ndarray  # (heads, n, d_k) weights · v
     concat: np.ndarray  # (n, d) heads side by side
@@ -337,9 +335,33 @@ class BertLayerTrace:
     attention_norm: np.ndarray  # (n, d) LayerNorm(attention_output + layer input)
     intermediate: np.ndarray  # (n, d_ff) GELU(attention_norm · W_1 + b_1)
     output: np.ndarray  # (n, d) the layer's output = hidden_states[index + 1]
+    # The scores as a hook on hook_attn_scores left them; None: recomputed from q and k on demand
+    kept_scores: np.ndarray | None = None
+    kept_scaled: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         freeze_arrays(self)
+
+    # scores and scaled are not stored by the forward (two (heads, n, n) arrays a layer: at 512
+    # tokens 25 MB of fresh pages each layer, as much time as the softmax): a view that shows them
+    # recomputes this layer's: the same matmul and float32 multiplication as attend_weights().
+    @cached_property
+    def scores(self) -> np.ndarray:
+        """(heads, n, n) q · kᵀ."""
+        if self.kept_scores is not None:
+            return self.kept_scores
+        scores = np.matmul(self.q, np.ascontiguousarray(self.k.transpose(0, 2, 1)))
+        scores.flags.writeable = False
+        return scores
+
+    @cached_property
+    def scaled(self) -> np.ndarray:
+        """(heads, n, n) scores / √d_k."""
+        if self.kept_scaled is not None:
+            return self.kept_scaled
+        scaled = np.multiply(self.scores, self.scores.dtype.type(1.0 / math.sqrt(self.q.shape[-1])))
+        scaled.flags.writeable = False
+        return scaled
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in LAYER_ARRAY_NAMES}
@@ -385,10 +407,6 @@ class BertTrace(TraceBase):
     def num_heads(self) -> int:
         return self.config.num_heads
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The contract's arrays: tokens, input_ids, attentions, hidden_states."""
-        return self.contract_arrays()
-
     def layer_values(self) -> list[np.ndarray]:
         return [layer.v for layer in self.layers]
 
@@ -399,10 +417,12 @@ class BertTrace(TraceBase):
     @property
     def nbytes(self) -> int:
         """Bytes held by the trace's arrays (arrays sharing memory counted once; ``attentions``
-        only once it has been built)."""
+        and the layers' scores only once they have been built)."""
         seen: dict[int, int] = {}
         arrays = [getattr(self, f.name) for f in fields(self)]
-        arrays += [a for layer in self.layers for a in layer.arrays().values()]
+        arrays += [getattr(layer, f.name) for layer in self.layers for f in fields(layer)]
+        arrays += [layer.__dict__[name] for layer in self.layers for name in ("scores", "scaled")
+                   if name in layer.__dict__]  # recomputed on demand, counted once they exist
         arrays.append(self.__dict__.get("attentions"))  # once stacked
         for value in arrays:
             if isinstance(value, np.ndarray):
@@ -531,7 +551,12 @@ def forward(
                 for local, array in (("attn.hook_q", q), ("attn.hook_k", k), ("attn.hook_v", v)):
                     if local in wanted:
                         edit(local, array.transpose(1, 0, 2))
-            stages = attend(q, k, v, divisor=divisor)
+            # weights and head outputs (scores and scaled only in cache, tile by tile); both copied out
+            # for a hook on the scores (the same numbers either way)
+            keep = edit is not None and "attn.hook_attn_scores" in wanted
+            stages = attend_weights(q, k, v, divisor=divisor,
+                                    scores_out=np.empty((heads, n, n), DTYPE) if keep else None,
+                                    scaled_out=np.empty((heads, n, n), DTYPE) if keep else None)
             head_outputs = stages["head_outputs"]  # (heads, n, d_k)
             if edit is not None:
                 attention_hooks(edit, wanted, stages, v, _softmax_into)
@@ -581,7 +606,8 @@ def forward(
                 for_rows(n, rest_of_layer, numbers=n * d * (d + 2 * d_ff))
             layer_traces.append(
                 BertLayerTrace(
-                    index=index, q=q, k=k, v=v, **stages, concat=concat, attention_output=attention_output,
+                    index=index, q=q, k=k, v=v, weights=stages["weights"], head_outputs=head_outputs,
+                    kept_scores=stages.get("scores"), kept_scaled=stages.get("scaled"), concat=concat, attention_output=attention_output,
                     attention_norm=attention_norm, intermediate=intermediate, output=hidden_states[index + 1],
                 )
             )
@@ -642,7 +668,7 @@ def _skipped_layer(index: int, n: int, config: BertConfig) -> BertLayerTrace:
     heads, d_k, d = config.num_heads, config.d_k, config.hidden_size
     nan = lambda *shape: np.broadcast_to(DTYPE(np.nan), shape)  # noqa: E731
     return BertLayerTrace(index=index, q=nan(heads, n, d_k), k=nan(heads, n, d_k), v=nan(heads, n, d_k),
-                          scores=nan(heads, n, n), scaled=nan(heads, n, n), weights=nan(heads, n, n),
+                          kept_scores=nan(heads, n, n), kept_scaled=nan(heads, n, n), weights=nan(heads, n, n),
                           head_outputs=nan(heads, n, d_k), concat=nan(n, d), attention_output=nan(n, d),
                           attention_norm=nan(n, d), intermediate=nan(n, config.intermediate_size), output=nan(n, d))
 

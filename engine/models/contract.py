@@ -81,7 +81,9 @@ class ModelFacts:
 
     def special_mask(self, token_texts: Sequence[str]) -> np.ndarray:
         """(n,) bool: which tokens are this model's special tokens."""
-        return np.array([text in self.special_tokens for text in token_texts], dtype=bool)
+        from ..analysis.head_stats import special_mask
+
+        return special_mask(token_texts, self.special_tokens)
 
 
 class Trace(Protocol):
@@ -154,6 +156,10 @@ class TraceBase:
     def own_output_weights(self) -> list[np.ndarray] | None:
         """Each layer's W_O when the trace holds it (the toy's), else None: it is the model's."""
         return None
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays an export writes: the contract's (a trace class may add its own)."""
+        return self.contract_arrays()
 
     def contract_arrays(self) -> dict[str, np.ndarray]:
         """tokens, input_ids, attentions, hidden_states (and next_token_logits for a decoder)."""

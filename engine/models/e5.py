@@ -480,7 +480,7 @@ class E5(Encoder):
         from ..text.words import word_arrays
 
         text = _text_of(trace.tokens) if text is None else text
-        return {**trace.arrays(), **word_arrays(text, trace.tokens, trace.attentions)}
+        return {**trace.arrays(), **word_arrays(text, trace.tokens, trace.attentions, self.facts.special_tokens)}
 
 
 def _text_of(tokens) -> str:

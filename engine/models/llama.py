@@ -8,7 +8,7 @@ Touvron et al. (2023) "LLaMA", as llama.cpp runs a GGUF file and Hugging Face ``
     x          = RMSNorm(h) · γ_attn                     x / √(mean(x²) + ε)
     q | k | v  = x · W_qkv (+ b_qkv for qwen2)           q: 9 heads, k and v: 3 heads of 64
     q, k       = RoPE(q), RoPE(k) at positions 0 … n−1   θ_i = base^(−2i/d_k)
-    attention  = engine.core.attention.attend(q, k, v, divisor=√d_k, mask=causal)  grouped-query
+    attention  = engine.core.attention.attend_weights(q, k, v, divisor=√d_k, causal)  grouped-query
     h          = h + merge_heads(head_outputs) · W_O     (ablated heads zeroed before W_O)
     h          = h + (SiLU(RMSNorm(h)·γ_ffn · W_gate) ⊙ (RMSNorm(h)·γ_ffn · W_up)) · W_down
 
@@ -41,7 +41,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..analysis.ablation import check_ablation
-from ..core.attention import _softmax_into, attend, causal_mask, merge_heads, project_heads, softmax64
+from ..core.attention import _softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
 from .bert import gelu, layer_norm
 from ..toy.config import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
@@ -505,18 +505,6 @@ class DecoderTrace(TraceBase):
     def __post_init__(self) -> None:
         freeze_arrays(self)
 
-    @property
-    def num_layers(self) -> int:
-        return self.config.num_layers
-
-    @property
-    def num_heads(self) -> int:
-        return self.config.num_heads
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The contract's arrays: tokens, input_ids, attentions, hidden_states, next_token_logits."""
-        return self.contract_arrays()
-
     def layer_values(self) -> list[np.ndarray]:
         return list(self.v)  # (kv_heads, n, d_k) each
 
@@ -675,7 +663,6 @@ def forward(
 
     rotary = c.positions == "rotary"
     cos, sin = rope_tables(weights.inverse_frequency, start, new) if rotary else (None, None)  # (new, d_k/2)
-    mask = causal_mask(new, n)  # (new, n): query i at position start + i
     rows_new = slice(start, n)
     if resid is None:
         h = weights.token_embeddings[ids[start:]]  # (new, d) the residual stream, a new array
@@ -739,8 +726,13 @@ def forward(
             q_all[index, :, rows_new] = qkv_heads[:heads]
             k_all[index, :, rows_new] = qkv_heads[heads: heads + kv]
             v_all[index, :, rows_new] = qkv_heads[heads + kv:]
-            stages = attend(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, mask=mask,
-                            weights_out=attentions[index, :, rows_new, :])
+            # weights and head outputs, the causal triangle only (attentions is zeros above it); the
+            # scaled scores copied out only for a hook on them (the same numbers either way)
+            scaled = (np.empty((heads, new, n), DTYPE) if edit is not None and "attn.hook_attn_scores" in wanted
+                      else None)
+            stages = attend_weights(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, causal=True,
+                                    weights_out=attentions[index, :, rows_new, :], zeroed_above=True,
+                                    scaled_out=scaled)
             head_outputs = stages["head_outputs"]  # (heads, new, d_k)
             if edit is not None:
                 attention_hooks(edit, wanted, stages, v_all[index], _softmax_into)

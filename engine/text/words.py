@@ -12,8 +12,9 @@ character span falls in:
   therefore share a word;
 - a piece with no characters of its own — a lone ▁ or Ġ, a space — joins the next piece's
   word (the last one joins the previous word);
-- special tokens ([CLS], [SEP], <s>, </s>, <|endoftext|>: an empty span with a name, or a
-  known special name) stay their own words.
+- special tokens stay their own words: the model's own (its tokenizer's, ModelFacts.special_tokens,
+  passed as ``special_tokens``), and any piece with a name but an empty span (the tokenizers give
+  [CLS], [SEP], <s>, </s> no characters of the text).
 
 The roll-up (``roll_up``) gives the attention from word A to word B as the attention from A's
 pieces to B's pieces, summed over B's pieces (the probability mass that lands anywhere in
@@ -33,24 +34,28 @@ import numpy as np
 from ..core.errors import EngineError
 from .tokenize import Token, tokenize
 
-SPECIAL_NAMES = frozenset({
-    "[CLS]", "[SEP]", "[PAD]", "[MASK]", "<s>", "</s>", "<pad>", "<mask>", "<bos>", "<eos>",
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|begin_of_text|>", "<|end_of_text|>",
-})
 # Markers tokenizers use for a space: SentencePiece ▁, byte-level BPE Ġ (and Ċ for a newline).
 _SPACE_MARKERS = re.compile(r"[\s\u2581\u0120\u010a]*")
 
 
-def is_special(token: Token) -> bool:
-    """A model's own token, not text: a known special name, or an empty span with a name
-    other than a space marker (a lone ▁ or Ġ has an empty span too, but is text)."""
-    if token.text in SPECIAL_NAMES:
+def is_special(token: Token, special_tokens: frozenset = frozenset()) -> bool:
+    """A model's own token, not text: one of ``special_tokens`` (the model's, from its tokenizer:
+    ModelFacts.special_tokens), or an empty span with a name other than a space marker (a lone ▁
+    or Ġ has an empty span too, but is text)."""
+    if token.text in special_tokens:
         return True
     return token.start >= token.end and not _SPACE_MARKERS.fullmatch(token.text)
 
 
-def words_of(text: str, tokens: Sequence[Token]) -> tuple[tuple[str, ...], np.ndarray]:
-    """The words of ``text`` that ``tokens`` (pieces with spans in ``text``) make up.
+def special_of(tokens: Sequence[Token], special_tokens: frozenset = frozenset()) -> np.ndarray:
+    """(n,) bool: :func:`is_special` for each piece."""
+    return np.array([is_special(token, special_tokens) for token in tokens], dtype=bool)
+
+
+def words_of(text: str, tokens: Sequence[Token],
+             special_tokens: frozenset = frozenset()) -> tuple[tuple[str, ...], np.ndarray]:
+    """The words of ``text`` that ``tokens`` (pieces with spans in ``text``) make up;
+    ``special_tokens``: the model's (:func:`is_special`).
 
     Returns ``(words, word_index)``: the words in order (a special token's word is its own name)
     and, for each piece, the index of its word ((n,) int64, non-decreasing for pieces in text
@@ -67,7 +72,7 @@ def words_of(text: str, tokens: Sequence[Token]) -> tuple[tuple[str, ...], np.nd
     # Group per piece: ("special", i), ("span", first segment, last segment), or None (no characters).
     groups: list[tuple | None] = []
     for i, token in enumerate(tokens):
-        if is_special(token):
+        if is_special(token, special_tokens):
             groups.append(("special", i))
             continue
         first = int(np.searchsorted(ends, token.start, side="right"))  # first segment ending after start
@@ -189,10 +194,10 @@ def roll_up_blocks(attentions: np.ndarray, word_index: np.ndarray):
         yield queries @ (block.astype(dtype, copy=False) @ keys)  # (H, w, w)
 
 
-def word_arrays(text: str, tokens, attentions: np.ndarray) -> dict[str, np.ndarray]:
+def word_arrays(text: str, tokens, attentions: np.ndarray, special_tokens: frozenset = frozenset()) -> dict[str, np.ndarray]:
     """The word view every export writes (command line, window, every model): ``words`` (w,) str,
     ``word_index`` (n,) int64 and ``word_attentions`` (…, w, w), ``attentions`` (…, n, n) rolled up."""
-    words, word_index = words_of(text, tokens)
+    words, word_index = words_of(text, tokens, special_tokens)
     word_index = np.asarray(word_index, dtype=np.int64)
     return {"words": np.array(words, dtype=str), "word_index": word_index,
             "word_attentions": roll_up(attentions, word_index)}

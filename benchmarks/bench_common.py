@@ -1,0 +1,24 @@
+"""What the model benchmarks share: the English text they cut their inputs from, and the CPU's name
+for the figures' header line. Imported as ``bench_common`` (a script's own folder is on sys.path)."""
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+# cut to the token counts a benchmark needs (repeated as often as it must be)
+TEXT = (
+    "Attention lets every word in a sentence look at every other word and decide how much "
+    "each one matters for its own meaning. A query asks a question, the keys answer how well "
+    "they match, and the values carry what is passed on. "
+)
+
+
+def cpu_name() -> str:
+    """The CPU's model name from /proc/cpuinfo (platform.processor() is empty on most Linux)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
