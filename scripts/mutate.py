@@ -69,11 +69,11 @@ mutant("npz-optional-arrays", "engine/files/export.py", 'OPTIONAL_ARRAYS = ("q_u
 mutant("minilm-npz-key-renamed", "engine/files/export.py", "token_spans=np.array(spans, dtype=np.int64),", "spans=np.array(spans, dtype=np.int64),")
 mutant("minilm-npz-hidden-renamed", "engine/files/export.py", "hidden_states=trace.hidden_states, text=", "hidden=trace.hidden_states, text=")
 
-# app/cli.py: exit codes and the image/data decision
-mutant("cli-usage-exit-1", "app/cli.py", "return _fail(error, 2)", "return _fail(error, 1)")
-mutant("cli-unknown-command-exit-1", "app/cli.py", "or no arguments for the window\", 2)", "or no arguments for the window\", 1)")
+# cli/commands.py: exit codes and the image/data decision
+mutant("cli-usage-exit-1", "cli/commands.py", "return _fail(error, 2)", "return _fail(error, 1)")
+mutant("cli-unknown-command-exit-1", "cli/commands.py", "or no arguments for the window\", 2)", "or no arguments for the window\", 1)")
 mutant("export-suffix-lower-dropped", "engine/files/export.py", "    suffix = Path(path).suffix.lower()\n    if suffix not in allowed:", "    suffix = Path(path).suffix\n    if suffix not in allowed:")
-mutant("cli-no-scale-ignored", "app/cli.py", '        settings["scale"] = False', '        pass')
+mutant("cli-no-scale-ignored", "cli/commands.py", '        settings["scale"] = False', '        pass')
 
 # app/session.py: what a session keeps
 mutant("session-drops-embeddings", "app/session.py", 'data.pop("memory_budget", None)', 'data.pop("memory_budget", None); data.pop("embeddings", None)')

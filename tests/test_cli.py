@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import cli
+from cli import commands as cli
 from engine import ARRAY_NAMES, AttentionConfig, EngineError, compute
 from engine.files.export import save_trace
 

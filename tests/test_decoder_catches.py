@@ -89,7 +89,7 @@ def test_lens_caption_names_the_first_layer_where_the_answer_is_top_1(window, sm
 def test_command_line_ablate_switches_a_decoder_head_off(tmp_path, smollm2_model):
     """`export --model smollm2 --ablate 23.4` writes the ablated run: layers 0 … 23 attend as
     before, the later ones differently, every array as the engine's own ablated run."""
-    from app import cli
+    from cli import commands as cli
 
     text = "The capital of France is"
     out = tmp_path / "ablated.npz"

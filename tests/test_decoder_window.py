@@ -201,7 +201,7 @@ def _check_export(path, model, text):
 
 
 def test_export_smollm2_writes_the_engine_arrays_and_the_word_view(tmp_path, smollm2):
-    from app import cli
+    from cli import commands as cli
 
     out = tmp_path / "capital.npz"
     assert cli.main(["main.py", "export", "--model", "smollm2", "--text", CAPITAL, "--out", str(out)]) == 0
@@ -210,7 +210,7 @@ def test_export_smollm2_writes_the_engine_arrays_and_the_word_view(tmp_path, smo
 
 
 def test_export_a_tiny_gguf_file_and_its_picture(tmp_path):
-    from app import cli
+    from cli import commands as cli
     from engine.models.smollm2 import load_gguf
 
     path = tmp_path / "tiny-qwen2.gguf"
@@ -265,7 +265,8 @@ def test_typing_at_the_end_computes_only_the_new_positions(window, smollm2):
 
 
 def test_model_argument_opens_a_gguf_file_in_the_window(window, tmp_path, monkeypatch):
-    from app import cli, decoder_window
+    from app import decoder_window
+    from cli import commands as cli
     from app.window import parse_arguments
 
     path = tmp_path / "tiny-llama.gguf"

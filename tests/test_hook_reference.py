@@ -200,7 +200,7 @@ def test_smollm2_start_at_layer_resumes_the_forward(smollm2, smollm2_cache):
 
 
 def test_smollm2_export_ablate_23_4(tmp_path, smollm2, ref):
-    from app.cli import main
+    from cli.commands import main
 
     out = tmp_path / "x.npz"
     code = main(["main.py", "export", "--model", "smollm2", "--ablate", "23.4", "--text", SMOLLM2_TEXT,
@@ -219,7 +219,7 @@ def test_smollm2_export_ablate_23_4(tmp_path, smollm2, ref):
 
 
 def test_smollm2_export_refuses_a_head_it_does_not_have(tmp_path, smollm2, capsys):
-    from app.cli import main
+    from cli.commands import main
 
     out = tmp_path / "x.npz"
     code = main(["main.py", "export", "--model", "smollm2", "--ablate", "99.99", "--text", SMOLLM2_TEXT,
@@ -291,7 +291,7 @@ def test_minilm_zeroing_heads_through_hook_z(minilm, ablation):
 
 
 def test_minilm_export_ablate(tmp_path, minilm, ablation):
-    from app.cli import main
+    from cli.commands import main
 
     out = tmp_path / "x.npz"
     code = main(["main.py", "export", "--model", "minilm", "--ablate", "3.1,5.11", "--text", MINILM_TEXT,

@@ -19,7 +19,7 @@ import gguf
 import numpy as np
 import pytest
 
-from app import cli
+from cli import commands as cli
 from engine import EngineError
 from engine.models.smollm2 import load_gguf
 from tests.tiny_gguf import D, D_FF, EPS, HEADS, KV_HEADS, LAYERS, MERGES, THETA, _hf_weights, _permute, _vocab, \

@@ -529,7 +529,7 @@ def test_ablate_exports_record_which_heads_were_off(tmp_path):
 
     import numpy as np
 
-    from app import cli
+    from cli import commands as cli
 
     base = ["main.py", "export", "--text", "the cat sat on the mat"]
     assert cli.main([*base, "--ablate", "0.3,0.1", "--out", str(tmp_path / "a.npz")]) == 0

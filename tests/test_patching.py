@@ -116,7 +116,7 @@ def test_encoder_cosine(minilm):
 
 
 def test_cli_patch_npz_json_and_errors(tmp_path, decoder, reference, capsys):
-    from app.cli import main
+    from cli.commands import main
 
     out = tmp_path / "p.npz"
     code = main(["run", "patch", "--model", "smollm2", "--clean", CLEAN, "--corrupt", CORRUPT, "--answer", " Paris",

@@ -64,6 +64,6 @@ r.explain(0, 1).to_text()"""
 def test_data_export_from_the_command_line_loads_no_qt(tmp_path):
     out = str(tmp_path / "trace.npz")
     code = f"""import sys
-from app.cli import main
+from cli.commands import main
 assert main(["main.py", "export", "--text", "a b c", "--out", {out!r}]) == 0"""
     assert loaded_qt_after(code) == []

@@ -88,7 +88,7 @@ def test_the_pdf_has_one_page_per_stage(pages, tmp_path):
 
 
 def test_the_command_line_writes_the_steps_and_refuses_other_suffixes(tmp_path, capsys):
-    from app.cli import main
+    from cli.commands import main
 
     table = tmp_path / "table.json"
     table.write_text('{"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}', encoding="utf-8")

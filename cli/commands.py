@@ -215,7 +215,7 @@ def _analysis(trace, weights=None, special=None) -> dict:
     mask (its facts.special_mask)."""
     from engine.analysis.arrays import analysis_arrays, value_norms_of
 
-    from .analysis_jobs import ANALYSIS_TOKENS
+    from app.analysis_jobs import ANALYSIS_TOKENS
 
     if len(trace.token_texts) > ANALYSIS_TOKENS:
         return {"value_norms": value_norms_of(trace, weights)}
@@ -409,7 +409,7 @@ def export(args: list[str]) -> None:
     if image:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
     elif options.by == "words":
-        from .multilingual import save_trace_with_words
+        from app.multilingual import save_trace_with_words
 
         save_trace_with_words(result, options.out)
     else:
@@ -440,7 +440,7 @@ def _export_steps(options) -> None:
     config = AttentionConfig(**settings)
     head = _parse_head(options.head, config.heads)
     _image_exporter()  # names a missing Qt now
-    from .step_export import export_steps, stages_of
+    from app.step_export import export_steps, stages_of
 
     pages = stages_of(config, head=0 if head == "all" else head)
     export_steps(pages, options.out, title=config.text)
