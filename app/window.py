@@ -6,7 +6,6 @@ exports), Edit (undo a settings change), View, Presets, Help.
 """
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import os
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from cli.options import parse_arguments
 from engine import STAGES, AttentionConfig, EngineError
 from engine.core.errors import ModelNotInstalled
 from engine.models import DEFAULT_MODEL as MODELS_DEFAULT, MODELS, model_info
@@ -1245,15 +1245,6 @@ def use_settings_folder(folder: str) -> None:
             QSettings.setPath(fmt, scope, folder)
 
 
-def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="main.py", description="Attention Explorer: watch self-attention work.")
-    parser.add_argument("--session", help="open this session file at start")
-    parser.add_argument("--text", help="start with this sentence")
-    parser.add_argument("--model", help="start with this model: a registry name (e.g. smollm2), a GGUF file or a "
-                                        "Hugging Face model folder")
-    return parser.parse_args(argv)
-
-
 def run(argv: list[str] | None = None) -> int:
     """Start the window; returns the exit code."""
     arguments = parse_arguments(list(sys.argv[1:] if argv is None else argv))
@@ -1298,7 +1289,7 @@ def _destroy_windows(window: MainWindow) -> None:
         window = successor
 
 
-def open_arguments(window: MainWindow, arguments: argparse.Namespace) -> None:
+def open_arguments(window: MainWindow, arguments) -> None:
     """``--session`` and ``--model`` at start. The session opens in the worker like the menu's way; a
     model file it names is loaded without a question (the user typed the command: docs in the README)
     but named on stderr with its size; a refusal prints its reason after "could not open …:"."""

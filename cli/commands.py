@@ -22,6 +22,8 @@ import signal
 import sys
 from pathlib import Path
 
+from .options import add_window_options, starts_window
+
 IMAGE_SUFFIXES = (".png", ".svg")
 DEFAULT_WIDTH = 1200
 
@@ -52,11 +54,7 @@ def top_parser() -> argparse.ArgumentParser:
         epilog="examples:\n" + "\n".join("  " + line.strip() for line in __doc__.split("\n\n")[1].splitlines())
                + "\n\n`./run export --help` lists every export option.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--session", metavar="FILE", help="open this session file at start")
-    parser.add_argument("--text", help="start with this sentence")
-    parser.add_argument("--model", metavar="NAME|FILE.gguf|FOLDER",
-                        help="start with this model: a registry name (e.g. smollm2), a local GGUF file or a Hugging "
-                             "Face model folder (bert, roberta, gpt2, llama, qwen2, qwen3)")
+    add_window_options(parser)
     parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
     return parser
 
@@ -591,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code."""
     argv = list(sys.argv if argv is None else argv)
     args = argv[1:]
-    if not args or args[0] in ("--session", "--text", "--model") or args[0].startswith(("--session=", "--text=", "--model=")):
+    if starts_window(args):
         return _window(argv)
     if args[0] in ("-h", "--help"):
         print(top_parser().format_help(), end="")

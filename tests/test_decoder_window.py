@@ -267,7 +267,7 @@ def test_typing_at_the_end_computes_only_the_new_positions(window, smollm2):
 def test_model_argument_opens_a_gguf_file_in_the_window(window, tmp_path, monkeypatch):
     from app import decoder_window
     from cli import commands as cli
-    from app.window import parse_arguments
+    from cli.options import parse_arguments
 
     path = tmp_path / "tiny-llama.gguf"
     write_tiny_gguf(path, "llama", seed=1)

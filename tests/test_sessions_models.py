@@ -149,7 +149,8 @@ def test_a_session_on_the_last_layer_and_head_reopens_exactly(qtbot, tmp_path, t
             [action] = [a for a in window.recent_menu.actions() if a.text() == str(Path(session).resolve())]
             action.trigger()
         else:
-            from app.window import open_arguments, parse_arguments  # what run() calls with the command line
+            from app.window import open_arguments
+            from cli.options import parse_arguments  # what run() calls with the command line
 
             open_arguments(window, parse_arguments(["--session", session]))
         if name == "gguf" and path_kind in ("menu", "recent"):
