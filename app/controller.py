@@ -296,7 +296,7 @@ class Controller(QObject):
             self.byWordsChanged.emit(on)
             self.recompute()
 
-    def _report_progress(self, fraction: float, message: str) -> None:
+    def report_progress(self, fraction: float, message: str) -> None:
         """Called in the worker thread while the model loads: a queued signal to the GUI."""
         self.modelProgress.emit(fraction, message)
 
@@ -312,7 +312,7 @@ class Controller(QObject):
             from .pretrained import take_pretrained_snapshot
 
             self._compute.submit(take_pretrained_snapshot, self.model, self.config.text, self.layer,
-                                 self._report_progress, self.by_words, self.ablate)
+                                 self.report_progress, self.by_words, self.ablate)
         if not self._busy_timer.isActive():
             self._busy_timer.start()
 

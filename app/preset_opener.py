@@ -61,7 +61,7 @@ class PresetOpener(QObject):
 
             c.set_by_words(bool(item.by_words))
             self._config = c.config.replace(text=item.settings["text"])
-            self._lane.submit(preset_finding, item.model, item, c._report_progress)
+            self._lane.submit(preset_finding, item.model, item, c.report_progress)
         return item
 
     def _on_found(self, finding) -> None:

@@ -578,7 +578,7 @@ def _window(argv: list[str]) -> int:
         return _fail("no display: the window needs a graphical session (X11 or Wayland; DISPLAY and WAYLAND_DISPLAY "
                      "are unset). Run it on a desktop, over ssh -X, or under xvfb-run; `./run export …` needs none", 2)
     try:
-        from app.window import run
+        from app.shell.startup import run
     except ModuleNotFoundError as error:
         return _fail(f"the window needs the {error.name} package, which this Python lacks: use `./run` "
                      f"(it installs requirements.txt into .venv) or `pip install -r requirements.txt`", 2)

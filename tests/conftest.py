@@ -21,7 +21,7 @@ def _isolated_settings(tmp_path_factory, request):
     if "qapp" not in request.fixturenames and "qtbot" not in request.fixturenames:
         yield
         return
-    from app.window import use_settings_folder
+    from app.shell.identity import use_settings_folder
 
     folder = str(tmp_path_factory.mktemp("settings"))
     use_settings_folder(folder)

@@ -76,7 +76,7 @@ def test_every_exercise_names_one_preset():
 def test_the_dialog_reveals_by_keyboard_and_by_click(window, qtbot):
     from PySide6.QtCore import Qt
 
-    dialog = window.show_exercises()
+    dialog = window.navigation.show_exercises()
     qtbot.waitUntil(lambda: dialog.solution is not None, timeout=10000)
     assert dialog.exercise.key == "xiaoming_scores" and not dialog.worked.isVisible()
     qtbot.keyClicks(dialog.answer, "0 1 1")
@@ -135,7 +135,7 @@ def test_the_lesson_path_opens_its_steps_and_comes_back_with_the_session(window,
     from app.lessons import lesson_steps
     from app.presets import _TOY
 
-    dialog = window.show_lesson_path()
+    dialog = window.navigation.show_lesson_path()
     assert dialog.position() == {"tutorial": "000", "step": 0}
     qtbot.mouseClick(dialog.next_button, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(dialog.next_button, Qt.MouseButton.LeftButton)

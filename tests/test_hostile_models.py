@@ -717,7 +717,8 @@ import os, sys, time
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from app.window import MainWindow, use_settings_folder
+from app.window import MainWindow
+from app.shell.identity import use_settings_folder
 use_settings_folder(sys.argv[2])
 from app.decoder_window import open_model
 window = MainWindow(restore=False)

@@ -150,7 +150,7 @@ def test_word_similarity_in_minilm_puts_pie_nearer_cake_than_keyboard(window, qt
 
     if not MODELS[ENGLISH_MODEL].is_installed():
         pytest.skip("MiniLM is not installed")
-    panel = window.show_similarity()
+    panel = window.navigation.show_similarity()
     panel.model.setCurrentIndex(panel.model.findData(ENGLISH_MODEL))
     panel.words.setText("cake pie keyboard")
     panel.compute()

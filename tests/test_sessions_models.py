@@ -149,7 +149,7 @@ def test_a_session_on_the_last_layer_and_head_reopens_exactly(qtbot, tmp_path, t
             [action] = [a for a in window.recent_menu.actions() if a.text() == str(Path(session).resolve())]
             action.trigger()
         else:
-            from app.window import open_arguments
+            from app.shell.startup import open_arguments
             from cli.options import parse_arguments  # what run() calls with the command line
 
             open_arguments(window, parse_arguments(["--session", session]))
@@ -251,7 +251,8 @@ def test_start_up_sets_a_hostile_saved_state_aside(qtbot, tmp_path, view):
     """Issue 26 #2: start-up crashed on these saved states (or kept the toy with the state half applied)."""
     from PySide6.QtCore import QSettings
 
-    from app.window import ORGANIZATION, MainWindow
+    from app.window import MainWindow
+    from app.shell.identity import ORGANIZATION
 
     if view == "loop":
         loop = tmp_path / "loop.gguf"
@@ -280,7 +281,8 @@ def test_a_saved_state_on_a_pretrained_model_that_no_longer_fits_is_set_aside(qt
         pytest.skip("MiniLM is not installed")
     from PySide6.QtCore import QSettings
 
-    from app.window import ORGANIZATION, MainWindow
+    from app.window import MainWindow
+    from app.shell.identity import ORGANIZATION
 
     settings = QSettings(ORGANIZATION, "AttentionExplorer")
     settings.setValue("lastConfig", json.dumps({"text": TEXT}))

@@ -112,6 +112,6 @@ def test_the_window_exports_the_steps_from_the_file_menu(window, qtbot, tmp_path
     player = window.show_player()
     qtbot.waitUntil(lambda: player.shown_result() is not None, timeout=10000)
     path = tmp_path / "window.pdf"
-    assert window.export_steps(str(path))
+    assert window.exports.export_steps(str(path))
     qtbot.waitUntil(path.exists, timeout=30000)
     assert len(re.findall(rb"/Type\s*/Page\b", path.read_bytes())) == len(STAGE_KEYS)

@@ -312,7 +312,7 @@ def test_twenty_exports_one_failing_show_exactly_one_message_each(window, tmp_pa
 
 def test_copy_image_to_clipboard(window):
     QApplication.clipboard().clear()
-    window.copy_image()
+    window.exports.copy_image()
     image = QApplication.clipboard().image()
     assert not image.isNull() and image.width() == 1200
 
