@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.presets import _TOY, MODEL_PRESETS, menu_presets
+from app.presets import TOY, MODEL_PRESETS, menu_presets
 
 # title fragment → (focus token, its row at the preset's stage, to the tutorial's printed precision)
 TUTORIAL_ROWS = {
@@ -27,14 +27,14 @@ def _open(window, index):
 
 
 def _index(fragment):
-    matches = [i for i, p in enumerate(_TOY) if fragment in p.title]
+    matches = [i for i, p in enumerate(TOY) if fragment in p.title]
     assert len(matches) == 1, fragment
     return matches[0]
 
 
 def test_every_toy_preset_opens_with_its_focus_head_stage_and_caption(window):
     c, panel = window.controller, window.panels["attention"]
-    for index, item in enumerate(_TOY):
+    for index, item in enumerate(TOY):
         shown = _open(window, index)
         result = c.snapshot.result
         assert result.config == item.config(), item.title

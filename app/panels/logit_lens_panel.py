@@ -18,7 +18,7 @@ from ..controller import Controller
 from ..i18n import error_text
 from ..text import fill
 from .base import Panel
-from .next_token_panel import _visible
+from .next_token_panel import visible_text
 
 LENS_LANE = "decoder-lens"
 TOP = 3  # predictions per layer in the table
@@ -112,7 +112,7 @@ class LogitLensPanel(Panel):
             name = self.tr("embeddings") if row == 0 else (self.tr("output") if row == rows - 1 else str(row))
             self.table.setItem(row, 0, QTableWidgetItem(name))
             for j in range(TOP):
-                item = QTableWidgetItem(f"{_visible(value['texts'][row][j])}  {lens.top_probabilities[row, j]:.1%}")
+                item = QTableWidgetItem(f"{visible_text(value['texts'][row][j])}  {lens.top_probabilities[row, j]:.1%}")
                 if int(lens.top_ids[row, j]) == final:
                     item.setBackground(QColor("#fde2c4"))
                 self.table.setItem(row, j + 1, item)
@@ -125,5 +125,5 @@ class LogitLensPanel(Panel):
         self.note.setText(fill(self.tr(
             "Position #%1 “%2”: each layer's residual read out through the final norm and output head. The final "
             "answer “%3” (%4) is first the top prediction after layer %5."),
-            lens.position, _visible(trace.tokens[lens.position].text), _visible(value["final_text"]),
+            lens.position, visible_text(trace.tokens[lens.position].text), visible_text(value["final_text"]),
             f"{probability[-1]:.1%}", first))

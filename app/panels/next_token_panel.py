@@ -218,16 +218,16 @@ class NextTokenPanel(Panel):
                 p = probabilities[i]
                 label.setText(f"{p:.1%}" if p >= 0.001 else f"{p:.2e}")
                 label.setPos(float(p), i)
-        self.plot.getAxis("left").setTicks([[(i, _visible(text)) for i, text in enumerate(value["texts"])], []])
+        self.plot.getAxis("left").setTicks([[(i, visible_text(text)) for i, text in enumerate(value["texts"])], []])
         self.plot.setXRange(0, max(float(probabilities.max()) * 1.25, 0.05) if count else 1, padding=0)
         self.plot.setYRange(-0.6, max(count, 1) - 0.4, padding=0)
         position = value["position"]
         context = trace.tokens[position].text
         note = fill(self.tr("After #%1 “%2” the model predicts (%3 of %4 tokens kept by top-k / top-p):"),
-                    position, _visible(context), value["kept"], trace.config.vocab_size)
+                    position, visible_text(context), value["kept"], trace.config.vocab_size)
         if position + 1 < trace.n:
             actual = trace.tokens[position + 1].text
-            note += " " + fill(self.tr("the text goes on with “%1”."), _visible(actual))
+            note += " " + fill(self.tr("the text goes on with “%1”."), visible_text(actual))
         self.note.setText(note)
         self.greedy_button.setEnabled(True)  # generating always appends at the end of the text
         self.sample_button.setEnabled(True)
@@ -277,6 +277,6 @@ def _bars_for(top_bars, model: str, logits: dict, k: int, temperature: float, to
     return value
 
 
-def _visible(text: str) -> str:
+def visible_text(text: str) -> str:
     """A piece as the bars show it: a leading space as '␣', a newline as '↵'."""
     return text.replace("\n", "↵").replace(" ", "␣")
