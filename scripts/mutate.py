@@ -98,7 +98,7 @@ mutant("tokens-tooltip-untranslated", "app/panels/tokens_panel.py", 'self.model.
 mutant("menu-item-untranslated", "app/window.py", 'self._action(player, self.tr("Next step"),', 'self._action(player, "Next step",')
 
 # the window after the rewiring (lanes, panel contract, saved state, sessions, exit)
-mutant("panel-accepts-any-model", "app/panels/base.py", "return snapshot is not None and self.supports(model_info(snapshot.model).kind)", "return snapshot is not None")
+mutant("panel-accepts-any-model", "app/panels/base.py", "return snapshot is not None and self.supports(model_info(snapshot.model).capabilities)", "return snapshot is not None")
 mutant("saved-state-kept", "app/window.py", "            self.settings.remove(key)", "            pass")
 mutant("session-text-uncapped", "app/window.py", "        if len(config.text) > MAX_WINDOW_TEXT:  # the text box", "        if False:  # the text box")
 mutant("pool-exit-ignored", "engine/core/parallel.py", "if _exiting:", "if False:")

@@ -116,8 +116,7 @@ class RolloutPanel(Panel):
         self._flow_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
         self.kind.currentIndexChanged.connect(lambda _: self.refresh())
         self.layer.valueChanged.connect(lambda _: self.refresh())
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
 
     def show_snapshot(self, snapshot) -> None:
         self.refresh()
@@ -311,8 +310,7 @@ class AblationPanel(Panel):
         self._lane.done.connect(self._on_ranked)
         self._lane.failed.connect(self._on_rank_failed)
         controller.cancelled.connect(lambda: self.cancel() if self._ranking else None)  # Esc (the window's action)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
 
     def _key(self, snapshot=None):
         """What a ranking belongs to: the model and its input (settings for the toy engine)."""
@@ -556,8 +554,7 @@ class DashboardPanel(Panel):
         row.addLayout(right, 2)
         layout.addLayout(row, 1)
         self._syncing = False
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
 
     def table(self):
         snapshot = self.controller.snapshot

@@ -51,7 +51,7 @@ def _finite_range(*grids) -> tuple[float, float]:
 class PatchingPanel(Panel):
     """Activation patching: clean and corrupted prompts, an answer, two grids as heatmaps."""
 
-    MODEL_KINDS = frozenset({"encoder", "decoder"})
+    NEEDS = {"configurable": False}  # trained weights (issue 21)
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -133,7 +133,7 @@ class PatchingPanel(Panel):
         self.partial = False
         controller.cancelled.connect(lambda: self.cancel() if self.running else None)  # Esc
         controller.modelChanged.connect(self._on_model_changed)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        self.set_model_connected(selection=False)
 
     # ------------------------------------------------------------------ panel contract
     def show_snapshot(self, snapshot) -> None:
@@ -285,7 +285,7 @@ class PatchingPanel(Panel):
 class OcclusionPanel(Panel):
     """Leave-one-out: for each token, the measure of the input without it."""
 
-    MODEL_KINDS = frozenset({"encoder", "decoder"})
+    NEEDS = {"configurable": False}  # trained weights (issue 21)
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -331,7 +331,7 @@ class OcclusionPanel(Panel):
         self.running = False
         controller.cancelled.connect(lambda: self.cancel() if self.running else None)
         controller.modelChanged.connect(lambda m: self.clear() if self.model not in (None, m) else None)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        self.set_model_connected(selection=False)
 
     def show_snapshot(self, snapshot) -> None:
         if snapshot is not None:

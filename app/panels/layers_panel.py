@@ -55,8 +55,7 @@ class LayersPanel(Panel):
         self.comparison = None
         self._compare_timer = QTimer(self, singleShot=True, interval=300)
         self._compare_timer.timeout.connect(self._submit_compare)
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         self._compare_lane = self.lane(COMPARE_LANE)
         self._compare_lane.done.connect(self._on_compared)
         self._compare_lane.failed.connect(lambda error: self.compare_caption.setText(error_text(error)))
@@ -144,9 +143,9 @@ class LayersPanel(Panel):
     # ------------------------------------------------------------------ state
     def sync(self) -> None:
         if self.controller.snapshot is not None:
-            self._on_snapshot_changed(self.controller.snapshot)
+            self.on_snapshot_changed(self.controller.snapshot)
 
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def on_snapshot_changed(self, snapshot) -> None:
         bert = snapshot.bert
         self.setEnabled(bert is not None)
         if bert is None:

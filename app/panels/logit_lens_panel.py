@@ -64,8 +64,7 @@ class LogitLensPanel(Panel):
         self._lane = self.lane(LENS_LANE)
         self._lane.done.connect(self._on_lens)
         self._lane.failed.connect(lambda error: self.note.setText(error_text(error)))
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         self._show_empty()
 
     def trace(self):

@@ -111,7 +111,7 @@ class NextTokenPanel(Panel):
         self._generate_lane.failed.connect(self._on_failed)
         # the bars' job is submitted as soon as the trace arrives (submitting costs the GUI nothing)
         controller.snapshotArrived.connect(self.show_snapshot)
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected(snapshots=False)
         self._show_empty()
 
     # ------------------------------------------------------------------ contract

@@ -35,7 +35,7 @@ def pretrained_models() -> list[str]:
 class SimilarityPanel(Panel):
     """Words in, two cosine tables out (input embeddings; contextual vectors)."""
 
-    MODEL_KINDS = frozenset({"encoder"})
+    NEEDS = {"configurable": False, "next_token_logits": False}  # an encoder's trained vectors
 
     def __init__(self, controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -97,8 +97,7 @@ class WordsComparePanel(Panel):
         self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_compared)
         self._lane.failed.connect(self._on_failed)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         if controller.snapshot is not None:
             self.request()
 

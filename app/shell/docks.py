@@ -29,8 +29,8 @@ class LazyClass:
     def __call__(self, *args, **kwargs):
         return self.resolve()(*args, **kwargs)
 
-    def supports(self, kind: str) -> bool:
-        return self.resolve().supports(kind)
+    def supports(self, capabilities) -> bool:
+        return self.resolve().supports(capabilities)
 
 
 def scrolling(widget: QWidget) -> QScrollArea:

@@ -60,19 +60,19 @@ class ModelBar:
                 self.model_combo.addItem(model_info(model).title, model)
             self.model_combo.setCurrentIndex(self.model_combo.findData(model))
             self.layer_spin.setValue(self.w.controller.layer)
-        kind = model_info(model).kind
-        pretrained = not model_info(model).configurable
+        capabilities = model_info(model).capabilities
+        pretrained = not capabilities.configurable
         self.layer_spin.setEnabled(pretrained)
         self.w.panels["input"].set_settings_enabled(not pretrained)
         for panel in self.w.panels.values():
-            supported = panel.supports(kind)
+            supported = panel.supports(capabilities)
             panel.setEnabled(supported)
             panel.setToolTip("" if supported else Q.translate("MainWindow", "Uses the toy engine: choose “Toy engine” in the Model toolbar"))
         if not pretrained:
             self.w.panels["input"].show_model_facts("")
         if pretrained:
             self.model_note.clear()
-            dock = "next" if model_info(model).predicts_next_token else "layers"
+            dock = "next" if capabilities.next_token_logits else "layers"
             self.w.docks[dock].show()
             self.w.docks[dock].raise_()
         elif isinstance(self.w.controller.last_failure, ModelNotInstalled):
