@@ -91,3 +91,18 @@ def test_app_never_branches_on_a_model_s_kind():
                 if "model_info" in owner or "facts" in owner or "MODELS" in owner or "entry" in owner:
                     problems.append(f"{path.name}:{node.lineno}: {owner}.kind")
     assert problems == []
+
+
+def test_every_dock_comes_from_the_table_with_its_group(window):
+    from app.dock_table import DOCKS, group_keys
+
+    assert list(window.docks) == [row.key for row in DOCKS]
+    for row in DOCKS:
+        dock = window.docks[row.key]
+        assert dock.objectName() == f"{row.key}Dock" and dock.windowTitle() == row.title
+        assert type(window.panel(row.key)).__name__ == row.panel
+        assert window.dock_groups.group_of.get(row.key, "") == row.group
+        if row.tab_with and not dock.isHidden():  # (a hidden group's docks report no tabs)
+            assert window.docks[row.tab_with] in window.tabifiedDockWidgets(dock), row.key
+    assert group_keys("labs")[0] == "positional"  # the row marked front is raised first
+    assert [row.key for row in DOCKS if row.group == "labs"] == ["plane", "positional", "scaling"]

@@ -5,14 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication as Q, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QFrame, QScrollArea, QWidget
 
+from ..dock_table import DOCKS
 from ..lazy import LazyPanel
-from ..panels.arithmetic_panel import ArithmeticPanel
-from ..panels.attention_panel import AttentionPanel
-from ..panels.diffs_panel import DiffsPanel
-from ..panels.headgrid_panel import HeadGridPanel
-from ..panels.input_panel import InputPanel
-from ..panels.matrices_panel import MatricesPanel
-from ..panels.tokens_panel import TokensPanel
 
 
 class LazyClass:
@@ -120,54 +114,30 @@ class Docks:
 
     def _build_panels(self) -> None:
         """Default layout: settings and tokens left, the heatmap in the middle, the head grid and
-        the arithmetic right, the vector diffs and the teaching views tabbed along the bottom."""
-        ComparePanel = LazyClass("compare_panel", "ComparePanel")  # noqa: N806 - classes, imported when built
-        InspectorPanel = LazyClass("inspector_panel", "InspectorPanel")  # noqa: N806
-        LayersPanel = LazyClass("layers_panel", "LayersPanel")  # noqa: N806
-        PlanePanel = LazyClass("plane_panel", "PlanePanel")  # noqa: N806
-        PlayerPanel = LazyClass("player_panel", "PlayerPanel")  # noqa: N806
-        PositionalPanel = LazyClass("positional_panel", "PositionalPanel")  # noqa: N806
-        ScalingPanel = LazyClass("scaling_panel", "ScalingPanel")  # noqa: N806
-        WordsComparePanel = LazyClass("words_compare_panel", "WordsComparePanel")  # noqa: N806
-        analysis = {name: LazyClass("analysis_panel", name) for name in ("RolloutPanel", "AblationPanel", "DashboardPanel")}
-
+        the arithmetic right, the vector diffs and the teaching views tabbed along the bottom.
+        The docks and their panels come from app/dock_table.py; only the splits are written here."""
         c = self.w.controller
-        left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
-                               Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._add_dock("input", Q.translate("MainWindow", "Input"), InputPanel(c), left)
-        self._add_dock("tokens", Q.translate("MainWindow", "Tokens"), TokensPanel(c), left)
-        attention = self._add_dock("attention", Q.translate("MainWindow", "Attention heatmap"), AttentionPanel(c), right)
-        self._add_dock("heads", Q.translate("MainWindow", "Head grid"), HeadGridPanel(c), right)
-        self._add_dock("arithmetic", Q.translate("MainWindow", "Worked arithmetic"), ArithmeticPanel(c), right)
-        self._add_dock("diffs", Q.translate("MainWindow", "Vector diffs"), DiffsPanel(c), bottom)
+        areas = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
+                 "bottom": Qt.DockWidgetArea.BottomDockWidgetArea}
+        for row in DOCKS:
+            if row.eager:
+                self._add_dock(row.key, Q.translate("MainWindow", row.title), LazyClass(row.module, row.panel)(c),
+                               areas[row.area])
+        attention = self.w.docks["attention"]
         self.w.splitDockWidget(self.w.docks["input"], attention, Qt.Orientation.Horizontal)
         self.w.splitDockWidget(attention, self.w.docks["heads"], Qt.Orientation.Horizontal)
         self.w.splitDockWidget(self.w.docks["heads"], self.w.docks["arithmetic"], Qt.Orientation.Vertical)
         self.w.splitDockWidget(self.w.docks["input"], self.w.docks["tokens"], Qt.Orientation.Vertical)
-        self._add_dock("inspector", Q.translate("MainWindow", "Cell inspector"), InspectorPanel, right)
-        self.w.tabifyDockWidget(self.w.docks["arithmetic"], self.w.docks["inspector"])
         # lazily built views (LazyPanel): nothing is made until their tab is opened
-        for key, title, panel_class in (
-            ("player", Q.translate("MainWindow", "Step-through player"), PlayerPanel),
-            ("matrices", Q.translate("MainWindow", "Matrices"), MatricesPanel),
-            ("compare", Q.translate("MainWindow", "Comparison"), ComparePanel),
-            ("plane", Q.translate("MainWindow", "Vectors in the plane"), PlanePanel),
-            ("positional", Q.translate("MainWindow", "Positional encoding lab"), PositionalPanel),
-            ("scaling", Q.translate("MainWindow", "Scaling lab"), ScalingPanel),
-            ("layers", Q.translate("MainWindow", "Model layers"), LayersPanel),
-            ("words", Q.translate("MainWindow", "Across languages"), WordsComparePanel),
-            ("next", Q.translate("MainWindow", "Next token"), LazyClass("next_token_panel", "NextTokenPanel")),
-            ("lens", Q.translate("MainWindow", "Logit lens"), LazyClass("logit_lens_panel", "LogitLensPanel")),
-            ("rollout", Q.translate("MainWindow", "Rollout"), analysis["RolloutPanel"]),
-            ("ablation", Q.translate("MainWindow", "Switch heads off"), analysis["AblationPanel"]),
-            ("dashboard", Q.translate("MainWindow", "Head dashboard"), analysis["DashboardPanel"]),
-            ("patching", Q.translate("MainWindow", "Activation patching"), LazyClass("evidence_panel", "PatchingPanel")),
-            ("occlusion", Q.translate("MainWindow", "Leave-one-out"), LazyClass("evidence_panel", "OcclusionPanel")),
-        ):
-            self._add_dock(key, title, panel_class, bottom)
-        for key in ("player", "matrices", "compare", "plane", "positional", "scaling", "layers", "words", "next", "lens",
-                    "rollout", "ablation", "dashboard", "patching", "occlusion"):
-            self.w.tabifyDockWidget(self.w.docks["diffs"], self.w.docks[key])
+        lazy = [row for row in DOCKS if not row.eager]
+        for row in lazy:
+            self._add_dock(row.key, Q.translate("MainWindow", row.title), LazyClass(row.module, row.panel),
+                           areas[row.area])
+            if row.tab_with and row.area != "bottom":
+                self.w.tabifyDockWidget(self.w.docks[row.tab_with], self.w.docks[row.key])
+        for row in lazy:
+            if row.tab_with and row.area == "bottom":
+                self.w.tabifyDockWidget(self.w.docks[row.tab_with], self.w.docks[row.key])
         self.w.resizeDocks([self.w.docks["input"], attention, self.w.docks["heads"]], [330, 700, 420], Qt.Orientation.Horizontal)
         self.w.resizeDocks([attention, self.w.docks["diffs"]], [560, 380], Qt.Orientation.Vertical)
         self.w.docks["diffs"].raise_()
