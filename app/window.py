@@ -61,9 +61,9 @@ class MainWindow(QMainWindow):
         self.sessions = Sessions(self)
         self.recent_menu = self.sessions.recent_menu
         self.help = Help(self)
-        self.actions, self.menus = build_menus(self)
+        self.command_actions, self.menus = build_menus(self)
         self.view_menu, self.presets_menu = self.menus["view"], self.menus["presets"]
-        self.undo_action, self.redo_action = self.actions["edit.undo"], self.actions["edit.redo"]
+        self.undo_action, self.redo_action = self.command_actions["edit.undo"], self.command_actions["edit.redo"]
         from .multilingual_window import install_multilingual
 
         self.by_words_action = install_multilingual(self)  # View → Attention by words (Ctrl+Shift+W)

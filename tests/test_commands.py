@@ -24,7 +24,7 @@ def test_every_row_is_one_action_in_its_menu_with_its_keys(window):
     ids = [command.id for command in COMMANDS]
     assert len(ids) == len(set(ids)), "a command id twice"
     for command in COMMANDS:
-        action = window.actions[command.id]
+        action = window.command_actions[command.id]
         assert action.objectName() == command.id
         assert action in window.menus[command.menu].actions(), command.id
         assert action.text() == title_of(command)
@@ -40,7 +40,7 @@ def test_the_shortcuts_dialog_lists_every_command_with_keys(window):
     for command in COMMANDS:
         if command.keys:
             title = title_of(command).replace("&", "")
-            keys = window.actions[command.id].shortcuts()[0].toString(QKeySequence.SequenceFormat.NativeText)
+            keys = window.command_actions[command.id].shortcuts()[0].toString(QKeySequence.SequenceFormat.NativeText)
             assert re.search(re.escape(title) + r"\s+" + re.escape(keys), text), (title, keys)
     assert "Attention by words" in text  # and the commands other modules add (View → Attention by words)
 
@@ -50,7 +50,7 @@ def test_every_title_and_tip_is_a_translation_source_of_the_window():
     so in the source (a row whose text is a plain string would never be translated)."""
     tree = ast.parse((ROOT / "app" / "shell" / "menus.py").read_text(encoding="utf-8"))
     marked = {node.args[1].value for node in ast.walk(tree)
-              if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("N", "QT_TRANSLATE_NOOP")
+              if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "QT_TRANSLATE_NOOP"
               and isinstance(node.args[0], ast.Constant) and node.args[0].value == "MainWindow"}
     for command in COMMANDS:
         assert command.title in marked and (not command.tip or command.tip in marked), command.id
@@ -62,7 +62,7 @@ def test_undo_and_both_redos_outside_a_text_box_and_the_box_keeps_its_own(window
     c = window.controller
     c.update_config(heads=2)
     assert window.wait_until_idle(30) and c.config.heads == 2
-    assert window.actions["edit.undo"].isEnabled() and not window.actions["edit.redo"].isEnabled()
+    assert window.command_actions["edit.undo"].isEnabled() and not window.command_actions["edit.redo"].isEnabled()
     window.model_combo.setFocus()  # a combo box: not a text box
     QApplication.processEvents()
     control, shift = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
@@ -71,7 +71,7 @@ def test_undo_and_both_redos_outside_a_text_box_and_the_box_keeps_its_own(window
         qtbot.keyClick(window.model_combo, key, modifiers)
         assert window.wait_until_idle(30)
         assert c.config.heads == heads, (key, modifiers)
-    assert window.actions["edit.undo"].isEnabled() and not window.actions["edit.redo"].isEnabled()
+    assert window.command_actions["edit.undo"].isEnabled() and not window.command_actions["edit.redo"].isEnabled()
     # the text box: Ctrl+Z and Ctrl+Shift+Z undo and redo its typing, the settings stay
     box = window.panels["input"].text
     box.setFocus()

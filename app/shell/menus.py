@@ -26,7 +26,8 @@ def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marke
     return text
 
 
-def tr(text: str) -> str:
+def window_text(text: str) -> str:
+    """``text`` translated in the window's context (the table's strings are marked with QT_TRANSLATE_NOOP)."""
     return Q.translate("MainWindow", text)
 
 
@@ -34,7 +35,7 @@ def tr(text: str) -> str:
 class Command:
     id: str
     menu: str  # key of MENUS
-    title: str  # untranslated (QT_TRANSLATE_NOOP); shown through tr()
+    title: str  # untranslated (QT_TRANSLATE_NOOP); shown through window_text()
     run: Callable  # run(window)
     keys: tuple = ()  # QKeySequence strings or StandardKeys; the first is the one menus show
     tip: str = ""
@@ -42,95 +43,94 @@ class Command:
     separator: bool = False  # a separator before this row
 
 
-N = QT_TRANSLATE_NOOP
 MENUS = {  # key → title, in menu-bar order; "model" is filled by app/local_models_dialog.py
-    "file": N("MainWindow", "&File"), "model": "", "edit": N("MainWindow", "&Edit"), "view": N("MainWindow", "&View"),
-    "player": N("MainWindow", "P&layer"), "lessons": N("MainWindow", "Le&ssons"),
-    "presets": N("MainWindow", "&Presets"), "help": N("MainWindow", "&Help"),
+    "file": QT_TRANSLATE_NOOP("MainWindow", "&File"), "model": "", "edit": QT_TRANSLATE_NOOP("MainWindow", "&Edit"), "view": QT_TRANSLATE_NOOP("MainWindow", "&View"),
+    "player": QT_TRANSLATE_NOOP("MainWindow", "P&layer"), "lessons": QT_TRANSLATE_NOOP("MainWindow", "Le&ssons"),
+    "presets": QT_TRANSLATE_NOOP("MainWindow", "&Presets"), "help": QT_TRANSLATE_NOOP("MainWindow", "&Help"),
 }
 SK = QKeySequence.StandardKey
 COMMANDS: tuple[Command, ...] = (
-    Command("file.open", "file", N("MainWindow", "&Open session…"), lambda w: w.sessions.open_session_dialog(),
-            (SK.Open,), N("MainWindow", "Open a saved sentence with all its settings")),
-    Command("file.open_model", "file", N("MainWindow", "Open &model…"), lambda w: decoder_window.open_model_dialog(w),
-            (), N("MainWindow", "Open a local GGUF model file (gpt2, llama, qwen2, qwen3)")),
-    Command("file.open_folder", "file", N("MainWindow", "Open model &folder…"),
+    Command("file.open", "file", QT_TRANSLATE_NOOP("MainWindow", "&Open session…"), lambda w: w.sessions.open_session_dialog(),
+            (SK.Open,), QT_TRANSLATE_NOOP("MainWindow", "Open a saved sentence with all its settings")),
+    Command("file.open_model", "file", QT_TRANSLATE_NOOP("MainWindow", "Open &model…"), lambda w: decoder_window.open_model_dialog(w),
+            (), QT_TRANSLATE_NOOP("MainWindow", "Open a local GGUF model file (gpt2, llama, qwen2, qwen3)")),
+    Command("file.open_folder", "file", QT_TRANSLATE_NOOP("MainWindow", "Open model &folder…"),
             lambda w: decoder_window.open_folder_dialog(w), (),
-            N("MainWindow", "Open a Hugging Face model folder (config.json, safetensors, tokenizer.json) of bert, "
+            QT_TRANSLATE_NOOP("MainWindow", "Open a Hugging Face model folder (config.json, safetensors, tokenizer.json) of bert, "
                             "roberta, gpt2, llama, qwen2 or qwen3")),
-    Command("file.save", "file", N("MainWindow", "&Save session…"), lambda w: w.sessions.save_session_dialog(),
-            (SK.Save,), N("MainWindow", "Save the sentence and every setting to a file")),
-    Command("file.export_heatmap", "file", N("MainWindow", "Export &heatmap…"),
+    Command("file.save", "file", QT_TRANSLATE_NOOP("MainWindow", "&Save session…"), lambda w: w.sessions.save_session_dialog(),
+            (SK.Save,), QT_TRANSLATE_NOOP("MainWindow", "Save the sentence and every setting to a file")),
+    Command("file.export_heatmap", "file", QT_TRANSLATE_NOOP("MainWindow", "Export &heatmap…"),
             lambda w: w.exports.export_heatmap_dialog(), ("Ctrl+E",),
-            N("MainWindow", "Save the selected head's heatmap as PNG or SVG"), separator=True),
-    Command("file.export_all", "file", N("MainWindow", "Export &all heads as one image…"),
+            QT_TRANSLATE_NOOP("MainWindow", "Save the selected head's heatmap as PNG or SVG"), separator=True),
+    Command("file.export_all", "file", QT_TRANSLATE_NOOP("MainWindow", "Export &all heads as one image…"),
             lambda w: w.exports.export_heatmap_dialog(all_heads=True), ("Ctrl+Shift+E",),
-            N("MainWindow", "Save every head's heatmap in one grid image")),
-    Command("file.export_data", "file", N("MainWindow", "Export &data…"), lambda w: w.exports.export_data_dialog(),
-            ("Ctrl+D",), N("MainWindow", "Save every array of the computation (.npz, .json or .csv)")),
-    Command("file.export_steps", "file", N("MainWindow", "Export &step-through…"),
+            QT_TRANSLATE_NOOP("MainWindow", "Save every head's heatmap in one grid image")),
+    Command("file.export_data", "file", QT_TRANSLATE_NOOP("MainWindow", "Export &data…"), lambda w: w.exports.export_data_dialog(),
+            ("Ctrl+D",), QT_TRANSLATE_NOOP("MainWindow", "Save every array of the computation (.npz, .json or .csv)")),
+    Command("file.export_steps", "file", QT_TRANSLATE_NOOP("MainWindow", "Export &step-through…"),
             lambda w: w.exports.export_steps_dialog(), ("Ctrl+Alt+E",),
-            N("MainWindow", "Save the player's stages as an animated GIF, an MP4 video or a PDF handout")),
-    Command("file.copy_image", "file", N("MainWindow", "&Copy image to clipboard"), lambda w: w.exports.copy_image(),
-            ("Ctrl+Shift+C",), N("MainWindow", "Copy the selected head's heatmap as an image")),
-    Command("file.quit", "file", N("MainWindow", "&Quit"), lambda w: w.close(), (SK.Quit,), separator=True),
+            QT_TRANSLATE_NOOP("MainWindow", "Save the player's stages as an animated GIF, an MP4 video or a PDF handout")),
+    Command("file.copy_image", "file", QT_TRANSLATE_NOOP("MainWindow", "&Copy image to clipboard"), lambda w: w.exports.copy_image(),
+            ("Ctrl+Shift+C",), QT_TRANSLATE_NOOP("MainWindow", "Copy the selected head's heatmap as an image")),
+    Command("file.quit", "file", QT_TRANSLATE_NOOP("MainWindow", "&Quit"), lambda w: w.close(), (SK.Quit,), separator=True),
     # Ctrl+Z everywhere outside a text box (a text or spin box takes Ctrl+Z for its own typing first,
     # Qt's ShortcutOverride); Ctrl+Alt+Z undoes the settings from inside one too
-    Command("edit.undo", "edit", N("MainWindow", "&Undo settings change"), lambda w: w.controller.undo(),
-            ("Ctrl+Z", "Ctrl+Alt+Z"), N("MainWindow", "Go back to the settings before the last change"), "undo"),
-    Command("edit.redo", "edit", N("MainWindow", "&Redo settings change"), lambda w: w.controller.redo(),
+    Command("edit.undo", "edit", QT_TRANSLATE_NOOP("MainWindow", "&Undo settings change"), lambda w: w.controller.undo(),
+            ("Ctrl+Z", "Ctrl+Alt+Z"), QT_TRANSLATE_NOOP("MainWindow", "Go back to the settings before the last change"), "undo"),
+    Command("edit.redo", "edit", QT_TRANSLATE_NOOP("MainWindow", "&Redo settings change"), lambda w: w.controller.redo(),
             ("Ctrl+Shift+Z", "Ctrl+Y", "Ctrl+Alt+Shift+Z"),
-            N("MainWindow", "Apply again the settings change you undid"), "redo"),
-    Command("edit.recompute", "edit", N("MainWindow", "&Recompute"), lambda w: w.controller.recompute(), ("F5",)),
-    Command("edit.generate", "edit", N("MainWindow", "&Generate the next token"),
+            QT_TRANSLATE_NOOP("MainWindow", "Apply again the settings change you undid"), "redo"),
+    Command("edit.recompute", "edit", QT_TRANSLATE_NOOP("MainWindow", "&Recompute"), lambda w: w.controller.recompute(), ("F5",)),
+    Command("edit.generate", "edit", QT_TRANSLATE_NOOP("MainWindow", "&Generate the next token"),
             lambda w: decoder_window.generate(w, True), ("Ctrl+Return",)),
-    Command("edit.sample", "edit", N("MainWindow", "Generate a &sampled token"),
+    Command("edit.sample", "edit", QT_TRANSLATE_NOOP("MainWindow", "Generate a &sampled token"),
             lambda w: decoder_window.generate(w, False), ("Ctrl+Shift+Return",)),
-    Command("edit.cancel", "edit", N("MainWindow", "&Cancel computation"), lambda w: w.cancel_computation(), ("Esc",)),
-    Command("edit.next_head", "edit", N("MainWindow", "Next head"), lambda w: w.navigation.step_head(1), ("Ctrl+]",),
+    Command("edit.cancel", "edit", QT_TRANSLATE_NOOP("MainWindow", "&Cancel computation"), lambda w: w.cancel_computation(), ("Esc",)),
+    Command("edit.next_head", "edit", QT_TRANSLATE_NOOP("MainWindow", "Next head"), lambda w: w.navigation.step_head(1), ("Ctrl+]",),
             separator=True),
-    Command("edit.previous_head", "edit", N("MainWindow", "Previous head"), lambda w: w.navigation.step_head(-1),
+    Command("edit.previous_head", "edit", QT_TRANSLATE_NOOP("MainWindow", "Previous head"), lambda w: w.navigation.step_head(-1),
             ("Ctrl+[",)),
-    Command("edit.next_token", "edit", N("MainWindow", "Next token"), lambda w: w.navigation.step_focus(1),
+    Command("edit.next_token", "edit", QT_TRANSLATE_NOOP("MainWindow", "Next token"), lambda w: w.navigation.step_focus(1),
             ("Ctrl+Down",)),
-    Command("edit.previous_token", "edit", N("MainWindow", "Previous token"), lambda w: w.navigation.step_focus(-1),
+    Command("edit.previous_token", "edit", QT_TRANSLATE_NOOP("MainWindow", "Previous token"), lambda w: w.navigation.step_focus(-1),
             ("Ctrl+Up",)),
-    *(Command(f"edit.stage.{stage}", "edit", N("MainWindow", "Show stage: %1"),
+    *(Command(f"edit.stage.{stage}", "edit", QT_TRANSLATE_NOOP("MainWindow", "Show stage: %1"),
               lambda w, s=stage: w.controller.select(stage=s), (f"Ctrl+{number}",))
       for number, stage in enumerate(STAGES, start=1)),
-    Command("view.reset_layout", "view", N("MainWindow", "Reset &layout"), lambda w: w.reset_layout(), (),
-            N("MainWindow", "Put every panel back where it started"), separator=True),
-    Command("view.similarity", "view", N("MainWindow", "Word &similarity (trained models)…"),
+    Command("view.reset_layout", "view", QT_TRANSLATE_NOOP("MainWindow", "Reset &layout"), lambda w: w.reset_layout(), (),
+            QT_TRANSLATE_NOOP("MainWindow", "Put every panel back where it started"), separator=True),
+    Command("view.similarity", "view", QT_TRANSLATE_NOOP("MainWindow", "Word &similarity (trained models)…"),
             lambda w: w.navigation.show_similarity(), (),
-            N("MainWindow", "Cosine between words' input embeddings and contextual vectors: cake / pie / keyboard")),
-    Command("player.show", "player", N("MainWindow", "Show the step-through player"),
+            QT_TRANSLATE_NOOP("MainWindow", "Cosine between words' input embeddings and contextual vectors: cake / pie / keyboard")),
+    Command("player.show", "player", QT_TRANSLATE_NOOP("MainWindow", "Show the step-through player"),
             lambda w: w.navigation.show_player(), ("F6",)),
     # F7 / F8 / F9 first: a text or spin box with the focus (the usual state after typing) takes
     # Ctrl+Left / Ctrl+Right for its cursor, never a function key (issue 25.5)
-    Command("player.next", "player", N("MainWindow", "Next step"), lambda w: w.navigation.show_player().next_stage(),
+    Command("player.next", "player", QT_TRANSLATE_NOOP("MainWindow", "Next step"), lambda w: w.navigation.show_player().next_stage(),
             ("F8", "Ctrl+Right")),
-    Command("player.previous", "player", N("MainWindow", "Previous step"),
+    Command("player.previous", "player", QT_TRANSLATE_NOOP("MainWindow", "Previous step"),
             lambda w: w.navigation.show_player().previous_stage(), ("F7", "Ctrl+Left")),
-    Command("player.play", "player", N("MainWindow", "Play / pause"), lambda w: w.navigation.show_player().toggle_play(),
+    Command("player.play", "player", QT_TRANSLATE_NOOP("MainWindow", "Play / pause"), lambda w: w.navigation.show_player().toggle_play(),
             ("F9", "Ctrl+Space")),
-    Command("lessons.exercises", "lessons", N("MainWindow", "&Exercises: predict, then reveal…"),
+    Command("lessons.exercises", "lessons", QT_TRANSLATE_NOOP("MainWindow", "&Exercises: predict, then reveal…"),
             lambda w: w.navigation.show_exercises(), ("Ctrl+Alt+X",),
-            N("MainWindow", "Predict a score, a weight or a word, then see the app's answer and the worked arithmetic")),
-    Command("lessons.path", "lessons", N("MainWindow", "&Lesson path…"), lambda w: w.navigation.show_lesson_path(),
-            ("Ctrl+Alt+L",), N("MainWindow", "Walk a tutorial's presets in its order, with a short text, next and previous")),
-    Command("help.guide", "help", N("MainWindow", "&Getting started"), lambda w: w.help.guide(), (SK.HelpContents,),
-            N("MainWindow", "What each panel shows and how to use it")),
-    Command("help.shortcuts", "help", N("MainWindow", "&Keyboard shortcuts"), lambda w: w.help.shortcuts(), (),
-            N("MainWindow", "Every menu command that has a shortcut")),
-    Command("help.about", "help", N("MainWindow", "&About"), lambda w: w.help.about(), (), separator=True),
+            QT_TRANSLATE_NOOP("MainWindow", "Predict a score, a weight or a word, then see the app's answer and the worked arithmetic")),
+    Command("lessons.path", "lessons", QT_TRANSLATE_NOOP("MainWindow", "&Lesson path…"), lambda w: w.navigation.show_lesson_path(),
+            ("Ctrl+Alt+L",), QT_TRANSLATE_NOOP("MainWindow", "Walk a tutorial's presets in its order, with a short text, next and previous")),
+    Command("help.guide", "help", QT_TRANSLATE_NOOP("MainWindow", "&Getting started"), lambda w: w.help.guide(), (SK.HelpContents,),
+            QT_TRANSLATE_NOOP("MainWindow", "What each panel shows and how to use it")),
+    Command("help.shortcuts", "help", QT_TRANSLATE_NOOP("MainWindow", "&Keyboard shortcuts"), lambda w: w.help.shortcuts(), (),
+            QT_TRANSLATE_NOOP("MainWindow", "Every menu command that has a shortcut")),
+    Command("help.about", "help", QT_TRANSLATE_NOOP("MainWindow", "&About"), lambda w: w.help.about(), (), separator=True),
 )
 
 
 def title_of(command: Command) -> str:
     """The translated menu text (a stage's row names its stage)."""
     if command.id.startswith("edit.stage."):
-        return fill(tr(command.title), setting_label("stage", command.id.rpartition(".")[2]))
-    return tr(command.title)
+        return fill(window_text(command.title), setting_label("stage", command.id.rpartition(".")[2]))
+    return window_text(command.title)
 
 
 def build_menus(window) -> tuple[dict[str, QAction], dict]:
@@ -143,18 +143,18 @@ def build_menus(window) -> tuple[dict[str, QAction], dict]:
 
             local_models_dialog.add_menu(window, bar)
         else:
-            menus[key] = bar.addMenu(tr(title))
+            menus[key] = bar.addMenu(window_text(title))
     actions: dict[str, QAction] = {}
     for command in COMMANDS:
         menu = menus[command.menu]
         if command.id == "view.reset_layout":  # the dock groups and every dock's toggle come first
-            menu.addMenu(tr("&Panels")).addActions(window.dock_groups.menu_actions())
+            menu.addMenu(Q.translate("MainWindow", "&Panels")).addActions(window.dock_groups.menu_actions())
             for dock in window.docks.values():
                 menu.addAction(dock.toggleViewAction())
         if command.separator:
             menu.addSeparator()
         action = add_action(window, menu, title_of(command), lambda _=False, c=command: c.run(window),
-                            None, tr(command.tip) if command.tip else "")
+                            None, window_text(command.tip) if command.tip else "")
         action.setObjectName(command.id)
         if command.keys:
             action.setShortcuts([QKeySequence(key) for key in command.keys])
@@ -178,11 +178,11 @@ def shortcut_rows(window) -> list[tuple[str, str]]:
     """(title, keys) of every command with a shortcut: the table's first, then those other modules
     added to the menus (Attention by words, Local models …)."""
     def keys(action) -> str:
-        return tr(", ").join(key.toString(QKeySequence.SequenceFormat.NativeText) for key in action.shortcuts())
+        return Q.translate("MainWindow", ", ").join(key.toString(QKeySequence.SequenceFormat.NativeText) for key in action.shortcuts())
 
     rows, seen = [], set()
     for command in COMMANDS:
-        action = window.actions[command.id]
+        action = window.command_actions[command.id]
         seen.add(action)
         if command.keys:
             rows.append((title_of(command).replace("&", ""), keys(action)))
