@@ -17,7 +17,7 @@ from engine.models import DEFAULT_MODEL, model_info
 
 from .i18n import error_text
 from .view_state import ViewState
-from .snapshot import VIEW_STAGES, Snapshot, take_snapshot
+from .jobs.snapshot import VIEW_STAGES, Snapshot, take_snapshot
 from .worker import Worker
 
 EXPLAIN_TERMS = 24  # keys listed in the worked arithmetic (every sum still covers all keys)

@@ -23,8 +23,8 @@ OPEN_LANE = "open-model"
 
 
 def _load(name: str, progress) -> str:
-    """Worker job: load the model (cached by app.minilm_mode); its registry name."""
-    from . import minilm_mode
+    """Worker job: load the model (cached by app.jobs.trained); its registry name."""
+    from .jobs import trained as minilm_mode
 
     minilm_mode.model(name, progress)
     return name
@@ -150,7 +150,7 @@ def facts(snapshot) -> str:
 
 def sink_text(snapshot, layer: int, head: int) -> str:
     """The heatmap caption's note on the attention sink ("" when the first token gets < half)."""
-    from .decoder_mode import SINK_SHARE
+    from .jobs.decoder_view import SINK_SHARE
 
     view = snapshot.bert
     sink = getattr(view, "sink", None)

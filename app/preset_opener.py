@@ -57,7 +57,7 @@ class PresetOpener(QObject):
                                          layer=0, sentence_b=c.sentence_b))
             self._on_snapshot(c.snapshot)
         else:
-            from .multilingual import preset_finding
+            from .jobs.words import preset_finding
 
             c.set_by_words(bool(item.by_words))
             self._config = c.config.replace(text=item.settings["text"])

@@ -3,7 +3,7 @@
 encoder's. The controller never branches on a model's kind."""
 from __future__ import annotations
 
-from . import decoder_mode, minilm_mode
+from .jobs import decoder_mode, trained as minilm_mode
 
 
 def take_pretrained_snapshot(name: str, text: str, layer: int, progress=None, by_words: bool = False,

@@ -213,7 +213,7 @@ def _analysis(trace, weights=None, special=None) -> dict:
     mask (its facts.special_mask)."""
     from engine.analysis.arrays import analysis_arrays, value_norms_of
 
-    from app.analysis_jobs import ANALYSIS_TOKENS
+    from app.jobs.analysis import ANALYSIS_TOKENS
 
     if len(trace.token_texts) > ANALYSIS_TOKENS:
         return {"value_norms": value_norms_of(trace, weights)}
@@ -407,7 +407,7 @@ def export(args: list[str]) -> None:
     if image:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
     elif options.by == "words":
-        from app.multilingual import save_trace_with_words
+        from app.jobs.words import save_trace_with_words
 
         save_trace_with_words(result, options.out)
     else:

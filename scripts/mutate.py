@@ -125,7 +125,7 @@ mutant("gguf-untied-head-ignored", "engine/llama.py",
        'head = _frozen(get("output.weight", (config.vocab_size, d))) if "output.weight" in tensors else embeddings',
        "head = embeddings")
 mutant("smollm2-digits-grouped", "engine/bpe.py", '"smollm": (True, _GPT2_REGEX),', '"smollm": (False, _GPT2_REGEX),')
-mutant("generate-sample-is-greedy", "app/decoder_mode.py", "pick_token(probabilities, greedy=greedy, rng=rng)",
+mutant("generate-sample-is-greedy", "app/jobs/decoder_view.py", "pick_token(probabilities, greedy=greedy, rng=rng)",
        "pick_token(probabilities, greedy=True, rng=rng)")
 mutant("sample-button-greedy", "app/panels/next_token_panel.py", "self.sample_button.clicked.connect(lambda: self.generate(greedy=False))",
        "self.sample_button.clicked.connect(lambda: self.generate(greedy=True))")

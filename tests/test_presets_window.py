@@ -167,12 +167,12 @@ def test_a_toy_preset_chosen_while_a_model_preset_is_looked_up_wins(window, qtbo
     """The finding of a superseded real-model preset never opens over the preset chosen after it."""
     import threading
 
-    import app.minilm_mode
+    import app.jobs.trained
     from engine.analysis.meaning import HeadFinding
 
     finding = HeadFinding(query="it", key="cake", query_index=6, key_index=4, layer=5, head=11, weight=0.64,
                           runner_up=0.5)
-    monkeypatch.setattr(app.minilm_mode, "strongest_head_in", lambda *args: finding)
+    monkeypatch.setattr(app.jobs.trained, "strongest_head_in", lambda *args: finding)
     gate = threading.Event()
     blocker = window.controller.worker.lane("test-gate", window)
     blocker.submit(gate.wait, 30)  # the worker is busy: both presets' jobs queue behind this

@@ -519,8 +519,8 @@ def test_doc_tutorial_mistakes_are_flagged_in_the_presets_captions():
 def e5_words():
     """(model name, text → WordTrace) for multilingual-e5; skipped when it is not installed."""
     pytest.importorskip("tokenizers")
-    from app.minilm_mode import trace
-    from app.multilingual import WordTrace
+    from app.jobs.trained import trace
+    from app.jobs.words import WordTrace
     from engine.models import MULTILINGUAL_MODEL
 
     try:
@@ -531,7 +531,7 @@ def e5_words():
 
 
 def _e5_apple_cosines(e5_words, text_b):
-    from app.multilingual import compare_words, find_word, word_vectors
+    from app.jobs.words import compare_words, find_word, word_vectors
 
     name, words_of_text = e5_words
     cosines = compare_words(name, "苹果很好吃", "苹果", text_b, "苹果")["cosines"]  # (layers + 1,)

@@ -304,7 +304,7 @@ def test_a_session_naming_a_model_file_asks_first_and_no_loads_nothing(window, t
     """Issue 26 #19: a session naming gguf:/any/path loaded it with no confirmation."""
     import shutil
 
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
 
     tiny_gguf = str(shutil.copy(tiny_gguf, tmp_path / "never-loaded.gguf"))  # a file no earlier test loaded
     path = _session(tmp_path, {"model": "gguf:" + tiny_gguf, "head": 3, "layer": 1})
@@ -378,7 +378,7 @@ def test_the_cell_inspector_never_keeps_another_models_content(window):
 
 def test_a_session_on_a_model_that_is_not_installed_says_so(window, tmp_path, monkeypatch):
     """Issue 25 #1: "say so clearly when the model is not installed"."""
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
     from engine.core.errors import ModelNotInstalled
 
     def missing(name, progress=None):

@@ -138,7 +138,7 @@ class RolloutPanel(Panel):
         """Flow after the last layer beside the rollout: bars of both for the focused token."""
         from engine.analysis.flow import FLOW_TOKENS
 
-        from ..evidence_jobs import flow_of
+        from ..jobs.evidence import flow_of
 
         trace = snapshot.bert
         attentions = trace.attentions if trace is not None else snapshot.result.weights[None]
@@ -357,8 +357,8 @@ class AblationPanel(Panel):
         snapshot = self.controller.snapshot
         if snapshot is None:
             return
-        from ..analysis_jobs import rank_toy
-        from ..minilm_mode import rank_pretrained
+        from ..jobs.analysis import rank_toy
+        from ..jobs.trained import rank_pretrained
 
         self._cancelled = threading.Event()
         cancelled, moved = self._cancelled.is_set, self._progress.moved.emit

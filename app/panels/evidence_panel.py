@@ -156,7 +156,7 @@ class PatchingPanel(Panel):
     # ------------------------------------------------------------------ running
     def start(self) -> None:
         """Check the prompts and run both (a worker job), then the grids layer by layer."""
-        from ..evidence_jobs import patch_prepare
+        from ..jobs.evidence import patch_prepare
 
         model = self.controller.model
         if model_info(model).configurable:
@@ -205,7 +205,7 @@ class PatchingPanel(Panel):
     def _on_done(self, value) -> None:
         if not self.running:
             return
-        from ..evidence_jobs import patch_layer
+        from ..jobs.evidence import patch_layer
 
         if self._stage == "prepare":
             self.setup = value
@@ -352,7 +352,7 @@ class OcclusionPanel(Panel):
         self.run_button.setEnabled(True)
 
     def start(self) -> None:
-        from ..evidence_jobs import leave_one_out
+        from ..jobs.evidence import leave_one_out
 
         snapshot = self.controller.snapshot
         if snapshot is None or model_info(snapshot.model).configurable:

@@ -158,7 +158,7 @@ class LayersPanel(Panel):
         from engine.models import model_info
 
         title = QCoreApplication.translate("Model", model_info(snapshot.model).title)
-        if bert.next_token_logits is not None:  # a decoder (app.decoder_mode.DecoderView)
+        if bert.next_token_logits is not None:  # a decoder (app.jobs.decoder_view.DecoderView)
             note = fill(self.tr("%1: %2 layers × %3 query heads, %4 tokens, causal mask. Showing layer %5."),
                         title, bert.num_layers, bert.num_heads, bert.n, snapshot.layer)
         else:
@@ -299,7 +299,7 @@ class LayersPanel(Panel):
         text_b = self.sentence_b.text()
         if snapshot is None or snapshot.bert is None or not text_b.strip():
             return
-        from ..minilm_mode import compare_texts
+        from ..jobs.trained import compare_texts
 
         self._compare_lane.submit(compare_texts, snapshot.model, snapshot.result.config.text, text_b)
 

@@ -86,7 +86,7 @@ class LogitLensPanel(Panel):
             self._submit()
 
     def _submit(self) -> None:
-        from ..decoder_mode import logit_lens
+        from ..jobs.decoder_view import logit_lens
 
         trace = self.trace()
         self._lane.submit(logit_lens, self.controller.snapshot.model, trace, min(self.controller.focus, trace.n - 1), TOP)

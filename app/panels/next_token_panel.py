@@ -153,7 +153,7 @@ class NextTokenPanel(Panel):
     # ------------------------------------------------------------------ jobs
     def _submit_logits(self) -> None:
         """One job: the focused position's logits and the bars of the current settings."""
-        from ..decoder_mode import next_token_logits, top_bars
+        from ..jobs.decoder_view import next_token_logits, top_bars
 
         trace = self.trace()
         focus = min(self.controller.focus, trace.n - 1)
@@ -167,7 +167,7 @@ class NextTokenPanel(Panel):
         self._on_bars(bars)
 
     def _submit_bars(self) -> None:
-        from ..decoder_mode import top_bars
+        from ..jobs.decoder_view import top_bars
 
         if self.logits is None or self.logits["trace"] is not self.trace():
             return
@@ -235,7 +235,7 @@ class NextTokenPanel(Panel):
     # ------------------------------------------------------------------ generating
     def generate(self, greedy: bool = True) -> None:
         """Append one token to the text (the most likely, or sampled); undo removes it."""
-        from ..decoder_mode import generated_text
+        from ..jobs.decoder_view import generated_text
 
         trace = self.trace()
         if trace is None:

@@ -179,6 +179,6 @@ class WordsComparePanel(Panel):
 
 
 def _compare(model_name, text_a, word_a, text_b, word_b):
-    from ..multilingual import compare_words
+    from ..jobs.words import compare_words
 
     return compare_words(model_name, text_a, word_a, text_b, word_b)

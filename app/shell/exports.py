@@ -104,7 +104,7 @@ class Exports(QObject):
 
         result = self.w.controller.snapshot.result
         self.w.sessions.remember_folder("data", path)
-        from ..multilingual import save_trace_with_words
+        from ..jobs.words import save_trace_with_words
 
         save = save_trace if not self.w.controller.by_words else save_trace_with_words  # + words, word_attentions
         self._export_lane.submit(saved_to, save, result, path)
