@@ -241,7 +241,8 @@ def test_fifty_switches_in_a_row(window, ggufs, capfd):
 
 
 def test_closing_during_a_generation(qtbot, ggufs, monkeypatch, capfd):
-    from app.jobs import decoder_view as decoder_mode, decoder_window
+    from app import decoder_window
+    from app.jobs import decoder_view as decoder_mode
     from app.window import MainWindow
 
     real = decoder_mode.generated_text
