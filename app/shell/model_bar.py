@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QLabel
 from engine.core.errors import ModelNotInstalled
 from engine.models import MODELS, model_info
 
+from .. import bindings
 from ..text import fill
 
 
@@ -48,9 +49,10 @@ class ModelBar:
         self.notice_bar = NoticeBar(self.w)  # the model's messages on a row of their own (issue 25.4)
         self.w.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.notice_bar)
         self.model_note = self.notice_bar.label
-        self.model_combo.currentIndexChanged.connect(
-            lambda _: self.w.controller.set_model(self.model_combo.currentData(), self.layer_spin.value()))
-        self.layer_spin.valueChanged.connect(lambda value: self.w.controller.set_model(self.w.controller.model, value))
+        self.fields = {"model": self.model_combo, "layer": self.layer_spin}  # the binding table: view state → widget
+        for widget in self.fields.values():
+            bindings.changed(widget).connect(lambda _=None: self.w.controller.set_model(
+                *(bindings.read(self.fields[name]) for name in ("model", "layer"))))
         self.w.controller.modelChanged.connect(self._on_model_changed)
         self.w.controller.modelProgress.connect(self._on_model_progress)
 
@@ -58,8 +60,8 @@ class ModelBar:
         with QSignalBlocker(self.model_combo), QSignalBlocker(self.layer_spin):
             if self.model_combo.findData(model) < 0 and model in MODELS:  # a local file or folder (session, --model)
                 self.model_combo.addItem(model_info(model).title, model)
-            self.model_combo.setCurrentIndex(self.model_combo.findData(model))
-            self.layer_spin.setValue(self.w.controller.layer)
+            for name, widget in self.fields.items():
+                bindings.write(widget, getattr(self.w.controller, name))
         capabilities = model_info(model).capabilities
         pretrained = not capabilities.configurable
         self.layer_spin.setEnabled(pretrained)
