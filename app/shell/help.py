@@ -4,7 +4,6 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QCoreApplication as Q, Qt
-from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
 from ..text import fill

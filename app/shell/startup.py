@@ -7,7 +7,7 @@ import os
 import sys
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication
 
 from cli.options import parse_arguments
 from engine import AttentionConfig, EngineError
