@@ -1,10 +1,10 @@
 """Attention Explorer: ``python main.py`` opens the window; ``python main.py export …`` writes a trace.
 
-Deliberately tiny: exporting must start fast and never import Qt (see app/cli.py).
+Deliberately tiny: exporting must start fast and never import Qt (see cli/commands.py).
 """
 import sys
 
-from app.cli import main
+from cli.commands import main
 from engine.core.memory import keep_freed_memory
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from engine.models import DEFAULT_MODEL, model_info
 
 from .i18n import error_text
 from .view_state import ViewState
-from .snapshot import VIEW_STAGES, Snapshot, take_snapshot
+from .jobs.snapshot import VIEW_STAGES, Snapshot, take_snapshot
 from .worker import Worker
 
 EXPLAIN_TERMS = 24  # keys listed in the worked arithmetic (every sum still covers all keys)
@@ -296,7 +296,7 @@ class Controller(QObject):
             self.byWordsChanged.emit(on)
             self.recompute()
 
-    def _report_progress(self, fraction: float, message: str) -> None:
+    def report_progress(self, fraction: float, message: str) -> None:
         """Called in the worker thread while the model loads: a queued signal to the GUI."""
         self.modelProgress.emit(fraction, message)
 
@@ -312,7 +312,7 @@ class Controller(QObject):
             from .pretrained import take_pretrained_snapshot
 
             self._compute.submit(take_pretrained_snapshot, self.model, self.config.text, self.layer,
-                                 self._report_progress, self.by_words, self.ablate)
+                                 self.report_progress, self.by_words, self.ablate)
         if not self._busy_timer.isActive():
             self._busy_timer.start()
 

@@ -17,13 +17,14 @@ from engine.core.errors import EngineError
 from engine.models import MODELS, model_info, register_path
 
 from .text import fill
+from .worker import Lane
 
 OPEN_LANE = "open-model"
 
 
 def _load(name: str, progress) -> str:
-    """Worker job: load the model (cached by app.minilm_mode); its registry name."""
-    from . import minilm_mode
+    """Worker job: load the model (cached by app.jobs.trained); its registry name."""
+    from .jobs import trained as minilm_mode
 
     minilm_mode.model(name, progress)
     return name
@@ -37,18 +38,19 @@ def open_model(window, path_or_name: str) -> str:
         try:  # a folder: its config.json is read (a few kB) to know encoder or decoder
             name = register_path(path_or_name)
         except EngineError as error:
-            window._warn(Q.translate("DecoderWindow", "Could not open the model"), error)
+            window.warn(Q.translate("DecoderWindow", "Could not open the model"), error)
             return ""
-    lane = getattr(window, "_open_model_lane", None)
+    lane = window.findChild(Lane, OPEN_LANE)  # made once, owned by the window
     if lane is None:
-        lane = window._open_model_lane = window.controller.worker.lane(OPEN_LANE, window)
+        lane = window.controller.worker.lane(OPEN_LANE, window)
+        lane.setObjectName(OPEN_LANE)
         lane.done.connect(lambda value: _opened(window, value))
         lane.failed.connect(lambda error: _refused(window, lane, error))
         window.controller.cancelled.connect(lambda: _cancel_opening(window, lane))  # Esc while it loads
     lane.pending = name
     window.busy.setVisible(True)
     window.statusBar().showMessage(fill(Q.translate("DecoderWindow", "Opening %1…"), model_info(name).title))
-    lane.submit(_load, name, window.controller._report_progress)
+    lane.submit(_load, name, window.controller.report_progress)
     return name
 
 
@@ -74,7 +76,7 @@ def _cancel_opening(window, lane) -> None:
 
 
 def _opened(window, name: str) -> None:
-    lane = getattr(window, "_open_model_lane", None)
+    lane = window.findChild(Lane, OPEN_LANE)
     if lane is not None:
         lane.pending = ""
     window.busy.setVisible(False)
@@ -91,17 +93,17 @@ def _refused(window, lane, error) -> None:
     if name in MODELS and MODELS[name].path and window.model_combo.findData(name) < 0:
         del MODELS[name]  # refused: not a choice of the window
     window.model_note.setText(error_text(error))
-    window._warn(Q.translate("DecoderWindow", "Could not open the model"), error)
+    window.warn(Q.translate("DecoderWindow", "Could not open the model"), error)
 
 
 def open_model_dialog(window) -> None:
     path, _ = QFileDialog.getOpenFileName(window, Q.translate("DecoderWindow", "Open model"),
-                                          window._last_folder("", "model"),
+                                          window.sessions.last_folder("", "model"),
                                           Q.translate(
                                               "DecoderWindow",
                                               "Models (*.gguf config.json *.safetensors);;GGUF model (*.gguf);;All files (*)"))
     if path:
-        window._remember_folder("model", path)
+        window.sessions.remember_folder("model", path)
         chosen = Path(path)
         if chosen.name == "config.json" or chosen.suffix == ".safetensors":  # a file of a Hugging Face folder
             path = str(chosen.parent)
@@ -111,9 +113,9 @@ def open_model_dialog(window) -> None:
 def open_folder_dialog(window) -> None:
     """File → Open model folder…: a Hugging Face folder (config.json, *.safetensors, tokenizer.json)."""
     path = QFileDialog.getExistingDirectory(window, Q.translate("DecoderWindow", "Open model folder"),
-                                            window._last_folder("", "model"))
+                                            window.sessions.last_folder("", "model"))
     if path:
-        window._remember_folder("model", path)
+        window.sessions.remember_folder("model", path)
         open_model(window, path)
 
 
@@ -148,7 +150,7 @@ def facts(snapshot) -> str:
 
 def sink_text(snapshot, layer: int, head: int) -> str:
     """The heatmap caption's note on the attention sink ("" when the first token gets < half)."""
-    from .decoder_mode import SINK_SHARE
+    from .jobs.decoder_view import SINK_SHARE
 
     view = snapshot.bert
     sink = getattr(view, "sink", None)

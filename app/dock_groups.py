@@ -16,14 +16,16 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, QTi
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QToolBar
 
-# (name, title, dock keys): the order of the tabs in each group; the first is raised
+from .dock_table import group_keys
+
+# (name, title): the groups in the switcher's order; their docks are app/dock_table.py's rows of that group
 GROUPS = (
-    ("basics", QT_TRANSLATE_NOOP("DockGroups", "Basics"), ("diffs", "matrices", "compare")),
-    ("steps", QT_TRANSLATE_NOOP("DockGroups", "Steps"), ("player",)),
-    ("labs", QT_TRANSLATE_NOOP("DockGroups", "Labs"), ("positional", "scaling", "plane")),
-    ("model", QT_TRANSLATE_NOOP("DockGroups", "Model"), ("layers", "words", "next", "lens")),
-    ("analysis", QT_TRANSLATE_NOOP("DockGroups", "Analysis"), ("rollout", "ablation", "dashboard")),
-    ("evidence", QT_TRANSLATE_NOOP("DockGroups", "Evidence"), ("patching", "occlusion")),
+    ("basics", QT_TRANSLATE_NOOP("DockGroups", "Basics")),
+    ("steps", QT_TRANSLATE_NOOP("DockGroups", "Steps")),
+    ("labs", QT_TRANSLATE_NOOP("DockGroups", "Labs")),
+    ("model", QT_TRANSLATE_NOOP("DockGroups", "Model")),
+    ("analysis", QT_TRANSLATE_NOOP("DockGroups", "Analysis")),
+    ("evidence", QT_TRANSLATE_NOOP("DockGroups", "Evidence")),
 )
 # What each group holds, for the switcher's tooltips
 TIPS = {
@@ -55,13 +57,13 @@ class DockGroups(QObject):
         self._switching = False
         self._heights: dict[str, int] = {}  # the bottom area's height each group was left at
         self._on_top: dict[str, str] = {}  # the dock each group was left showing
-        self.group_of = {key: name for name, _title, keys in GROUPS for key in keys}
+        self.group_of = {key: name for name, _title in GROUPS for key in group_keys(name)}
         self.toolbar = QToolBar(QCoreApplication.translate("DockGroups", "Panels"), window)
         self.toolbar.setObjectName("panelGroupsToolBar")
         self.actions: dict[str, QAction] = {}
         exclusive = QActionGroup(self)
         exclusive.setExclusive(True)
-        for number, (name, title, _keys) in enumerate(GROUPS, start=1):
+        for number, (name, title) in enumerate(GROUPS, start=1):
             action = QAction(_tr(title), self)
             action.setObjectName(f"group-{name}")
             action.setCheckable(True)
@@ -79,10 +81,10 @@ class DockGroups(QObject):
             docks[key].installEventFilter(self)  # raise_() of a dock in another group: go there
 
     def names(self) -> list[str]:
-        return [name for name, _title, _keys in GROUPS]
+        return [name for name, _title in GROUPS]
 
     def keys(self, name: str) -> tuple[str, ...]:
-        return next(keys for n, _title, keys in GROUPS if n == name)
+        return group_keys(name)
 
     def select(self, name: str, raise_key: str | None = None) -> None:
         """Show group ``name``'s docks (tabbed where they were) and hide the other groups'."""

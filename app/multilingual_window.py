@@ -1,5 +1,5 @@
-"""The window's side of issue 13, kept out of app/window.py: View → Attention by words, and the
-model presets' index into the Presets menu (app/preset_opener.py opens every preset)."""
+"""View → Attention by words (word pieces rolled up into words), kept out of app/window.py; and
+the model presets' index into the Presets menu (app/preset_opener.py opens every preset)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
@@ -8,7 +8,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from .presets import MODEL_PRESETS, menu_presets
 
 
-def install_multilingual(window) -> None:
+def install_multilingual(window) -> QAction:
+    """The View menu's checkable action, bound both ways to the controller's by-words switch."""
     controller = window.controller
     action = QAction(QCoreApplication.translate("MultilingualWindow", "Attention by &words"), window)
     action.setObjectName("byWordsAction")
@@ -22,6 +23,9 @@ def install_multilingual(window) -> None:
     controller.byWordsChanged.connect(lambda on: action.isChecked() != on and action.setChecked(on))
     window.view_menu.addSeparator()
     window.view_menu.addAction(action)
-    window.by_words_action = action
-    window.preset_caption = window.panels["attention"].preset_caption
-    window.open_model_preset = lambda index: window.apply_preset(menu_presets().index(MODEL_PRESETS[index]))
+    return action
+
+
+def model_preset_index(index: int) -> int:
+    """Entry ``index`` of MODEL_PRESETS as an index of the Presets menu."""
+    return menu_presets().index(MODEL_PRESETS[index])

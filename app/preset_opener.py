@@ -57,11 +57,11 @@ class PresetOpener(QObject):
                                          layer=0, sentence_b=c.sentence_b))
             self._on_snapshot(c.snapshot)
         else:
-            from .multilingual import preset_finding
+            from .jobs.words import preset_finding
 
             c.set_by_words(bool(item.by_words))
             self._config = c.config.replace(text=item.settings["text"])
-            self._lane.submit(preset_finding, item.model, item, c._report_progress)
+            self._lane.submit(preset_finding, item.model, item, c.report_progress)
         return item
 
     def _on_found(self, finding) -> None:

@@ -120,7 +120,7 @@ _CAKE_4D = {
     "was": [0.1, 0.3, 0.2, 0.0], "delicious": [0.4, 0.2, 0.7, 0.5], ".": [0.0, 0.0, 0.0, 0.1],
 }
 
-_TOY = (
+TOY = (
     Preset(
         QT_TRANSLATE_NOOP("Presets", "小明 喜欢 苹果 — the hand calculation (2-d, identity weights, no scaling)"),
         dict(text=_XIAOMING, tokenizer="whitespace", d_model=2, heads=1, positional="none", scale=False,
@@ -376,19 +376,19 @@ MODEL_PRESETS: tuple[Preset, ...] = (
     ),
 )
 
-PRESETS: tuple[tuple[str, dict], ...] = _Presets(_TOY)
+PRESETS: tuple[tuple[str, dict], ...] = _Presets(TOY)
 
 
 def preset(index: int) -> Preset:
     """Toy preset ``index`` with its title and caption in the interface language."""
-    item = _TOY[index]
+    item = TOY[index]
     from dataclasses import replace
 
     return replace(item, title=_translated("Presets", item.title), caption=_translated("PresetCaption", item.caption))
 
 
 def preset_config(index: int) -> AttentionConfig:
-    return _TOY[index].config()
+    return TOY[index].config()
 
 
 def menu_presets() -> tuple[Preset, ...]:
@@ -396,7 +396,7 @@ def menu_presets() -> tuple[Preset, ...]:
     then the real-model presets whose model is in the registry (engine.models)."""
     from engine.models import MODELS
 
-    return (*_TOY, *(item for item in MODEL_PRESETS if item.model in MODELS))
+    return (*TOY, *(item for item in MODEL_PRESETS if item.model in MODELS))
 
 
 def translated(item: Preset) -> Preset:

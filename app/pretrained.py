@@ -3,13 +3,13 @@
 encoder's. The controller never branches on a model's kind."""
 from __future__ import annotations
 
-from . import decoder_mode, minilm_mode
+from .jobs import decoder_view, trained
 
 
 def take_pretrained_snapshot(name: str, text: str, layer: int, progress=None, by_words: bool = False,
                              ablate: frozenset = frozenset()):
     """Snapshot of ``layer`` for ``text`` by registry model ``name``, the heads of ``ablate`` off."""
-    loaded = minilm_mode.model(name, progress)
+    loaded = trained.model(name, progress)
     if loaded.facts.capabilities.next_token_logits:
-        return decoder_mode.take_decoder_snapshot(name, text, layer, progress, ablate, by_words)
-    return minilm_mode.take_model_snapshot(name, text, layer, progress, by_words, ablate)
+        return decoder_view.take_decoder_snapshot(name, text, layer, progress, ablate, by_words)
+    return trained.take_model_snapshot(name, text, layer, progress, by_words, ablate)

@@ -72,7 +72,7 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
     import pyqtgraph as pg
 
     from .heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapPlot
-    from .snapshot import summarise
+    from .jobs.snapshot import summarise
 
     if stage not in STAGES:
         raise EngineError("stage must be one of {stages}; got {stage!r}", stages=', '.join(STAGES), stage=stage)

@@ -21,7 +21,7 @@ from engine.models import DEFAULT_MODEL
 from engine.files.safe_io import parse_json, read_limited, write_bytes_atomic
 from engine.core.trace import STAGES  # noqa: F401 - kept for importers
 
-from .snapshot import VIEW_STAGES
+from .jobs.snapshot import VIEW_STAGES
 
 FORMAT = "attention-explorer-session"
 VERSION = 1

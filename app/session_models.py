@@ -11,7 +11,7 @@ thread):
    regular file is refused here, naming the value. For a model file the answer carries its path
    and size: the window asks before loading it (a session must not load an arbitrary file
    silently).
-2. :func:`checked_view` loads the model (app.minilm_mode's cache, so the computation that follows
+2. :func:`checked_view` loads the model (app.jobs.trained's cache, so the computation that follows
    reuses it) and checks the view against it: layer < layers, head < heads, each switched-off
    (layer, head) inside the model, focus < the text's token count. Anything outside is a
    SessionError naming the value and the model's range; nothing is applied.
@@ -114,7 +114,7 @@ def model_dimensions(name: str, config: AttentionConfig, progress=None) -> tuple
     ``config.heads`` heads. Loads a pretrained model (cached); SessionError when it is missing."""
     if model_info(name).configurable:
         return 1, config.heads, None
-    from . import minilm_mode
+    from .jobs import trained as minilm_mode
 
     title = model_info(name).title
     try:

@@ -88,7 +88,8 @@ def stages_of(config, *, head: int = 0, focus: int = 0, size=FRAME_SIZE, timeout
         QApplication.processEvents()
         return grab_stages(panel)
     finally:
-        panel._timer.stop()
+        if panel.is_playing():  # its timer would fire into a closed panel
+            panel.toggle_play()
         panel.close()
         panel.deleteLater()
         controller.shutdown()

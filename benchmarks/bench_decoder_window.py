@@ -107,7 +107,8 @@ def bars_painted(repeats: int) -> list[float]:
     import tempfile
 
     app = QApplication.instance() or QApplication([])
-    from app.window import MainWindow, use_settings_folder
+    from app.window import MainWindow
+    from app.shell.identity import use_settings_folder
 
     import pyqtgraph as pg
 

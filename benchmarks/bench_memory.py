@@ -89,7 +89,7 @@ sys.path.insert(0, {root!r})
 from engine.core.memory import keep_freed_memory
 keep_freed_memory()
 import numpy as np
-import engine.models.decoder, engine.text.words, engine.files.export, app.cli  # noqa: the imports every path makes
+import engine.models.decoder, engine.text.words, engine.files.export, cli.commands  # noqa: the imports every path makes
 
 def status(key):
     with open("/proc/self/status") as f:
@@ -150,11 +150,11 @@ trace = model.run(text)
 out["n"] = trace.n
 """,
     "export .npz (./run export)": """
-out["exit"] = app.cli.main(["main.py", "export", "--model", "smollm2", "--text", text, "--out", setup["tmp"] + "/x.npz"])
+out["exit"] = cli.commands.main(["main.py", "export", "--model", "smollm2", "--text", text, "--out", setup["tmp"] + "/x.npz"])
 out["file_bytes"] = os.path.getsize(setup["tmp"] + "/x.npz") if out["exit"] == 0 else 0
 """,
     "export .json (refused)": """
-out["exit"] = app.cli.main(["main.py", "export", "--model", "smollm2", "--text", text, "--out", setup["tmp"] + "/x.json"])
+out["exit"] = cli.commands.main(["main.py", "export", "--model", "smollm2", "--text", text, "--out", setup["tmp"] + "/x.json"])
 """,
     "window: first computation": """
 from app.pretrained import take_pretrained_snapshot
@@ -174,7 +174,7 @@ shown = take_pretrained_snapshot("smollm2", edited, 0)
 """.replace("EDIT", EDIT),
     "window: Model layers comparison": """
 from app.pretrained import take_pretrained_snapshot
-from app.minilm_mode import compare_texts
+from app.jobs.trained import compare_texts
 shown = take_pretrained_snapshot("smollm2", window_text, 0)  # on screen while the comparison computes
 EDIT
 compared = compare_texts("smollm2", window_text, edited)

@@ -27,7 +27,8 @@ import os, sys, time
 sys.path.insert(0, {root!r})
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
-from app.window import MainWindow, use_settings_folder
+from app.window import MainWindow
+from app.shell.identity import use_settings_folder
 from engine import AttentionConfig
 use_settings_folder({settings!r})
 app = QApplication([])
@@ -56,7 +57,8 @@ def status(field: str) -> int:
 def soak(computations: int, edits: int) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from app.window import MainWindow, use_settings_folder
+    from app.window import MainWindow
+    from app.shell.identity import use_settings_folder
     from engine import AttentionConfig
 
     use_settings_folder(tempfile.mkdtemp())

@@ -187,7 +187,8 @@ def main() -> None:
     settings = tempfile.mkdtemp()
     app = QApplication(sys.argv[:1])
     from app.fonts import install_cjk_font
-    from app.window import MainWindow, use_settings_folder
+    from app.window import MainWindow
+    from app.shell.identity import use_settings_folder
 
     use_settings_folder(settings)
 

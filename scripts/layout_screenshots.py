@@ -38,7 +38,8 @@ def grab(window, path: Path) -> None:
 def main() -> None:
     app = QApplication(sys.argv[:1])
     from app.fonts import install_cjk_font
-    from app.window import MainWindow, use_settings_folder
+    from app.window import MainWindow
+    from app.shell.identity import use_settings_folder
     from engine.models import model_info
 
     use_settings_folder(tempfile.mkdtemp())

@@ -69,11 +69,11 @@ mutant("npz-optional-arrays", "engine/files/export.py", 'OPTIONAL_ARRAYS = ("q_u
 mutant("minilm-npz-key-renamed", "engine/files/export.py", "token_spans=np.array(spans, dtype=np.int64),", "spans=np.array(spans, dtype=np.int64),")
 mutant("minilm-npz-hidden-renamed", "engine/files/export.py", "hidden_states=trace.hidden_states, text=", "hidden=trace.hidden_states, text=")
 
-# app/cli.py: exit codes and the image/data decision
-mutant("cli-usage-exit-1", "app/cli.py", "return _fail(error, 2)", "return _fail(error, 1)")
-mutant("cli-unknown-command-exit-1", "app/cli.py", "or no arguments for the window\", 2)", "or no arguments for the window\", 1)")
+# cli/commands.py: exit codes and the image/data decision
+mutant("cli-usage-exit-1", "cli/commands.py", "return _fail(error, 2)", "return _fail(error, 1)")
+mutant("cli-unknown-command-exit-1", "cli/commands.py", "or no arguments for the window\", 2)", "or no arguments for the window\", 1)")
 mutant("export-suffix-lower-dropped", "engine/files/export.py", "    suffix = Path(path).suffix.lower()\n    if suffix not in allowed:", "    suffix = Path(path).suffix\n    if suffix not in allowed:")
-mutant("cli-no-scale-ignored", "app/cli.py", '        settings["scale"] = False', '        pass')
+mutant("cli-no-scale-ignored", "cli/commands.py", '        settings["scale"] = False', '        pass')
 
 # app/session.py: what a session keeps
 mutant("session-drops-embeddings", "app/session.py", 'data.pop("memory_budget", None)', 'data.pop("memory_budget", None); data.pop("embeddings", None)')
@@ -98,7 +98,7 @@ mutant("tokens-tooltip-untranslated", "app/panels/tokens_panel.py", 'self.model.
 mutant("menu-item-untranslated", "app/window.py", 'self._action(player, self.tr("Next step"),', 'self._action(player, "Next step",')
 
 # the window after the rewiring (lanes, panel contract, saved state, sessions, exit)
-mutant("panel-accepts-any-model", "app/panels/base.py", "return snapshot is not None and self.supports(model_info(snapshot.model).kind)", "return snapshot is not None")
+mutant("panel-accepts-any-model", "app/panels/base.py", "return snapshot is not None and self.supports(model_info(snapshot.model).capabilities)", "return snapshot is not None")
 mutant("saved-state-kept", "app/window.py", "            self.settings.remove(key)", "            pass")
 mutant("session-text-uncapped", "app/window.py", "        if len(config.text) > MAX_WINDOW_TEXT:  # the text box", "        if False:  # the text box")
 mutant("pool-exit-ignored", "engine/core/parallel.py", "if _exiting:", "if False:")
@@ -125,7 +125,7 @@ mutant("gguf-untied-head-ignored", "engine/llama.py",
        'head = _frozen(get("output.weight", (config.vocab_size, d))) if "output.weight" in tensors else embeddings',
        "head = embeddings")
 mutant("smollm2-digits-grouped", "engine/bpe.py", '"smollm": (True, _GPT2_REGEX),', '"smollm": (False, _GPT2_REGEX),')
-mutant("generate-sample-is-greedy", "app/decoder_mode.py", "pick_token(probabilities, greedy=greedy, rng=rng)",
+mutant("generate-sample-is-greedy", "app/jobs/decoder_view.py", "pick_token(probabilities, greedy=greedy, rng=rng)",
        "pick_token(probabilities, greedy=True, rng=rng)")
 mutant("sample-button-greedy", "app/panels/next_token_panel.py", "self.sample_button.clicked.connect(lambda: self.generate(greedy=False))",
        "self.sample_button.clicked.connect(lambda: self.generate(greedy=True))")

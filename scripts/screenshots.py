@@ -92,17 +92,17 @@ def seed_scenes(app, window, prefix: str = "seeds") -> None:
             time.sleep(0.05)
         settle(app, window, 1.5)
         shoot(app, window, f"{prefix}-minilm-it-cake.png")
-        panel = window.show_similarity()
+        panel = window.navigation.show_similarity()
         panel.compute()
         deadline = time.monotonic() + 120
         while panel.result is None and time.monotonic() < deadline:
             app.processEvents()
             time.sleep(0.05)
         settle(app, window)
-        image = window.similarity_dialog.grab()
+        image = window.navigation.similarity_dialog.grab()
         image.save(str(OUT / f"{prefix}-similarity.png"))
         print("wrote", OUT / f"{prefix}-similarity.png")
-        window.similarity_dialog.close()
+        window.navigation.similarity_dialog.close()
         window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
         settle(app, window)
     except Exception as error:  # noqa: BLE001 - the model is optional
@@ -163,7 +163,8 @@ def decoder_only() -> None:
     """SCREENSHOTS_ONLY=decoder: the decoder scenes at 1366 × 768 and 1920 × 1080."""
     app = QApplication(sys.argv[:1])
     from app.fonts import install_cjk_font
-    from app.window import MainWindow, use_settings_folder
+    from app.window import MainWindow
+    from app.shell.identity import use_settings_folder
 
     use_settings_folder(tempfile.mkdtemp())
     install_cjk_font(app)
@@ -277,10 +278,10 @@ def main() -> None:
         find_model_file()
         shown = [key for key, dock in window.docks.items() if not dock.visibleRegion().isEmpty()]
         titles = [p.title for p in MODEL_PRESETS]
-        window.open_model_preset(titles.index("Multilingual: 小明喜欢苹果 by words"))
+        window.apply_preset(model_preset_index(titles.index("Multilingual: 小明喜欢苹果 by words")))
         settle(app, window, 2.0)
         shoot(app, window, "e5-words.png")
-        window.open_model_preset(titles.index("Multilingual: 苹果 and apple"))
+        window.apply_preset(model_preset_index(titles.index("Multilingual: 苹果 and apple")))
         settle(app, window, 2.0)
         shoot(app, window, "e5-across-languages.png")
         window.controller.set_by_words(False)

@@ -21,7 +21,7 @@ def _isolated_settings(tmp_path_factory, request):
     if "qapp" not in request.fixturenames and "qtbot" not in request.fixturenames:
         yield
         return
-    from app.window import use_settings_folder
+    from app.shell.identity import use_settings_folder
 
     folder = str(tmp_path_factory.mktemp("settings"))
     use_settings_folder(folder)
@@ -95,9 +95,9 @@ def standalone_panel(qtbot):
 # ---------------------------------------------------------------------- the real models, once
 def _model_once(name: str):
     """Registry model ``name`` loaded once per test process, through the window's own cache
-    (app.minilm_mode): the engine tests and every window test share one copy. Skips where the
+    (app.jobs.trained): the engine tests and every window test share one copy. Skips where the
     model's package is not installed."""
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
     from engine.core.errors import EngineError
 
     try:

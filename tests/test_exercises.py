@@ -76,7 +76,7 @@ def test_every_exercise_names_one_preset():
 def test_the_dialog_reveals_by_keyboard_and_by_click(window, qtbot):
     from PySide6.QtCore import Qt
 
-    dialog = window.show_exercises()
+    dialog = window.navigation.show_exercises()
     qtbot.waitUntil(lambda: dialog.solution is not None, timeout=10000)
     assert dialog.exercise.key == "xiaoming_scores" and not dialog.worked.isVisible()
     qtbot.keyClicks(dialog.answer, "0 1 1")
@@ -100,16 +100,16 @@ def test_the_dialog_reveals_by_keyboard_and_by_click(window, qtbot):
 # ----------------------------------------------------------------------------- lesson paths and the session
 def test_each_lesson_walks_its_own_tutorials_presets():
     from app.lessons import TUTORIALS, lesson_steps
-    from app.presets import _TOY
+    from app.presets import TOY
 
     assert TUTORIALS == ("000", "001", "004")
     seen = []
     for tutorial in TUTORIALS:
         steps = lesson_steps(tutorial)
         assert len(steps) == len(set(steps)) >= 3
-        assert all(_TOY[i].source.startswith(f"seed {tutorial}") for i in steps), tutorial
+        assert all(TOY[i].source.startswith(f"seed {tutorial}") for i in steps), tutorial
         seen += steps
-    assert sorted(seen) == list(range(len(_TOY)))  # every toy preset is on one path
+    assert sorted(seen) == list(range(len(TOY)))  # every toy preset is on one path
 
 
 def test_the_session_keeps_the_lesson_and_old_sessions_still_open(tmp_path):
@@ -133,16 +133,16 @@ def test_the_lesson_path_opens_its_steps_and_comes_back_with_the_session(window,
     from PySide6.QtCore import Qt
 
     from app.lessons import lesson_steps
-    from app.presets import _TOY
+    from app.presets import TOY
 
-    dialog = window.show_lesson_path()
+    dialog = window.navigation.show_lesson_path()
     assert dialog.position() == {"tutorial": "000", "step": 0}
     qtbot.mouseClick(dialog.next_button, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(dialog.next_button, Qt.MouseButton.LeftButton)
     step = lesson_steps("000")[2]
-    qtbot.waitUntil(lambda: window.controller.config == _TOY[step].config() and window.controller.is_idle(),
+    qtbot.waitUntil(lambda: window.controller.config == TOY[step].config() and window.controller.is_idle(),
                     timeout=10000)
-    assert window.lesson == {"tutorial": "000", "step": 2} and _TOY[step].caption == dialog.text.text()
+    assert window.lesson == {"tutorial": "000", "step": 2} and TOY[step].caption == dialog.text.text()
     path = tmp_path / "lesson.json"
     assert window.save_session(str(path))
     assert json.loads(path.read_text(encoding="utf-8"))["lesson"] == {"tutorial": "000", "step": 2}
@@ -153,11 +153,11 @@ def test_the_lesson_path_opens_its_steps_and_comes_back_with_the_session(window,
 
 
 def test_k_last_element_of_seed_001_is_written_out():
-    from app.presets import _TOY
+    from app.presets import TOY
 
     solution = solve(by_key("k_last"))
     config = solution.config
-    (cake,) = [p for p in _TOY if "scores 1.3 / 0.4 / 1.6" in p.title]
+    (cake,) = [p for p in TOY if "scores 1.3 / 0.4 / 1.6" in p.title]
     x = [float(v) for v in cake.settings["embeddings"]["it"]]
     w_k = [float(row[-1]) for row in config.projections["w_k"]]
     expected = sum(a * b for a, b in zip(x, w_k))

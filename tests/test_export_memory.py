@@ -132,7 +132,7 @@ def tiny_decoder(tmp_path_factory):
 
 
 def test_decoder_export_is_refused_exactly_at_the_hand_count(tiny_decoder):
-    from app.cli import check_decoder_export
+    from cli.commands import check_decoder_export
 
     c = tiny_decoder.config
     text = " the cat sat on the mat"
@@ -149,7 +149,7 @@ def test_decoder_export_is_refused_exactly_at_the_hand_count(tiny_decoder):
 
 def test_the_cli_refuses_an_export_that_does_not_fit(tmp_path, monkeypatch, capsys):
     """The forward pass alone fits; with the word view it does not: exit 2, no file, the sizes named."""
-    from app import cli
+    from cli import commands as cli
     from engine.models import register_gguf
     from engine.models.llama import estimate_forward_bytes
     from tests.tiny_gguf import write_tiny_gguf
@@ -226,7 +226,7 @@ def test_the_decoder_comparison_keeps_no_trace(tmp_path):
 
 def test_a_decoder_json_export_is_refused_before_loading(tmp_path, monkeypatch, capsys):
     """It loaded SmolLM2 (0.7 GB) before saying a decoder's trace is written as .npz."""
-    from app import cli
+    from cli import commands as cli
     from engine.models import ModelEntry
 
     def no_load(self, progress=None):
@@ -277,7 +277,7 @@ def test_write_npz_reads_back_as_np_savez_does(tmp_path):
 def test_decoder_view_cosines_layer_by_layer(tiny_decoder):
     """DecoderView made a float64 copy of every hidden state at once (180 MB at 1,245 tokens); now one
     layer at a time: the same cosines as a loop over positions."""
-    from app.decoder_mode import DecoderView
+    from app.jobs.decoder_view import DecoderView
 
     trace = tiny_decoder.run(" the cat sat on the mat", use_cache=False)
     view = DecoderView(trace)

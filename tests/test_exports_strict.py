@@ -1,7 +1,7 @@
 """Exported files checked exactly: row order, key sets and order, −∞ spelling, suffix case, and the
 heatmap PNG's pixels against the matrix of the stage and head it claims to show.
 
-Written against the files ``main.py export`` writes (app.cli.main in process), so they hold
+Written against the files ``main.py export`` writes (cli.commands.main in process), so they hold
 whatever the writers' code looks like. docs/FORMAT.md describes the formats checked here.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from app import cli
+from cli import commands as cli
 from engine import ARRAY_NAMES, AttentionConfig, compute
 
 TEXT = "小明 喜欢 吃 苹果"

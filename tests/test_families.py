@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import cli
+from cli import commands as cli
 from engine.core.errors import EngineError
 from engine.models import MODELS, hf_folder, safetensors_file
 from engine.models.families import load_folder

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from app.decoder_window import OPEN_LANE
+from app.worker import Lane
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
@@ -187,7 +190,7 @@ def test_esc_while_a_model_opens_keeps_the_window_model(window, tmp_path):
     for _ in range(20):
         QApplication.processEvents()
     assert window.controller.model == "toy" and window.model_combo.findData(name) < 0  # the answer was dropped
-    assert not window.busy.isVisible() and window._open_model_lane.pending == ""
+    assert not window.busy.isVisible() and window.findChild(Lane, OPEN_LANE).pending == ""
     # and opening again works
     name = open_model(window, str(tmp_path / "llama"))
     wait_for(lambda: window.controller.snapshot is not None and window.controller.snapshot.model == name

@@ -51,9 +51,9 @@ def test_file_dialogs_remember_the_folder_per_kind(window, tmp_path):
     images.mkdir()
     assert window.save_session(str(sessions / "s.json"))
     assert window.export_heatmap(str(images / "h.png"), 0, 200)
-    assert Path(window._last_folder(kind="session")) == sessions
-    assert Path(window._last_folder(kind="image")) == images
-    assert Path(window._last_folder("x.png", "image")) == images / "x.png"
+    assert Path(window.sessions.last_folder(kind="session")) == sessions
+    assert Path(window.sessions.last_folder(kind="image")) == images
+    assert Path(window.sessions.last_folder("x.png", "image")) == images / "x.png"
 
 
 def test_help_has_a_guide_shortcuts_and_credits(window, monkeypatch):
@@ -63,16 +63,16 @@ def test_help_has_a_guide_shortcuts_and_credits(window, monkeypatch):
 
     texts = [action.text() for menu in window.menuBar().findChildren(QMenu) for action in menu.actions()]
     assert any("Getting started" in t for t in texts) and any("Keyboard shortcuts" in t for t in texts)
-    window._shortcuts()
-    shortcuts = window._help_dialog.findChild(QTextBrowser).toPlainText()
+    window.help.shortcuts()
+    shortcuts = window.help.dialog.findChild(QTextBrowser).toPlainText()
     assert "Ctrl+E" in shortcuts and "F6" in shortcuts and "Show the step-through player" in shortcuts
-    window._help_dialog.close()
-    window._guide()
-    assert "Cell inspector" in window._help_dialog.findChild(QTextBrowser).toPlainText()
-    window._help_dialog.close()
+    window.help.dialog.close()
+    window.help.guide()
+    assert "Cell inspector" in window.help.dialog.findChild(QTextBrowser).toPlainText()
+    window.help.dialog.close()
     shown = []
     monkeypatch.setattr(QMessageBox, "about", lambda parent, title, text: shown.append(text))
-    window._about()
+    window.help.about()
     assert "0.1.0" in shown[0] and "Apache-2.0" in shown[0] and "all-MiniLM-L6-v2" in shown[0]
 
 

@@ -201,7 +201,7 @@ def test_smollm2_start_at_layer_resumes_the_forward(smollm2, smollm2_cache):
 
 def _export(tmp_path, model: str, ablate: str, text: str) -> dict:
     """``main.py export --model … --ablate … --text …`` into a .npz: its arrays (exit code 0 checked)."""
-    from app.cli import main
+    from cli.commands import main
 
     out = tmp_path / "x.npz"
     code = main(["main.py", "export", "--model", model, "--ablate", ablate, "--text", text, "--out", str(out)])
@@ -223,7 +223,7 @@ def test_smollm2_export_ablate_23_4(tmp_path, smollm2, ref):
 
 
 def test_smollm2_export_refuses_a_head_it_does_not_have(tmp_path, smollm2, capsys):
-    from app.cli import main
+    from cli.commands import main
 
     out = tmp_path / "x.npz"
     code = main(["main.py", "export", "--model", "smollm2", "--ablate", "99.99", "--text", SMOLLM2_TEXT,

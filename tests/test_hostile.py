@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import cli
+from cli import commands as cli
 from app.session import SessionError, load_session, parse_session, save_session
 from engine import AttentionConfig, EngineError, compute
 from engine.toy.config import DEFAULT_MEMORY_BUDGET

@@ -19,7 +19,7 @@ import gguf
 import numpy as np
 import pytest
 
-from app import cli
+from cli import commands as cli
 from engine import EngineError
 from engine.models.smollm2 import load_gguf
 from tests.tiny_gguf import D, D_FF, EPS, HEADS, KV_HEADS, LAYERS, MERGES, THETA, _hf_weights, _permute, _vocab, \
@@ -718,7 +718,8 @@ import os, sys, time
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from app.window import MainWindow, use_settings_folder
+from app.window import MainWindow
+from app.shell.identity import use_settings_folder
 use_settings_folder(sys.argv[2])
 from app.decoder_window import open_model
 window = MainWindow(restore=False)

@@ -90,9 +90,9 @@ def test_player_shortcuts_work_while_a_text_or_spin_box_has_the_focus(window, qt
 def test_player_shortcuts_are_named_in_the_shortcuts_dialog(window):
     from PySide6.QtWidgets import QTextBrowser
 
-    window._shortcuts()
-    text = window._help_dialog.findChild(QTextBrowser).toPlainText()
-    window._help_dialog.close()
+    window.help.shortcuts()
+    text = window.help.dialog.findChild(QTextBrowser).toPlainText()
+    window.help.dialog.close()
     assert "F8" in text and "F7" in text and "F9" in text and "while you type" in text
     assert "Ctrl+Z" in text and "Ctrl+Y" in text
 
@@ -343,7 +343,7 @@ def test_open_model_on_a_png_names_it_in_the_visible_message(window, tmp_path):
 def _not_installed(window, monkeypatch, name="smollm2"):
     import importlib.util
 
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
     from engine.models import model_info
 
     real = importlib.util.find_spec
@@ -473,7 +473,7 @@ def test_input_keeps_its_width_at_1024_by_600(qtbot, reset):
     if reset:
         win.reset_layout()
     else:
-        win._default_sizes()
+        win.default_sizes()
     for _ in range(10):
         QApplication.processEvents()
     panel = win.panels["input"]
@@ -513,10 +513,10 @@ def test_layout_saved_on_another_screen_size_is_not_restored(qtbot):
 def test_getting_started_opens_once_and_is_up_to_date(window):
     from PySide6.QtWidgets import QTextBrowser
 
-    assert window.show_guide_once()
-    text = window._help_dialog.findChild(QTextBrowser).toPlainText()
-    window._help_dialog.close()
-    assert not window.show_guide_once()  # only the first run
+    assert window.help.show_guide_once()
+    text = window.help.dialog.findChild(QTextBrowser).toPlainText()
+    window.help.dialog.close()
+    assert not window.help.show_guide_once()  # only the first run
     for words in ("SmolLM2", "multilingual-e5", "Analysis", "Open model", "installs it into this app's Python",
                   "Basics", "Ctrl+Z"):
         assert words in text, words
@@ -529,7 +529,7 @@ def test_ablate_exports_record_which_heads_were_off(tmp_path):
 
     import numpy as np
 
-    from app import cli
+    from cli import commands as cli
 
     base = ["main.py", "export", "--text", "the cat sat on the mat"]
     assert cli.main([*base, "--ablate", "0.3,0.1", "--out", str(tmp_path / "a.npz")]) == 0
@@ -587,7 +587,7 @@ def test_undo_and_redo_of_a_preset_keep_the_focus_and_the_explanation(window):
     c.select(focus=2)
     window.apply_preset(_preset_index("Scores 8 / 5 / 7"))
     assert window.wait_until_idle(30)
-    opener = window.preset_opener
+    opener = window.navigation.preset_opener
     caption, preset_focus, preset_config = opener.caption, c.focus, c.config
     assert caption and window.panels["attention"].preset_caption.text() == caption
     c.undo()

@@ -45,7 +45,7 @@ RESID_CELLS = [(l, p) for l in range(30) for p in (2, 3, 8)] + [(0, 0), (7, 5), 
 
 
 def test_residual_cells_equal_transformers(setup, reference):
-    runner = patching._Runner(setup)
+    runner = patching.Runner(setup)
     for layer, p in RESID_CELLS:
         value, diff = runner.measure(runner.resid_pre(layer, p))
         assert value == pytest.approx(reference["resid_pre"][layer, p], abs=1e-3), (layer, p)
@@ -56,14 +56,14 @@ def test_residual_cells_equal_transformers(setup, reference):
 
 @pytest.mark.parametrize("grid", ["attn_out", "mlp_out"])
 def test_component_cells_equal_transformers(setup, reference, grid):
-    runner = patching._Runner(setup)
+    runner = patching.Runner(setup)
     for layer, p in [(0, 2), (3, 3), (10, 8), (20, 8), (29, 8), (15, 2)]:
         value, _ = runner.measure(runner.row_point(grid, layer, p))
         assert value == pytest.approx(reference[grid][layer, p], abs=1e-3), (grid, layer, p)
 
 
 def test_head_cells_equal_transformers(setup, reference):
-    runner = patching._Runner(setup)
+    runner = patching.Runner(setup)
     for layer, head in [(0, 0), (12, 4), (20, 2), (25, 8), (29, 3)]:
         value, _ = runner.measure(runner.head(layer, head))
         assert value == pytest.approx(reference["head_z"][layer, head], abs=1e-3), (layer, head)
@@ -110,7 +110,7 @@ def test_encoder_cosine(minilm):
     corrupt = "The animal didn't cross the street because it was too wide."
     setup = patching.prepare(minilm, clean, corrupt, position=10)
     assert setup.measure == "cosine" and setup.clean_value == 1.0 and setup.corrupt_value < 1.0
-    runner = patching._Runner(setup)
+    runner = patching.Runner(setup)
     # patching the whole differing token's residual at layer 0 restores position 10 completely
     # (everything else is identical): an independent check of the plumbing
     value, _ = runner.measure(runner.resid_pre(0, 13))
@@ -120,7 +120,7 @@ def test_encoder_cosine(minilm):
 
 
 def test_cli_patch_npz_json_and_errors(tmp_path, decoder, reference, capsys):
-    from app.cli import main
+    from cli.commands import main
 
     out = tmp_path / "p.npz"
     code = main(["run", "patch", "--model", "smollm2", "--clean", CLEAN, "--corrupt", CORRUPT, "--answer", " Paris",

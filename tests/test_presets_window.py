@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.presets import _TOY, MODEL_PRESETS, menu_presets
+from app.presets import TOY, MODEL_PRESETS, menu_presets
 
 # title fragment → (focus token, its row at the preset's stage, to the tutorial's printed precision)
 TUTORIAL_ROWS = {
@@ -27,14 +27,14 @@ def _open(window, index):
 
 
 def _index(fragment):
-    matches = [i for i, p in enumerate(_TOY) if fragment in p.title]
+    matches = [i for i, p in enumerate(TOY) if fragment in p.title]
     assert len(matches) == 1, fragment
     return matches[0]
 
 
 def test_every_toy_preset_opens_with_its_focus_head_stage_and_caption(window):
     c, panel = window.controller, window.panels["attention"]
-    for index, item in enumerate(_TOY):
+    for index, item in enumerate(TOY):
         shown = _open(window, index)
         result = c.snapshot.result
         assert result.config == item.config(), item.title
@@ -150,7 +150,7 @@ def test_word_similarity_in_minilm_puts_pie_nearer_cake_than_keyboard(window, qt
 
     if not MODELS[ENGLISH_MODEL].is_installed():
         pytest.skip("MiniLM is not installed")
-    panel = window.show_similarity()
+    panel = window.navigation.show_similarity()
     panel.model.setCurrentIndex(panel.model.findData(ENGLISH_MODEL))
     panel.words.setText("cake pie keyboard")
     panel.compute()
@@ -167,12 +167,12 @@ def test_a_toy_preset_chosen_while_a_model_preset_is_looked_up_wins(window, qtbo
     """The finding of a superseded real-model preset never opens over the preset chosen after it."""
     import threading
 
-    import app.minilm_mode
+    import app.jobs.trained
     from engine.analysis.meaning import HeadFinding
 
     finding = HeadFinding(query="it", key="cake", query_index=6, key_index=4, layer=5, head=11, weight=0.64,
                           runner_up=0.5)
-    monkeypatch.setattr(app.minilm_mode, "strongest_head_in", lambda *args: finding)
+    monkeypatch.setattr(app.jobs.trained, "strongest_head_in", lambda *args: finding)
     gate = threading.Event()
     blocker = window.controller.worker.lane("test-gate", window)
     blocker.submit(gate.wait, 30)  # the worker is busy: both presets' jobs queue behind this

@@ -79,7 +79,7 @@ def test_minimal_pair_minilm(minilm):
 def test_preset_captions_carry_the_numbers(minilm):
     from PySide6.QtCore import QCoreApplication  # noqa: F401 - translations need an application (qapp)
 
-    from app.multilingual import preset_finding
+    from app.jobs.words import preset_finding
     from app.presets import MODEL_PRESETS
 
     item = next(p for p in MODEL_PRESETS if p.focus == "it" and p.key == "cake")

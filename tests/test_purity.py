@@ -37,7 +37,7 @@ def test_app_package_marker_imports_nothing():
 
 
 def test_cli_and_main_import_no_qt_at_module_level():
-    for path in (ROOT / "main.py", ROOT / "app" / "cli.py"):
+    for path in (ROOT / "main.py", *sorted((ROOT / "cli").glob("*.py"))):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         top = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
         names = {alias.name.split(".")[0] for node in top if isinstance(node, ast.Import) for alias in node.names}
@@ -64,6 +64,6 @@ r.explain(0, 1).to_text()"""
 def test_data_export_from_the_command_line_loads_no_qt(tmp_path):
     out = str(tmp_path / "trace.npz")
     code = f"""import sys
-from app.cli import main
+from cli.commands import main
 assert main(["main.py", "export", "--text", "a b c", "--out", {out!r}]) == 0"""
     assert loaded_qt_after(code) == []

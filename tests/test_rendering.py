@@ -108,7 +108,7 @@ def test_svg_export_draws_cells_as_vector_rectangles(tmp_path):
 
     from app.heatmap import WEIGHTS_MAP, cell_colours
     from app.render import export_figure
-    from app.snapshot import summarise
+    from app.jobs.snapshot import summarise
 
     result = compute(AttentionConfig(text="I ate the cake and it was delicious."))
     path = export_figure(result, tmp_path / "head1.svg", head=1, stage="weights", width=800)

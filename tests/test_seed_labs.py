@@ -137,18 +137,15 @@ def test_doc_1_40_the_partial_movie_sum():
 
 
 # ------------------------------------------------------------------ the views, in a window
-def test_the_three_lesson_views_open_from_the_menu_module(window, qtbot):
-    from PySide6.QtWidgets import QMenu
-
-    from app import lesson_views
+def test_the_three_lesson_views_open_from_the_lessons_menu(window, qtbot):
     from app.diagram_view import BOXES
     from app.panels.player_panel import STAGE_KEYS
 
-    menu = QMenu()
-    actions = lesson_views.add_lesson_views(window, menu)
-    assert len(actions) == 3
+    actions = [window.command_actions[key] for key in ("lessons.parallel", "lessons.diagram", "lessons.movie_sum")]
+    assert all(action in window.menus["lessons"].actions() for action in actions)
+    views = window.navigation.lesson_views
     actions[0].trigger()
-    dialog = window.parallel_dialog
+    dialog = views["parallel"]
     dialog.n_box.setValue(64)
     dialog.d_box.setValue(16)
     dialog.measure()
@@ -156,10 +153,10 @@ def test_the_three_lesson_views_open_from_the_menu_module(window, qtbot):
     assert dialog.table.item(0, 0).text() == "1" and dialog.table.item(0, 1).text() == "64"
     assert dialog.table.item(1, 0).text() == f"{64 * 64 * 16:,}"
     actions[2].trigger()
-    qtbot.waitUntil(lambda: window.movie_sum_dialog.result is not None, timeout=10000)
-    assert "[3.4, 0.7, 64.05]" in window.movie_sum_dialog.sum_label.text()
+    qtbot.waitUntil(lambda: views["movie_sum"].result is not None, timeout=10000)
+    assert "[3.4, 0.7, 64.05]" in views["movie_sum"].sum_label.text()
     actions[1].trigger()
-    diagram = window.diagram_dialog
+    diagram = views["diagram"]
     # every stage of the player has a box, and clicking a box opens the player at that stage
     assert {key for _label, key, *_rest in BOXES} == set(STAGE_KEYS)
     for box in diagram.boxes:

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from app.presets import MODEL_PRESETS, PRESETS, STAGES, _TOY, preset_config
+from app.presets import MODEL_PRESETS, PRESETS, STAGES, TOY, preset_config
 from engine import AttentionConfig, EngineError, compute
 from engine.analysis.meaning import find_token, strongest_head
 from engine.models.weights_file import load_projections
@@ -53,7 +53,7 @@ def reference(config: AttentionConfig, tokens: list[str]):
 
 
 def by_title(fragment: str):
-    matches = [p for p in _TOY if fragment in p.title]
+    matches = [p for p in TOY if fragment in p.title]
     assert len(matches) == 1, fragment
     return matches[0]
 
@@ -184,9 +184,9 @@ def test_causal_mask_weights_are_exactly_zero():
     assert (r.weights >= 0).all()
 
 
-@pytest.mark.parametrize("index", range(len(_TOY)))
+@pytest.mark.parametrize("index", range(len(TOY)))
 def test_every_toy_preset_is_well_formed(index):
-    p = _TOY[index]
+    p = TOY[index]
     config = preset_config(index)
     r = compute(config)
     assert p.stage in STAGES and 0 <= p.head < config.heads
@@ -519,8 +519,8 @@ def test_doc_tutorial_mistakes_are_flagged_in_the_presets_captions():
 def e5_words():
     """(model name, text → WordTrace) for multilingual-e5; skipped when it is not installed."""
     pytest.importorskip("tokenizers")
-    from app.minilm_mode import trace
-    from app.multilingual import WordTrace
+    from app.jobs.trained import trace
+    from app.jobs.words import WordTrace
     from engine.models import MULTILINGUAL_MODEL
 
     try:
@@ -531,7 +531,7 @@ def e5_words():
 
 
 def _e5_apple_cosines(e5_words, text_b):
-    from app.multilingual import compare_words, find_word, word_vectors
+    from app.jobs.words import compare_words, find_word, word_vectors
 
     name, words_of_text = e5_words
     cosines = compare_words(name, "苹果很好吃", "苹果", text_b, "苹果")["cosines"]  # (layers + 1,)

@@ -291,7 +291,7 @@ def minilm_trace(minilm_model):
 
 def test_item_0_2_and_0_23_minilm_apple_layer_by_layer(minilm_model):
     pytest.importorskip("tokenizers")
-    from app.multilingual import compare_words, find_word, word_vectors
+    from app.jobs.words import compare_words, find_word, word_vectors
     from engine.text.words import words_of
 
     found = compare_words("minilm", "I ate an apple, it was sweet.", "apple", "Apple released a new phone.", "Apple")
@@ -310,7 +310,7 @@ def test_item_0_2_and_0_23_minilm_apple_layer_by_layer(minilm_model):
 
 
 def test_item_0_2_e5_all_thirteen_values(e5_model):
-    from app.multilingual import compare_words
+    from app.jobs.words import compare_words
 
     cosines = compare_words("e5", "苹果很好吃", "苹果", "苹果发布了新手机", "苹果")["cosines"]
     figures = [printed(c) for c in cosines]  # test_seeds.test_doc_0_2… checks these against a float64 cosine
@@ -321,7 +321,7 @@ def test_item_0_2_e5_all_thirteen_values(e5_model):
 
 def _similarities(model, name: str, words):
     """The word-similarity view's worker job, and the input-embedding cosines by hand."""
-    from app.minilm_mode import word_similarities
+    from app.jobs.trained import word_similarities
 
     found = word_similarities(name, list(words))
     table = model.weights.word_embeddings
@@ -407,8 +407,8 @@ def test_item_1_14_where_it_looks_in_l5h11_and_elsewhere(minilm_trace):
 
 
 def test_item_4_34_e5_wo_to_xuexi_by_words(e5_model):
-    from app.minilm_mode import trace
-    from app.multilingual import WordTrace
+    from app.jobs.trained import trace
+    from app.jobs.words import WordTrace
 
     text = "我 喜欢 深度学习"
     words = WordTrace(trace("e5", text), text)
@@ -490,8 +490,8 @@ def test_meaning_table_minilm_it_animal(minilm_model):
 
 
 def test_meaning_table_e5_she_and_the_cat(e5_model):
-    from app.minilm_mode import trace
-    from app.multilingual import WordTrace
+    from app.jobs.trained import trace
+    from app.jobs.words import WordTrace
     from engine.analysis import pronoun_evidence as pe
 
     text = "小明把苹果给了小红，她很高兴。"

@@ -149,7 +149,8 @@ def test_a_session_on_the_last_layer_and_head_reopens_exactly(qtbot, tmp_path, t
             [action] = [a for a in window.recent_menu.actions() if a.text() == str(Path(session).resolve())]
             action.trigger()
         else:
-            from app.window import open_arguments, parse_arguments  # what run() calls with the command line
+            from app.shell.startup import open_arguments
+            from cli.options import parse_arguments  # what run() calls with the command line
 
             open_arguments(window, parse_arguments(["--session", session]))
         if name == "gguf" and path_kind in ("menu", "recent"):
@@ -250,7 +251,8 @@ def test_start_up_sets_a_hostile_saved_state_aside(qtbot, tmp_path, view):
     """Issue 26 #2: start-up crashed on these saved states (or kept the toy with the state half applied)."""
     from PySide6.QtCore import QSettings
 
-    from app.window import ORGANIZATION, MainWindow
+    from app.window import MainWindow
+    from app.shell.identity import ORGANIZATION
 
     if view == "loop":
         loop = tmp_path / "loop.gguf"
@@ -279,7 +281,8 @@ def test_a_saved_state_on_a_pretrained_model_that_no_longer_fits_is_set_aside(qt
         pytest.skip("MiniLM is not installed")
     from PySide6.QtCore import QSettings
 
-    from app.window import ORGANIZATION, MainWindow
+    from app.window import MainWindow
+    from app.shell.identity import ORGANIZATION
 
     settings = QSettings(ORGANIZATION, "AttentionExplorer")
     settings.setValue("lastConfig", json.dumps({"text": TEXT}))
@@ -301,7 +304,7 @@ def test_a_session_naming_a_model_file_asks_first_and_no_loads_nothing(window, t
     """Issue 26 #19: a session naming gguf:/any/path loaded it with no confirmation."""
     import shutil
 
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
 
     tiny_gguf = str(shutil.copy(tiny_gguf, tmp_path / "never-loaded.gguf"))  # a file no earlier test loaded
     path = _session(tmp_path, {"model": "gguf:" + tiny_gguf, "head": 3, "layer": 1})
@@ -375,7 +378,7 @@ def test_the_cell_inspector_never_keeps_another_models_content(window):
 
 def test_a_session_on_a_model_that_is_not_installed_says_so(window, tmp_path, monkeypatch):
     """Issue 25 #1: "say so clearly when the model is not installed"."""
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
     from engine.core.errors import ModelNotInstalled
 
     def missing(name, progress=None):

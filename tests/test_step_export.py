@@ -88,7 +88,7 @@ def test_the_pdf_has_one_page_per_stage(pages, tmp_path):
 
 
 def test_the_command_line_writes_the_steps_and_refuses_other_suffixes(tmp_path, capsys):
-    from app.cli import main
+    from cli.commands import main
 
     table = tmp_path / "table.json"
     table.write_text('{"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}', encoding="utf-8")
@@ -112,7 +112,7 @@ def test_the_window_exports_the_steps_from_the_file_menu(window, qtbot, tmp_path
     player = window.show_player()
     qtbot.waitUntil(lambda: player.shown_result() is not None, timeout=10000)
     path = tmp_path / "window.pdf"
-    assert window.export_steps(str(path))
+    assert window.exports.export_steps(str(path))
     qtbot.waitUntil(path.exists, timeout=30000)
     assert len(re.findall(rb"/Type\s*/Page\b", path.read_bytes())) == len(STAGE_KEYS)
 
@@ -120,7 +120,7 @@ def test_the_window_exports_the_steps_from_the_file_menu(window, qtbot, tmp_path
 def test_the_steps_of_a_real_model_follow_its_player(minilm_model, tmp_path, capsys):
     """issue 24 leftover 5: the player shows MiniLM's layer (its Q, K, V, scores, weights), so
     ``export --steps --model minilm`` writes those stages; the weights page holds the model's own."""
-    from app.cli import main
+    from cli.commands import main
 
     text = "I ate the cake and it was delicious."
     out = tmp_path / "minilm.gif"

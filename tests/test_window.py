@@ -312,7 +312,7 @@ def test_twenty_exports_one_failing_show_exactly_one_message_each(window, tmp_pa
 
 def test_copy_image_to_clipboard(window):
     QApplication.clipboard().clear()
-    window.copy_image()
+    window.exports.copy_image()
     image = QApplication.clipboard().image()
     assert not image.isNull() and image.width() == 1200
 
@@ -389,7 +389,9 @@ def test_seed_and_temperature_boxes_hold_every_value_the_engine_accepts(window, 
 def test_every_panel_keeps_the_panel_contract(window):
     """The window and the lazy loader call only the contract: show_snapshot, show_selection, supports, lane."""
     from app.panels.base import Panel
-    from engine.models import KINDS
+    from engine.models.contract import Capabilities
+
+    toy, encoder, decoder = Capabilities(configurable=True), Capabilities(), Capabilities(next_token_logits=True)
 
     for key in window.docks:
         panel = window.panel(key)
@@ -397,7 +399,8 @@ def test_every_panel_keeps_the_panel_contract(window):
         panel.show_snapshot(window.controller.snapshot)
         panel.show_selection()
         trained_only = key in {"patching", "occlusion"}  # causal evidence needs trained weights (issue 21)
-        assert (trained_only or window.panels[key].supports("toy")) and any(window.panels[key].supports(k)
-                                                                            for k in KINDS)
-    assert not window.panels["compare"].supports("encoder") and window.panels["layers"].supports("encoder")
+        assert (trained_only or window.panels[key].supports(toy)) and any(window.panels[key].supports(k)
+                                                                          for k in (toy, encoder, decoder))
+    assert not window.panels["compare"].supports(encoder) and window.panels["layers"].supports(encoder)
+    assert window.panels["patching"].supports(decoder) and not window.panels["patching"].supports(toy)
     assert window.wait_until_idle(30)

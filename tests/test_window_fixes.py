@@ -275,7 +275,7 @@ def test_a_stale_answer_never_reaches_the_heatmap(window, monkeypatch):
     never receives the slow (stale) result."""
     import threading
 
-    from app.snapshot import take_snapshot
+    from app.jobs.snapshot import take_snapshot
 
     heatmap = window.panels["attention"].heatmap
     painted = []

@@ -116,8 +116,7 @@ class RolloutPanel(Panel):
         self._flow_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
         self.kind.currentIndexChanged.connect(lambda _: self.refresh())
         self.layer.valueChanged.connect(lambda _: self.refresh())
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
 
     def show_snapshot(self, snapshot) -> None:
         self.refresh()
@@ -139,7 +138,7 @@ class RolloutPanel(Panel):
         """Flow after the last layer beside the rollout: bars of both for the focused token."""
         from engine.analysis.flow import FLOW_TOKENS
 
-        from ..evidence_jobs import flow_of
+        from ..jobs.evidence import flow_of
 
         trace = snapshot.bert
         attentions = trace.attentions if trace is not None else snapshot.result.weights[None]
@@ -165,7 +164,7 @@ class RolloutPanel(Panel):
         else:  # a decoder's snapshot has no analysis: the plain rollout of its attentions
             from engine.analysis.rollout import attention_rollout
 
-            from ..evidence_jobs import kept_heads
+            from ..jobs.evidence import kept_heads
 
             rollout = attention_rollout(attentions, heads_kept=kept_heads(attentions, snapshot.ablate))[-1]
         labels = snapshot.result.token_texts
@@ -317,8 +316,7 @@ class AblationPanel(Panel):
         self._lane.done.connect(self._on_ranked)
         self._lane.failed.connect(self._on_rank_failed)
         controller.cancelled.connect(lambda: self.cancel() if self._ranking else None)  # Esc (the window's action)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
 
     def _key(self, snapshot=None):
         """What a ranking belongs to: the model and its input (settings for the toy engine)."""
@@ -365,8 +363,8 @@ class AblationPanel(Panel):
         snapshot = self.controller.snapshot
         if snapshot is None:
             return
-        from ..analysis_jobs import rank_toy
-        from ..minilm_mode import rank_pretrained
+        from ..jobs.analysis import rank_toy
+        from ..jobs.trained import rank_pretrained
 
         self._cancelled = threading.Event()
         cancelled, moved = self._cancelled.is_set, self._progress.moved.emit
@@ -562,8 +560,7 @@ class DashboardPanel(Panel):
         row.addLayout(right, 2)
         layout.addLayout(row, 1)
         self._syncing = False
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
 
     def table(self):
         snapshot = self.controller.snapshot

@@ -77,7 +77,7 @@ class AttentionPanel(Panel):
         self.heatmap.cellHovered.connect(self._on_cell_hovered)
         self.heatmap.cellClicked.connect(self._on_cell_clicked)
         controller.snapshotArrived.connect(lambda _: self.refresh())
-        controller.selectionChanged.connect(self.refresh)
+        self.set_model_connected(snapshots=False)  # snapshots: the controller's snapshotArrived, first
         self.by_words.toggled.connect(controller.set_by_words)
         controller.byWordsChanged.connect(self._on_by_words_changed)
         self.stage.setCurrentIndex(self.stage.findData(controller.stage))

@@ -37,7 +37,6 @@ from PySide6.QtWidgets import (
 
 from engine import AttentionResult
 from engine.analysis.compare import REASON_HEADS, REASON_TOKENS, SETTINGS, Comparison, compare_configs, compare_with_text
-from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView
@@ -73,7 +72,7 @@ def _format_setting(value) -> str:
 class ComparePanel(Panel):
     """Sentence B (or a snapshot), the shared-token cosines, A | B | A − B heatmaps."""
 
-    MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
+    NEEDS = {"configurable": True}  # runs the toy engine's settings
 
     def show_snapshot(self, snapshot) -> None:
         self.sync()
@@ -195,8 +194,7 @@ class ComparePanel(Panel):
         self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_compared)
         self._lane.failed.connect(self._on_failed)
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         self.sync()
 
     # ----------------------------------------------------------------- actions
@@ -227,7 +225,7 @@ class ComparePanel(Panel):
         """Bring the panel up to date with the controller; no new job when one was asked for this state."""
         snapshot = self.controller.snapshot
         if snapshot is not None and self._requested != self._state_key(snapshot.result):
-            self._on_snapshot_changed(snapshot)
+            self.on_snapshot_changed(snapshot)
 
     def _state_key(self, result: AttentionResult) -> tuple:
         return (result, self.mode, self.text_b.text(), self.snapshot_result)
@@ -266,7 +264,7 @@ class ComparePanel(Panel):
         return not self._awaiting
 
     # ----------------------------------------------------------------- state → widgets
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def on_snapshot_changed(self, snapshot) -> None:
         default = DEFAULT_PAIRS.get(snapshot.result.config.text.strip())
         current = self.text_b.text()
         if default and default != current and (not current or current == self._auto_text):

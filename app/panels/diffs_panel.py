@@ -74,8 +74,7 @@ class DiffsPanel(Panel):
             view.set_axis_titles(self.tr("token"), self.tr("dimension"))
             row.addWidget(view)
             self.maps[name] = view
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(lambda: self.refresh(full=False))
+        self.set_model_connected()
 
     def refresh(self, full: bool = True) -> None:
         snapshot = self.controller.snapshot
@@ -98,7 +97,7 @@ class DiffsPanel(Panel):
         for view in self.maps.values():
             view.set_highlight_row(focus)
 
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def on_snapshot_changed(self, snapshot) -> None:
         """Bars now; each token × dimension map in an event-loop turn of its own (long inputs)."""
         self.refresh(full=False)
         for name in self.maps:

@@ -51,7 +51,7 @@ def _finite_range(*grids) -> tuple[float, float]:
 class PatchingPanel(Panel):
     """Activation patching: clean and corrupted prompts, an answer, two grids as heatmaps."""
 
-    MODEL_KINDS = frozenset({"encoder", "decoder"})
+    NEEDS = {"configurable": False}  # trained weights (issue 21)
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -149,7 +149,7 @@ class PatchingPanel(Panel):
         self.partial = False
         controller.cancelled.connect(lambda: self.cancel() if self.running else None)  # Esc
         controller.modelChanged.connect(self._on_model_changed)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        self.set_model_connected(selection=False)
         self._show_state(controller.model)
 
     def _show_state(self, model) -> None:
@@ -184,7 +184,7 @@ class PatchingPanel(Panel):
     # ------------------------------------------------------------------ running
     def start(self) -> None:
         """Check the prompts and run both (a worker job), then the grids layer by layer."""
-        from ..evidence_jobs import patch_prepare
+        from ..jobs.evidence import patch_prepare
 
         model = self.controller.model
         if model_info(model).configurable:
@@ -234,7 +234,7 @@ class PatchingPanel(Panel):
     def _on_done(self, value) -> None:
         if not self.running:
             return
-        from ..evidence_jobs import patch_layer
+        from ..jobs.evidence import patch_layer
 
         if self._stage == "prepare":
             self.setup = value
@@ -314,7 +314,7 @@ class PatchingPanel(Panel):
 class OcclusionPanel(Panel):
     """Leave-one-out: for each token, the measure of the input without it."""
 
-    MODEL_KINDS = frozenset({"encoder", "decoder"})
+    NEEDS = {"configurable": False}  # trained weights (issue 21)
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -360,7 +360,7 @@ class OcclusionPanel(Panel):
         self.running = False
         controller.cancelled.connect(lambda: self.cancel() if self.running else None)
         controller.modelChanged.connect(lambda m: self.clear() if self.model not in (None, m) else None)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
+        self.set_model_connected(selection=False)
 
     def show_snapshot(self, snapshot) -> None:
         if snapshot is not None:
@@ -381,7 +381,7 @@ class OcclusionPanel(Panel):
         self.run_button.setEnabled(True)
 
     def start(self) -> None:
-        from ..evidence_jobs import leave_one_out
+        from ..jobs.evidence import leave_one_out
 
         snapshot = self.controller.snapshot
         if snapshot is None or model_info(snapshot.model).configurable:

@@ -47,9 +47,7 @@ class HeadGridPanel(Panel):
         self.crosses: list[pg.PlotDataItem] = []  # one per head, shown when the head is switched off
         self._colormap = pg.colormap.get(WEIGHTS_MAP)
         self.canvas.scene().sigMouseClicked.connect(self._on_clicked)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
-        controller.selectionChanged.connect(self._restage)
+        self.set_model_connected()
         self._stage = controller.stage
 
     def _columns(self, heads: int) -> int:
@@ -136,6 +134,10 @@ class HeadGridPanel(Panel):
     def switched_off(self) -> list[int]:
         """The heads drawn crossed out (tests)."""
         return [head for head, cross in enumerate(self.crosses) if cross.isVisible()]
+
+    def on_selection_changed(self) -> None:
+        self.show_selection()
+        self._restage()
 
     def show_selection(self) -> None:
         for head, view in enumerate(self.views):

@@ -33,6 +33,7 @@ from engine.toy.config import (
 from engine.files.documents import load_embeddings_table
 from engine.models.weights_file import load_projections
 
+from .. import bindings
 from ..controller import Controller
 from ..i18n import error_text, setting_label
 from ..text import fill
@@ -128,6 +129,7 @@ class InputPanel(Panel):
             ("temperature", self.tr("Temperature"), self.temperature),
             ("weights", self.tr("Weights"), self.weights),
         ]
+        self.fields = {name: widget for name, _label, widget in rows}  # the binding table: config field → widget
         for name, label, widget in rows:
             widget.setObjectName(f"{name}Field")
             form.addRow(label, widget)
@@ -197,11 +199,8 @@ class InputPanel(Panel):
 
         self.show_config(controller.config)
         self.text.textChanged.connect(lambda: self._on_field_changed("text"))
-        for name in ("tokenizer", "positional", "mask", "weights"):
-            getattr(self, name).currentIndexChanged.connect(lambda _=0, n=name: self._on_field_changed(n))
-        for name in ("d_model", "heads", "seed", "temperature"):
-            getattr(self, name).valueChanged.connect(lambda _=0, n=name: self._on_field_changed(n))
-        self.scale.toggled.connect(lambda _=False: self._on_field_changed("scale"))
+        for name, widget in self.fields.items():
+            bindings.changed(widget).connect(lambda _=None, n=name: self._on_field_changed(n))
         self.load_table.clicked.connect(self._on_load_table)
         self.load_projections.clicked.connect(self._on_load_projections)
         self.clear_table.clicked.connect(self._on_clear_table)
@@ -238,24 +237,15 @@ class InputPanel(Panel):
 
     def values(self) -> dict:
         """The settings as the widgets show them now (possibly invalid)."""
-        return {
-            "text": self._text_value(),
-            "tokenizer": self.tokenizer.currentData(),
-            "d_model": self.d_model.value(),
-            "heads": self.heads.value(),
-            "seed": int(self.seed.value()),
-            "positional": self.positional.currentData(),
-            "mask": self.mask.currentData(),
-            "scale": self.scale.isChecked(),
-            "temperature": self.temperature.value(),
-            "weights": self.controller.config.weights if self.weights.currentData() == CUSTOM
-            else self.weights.currentData(),
-        }
+        values = {"text": self._text_value(), **{name: bindings.read(w) for name, w in self.fields.items()}}
+        values["seed"] = int(values["seed"])  # an ExactNumberBox: a float of a whole number
+        if values["weights"] == CUSTOM:  # projections from a file: the config keeps its weights setting
+            values["weights"] = self.controller.config.weights
+        return values
 
     def show_config(self, config: AttentionConfig) -> None:
         """Set every widget from ``config`` without triggering recomputation."""
-        blockers = [QSignalBlocker(w) for w in (self.text, self.tokenizer, self.d_model, self.heads, self.seed,
-                                                 self.positional, self.mask, self.scale, self.temperature, self.weights)]
+        blockers = [QSignalBlocker(w) for w in (self.text, *self.fields.values())]
         if self.text.toPlainText() != as_shown(config.text):
             self.text.setPlainText(config.text)
         self._exact_text = config.text
@@ -264,16 +254,10 @@ class InputPanel(Panel):
             self.weights.addItem(self.tr("custom (W_Q, W_K, W_V from a file)"), CUSTOM)
         elif config.projections is None and custom >= 0:
             self.weights.removeItem(custom)
-        for name in ("tokenizer", "positional", "mask", "weights"):
-            combo = getattr(self, name)
-            combo.setCurrentIndex(combo.findData(getattr(config, name)))
+        for name, widget in self.fields.items():
+            bindings.write(widget, getattr(config, name))
         if config.projections is not None:
             self.weights.setCurrentIndex(self.weights.findData(CUSTOM))
-        self.d_model.setValue(config.d_model)
-        self.heads.setValue(config.heads)
-        self.seed.setValue(config.seed)
-        self.scale.setChecked(config.scale)
-        self.temperature.setValue(config.temperature)
         del blockers
         table = config.embeddings
         self.embeddings_label.setText(
@@ -289,8 +273,7 @@ class InputPanel(Panel):
 
     def set_settings_enabled(self, enabled: bool) -> None:
         """Grey out the toy engine's settings (the pretrained model has its own); the text stays."""
-        for widget in (self.tokenizer, self.d_model, self.heads, self.seed, self.positional, self.mask, self.scale,
-                       self.temperature, self.weights, self.load_table, self.clear_table, self.load_projections):
+        for widget in (*self.fields.values(), self.load_table, self.clear_table, self.load_projections):
             widget.setEnabled(enabled)
         if enabled:
             self.clear_table.setEnabled(bool(self.controller.config.embeddings))

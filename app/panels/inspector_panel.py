@@ -153,8 +153,7 @@ class InspectorPanel(Panel):
 
         controller.cellChanged.connect(self._on_cell_changed)
         controller.modelChanged.connect(self._on_model_changed)  # another model: nothing of this one stays (issue 25 #3)
-        controller.selectionChanged.connect(self.show_selection)
-        controller.snapshotChanged.connect(controller.deferred(lambda _: self._request_inspection()))
+        self.set_model_connected()
         self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_inspected)
         self._lane.failed.connect(self._on_failed)
@@ -175,6 +174,9 @@ class InspectorPanel(Panel):
 
     # ----------------------------------------------------------------- requests
     def _on_cell_changed(self, query: int, key: int) -> None:
+        self._request_inspection()
+
+    def on_snapshot_changed(self, snapshot) -> None:
         self._request_inspection()
 
     def show_selection(self) -> None:

@@ -55,8 +55,7 @@ class LayersPanel(Panel):
         self.comparison = None
         self._compare_timer = QTimer(self, singleShot=True, interval=300)
         self._compare_timer.timeout.connect(self._submit_compare)
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         self._compare_lane = self.lane(COMPARE_LANE)
         self._compare_lane.done.connect(self._on_compared)
         self._compare_lane.failed.connect(lambda error: self.compare_caption.setText(error_text(error)))
@@ -144,9 +143,9 @@ class LayersPanel(Panel):
     # ------------------------------------------------------------------ state
     def sync(self) -> None:
         if self.controller.snapshot is not None:
-            self._on_snapshot_changed(self.controller.snapshot)
+            self.on_snapshot_changed(self.controller.snapshot)
 
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def on_snapshot_changed(self, snapshot) -> None:
         bert = snapshot.bert
         self.setEnabled(bert is not None)
         if bert is None:
@@ -159,7 +158,7 @@ class LayersPanel(Panel):
         from engine.models import model_info
 
         title = QCoreApplication.translate("Model", model_info(snapshot.model).title)
-        if bert.next_token_logits is not None:  # a decoder (app.decoder_mode.DecoderView)
+        if bert.next_token_logits is not None:  # a decoder (app.jobs.decoder_view.DecoderView)
             note = fill(self.tr("%1: %2 layers × %3 query heads, %4 tokens, causal mask. Showing layer %5."),
                         title, bert.num_layers, bert.num_heads, bert.n, snapshot.layer)
         else:
@@ -300,7 +299,7 @@ class LayersPanel(Panel):
         text_b = self.sentence_b.text()
         if snapshot is None or snapshot.bert is None or not text_b.strip():
             return
-        from ..minilm_mode import compare_texts
+        from ..jobs.trained import compare_texts
 
         self._compare_lane.submit(compare_texts, snapshot.model, snapshot.result.config.text, text_b)
 

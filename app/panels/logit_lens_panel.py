@@ -18,7 +18,7 @@ from ..controller import Controller
 from ..i18n import error_text
 from ..text import fill
 from .base import Panel
-from .next_token_panel import _visible
+from .next_token_panel import visible_text
 
 LENS_LANE = "decoder-lens"
 TOP = 3  # predictions per layer in the table
@@ -64,8 +64,7 @@ class LogitLensPanel(Panel):
         self._lane = self.lane(LENS_LANE)
         self._lane.done.connect(self._on_lens)
         self._lane.failed.connect(lambda error: self.note.setText(error_text(error)))
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         self._show_empty()
 
     def trace(self):
@@ -87,7 +86,7 @@ class LogitLensPanel(Panel):
             self._submit()
 
     def _submit(self) -> None:
-        from ..decoder_mode import logit_lens
+        from ..jobs.decoder_view import logit_lens
 
         trace = self.trace()
         self._lane.submit(logit_lens, self.controller.snapshot.model, trace, min(self.controller.focus, trace.n - 1), TOP)
@@ -112,7 +111,7 @@ class LogitLensPanel(Panel):
             name = self.tr("embeddings") if row == 0 else (self.tr("output") if row == rows - 1 else str(row))
             self.table.setItem(row, 0, QTableWidgetItem(name))
             for j in range(TOP):
-                item = QTableWidgetItem(f"{_visible(value['texts'][row][j])}  {lens.top_probabilities[row, j]:.1%}")
+                item = QTableWidgetItem(f"{visible_text(value['texts'][row][j])}  {lens.top_probabilities[row, j]:.1%}")
                 if int(lens.top_ids[row, j]) == final:
                     item.setBackground(QColor("#fde2c4"))
                 self.table.setItem(row, j + 1, item)
@@ -125,5 +124,5 @@ class LogitLensPanel(Panel):
         self.note.setText(fill(self.tr(
             "Position #%1 “%2”: each layer's residual read out through the final norm and output head. The final "
             "answer “%3” (%4) is first the top prediction after layer %5."),
-            lens.position, _visible(trace.tokens[lens.position].text), _visible(value["final_text"]),
+            lens.position, visible_text(trace.tokens[lens.position].text), visible_text(value["final_text"]),
             f"{probability[-1]:.1%}", first))

@@ -40,8 +40,7 @@ class MatricesPanel(Panel):
             grid.addWidget(view, 1, column)
             self.views[name] = view
         self._shown_head = None
-        controller.snapshotChanged.connect(controller.deferred(lambda _: self.refresh(full=True)))
-        controller.selectionChanged.connect(lambda: self.refresh(full=False))
+        self.set_model_connected()
 
     def refresh(self, full: bool = True) -> None:
         snapshot = self.controller.snapshot

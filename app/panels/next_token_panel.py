@@ -111,7 +111,7 @@ class NextTokenPanel(Panel):
         self._generate_lane.failed.connect(self._on_failed)
         # the bars' job is submitted as soon as the trace arrives (submitting costs the GUI nothing)
         controller.snapshotArrived.connect(self.show_snapshot)
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected(snapshots=False)
         self._show_empty()
 
     # ------------------------------------------------------------------ contract
@@ -153,7 +153,7 @@ class NextTokenPanel(Panel):
     # ------------------------------------------------------------------ jobs
     def _submit_logits(self) -> None:
         """One job: the focused position's logits and the bars of the current settings."""
-        from ..decoder_mode import next_token_logits, top_bars
+        from ..jobs.decoder_view import next_token_logits, top_bars
 
         trace = self.trace()
         focus = min(self.controller.focus, trace.n - 1)
@@ -167,7 +167,7 @@ class NextTokenPanel(Panel):
         self._on_bars(bars)
 
     def _submit_bars(self) -> None:
-        from ..decoder_mode import top_bars
+        from ..jobs.decoder_view import top_bars
 
         if self.logits is None or self.logits["trace"] is not self.trace():
             return
@@ -218,16 +218,16 @@ class NextTokenPanel(Panel):
                 p = probabilities[i]
                 label.setText(f"{p:.1%}" if p >= 0.001 else f"{p:.2e}")
                 label.setPos(float(p), i)
-        self.plot.getAxis("left").setTicks([[(i, _visible(text)) for i, text in enumerate(value["texts"])], []])
+        self.plot.getAxis("left").setTicks([[(i, visible_text(text)) for i, text in enumerate(value["texts"])], []])
         self.plot.setXRange(0, max(float(probabilities.max()) * 1.25, 0.05) if count else 1, padding=0)
         self.plot.setYRange(-0.6, max(count, 1) - 0.4, padding=0)
         position = value["position"]
         context = trace.tokens[position].text
         note = fill(self.tr("After #%1 “%2” the model predicts (%3 of %4 tokens kept by top-k / top-p):"),
-                    position, _visible(context), value["kept"], trace.config.vocab_size)
+                    position, visible_text(context), value["kept"], trace.config.vocab_size)
         if position + 1 < trace.n:
             actual = trace.tokens[position + 1].text
-            note += " " + fill(self.tr("the text goes on with “%1”."), _visible(actual))
+            note += " " + fill(self.tr("the text goes on with “%1”."), visible_text(actual))
         self.note.setText(note)
         self.greedy_button.setEnabled(True)  # generating always appends at the end of the text
         self.sample_button.setEnabled(True)
@@ -235,7 +235,7 @@ class NextTokenPanel(Panel):
     # ------------------------------------------------------------------ generating
     def generate(self, greedy: bool = True) -> None:
         """Append one token to the text (the most likely, or sampled); undo removes it."""
-        from ..decoder_mode import generated_text
+        from ..jobs.decoder_view import generated_text
 
         trace = self.trace()
         if trace is None:
@@ -277,6 +277,6 @@ def _bars_for(top_bars, model: str, logits: dict, k: int, temperature: float, to
     return value
 
 
-def _visible(text: str) -> str:
+def visible_text(text: str) -> str:
     """A piece as the bars show it: a leading space as '␣', a newline as '↵'."""
     return text.replace("\n", "↵").replace(" ", "␣")

@@ -120,8 +120,7 @@ class PlanePanel(Panel):
         self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_projected)
         self._lane.failed.connect(self._on_failed)
-        controller.snapshotChanged.connect(controller.deferred(self._on_snapshot_changed))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         self._set_caption(False)
         self.sync()
 
@@ -130,7 +129,7 @@ class PlanePanel(Panel):
         """Bring the picture up to date with the controller (no new job when one is already asked for)."""
         snapshot = self.controller.snapshot
         if snapshot is not None and self._requested != (snapshot.result, self.start_at_x.isChecked()):
-            self._on_snapshot_changed(snapshot)
+            self.on_snapshot_changed(snapshot)
 
     def request(self) -> None:
         """Project the current result in the worker (lane "plane")."""
@@ -146,7 +145,7 @@ class PlanePanel(Panel):
         return not self._awaiting
 
     # ----------------------------------------------------------------- handlers
-    def _on_snapshot_changed(self, snapshot) -> None:
+    def on_snapshot_changed(self, snapshot) -> None:
         sinusoidal = snapshot.result.config.positional == "sinusoidal"
         self.start_at_x.setEnabled(sinusoidal)
         self.request()

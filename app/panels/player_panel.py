@@ -103,8 +103,7 @@ class PlayerPanel(Panel):
         self._timer.timeout.connect(self._on_timer)
         self.speed.valueChanged.connect(self._on_speed_changed)
         self._on_speed_changed(self.speed.value())
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_levels)
         self._lane.failed.connect(lambda _error: self._on_levels(None))  # colour each view by itself

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 from engine import EngineError
 from engine.toy.labs import ShuffleResult, shuffle_test
 from engine.core.positional import dot_by_distance, rope_angles, sinusoidal
-from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView
@@ -64,7 +63,7 @@ def joined(tokens: list[str], limit: int = MAX_ORDER_TOKENS) -> str:
 class PositionalPanel(Panel):
     """Shuffle test on the left; sinusoidal PE and RoPE pictures in tabs on the right."""
 
-    MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
+    NEEDS = {"configurable": True}  # runs the toy engine's settings
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -92,8 +91,7 @@ class PositionalPanel(Panel):
         splitter.addWidget(self.tabs)
         splitter.setSizes([450, 550])
 
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         controller.configChanged.connect(self._on_config_changed)
         self._shuffle_lane = self.lane(SHUFFLE_LANE)
         self._shuffle_lane.done.connect(self._on_shuffled)

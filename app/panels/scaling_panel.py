@@ -21,7 +21,6 @@ from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from engine.toy.labs import SWEEP_D_MODELS, ScaleComparison, ScalingPoint, ScalingSweep, scale_comparison, scaling_point, sweep_config
 from engine.toy.labs import self_gradient
-from engine.models import CONFIGURABLE_KINDS
 
 from ..controller import Controller
 from ..i18n import error_text
@@ -41,7 +40,7 @@ SETTLE_MS = 300  # wait for typing to pause before the extra computations start
 class ScalingPanel(Panel):
     """Per-row entropy and max weight with/without ÷√d_k, and their sweep over d_model."""
 
-    MODEL_KINDS = CONFIGURABLE_KINDS  # runs the toy engine's settings
+    NEEDS = {"configurable": True}  # runs the toy engine's settings
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -152,8 +151,7 @@ class ScalingPanel(Panel):
         sweep_layout.addWidget(self.sensitivity)
         sweep_layout.addWidget(self.sweep_canvas, 1)
 
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         self._current_lane = self.lane(CURRENT_LANE)
         self._current_lane.done.connect(self._on_compared)
         self._current_lane.failed.connect(self._on_compare_failed)

@@ -2,7 +2,7 @@
 contextual vectors (seed 000/004: similar directions give large dot products — 狗 / 猫 close, 狗 / 汽车
 far; 蛋糕 closer to 派 than to 键盘; in English MiniLM: cake / pie / keyboard).
 
-Computed in the worker (app.minilm_mode.word_similarities); the toy engine's random embeddings have
+Computed in the worker (app.jobs.trained.word_similarities); the toy engine's random embeddings have
 no meaning to measure, so only the registry's pretrained models are offered.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ def pretrained_models() -> list[str]:
 class SimilarityPanel(Panel):
     """Words in, two cosine tables out (input embeddings; contextual vectors)."""
 
-    MODEL_KINDS = frozenset({"encoder"})
+    NEEDS = {"configurable": False, "next_token_logits": False}  # an encoder's trained vectors
 
     def __init__(self, controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -103,7 +103,7 @@ class SimilarityPanel(Panel):
             self.words.setText(ENGLISH_WORDS if english else CHINESE_WORDS)
 
     def compute(self) -> None:
-        from ..minilm_mode import word_similarities
+        from ..jobs.trained import word_similarities
 
         words = self.word_list()
         if len(words) < 2 or self.model.currentData() is None:

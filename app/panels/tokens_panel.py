@@ -73,8 +73,7 @@ class TokensPanel(Panel):
         self.chips.setToolTip(self.tr("Click a token to make it the focused query everywhere"))
         layout.addWidget(self.chips)
         self.chips.selectionModel().currentRowChanged.connect(self._on_current_row_changed)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
 
     def count(self) -> int:
         return self.model.rowCount()

@@ -97,8 +97,7 @@ class WordsComparePanel(Panel):
         self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_compared)
         self._lane.failed.connect(self._on_failed)
-        controller.snapshotChanged.connect(controller.deferred(self.show_snapshot))
-        controller.selectionChanged.connect(self.show_selection)
+        self.set_model_connected()
         if controller.snapshot is not None:
             self.request()
 
@@ -180,6 +179,6 @@ class WordsComparePanel(Panel):
 
 
 def _compare(model_name, text_a, word_a, text_b, word_b):
-    from ..multilingual import compare_words
+    from ..jobs.words import compare_words
 
     return compare_words(model_name, text_a, word_a, text_b, word_b)

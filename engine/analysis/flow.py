@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rollout import RESIDUAL, _rows_normalised, mean_attention
+from .rollout import RESIDUAL, rows_normalised, mean_attention
 
 FLOW_TOKENS = 64  # the command line and the window refuse longer inputs (n² problems, each growing with n)
 EPSILON = 1e-13  # a residual capacity at or below this is saturated (float64 dust from sums)
@@ -62,7 +62,7 @@ def flow_capacities(attentions: np.ndarray, residual: float = RESIDUAL, heads_ke
     attentions = np.asarray(attentions, dtype=np.float64)
     n = attentions.shape[-1]
     mixed = (1.0 - residual) * mean_attention(attentions, heads_kept) + residual * np.eye(n)  # (layers, n, n)
-    return _rows_normalised(mixed)
+    return rows_normalised(mixed)
 
 
 def attention_flow(attentions: np.ndarray, residual: float = RESIDUAL, rows=None,

@@ -186,7 +186,7 @@ def _head_replacer(source: np.ndarray, head: int) -> Callable:
     return replace
 
 
-class _Runner:
+class Runner:
     """Runs one patched cell and reads its measure (see the module docstring for the reuse)."""
 
     def __init__(self, setup: PatchSetup) -> None:
@@ -260,7 +260,7 @@ def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None
     OpenBLAS's own threads only spin against each other)."""
     from ..core.parallel import run_parallel
 
-    runner = _Runner(setup)
+    runner = Runner(setup)
     lock = threading.Lock()
     state = {"done": 0, "stopped": False}
 

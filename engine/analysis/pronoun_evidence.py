@@ -111,7 +111,7 @@ def minimal_pair(model, clean: str, corrupt: str, *, query: str | None = None, a
     setup = patching.prepare(model, clean, corrupt, answer if decoder else None, position)
     differ = np.flatnonzero(np.asarray(setup.clean.input_ids) != np.asarray(setup.corrupt.input_ids))
     word = int(differ[0]) if differ.size else 0
-    runner = patching._Runner(setup)
+    runner = patching.Runner(setup)
     layers = setup.layers
     word_row, query_row = np.full(layers, np.nan), np.full(layers, np.nan)
     for layer in range(layers):

@@ -21,7 +21,7 @@ import numpy as np
 RESIDUAL = 0.5  # the share of the identity: the residual connection's half in Abnar & Zuidema
 
 
-def _rows_normalised(matrix: np.ndarray) -> np.ndarray:
+def rows_normalised(matrix: np.ndarray) -> np.ndarray:
     """Each row divided by its sum; a row summing to 0 (nothing moved) left at 0."""
     sums = matrix.sum(axis=-1, keepdims=True)  # (..., n, 1)
     return np.divide(matrix, sums, out=np.zeros_like(matrix), where=sums > 0)
@@ -33,7 +33,7 @@ def rollout(mixing: np.ndarray, residual: float = RESIDUAL) -> np.ndarray:
     mixing = np.asarray(mixing, dtype=np.float64)
     layers, n, _ = mixing.shape
     mixed = (1.0 - residual) * mixing + residual * np.eye(n)  # (layers, n, n)
-    mixed = _rows_normalised(mixed)
+    mixed = rows_normalised(mixed)
     result = np.empty_like(mixed)  # (layers, n, n)
     result[0] = mixed[0]
     for layer in range(1, layers):
@@ -70,4 +70,4 @@ def value_weighted_rollout(value_norms: np.ndarray, residual: float = RESIDUAL) 
     """(layers, n, n) rollout of value-weighted attention (layers, heads, n, n): per layer the
     heads summed and rows normalised to 1, then mixed with the identity as :func:`rollout`."""
     value_norms = np.asarray(value_norms, dtype=np.float64)
-    return rollout(_rows_normalised(value_norms.sum(axis=1)), residual)
+    return rollout(rows_normalised(value_norms.sum(axis=1)), residual)

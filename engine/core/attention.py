@@ -134,7 +134,7 @@ def attend(
                 np.copyto(block_scaled, -np.inf, where=masked[rows])
             block = block_scaled
         block_weights = weights[heads_, rows]
-        _softmax_into(block, block_weights)
+        softmax_into(block, block_weights)
         np.matmul(block_weights, v[heads_], out=head_outputs[heads_, rows])
 
     threaded = parallel.threads_allowed(True) and parallel.THREADS > 1
@@ -273,7 +273,7 @@ def _upper(count: int) -> np.ndarray:
     return mask
 
 
-def _softmax_into(logits: np.ndarray, out: np.ndarray) -> np.ndarray:
+def softmax_into(logits: np.ndarray, out: np.ndarray) -> np.ndarray:
     """Row softmax of ``logits`` (…, n) written into ``out`` (same shape): the same operations,
     in the same order, as :func:`softmax`, so the numbers are identical."""
     row_max = logits.max(axis=-1, keepdims=True)  # (..., 1)

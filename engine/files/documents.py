@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, Mapping
 
-from ..toy.config import AttentionConfig, _freeze_table
+from ..toy.config import AttentionConfig, freeze_table
 from ..core.errors import EngineError
 from .safe_io import load_json, parse_json
 
@@ -80,7 +80,7 @@ def validate_table(table: Any, what: str = "embeddings table") -> Mapping[str, t
             raise EngineError("{what}: the vector of {token} must be a list of numbers; got {value}",
                               field="embeddings", what=what, token=_short(token), value=_short(vector))
     try:
-        return _freeze_table(table)
+        return freeze_table(table)
     except EngineError as error:  # the engine's message, with the file it came from
         raise EngineError("{what}: {problem}", field="embeddings", what=what, problem=str(error)) from None
 

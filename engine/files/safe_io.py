@@ -297,7 +297,7 @@ def _release_signals(held) -> None:
     for signum in caught[:1]:
         handler = previous[signum]
         if callable(handler):
-            handler(signum, None)  # e.g. KeyboardInterrupt, app.cli's Interrupted
+            handler(signum, None)  # e.g. KeyboardInterrupt, cli.commands' Interrupted
         elif handler == signal.SIG_DFL:
             os.kill(os.getpid(), signum)
 

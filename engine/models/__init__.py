@@ -47,6 +47,15 @@ class ModelEntry:
         facts.capabilities.next_token_logits says the same; this is known before loading)."""
         return self.kind == "decoder"
 
+    @property
+    def capabilities(self):
+        """What the model can do, known before loading: the app asks this, never the kind (issue 20;
+        the loaded model's facts.capabilities adds what only its files tell, e.g. a sentence embedding)."""
+        from .contract import Capabilities
+
+        return Capabilities(next_token_logits=self.predicts_next_token, configurable=self.configurable,
+                            prefixes=self.prefixes)
+
     def _module(self):
         return importlib.import_module(self.module)
 

@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..analysis.ablation import check_ablation
-from ..core.attention import _softmax_into, attend_weights, merge_heads, project_heads
+from ..core.attention import softmax_into, attend_weights, merge_heads, project_heads
 from ..core.hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
 from ..core.parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from ..toy.config import DEFAULT_MEMORY_BUDGET
@@ -559,7 +559,7 @@ def forward(
                                     scaled_out=np.empty((heads, n, n), DTYPE) if keep else None)
             head_outputs = stages["head_outputs"]  # (heads, n, d_k)
             if edit is not None:
-                attention_hooks(edit, wanted, stages, v, _softmax_into)
+                attention_hooks(edit, wanted, stages, v, softmax_into)
                 if "attn.hook_z" in wanted:  # switched-off heads (ablate) reach W_O as zeros here
                     edit("attn.hook_z", head_outputs.transpose(1, 0, 2))
             concat = np.empty((n, d), DTYPE)

@@ -41,7 +41,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..analysis.ablation import check_ablation
-from ..core.attention import _softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
+from ..core.attention import softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
 from .bert import gelu, layer_norm
 from ..toy.config import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
@@ -735,7 +735,7 @@ def forward(
                                     scaled_out=scaled)
             head_outputs = stages["head_outputs"]  # (heads, new, d_k)
             if edit is not None:
-                attention_hooks(edit, wanted, stages, v_all[index], _softmax_into)
+                attention_hooks(edit, wanted, stages, v_all[index], softmax_into)
                 if "attn.hook_z" in wanted:  # switched-off heads (ablate) reach W_O as zeros here
                     edit("attn.hook_z", head_outputs.transpose(1, 0, 2))
             head_outputs_all[index, :, rows_new] = head_outputs

@@ -8,13 +8,13 @@ engine's message, so a text is refused alike whatever the model.
 from __future__ import annotations
 
 from ..core.errors import EngineError
-from .tokenize import _is_skipped
+from .tokenize import is_skipped
 
 
 def require_visible_text(text: str) -> str:
     """``text`` unchanged; EngineError when it is empty or only spaces / control / format characters."""
     if not isinstance(text, str):
         raise EngineError("text must be a string", field="text")
-    if not text or _is_skipped(text):
+    if not text or is_skipped(text):
         raise EngineError("the text has no tokens (only spaces or control characters): type a word", field="text")
     return text

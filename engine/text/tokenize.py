@@ -105,7 +105,7 @@ def warm_up() -> None:
     _get_jieba()
 
 
-def _is_skipped(text: str) -> bool:
+def is_skipped(text: str) -> bool:
     """Control / format / unassigned characters carry nothing to attend to."""
     if text and text.isprintable() and not text.isspace():
         # Fast path (C speed; the per-character check below cost ~1 µs a token): a printable
@@ -118,7 +118,7 @@ def _is_skipped(text: str) -> bool:
 def _segment(text: str) -> tuple[tuple[str, int, int], ...]:
     """jieba's words of one run of text with their spans; cached, since live typing segments the
     same runs again and again."""
-    return tuple((word, start, end) for word, start, end in _get_jieba().tokenize(text) if not _is_skipped(word))
+    return tuple((word, start, end) for word, start, end in _get_jieba().tokenize(text) if not is_skipped(word))
 
 
 def _jieba_spans(text: str, offset: int) -> list[Token]:
@@ -133,7 +133,7 @@ def _spans(pattern: re.Pattern, text: str, offset: int) -> list[Token]:
     return [
         Token(m.group(), offset + m.start(), offset + m.end())
         for m in pattern.finditer(text)
-        if not (check and _is_skipped(m.group()))
+        if not (check and is_skipped(m.group()))
     ]
 
 
@@ -142,7 +142,7 @@ def tokenize(text: str, mode: str = "auto") -> list[Token]:
     if mode == "whitespace":
         return _spans(_NON_SPACE, text, 0)
     if mode == "chars":
-        return [Token(ch, i, i + 1) for i, ch in enumerate(text) if not _is_skipped(ch)]
+        return [Token(ch, i, i + 1) for i, ch in enumerate(text) if not is_skipped(ch)]
     if mode == "jieba":
         return _jieba_spans(text, 0)
     if mode != "auto":

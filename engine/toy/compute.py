@@ -18,7 +18,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..analysis.ablation import check_ablation
-from ..core.attention import _softmax_into, attend, causal_mask, merge_heads, project_heads
+from ..core.attention import softmax_into, attend, causal_mask, merge_heads, project_heads
 from .config import AttentionConfig
 from .embeddings import clear_memo as _clear_embedding_memo
 from .embeddings import static_embeddings
@@ -194,7 +194,7 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
 
         head_outputs = stages["head_outputs"]  # (heads, n, d_k)
         if edit is not None:
-            attention_hooks(edit, wanted, stages, v, _softmax_into)
+            attention_hooks(edit, wanted, stages, v, softmax_into)
             if "attn.hook_z" in wanted:  # switched-off heads (ablate) reach W_O as zeros
                 edit("attn.hook_z", head_outputs.transpose(1, 0, 2))
         concat = np.empty((n, d_model), head_outputs.dtype)  # (n, d): heads side by side

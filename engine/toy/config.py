@@ -37,7 +37,7 @@ MAX_PROJECTION_D_MODEL = 512
 MAX_SEED = 2**32 - 1  # seeds are NumPy's 32-bit unsigned seeds
 
 
-def _freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
+def freeze_table(table) -> Mapping[str, tuple[float, ...]] | None:
     """Turn a user's token → vector table into an immutable mapping of float tuples."""
     if table is None:
         return None
@@ -240,7 +240,7 @@ class AttentionConfig:
         for name in ("d_model", "heads", "seed", "memory_budget"):  # NumPy scalars → int: JSON-friendly
             object.__setattr__(self, name, int(getattr(self, name)))
         object.__setattr__(self, "scale", bool(self.scale))
-        table = _freeze_table(self.embeddings)
+        table = freeze_table(self.embeddings)
         if table is not None:
             for token, vector in table.items():
                 if len(vector) != self.d_model:

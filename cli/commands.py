@@ -22,6 +22,8 @@ import signal
 import sys
 from pathlib import Path
 
+from .options import add_window_options, starts_window
+
 IMAGE_SUFFIXES = (".png", ".svg")
 DEFAULT_WIDTH = 1200
 
@@ -52,11 +54,7 @@ def top_parser() -> argparse.ArgumentParser:
         epilog="examples:\n" + "\n".join("  " + line.strip() for line in __doc__.split("\n\n")[1].splitlines())
                + "\n\n`./run export --help` lists every export option.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--session", metavar="FILE", help="open this session file at start")
-    parser.add_argument("--text", help="start with this sentence")
-    parser.add_argument("--model", metavar="NAME|FILE.gguf|FOLDER",
-                        help="start with this model: a registry name (e.g. smollm2), a local GGUF file or a Hugging "
-                             "Face model folder (bert, roberta, gpt2, llama, qwen2, qwen3)")
+    add_window_options(parser)
     parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
     return parser
 
@@ -219,7 +217,7 @@ def _analysis(trace, weights=None, special=None) -> dict:
     mask (its facts.special_mask)."""
     from engine.analysis.arrays import analysis_arrays, value_norms_of
 
-    from .analysis_jobs import ANALYSIS_TOKENS
+    from app.jobs.analysis import ANALYSIS_TOKENS
 
     if len(trace.token_texts) > ANALYSIS_TOKENS:
         return {"value_norms": value_norms_of(trace, weights)}
@@ -437,7 +435,7 @@ def export(args: list[str]) -> None:
     if image:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
     elif options.by == "words":
-        from .multilingual import save_trace_with_words
+        from app.jobs.words import save_trace_with_words
 
         save_trace_with_words(result, options.out)
     else:
@@ -468,7 +466,7 @@ def _export_steps(options) -> None:
     config = AttentionConfig(**settings)
     head = _parse_head(options.head, config.heads)
     _image_exporter()  # names a missing Qt now
-    from .step_export import export_steps, stages_of
+    from app.step_export import export_steps, stages_of
 
     pages = stages_of(config, head=0 if head == "all" else head)
     export_steps(pages, options.out, title=config.text)
@@ -488,7 +486,7 @@ def _export_model_steps(options) -> None:
     from engine.text.text_rule import require_visible_text
 
     require_visible_text(options.text)
-    from .minilm_mode import model as loaded_model
+    from app.jobs.trained import model as loaded_model
 
     entry = model_info(options.model)
     facts = loaded_model(options.model).facts  # loaded once, in the cache the player's worker reads
@@ -638,7 +636,7 @@ def _window(argv: list[str]) -> int:
         return _fail("no display: the window needs a graphical session (X11 or Wayland; DISPLAY and WAYLAND_DISPLAY "
                      "are unset). Run it on a desktop, over ssh -X, or under xvfb-run; `./run export …` needs none", 2)
     try:
-        from app.window import run
+        from app.shell.startup import run
     except ModuleNotFoundError as error:
         return _fail(f"the window needs the {error.name} package, which this Python lacks: use `./run` "
                      f"(it installs requirements.txt into .venv) or `pip install -r requirements.txt`", 2)
@@ -649,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code."""
     argv = list(sys.argv if argv is None else argv)
     args = argv[1:]
-    if not args or args[0] in ("--session", "--text", "--model") or args[0].startswith(("--session=", "--text=", "--model=")):
+    if starts_window(args):
         return _window(argv)
     if args[0] in ("-h", "--help"):
         print(top_parser().format_help(), end="")

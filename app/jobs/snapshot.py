@@ -115,7 +115,7 @@ def block_average(matrices: np.ndarray, size: int) -> np.ndarray:
 def take_snapshot(config: AttentionConfig, by_words: bool = False, ablate: frozenset = frozenset()) -> Snapshot:
     """Compute ``config`` (heads of ``ablate`` switched off), the display summaries and the analysis
     (runs in the worker); ``by_words``: the attention rolled up by words too."""
-    from .analysis_jobs import analyse, valid_ablation
+    from .analysis import analyse, valid_ablation
 
     ablate = valid_ablation(ablate, 1, config.heads)
     result = compute(config, ablate=ablate) if ablate else compute(config)

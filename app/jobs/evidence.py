@@ -10,7 +10,7 @@ from engine.analysis import patching
 from engine.analysis.flow import FLOW_TOKENS, attention_flow
 from engine.analysis.occlusion import occlusion
 
-from .minilm_mode import model as loaded_model
+from .trained import model as loaded_model
 
 
 def patch_prepare(model_name: str, clean: str, corrupt: str, answer: str | None, position: int | None):

@@ -5,7 +5,7 @@ Everything here runs in the worker (submitted through lanes). One layer of a
 ``layer_view`` (engine/models/decoder_view.py, as engine/models/bert_view.py for the encoders), so the heatmap,
 head grid, arithmetic, inspector and player show the decoder.
 
-The models are cached by app.minilm_mode (one loaded copy per registry name); every text runs
+The models are cached by app.jobs.trained (one loaded copy per registry name); every text runs
 through ``Decoder.run``, whose KV cache reuses the unchanged prefix of the last trace (typing at
 the end, generating, undoing compute only the new positions).
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.models.llama import DecoderTrace, pick_token, reshape_probabilities
 
-from . import minilm_mode
+from . import trained
 from .snapshot import OVERVIEW_SIZE, block_average, summarise
 from .window_memory import check_window_memory
 
@@ -24,7 +24,7 @@ PLAIN_SAMPLING = (1.0, 0, 1.0)  # temperature, top-k (0: all), top-p: the model'
 MAX_FRAGMENTS = 4  # a UTF-8 character has at most 4 bytes: pieces generated to finish one
 _last: dict = minilm_mode.shown_traces  # registry name → the last trace shown: the KV cache of the next keystroke
 SINK_SHARE = 0.5  # name the attention sink when the first token gets at least this share on average
-minilm_mode.on_release(lambda name: _last.pop(name, None))  # a released model's KV cache goes with it
+trained.on_release(lambda name: _last.pop(name, None))  # a released model's KV cache goes with it
 
 
 class DecoderView:
@@ -72,9 +72,9 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablat
     """Snapshot of ``layer`` for ``text`` by decoder ``name`` (trace attached, KV cache reused),
     the heads of ``ablate`` switched off (those the model has); ``by_words``: rolled up by words
     too (byte fragments join their character, characters their word)."""
-    from .analysis_jobs import valid_ablation
+    from .analysis import valid_ablation
 
-    model = minilm_mode.model(name, progress)
+    model = trained.model(name, progress)
     ablate = valid_ablation(ablate, model.config.num_layers, model.config.num_heads)
     tokenized = model.tokenize(text)
     check_window_memory(model, len(tokenized.input_ids))  # before computing: the snapshot on screen stays meanwhile
@@ -105,14 +105,14 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablat
 
 def next_token_logits(name: str, trace: DecoderTrace, position: int) -> dict:
     """Logits of the token after ``position`` and the display texts of the 64 likeliest (one job)."""
-    model = minilm_mode.model(name)
+    model = trained.model(name)
     logits = model.next_token_logits(trace, position)
     return {"trace": trace, "position": position, "logits": logits}
 
 
 def top_bars(name: str, logits: np.ndarray, k: int, temperature: float, top_k: int, top_p: float) -> dict:
     """The k likeliest next tokens after reshaping: {"ids", "texts", "probabilities"} (the bars)."""
-    model = minilm_mode.model(name)
+    model = trained.model(name)
     probabilities = reshape_probabilities(logits, temperature=temperature, top_k=top_k, top_p=top_p)
     count = min(k, probabilities.size)
     top = np.argpartition(-probabilities, count - 1)[:count]
@@ -124,7 +124,7 @@ def top_bars(name: str, logits: np.ndarray, k: int, temperature: float, top_k: i
 def generated_text(name: str, trace: DecoderTrace, greedy: bool, temperature: float, top_k: int, top_p: float,
                    seed: int | None = None) -> str:
     """The text with one more token: the likeliest, or one sampled from the reshaped distribution."""
-    model = minilm_mode.model(name)
+    model = trained.model(name)
     rng = np.random.default_rng(seed)
     ids, logits = trace.input_ids, trace.next_token_logits
     for _ in range(MAX_FRAGMENTS):  # a piece holding part of a character: finish the character first
@@ -141,7 +141,7 @@ def generated_text(name: str, trace: DecoderTrace, greedy: bool, temperature: fl
 
 def logit_lens(name: str, trace: DecoderTrace, position: int, top_k: int = 5) -> dict:
     """engine.models.llama.logit_lens at ``position`` with the display texts of every id it names."""
-    model = minilm_mode.model(name)
+    model = trained.model(name)
     lens = model.logit_lens(trace, position, top_k)
     texts = [[model.tokenizer.display([int(i)])[0] for i in row] for row in lens.top_ids]
     return {"trace": trace, "position": lens.position, "lens": lens, "texts": texts,

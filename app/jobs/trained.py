@@ -48,7 +48,7 @@ def model(name: str, progress=None):
 
 
 def on_release(hook) -> None:
-    """Call ``hook(name)`` whenever model ``name`` is released (decoder_mode drops its KV cache)."""
+    """Call ``hook(name)`` whenever model ``name`` is released (app/jobs/decoder_view.py drops its KV cache)."""
     _release_hooks.append(hook)
 
 
@@ -122,7 +122,7 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
     """Snapshot of ``layer`` for ``text`` by model ``name``, with the whole trace attached (for the
     layer views) and its analysis; ``by_words``: every layer's attention rolled up by words too;
     the heads of ``ablate`` switched off."""
-    from .analysis_jobs import analyse, run_bert, valid_ablation
+    from .analysis import analyse, run_bert, valid_ablation
 
     bert = plain = trace(name, text, progress)
     ablate = valid_ablation(ablate, plain.num_layers, plain.num_heads)

@@ -1,4 +1,4 @@
-"""Issue 13, window side: attention by words in the menus and exports, the comparison of one word
+"""Attention by words for the window (issue 13): the by-words exports, the comparison of one word
 across two sentences (any languages), and the model presets that open a real model.
 
 Everything that computes here runs in the worker (called through lanes): the GUI thread only
@@ -58,7 +58,7 @@ def compare_words(model_name: str, text_a: str, word_a: str, text_b: str, word_b
     Returns words_a / words_b (the sentences' words), index_a / index_b (the chosen words),
     cosines ((layers + 1,): cos of the two word vectors at the embeddings, then after each layer)
     and rows_a / rows_b ((layers, heads, w): the chosen word's attention row by words)."""
-    from .minilm_mode import trace
+    from .trained import trace
 
     out = {"texts": (text_a, text_b)}
     for side, text, word in (("a", text_a, word_a), ("b", text_b, word_b)):
@@ -94,8 +94,8 @@ def preset_finding(model_name: str, preset, progress=None) -> dict:
     template first and passes it as ``preset.caption``)."""
     from engine.analysis.meaning import strongest_head
 
-    from .minilm_mode import trace
-    from .text import fill
+    from .trained import trace
+    from ..text import fill
 
     text = preset.settings["text"]
     bert = trace(model_name, text, progress)
@@ -108,8 +108,8 @@ def preset_finding(model_name: str, preset, progress=None) -> dict:
         focus = finding.query_index
     caption = fill(preset.caption, finding.query, finding.key, finding.layer, finding.head, f"{finding.weight:.2f}")
     if getattr(preset, "evidence", ()):  # issue 21: what the single head does not show, from the model's runs
-        from .minilm_mode import model as loaded_model
-        from .preset_evidence import evidence_sentences
+        from .trained import model as loaded_model
+        from ..preset_evidence import evidence_sentences
 
         seen = words if getattr(preset, "by_words", False) else bert
         caption = " ".join([caption, *evidence_sentences(loaded_model(model_name), seen, preset, finding)])

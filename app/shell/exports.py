@@ -1,0 +1,134 @@
+"""File → Export: the heatmap as an image, the step-through, the data, the clipboard. Images are
+drawn here (widgets live in the GUI thread); files are written in the worker's export lane."""
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication as Q, QObject, Qt
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
+
+from engine import EngineError
+from engine.models import model_info
+
+from ..text import fill
+
+
+def saved_to(save, result, path: str) -> str:
+    """The export job: ``save(result, path)``, answering with the path written."""
+    save(result, path)
+    return path
+
+
+class Exports(QObject):
+    """File → Export and the clipboard; the files are written in the worker's export lane."""
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.w = window
+        self._export_lane = window.controller.worker.lane("export", self)
+        self._export_lane.done.connect(self._on_exported)
+        self._export_lane.failed.connect(self._on_export_failed)
+
+    def export_heatmap_dialog(self, all_heads: bool = False) -> None:
+        if self.w.controller.snapshot is None:
+            return
+        default = "attention-all-heads.png" if all_heads else f"attention-head{self.w.controller.head}.png"
+        path, chosen = QFileDialog.getSaveFileName(self.w, Q.translate("MainWindow", "Export heatmap"), self.w.sessions.last_folder(default, "image"),
+                                                   Q.translate("MainWindow", "PNG image (*.png);;SVG drawing (*.svg)"))
+        if not path:
+            return
+        if not path.lower().endswith((".png", ".svg")):
+            path += ".svg" if "svg" in chosen.lower() else ".png"
+        width = 1600
+        if path.lower().endswith(".png"):
+            width, ok = QInputDialog.getInt(self.w, Q.translate("MainWindow", "Image width"), Q.translate("MainWindow", "Width in pixels:"), 1600, 64, 16384, 100)
+            if not ok:
+                return
+        self.export_heatmap(path, "all" if all_heads else self.w.controller.head, width)
+
+    def export_heatmap(self, path: str, head, width: int = 1600) -> bool:
+        from ..render import export_figure
+
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            export_figure(self.w.controller.snapshot.result, path, head=head, stage=self.w.controller.stage, width=width,
+                          label=self._figure_label())
+        except (EngineError, OSError) as error:
+            self.w.warn(Q.translate("MainWindow", "Could not export the image"), error)
+            return False
+        finally:
+            QApplication.restoreOverrideCursor()
+        self.w.sessions.remember_folder("image", path)
+        self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Exported %1"), path), 4000)
+        return True
+
+    def export_steps_dialog(self) -> None:
+        if self.w.controller.snapshot is None:
+            return
+        path, chosen = QFileDialog.getSaveFileName(
+            self.w, Q.translate("MainWindow", "Export step-through"), self.w.sessions.last_folder("steps.gif", "image"),
+            Q.translate("MainWindow", "Animated GIF (*.gif);;MP4 video (*.mp4);;PDF handout (*.pdf)"))
+        if path:
+            if not path.lower().endswith((".gif", ".mp4", ".pdf")):
+                path += ".mp4" if "mp4" in chosen.lower() else ".pdf" if "pdf" in chosen.lower() else ".gif"
+            self.export_steps(path)
+
+    def export_steps(self, path: str) -> bool:
+        """Grab the player's stages here (widgets live in this thread); encode them in the worker."""
+        from ..step_export import export_steps, grab_stages
+
+        player = self.w.navigation.show_player()
+        if player.shown_result() is None:
+            self.w.warn(Q.translate("MainWindow", "Could not export the step-through"),
+                       EngineError("the player has no result yet: wait for the computation and try again"))
+            return False
+        pages = grab_stages(player)
+        self.w.sessions.remember_folder("image", path)
+        title = self.w.controller.config.text if self.w.controller.config.text else ""
+        self._export_lane.submit(saved_to, lambda result, target: export_steps(result, target, title=title),
+                                 pages, path)
+        return True
+
+    def export_data_dialog(self) -> None:
+        if self.w.controller.snapshot is None:
+            return
+        path, chosen = QFileDialog.getSaveFileName(
+            self.w, Q.translate("MainWindow", "Export data"), self.w.sessions.last_folder("attention.npz", "data"),
+            Q.translate("MainWindow", "NumPy arrays (*.npz);;JSON (*.json);;CSV weights (*.csv)"))
+        if path:
+            if not path.lower().endswith((".npz", ".json", ".csv")):
+                path += "." + ("json" if "json" in chosen.lower() else "csv" if "csv" in chosen.lower() else "npz")
+            self.export_data(path)
+
+    def export_data(self, path: str) -> None:
+        """Write the trace in the worker (large traces take seconds); report when done."""
+        from engine.files.export import save_trace
+
+        result = self.w.controller.snapshot.result
+        self.w.sessions.remember_folder("data", path)
+        from ..jobs.words import save_trace_with_words
+
+        save = save_trace if not self.w.controller.by_words else save_trace_with_words  # + words, word_attentions
+        self._export_lane.submit(saved_to, save, result, path)
+
+    def _on_exported(self, path: str) -> None:
+        self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Exported %1"), path), 4000)
+
+    def _on_export_failed(self, error) -> None:
+        self.w.warn(Q.translate("MainWindow", "Could not export the data"), error)
+
+    def _figure_label(self) -> str:
+        snapshot = self.w.controller.snapshot
+        if snapshot is None or model_info(snapshot.model).configurable:
+            return ""
+        return fill(Q.translate("MainWindow", "%1, layer %2"), Q.translate("Model", model_info(snapshot.model).title),
+                    snapshot.layer)
+
+    def copy_image(self) -> None:
+        from ..render import render_image
+
+        if self.w.controller.snapshot is None:
+            return
+        image = render_image(self.w.controller.snapshot.result, head=self.w.controller.head, stage=self.w.controller.stage,
+                             width=1200, label=self._figure_label())
+        QApplication.clipboard().setImage(image)
+        self.w.statusBar().showMessage(Q.translate("MainWindow", "Heatmap copied to the clipboard"), 3000)
+

@@ -1,0 +1,32 @@
+"""The window's command-line options, declared once: ``./run --help`` (cli/commands.py's top
+parser), the window's own parsing at start (app/startup.py) and the dispatch that tells a window
+start from a command all read this table. Standard library only (exporting never imports Qt)."""
+from __future__ import annotations
+
+import argparse
+
+# option → argparse keywords; a new window option is one row here
+WINDOW_OPTIONS: dict[str, dict] = {
+    "--session": dict(metavar="FILE", help="open this session file at start"),
+    "--text": dict(help="start with this sentence"),
+    "--model": dict(metavar="NAME|FILE.gguf|FOLDER",
+                    help="start with this model: a registry name (e.g. smollm2), a local GGUF file or a Hugging "
+                         "Face model folder (bert, roberta, gpt2, llama, qwen2, qwen3)"),
+}
+
+
+def add_window_options(parser: argparse.ArgumentParser) -> None:
+    for flag, keywords in WINDOW_OPTIONS.items():
+        parser.add_argument(flag, **keywords)
+
+
+def starts_window(args: list[str]) -> bool:
+    """True when the arguments (program name left out) open the window rather than run a command."""
+    return not args or any(args[0] == flag or args[0].startswith(flag + "=") for flag in WINDOW_OPTIONS)
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """The window's options (argparse's own errors: usage and exit code 2)."""
+    parser = argparse.ArgumentParser(prog="main.py", description="Attention Explorer: watch self-attention work.")
+    add_window_options(parser)
+    return parser.parse_args(argv)
