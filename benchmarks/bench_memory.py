@@ -123,7 +123,7 @@ while low < high:  # the most words whose tokens fit the limit
     else:
         high = middle - 1
 text = " ".join(words[:low])
-from app.window_memory import window_longest
+from app.jobs.window_memory import window_longest
 window_limit = window_longest(model.config, DEFAULT_MEMORY_BUDGET)
 low, high = 1, len(words)
 while low < high:  # the same for the window's limit (two computations held at once)
@@ -184,7 +184,7 @@ out["pairs"] = len(compared["pairs"])
 LOADS = {
     "three GGUF models in turn (item 7)": """
 import shutil
-from app import minilm_mode
+from app.jobs import trained as minilm_mode
 names = []
 for letter in "abc":
     copy = setup["tmp"] + "/" + letter + ".gguf"

@@ -177,7 +177,7 @@ def test_the_cli_refuses_an_export_that_does_not_fit(tmp_path, monkeypatch, caps
 
 
 def test_window_check_is_the_hand_count(tiny_decoder):
-    from app.window_memory import check_window_memory
+    from app.jobs.window_memory import check_window_memory
 
     c = tiny_decoder.config
     n = 6
@@ -194,7 +194,7 @@ def test_window_check_is_the_hand_count(tiny_decoder):
 
 def test_the_decoder_comparison_keeps_no_trace(tmp_path):
     """Issue 26 #6: the comparison kept whole decoder traces (two cached, one as the KV cache)."""
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
     from app.pretrained import take_pretrained_snapshot
     from engine.models import register_gguf
     from tests.tiny_gguf import write_tiny_gguf
@@ -241,7 +241,7 @@ def test_a_decoder_json_export_is_refused_before_loading(tmp_path, monkeypatch, 
 def test_a_decoder_trace_on_screen_is_not_cached_again(tmp_path):
     """Ranking heads or finding the strongest head on the text on screen ran and cached its whole
     trace a second time (a third trace during the next edit)."""
-    from app import minilm_mode
+    from app.jobs import trained as minilm_mode
     from app.pretrained import take_pretrained_snapshot
     from engine.models import register_gguf
     from tests.tiny_gguf import write_tiny_gguf

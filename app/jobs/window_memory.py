@@ -13,7 +13,7 @@ from engine.core.memory import WINDOW_TRACES, check_window_budget
 from engine.models.llama import estimate_forward_bytes
 from engine.toy.config import DEFAULT_MEMORY_BUDGET
 
-from .jobs.snapshot import DISPLAY_SIZE
+from .snapshot import DISPLAY_SIZE
 
 
 def view_bytes(n: int, config) -> int:
