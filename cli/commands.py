@@ -495,7 +495,7 @@ def _export_model_steps(options) -> None:
         raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {facts.layers - 1}")
     head = _parse_head(options.head, facts.heads)
     _image_exporter()  # names a missing Qt now
-    from .step_export import export_steps, stages_of
+    from app.step_export import export_steps, stages_of
 
     pages = stages_of(AttentionConfig(text=options.text), head=0 if head == "all" else head, model=options.model,
                       layer=layer, timeout=600.0)

@@ -51,7 +51,8 @@ def main() -> None:
     app = QApplication(sys.argv[:1])
     from app import lesson_views
     from app.fonts import install_cjk_font
-    from app.window import MainWindow, use_settings_folder
+    from app.shell.identity import use_settings_folder
+    from app.window import MainWindow
 
     use_settings_folder(tempfile.mkdtemp())
     install_cjk_font(app)

@@ -147,7 +147,8 @@ def open_window(app):
     """A fresh main window (its settings in a new temporary folder, the CJK font installed) at
     (0, 0), 1560 × 1000, shown and settled."""
     from app.fonts import install_cjk_font
-    from app.window import MainWindow, use_settings_folder
+    from app.shell.identity import use_settings_folder
+    from app.window import MainWindow
 
     use_settings_folder(tempfile.mkdtemp())
     install_cjk_font(app)
@@ -214,6 +215,8 @@ def main() -> None:
     if os.environ.get("SCREENSHOTS_ONLY") == "decoder":
         return decoder_only()
     app = QApplication(sys.argv[:1])
+    from app.multilingual_window import model_preset_index
+
     window = open_window(app)
     if os.environ.get("SCREENSHOTS_SEEDS_ONLY"):  # only the tutorials' scenes, in Chinese, at the screen's size
         window = window.switch_language("zh_CN")

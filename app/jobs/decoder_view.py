@@ -22,7 +22,7 @@ from .window_memory import check_window_memory
 NEXT_BARS = 10  # next tokens in the bars made with the snapshot (the next-token panel shows as many)
 PLAIN_SAMPLING = (1.0, 0, 1.0)  # temperature, top-k (0: all), top-p: the model's own distribution
 MAX_FRAGMENTS = 4  # a UTF-8 character has at most 4 bytes: pieces generated to finish one
-_last: dict = minilm_mode.shown_traces  # registry name → the last trace shown: the KV cache of the next keystroke
+_last: dict = trained.shown_traces  # registry name → the last trace shown: the KV cache of the next keystroke
 SINK_SHARE = 0.5  # name the attention sink when the first token gets at least this share on average
 trained.on_release(lambda name: _last.pop(name, None))  # a released model's KV cache goes with it
 
@@ -134,7 +134,7 @@ def generated_text(name: str, trace: DecoderTrace, greedy: bool, temperature: fl
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
-            with minilm_mode.unkept(model):  # the text's snapshot follows; this trace is only for its logits
+            with trained.unkept(model):  # the text's snapshot follows; this trace is only for its logits
                 logits = model.run_ids(ids).next_token_logits
     return model.tokenizer.tokens_from_ids(ids)[0]
 
