@@ -74,6 +74,11 @@ class DockGroups(QObject):
             self.toolbar.addAction(action)
             self.actions[name] = action
         self.actions[self.current].setChecked(True)
+        self._fit_timer = QTimer(self)  # the window's first show and resizes: the bottom panel fitted again
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(50)
+        self._fit_timer.timeout.connect(lambda: self._fit(self._shown_key()))
+        window.installEventFilter(self)
         for key in self.group_of:
             docks[key].visibilityChanged.connect(lambda visible, k=key: self._on_visibility(k, visible))
             docks[key].installEventFilter(self)  # raise_() of a dock in another group: go there
@@ -112,12 +117,30 @@ class DockGroups(QObject):
             share = BOTTOM_SHARE.get(name, 0) * (0.85 if self.window.height() < 700 else 1.0)  # small screens: the
             height = self._heights.get(name) or int(self.window.height() * share) or None  # input and heatmap first
             if height and self.window.isVisible():
-                from .layout_sizes import keep_head_grid_whole
+                from .layout_sizes import set_bottom_height
 
-                self.window.resizeDocks([self.docks[shown]], [height], Qt.Orientation.Vertical)
-                QTimer.singleShot(0, lambda: keep_head_grid_whole(self.window))  # once the new heights are laid out
+                set_bottom_height(self.window, shown, height)
+                # once the new heights are laid out (and the lazy panel built): a group shown at its
+                # default share grows to what its panel needs; one the user left at a height keeps it
+                QTimer.singleShot(0, lambda: self._fit(shown if name not in self._heights else None))
         finally:
             self._switching = False
+
+    def _fit(self, key: str | None, tries: int = 3) -> None:
+        from .layout_sizes import fit_bottom, keep_head_grid_whole
+
+        if key is not None and self.group_of.get(key) == self.current:
+            panel = self.window.panel(key)  # a lazy panel counts once built and shown (Qt shows it a turn later)
+            if panel.isHidden() and tries > 0:
+                QTimer.singleShot(0, lambda: self._fit(key, tries - 1))
+                return
+            fit_bottom(self.window, key)
+        keep_head_grid_whole(self.window)
+
+    def _shown_key(self) -> str | None:
+        """The current group's dock on top of its tabs, if any."""
+        return next((k for k in self.keys(self.current) if self.docks[k].isVisible()
+                     and not self.docks[k].visibleRegion().isEmpty()), None)
 
     def forget_heights(self) -> None:
         """Reset layout: every group starts again from its default share of the height."""
@@ -138,6 +161,9 @@ class DockGroups(QObject):
         by code, as before the groups) switches to that group; a dock the user closed stays closed."""
         from PySide6.QtCore import QEvent
 
+        if watched is self.window and event.type() in (QEvent.Type.Show, QEvent.Type.Resize):
+            self._fit_timer.start()  # the first show, a maximised or resized window: once it settles
+            return False
         if event.type() == QEvent.Type.ZOrderChange and not self._switching and isinstance(watched, QDockWidget):
             key = next((k for k, dock in self.docks.items() if dock is watched), None)
             if key in self.group_of and self.group_of[key] != self.current and watched.isHidden() \

@@ -389,15 +389,15 @@ class HeatmapView(pg.GraphicsLayoutWidget):
         self.updateGeometry()  # the token labels' width is part of the minimum width
 
     def minimumSizeHint(self):  # noqa: N802 - Qt name
-        """At least as wide as the scene's items need side by side (token labels, the title, the
-        colour bar and its numbers): a narrower widget drew the colour bar past its edge, clipped
-        (issue 25.9: the vector diffs' "output − x" at 1024 × 600). Heights stay free: a short
-        view thins its labels out (update_ticks)."""
+        """At least the size the scene's items need (token labels, the title, the colour bar and
+        its numbers, the axes): a smaller widget drew the colour bar and the bottom axis past its
+        edge, clipped (issue 25.9: the vector diffs' "output − x" and the positional lab's PE map at
+        1024 × 600). A short view still thins its row labels out (update_ticks)."""
         from PySide6.QtCore import QSize
 
         hint = super().minimumSizeHint()
         need = self.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
-        return QSize(max(hint.width(), math.ceil(need.width())), hint.height())
+        return QSize(max(hint.width(), math.ceil(need.width())), max(hint.height(), math.ceil(need.height())))
 
     def matrix(self) -> np.ndarray | None:
         """The matrix last given to :meth:`set_matrix` (as given, −∞ kept)."""

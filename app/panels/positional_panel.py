@@ -170,6 +170,9 @@ class PositionalPanel(Panel):
         self.pe_map.setObjectName("peHeatmap")
         self.pe_map.set_axis_titles(self.tr("token (position)"), self.tr("dimension"))
         layout.addWidget(self.pe_map, 1)
+        from ..layout_sizes import KeepHeightForWidth
+
+        self._page_height = KeepHeightForWidth(page)  # the wrapped formulas and the whole map (issue 25.9)
         return page
 
     def _build_rope(self) -> QWidget:
