@@ -417,7 +417,7 @@ class HeatmapView(pg.GraphicsLayoutWidget):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
         from PySide6.QtCore import QEvent
 
-        if watched is self.ci and event.type() == QEvent.Type.LayoutRequest:
+        if event.type() == QEvent.Type.LayoutRequest and watched is self.__dict__.get("ci"):
             self.updateGeometry()
         return False
 
