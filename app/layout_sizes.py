@@ -82,6 +82,7 @@ def keep_head_grid_whole(window) -> None:
 # the top row (input, heatmap, head grid and arithmetic) keeps this share of its and the bottom area's
 # height, and at least these pixels: at 1024 × 600 less scrolled the head grid, the arithmetic and the chips
 TOP_KEEP = (0.45, 255)
+TOP_MOST = 0.62  # … and the head grid's rows may claim no more of it than this
 TOP_LEAST = 240  # px: a bottom panel that needs it may take the top down to this (the head grid whole above the arithmetic)
 
 
@@ -107,14 +108,27 @@ def fit_bottom(window, key: str) -> None:
     chrome = dock.height() - dock.widget().viewport().height()  # title bar (and frame)
     need = panel_height(window, key) + chrome + 2  # 2: a wrapped line's height moves with the width
     total = dock.height() + above.height()
-    most = total - max(int(TOP_KEEP[0] * total), TOP_KEEP[1])  # a default share no larger
-    height = min(max(dock.height(), need), most) if need <= most else min(need, total - TOP_LEAST)
+    least = top_least(window, total)
+    most = total - max(int(TOP_KEEP[0] * total), TOP_KEEP[1], least)  # a default share no larger
+    height = min(max(dock.height(), need), most) if need <= most else min(need, total - least)
     if abs(height - dock.height()) > 1:  # both sides: given alone, Qt scales the one size with the old others
         window.resizeDocks([above, dock], [total - height, height], Qt.Orientation.Vertical)
         # laid out now: the next resizeDocks (the chips, the head grid) reads the docks' new heights, or
         # it writes its column's old height back and undoes this one
         window.layout().activate()
     keep_tokens_whole(window)
+
+
+def top_least(window, total: int) -> int:
+    """Height the top row needs: TOP_LEAST, or the head grid's rows (two or three with 8 or 12 heads)
+    over the arithmetic's smallest size and its tab bar, but never more than TOP_MOST of ``total``."""
+    heads, below = window.docks["heads"], window.docks["arithmetic"]
+    need = TOP_LEAST
+    if not (heads.isHidden() or heads.isFloating() or below.isHidden() or below.isFloating()) \
+            and heads.widget() is not None:
+        title = heads.height() - heads.widget().viewport().height()
+        need = max(need, panel_height(window, "heads") + title + below.minimumSizeHint().height() + 34)
+    return min(need, int(TOP_MOST * total))
 
 
 def keep_tokens_whole(window) -> None:

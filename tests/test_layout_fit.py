@@ -163,3 +163,23 @@ def test_token_chips_keep_their_row_under_the_form(window):
         chips = window.docks["tokens"]
         assert dock_scrolls(chips) == [], (size, chips.widget().viewport().size())
         assert chips.widget().viewport().height() <= panel_height(window, "tokens") + 40, size
+
+
+def test_model_layers_rows_share_the_grids_height(qapp):
+    """Twelve layers (e5) at 1366 × 768: each row was as tall as its label's text and the last two
+    rows were drawn below the grid's edge."""
+    import pyqtgraph as pg
+
+    from app.panels.layers_panel import _RowLabel
+
+    grid = pg.GraphicsLayoutWidget()
+    for layer in range(12):
+        grid.addItem(_RowLabel(f"layer {layer}", size="8pt"), row=layer, col=0)
+        grid.addViewBox(row=layer, col=1, lockAspect=True, enableMouse=False)
+    grid.resize(600, 200)
+    grid.show()
+    for _ in range(5):
+        QApplication.processEvents()
+    assert clipped_items(grid) == [], clipped_items(grid)
+    grid.hide()
+    grid.deleteLater()

@@ -232,7 +232,10 @@ class LayersPanel(Panel):
             self.grid.clear()
             self.thumbs = []
             for layer in range(layers):
-                self.grid.addLabel(fill(self.tr("layer %1"), layer), row=layer, col=0, size="8pt", color="#333")
+                # a row as tall as its label's text made twelve layers 324 px tall: the last rows were cut
+                # off the bottom at 1366 × 768 (issue 25.9); the rows share the height the grid has
+                self.grid.addItem(_RowLabel(fill(self.tr("layer %1"), layer), size="8pt", color="#333"),
+                                  row=layer, col=0)
                 row = []
                 for head in range(heads):
                     view = self.grid.addViewBox(row=layer, col=head + 1, lockAspect=True, enableMouse=False, invertY=True)
@@ -376,3 +379,14 @@ def _default_key(tokens: list[str]) -> int:
         if text not in ("[CLS]", "[SEP]"):
             return index
     return 0
+
+
+class _RowLabel(pg.LabelItem):
+    """A row's name that lets its row be shorter than the text (pyqtgraph's label sets its minimum
+    height to the text's on every resize); the text is centred on the row and may overlap its neighbours."""
+
+    def updateMin(self) -> None:  # noqa: N802 - pyqtgraph's name
+        super().updateMin()
+        self.setMinimumHeight(0)
+        width = self._sizeHint[Qt.SizeHint.MinimumSize][0]
+        self._sizeHint[Qt.SizeHint.MinimumSize] = (width, 0)
