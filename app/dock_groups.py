@@ -79,6 +79,9 @@ class DockGroups(QObject):
         self._fit_timer.setInterval(50)
         self._fit_timer.timeout.connect(lambda: self._fit(self._shown_key()))
         window.installEventFilter(self)
+        heads = getattr(window, "panels", {}).get("heads")
+        if heads is not None and hasattr(heads, "rowsChanged"):  # 8 or 12 heads: a taller top row, fitted again
+            heads.rowsChanged.connect(self._fit_timer.start)
         for key in self.group_of:
             docks[key].visibilityChanged.connect(lambda visible, k=key: self._on_visibility(k, visible))
             docks[key].installEventFilter(self)  # raise_() of a dock in another group: go there
@@ -134,7 +137,8 @@ class DockGroups(QObject):
             if panel.isHidden() and tries > 0:
                 QTimer.singleShot(0, lambda: self._fit(key, tries - 1))
                 return
-            fit_bottom(self.window, key)
+            fit_bottom(self.window, key)  # the head grid too
+            return
         keep_head_grid_whole(self.window)
 
     def _shown_key(self) -> str | None:

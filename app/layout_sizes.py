@@ -100,8 +100,9 @@ def panel_height(window, key: str) -> int:
 def fit_bottom(window, key: str) -> None:
     """Raise the bottom dock ``key`` to the height its panel needs, so it does not scroll (issue 25.9:
     the vector diffs' axes, the player's charts, the layer grids were cut at 1024 × 600), taken from
-    the heatmap above down to TOP_LEAST; lower a default share that leaves the top less than TOP_KEEP.
-    A panel that needs still more scrolls."""
+    the heatmap above down to what the top row needs (top_least); lower a default share that leaves
+    the top less than TOP_KEEP. A panel that needs still more scrolls. Then the head grid and the token
+    chips get their rows within the top row."""
     dock, above = window.docks[key], window.docks["attention"]
     if any(d.isHidden() or d.isFloating() for d in (dock, above)) or dock.widget() is None:
         return
@@ -111,12 +112,16 @@ def fit_bottom(window, key: str) -> None:
     least = top_least(window, total)
     most = total - max(int(TOP_KEEP[0] * total), TOP_KEEP[1], least)  # a default share no larger
     height = min(max(dock.height(), need), most) if need <= most else min(need, total - least)
-    if abs(height - dock.height()) > 1:  # both sides: given alone, Qt scales the one size with the old others
-        window.resizeDocks([above, dock], [total - height, height], Qt.Orientation.Vertical)
-        # laid out now: the next resizeDocks (the chips, the head grid) reads the docks' new heights, or
-        # it writes its column's old height back and undoes this one
-        window.layout().activate()
+    # both sides: given alone, Qt scales the one size with the others' old ones; laid out at once, or the
+    # next resizeDocks reads the docks' old heights and writes them back
+    window.resizeDocks([above, dock], [total - height, height], Qt.Orientation.Vertical)
+    window.layout().activate()
     keep_tokens_whole(window)
+    keep_head_grid_whole(window)
+    # resizing a column's docks sets its whole dock area to their sum, without the arithmetic's tab bar:
+    # the line between top and bottom moved ~26 px down each time; put it back
+    window.resizeDocks([above, dock], [total - height, height], Qt.Orientation.Vertical)
+    window.layout().activate()
 
 
 def top_least(window, total: int) -> int:
