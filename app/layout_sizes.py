@@ -7,6 +7,8 @@ after every first start and reset, for the size the window has then.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from PySide6.QtCore import QObject, Qt
 
 # (share of the width, fewest pixels, most pixels) for the left and right columns; the heatmap
@@ -74,9 +76,10 @@ def keep_head_grid_whole(window) -> None:
     title = heads.height() - heads.widget().height() if heads.widget() is not None else 24
     need = panel.minimumSizeHint().expandedTo(panel.minimumSize()).height() + max(title, 0) + 6
     total = heads.height() + below.height()
-    if heads.height() < need and total - need >= 64:  # the arithmetic keeps a few lines
-        window.resizeDocks([heads, below], [need, total - need], Qt.Orientation.Vertical)
-        window.layout().activate()  # see fit_bottom
+    need = min(need, total - below.minimumSizeHint().height())  # more than the arithmetic can give: Qt did nothing
+    if heads.height() < need:
+        with _line_kept(window):
+            window.resizeDocks([heads, below], [need, total - need], Qt.Orientation.Vertical)
 
 
 # the top row (input, heatmap, head grid and arithmetic) keeps this share of its and the bottom area's
@@ -118,10 +121,6 @@ def fit_bottom(window, key: str) -> None:
     window.layout().activate()
     keep_tokens_whole(window)
     keep_head_grid_whole(window)
-    # resizing a column's docks sets its whole dock area to their sum, without the arithmetic's tab bar:
-    # the line between top and bottom moved ~26 px down each time; put it back
-    window.resizeDocks([above, dock], [total - height, height], Qt.Orientation.Vertical)
-    window.layout().activate()
 
 
 def top_least(window, total: int) -> int:
@@ -132,7 +131,7 @@ def top_least(window, total: int) -> int:
     if not (heads.isHidden() or heads.isFloating() or below.isHidden() or below.isFloating()) \
             and heads.widget() is not None:
         title = heads.height() - heads.widget().viewport().height()
-        need = max(need, panel_height(window, "heads") + title + below.minimumSizeHint().height() + 34)
+        need = max(need, panel_height(window, "heads") + title + below.minimumSizeHint().height() + 50)  # 50: tab bar, separators
     return min(need, int(TOP_MOST * total))
 
 
@@ -145,8 +144,8 @@ def keep_tokens_whole(window) -> None:
     need = panel_height(window, "tokens") + chips.height() - chips.widget().viewport().height()
     total = form.height() + chips.height()
     if chips.height() < need and total - need >= 120:
-        window.resizeDocks([form, chips], [total - need, need], Qt.Orientation.Vertical)
-        window.layout().activate()
+        with _line_kept(window):
+            window.resizeDocks([form, chips], [total - need, need], Qt.Orientation.Vertical)
 
 
 def set_bottom_height(window, key: str, height: int) -> None:
@@ -184,3 +183,27 @@ class KeepHeightForWidth(QObject):
                 if need != self._widget.minimumHeight():
                     self._widget.setMinimumHeight(need)
         return False
+
+
+@contextmanager
+def _line_kept(window):
+    """Resize a column's docks inside: laid out at once (the next resizeDocks would read the old heights
+    and write them back), and the line between the top row and the bottom group put back where it was
+    (a column's resize sets its whole dock area to the docks' sum, which leaves out the arithmetic's tab
+    bar: the line moved ~26 px down each time, issue 25.9)."""
+    above = window.docks["attention"]
+    bottom = next((d for d in shown_bottom(window)), None)
+    heights = (above.height(), bottom.height()) if bottom is not None and above.isVisible() else None
+    yield
+    window.layout().activate()
+    if heights is not None:
+        window.resizeDocks([above, bottom], list(heights), Qt.Orientation.Vertical)
+        window.layout().activate()
+
+
+def shown_bottom(window):
+    """The bottom docks on screen (the current group's tab on top), docked."""
+    groups = getattr(window, "dock_groups", None)
+    keys = groups.keys(groups.current) if groups is not None else ()
+    return [window.docks[k] for k in keys if window.docks[k].isVisible() and not window.docks[k].isFloating()
+            and not window.docks[k].visibleRegion().isEmpty()]
