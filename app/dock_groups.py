@@ -79,6 +79,16 @@ class DockGroups(QObject):
         self._fit_timer.setInterval(50)
         self._fit_timer.timeout.connect(lambda: self._fit(self._shown_key()))
         window.installEventFilter(self)
+        self._chips_timer = QTimer(self)  # more tokens, more rows of chips: the chips' dock grows under the form
+        self._chips_timer.setSingleShot(True)
+        self._chips_timer.setInterval(50)
+        self._chips_timer.timeout.connect(self._fit_chips)
+        chips = docks.get("tokens")
+        if chips is not None and chips.widget() is not None and hasattr(chips.widget(), "widget"):
+            chips.widget().widget().installEventFilter(self)  # its holder: LayoutRequest when its minimum changes
+        controller = getattr(window, "controller", None)
+        if controller is not None:  # a new sentence: its chips laid out, then their rows fitted
+            controller.snapshotArrived.connect(lambda *_: self._chips_timer.start())
         heads = getattr(window, "panels", {}).get("heads")
         if heads is not None and hasattr(heads, "rowsChanged"):  # 8 or 12 heads: a taller top row, fitted again
             heads.rowsChanged.connect(self._fit_timer.start)
@@ -141,6 +151,12 @@ class DockGroups(QObject):
             return
         keep_head_grid_whole(self.window)
 
+    def _fit_chips(self) -> None:
+        from .layout_sizes import keep_tokens_whole
+
+        if self.window.isVisible():
+            keep_tokens_whole(self.window)
+
     def _shown_key(self) -> str | None:
         """The current group's dock on top of its tabs, if any."""
         return next((k for k in self.keys(self.current) if self.docks[k].isVisible()
@@ -165,6 +181,10 @@ class DockGroups(QObject):
         by code, as before the groups) switches to that group; a dock the user closed stays closed."""
         from PySide6.QtCore import QEvent
 
+        if event.type() == QEvent.Type.LayoutRequest and "tokens" in self.docks \
+                and watched is getattr(self.docks["tokens"].widget(), "widget", lambda: None)():
+            self._chips_timer.start()
+            return False
         if watched is self.window and event.type() in (QEvent.Type.Show, QEvent.Type.Resize):
             self._fit_timer.start()  # the first show, a maximised or resized window: once it settles
             return False

@@ -141,7 +141,9 @@ def keep_tokens_whole(window) -> None:
     form, chips = window.docks["input"], window.docks["tokens"]
     if any(d.isHidden() or d.isFloating() for d in (form, chips)) or chips.widget() is None:
         return
-    need = panel_height(window, "tokens") + chips.height() - chips.widget().viewport().height()
+    panel = window.panels["tokens"]
+    rows = panel.rows_height() if hasattr(panel, "rows_height") else 0
+    need = max(panel_height(window, "tokens"), rows) + chips.height() - chips.widget().viewport().height()
     total = form.height() + chips.height()
     if chips.height() < need and total - need >= 120:
         with _line_kept(window):

@@ -183,3 +183,19 @@ def test_model_layers_rows_share_the_grids_height(qapp):
     assert clipped_items(grid) == [], clipped_items(grid)
     grid.hide()
     grid.deleteLater()
+
+
+def test_every_row_of_chips_is_shown_after_a_longer_sentence(window):
+    """A sixteen-token sentence in a 300-pixel column wraps its chips to three rows: the chips' dock
+    kept one row's height and the third row was cut under an input column with room to spare."""
+    _at(window, "1920x1080")
+    window.docks["input"].setMinimumWidth(0)
+    window.resizeDocks([window.docks["input"]], [300], Qt.Orientation.Horizontal)
+    window.controller.set_config(window.controller.config.replace(
+        text="The animal didn't cross the street because it was too tired today and then slept"), immediate=True)
+    _settle(window, 0.4)
+    panel = window.panels["tokens"]
+    chips = panel.chips
+    last = chips.visualRect(panel.model.index(panel.count() - 1))
+    assert last.bottom() <= chips.viewport().height(), (last, chips.viewport().size())
+    assert chips.visualRect(panel.model.index(0)).top() >= 0
