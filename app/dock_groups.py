@@ -86,6 +86,17 @@ class DockGroups(QObject):
         chips = docks.get("tokens")
         if chips is not None and chips.widget() is not None and hasattr(chips.widget(), "widget"):
             chips.widget().widget().installEventFilter(self)  # its holder: LayoutRequest when its minimum changes
+        self._grow_timer = QTimer(self)  # the shown panel's content changed (the player's next stage): grow to it
+        self._grow_timer.setSingleShot(True)
+        self._grow_timer.setInterval(50)
+        self._grow_timer.timeout.connect(self._grow)
+        self._holders = {}
+        for key in self.group_of:
+            scroll = docks[key].widget()
+            holder = scroll.widget() if scroll is not None and hasattr(scroll, "widget") else None
+            if holder is not None:
+                holder.installEventFilter(self)  # LayoutRequest: its panel's minimum may have changed
+                self._holders[holder] = key
         controller = getattr(window, "controller", None)
         if controller is not None:  # a new sentence: its chips laid out, then their rows fitted
             controller.snapshotArrived.connect(lambda *_: self._chips_timer.start())
@@ -151,6 +162,13 @@ class DockGroups(QObject):
             return
         keep_head_grid_whole(self.window)
 
+    def _grow(self) -> None:
+        from .layout_sizes import fit_bottom
+
+        key = self._shown_key()
+        if key is not None and self.window.isVisible() and not self._switching:
+            fit_bottom(self.window, key, grow_only=True)
+
     def _fit_chips(self) -> None:
         from .layout_sizes import keep_tokens_whole
 
@@ -181,6 +199,11 @@ class DockGroups(QObject):
         by code, as before the groups) switches to that group; a dock the user closed stays closed."""
         from PySide6.QtCore import QEvent
 
+        holders = self.__dict__.get("_holders") or {}
+        if event.type() == QEvent.Type.LayoutRequest and holders.get(watched) is not None:
+            if holders[watched] == self._shown_key():
+                self._grow_timer.start()
+            return False
         if event.type() == QEvent.Type.LayoutRequest and "tokens" in self.docks \
                 and watched is getattr(self.docks["tokens"].widget(), "widget", lambda: None)():
             self._chips_timer.start()

@@ -100,12 +100,13 @@ def panel_height(window, key: str) -> int:
                holder.heightForWidth(width) if holder.hasHeightForWidth() and width > 0 else 0)
 
 
-def fit_bottom(window, key: str) -> None:
+def fit_bottom(window, key: str, grow_only: bool = False) -> None:
     """Raise the bottom dock ``key`` to the height its panel needs, so it does not scroll (issue 25.9:
     the vector diffs' axes, the player's charts, the layer grids were cut at 1024 × 600), taken from
     the heatmap above down to what the top row needs (top_least); lower a default share that leaves
     the top less than TOP_KEEP. A panel that needs still more scrolls. Then the head grid and the token
-    chips get their rows within the top row."""
+    chips get their rows within the top row. ``grow_only``: a panel whose content changed (the player's
+    next stage) may grow the dock, never shrink a height the user chose."""
     dock, above = window.docks[key], window.docks["attention"]
     if any(d.isHidden() or d.isFloating() for d in (dock, above)) or dock.widget() is None:
         return
@@ -115,6 +116,8 @@ def fit_bottom(window, key: str) -> None:
     least = top_least(window, total)
     most = total - max(int(TOP_KEEP[0] * total), TOP_KEEP[1], least)  # a default share no larger
     height = min(max(dock.height(), need), most) if need <= most else min(need, total - least)
+    if grow_only and height <= dock.height():
+        return
     # both sides: given alone, Qt scales the one size with the others' old ones; laid out at once, or the
     # next resizeDocks reads the docks' old heights and writes them back
     window.resizeDocks([above, dock], [total - height, height], Qt.Orientation.Vertical)
