@@ -181,14 +181,20 @@ def test_model_layers_rows_share_the_grids_height(qapp):
     from app.panels.layers_panel import _RowLabel
 
     grid = pg.GraphicsLayoutWidget()
+    labels = []
     for layer in range(12):
-        grid.addItem(_RowLabel(f"layer {layer}", size="8pt"), row=layer, col=0)
+        labels.append(_RowLabel(f"layer {layer}", layer, size="8pt"))
+        grid.addItem(labels[-1], row=layer, col=0)
         grid.addViewBox(row=layer, col=1, lockAspect=True, enableMouse=False)
-    grid.resize(600, 200)
-    grid.show()
-    for _ in range(5):
-        QApplication.processEvents()
-    assert clipped_items(grid) == [], clipped_items(grid)
+    for height in (200, 120):  # 1366 × 768's grid, and a shorter one: every other name or fewer
+        grid.resize(600, height)
+        grid.show()
+        for _ in range(5):
+            QApplication.processEvents()
+        assert clipped_items(grid) == [], clipped_items(grid)
+        shown = [label.item.mapRectToScene(label.item.boundingRect()) for label in labels if label.item.isVisible()]
+        assert labels[0].item.isVisible() and len(shown) >= 3, height
+        assert all(not a.intersects(b) for a, b in zip(shown, shown[1:])), (height, shown)
     grid.hide()
     grid.deleteLater()
 
