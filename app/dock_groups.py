@@ -169,11 +169,16 @@ class DockGroups(QObject):
         if key is not None and self.window.isVisible() and not self._switching:
             fit_bottom(self.window, key, grow_only=True)
 
-    def _fit_chips(self) -> None:
+    def _fit_chips(self, again: bool = True) -> None:
         from .layout_sizes import keep_tokens_whole
 
         if self.window.isVisible():
+            chips = getattr(self.window.panels.get("tokens"), "chips", None)
+            if chips is not None:
+                chips.doItemsLayout()  # the list lays its chips out later (batched): measure them laid out
             keep_tokens_whole(self.window)
+            if again:  # a long sentence's chips may take another turn to be laid out
+                QTimer.singleShot(200, lambda: self._fit_chips(again=False))
 
     def _shown_key(self) -> str | None:
         """The current group's dock on top of its tabs, if any."""
