@@ -76,6 +76,35 @@ class DockGroups(QObject):
             self.toolbar.addAction(action)
             self.actions[name] = action
         self.actions[self.current].setChecked(True)
+        self._fit_timer = QTimer(self)  # the window's first show and resizes: the bottom panel fitted again
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(50)
+        self._fit_timer.timeout.connect(lambda: self._fit(self._shown_key()))
+        window.installEventFilter(self)
+        self._chips_timer = QTimer(self)  # more tokens, more rows of chips: the chips' dock grows under the form
+        self._chips_timer.setSingleShot(True)
+        self._chips_timer.setInterval(50)
+        self._chips_timer.timeout.connect(self._fit_chips)
+        chips = docks.get("tokens")
+        if chips is not None and chips.widget() is not None and hasattr(chips.widget(), "widget"):
+            chips.widget().widget().installEventFilter(self)  # its holder: LayoutRequest when its minimum changes
+        self._grow_timer = QTimer(self)  # the shown panel's content changed (the player's next stage): grow to it
+        self._grow_timer.setSingleShot(True)
+        self._grow_timer.setInterval(50)
+        self._grow_timer.timeout.connect(self._grow)
+        self._holders = {}
+        for key in self.group_of:
+            scroll = docks[key].widget()
+            holder = scroll.widget() if scroll is not None and hasattr(scroll, "widget") else None
+            if holder is not None:
+                holder.installEventFilter(self)  # LayoutRequest: its panel's minimum may have changed
+                self._holders[holder] = key
+        controller = getattr(window, "controller", None)
+        if controller is not None:  # a new sentence: its chips laid out, then their rows fitted
+            controller.snapshotArrived.connect(lambda *_: self._chips_timer.start())
+        heads = getattr(window, "panels", {}).get("heads")
+        if heads is not None and hasattr(heads, "rowsChanged"):  # 8 or 12 heads: a taller top row, fitted again
+            heads.rowsChanged.connect(self._fit_timer.start)
         for key in self.group_of:
             docks[key].visibilityChanged.connect(lambda visible, k=key: self._on_visibility(k, visible))
             docks[key].installEventFilter(self)  # raise_() of a dock in another group: go there
@@ -114,12 +143,49 @@ class DockGroups(QObject):
             share = BOTTOM_SHARE.get(name, 0) * (0.85 if self.window.height() < 700 else 1.0)  # small screens: the
             height = self._heights.get(name) or int(self.window.height() * share) or None  # input and heatmap first
             if height and self.window.isVisible():
-                from .layout_sizes import keep_head_grid_whole
+                from .layout_sizes import set_bottom_height
 
-                self.window.resizeDocks([self.docks[shown]], [height], Qt.Orientation.Vertical)
-                QTimer.singleShot(0, lambda: keep_head_grid_whole(self.window))  # once the new heights are laid out
+                set_bottom_height(self.window, shown, height)
+                # once the new heights are laid out (and the lazy panel built): a group shown at its
+                # default share grows to what its panel needs; one the user left at a height keeps it
+                QTimer.singleShot(0, lambda: self._fit(shown if name not in self._heights else None))
         finally:
             self._switching = False
+
+    def _fit(self, key: str | None, tries: int = 3) -> None:
+        from .layout_sizes import fit_bottom, keep_head_grid_whole
+
+        if key is not None and self.group_of.get(key) == self.current:
+            panel = self.window.panel(key)  # a lazy panel counts once built and shown (Qt shows it a turn later)
+            if panel.isHidden() and tries > 0:
+                QTimer.singleShot(0, lambda: self._fit(key, tries - 1))
+                return
+            fit_bottom(self.window, key)  # the head grid too
+            return
+        keep_head_grid_whole(self.window)
+
+    def _grow(self) -> None:
+        from .layout_sizes import fit_bottom
+
+        key = self._shown_key()
+        if key is not None and self.window.isVisible() and not self._switching:
+            fit_bottom(self.window, key, grow_only=True)
+
+    def _fit_chips(self, again: bool = True) -> None:
+        from .layout_sizes import keep_tokens_whole
+
+        if self.window.isVisible():
+            chips = getattr(self.window.panels.get("tokens"), "chips", None)
+            if chips is not None:
+                chips.doItemsLayout()  # the list lays its chips out later (batched): measure them laid out
+            keep_tokens_whole(self.window)
+            if again:  # a long sentence's chips may take another turn to be laid out
+                QTimer.singleShot(200, lambda: self._fit_chips(again=False))
+
+    def _shown_key(self) -> str | None:
+        """The current group's dock on top of its tabs, if any."""
+        return next((k for k in self.keys(self.current) if self.docks[k].isVisible()
+                     and not self.docks[k].visibleRegion().isEmpty()), None)
 
     def forget_heights(self) -> None:
         """Reset layout: every group starts again from its default share of the height."""
@@ -140,6 +206,18 @@ class DockGroups(QObject):
         by code, as before the groups) switches to that group; a dock the user closed stays closed."""
         from PySide6.QtCore import QEvent
 
+        holders = self.__dict__.get("_holders") or {}
+        if event.type() == QEvent.Type.LayoutRequest and holders.get(watched) is not None:
+            if holders[watched] == self._shown_key():
+                self._grow_timer.start()
+            return False
+        if event.type() == QEvent.Type.LayoutRequest and "tokens" in self.docks \
+                and watched is getattr(self.docks["tokens"].widget(), "widget", lambda: None)():
+            self._chips_timer.start()
+            return False
+        if watched is self.window and event.type() in (QEvent.Type.Show, QEvent.Type.Resize):
+            self._fit_timer.start()  # the first show, a maximised or resized window: once it settles
+            return False
         if event.type() == QEvent.Type.ZOrderChange and not self._switching and isinstance(watched, QDockWidget):
             key = next((k for k, dock in self.docks.items() if dock is watched), None)
             if key in self.group_of and self.group_of[key] != self.current and watched.isHidden() \

@@ -377,6 +377,7 @@ class HeatmapView(pg.GraphicsLayoutWidget):
             self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get(WEIGHTS_MAP), interactive=False, width=14)
             self.addItem(self.colorbar)
         self._hover = (-1, -1)
+        self.ci.installEventFilter(self)  # its items' sizes change as labels are drawn: see minimumSizeHint
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
@@ -385,6 +386,18 @@ class HeatmapView(pg.GraphicsLayoutWidget):
         if self.colorbar is not None:
             self.colorbar.setColorMap(self.heat.colormap)
             self.colorbar.setLevels(self.heat.levels)
+        self.updateGeometry()  # the token labels' width is part of the minimum width
+
+    def minimumSizeHint(self):  # noqa: N802 - Qt name
+        """At least the size the scene's items need (token labels, the title, the colour bar and
+        its numbers, the axes): a smaller widget drew the colour bar and the bottom axis past its
+        edge, clipped (issue 25.9: the vector diffs' "output − x" and the positional lab's PE map at
+        1024 × 600). A short view still thins its row labels out (update_ticks)."""
+        from PySide6.QtCore import QSize
+
+        hint = super().minimumSizeHint()
+        need = self.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+        return QSize(max(hint.width(), math.ceil(need.width())), max(hint.height(), math.ceil(need.height())))
 
     def matrix(self) -> np.ndarray | None:
         """The matrix last given to :meth:`set_matrix` (as given, −∞ kept)."""
@@ -400,6 +413,13 @@ class HeatmapView(pg.GraphicsLayoutWidget):
         if not self.heat.compact:
             self.plot.setLabel("left", left)
             self.plot.setLabel("bottom", bottom)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.LayoutRequest and watched is self.__dict__.get("ci"):
+            self.updateGeometry()
+        return False
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
         super().resizeEvent(event)

@@ -2,11 +2,14 @@
 
     xvfb-run -a -s "-screen 0 1366x768x24" python scripts/layout_screenshots.py   # → /tmp/layout/1366x768/…
     LAYOUT_OUT=/tmp/l LAYOUT_MODEL=smollm2 xvfb-run -a -s "-screen 0 1024x600x24" python scripts/layout_screenshots.py
+    LAYOUT_LANG=zh_CN xvfb-run -a -s "-screen 0 1024x600x24" python scripts/layout_screenshots.py  # in Chinese
 
 A window as on a first run (no saved settings: a temporary settings folder), maximised to the
 screen's available area; then every group of docks (Basics, Steps, Labs, Model, Analysis) in turn,
 then View → Reset layout. With LAYOUT_MODEL the model is chosen first (its sentence typed). The
-window's minimum size is printed, so a layout that outgrows the screen shows in the log too.
+window's minimum size is printed, so a layout that outgrows the screen shows in the log too, and
+after every screenshot what app.layout_check finds cut (a panel that scrolls in its dock, a plot's
+axis or colour bar drawn past its widget): "nothing cut" or one line per problem.
 """
 from __future__ import annotations
 
@@ -29,21 +32,30 @@ SENTENCES = {"toy": "小明喜欢苹果", "encoder": "The animal didn't cross th
 
 
 def grab(window, path: Path) -> None:
+    from app.layout_check import cut_report
+
     pixmap = window.screen().grabWindow(0, window.x(), window.y(), window.width(), window.height()) \
         if os.environ.get("DISPLAY") else window.grab()
     pixmap.save(str(path))
-    print("wrote", path)
+    report = cut_report(window)
+    print("wrote", path, "· nothing cut" if not report else "· CUT:")
+    for key, problems in report.items():
+        for problem in problems:
+            print(f"    {key}: {problem}")
 
 
 def main() -> None:
     app = QApplication(sys.argv[:1])
     from app.fonts import install_cjk_font
-    from app.window import MainWindow
+    from app.i18n import install_translator
     from app.shell.identity import use_settings_folder
+    from app.window import MainWindow
     from engine.models import model_info
 
     use_settings_folder(tempfile.mkdtemp())
     install_cjk_font(app)
+    language = os.environ.get("LAYOUT_LANG", "en")
+    install_translator(app, language)
     window = MainWindow()
     screen = window.screen().availableGeometry()
     out = Path(os.environ.get("LAYOUT_OUT", "/tmp/layout")) / f"{screen.width()}x{screen.height()}"
@@ -55,7 +67,7 @@ def main() -> None:
     print(f"screen {screen.width()}×{screen.height()}, window {window.width()}×{window.height()}, "
           f"minimum {minimum.width()}×{minimum.height()}")
     model = os.environ.get("LAYOUT_MODEL", "")
-    prefix = model or "first"
+    prefix = (model or "first") + ("" if language == "en" else f"-{language}")
     grab(window, out / f"{prefix}-start.png")
     if model:
         screenshots.set_text(window, SENTENCES[model_info(model).kind])
@@ -66,6 +78,11 @@ def main() -> None:
         groups.select(name)
         screenshots.settle(app, window, 0.6)
         grab(window, out / f"{prefix}-group-{name}.png")
+        if name == "steps":  # the player's stages with heatmaps, not only its first (the token strip)
+            player = window.panel("player")
+            player.set_stage(player.stage_keys.index("weights"))
+            screenshots.settle(app, window, 0.6)
+            grab(window, out / f"{prefix}-group-steps-weights.png")
     window.reset_layout()
     screenshots.settle(app, window, 0.6)
     grab(window, out / f"{prefix}-reset.png")

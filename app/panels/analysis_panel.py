@@ -50,7 +50,7 @@ def _bar_plot(title: str) -> tuple[pg.PlotWidget, pg.BarGraphItem]:
     plot.setMenuEnabled(False)
     plot.setMouseEnabled(x=False, y=False)
     plot.setTitle(title, color="#333", size="9pt")
-    plot.setMinimumHeight(140)
+    plot.setMinimumHeight(120)  # the Analysis group whole in the bottom area at 1024 × 600 (issue 25.9)
     bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=BAR_BRUSH)
     plot.addItem(bars)
     return plot, bars

@@ -49,6 +49,10 @@ class AttentionPanel(Panel):
                            ("value_norms", self.tr("value-weighted ‖α·f(x)‖"))):
             self.stage.addItem(label, key)
         self.stage.setToolTip(self.tr("Which step of the computation the heatmap shows"))
+        # the longest stage name made the row 483 px wide: the heatmap dock scrolled sideways at
+        # 1024 × 600 and hid the colour bar's labels (issue 25.9); the closed box shows ~14 characters
+        self.stage.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.stage.setMinimumContentsLength(14)
         bar.addWidget(self.stage)
         self.by_words = QCheckBox(self.tr("By words"))
         self.by_words.setObjectName("byWordsCheck")
@@ -58,9 +62,14 @@ class AttentionPanel(Panel):
         self.by_words.setChecked(controller.by_words)
         bar.addWidget(self.by_words)
         bar.addStretch(1)
-        self.caption = QLabel()
-        bar.addWidget(self.caption)
         layout.addLayout(bar)
+        # "3 tokens · d_k = 16", the sink note, "out of date…": a line of its own that wraps, not the
+        # end of the selectors' row, where it was cut at 1024 × 600 (issue 25.9)
+        self.caption = QLabel()
+        self.caption.setObjectName("attentionCaption")
+        self.caption.setWordWrap(True)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)  # token text in it stays text
+        layout.addWidget(self.caption)
         self.preset_caption = QLabel()  # the open preset's caption: which paragraph, what to look at
         self.preset_caption.setObjectName("presetCaption")
         self.preset_caption.setWordWrap(True)

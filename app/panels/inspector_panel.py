@@ -269,7 +269,10 @@ class InspectorPanel(Panel):
         self.q_bars.setOpts(x=dims - 0.28, height=c.q_i, width=0.27)
         self.k_bars.setOpts(x=dims, height=c.k_j, width=0.27)
         self.product_bars.setOpts(x=dims + 0.28, height=c.products, width=0.27)
-        self.bars.setTitle(fill(self.tr("q_i · k_j = Σ of the green bars = %1"), number(c.dot)), color="#111")
+        # 8 pt: at the default size the title was wider than the right column at 1024 × 600 and was drawn
+        # past the chart's edge (a title sets its plot's minimum width; issue 25.9)
+        self.bars.setTitle(fill(self.tr("q_i · k_j = Σ of the green bars = %1"), number(c.dot)), color="#111",
+                           size="8pt")
         ticks = [(int(i), str(i)) for i in dims[:: max(1, c.d_k // 16)]]
         self.bars.getAxis("bottom").setTicks([ticks])
         table = self.dimensions

@@ -11,6 +11,8 @@ Inactive (with a note) while the toy engine is selected.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSignalBlocker, Qt, QTimer
@@ -231,7 +233,10 @@ class LayersPanel(Panel):
             self.grid.clear()
             self.thumbs = []
             for layer in range(layers):
-                self.grid.addLabel(fill(self.tr("layer %1"), layer), row=layer, col=0, size="8pt", color="#333")
+                # a row as tall as its label's text made twelve layers 324 px tall: the last rows were cut
+                # off the bottom at 1366 × 768 (issue 25.9); the rows share the height the grid has
+                self.grid.addItem(_RowLabel(fill(self.tr("layer %1"), layer), layer, size="8pt", color="#333"),
+                                  row=layer, col=0)
                 row = []
                 for head in range(heads):
                     view = self.grid.addViewBox(row=layer, col=head + 1, lockAspect=True, enableMouse=False, invertY=True)
@@ -375,3 +380,23 @@ def _default_key(tokens: list[str]) -> int:
         if text not in ("[CLS]", "[SEP]"):
             return index
     return 0
+
+
+class _RowLabel(pg.LabelItem):
+    """A row's name that lets its row be shorter than the text (pyqtgraph's label sets its minimum
+    height to the text's on every resize). Rows shorter than the text show every k-th name only, so
+    the names never overlap (row 0, k, 2k …)."""
+
+    def __init__(self, text: str, index: int, **options) -> None:
+        self.index = index
+        super().__init__(text, **options)
+
+    def updateMin(self) -> None:  # noqa: N802 - pyqtgraph's name
+        super().updateMin()
+        text_height = self._sizeHint[Qt.SizeHint.MinimumSize][1]
+        self.setMinimumHeight(0)
+        width = self._sizeHint[Qt.SizeHint.MinimumSize][0]
+        self._sizeHint[Qt.SizeHint.MinimumSize] = (width, 0)
+        # the row's height plus the grid's spacing is the distance between two names
+        step = max(1, math.ceil(text_height / max(self.height() + 6, 1)))
+        self.item.setVisible(self.index % step == 0)

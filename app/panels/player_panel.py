@@ -222,6 +222,18 @@ class PlayerPanel(Panel):
             self.views.append(view)
         self.pages.addWidget(maps)
 
+    def _show_page(self, index: int) -> None:
+        """Page ``index`` of the stack; only the page on screen counts for the panel's minimum height
+        (a stack takes its largest page's: the token strip scrolled in its dock at 1366 × 768 for
+        heatmaps it did not show, issue 25.9)."""
+        for page in range(self.pages.count()):
+            widget = self.pages.widget(page)
+            policy = widget.sizePolicy()
+            policy.setVerticalPolicy(QSizePolicy.Policy.Preferred if page == index else QSizePolicy.Policy.Ignored)
+            widget.setSizePolicy(policy)
+        self.pages.setCurrentIndex(index)
+        self.pages.updateGeometry()
+
     # ----------------------------------------------------------------- public API
     @property
     def stage_index(self) -> int:
@@ -363,10 +375,10 @@ class PlayerPanel(Panel):
         if self.formula.isVisibleTo(self):
             self.formula.show_result(result, focus, head, self._formula_key(result, focus))
         if key == "tokens":
-            self.pages.setCurrentIndex(0)
+            self._show_page(0)
             self._show_tokens(result, focus)
             return
-        self.pages.setCurrentIndex(1)
+        self._show_page(1)
         specs = self._specs(key, snapshot, head)
         state = (result, key, head)  # AttentionResult compares by identity
         if state != self._shown:

@@ -167,7 +167,11 @@ class PositionalPanel(Panel):
         self.pe_map = HeatmapView(title=self.tr("PE (token × dimension)"))
         self.pe_map.setObjectName("peHeatmap")
         self.pe_map.set_axis_titles(self.tr("token (position)"), self.tr("dimension"))
+        self.pe_map.setMinimumHeight(120)  # rows readable under three lines of formulas (a sliver at 1024 × 600)
         layout.addWidget(self.pe_map, 1)
+        from ..layout_sizes import KeepHeightForWidth
+
+        self._page_height = KeepHeightForWidth(page)  # the wrapped formulas and the whole map (issue 25.9)
         return page
 
     def _build_rope(self) -> QWidget:

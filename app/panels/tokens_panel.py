@@ -78,6 +78,22 @@ class TokensPanel(Panel):
     def count(self) -> int:
         return self.model.rowCount()
 
+    def rows_height(self, most_rows: int = 4) -> int:
+        """Pixels of panel that show every row of chips, up to ``most_rows`` (the list scrolls past
+        them): the window gives the chips' dock this much (issue 25.9: a sixteen-token sentence's third
+        row was cut under an empty input column)."""
+        count = self.count()
+        if count == 0:
+            return 0
+        first = self.chips.visualRect(self.model.index(0))
+        last = self.chips.visualRect(self.model.index(count - 1))
+        if not first.isValid() or not last.isValid():
+            return 0
+        row = max(first.height(), 1) + self.chips.spacing()
+        content = min(last.bottom() - first.top() + 1, most_rows * row)
+        margins = self.layout().contentsMargins()
+        return content + margins.top() + margins.bottom() + 2 * self.chips.frameWidth() + 6
+
     def visual_rect(self, index: int):
         """Where chip ``index`` is drawn, in the view's viewport (tests click there)."""
         return self.chips.visualRect(self.model.index(index))

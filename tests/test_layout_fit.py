@@ -1,0 +1,215 @@
+"""Issue 25's last must-show, checked on every run: at 1024 × 600, 1366 × 768 and 1920 × 1080 the first
+start and every group of docks show their panels whole (app/layout_check.py finds nothing cut).
+
+The window sizes are what those screens leave a maximised window under Xvfb (scripts/layout_screenshots.py
+prints them): 1008 × 552, 1350 × 720 and the first size's cap, 1560 × 1000.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QWidget
+
+from app.layout_check import clipped_items, cut_report, dock_scrolls
+
+SIZES = {"1024x600": (1008, 552), "1366x768": (1350, 720), "1920x1080": (1560, 1000)}
+# What still scrolls, and why (the report's "falls short"): the toy settings form is taller than the
+# left column at every size; at 1024 × 600 the Evidence group's prompts and grids, the positional lab's
+# formulas over the PE map and the player's heatmap stages need more than the bottom area can take
+# without cutting the top row.
+ALLOWED = {
+    "1024x600": {"input", "patching", "positional"},
+    "1366x768": {"input"},
+    "1920x1080": {"input"},
+}
+
+
+def _settle(window, seconds: float = 0.3) -> None:
+    window.wait_until_idle(60)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:  # the groups' fit runs on timers (one event-loop turn, 50 ms)
+        QApplication.processEvents()
+        time.sleep(0.01)
+    window.wait_until_idle(60)
+    QApplication.processEvents()
+
+
+def _at(window, size: str) -> None:
+    window.resize(*SIZES[size])
+    _settle(window)
+    window.reset_layout()  # the first start's proportions for this size
+    _settle(window)
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_group_shows_its_panels_whole(window, size):
+    """Before the fixes at 1024 × 600: the heatmap scrolled sideways (its colour bar's numbers and the
+    "3 tokens · d_k" note cut), the vector diffs' axes and colour bar were cut, the player, the layer
+    grids and the rollout scrolled; the groups' heights came out at ~70 % of their share."""
+    _at(window, size)
+    found = {}
+    for name in ["first start"] + window.dock_groups.names():
+        if name != "first start":
+            window.dock_groups.select(name)
+            _settle(window)
+        report = {key: problems for key, problems in cut_report(window).items() if key not in ALLOWED[size]}
+        if report:
+            found[name] = report
+        if name == "steps" and size != "1024x600":  # its heatmap stages too, not only the token strip
+            player = window.panel("player")
+            player.set_stage(player.stage_keys.index("weights"))
+            _settle(window)
+            report = {key: problems for key, problems in cut_report(window).items() if key not in ALLOWED[size]}
+            if report:
+                found["steps at the weights"] = report
+    assert not found, found
+
+
+def test_heatmap_caption_and_colour_bar_fit_at_1024_by_600(window):
+    """The brief's own case: no sideways scroll bar in the heatmap dock, the note whole on its line,
+    the colour bar and its numbers inside the heatmap's widget."""
+    _at(window, "1024x600")
+    panel = window.panels["attention"]
+    dock = window.docks["attention"]
+    assert dock_scrolls(dock) == [], (panel.minimumSizeHint(), dock.widget().viewport().size())
+    assert not dock.widget().horizontalScrollBar().isVisible()
+    caption = panel.caption
+    assert caption.text().startswith("3 tokens · d_k = ")  # the first start's 小明喜欢苹果, 4 heads
+    assert caption.isVisible() and caption.heightForWidth(caption.width()) <= caption.height() + 1
+    assert caption.geometry().right() <= panel.rect().right()
+    view = panel.heatmap
+    bar = view.colorbar
+    inside = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert inside.contains(bar.mapRectToScene(bar.rect())), (bar.mapRectToScene(bar.rect()), inside)
+    assert clipped_items(view) == []
+
+
+def test_the_checker_finds_a_cut(window):
+    """The checker itself can fail: a panel taller than its dock is reported, a colour bar squeezed
+    into a narrow view too."""
+    _at(window, "1366x768")
+    window.panels["diffs"].setMinimumHeight(2000)
+    _settle(window)
+    assert any("scrolls up and down" in p for p in cut_report(window).get("diffs", [])), cut_report(window)
+
+    from app.heatmap import HeatmapView
+
+    view = HeatmapView(title="a title wider than the view", colorbar=True)
+    view.set_matrix(np.ones((3, 8)) * 0.5, ["a", "b", "c"])
+    view.setFixedSize(90, 200)  # below the width its items need: drawn past the edge
+    view.show()
+    _settle(window, 0.1)
+    assert clipped_items(view), "a 90-pixel heatmap with a colour bar should be reported cut"
+    view.hide()  # not close(): pyqtgraph's GraphicsView.close() crashes on a HeatmapView (before this branch too)
+    view.deleteLater()
+
+
+def test_a_heatmap_asks_for_the_width_its_colour_bar_needs(qapp):
+    """Three token × dimension maps side by side in 560 px (the vector diffs at 1024 × 600): the one
+    with the colour bar gets what it needs and nothing is drawn past an edge."""
+    from app.heatmap import DIVERGING_MAP, HeatmapView
+
+    holder = QWidget()
+    row = QHBoxLayout(holder)
+    views = []
+    for name in ("x (before)", "output (after)", "output − x"):
+        view = HeatmapView(title=name, colorbar=name == "output − x")
+        view.set_axis_titles("token", "dimension")
+        view.set_matrix(np.linspace(-1, 1, 3 * 64).reshape(3, 64), ["小明", "喜欢", "苹果"], None,
+                        levels=(-1.0, 1.0), colormap=DIVERGING_MAP, show_values=False)
+        row.addWidget(view)
+        views.append(view)
+    holder.resize(560, 170)
+    holder.show()
+    for _ in range(5):
+        QApplication.processEvents()
+    with_bar = views[-1]
+    need = with_bar.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+    assert with_bar.width() >= need.width() - 1, (with_bar.width(), need)
+    assert all(clipped_items(view) == [] for view in views), [clipped_items(view) for view in views]
+    holder.hide()
+    holder.deleteLater()
+
+
+def test_player_token_page_does_not_need_the_heatmaps_height(window):
+    """The stack took its largest page's minimum: the token strip scrolled for heatmaps not shown."""
+    from app.panels.player_panel import MIN_VIEW_HEIGHT
+
+    player = window.show_player()
+    _settle(window)
+    player.set_stage(player.stage_keys.index("tokens"))
+    _settle(window)
+    assert player.minimumSizeHint().height() < MIN_VIEW_HEIGHT, player.minimumSizeHint()
+    player.set_stage(player.stage_keys.index("weights"))
+    _settle(window)
+    assert player.minimumSizeHint().height() >= MIN_VIEW_HEIGHT, player.minimumSizeHint()
+
+
+def test_a_groups_height_is_its_share_not_seventy_percent_of_it(window):
+    """resizeDocks given the bottom dock alone scaled its size with the top's old one: the groups
+    came out at ~70 % of their share. At 1920 × 1080 the share is well inside the limits."""
+    from app.dock_groups import BOTTOM_SHARE
+
+    _at(window, "1920x1080")
+    window.dock_groups.select("analysis")
+    _settle(window)
+    dock = window.docks["rollout"]
+    wanted = int(window.height() * BOTTOM_SHARE["analysis"])
+    assert abs(dock.height() - wanted) <= 8, (dock.height(), wanted)
+
+
+def test_token_chips_keep_their_row_under_the_form(window):
+    """The chips took a quarter of the left column (an empty box while the form scrolled at 1920 ×
+    1080), then lost height to a taller bottom area (scrolled at 1024 × 600)."""
+    from app.layout_sizes import panel_height
+
+    for size in ("1920x1080", "1024x600"):
+        _at(window, size)
+        chips = window.docks["tokens"]
+        assert dock_scrolls(chips) == [], (size, chips.widget().viewport().size())
+        assert chips.widget().viewport().height() <= panel_height(window, "tokens") + 40, size
+
+
+def test_model_layers_rows_share_the_grids_height(qapp):
+    """Twelve layers (e5) at 1366 × 768: each row was as tall as its label's text and the last two
+    rows were drawn below the grid's edge."""
+    import pyqtgraph as pg
+
+    from app.panels.layers_panel import _RowLabel
+
+    grid = pg.GraphicsLayoutWidget()
+    labels = []
+    for layer in range(12):
+        labels.append(_RowLabel(f"layer {layer}", layer, size="8pt"))
+        grid.addItem(labels[-1], row=layer, col=0)
+        grid.addViewBox(row=layer, col=1, lockAspect=True, enableMouse=False)
+    for height in (200, 120):  # 1366 × 768's grid, and a shorter one: every other name or fewer
+        grid.resize(600, height)
+        grid.show()
+        for _ in range(5):
+            QApplication.processEvents()
+        assert clipped_items(grid) == [], clipped_items(grid)
+        shown = [label.item.mapRectToScene(label.item.boundingRect()) for label in labels if label.item.isVisible()]
+        assert labels[0].item.isVisible() and len(shown) >= 3, height
+        assert all(not a.intersects(b) for a, b in zip(shown, shown[1:])), (height, shown)
+    grid.hide()
+    grid.deleteLater()
+
+
+def test_every_row_of_chips_is_shown_after_a_longer_sentence(window):
+    """A sixteen-token sentence in a 300-pixel column wraps its chips to three rows: the chips' dock
+    kept one row's height and the third row was cut under an input column with room to spare."""
+    _at(window, "1920x1080")
+    window.docks["input"].setMinimumWidth(0)
+    window.resizeDocks([window.docks["input"]], [300], Qt.Orientation.Horizontal)
+    window.controller.set_config(window.controller.config.replace(
+        text="The animal didn't cross the street because it was too tired today and then slept"), immediate=True)
+    _settle(window, 0.6)  # the chips' fit runs 50 ms after the result, and once more 200 ms later
+    panel = window.panels["tokens"]
+    chips = panel.chips
+    last = chips.visualRect(panel.model.index(panel.count() - 1))
+    assert last.bottom() <= chips.viewport().height(), (last, chips.viewport().size())
+    assert chips.visualRect(panel.model.index(0)).top() >= 0
