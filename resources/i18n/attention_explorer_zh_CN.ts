@@ -552,6 +552,72 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
 </context>
 <context>
+    <name>Diagram</name>
+    <message>
+        <source>Inputs</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Input Embedding + Positional Encoding</source>
+        <translation>输入嵌入 + 位置编码</translation>
+    </message>
+    <message>
+        <source>Linear × h: W_Q, W_K, W_V</source>
+        <translation>线性层 × h：W_Q、W_K、W_V</translation>
+    </message>
+    <message>
+        <source>MatMul: Q·Kᵀ</source>
+        <translation>矩阵乘法：Q·Kᵀ</translation>
+    </message>
+    <message>
+        <source>Scale: ÷√d_k</source>
+        <translation>缩放：÷√d_k</translation>
+    </message>
+    <message>
+        <source>Mask (opt.)</source>
+        <translation>掩码（可选）</translation>
+    </message>
+    <message>
+        <source>SoftMax</source>
+        <translation>SoftMax</translation>
+    </message>
+    <message>
+        <source>MatMul: weights · V</source>
+        <translation>矩阵乘法：权重 · V</translation>
+    </message>
+    <message>
+        <source>Concat (h heads)</source>
+        <translation>拼接（h 个头）</translation>
+    </message>
+    <message>
+        <source>Linear: W_O</source>
+        <translation>线性层：W_O</translation>
+    </message>
+    <message>
+        <source>Output: new vectors</source>
+        <translation>输出：新向量</translation>
+    </message>
+</context>
+<context>
+    <name>DiagramDialog</name>
+    <message>
+        <source>The paper's diagram, from the player's stages</source>
+        <translation>论文的结构图，由播放器的各阶段组成</translation>
+    </message>
+    <message>
+        <source>Figure 2 of “Attention Is All You Need”: Multi-Head Attention (left) runs Scaled Dot-Product Attention (right) once per head. Each box is one of the step-through player's stages; click a box to open the player there. The outlined box is the stage the player shows.</source>
+        <translation>《Attention Is All You Need》的图 2：多头注意力（左）为每个头运行一次缩放点积注意力（右）。每个方框是分步播放器的一个阶段；点击方框即在播放器中打开该阶段。加框的是播放器当前显示的阶段。</translation>
+    </message>
+    <message>
+        <source>Scaled Dot-Product Attention (× h heads)</source>
+        <translation>缩放点积注意力（× h 个头）</translation>
+    </message>
+    <message>
+        <source>Multi-Head Attention</source>
+        <translation>多头注意力</translation>
+    </message>
+</context>
+<context>
     <name>DiffsPanel</name>
     <message>
         <source>dimension</source>
@@ -930,6 +996,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>cannot write {path!r}: it is a symbolic link to {target!r}, whose folder {folder!r} does not exist</source>
         <translation>无法写入 {path!r}：它是指向 {target!r} 的符号链接，而该目标的文件夹 {folder!r} 不存在</translation>
+    </message>
+    <message>
+        <source>exporting {n} tokens needs about {need} (the trace {trace} and {extra} to write it with its {words} words), over the {budget} memory budget: shorten the text</source>
+        <translation>导出 {n} 个词元约需 {need}（追踪 {trace}，连同其 {words} 个词一起写出另需 {extra}），超过 {budget} 的内存预算：请缩短文本</translation>
     </message>
     <message>
         <source>ffmpeg could not write {path!r}: {reason}</source>
@@ -1560,6 +1630,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{name} 必须是第 0 … {top} 层之一；收到的是 {value!r}</translation>
     </message>
     <message>
+        <source>{name} must be a whole number from 1 to {top}; got {value!r}</source>
+        <translation>{name} 必须是 1 到 {top} 之间的整数；收到的是 {value!r}</translation>
+    </message>
+    <message>
         <source>{name} was closed before its tensors were read</source>
         <translation>{name} 在读取其张量之前就被关闭了</translation>
     </message>
@@ -1736,6 +1810,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{name}：{what} 长 {length:,} 字节（最多 {limit:,}）：文件已损坏</translation>
     </message>
     <message>
+        <source>{name}: {written} numbers written for shape {shape}</source>
+        <translation>{name}：为形状 {shape} 写出了 {written} 个数</translation>
+    </message>
+    <message>
         <source>{n} tokens is more than {limit} for patching (a grid runs the model layers × {n} times); shorten the prompts</source>
         <translation>{n} 个词元超过修补上限 {limit}（一个网格要运行模型 层数 × {n} 次）；请缩短提示</translation>
     </message>
@@ -1746,6 +1824,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{n} tokens need about {need} for the full trace, over the {budget} memory budget: shorten the text (at most about {longest} tokens fit)</source>
         <translation>{n} 个词元的完整追踪约需 {need}，超过 {budget} 的内存预算：请缩短文本（最多约可容纳 {longest} 个词元）</translation>
+    </message>
+    <message>
+        <source>{n} tokens need about {need} in the window (the trace on screen and the next one, {each} each), over the {budget} memory budget: shorten the text</source>
+        <translation>{n} 个词元在窗口中约需 {need}（屏幕上的追踪和下一次的追踪，各约 {each}），超过 {budget} 的内存预算：请缩短文本</translation>
+    </message>
+    <message>
+        <source>{n} tokens need about {need} in the window (the trace on screen and the next one, {each} each), over the {budget} memory budget: shorten the text (at most about {longest} tokens fit in the window)</source>
+        <translation>{n} 个词元在窗口中约需 {need}（屏幕上的追踪和下一次的追踪，各约 {each}），超过 {budget} 的内存预算：请缩短文本（窗口中最多约可容纳 {longest} 个词元）</translation>
     </message>
     <message>
         <source>{path} does not exist. Install the model with: {command}</source>
@@ -3337,6 +3423,18 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
+        <source>&amp;GPU against RNN: one product or n steps…</source>
+        <translation>GPU 与 RNN：一次乘法还是 n 步(&amp;G)…</translation>
+    </message>
+    <message>
+        <source>The paper's &amp;diagram, from the player's stages…</source>
+        <translation>论文结构图，由播放器各阶段组成(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>The &amp;Netflix sum: weights · V…</source>
+        <translation>Netflix 加权和：权重 · V(&amp;N)…</translation>
+    </message>
+    <message>
         <source>&amp;Getting started</source>
         <translation>入门(&amp;G)</translation>
     </message>
@@ -3583,6 +3681,41 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     </message>
 </context>
 <context>
+    <name>MovieSumDialog</name>
+    <message>
+        <source>The Netflix sum: weights · V (seed 001)</source>
+        <translation>Netflix 加权和：权重 · V（教程 001）</translation>
+    </message>
+    <message>
+        <source>Seed 001: “attention weights are like your interest in each movie: maybe 25 % Star Wars (星球大战), 20 % Interstellar (星际穿越), 10 % Chef (落魄大厨), and so on; the movies themselves (the V vectors) have their features.” The text is cut off after Interstellar's vector, so only these two terms can be added: the output row below is partial. V's columns: adventure (冒险), humour (幽默), minutes (分钟).</source>
+        <translation>教程 001：“注意力概率就像你对电影的感兴趣程度。也许 25% 星球大战、20% 星际穿越、10% 落魄大厨，等等；真正的电影（V 向量）有它们各自的特征。”原文在星际穿越的向量处被截断，所以只能把这两项相加：下面的输出行是部分和。V 的列：冒险、幽默、分钟。</translation>
+    </message>
+    <message>
+        <source>Movie</source>
+        <translation>电影</translation>
+    </message>
+    <message>
+        <source>Weight</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>V row (冒险, 幽默, 分钟)</source>
+        <translation>V 行（冒险、幽默、分钟）</translation>
+    </message>
+    <message>
+        <source>Weight × V row</source>
+        <translation>权重 × V 行</translation>
+    </message>
+    <message>
+        <source>cut off in the text</source>
+        <translation>原文中被截断</translation>
+    </message>
+    <message>
+        <source>Partial output row = %1 = %2: %3 adventure, %4 humour, %5 minutes, from %6 of the weight. Not an average and not a probability: the missing movies (%7 and the “and so on”) would add their terms; attention's output row is this sum over every movie, Σ weight × V row.</source>
+        <translation>部分输出行 = %1 = %2：冒险 %3、幽默 %4、%5 分钟，来自 %6 的权重。它不是平均值，也不是概率：缺少的电影（%7 和“等等”）还会加上各自的项；注意力的输出行就是对所有电影求这个和，Σ 权重 × V 行。</translation>
+    </message>
+</context>
+<context>
     <name>MultilingualWindow</name>
     <message>
         <source>Attention by &amp;words</source>
@@ -3715,7 +3848,78 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     </message>
 </context>
 <context>
+    <name>ParallelDialog</name>
+    <message>
+        <source>GPU against RNN: one matrix product or n steps</source>
+        <translation>GPU 与 RNN：一次矩阵乘法还是 n 步</translation>
+    </message>
+    <message>
+        <source>Seed 000: “GPU likes matrix products; an RNN must go step by step.” Attention scores every pair of tokens in one product Q·Kᵀ: its n² dot products do not wait for each other, so hardware with many units does them together. An RNN's state h_t = tanh(h_{t−1}·W_h + x_t·W_x) needs the previous state: n steps, one after another, however many units there are. The counts below are exact; the times are measured with NumPy on this computer's CPU (no GPU here), the best of 3 runs, and change with the machine and its load — on a busy CPU they can even come out the other way. At n = 2d both do the same number of multiply-adds.</source>
+        <translation>教程 000：“GPU 最喜欢矩阵乘法；RNN 必须一步一步来。”注意力用一次乘法 Q·Kᵀ 给每一对 token 打分：其中 n² 个点积互不等待，所以有许多运算单元的硬件可以同时算完。RNN 的状态 h_t = tanh(h_{t−1}·W_h + x_t·W_x) 需要上一步的状态：n 步，一步接一步，无论有多少运算单元。下面的计数是精确的；时间是在这台电脑的 CPU 上用 NumPy 测得的（这里没有 GPU），取 3 次中最快的一次，随机器和负载而变——在繁忙的 CPU 上甚至可能反过来。n = 2d 时两者的乘加次数相同。</translation>
+    </message>
+    <message>
+        <source>Tokens n</source>
+        <translation>token 数 n</translation>
+    </message>
+    <message>
+        <source>Width d (of q, k and the RNN's state)</source>
+        <translation>宽度 d（q、k 和 RNN 状态的维数）</translation>
+    </message>
+    <message>
+        <source>Measure</source>
+        <translation>测量</translation>
+    </message>
+    <message>
+        <source>Attention: Q·Kᵀ</source>
+        <translation>注意力：Q·Kᵀ</translation>
+    </message>
+    <message>
+        <source>RNN: n steps</source>
+        <translation>RNN：n 步</translation>
+    </message>
+    <message>
+        <source>Steps that wait for the previous one</source>
+        <translation>必须等待上一步的步数</translation>
+    </message>
+    <message>
+        <source>Multiply-adds</source>
+        <translation>乘加次数</translation>
+    </message>
+    <message>
+        <source>Independent dot products</source>
+        <translation>互不依赖的点积</translation>
+    </message>
+    <message>
+        <source>Measured time</source>
+        <translation>实测时间</translation>
+    </message>
+    <message>
+        <source>Time per multiply-add</source>
+        <translation>每次乘加的时间</translation>
+    </message>
+    <message>
+        <source>Measuring…</source>
+        <translation>正在测量…</translation>
+    </message>
+    <message>
+        <source>— (each step waits)</source>
+        <translation>—（每一步都要等待）</translation>
+    </message>
+    <message>
+        <source>n = %1, d = %2: attention is 1 product of %3 multiply-adds; the RNN is %4 steps in a row of %5 multiply-adds each. Measured here: %6 against %7 (%8× the time for %9× the multiply-adds).</source>
+        <translation>n = %1，d = %2：注意力是 1 次乘法，共 %3 次乘加；RNN 是接连的 %4 步，每步 %5 次乘加。本机实测：%6 对 %7（时间是 %8 倍，乘加次数是 %9 倍）。</translation>
+    </message>
+</context>
+<context>
     <name>PatchingPanel</name>
+    <message>
+        <source>Activation patching needs a trained model. The toy engine's weights are random, so copying an activation from one prompt into another shows nothing worth reading.
+
+To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris”) or MiniLM (an encoder) in the Model bar at the top, or open a GGUF file or a Hugging Face folder with File → Open model…; then type a clean and a corrupted prompt of the same length here and press Patch.</source>
+        <translation>激活修补需要一个训练好的模型。玩具引擎的权重是随机的，把一个提示的激活复制到另一个提示里看不出任何值得解读的东西。
+
+试一试：在顶部的模型栏里选择 SmolLM2（解码器：哪一层、哪个词元让“ Paris”回来）或 MiniLM（编码器），或用 文件 → 打开模型… 打开一个 GGUF 文件或 Hugging Face 文件夹；然后在这里输入长度相同的干净提示和被破坏的提示，按“修补”。</translation>
+    </message>
     <message>
         <source>Decoders: the token whose probability at the last position is measured (its first token when it has several)</source>
         <translation>解码器：测量其在最后位置概率的词元（有多个词元时取第一个）</translation>
@@ -4687,6 +4891,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>最后一层之后的注意力流：把 rollout 图的每条边看作该容量的管道时，从每个输入词元能流到“%1”多少（Abnar &amp; Zuidema 2020）。最大：“%2” %3（rollout %4）。流按路径最窄的边计，rollout 把每条路径相乘。</translation>
     </message>
     <message>
+        <source>%1 switched-off heads count as zero weights in their layer's mean (their patterns are still computed, but they move nothing): their share stays with the residual, in flow and rollout alike.</source>
+        <translation>%1 个被关闭的头在所在层的平均中按零权重计（它们的注意力模式仍会计算，但不搬运任何信息）：它们的份额留给残差，流与 rollout 都如此。</translation>
+    </message>
+    <message>
         <source>Too many tokens for the rollout (at most 1,024).</source>
         <translation>词元太多，无法计算展开（最多 1,024 个）。</translation>
     </message>
@@ -4754,8 +4962,16 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>平均最大权重随 d_k 的变化</translation>
     </message>
     <message>
+        <source>row change, key +1 %</source>
+        <translation>行的变化，key +1 %</translation>
+    </message>
+    <message>
         <source>d_k = d_model (one head, random weights)</source>
         <translation>d_k = d_model（一个头，随机权重）</translation>
+    </message>
+    <message>
+        <source>Seed 001: “small input changes make large output changes.” Growing one key's vector by 1 % multiplies its column of scores by 1.01; each row's weights move by ½·Σ|w′ − w|. Without ÷√d_k the scores are large: most rows are saturated (their Jacobian diag(w) − wwᵀ is near 0) and hardly move, while a row whose two largest scores nearly tie can swing. The plot shows the largest move at each d_k.</source>
+        <translation>教程 001：“输入的微小变化会导致输出的巨大变化。”把一个 key 的向量增大 1 %，它那一列分数就乘以 1.01；每一行权重的变化为 ½·Σ|w′ − w|。不除以 √d_k 时分数很大：大多数行已饱和（雅可比 diag(w) − wwᵀ 接近 0），几乎不动，而两个最大分数接近并列的行可能大幅摆动。图中画出每个 d_k 下的最大变化。</translation>
     </message>
     <message>
         <source>The Scaling lab runs the toy engine: choose “Toy engine” in the Model toolbar.</source>
@@ -4768,6 +4984,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>At d_k = %1 the raw scores reach |q·k| = %2; ÷√d_k = ÷%3 brings them to %4. The largest weight averages %5 without the scaling, %6 with it.</source>
         <translation>d_k = %1 时原始分数达到 |q·k| = %2；÷√d_k = ÷%3 后降到 %4。不缩放时最大权重平均为 %5，缩放后为 %6。</translation>
+    </message>
+    <message>
+        <source>d_k = %1, one key's vector +1 %: a row moves by at most %2 without ÷√d_k, %3 with it; the row's Jacobian ‖∂w/∂(q·k)‖ averages %4 without, %5 with. Saturated rows hardly move; rows near a tie jump.</source>
+        <translation>d_k = %1，一个 key 的向量 +1 %：一行权重最多变化 %2（不除以 √d_k）、%3（除以 √d_k）；该行的雅可比 ‖∂w/∂(q·k)‖ 平均为 %4（不除）、%5（除）。饱和的行几乎不动；接近并列的行会跳变。</translation>
     </message>
     <message>
         <source>Could not compare with and without ÷√d_k: %1</source>
