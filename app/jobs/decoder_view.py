@@ -27,8 +27,29 @@ SINK_SHARE = 0.5  # name the attention sink when the first token gets at least t
 trained.on_release(lambda name: _last.pop(name, None))  # a released model's KV cache goes with it
 
 
+def _of_trace(name: str) -> property:
+    """A read-only attribute of the wrapped trace (no __getattr__: what the panels read is listed)."""
+    return property(lambda self: getattr(self.trace, name), doc=f"the trace's ``{name}``")
+
+
 class DecoderView:
-    """The decoder trace as the layers panel reads a model trace (the MiniLM attribute names)."""
+    """The decoder trace as the layers panel reads a model trace (the contract's Trace names, plus
+    the two per-layer summaries the panel draws: cosines to layer 0 and the attention sink)."""
+
+    tokens = _of_trace("tokens")
+    input_ids = _of_trace("input_ids")
+    attentions = _of_trace("attentions")  # (layers, heads, n, n)
+    hidden_states = _of_trace("hidden_states")  # (layers + 1, n, d)
+    next_token_logits = _of_trace("next_token_logits")  # (vocab,)
+    ablate = _of_trace("ablate")
+    spans = _of_trace("spans")
+    token_texts = _of_trace("token_texts")
+    n = _of_trace("n")
+    num_layers = _of_trace("num_layers")
+    num_heads = _of_trace("num_heads")
+    layers = _of_trace("layers")  # per-layer views (weights (heads, n, n) …)
+    text = _of_trace("text")
+    config = _of_trace("config")
 
     truncated = False
     next_bars: dict | None = None  # top_bars() after the last token at PLAIN_SAMPLING, with trace and position
@@ -46,9 +67,6 @@ class DecoderView:
         self.cosine_to_layer0 = cosines
         # (layers, heads) mean weight the queries after the first give the first token: the attention sink
         self.sink = attentions_sink_by_head(trace.attentions)
-
-    def __getattr__(self, name):
-        return getattr(self.trace, name)
 
 
 def attention_sink(attentions: np.ndarray) -> float:
