@@ -161,7 +161,54 @@ SLOW_TESTS = (  # node ids, or their start (every parameter)
 )
 
 
+# What a test's code does, read from its source (the test, its fixtures and the helpers of tests/
+# they call, followed by name): building a whole MainWindow (~0.4 s of CPU each, more with a model)
+# or starting a process (a fresh interpreter re-imports numpy, and Qt: 0.5–1 s each) is slow.
+SLOW_CODE = ("MainWindow(", "subprocess.run(", "subprocess.Popen(", "check_output(")
+_TESTS_DIR = str(ROOT / "tests")
+
+
+def _code_is_slow(function, seen: dict) -> bool:
+    """True if ``function`` (of a file in tests/) or a function of tests/ it names contains SLOW_CODE."""
+    import inspect
+    import types
+
+    function = inspect.unwrap(function)
+    code = getattr(function, "__code__", None)
+    if code is None or not code.co_filename.startswith(_TESTS_DIR):
+        return False
+    if code in seen:
+        return seen[code]
+    seen[code] = False  # a recursion through itself adds nothing
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        source = ""
+    if any(pattern in source for pattern in SLOW_CODE):
+        seen[code] = True
+        return True
+    names, stack = set(), [code]
+    while stack:  # the names its nested functions and lambdas use too
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    space = getattr(function, "__globals__", {})
+    slow = any(isinstance(space.get(name), types.FunctionType) and _code_is_slow(space[name], seen) for name in names)
+    seen[code] = slow
+    return slow
+
+
+def _is_slow(item, seen: dict) -> bool:
+    if SLOW_FIXTURES.intersection(item.fixturenames) or item.nodeid.startswith(SLOW_TESTS):
+        return True
+    functions = [getattr(item, "function", None)]
+    for definitions in getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).values():
+        functions.extend(definition.func for definition in definitions)
+    return any(f is not None and _code_is_slow(f, seen) for f in functions)
+
+
 def pytest_collection_modifyitems(config, items):
+    seen: dict = {}
     for item in items:
-        if SLOW_FIXTURES.intersection(item.fixturenames) or item.nodeid.startswith(SLOW_TESTS):
+        if _is_slow(item, seen):
             item.add_marker(pytest.mark.slow)

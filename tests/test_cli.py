@@ -217,7 +217,7 @@ def test_bad_input_exits_2_with_one_error_line_and_no_file(bad_runs, name):
     assert done.stdout == ""
 
 
-@pytest.mark.parametrize("name", [name for name in CASE_NAMES if name not in SUBPROCESS_CASES])
+@pytest.mark.parametrize("name", CASE_NAMES)  # the subprocess cases too: those are `slow`, this is the edit-test loop's
 def test_more_bad_input_in_process(tmp_path, name, capsys):
     make_files(tmp_path)
     before = sorted(os.listdir(tmp_path))
