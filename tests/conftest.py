@@ -133,7 +133,8 @@ def minilm(minilm_model):
 # ones included: they depend on these), and the few others measured at seconds each (a
 # subprocess per case, a model file read whole, a figure rendered large). Whole files may also
 # say `pytestmark = pytest.mark.slow`.
-SLOW_FIXTURES = {"window", "chinese_window", "minilm_model", "e5_model", "smollm2_model"}
+SLOW_FIXTURES = {"window", "chinese_window", "minilm_model", "e5_model", "smollm2_model",
+                 "e5_words"}  # test_seeds: e5 through the app's cache
 SLOW_TESTS = (  # node ids, or their start (every parameter)
     "tests/test_hostile.py::test_json_export_streams",
     "tests/test_hostile.py::test_token_vector_memo_caps_bytes_not_numbers",
@@ -158,6 +159,7 @@ SLOW_TESTS = (  # node ids, or their start (every parameter)
     "tests/test_window.py::test_closing_during_a_long_computation_is_quick",
     "tests/test_window.py::test_layout_and_settings_survive_a_restart",
     "tests/test_view_state.py::test_the_view_is_restored_at_start_up",
+    "tests/test_contract.py::test_every_registered_model_that_is_installed_keeps_the_contract",  # every real model
 )
 
 
