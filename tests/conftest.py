@@ -173,6 +173,7 @@ _TESTS_DIR = str(ROOT / "tests")
 def _code_is_slow(function, seen: dict) -> bool:
     """True if ``function`` (of a file in tests/) or a function of tests/ it names contains SLOW_CODE."""
     import inspect
+    import linecache
     import types
 
     function = inspect.unwrap(function)
@@ -182,18 +183,17 @@ def _code_is_slow(function, seen: dict) -> bool:
     if code in seen:
         return seen[code]
     seen[code] = False  # a recursion through itself adds nothing
-    try:
-        source = inspect.getsource(function)
-    except (OSError, TypeError):
-        source = ""
+    names, last, stack = set(), code.co_firstlineno, [code]
+    while stack:  # the names (and lines) its nested functions and lambdas use too
+        current = stack.pop()
+        names.update(current.co_names)
+        last = max([last, *(line for _, _, line in current.co_lines() if line)])
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    # its lines, sliced from the file (inspect.getsource tokenizes: 4 s for the suite's ~600 functions)
+    source = "".join(linecache.getlines(code.co_filename)[code.co_firstlineno - 1:last])
     if any(pattern in source for pattern in SLOW_CODE):
         seen[code] = True
         return True
-    names, stack = set(), [code]
-    while stack:  # the names its nested functions and lambdas use too
-        current = stack.pop()
-        names.update(current.co_names)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
     space = getattr(function, "__globals__", {})
     slow = any(isinstance(space.get(name), types.FunctionType) and _code_is_slow(space[name], seen) for name in names)
     seen[code] = slow
