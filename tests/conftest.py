@@ -106,6 +106,21 @@ def _model_once(name: str):
         pytest.skip(f"{name} not installed: {error}")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def app_models_kept():
+    """The app keeps two models (MODELS_KEPT: the one in use and the previous); window tests that go
+    through MiniLM, e5 and SmolLM2 then loaded the evicted one again from disk, although this
+    process holds it (five loads of SmolLM2 in four window files, 8 s of CPU). Four here: the three
+    real models and a GGUF file. Yields the app's own value: test_concurrency's eviction test sets
+    it back for itself (so a changed MODELS_KEPT in the app still fails that test)."""
+    from app import minilm_mode
+
+    kept = minilm_mode.MODELS_KEPT
+    minilm_mode.MODELS_KEPT = 4
+    yield kept
+    minilm_mode.MODELS_KEPT = kept
+
+
 @pytest.fixture(scope="session")
 def minilm_model():
     return _model_once("minilm")
