@@ -106,6 +106,21 @@ def _model_once(name: str):
         pytest.skip(f"{name} not installed: {error}")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def app_models_kept():
+    """The app keeps two models (MODELS_KEPT: the one in use and the previous); window tests that go
+    through MiniLM, e5 and SmolLM2 then loaded the evicted one again from disk, although this
+    process holds it (five loads of SmolLM2 in four window files, 8 s of CPU). Four here: the three
+    real models and a GGUF file. Yields the app's own value: test_concurrency's eviction test sets
+    it back for itself (so a changed MODELS_KEPT in the app still fails that test)."""
+    from app import minilm_mode
+
+    kept = minilm_mode.MODELS_KEPT
+    minilm_mode.MODELS_KEPT = 4
+    yield kept
+    minilm_mode.MODELS_KEPT = kept
+
+
 @pytest.fixture(scope="session")
 def minilm_model():
     return _model_once("minilm")
@@ -133,7 +148,8 @@ def minilm(minilm_model):
 # ones included: they depend on these), and the few others measured at seconds each (a
 # subprocess per case, a model file read whole, a figure rendered large). Whole files may also
 # say `pytestmark = pytest.mark.slow`.
-SLOW_FIXTURES = {"window", "chinese_window", "minilm_model", "e5_model", "smollm2_model"}
+SLOW_FIXTURES = {"window", "chinese_window", "minilm_model", "e5_model", "smollm2_model",
+                 "e5_words"}  # test_seeds: e5 through the app's cache
 SLOW_TESTS = (  # node ids, or their start (every parameter)
     "tests/test_hostile.py::test_json_export_streams",
     "tests/test_hostile.py::test_token_vector_memo_caps_bytes_not_numbers",
@@ -158,10 +174,58 @@ SLOW_TESTS = (  # node ids, or their start (every parameter)
     "tests/test_window.py::test_closing_during_a_long_computation_is_quick",
     "tests/test_window.py::test_layout_and_settings_survive_a_restart",
     "tests/test_view_state.py::test_the_view_is_restored_at_start_up",
+    "tests/test_contract.py::test_every_registered_model_that_is_installed_keeps_the_contract",  # every real model
 )
 
 
+# What a test's code does, read from its source (the test, its fixtures and the helpers of tests/
+# they call, followed by name): building a whole MainWindow (~0.4 s of CPU each, more with a model)
+# or starting a process (a fresh interpreter re-imports numpy, and Qt: 0.5–1 s each) is slow.
+SLOW_CODE = ("MainWindow(", "subprocess.run(", "subprocess.Popen(", "check_output(")
+_TESTS_DIR = str(ROOT / "tests")
+
+
+def _code_is_slow(function, seen: dict) -> bool:
+    """True if ``function`` (of a file in tests/) or a function of tests/ it names contains SLOW_CODE."""
+    import inspect
+    import linecache
+    import types
+
+    function = inspect.unwrap(function)
+    code = getattr(function, "__code__", None)
+    if code is None or not code.co_filename.startswith(_TESTS_DIR):
+        return False
+    if code in seen:
+        return seen[code]
+    seen[code] = False  # a recursion through itself adds nothing
+    names, last, stack = set(), code.co_firstlineno, [code]
+    while stack:  # the names (and lines) its nested functions and lambdas use too
+        current = stack.pop()
+        names.update(current.co_names)
+        last = max([last, *(line for _, _, line in current.co_lines() if line)])
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    # its lines, sliced from the file (inspect.getsource tokenizes: 4 s for the suite's ~600 functions)
+    source = "".join(linecache.getlines(code.co_filename)[code.co_firstlineno - 1:last])
+    if any(pattern in source for pattern in SLOW_CODE):
+        seen[code] = True
+        return True
+    space = getattr(function, "__globals__", {})
+    slow = any(isinstance(space.get(name), types.FunctionType) and _code_is_slow(space[name], seen) for name in names)
+    seen[code] = slow
+    return slow
+
+
+def _is_slow(item, seen: dict) -> bool:
+    if SLOW_FIXTURES.intersection(item.fixturenames) or item.nodeid.startswith(SLOW_TESTS):
+        return True
+    functions = [getattr(item, "function", None)]
+    for definitions in getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).values():
+        functions.extend(definition.func for definition in definitions)
+    return any(f is not None and _code_is_slow(f, seen) for f in functions)
+
+
 def pytest_collection_modifyitems(config, items):
+    seen: dict = {}
     for item in items:
-        if SLOW_FIXTURES.intersection(item.fixturenames) or item.nodeid.startswith(SLOW_TESTS):
+        if _is_slow(item, seen):
             item.add_marker(pytest.mark.slow)

@@ -45,10 +45,20 @@ def test_decoder_export_is_the_ablated_run(tiny, tmp_path):
         assert np.abs(data["next_token_logits"] - plain.next_token_logits).max() > 1e-3  # ignoring --ablate fails
 
 
+def _run_in_process(capsys, *args):
+    """The command line's main() in this process (no fresh interpreter: ~1 s less each); the
+    exit paths as real processes are the tests around this one."""
+    from app import cli
+
+    code = cli.main(["main.py", "export", *args])
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, captured.out, captured.err)
+
+
 @pytest.mark.parametrize("value", ["99.99", "2.0", "0.4", "a.b", "-1.0", "².1", "1", "1.2.3", ""])
-def test_bad_ablate_values_exit_2_with_one_line(tiny, tmp_path, value):
+def test_bad_ablate_values_exit_2_with_one_line(tiny, tmp_path, value, capsys):
     out = tmp_path / "x.npz"
-    done = _run("--model", str(tiny), "--text", TEXT, "--ablate", value, "--out", str(out))
+    done = _run_in_process(capsys, "--model", str(tiny), "--text", TEXT, "--ablate", value, "--out", str(out))
     if value == "":  # no heads given: the plain run
         assert done.returncode == 0, done.stderr
         return
@@ -60,6 +70,13 @@ def test_bad_ablate_values_exit_2_with_one_line(tiny, tmp_path, value):
         assert f"{LAYERS} × {HEADS} (layers × heads" in lines[0], lines[0]
     else:
         assert "layer.head pairs of whole numbers" in lines[0] and repr(value) in lines[0], lines[0]
+
+
+def test_bad_ablate_value_as_a_process_exits_2_with_one_line(tiny, tmp_path):
+    done = _run("--model", str(tiny), "--text", TEXT, "--ablate", "0.4", "--out", str(tmp_path / "x.npz"))
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert f"{LAYERS} × {HEADS} (layers × heads" in lines[0] and not (tmp_path / "x.npz").exists()
 
 
 def test_toy_refuses_a_head_it_lacks_naming_layers_by_heads(tmp_path):

@@ -277,9 +277,11 @@ def test_closing_during_a_generation(qtbot, ggufs, monkeypatch, capfd):
 
 # ---------------------------------------------------------------------- memory (issue 26 #6, #7)
 
-def test_only_the_current_and_the_previous_model_stay_loaded(window, ggufs):
+def test_only_the_current_and_the_previous_model_stay_loaded(window, ggufs, monkeypatch, app_models_kept):
     """Failed before: every model opened stayed loaded (three SmolLM2 copies: 182 MB → 2,483 MB)."""
     from app.jobs import trained as minilm_mode
+
+    monkeypatch.setattr(minilm_mode, "MODELS_KEPT", app_models_kept)  # the app's own (conftest keeps 4)
 
     c = window.controller
     c.update_config(text=TEXT)

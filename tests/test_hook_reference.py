@@ -43,17 +43,18 @@ def _load(name: str, *readers: str):
     entry = model_info(name)
     if not entry.is_installed():
         pytest.skip(f"{name} is not installed: {entry.install_command}")
-    return entry.load()
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    return _load("smollm2", "gguf", "tokenizers")
+def smollm2(smollm2_model):  # conftest's copy: loaded once per test process
+    _load("smollm2", "gguf", "tokenizers")  # skips, naming the install command, when it is missing
+    return smollm2_model
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    return _load("minilm", "safetensors", "tokenizers")
+def minilm(minilm_model):
+    _load("minilm", "safetensors", "tokenizers")
+    return minilm_model
 
 
 def assert_close(actual, expected, what: str, *, relative: bool = True) -> None:
