@@ -48,7 +48,7 @@ def test_decoder_export_is_the_ablated_run(tiny, tmp_path):
 def _run_in_process(capsys, *args):
     """The command line's main() in this process (no fresh interpreter: ~1 s less each); the
     exit paths as real processes are the tests around this one."""
-    from app import cli
+    from cli import commands as cli
 
     code = cli.main(["main.py", "export", *args])
     captured = capsys.readouterr()

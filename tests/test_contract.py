@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig
-from app import minilm_mode
+from app.jobs import trained as minilm_mode
 from engine.models import MODELS, load_model, model_info
 from engine.models.contract import KINDS, Capabilities, ModelFacts, TraceBase, Tokenized
 from engine.models.toy import ToyModel
