@@ -370,7 +370,7 @@ class Controller(QObject):
         # the main heatmap repaints before the other panels update (latency of the picture
         # the user watches), and no single event-loop turn does all the work
         generation = self._compute.generation
-        QTimer.singleShot(0, lambda: self._announce(generation, value))
+        QTimer.singleShot(0, self, lambda: self._announce(generation, value))
 
     def _announce(self, generation: int, snapshot) -> None:
         if generation == self._compute.generation and snapshot is self.snapshot:

@@ -139,7 +139,7 @@ class DockGroups(QObject):
                 self.docks[key].show()
             shown = raise_key or self._on_top.get(name) or self.keys(name)[0]  # the tab it was left on
             self.docks[shown].raise_()
-            QTimer.singleShot(0, self.docks[shown].raise_)  # again once a tab just shown is in its tab bar
+            QTimer.singleShot(0, self.docks[shown], self.docks[shown].raise_)  # again once a tab just shown is in its tab bar
             share = BOTTOM_SHARE.get(name, 0) * (0.85 if self.window.height() < 700 else 1.0)  # small screens: the
             height = self._heights.get(name) or int(self.window.height() * share) or None  # input and heatmap first
             if height and self.window.isVisible():
@@ -148,7 +148,7 @@ class DockGroups(QObject):
                 set_bottom_height(self.window, shown, height)
                 # once the new heights are laid out (and the lazy panel built): a group shown at its
                 # default share grows to what its panel needs; one the user left at a height keeps it
-                QTimer.singleShot(0, lambda: self._fit(shown if name not in self._heights else None))
+                QTimer.singleShot(0, self.window, lambda: self._fit(shown if name not in self._heights else None))
         finally:
             self._switching = False
 
@@ -158,7 +158,7 @@ class DockGroups(QObject):
         if key is not None and self.group_of.get(key) == self.current:
             panel = self.window.panel(key)  # a lazy panel counts once built and shown (Qt shows it a turn later)
             if panel.isHidden() and tries > 0:
-                QTimer.singleShot(0, lambda: self._fit(key, tries - 1))
+                QTimer.singleShot(0, self.window, lambda: self._fit(key, tries - 1))
                 return
             fit_bottom(self.window, key)  # the head grid too
             return
@@ -180,7 +180,7 @@ class DockGroups(QObject):
                 chips.doItemsLayout()  # the list lays its chips out later (batched): measure them laid out
             keep_tokens_whole(self.window)
             if again:  # a long sentence's chips may take another turn to be laid out
-                QTimer.singleShot(200, lambda: self._fit_chips(again=False))
+                QTimer.singleShot(200, self.window, lambda: self._fit_chips(again=False))
 
     def _shown_key(self) -> str | None:
         """The current group's dock on top of its tabs, if any."""
@@ -199,7 +199,7 @@ class DockGroups(QObject):
         """A dock of another group was shown from elsewhere (F6, a model, a preset): go to its group."""
         if visible and not self._switching and self.group_of[key] != self.current \
                 and not self.docks[key].isFloating():
-            QTimer.singleShot(0, lambda: self._follow(key))
+            QTimer.singleShot(0, self.window, lambda: self._follow(key))
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
         """``dock.raise_()`` on a dock hidden because its group is not shown (a tab brought forward
@@ -222,7 +222,7 @@ class DockGroups(QObject):
             key = next((k for k, dock in self.docks.items() if dock is watched), None)
             if key in self.group_of and self.group_of[key] != self.current and watched.isHidden() \
                     and self.window.isVisible():
-                QTimer.singleShot(0, lambda: self._follow_raise(key))
+                QTimer.singleShot(0, self.window, lambda: self._follow_raise(key))
         return False
 
     def _follow_raise(self, key: str) -> None:

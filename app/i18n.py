@@ -142,7 +142,7 @@ def install_language_menu(window, view_menu):
         group.addAction(action)
         menu.addAction(action)
         # after the menu closes: the window that owns this menu is replaced
-        action.triggered.connect(lambda _=False, c=code: QTimer.singleShot(0, lambda: window.switch_language(c)))
+        action.triggered.connect(lambda _=False, c=code: QTimer.singleShot(0, window, lambda: window.switch_language(c)))
     menu.language_group = group
     return menu
 

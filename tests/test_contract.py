@@ -113,5 +113,5 @@ def test_every_registered_model_that_is_installed_keeps_the_contract():
 
 
 def test_capabilities_default_to_nothing():
-    assert Capabilities() == Capabilities(False, False, False, False, ())
+    assert Capabilities() == Capabilities(False, False, False, False, False, ())
     assert model_info("toy").prefixes == () and not model_info("toy").predicts_next_token

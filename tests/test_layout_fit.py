@@ -213,3 +213,25 @@ def test_every_row_of_chips_is_shown_after_a_longer_sentence(window):
     last = chips.visualRect(panel.model.index(panel.count() - 1))
     assert last.bottom() <= chips.viewport().height(), (last, chips.viewport().size())
     assert chips.visualRect(panel.model.index(0)).top() >= 0
+
+
+def test_a_closed_window_drops_its_pending_layout_timers(qapp, qtbot, tmp_path):
+    """The layout's deferred fits (chips, group heights) ran on a deleted window after a language
+    switch or a close: "Internal C++ object (MainWindow) already deleted" in the event loop (pytest-qt
+    fails the test on it). Each timer now has the window as its context: gone with it."""
+    from app.shell.identity import use_settings_folder
+    from app.window import MainWindow
+
+    use_settings_folder(str(tmp_path))
+    window = MainWindow(restore=False)
+    window.resize(1024, 600)
+    window.show()
+    _settle(window)
+    window.dock_groups._fit_chips()  # queues its second try 200 ms later
+    window.dock_groups.select("steps")  # queues a fit and a follow
+    assert window.wait_until_idle(30)
+    window.close()
+    import shiboken6
+
+    shiboken6.delete(window)  # the C++ window gone now, its Python wrapper and the lambdas still alive
+    qtbot.wait(400)  # past the 200 ms second try

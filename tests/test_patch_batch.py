@@ -13,6 +13,7 @@ import pytest
 
 from engine.analysis import patching
 from engine.analysis.occlusion import probability
+from engine.models.contract import Capabilities
 from engine.core.hooks import HookRun
 from engine.models import llama_batch
 from engine.models.llama import DecoderConfig, WeightNames, forward, hook_names, prepare_weights
@@ -64,7 +65,8 @@ def setup_for(config, weights):
     answer = int(np.argmax(clean.next_token_logits))
     ranked = np.argsort(-corrupt.next_token_logits)
     other = int(ranked[0] if ranked[0] != answer else ranked[1])
-    model = SimpleNamespace(weights=weights, config=config)
+    facts = SimpleNamespace(capabilities=Capabilities(next_token_logits=True, layer_batches=True))
+    model = SimpleNamespace(weights=weights, config=config, facts=facts)  # what the grids read of a Decoder
     return patching.PatchSetup(
         model, SimpleNamespace(input_ids=np.array(CLEAN)), SimpleNamespace(input_ids=np.array(CORRUPT)), True,
         LAYERS, HEADS, SimpleNamespace(id=answer, note=""), other, len(CLEAN) - 1, clean_cache, corrupt_cache, corrupt,

@@ -147,7 +147,7 @@ class Docks:
         from ..layout_sizes import keep_head_grid_whole
 
         # a grid of more rows (8+ heads, another model) gets the height they need once it is laid out
-        self.w.panels["heads"].rowsChanged.connect(lambda: QTimer.singleShot(0, lambda: keep_head_grid_whole(self.w)))
+        self.w.panels["heads"].rowsChanged.connect(lambda: QTimer.singleShot(0, self.w, lambda: keep_head_grid_whole(self.w)))
 
     def hide_stale_tab_bars(self) -> None:
         """Hide tab bars Qt left on screen after tabifying or restoring docks.

@@ -290,12 +290,10 @@ def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None
 
 
 def batched(setup: PatchSetup) -> bool:
-    """True when the grids run a layer batch at a time (engine.models.llama_batch): a decoder
-    of engine.models.llama whose corrupted trace has every key and value."""
-    from ..models import llama
-
-    return (setup.decoder and isinstance(getattr(setup.model, "weights", None), llama.DecoderWeights)
-            and isinstance(setup.corrupt_trace, llama.DecoderTrace))
+    """True when the grids run a layer batch at a time (engine.models.llama_batch): a decoder that
+    declares it (ModelFacts.capabilities.layer_batches: the generic decoder of engine.models.decoder,
+    whose traces keep every key and value)."""
+    return setup.decoder and setup.model.facts.capabilities.layer_batches
 
 
 def _entry(setup: PatchSetup, grid: str, layer: int) -> tuple[int, np.ndarray, np.ndarray]:

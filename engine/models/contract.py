@@ -50,6 +50,7 @@ class Capabilities:
     sentence_embedding: bool = False  # ``model.embed(trace)`` → (d,) unit vector (e5)
     configurable: bool = False  # runs the user's settings (d_model, heads, …): the toy engine
     kv_cache: bool = False  # ``run(…, previous=trace)`` computes only the new positions
+    layer_batches: bool = False  # engine.models.llama_batch runs many patched variants of one layer at once
     prefixes: tuple[str, ...] = ()  # text prefixes it was trained with (e5: "passage: ", "query: ")
 
 
