@@ -128,7 +128,11 @@ def _heatmap_cells(path, n: int, lut: np.ndarray) -> np.ndarray:
     height, width = image.height(), image.width()
     raw = np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes())
     rgb = raw.reshape(height, image.bytesPerLine())[:, : width * 3].reshape(height, width, 3).astype(float)
-    distance = np.min(((rgb[:, :, None, :] - lut[None, None, :, :]) ** 2).sum(-1), axis=2)  # (h, w)
+    # the distance to the map, per distinct colour (a picture holds a few thousand; per pixel × 256
+    # map colours it was a (h, w, 256, 3) float64 array: seconds and a gigabyte for one picture)
+    colours, inverse = np.unique(rgb.reshape(-1, 3), axis=0, return_inverse=True)  # (c, 3), (h·w,)
+    nearest = np.min(((colours[:, None, :] - lut[None, :, :]) ** 2).sum(-1), axis=1)  # (c,)
+    distance = nearest[inverse.reshape(-1)].reshape(height, width)  # (h, w)
     on_map = distance <= 12.0
     column_counts = on_map.sum(axis=0)
     dense = column_counts > 0.5 * column_counts.max()
