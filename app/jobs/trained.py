@@ -231,7 +231,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
     from engine.analysis.meaning import find_token
 
     loaded = model(name)
-    table = np.asarray(loaded.weights.word_embeddings, dtype=np.float64)
+    table = loaded.weights.word_embeddings  # (vocab, d) float32: rows taken first (e5's whole table in float64 is 768 MB)
     static, contextual = [], []
     context = trace(name, sentence) if sentence.strip() else None
     for word in words:
@@ -242,7 +242,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
         else:
             at = find_token(context.token_texts, word, special_tokens=loaded.facts.special_tokens)
             ids, hidden = np.asarray(context.input_ids)[[at]], np.asarray(context.hidden_states[-1])[[at]]
-        static.append(table[ids].mean(axis=0))
+        static.append(np.asarray(table[ids], dtype=np.float64).mean(axis=0))
         contextual.append(hidden.astype(np.float64).mean(axis=0))
 
     def cosines(rows) -> np.ndarray:
