@@ -44,7 +44,7 @@ def settle(window, timeout: float = 180.0) -> None:
     """Process events until no session is being opened, no job runs and the latest result is on screen."""
     c = window.controller
 
-    opening = getattr(window, "is_opening_session", lambda: False)  # (absent before issue 25: run the tests there)
+    opening = window.sessions.is_opening_session
 
     def quiet() -> bool:
         return not opening() and c.is_idle() and c.worker.is_idle()
