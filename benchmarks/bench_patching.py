@@ -68,14 +68,7 @@ import make_flow_reference as ref
 import networkx as nx
 attentions = np.load(sys.argv[2])
 pairs = np.load(sys.argv[4])  # (P, 2) [i, j] pairs to compute: all of them, or a sample
-caps = ref.capacities(attentions)
-layers, n, _ = caps.shape
-graph = nx.DiGraph()
-for l in range(layers):
-    for m in range(n):
-        for k in range(n):
-            if caps[l, m, k] > 0:
-                graph.add_edge((l, k), (l + 1, m), capacity=float(caps[l, m, k]))
+graph, layers, n = ref.flow_graph(attentions)
 flows = np.zeros(len(pairs))
 start = time.perf_counter()
 for index, (i, j) in enumerate(pairs):

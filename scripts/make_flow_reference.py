@@ -50,7 +50,8 @@ def capacities(attentions: np.ndarray) -> np.ndarray:
     return mixed / mixed.sum(axis=-1, keepdims=True)
 
 
-def networkx_flows(attentions: np.ndarray) -> tuple[np.ndarray, str, float]:
+def flow_graph(attentions: np.ndarray):
+    """(networkx DiGraph, layers, n): node (l, k) → (l + 1, m) with capacity Â_l[m, k] (> 0 only)."""
     import networkx as nx
 
     caps = capacities(attentions)
@@ -61,6 +62,13 @@ def networkx_flows(attentions: np.ndarray) -> tuple[np.ndarray, str, float]:
             for k in range(n):
                 if caps[l, m, k] > 0:
                     graph.add_edge((l, k), (l + 1, m), capacity=float(caps[l, m, k]))
+    return graph, layers, n
+
+
+def networkx_flows(attentions: np.ndarray) -> tuple[np.ndarray, str, float]:
+    import networkx as nx
+
+    graph, layers, n = flow_graph(attentions)
     flows = np.zeros((n, n))
     start = time.perf_counter()
     for i in range(n):
