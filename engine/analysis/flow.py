@@ -30,18 +30,26 @@ Layout and batching (the constant factors): the flow on the middle edges is stor
 out-edges in a contiguous row (forward pushes, the frequent ones, gather whole rows by one flat
 index; back pushes read columns); the global relabel's breadth-first steps are batched float32
 matrix–vector products (BLAS) of the 0/1 residual matrices; batches of ~2 M edge entries.
-Cost: n² problems of O((L − 2)·n²) per round; the number of rounds grows with n (~100 at 32
-tokens on MiniLM, most pairs final after 40–60). Measured (benchmarks/bench_patching.py, under load):
-about 2× faster than the previous version of this module at 32 tokens, but still far from 2 s at
-64 tokens — every pair is its own problem, and no work is shared between pairs. (Tried and dropped:
-one problem per source with the sinks taken in sequence, each sink warm-started from the previous
-one's preflow — valid because a layer-L node has no out-edges, as in Hao & Orlin's sink sequence —
-needed as many rounds per pair, ~33–43, as a cold start.)
+Cost: n² problems of O((L − 2)·n²) per round; the number of rounds grows with n (~100 at 64
+tokens on MiniLM, most pairs final after 40–60); the batches run on the engine's threads
+(engine.core.parallel.run_parallel: NumPy's element-wise work uses one core per thread). Measured
+(benchmarks/bench_patching.py; figures in benchmarks/README.md): far from 2 s at 64 tokens — every
+pair is its own problem, no work is shared between pairs, and a pair at 64 tokens costs ~1,060 node
+discharges of 2n edges each (~3 per node of the graph). Tried and dropped, each measured in CPU
+seconds on 512 pairs at 64 tokens: one problem per source with the sinks taken in sequence, each
+sink warm-started from the previous one's preflow (valid because a layer-L node has no out-edges,
+as in Hao & Orlin's sink sequence: as many rounds per pair as a cold start); Gauss–Seidel sweeps
+layer by layer instead of synchronous rounds (1,115 discharges per pair, no faster); pushing each
+node's excess to its largest (or smallest) capacities first instead of in index order (2× / 1.3×
+slower); solving from the sink's side in the reversed graph where the sink's cut is the smaller
+(1.5× slower); certifying at 1e-6 instead of 1e-10 (no fewer discharges: the excess that is left
+is real flow still being routed, not float dust).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..core.parallel import run_parallel
 from .rollout import RESIDUAL, rows_normalised, mean_attention
 
 FLOW_TOKENS = 64  # the command line and the window refuse longer inputs (n² problems, each growing with n)
@@ -89,11 +97,18 @@ def max_flows(capacities: np.ndarray, rows=None, cancelled=None) -> np.ndarray:
     sources = np.tile(np.arange(n), len(rows))
     per_pair = max(1, (layers - 2) * n * n + 2 * n)
     batch = max(1, PAIRS_PER_BATCH_ELEMENTS // per_pair)
-    for start in range(0, len(sinks), batch):
+
+    def solve(start: int) -> None:  # batches are independent: each writes its own entries of `out`
         if cancelled is not None and cancelled():
-            break
+            return
         part = slice(start, start + batch)
         out[sinks[part], sources[part]] = _preflow_values(capacities, sources[part], sinks[part])
+
+    starts = range(0, len(sinks), batch)
+    if len(starts) > 1:
+        run_parallel(solve, starts)  # NumPy's element-wise work runs on one core per thread
+    else:
+        solve(0)
     return out
 
 
@@ -157,8 +172,7 @@ def _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes):
     excess_flat = excess.reshape(-1)
     left = excess_flat[node]  # (A,) excess to place (a copy)
     heights = height.reshape(-1)[node]  # (A,)
-    received = np.zeros(pairs * inner * n)
-    row = np.arange(n)
+    received = np.zeros((pairs * inner, n))  # row (pair, layer): what that layer's nodes receive this round
     fwd = l < inner - 1
     if fwd.any():  # (l, k) → (l+1, m): admissible when height(l+1, m) = height(l, k) − 1
         fp, fl_, fk = p[fwd], l[fwd], k[fwd]
@@ -168,8 +182,7 @@ def _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes):
         push = _greedy(left[fwd, None], room, axis=1)  # (F, n)
         rows_of[edge_rows] += push  # each row once: no repeated index
         left[fwd] -= push.sum(axis=1)
-        targets = ((fp * inner + fl_ + 1) * n)[:, None] + row  # flat (pair, l+1, m)
-        received += np.bincount(targets.ravel(), weights=push.ravel(), minlength=received.size)
+        _add_by_layer(received, fp * inner + fl_ + 1, push)
     last = l == inner - 1  # the sink edge: admissible when the node's height is 1
     if last.any():
         lp, lk = p[last], k[last]
@@ -186,12 +199,18 @@ def _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes):
         push = _greedy(left[back, None], room, axis=1)
         matrices[which, :, bk] = carried - push
         left[back] -= push.sum(axis=1)
-        targets = ((bp * inner + bl - 1) * n)[:, None] + row
-        received += np.bincount(targets.ravel(), weights=push.ravel(), minlength=received.size)
+        _add_by_layer(received, bp * inner + bl - 1, push)
     excess_flat[node] = left
-    excess_flat += received
+    excess_flat += received.reshape(-1)
     keep = left > EPSILON
     return p[keep], l[keep], k[keep]
+
+
+def _add_by_layer(received: np.ndarray, target: np.ndarray, push: np.ndarray) -> None:
+    """received[target[a]] += push[a] for the (A, n) pushes: the nodes come from np.nonzero in
+    (pair, layer, position) order, so equal targets are adjacent and one reduceat sums each run."""
+    starts = np.flatnonzero(np.concatenate(([True], target[1:] != target[:-1])))
+    received[target[starts]] += np.add.reduceat(push, starts, axis=0)  # targets now unique
 
 
 def _greedy(amount: np.ndarray, room: np.ndarray, axis: int) -> np.ndarray:
