@@ -182,14 +182,15 @@ def test_causal_attentions_against_augmenting_paths():
     would break it) — and every pair matches Edmonds–Karp."""
     rng = np.random.default_rng(13)
     layers, heads, n = 4, 3, 8
+    above = np.triu_indices(n, 1)  # (rows, columns) of the masked future positions
     logits = rng.standard_normal((layers, heads, n, n)) * 2.5
-    logits[..., np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] = -np.inf
+    logits[..., above[0], above[1]] = -np.inf
     a = np.exp(logits)
     a /= a.sum(axis=-1, keepdims=True)
     caps = flow_capacities(a)
     assert (np.triu(caps, 1) == 0).all()
     got = attention_flow(a)
-    assert (got[np.triu_indices(n, 1)] == 0).all()
+    assert (got[above] == 0).all()
     expected = np.array([[_edmonds_karp(caps, j, i) for j in range(n)] for i in range(n)])
     np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0)
     below = (_trivial_cuts(caps) - expected > 0.05)[np.tril_indices(n)]
