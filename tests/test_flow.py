@@ -22,7 +22,7 @@ def reference():
 def test_flow_equals_networkx_on_minilm(reference):
     flow = attention_flow(reference["attentions"])
     assert flow.shape == reference["flow"].shape
-    np.testing.assert_allclose(flow, reference["flow"], atol=1e-4, rtol=0)
+    np.testing.assert_allclose(flow, reference["flow"], atol=1e-9, rtol=0)
     # the fixture is not trivial: flows differ from the rollout and from the 1 bound
     assert np.abs(flow - attention_rollout(reference["attentions"])[-1]).max() > 0.05
 
@@ -138,3 +138,60 @@ def test_flow_equals_augmenting_paths_on_random_graphs():
         got = max_flows(caps)
         expected = np.array([[_edmonds_karp(caps, j, i) for j in range(n)] for i in range(n)])
         np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0)
+
+
+def _trivial_cuts(caps: np.ndarray) -> np.ndarray:
+    """(n, n) the smaller of the two trivial cuts at [i, j]: source (0, j)'s out-edges, sink (L, i)'s in-edges."""
+    return np.minimum(caps[0].sum(axis=0)[None, :], caps[-1].sum(axis=1)[:, None])
+
+
+def test_middle_layer_bottleneck_below_the_trivial_cuts():
+    """An identity middle layer: the paths j → k → k → i are edge-disjoint, so the flow is
+    Σ_k min(Â0[k, j], Â2[i, k]), below both trivial cuts for every pair — a solver that stopped at
+    (or returned) the trivial cut's value would fail here."""
+    rng = np.random.default_rng(11)
+    n = 6
+    caps = rng.random((3, n, n)) ** 3  # peaked: the two ends disagree, so the middle binds
+    caps /= caps.sum(axis=-1, keepdims=True)
+    caps[1] = np.eye(n)
+    expected = np.minimum(caps[0].T[None, :, :], caps[2][:, None, :]).sum(axis=-1)  # [i, j]
+    assert (_trivial_cuts(caps) - expected).min() > 0.05
+    np.testing.assert_allclose(max_flows(caps), expected, atol=1e-12, rtol=0)
+
+
+def test_nearly_diagonal_middle_layer_against_augmenting_paths():
+    """A middle layer that mixes little (diagonal ≈ 0.98): many pairs' minimum cut lies in the
+    middle, the rest at a trivial cut; every pair against Edmonds–Karp."""
+    rng = np.random.default_rng(12)
+    layers, n = 5, 8
+    logits = rng.standard_normal((layers, 2, n, n)) * 3.0
+    a = np.exp(logits)
+    a /= a.sum(axis=-1, keepdims=True)
+    caps = flow_capacities(a)
+    caps[2] = 0.98 * np.eye(n) + 0.02 * caps[2]  # rows still sum to 1
+    got = max_flows(caps)
+    expected = np.array([[_edmonds_karp(caps, j, i) for j in range(n)] for i in range(n)])
+    np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0)
+    below = _trivial_cuts(caps) - expected > 0.05
+    assert 0.2 < below.mean() < 1.0  # both kinds of pairs are present
+
+
+def test_causal_attentions_against_augmenting_paths():
+    """A decoder's causal mask: Â_l is lower triangular, so flow only moves to later positions —
+    nothing reaches an earlier position (exactly 0 above the diagonal: a capacity read transposed
+    would break it) — and every pair matches Edmonds–Karp."""
+    rng = np.random.default_rng(13)
+    layers, heads, n = 4, 3, 8
+    above = np.triu_indices(n, 1)  # (rows, columns) of the masked future positions
+    logits = rng.standard_normal((layers, heads, n, n)) * 2.5
+    logits[..., above[0], above[1]] = -np.inf
+    a = np.exp(logits)
+    a /= a.sum(axis=-1, keepdims=True)
+    caps = flow_capacities(a)
+    assert (np.triu(caps, 1) == 0).all()
+    got = attention_flow(a)
+    assert (got[above] == 0).all()
+    expected = np.array([[_edmonds_karp(caps, j, i) for j in range(n)] for i in range(n)])
+    np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0)
+    below = (_trivial_cuts(caps) - expected > 0.05)[np.tril_indices(n)]
+    assert 0.2 < below.mean() < 1.0  # a source late in the sequence reaches few positions: a middle cut
