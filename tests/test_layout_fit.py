@@ -68,6 +68,48 @@ def test_every_group_shows_its_panels_whole(window, size):
     assert not found, found
 
 
+SENTENCES = {"minilm": "The animal didn't cross the street because it was too tired.",
+             "e5": "The animal didn't cross the street because it was too tired.",
+             "smollm2": "The capital of France is"}
+
+
+def _cut_in_every_group(window, size: str) -> dict:
+    """group → cut_report without ALLOWED[size]'s docks, for the first start and every group (the
+    player's heatmap stages too, not only its token strip)."""
+    found = {}
+    for name in ["first start"] + window.dock_groups.names():
+        if name != "first start":
+            window.dock_groups.select(name)
+            _settle(window)
+        report = {key: problems for key, problems in cut_report(window).items() if key not in ALLOWED[size]}
+        if report:
+            found[name] = report
+        if name == "steps":
+            player = window.panel("player")
+            player.set_stage(player.stage_keys.index("weights"))
+            _settle(window)
+            report = {key: problems for key, problems in cut_report(window).items() if key not in ALLOWED[size]}
+            if report:
+                found["steps at the weights"] = report
+    return found
+
+
+@pytest.mark.parametrize("size", ["1366x768", "1024x600"])
+@pytest.mark.parametrize("model", list(SENTENCES))
+def test_every_group_shows_a_real_models_panels_whole(window, request, model, size):
+    """SmolLM2's nine heads at 1366 × 768 took five columns whose "head 4" lay past the grid's right
+    edge; twelve heads (MiniLM, e5) at 1024 × 600 scrolled the head grid; each model's facts under
+    the sentence scrolled the input."""
+    request.getfixturevalue(f"{model}_model")
+    _at(window, size)  # then the model, as a user switches: the head grid rebuilt in the docks it has
+    window.controller.set_config(window.controller.config.replace(text=SENTENCES[model]), immediate=True)
+    window.model_combo.setCurrentIndex(window.model_combo.findData(model))
+    _settle(window, 1.0)
+    assert window.controller.model == model
+    found = _cut_in_every_group(window, size)
+    assert not found, found
+
+
 def test_heatmap_caption_and_colour_bar_fit_at_1024_by_600(window):
     """The brief's own case: no sideways scroll bar in the heatmap dock, the note whole on its line,
     the colour bar and its numbers inside the heatmap's widget."""

@@ -83,7 +83,10 @@ class HeadGridPanel(Panel):
         self.canvas.clear()
         self.views, self.images, self.crosses = [], [], []
         columns = self._shown_columns = self._columns(heads)
-        self.canvas.setMinimumHeight(math.ceil(heads / columns) * (MIN_SIDE + LABEL_HEIGHT + 8) + 16)
+        rows = math.ceil(heads / columns)
+        _left, top, _right, bottom = self.canvas.ci.layout.getContentsMargins()
+        self.canvas.setMinimumHeight(int(rows * (MIN_SIDE + LABEL_HEIGHT) + (rows - 1) * self.canvas.ci.layout.verticalSpacing()
+                                         + top + bottom))  # the layout's own margins and spacing, not a guess
         self.rowsChanged.emit()
         for head in range(heads):
             if head and head % columns == 0:
