@@ -17,11 +17,13 @@ from app.layout_check import clipped_items, cut_report, dock_scrolls
 
 SIZES = {"1024x600": (1008, 552), "1366x768": (1350, 720), "1920x1080": (1560, 1000)}
 # What may still scroll (with its scroll bar), and why: nothing at 1366 × 768 and 1920 × 1080. At
-# 1024 × 600 the toy's settings form (nine rows over the sentence, 441 px) in a column 390 px tall,
-# where fitting would squash the spin boxes to slivers; the Evidence group's prompts and grids, the
-# positional lab's formulas over the PE map: the bottom area cannot take them without cutting the top row.
+# 1024 × 600 (a 552-pixel window) fitting would squash these unreadably: the toy's settings form (nine
+# rows over the sentence, 441 px) in a 390-pixel column; twelve heads' labelled thumbnails (three rows,
+# 202 px) and the worked arithmetic under them in a top row the bottom group leaves ~300 px; the
+# player's 240-pixel heatmaps, the positional lab's formulas over the PE map, the rollout's chart, the
+# Evidence group's prompts and grids, the next-token list and the model layers' rows in a bottom area of ~200 px.
 ALLOWED = {
-    "1024x600": {"input", "patching", "positional"},
+    "1024x600": {"input", "heads", "arithmetic", "player", "positional", "rollout", "patching", "next", "layers"},
     "1366x768": set(),
     "1920x1080": set(),
 }
