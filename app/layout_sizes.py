@@ -24,7 +24,8 @@ def _clamp(total: int, share: float, low: int, high: int) -> int:
 
 
 def apply_default_sizes(window) -> None:
-    """Left column (input, tokens), heatmap, right column (head grid, arithmetic), bottom tabs."""
+    """Left column (input over tokens, down to the status bar), heatmap, right column (head grid,
+    arithmetic), the bottom tabs under the heatmap and the right column."""
     docks = window.docks
     width, height = window.width(), window.height()
     left = _clamp(width, *INPUT_COLUMN)
@@ -39,10 +40,12 @@ def apply_default_sizes(window) -> None:
     window.resizeDocks([docks["heads"], docks["arithmetic"]], [int(top * 0.45), int(top * 0.55)],
                        Qt.Orientation.Vertical)
     keep_head_grid_whole(window)
-    # the input's form over the token chips: the chips take the rows they need (a quarter of the column
-    # left the form scrolling at 1920 × 1080 over an empty chip box), the form the rest
-    chips = min(int(top * 0.25), panel_height(window, "tokens") + 28)
-    window.resizeDocks([docks["input"], docks["tokens"]], [top - chips, chips], Qt.Orientation.Vertical)
+    # the input's form over the token chips, the window's whole height beside the bottom groups: the chips
+    # take the rows they need (a quarter of the column left the form scrolling at 1920 × 1080 over an
+    # empty chip box), the form the rest
+    column = docks["input"].height() + docks["tokens"].height()
+    chips = min(int(column * 0.25), panel_height(window, "tokens") + 28)
+    window.resizeDocks([docks["input"], docks["tokens"]], [column - chips, chips], Qt.Orientation.Vertical)
 
 
 def screen_key(window) -> str:

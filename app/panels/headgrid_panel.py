@@ -51,17 +51,25 @@ class HeadGridPanel(Panel):
         self._stage = controller.stage
 
     def _columns(self, heads: int) -> int:
-        """As many columns as make the thumbnails largest in the panel's current shape."""
+        """As many columns as make the thumbnails largest in the panel's current shape, and no more
+        than fit across: a column is never narrower than its "head h" label (nine heads in one row
+        of a 372-pixel grid laid SmolLM2's last labels past the right edge)."""
         width, height = max(self.canvas.width(), 1), max(self.canvas.height(), 1)
+        left, _top, right, _bottom = self.canvas.ci.layout.getContentsMargins()
+        spacing = self.canvas.ci.layout.horizontalSpacing()
+        width -= left + right
+        label = pg.LabelItem(fill(self.tr("head %1"), heads - 1), size="8pt")  # the widest: most digits
+        across = max(1, min(heads, int((width + spacing) // (label.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
+                                                               + spacing))))
         best, best_side = 1, 0.0
-        for columns in range(1, heads + 1):
+        for columns in range(1, across + 1):
             rows = math.ceil(heads / columns)
-            side = min(width / columns, height / rows - LABEL_HEIGHT)
+            side = min((width - spacing * (columns - 1)) / columns, height / rows - LABEL_HEIGHT)
             if side > best_side:
                 best, best_side = columns, side
         if best_side < MIN_SIDE:
             # too many heads for the panel: keep thumbnails readable across and let the panel scroll
-            best = max(1, min(heads, int(width // (MIN_SIDE + 8))))
+            best = max(1, min(across, int(width // (MIN_SIDE + 8))))
         return best
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
@@ -75,7 +83,10 @@ class HeadGridPanel(Panel):
         self.canvas.clear()
         self.views, self.images, self.crosses = [], [], []
         columns = self._shown_columns = self._columns(heads)
-        self.canvas.setMinimumHeight(math.ceil(heads / columns) * (MIN_SIDE + LABEL_HEIGHT + 8) + 16)
+        rows = math.ceil(heads / columns)
+        _left, top, _right, bottom = self.canvas.ci.layout.getContentsMargins()
+        self.canvas.setMinimumHeight(int(rows * (MIN_SIDE + LABEL_HEIGHT) + (rows - 1) * self.canvas.ci.layout.verticalSpacing()
+                                         + top + bottom))  # the layout's own margins and spacing, not a guess
         self.rowsChanged.emit()
         for head in range(heads):
             if head and head % columns == 0:

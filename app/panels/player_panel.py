@@ -68,7 +68,7 @@ def _levels(bound) -> tuple[float, float]:
     return (-bound, bound) if bound > 0 else (-1.0, 1.0)
 
 
-MIN_VIEW_WIDTH, MIN_VIEW_HEIGHT = 220, 250  # px of one stage heatmap: rows labelled, numbers readable
+MIN_VIEW_WIDTH, MIN_VIEW_HEIGHT = 220, 240  # px of one stage heatmap: rows labelled, numbers readable (whole at 1366 × 768)
 
 
 class PlayerPanel(Panel):

@@ -124,7 +124,9 @@ class Docks:
                 self._add_dock(row.key, Q.translate("MainWindow", row.title), LazyClass(row.module, row.panel)(c),
                                areas[row.area])
         attention = self.w.docks["attention"]
-        self.w.splitDockWidget(self.w.docks["input"], attention, Qt.Orientation.Horizontal)
+        # the left column (the form over the chips) runs down beside the bottom groups: under the top
+        # row it had the height left over by the tallest group, and the toy's form scrolled at 1366 × 768
+        self.w.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.w.splitDockWidget(attention, self.w.docks["heads"], Qt.Orientation.Horizontal)
         self.w.splitDockWidget(self.w.docks["heads"], self.w.docks["arithmetic"], Qt.Orientation.Vertical)
         self.w.splitDockWidget(self.w.docks["input"], self.w.docks["tokens"], Qt.Orientation.Vertical)

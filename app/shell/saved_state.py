@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QByteArray, QCoreApplication as Q
+from PySide6.QtCore import QByteArray, QCoreApplication as Q, Qt
 
 from engine import AttentionConfig, EngineError
 from engine.models import DEFAULT_MODEL as MODELS_DEFAULT
@@ -98,8 +98,11 @@ class SavedState:
         if same_screen(self.w.settings.value("layoutScreen"), screen_key(self.w)):
             if isinstance(geometry, QByteArray):
                 self.w.restoreGeometry(geometry)
-            if isinstance(state, QByteArray):
-                self.w.restoreState(state)
+            if isinstance(state, QByteArray) and self.w.restoreState(state) \
+                    and self.w.dockWidgetArea(self.w.docks["attention"]) != Qt.DockWidgetArea.RightDockWidgetArea:
+                # saved before the left column ran down beside the bottom groups: its top row would squeeze them out
+                self.w.restoreState(self.w._default_state)
+                self.w.default_sizes()
         self.w.notice_bar.setVisible(bool(self.w.model_note.text()))
         group = self.w.settings.value("dockGroup")
         self.w.dock_groups.select(group if isinstance(group, str) else DEFAULT_GROUP)
