@@ -97,8 +97,7 @@ class HeadGridPanel(Panel):
             label = cell.addLabel(fill(self.tr("head %1"), head), size="8pt", color="#333")
             label.setMaximumHeight(LABEL_HEIGHT)
             cell.nextRow()
-            view = cell.addViewBox(lockAspect=True, enableMouse=False, invertY=True)
-            view.setMenuEnabled(False)
+            view = cell.addViewBox(lockAspect=True, enableMouse=False, invertY=True, enableMenu=False)  # no menu built
             view.setBorder(PLAIN_PEN)
             image = pg.ImageItem(axisOrder="row-major")
             image.setColorMap(self._colormap)

@@ -101,8 +101,7 @@ class SavedState:
             if isinstance(state, QByteArray) and self.w.restoreState(state) \
                     and self.w.dockWidgetArea(self.w.docks["attention"]) != Qt.DockWidgetArea.RightDockWidgetArea:
                 # saved before the left column ran down beside the bottom groups: its top row would squeeze them out
-                self.w.restoreState(self.w._default_state)
-                self.w.default_sizes()
+                self.w.reset_layout()
         self.w.notice_bar.setVisible(bool(self.w.model_note.text()))
         group = self.w.settings.value("dockGroup")
         self.w.dock_groups.select(group if isinstance(group, str) else DEFAULT_GROUP)
