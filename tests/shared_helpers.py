@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from engine.models import MODELS
@@ -44,3 +45,19 @@ def settle(window, qtbot) -> None:
     qtbot.waitUntil(lambda: window.controller.is_idle(), timeout=30000)
     window.controller.worker.wait_until_idle(120)
     qtbot.wait(50)
+
+
+def loop_roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:
+    """(…, n, n) → (…, w, w) in float64, the definition one number at a time: each word's query
+    pieces averaged, its key pieces summed (the oracle the vectorised roll-ups are checked against)."""
+    words = int(word_index.max()) + 1
+    lead = attentions.shape[:-2]
+    flat = attentions.reshape(-1, *attentions.shape[-2:]).astype(np.float64)
+    out = np.zeros((flat.shape[0], words, words))
+    for m in range(flat.shape[0]):
+        for a in range(words):
+            queries = [i for i in range(len(word_index)) if word_index[i] == a]
+            for b in range(words):
+                keys = [j for j in range(len(word_index)) if word_index[j] == b]
+                out[m, a, b] = sum(flat[m, i, j] for i in queries for j in keys) / len(queries)
+    return out.reshape(*lead, words, words)
