@@ -47,6 +47,12 @@ def settle(window, qtbot) -> None:
     qtbot.wait(50)
 
 
+def settle_panel(qtbot, panel, timeout: int = 10000) -> None:
+    """Wait until a standalone panel (conftest's standalone_panel) and its controller are idle."""
+    controller = panel.controller
+    qtbot.waitUntil(lambda: bool(controller.is_idle() and panel.is_idle()), timeout=timeout)
+
+
 def loop_roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:
     """(…, n, n) → (…, w, w) in float64, the definition one number at a time: each word's query
     pieces averaged, its key pieces summed (the oracle the vectorised roll-ups are checked against)."""
