@@ -1,12 +1,17 @@
 """Small helpers several test files share (imported as ``shared_helpers``: the tests folder is on sys.path)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engine.models import MODELS
+
+MAIN = str(Path(__file__).resolve().parent.parent / "main.py")
 
 
 @pytest.fixture(autouse=True)
@@ -17,6 +22,11 @@ def _registry_as_it_was():
     yield
     for name in set(MODELS) - before:
         MODELS.pop(name, None)
+
+
+def main_in_a_process(*args: str, timeout: float) -> subprocess.CompletedProcess:
+    """``python main.py args…`` in a new process, as a user types it; its output captured as text."""
+    return subprocess.run([sys.executable, MAIN, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:
