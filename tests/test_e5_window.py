@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from app.multilingual_window import model_preset_index
+from shared_helpers import main_in_a_process
 
 pytest.importorskip("tokenizers")
 
 from engine.core.errors import EngineError, ModelNotInstalled  # noqa: E402
 from engine.text.words import roll_up, words_of  # noqa: E402
-from shared_helpers import main_in_a_process  # noqa: E402
 
 XIAOMING = "小明喜欢苹果"
 ANIMAL = "The animal didn't cross the street because it was too tired."
