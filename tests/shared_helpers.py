@@ -63,6 +63,19 @@ def settle_panel(qtbot, panel, timeout: int = 10000) -> None:
     qtbot.waitUntil(lambda: bool(controller.is_idle() and panel.is_idle()), timeout=timeout)
 
 
+def panel_built_after_a_result(qtbot, controller, panel_class, config):
+    """The panel built once ``config``'s result exists, as the window's lazy docks build it; asserts
+    that its sync() then asks its lane nothing more (the panel caught up when built)."""
+    controller.set_config(config, immediate=True)
+    qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=10000)
+    widget = panel_class(controller)
+    qtbot.addWidget(widget)
+    generation = widget._lane.generation
+    widget.sync()
+    assert widget._lane.generation == generation
+    return widget
+
+
 def loop_roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:
     """(…, n, n) → (…, w, w) in float64, the definition one number at a time: each word's query
     pieces averaged, its key pieces summed (the oracle the vectorised roll-ups are checked against)."""

@@ -12,7 +12,7 @@ from engine.analysis.compare import (
     compare_with_text,
     pair_tokens,
 )
-from shared_helpers import settle_panel
+from shared_helpers import panel_built_after_a_result, settle_panel
 
 A_TEXT, B_TEXT = "苹果很好吃", "苹果发布了新手机"
 
@@ -183,13 +183,7 @@ def test_panel_built_after_a_result_exists(qtbot):
 
     controller = Controller()
     try:
-        controller.set_config(AttentionConfig(text=B_TEXT), immediate=True)
-        qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=10000)
-        widget = ComparePanel(controller)
-        qtbot.addWidget(widget)
-        generation = widget._lane.generation
-        widget.sync()
-        assert widget._lane.generation == generation
+        widget = panel_built_after_a_result(qtbot, controller, ComparePanel, AttentionConfig(text=B_TEXT))
         qtbot.waitUntil(lambda: widget.comparison is not None, timeout=10000)
         assert widget.text_b.text() == A_TEXT  # the seed's other sentence
         assert widget.comparison.shared_texts == ("苹果",)

@@ -6,7 +6,7 @@ import pytest
 
 from engine import AttentionConfig, compute
 from engine.analysis.projection import pca_2d
-from shared_helpers import settle_panel
+from shared_helpers import panel_built_after_a_result, settle_panel
 
 
 def reference_pca(static, contextual):
@@ -123,13 +123,7 @@ def test_panel_built_after_a_result_exists(qtbot):
 
     controller = Controller()
     try:
-        controller.set_config(AttentionConfig(text="小明喜欢苹果"), immediate=True)
-        qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=10000)
-        widget = PlanePanel(controller)
-        qtbot.addWidget(widget)
-        generation = widget._lane.generation
-        widget.sync()
-        assert widget._lane.generation == generation
+        widget = panel_built_after_a_result(qtbot, controller, PlanePanel, AttentionConfig(text="小明喜欢苹果"))
         qtbot.waitUntil(lambda: widget.projection is not None, timeout=10000)
         assert len(widget.arrows) == 3
     finally:
