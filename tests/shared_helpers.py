@@ -57,6 +57,17 @@ def settle(window, qtbot) -> None:
     qtbot.wait(50)
 
 
+def typed_at_the_end(qtbot, box, keys: str) -> str:
+    """Focus the text box, put its cursor at the end and type ``keys``: the text it held before."""
+    box.setFocus()
+    cursor = box.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    box.setTextCursor(cursor)
+    before = box.toPlainText()
+    qtbot.keyClicks(box, keys)
+    return before
+
+
 def settle_panel(qtbot, panel, timeout: int = 10000) -> None:
     """Wait until a standalone panel (conftest's standalone_panel) and its controller are idle."""
     controller = panel.controller
