@@ -115,24 +115,19 @@ model = load_model("smollm2")
 limit = longest_text(model.config, DEFAULT_MEMORY_BUDGET)
 sentence = "The old man walked his dog along the river before the sun came up, and then he went home. "
 words = (sentence * (2 + limit // 10)).split(" ")
-low, high = 1, len(words)
-while low < high:  # the most words whose tokens fit the limit
-    middle = (low + high + 1) // 2
-    if len(model.tokenize(" ".join(words[:middle])).input_ids) <= limit:
-        low = middle
-    else:
-        high = middle - 1
-text = " ".join(words[:low])
+def fitting_text(tokens):
+    low, high = 1, len(words)
+    while low < high:  # the most words whose tokens fit in ``tokens``
+        middle = (low + high + 1) // 2
+        if len(model.tokenize(" ".join(words[:middle])).input_ids) <= tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return " ".join(words[:low])
+text = fitting_text(limit)
 from app.jobs.window_memory import window_longest
 window_limit = window_longest(model.config, DEFAULT_MEMORY_BUDGET)
-low, high = 1, len(words)
-while low < high:  # the same for the window's limit (two computations held at once)
-    middle = (low + high + 1) // 2
-    if len(model.tokenize(" ".join(words[:middle])).input_ids) <= window_limit:
-        low = middle
-    else:
-        high = middle - 1
-window_text = " ".join(words[:low])
+window_text = fitting_text(window_limit)  # the window holds two computations at once: a lower limit
 print(json.dumps({{"text": text, "n": len(model.tokenize(text).input_ids), "limit": limit,
                   "window_text": window_text, "window_n": len(model.tokenize(window_text).input_ids),
                   "window_limit": window_limit,

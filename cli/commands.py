@@ -392,12 +392,26 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate
             f"({entry.title})")
 
 
+def _toy_config(options):
+    """The toy engine's config from the options given (``export`` and ``export --steps`` read the same ones)."""
+    from engine import AttentionConfig
+    from engine.files.documents import load_embeddings_table
+
+    settings = {name: getattr(options, name)
+                for name in ("text", "tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights")
+                if getattr(options, name) is not None}
+    if options.no_scale:
+        settings["scale"] = False
+    if options.embeddings is not None:
+        settings["embeddings"] = load_embeddings_table(options.embeddings)
+    return AttentionConfig(**settings)
+
+
 def export(args: list[str]) -> None:
     """Run ``export`` with its arguments; raises UsageError / EngineError on bad input."""
     import numpy as np
 
-    from engine import AttentionConfig, compute
-    from engine.files.documents import load_embeddings_table
+    from engine import compute
     from engine.files.export import ALL_SUFFIXES, output_suffix, save_trace
     from engine.models import model_info
 
@@ -416,16 +430,7 @@ def export(args: list[str]) -> None:
         return _export_pretrained(options, image)
     if options.layer is not None:
         raise UsageError(f"--layer applies to pretrained models only, not --model {options.model}")
-    settings = {
-        name: getattr(options, name)
-        for name in ("text", "tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights")
-        if getattr(options, name) is not None
-    }
-    if options.no_scale:
-        settings["scale"] = False
-    if options.embeddings is not None:
-        settings["embeddings"] = load_embeddings_table(options.embeddings)
-    config = AttentionConfig(**settings)
+    config = _toy_config(options)
     head = _parse_head(options.head, config.heads)
     export_figure = _image_exporter() if image else None
     ablate = _parse_ablate(options.ablate)
@@ -446,8 +451,6 @@ def export(args: list[str]) -> None:
 
 def _export_steps(options) -> None:
     """``export --steps --out x.gif|mp4|pdf``: the player's stages of the toy engine, drawn offscreen."""
-    from engine import AttentionConfig
-    from engine.files.documents import load_embeddings_table
     from engine.models import model_info
 
     suffix = os.path.splitext(options.out)[1].lower()
@@ -456,14 +459,7 @@ def _export_steps(options) -> None:
     _check_output(options.out)
     if not model_info(options.model).configurable:
         return _export_model_steps(options)
-    settings = {name: getattr(options, name)
-                for name in ("text", "tokenizer", "d_model", "heads", "seed", "positional", "mask", "temperature", "weights")
-                if getattr(options, name) is not None}
-    if options.no_scale:
-        settings["scale"] = False
-    if options.embeddings is not None:
-        settings["embeddings"] = load_embeddings_table(options.embeddings)
-    config = AttentionConfig(**settings)
+    config = _toy_config(options)
     head = _parse_head(options.head, config.heads)
     _image_exporter()  # names a missing Qt now
     from app.step_export import export_steps, stages_of

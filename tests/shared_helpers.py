@@ -1,11 +1,17 @@
 """Small helpers several test files share (imported as ``shared_helpers``: the tests folder is on sys.path)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine.models import MODELS
+
+MAIN = str(Path(__file__).resolve().parent.parent / "main.py")
 
 
 @pytest.fixture(autouse=True)
@@ -16,6 +22,11 @@ def _registry_as_it_was():
     yield
     for name in set(MODELS) - before:
         MODELS.pop(name, None)
+
+
+def main_in_a_process(*args: str, timeout: float) -> subprocess.CompletedProcess:
+    """``python main.py args…`` in a new process, as a user types it; its output captured as text."""
+    return subprocess.run([sys.executable, MAIN, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:
@@ -44,3 +55,49 @@ def settle(window, qtbot) -> None:
     qtbot.waitUntil(lambda: window.controller.is_idle(), timeout=30000)
     window.controller.worker.wait_until_idle(120)
     qtbot.wait(50)
+
+
+def typed_at_the_end(qtbot, box, keys: str) -> str:
+    """Focus the text box, put its cursor at the end and type ``keys``: the text it held before."""
+    box.setFocus()
+    cursor = box.textCursor()
+    cursor.movePosition(cursor.MoveOperation.End)
+    box.setTextCursor(cursor)
+    before = box.toPlainText()
+    qtbot.keyClicks(box, keys)
+    return before
+
+
+def settle_panel(qtbot, panel, timeout: int = 10000) -> None:
+    """Wait until a standalone panel (conftest's standalone_panel) and its controller are idle."""
+    controller = panel.controller
+    qtbot.waitUntil(lambda: bool(controller.is_idle() and panel.is_idle()), timeout=timeout)
+
+
+def panel_built_after_a_result(qtbot, controller, panel_class, config):
+    """The panel built once ``config``'s result exists, as the window's lazy docks build it; asserts
+    that its sync() then asks its lane nothing more (the panel caught up when built)."""
+    controller.set_config(config, immediate=True)
+    qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=10000)
+    widget = panel_class(controller)
+    qtbot.addWidget(widget)
+    generation = widget._lane.generation
+    widget.sync()
+    assert widget._lane.generation == generation
+    return widget
+
+
+def loop_roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:
+    """(…, n, n) → (…, w, w) in float64, the definition one number at a time: each word's query
+    pieces averaged, its key pieces summed (the oracle the vectorised roll-ups are checked against)."""
+    words = int(word_index.max()) + 1
+    lead = attentions.shape[:-2]
+    flat = attentions.reshape(-1, *attentions.shape[-2:]).astype(np.float64)
+    out = np.zeros((flat.shape[0], words, words))
+    for m in range(flat.shape[0]):
+        for a in range(words):
+            queries = [i for i in range(len(word_index)) if word_index[i] == a]
+            for b in range(words):
+                keys = [j for j in range(len(word_index)) if word_index[j] == b]
+                out[m, a, b] = sum(flat[m, i, j] for i in queries for j in keys) / len(queries)
+    return out.reshape(*lead, words, words)

@@ -11,6 +11,7 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication, QTextBrowser
 
 from app.shell.menus import COMMANDS, MENUS, title_of
+from shared_helpers import typed_at_the_end
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,12 +75,7 @@ def test_undo_and_both_redos_outside_a_text_box_and_the_box_keeps_its_own(window
     assert window.command_actions["edit.undo"].isEnabled() and not window.command_actions["edit.redo"].isEnabled()
     # the text box: Ctrl+Z and Ctrl+Shift+Z undo and redo its typing, the settings stay
     box = window.panels["input"].text
-    box.setFocus()
-    cursor = box.textCursor()
-    cursor.movePosition(cursor.MoveOperation.End)
-    box.setTextCursor(cursor)
-    typed = box.toPlainText()
-    qtbot.keyClicks(box, "x")
+    typed = typed_at_the_end(qtbot, box, "x")
     qtbot.keyClick(box, Qt.Key.Key_Z, control)
     assert box.toPlainText() == typed
     qtbot.keyClick(box, Qt.Key.Key_Z, control | shift)

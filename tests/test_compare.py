@@ -12,6 +12,7 @@ from engine.analysis.compare import (
     compare_with_text,
     pair_tokens,
 )
+from shared_helpers import panel_built_after_a_result, settle_panel
 
 A_TEXT, B_TEXT = "苹果很好吃", "苹果发布了新手机"
 
@@ -125,15 +126,10 @@ def panel(standalone_panel):
     return standalone_panel(ComparePanel, 1100, 500)[1]
 
 
-def settle(qtbot, panel):
-    controller = panel.controller
-    qtbot.waitUntil(lambda: bool(controller.is_idle() and panel.is_idle()), timeout=10000)
-
-
 def test_panel_fills_sentence_b_and_shows_the_table(qtbot, panel):
     controller = panel.controller
     controller.set_config(AttentionConfig(text=A_TEXT), immediate=True)
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     assert panel.text_b.text() == B_TEXT
     comparison = panel.comparison
     assert comparison is not None and comparison.tokens_b == ("苹果", "发布", "了", "新手机")
@@ -147,7 +143,7 @@ def test_panel_fills_sentence_b_and_shows_the_table(qtbot, panel):
     assert "different tokens" in panel.no_difference.text()
     # identical sentence B: the A − B heatmap is all zeros
     panel.text_b.setText(A_TEXT)
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     assert panel.difference_stack.currentWidget() is panel.heatmap_difference
     assert not panel.heatmap_difference.matrix().any()
     # a stale answer is dropped: the worker's older generation does not replace the newer one
@@ -159,14 +155,14 @@ def test_panel_fills_sentence_b_and_shows_the_table(qtbot, panel):
 def test_panel_snapshot_mode_shows_current_minus_snapshot(qtbot, panel):
     controller = panel.controller
     controller.set_config(AttentionConfig(text=A_TEXT, heads=2), immediate=True)
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     before = controller.snapshot.result
     panel.take_snapshot()
     assert panel.snapshot_mode.isChecked()
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     assert not panel.heatmap_difference.matrix().any()
     controller.update_config(temperature=0.5)
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     now = controller.snapshot.result
     expected = now.weights.astype(np.float64) - before.weights.astype(np.float64)
     assert panel.comparison.mode == "settings"
@@ -176,7 +172,7 @@ def test_panel_snapshot_mode_shows_current_minus_snapshot(qtbot, panel):
     controller.select(head=1)
     np.testing.assert_allclose(panel.heatmap_difference.matrix(), expected[1], atol=1e-7)
     panel.set_mode("sentence")
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     assert panel.comparison.mode == "sentences"
 
 
@@ -187,13 +183,7 @@ def test_panel_built_after_a_result_exists(qtbot):
 
     controller = Controller()
     try:
-        controller.set_config(AttentionConfig(text=B_TEXT), immediate=True)
-        qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=10000)
-        widget = ComparePanel(controller)
-        qtbot.addWidget(widget)
-        generation = widget._lane.generation
-        widget.sync()
-        assert widget._lane.generation == generation
+        widget = panel_built_after_a_result(qtbot, controller, ComparePanel, AttentionConfig(text=B_TEXT))
         qtbot.waitUntil(lambda: widget.comparison is not None, timeout=10000)
         assert widget.text_b.text() == A_TEXT  # the seed's other sentence
         assert widget.comparison.shared_texts == ("苹果",)

@@ -90,17 +90,24 @@ def attention_threads() -> list[threading.Thread]:
 
 # ---------------------------------------------------------------------- Generate races (issue 26 #3)
 
-def test_text_typed_right_after_generate_is_never_overwritten(window, ggufs, capfd):
-    """Failed before: the generated text replaced what was typed after Generate."""
+def generate_then(window, gguf: str, act) -> list:
+    """The decoder ``gguf`` on TEXT, Generate, then ``act()`` before the generated token arrives:
+    the problems watched meanwhile."""
     from app import decoder_window
 
-    c = window.controller
-    c.update_config(text=TEXT)
-    open_gguf(window, ggufs[0])
+    window.controller.update_config(text=TEXT)
+    open_gguf(window, gguf)
     with watched() as problems:
         decoder_window.generate(window, True)
-        c.update_config(text=TEXT + " and the dog")  # typed before the generated token arrives
+        act()
         settle(window)
+    return problems
+
+
+def test_text_typed_right_after_generate_is_never_overwritten(window, ggufs, capfd):
+    """Failed before: the generated text replaced what was typed after Generate."""
+    c = window.controller
+    problems = generate_then(window, ggufs[0], lambda: c.update_config(text=TEXT + " and the dog"))  # typed meanwhile
     assert c.config.text == TEXT + " and the dog"
     assert c.snapshot.result.config.text == TEXT + " and the dog"
     assert not problems and "Traceback" not in capfd.readouterr().err
@@ -111,12 +118,7 @@ def test_switching_model_right_after_generate_never_appends_its_token(window, gg
     from app import decoder_window
 
     c = window.controller
-    c.update_config(text=TEXT)
-    open_gguf(window, ggufs[0])
-    with watched() as problems:
-        decoder_window.generate(window, True)
-        c.set_model("toy", 0)
-        settle(window)
+    problems = generate_then(window, ggufs[0], lambda: c.set_model("toy", 0))
     assert c.config.text == TEXT and c.model == "toy"
     assert_panels_current(window)
     # and a generation asked for while the trace on screen is not the text's: refused, nothing appended

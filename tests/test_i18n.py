@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import ast
 import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+from scripts.build_translations import messages as catalogue_entries
 
 ROOT = Path(__file__).resolve().parent.parent
 TS = ROOT / "resources" / "i18n" / "attention_explorer_zh_CN.ts"
@@ -17,16 +18,9 @@ LETTERS = re.compile(r"[A-Za-z]{2,}")  # an English word: what an untranslated s
 
 
 def ts_messages() -> list[tuple[str, str, str, bool]]:
-    """(context, source, translation, finished) of every .ts entry (first plural form)."""
-    out = []
-    for context in ET.parse(TS).getroot().iter("context"):
-        name = context.findtext("name")
-        for message in context.iter("message"):
-            translation = message.find("translation")
-            forms = translation.findall("numerusform")
-            text = (forms[0].text if forms else translation.text) or ""
-            out.append((name, message.findtext("source"), text, translation.get("type") is None))
-    return out
+    """(context, source, translation, finished) of every .ts entry (first plural form), as the build
+    script reads them (finished: no type; Qt's .ts allows only unfinished, vanished, obsolete)."""
+    return [(m["context"], m["source"], m["translation"], m["finished"]) for m in catalogue_entries(TS)]
 
 
 def placeholders(text: str) -> list[str]:

@@ -1,10 +1,6 @@
 """MiniLM in the window and on the command line (skipped where the model is not installed)."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
@@ -13,8 +9,8 @@ pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
 from engine.core.errors import ModelNotInstalled  # noqa: E402
+from shared_helpers import main_in_a_process  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
@@ -104,8 +100,7 @@ def test_missing_package_keeps_toy_mode(window, monkeypatch):
 
 def test_command_line_export(minilm, tmp_path):
     out = tmp_path / "m.npz"
-    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "export", "--model", "minilm", "--text", ANIMAL,
-                           "--out", str(out)], capture_output=True, text=True, timeout=120)
+    done = main_in_a_process("export", "--model", "minilm", "--text", ANIMAL, "--out", str(out), timeout=120)
     assert done.returncode == 0, done.stderr
     trace = minilm.run(ANIMAL)
     with np.load(out) as data:
@@ -115,7 +110,7 @@ def test_command_line_export(minilm, tmp_path):
         assert data["hidden_states"].shape == (7, trace.n, 384)
         np.testing.assert_allclose(data["attentions"], trace.attentions, atol=1e-6)
         np.testing.assert_allclose(data["hidden_states"], trace.hidden_states, atol=1e-5)
-    bad = subprocess.run([sys.executable, str(ROOT / "main.py"), "export", "--model", "minilm", "--heads", "3",
-                          "--text", "x", "--out", str(tmp_path / "b.npz")], capture_output=True, text=True, timeout=60)
+    bad = main_in_a_process("export", "--model", "minilm", "--heads", "3", "--text", "x", "--out", str(tmp_path / "b.npz"),
+                            timeout=60)
     assert bad.returncode == 2 and bad.stderr.startswith("error:") and len(bad.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "b.npz").exists()

@@ -9,6 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QApplication, QLabel, QTabBar, QWidget
 
+from shared_helpers import typed_at_the_end
+
 
 def _type(window, text: str, *, wait_each: bool = False) -> None:
     """Type ``text`` into the input box one character at a time, as a user does."""
@@ -112,12 +114,7 @@ def test_ctrl_z_undoes_settings_outside_a_text_box_and_typing_inside_one(window,
     assert window.wait_until_idle(30) and c.config.heads == 2
     # inside the text box Ctrl+Z undoes the typing (the box's own undo), not the heads
     box = window.panels["input"].text
-    box.setFocus()
-    cursor = box.textCursor()
-    cursor.movePosition(cursor.MoveOperation.End)
-    box.setTextCursor(cursor)
-    typed = box.toPlainText()
-    qtbot.keyClicks(box, "x")
+    typed = typed_at_the_end(qtbot, box, "x")
     assert box.toPlainText() == typed + "x"
     qtbot.keyClick(box, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert box.toPlainText() == typed

@@ -6,6 +6,7 @@ import pytest
 
 from engine import AttentionConfig, compute
 from engine.analysis.projection import pca_2d
+from shared_helpers import panel_built_after_a_result, settle_panel
 
 
 def reference_pca(static, contextual):
@@ -74,15 +75,10 @@ def panel(standalone_panel):
     return standalone_panel(PlanePanel, 800, 500)[1]
 
 
-def settle(qtbot, panel):
-    controller = panel.controller
-    qtbot.waitUntil(lambda: bool(controller.is_idle() and panel.is_idle()), timeout=10000)
-
-
 def test_panel_draws_the_engine_coordinates(qtbot, panel):
     controller = panel.controller
     controller.set_config(AttentionConfig(text="小明喜欢苹果"), immediate=True)
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     result = controller.snapshot.result
     expected = pca_2d(result.embeddings, result.output)
     x, y = panel.static_scatter.getData()
@@ -102,21 +98,21 @@ def test_panel_draws_the_engine_coordinates(qtbot, panel):
     np.testing.assert_allclose(np.column_stack([x, y]), [expected.static[2], expected.contextual[2]])
     # start at x = embedding + position (sinusoidal): the blue points move
     panel.start_at_x.setChecked(True)
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     shifted = pca_2d(result.x, result.output)
     x, y = panel.static_scatter.getData()
     np.testing.assert_allclose(np.column_stack([x, y]), shifted.static)
     assert "x = embedding + position" in panel.caption.text()
     # a longer sentence: one arrow per token, no leftovers
     controller.set_config(controller.config.replace(text="苹果发布了新手机，苹果很好吃", positional="none"), immediate=True)
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     assert len(panel.arrows) == controller.snapshot.result.n
     assert not panel.start_at_x.isEnabled() and not panel.started_at_x
 
 
 def test_panel_one_token(qtbot, panel):
     panel.controller.set_config(AttentionConfig(text="苹果"), immediate=True)
-    settle(qtbot, panel)
+    settle_panel(qtbot, panel)
     assert len(panel.arrows) == 1 and panel.projection.rank == 1
     assert "1 direction" in panel.status.text()
 
@@ -127,13 +123,7 @@ def test_panel_built_after_a_result_exists(qtbot):
 
     controller = Controller()
     try:
-        controller.set_config(AttentionConfig(text="小明喜欢苹果"), immediate=True)
-        qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=10000)
-        widget = PlanePanel(controller)
-        qtbot.addWidget(widget)
-        generation = widget._lane.generation
-        widget.sync()
-        assert widget._lane.generation == generation
+        widget = panel_built_after_a_result(qtbot, controller, PlanePanel, AttentionConfig(text="小明喜欢苹果"))
         qtbot.waitUntil(lambda: widget.projection is not None, timeout=10000)
         assert len(widget.arrows) == 3
     finally:

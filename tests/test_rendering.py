@@ -23,19 +23,25 @@ def _drawn_labels(axis) -> list[str]:
     return [text.strip() for _, _, text in specs[2]] if specs else []
 
 
-@pytest.mark.parametrize("words", [12, 24])
-def test_every_key_token_is_labelled_at_the_default_size(qtbot, words):
+def shown_weights(qtbot, result, width: int, height: int):
+    """Head 0's weights of ``result`` in a HeatmapView of ``width`` × ``height`` pixels, shown, ticks laid out."""
     from app.heatmap import HeatmapView
 
-    text = " ".join((ANIMAL.split() * 3)[:words])
-    result = compute(AttentionConfig(text=text, tokenizer="whitespace"))
     view = HeatmapView()
     qtbot.addWidget(view)
-    view.resize(560, 420)  # about the attention dock at 1366 × 768
+    view.resize(width, height)
     view.show()
     view.set_matrix(result.weights[0], result.token_texts, result.token_texts, levels=(0.0, 1.0))
     QApplication.processEvents()
     view.heat.update_ticks()
+    return view
+
+
+@pytest.mark.parametrize("words", [12, 24])
+def test_every_key_token_is_labelled_at_the_default_size(qtbot, words):
+    text = " ".join((ANIMAL.split() * 3)[:words])
+    result = compute(AttentionConfig(text=text, tokenizer="whitespace"))
+    view = shown_weights(qtbot, result, 560, 420)  # about the attention dock at 1366 × 768
     QApplication.processEvents()
     bottom, left = view.plot.getAxis("bottom"), view.plot.getAxis("left")
     assert [value for value, _ in bottom._tickLevels[0]] == list(range(words))
@@ -46,16 +52,8 @@ def test_every_key_token_is_labelled_at_the_default_size(qtbot, words):
 
 
 def test_labels_are_thinned_beyond_24_tokens(qtbot):
-    from app.heatmap import HeatmapView
-
     result = compute(AttentionConfig(text=" ".join(f"w{i}" for i in range(80)), tokenizer="whitespace"))
-    view = HeatmapView()
-    qtbot.addWidget(view)
-    view.resize(560, 420)
-    view.show()
-    view.set_matrix(result.weights[0], result.token_texts, result.token_texts, levels=(0.0, 1.0))
-    QApplication.processEvents()
-    view.heat.update_ticks()
+    view = shown_weights(qtbot, result, 560, 420)
     assert len(view.plot.getAxis("bottom")._tickLevels[0]) < 80
 
 
@@ -139,16 +137,10 @@ def test_an_empty_heatmap_shows_no_axes(qtbot):
 
 
 def test_row_labels_never_overlap_in_a_tiny_heatmap(qtbot):
-    from app.heatmap import MIN_LABEL_PIXELS, HeatmapView
+    from app.heatmap import MIN_LABEL_PIXELS
 
     result = compute(AttentionConfig(text=ANIMAL))
-    view = HeatmapView()
-    qtbot.addWidget(view)
-    view.resize(300, 120)
-    view.show()
-    view.set_matrix(result.weights[0], result.token_texts, result.token_texts, levels=(0.0, 1.0))
-    QApplication.processEvents()
-    view.heat.update_ticks()
+    view = shown_weights(qtbot, result, 300, 120)
     rows = len(view.plot.getAxis("left")._tickLevels[0])
     height = view.plot.getViewBox().sceneBoundingRect().height()
     assert height / result.n < MIN_LABEL_PIXELS and rows < result.n

@@ -245,27 +245,33 @@ def test_a_hostile_session_prints_its_reason_on_the_command_line(tmp_path):
         assert '"model": "toy"' in done.stdout  # the window went on with the defaults
 
 
-@pytest.mark.parametrize("view", [{"model": "gpt-7"}, {"model": "gguf:relative.gguf"}, {"model": "toy", "layer": 2 ** 40},
-                                  {"model": "toy", "head": 9}, "loop"])
-def test_start_up_sets_a_hostile_saved_state_aside(qtbot, tmp_path, view):
-    """Issue 26 #2: start-up crashed on these saved states (or kept the toy with the state half applied)."""
+def started_on_saved_view(qtbot, view: dict):
+    """A window started on a saved state of TEXT and ``view``: (the settings it read, the window shown)."""
     from PySide6.QtCore import QSettings
 
     from app.window import MainWindow
     from app.shell.identity import ORGANIZATION
 
-    if view == "loop":
-        loop = tmp_path / "loop.gguf"
-        os.symlink(loop, loop)
-        view = {"model": f"gguf:{loop}"}
     settings = QSettings(ORGANIZATION, "AttentionExplorer")
     settings.setValue("lastConfig", json.dumps({"text": TEXT}))
     settings.setValue("lastView", json.dumps(view))
     settings.sync()
-    registry = set(MODELS)
     window = MainWindow()
     qtbot.addWidget(window)
     window.show()
+    return settings, window
+
+
+@pytest.mark.parametrize("view", [{"model": "gpt-7"}, {"model": "gguf:relative.gguf"}, {"model": "toy", "layer": 2 ** 40},
+                                  {"model": "toy", "head": 9}, "loop"])
+def test_start_up_sets_a_hostile_saved_state_aside(qtbot, tmp_path, view):
+    """Issue 26 #2: start-up crashed on these saved states (or kept the toy with the state half applied)."""
+    if view == "loop":
+        loop = tmp_path / "loop.gguf"
+        os.symlink(loop, loop)
+        view = {"model": f"gguf:{loop}"}
+    registry = set(MODELS)
+    settings, window = started_on_saved_view(qtbot, view)
     try:
         settle(window)
         assert window.controller.model == "toy"
@@ -279,18 +285,7 @@ def test_a_saved_state_on_a_pretrained_model_that_no_longer_fits_is_set_aside(qt
     """A saved MiniLM state on layer 9 (a model of 6 layers): checked once the model is loaded, set aside, said."""
     if not _installed("minilm"):
         pytest.skip("MiniLM is not installed")
-    from PySide6.QtCore import QSettings
-
-    from app.window import MainWindow
-    from app.shell.identity import ORGANIZATION
-
-    settings = QSettings(ORGANIZATION, "AttentionExplorer")
-    settings.setValue("lastConfig", json.dumps({"text": TEXT}))
-    settings.setValue("lastView", json.dumps({"model": "minilm", "layer": 9, "head": 3}))
-    settings.sync()
-    window = MainWindow()
-    qtbot.addWidget(window)
-    window.show()
+    settings, window = started_on_saved_view(qtbot, {"model": "minilm", "layer": 9, "head": 3})
     try:
         settle(window)
         assert window.controller.model == "toy"

@@ -14,21 +14,7 @@ from engine.toy.config import AttentionConfig
 from engine.core.errors import EngineError
 from engine.text.tokenize import Token
 from engine.text.words import is_special, roll_up, words_of
-
-
-def loop_roll_up(attentions: np.ndarray, word_index: np.ndarray) -> np.ndarray:
-    """The definition, one number at a time: mean over A's query pieces of the sum over B's key pieces."""
-    words = int(word_index.max()) + 1
-    lead = attentions.shape[:-2]
-    flat = attentions.reshape(-1, *attentions.shape[-2:]).astype(np.float64)
-    out = np.zeros((flat.shape[0], words, words))
-    for m in range(flat.shape[0]):
-        for a in range(words):
-            queries = [i for i in range(len(word_index)) if word_index[i] == a]
-            for b in range(words):
-                keys = [j for j in range(len(word_index)) if word_index[j] == b]
-                out[m, a, b] = sum(flat[m, i, j] for i in queries for j in keys) / len(queries)
-    return out.reshape(*lead, words, words)
+from shared_helpers import loop_roll_up
 
 
 def random_attention(shape, seed=0) -> np.ndarray:
