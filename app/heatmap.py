@@ -218,6 +218,7 @@ class HeatmapPlot:
         self.column_labels: list[str] = []
         self.colormap = pg.colormap.get(WEIGHTS_MAP)
         self.levels = (0.0, 1.0)
+        self._axes_show: dict[str, tuple] = {}  # axis name → (tick font, ticks, height) it was given last
 
     def set_matrix(self, matrix, row_labels=None, column_labels=None, *, levels=None, colormap=WEIGHTS_MAP,
                    show_values=None, value_format="{:.2f}", upscale: int = 1, display=None) -> None:
@@ -305,8 +306,6 @@ class HeatmapPlot:
             # every token gets its label: a smaller font when the cells are small (not below 7 px)
             row_pixels = view.height() / max(rows, 1)
             font.setPixelSize(int(max(7, min(QFontInfo(QFont()).pixelSize(), row_pixels / 1.15))))
-        for name in ("left", "bottom"):
-            self.plot.getAxis(name).setTickFont(font)
         metrics = QFontMetrics(font)
         every_row = rows <= LABEL_EVERY_TOKEN and view.height() / max(rows, 1) >= MIN_LABEL_PIXELS
         row_step = 1 if every_row else _label_step(rows, view.height(), metrics.height() * 1.05)
@@ -314,7 +313,7 @@ class HeatmapPlot:
         longest = sorted(self.column_labels, key=len, reverse=True)[:24]
         widest = max((metrics.horizontalAdvance(short_label(t)) for t in longest), default=10)
         column_step = _label_step(columns, view.width(), widest + 8)
-        self.plot.getAxis("left").setTicks([_ticks(self.row_labels, row_step)])
+        self._set_axis("left", font, [_ticks(self.row_labels, row_step)])
         if column_step > 1 and columns <= LABEL_EVERY_TOKEN and 2 * view.width() / columns >= 3 * MIN_LABEL_PIXELS:
             # every column labelled on two staggered lines, each label within two cells' width
             cell = view.width() / columns
@@ -325,13 +324,25 @@ class HeatmapPlot:
                 short_label(label), Qt.TextElideMode.ElideRight, int(edge if index in (0, columns - 1) else room)))
                 for index, label in enumerate(self.column_labels)]
             bottom = self.plot.getAxis("bottom")
-            bottom.setTicks([ticks])
             label = bottom.label.boundingRect().height() * 0.8 if bottom.label.isVisible() else 0
-            bottom.setHeight(int(2 * metrics.lineSpacing() + 4 + bottom.style["tickTextOffset"][1]
-                                 + max(0, bottom.style["tickLength"]) + label))
+            self._set_axis("bottom", font, [ticks], int(2 * metrics.lineSpacing() + 4 + bottom.style["tickTextOffset"][1]
+                                                         + max(0, bottom.style["tickLength"]) + label))
         else:
-            self.plot.getAxis("bottom").setTicks([_ticks(self.column_labels, column_step)])
-            self.plot.getAxis("bottom").setHeight(None)
+            self._set_axis("bottom", font, [_ticks(self.column_labels, column_step)])
+
+    def _set_axis(self, name: str, font: QFont, ticks: list, height: int | None = None) -> None:
+        """Give axis ``name`` its tick font, ticks and height, only what changed: each setter makes the
+        axis measure and draw all its labels again in the next paint, and a resize or a second result
+        of the same text asks for the same ones."""
+        axis = self.plot.getAxis(name)
+        shown = self._axes_show.get(name)
+        if shown is None or shown[0] != font:
+            axis.setTickFont(font)
+        if shown is None or shown[1] != ticks:
+            axis.setTicks(ticks)
+        if name == "bottom" and (shown is None or shown[2] != height):
+            axis.setHeight(height)
+        self._axes_show[name] = (QFont(font), ticks, height)
 
     def _write_values(self, display, value_format) -> None:
         if value_format is None or display is None:
@@ -377,13 +388,19 @@ class HeatmapView(pg.GraphicsLayoutWidget):
             self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get(WEIGHTS_MAP), interactive=False, width=14)
             self.addItem(self.colorbar)
         self._hover = (-1, -1)
+        self._colorbar_shows = None  # (colour map, levels) on the colour bar
+        self._titles = None  # (left, bottom) axis titles shown
         self.ci.installEventFilter(self)  # its items' sizes change as labels are drawn: see minimumSizeHint
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
 
     def set_matrix(self, matrix, row_labels=None, column_labels=None, **options) -> None:
         self.heat.set_matrix(matrix, row_labels, column_labels, **options)
-        if self.colorbar is not None:
+        shows = (self.heat.colormap.name or id(self.heat.colormap), tuple(float(v) for v in self.heat.levels))
+        if self.colorbar is not None and self._colorbar_shows != shows:
+            # only when they change: each call redraws the colour bar's axis (its numbers) in the next paint,
+            # which is the latency of the picture being typed at (issue 23)
+            self._colorbar_shows = shows
             self.colorbar.setColorMap(self.heat.colormap)
             self.colorbar.setLevels(self.heat.levels)
         self.updateGeometry()  # the token labels' width is part of the minimum width
@@ -410,7 +427,8 @@ class HeatmapView(pg.GraphicsLayoutWidget):
         self.heat.set_highlight(row=row)
 
     def set_axis_titles(self, left: str, bottom: str) -> None:
-        if not self.heat.compact:
+        if not self.heat.compact and self._titles != (left, bottom):  # a title set again lays its axis out again
+            self._titles = (left, bottom)
             self.plot.setLabel("left", left)
             self.plot.setLabel("bottom", bottom)
 
