@@ -252,8 +252,9 @@ class HeatmapPlot:
         self.image.setRect(QRectF(-0.5, -0.5, columns, rows))
         self.backdrop.setRect(QRectF(-0.5, -0.5, columns, rows))
         if not self.compact:
-            self.plot.getAxis("left").show()
-            self.plot.getAxis("bottom").show()
+            for name in ("left", "bottom"):
+                if not self.plot.getAxis(name).isVisible():  # show() lays a shown axis out again
+                    self.plot.getAxis(name).show()
         self.plot.setLimits(xMin=-0.5, xMax=columns - 0.5, yMin=-0.5, yMax=rows - 0.5)
         self.plot.setRange(xRange=(-0.5, columns - 0.5), yRange=(-0.5, rows - 0.5), padding=0)
         self.update_ticks()
