@@ -148,7 +148,7 @@ class InspectorPanel(Panel):
         self.dimensions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.dimensions.setMinimumHeight(110)
         splitter.addWidget(self.dimensions)
-        splitter.setSizes([480, 300, 260])
+        splitter.setSizes([430, 290, 320])  # the per-dimension table's four columns whole, headers included
 
         controller.cellChanged.connect(self._on_cell_changed)
         controller.modelChanged.connect(self._on_model_changed)  # another model: nothing of this one stays (issue 25 #3)
