@@ -29,8 +29,8 @@ GROUPS = (
 )
 # What each group holds, for the switcher's tooltips
 TIPS = {
-    "basics": QT_TRANSLATE_NOOP("DockGroups", "Vector diffs, Matrices, Comparison: each token's vector before and "
-                                              "after, the weights, two sentences"),
+    "basics": QT_TRANSLATE_NOOP("DockGroups", "Vector diffs, Matrices, Comparison, Cell inspector: each token's vector "
+                                              "before and after, the weights, two sentences, one weight taken apart"),
     "steps": QT_TRANSLATE_NOOP("DockGroups", "The step-through player: the pipeline one stage at a time"),
     "labs": QT_TRANSLATE_NOOP("DockGroups", "Positional encoding lab, Scaling lab, Vectors in the plane"),
     "model": QT_TRANSLATE_NOOP("DockGroups", "Trained models: Model layers, Across languages, Next token, Logit lens"),

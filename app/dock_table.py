@@ -34,14 +34,16 @@ DOCKS: tuple[Dock, ...] = (
     Dock("heads", QT_TRANSLATE_NOOP("MainWindow", "Head grid"), "headgrid_panel", "HeadGridPanel", "right", eager=True),
     Dock("arithmetic", QT_TRANSLATE_NOOP("MainWindow", "Worked arithmetic"), "arithmetic_panel", "ArithmeticPanel", "right", eager=True),
     Dock("diffs", QT_TRANSLATE_NOOP("MainWindow", "Vector diffs"), "diffs_panel", "DiffsPanel", "bottom", "basics", eager=True),
-    Dock("inspector", QT_TRANSLATE_NOOP("MainWindow", "Cell inspector"), "inspector_panel", "InspectorPanel", "right",
-         tab_with="arithmetic"),
     Dock("player", QT_TRANSLATE_NOOP("MainWindow", "Step-through player"), "player_panel", "PlayerPanel", "bottom", "steps",
          tab_with="diffs"),
     Dock("matrices", QT_TRANSLATE_NOOP("MainWindow", "Matrices"), "matrices_panel", "MatricesPanel", "bottom", "basics",
          tab_with="diffs"),
     Dock("compare", QT_TRANSLATE_NOOP("MainWindow", "Comparison"), "compare_panel", "ComparePanel", "bottom", "basics",
          tab_with="diffs"),
+    # along the bottom, its parts side by side: behind the worked arithmetic in the right column it had
+    # 100–300 px of height and scrolled at every size (issue 25)
+    Dock("inspector", QT_TRANSLATE_NOOP("MainWindow", "Cell inspector"), "inspector_panel", "InspectorPanel", "bottom",
+         "basics", tab_with="diffs"),
     Dock("plane", QT_TRANSLATE_NOOP("MainWindow", "Vectors in the plane"), "plane_panel", "PlanePanel", "bottom", "labs",
          tab_with="diffs"),
     Dock("positional", QT_TRANSLATE_NOOP("MainWindow", "Positional encoding lab"), "positional_panel", "PositionalPanel", "bottom",

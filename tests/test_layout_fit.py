@@ -21,9 +21,11 @@ SIZES = {"1024x600": (1008, 552), "1366x768": (1350, 720), "1920x1080": (1560, 1
 # rows over the sentence, 441 px) in a 390-pixel column; twelve heads' labelled thumbnails (three rows,
 # 202 px) and the worked arithmetic under them in a top row the bottom group leaves ~300 px; the
 # player's 240-pixel heatmaps, the positional lab's formulas over the PE map, the rollout's chart, the
-# Evidence group's prompts and grids, the next-token list and the model layers' rows in a bottom area of ~200 px.
+# Evidence group's prompts and grids, the next-token list, the model layers' rows and the cell inspector's six
+# readable steps (232 px) in a bottom area of ~200 px.
 ALLOWED = {
-    "1024x600": {"input", "heads", "arithmetic", "player", "positional", "rollout", "patching", "next", "layers"},
+    "1024x600": {"input", "heads", "arithmetic", "player", "positional", "rollout", "patching", "next", "layers",
+                 "inspector"},
     "1366x768": set(),
     "1920x1080": set(),
 }
@@ -67,6 +69,13 @@ def _cut_in_every_group(window, size: str) -> dict:
             _settle(window)
         if report := _cut(window, size):
             found[name] = report
+        if name == "basics":  # the cell inspector, a tab behind the vector diffs, with a cell taken apart
+            window.controller.inspect(1, 2)
+            window.docks["inspector"].raise_()
+            _settle(window)
+            if report := _cut(window, size):
+                found["basics at the inspector"] = report
+            window.docks["diffs"].raise_()
         if name == "steps":
             player = window.panel("player")
             player.set_stage(player.stage_keys.index("weights"))
@@ -295,5 +304,26 @@ def test_a_layout_saved_with_the_top_row_in_the_left_column_is_not_restored(qtbo
     assert second.wait_until_idle(30)
     assert second.dockWidgetArea(second.docks["attention"]) == Qt.DockWidgetArea.RightDockWidgetArea
     assert second.docks["diffs"].width() > second.width() // 2
+    second.controller.worker.wait_until_idle(30)
+    second.close()
+
+
+def test_a_layout_saved_with_the_inspector_behind_the_arithmetic_is_not_restored(qtbot):
+    """Before the cell inspector moved to the Basics group it was tabbed behind the worked arithmetic,
+    where it scrolled at every size: restored as saved, it would stay there, outside every group."""
+    from app.window import MainWindow
+
+    first = MainWindow(restore=False)
+    first.show()
+    assert first.wait_until_idle(30)
+    first.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, first.docks["inspector"])
+    first.tabifyDockWidget(first.docks["arithmetic"], first.docks["inspector"])
+    first.close()  # saves its layout
+    second = MainWindow(restore=True)
+    qtbot.addWidget(second)
+    second.show()
+    assert second.wait_until_idle(30)
+    assert second.dockWidgetArea(second.docks["inspector"]) == Qt.DockWidgetArea.BottomDockWidgetArea
+    assert second.docks["diffs"] in second.tabifiedDockWidgets(second.docks["inspector"])
     second.controller.worker.wait_until_idle(30)
     second.close()

@@ -130,24 +130,25 @@ class InputPanel(Panel):
             ("weights", self.tr("Weights"), self.weights),
         ]
         self.fields = {name: widget for name, _label, widget in rows}  # the binding table: config field → widget
+        labels = {name: label for name, label, _widget in rows}
         for name, label, widget in rows:
             widget.setObjectName(f"{name}Field")
-            form.addRow(label, widget)
+            if name == "d_model":
+                continue  # on the heads' row, its messages under them (FIELD_LABELS)
             self.messages[name] = self._message_label()
             if name == "heads":
-                # "d_model must be divisible by heads" comes and goes while typing: a holder keeps
-                # its three lines reserved (a smaller font), so the form below never jumps
-                font = self.messages[name].font()
-                font.setPointSizeF(font.pointSizeF() * 0.85)
-                self.messages[name].setFont(font)
-                holder = QWidget()
-                holder_layout = QVBoxLayout(holder)
-                holder_layout.setContentsMargins(0, 0, 0, 0)
-                holder_layout.addWidget(self.messages[name])
-                holder_layout.addStretch(1)
-                holder.setMinimumHeight(3 * self.messages[name].fontMetrics().lineSpacing() + 4)  # 3: a narrow column wraps it so
-                form.addRow("", holder)
+                # d_model and heads share a row, and their message the whole width under it: at 1366 × 768
+                # the form scrolled under a row of its own and a narrow message's three reserved lines
+                pair = QHBoxLayout()
+                pair.addWidget(self.d_model, 1)
+                heads_label = QLabel(labels["heads"])
+                heads_label.setBuddy(self.heads)
+                pair.addWidget(heads_label)
+                pair.addWidget(self.heads, 1)
+                form.addRow(labels["d_model"], pair)
+                form.addRow(self._reserved(self.messages[name]))
             else:
+                form.addRow(label, widget)
                 form.addRow("", self.messages[name])
         self.settings_box = QWidget()
         self.settings_box.setObjectName("toySettings")
@@ -207,6 +208,21 @@ class InputPanel(Panel):
         controller.configChanged.connect(self._on_config_changed)
 
     # ---------------------------------------------------------------- helpers
+    @staticmethod
+    def _reserved(message: QLabel) -> QWidget:
+        """``message`` in a holder that keeps two lines of a smaller font reserved: "d_model must be
+        divisible by heads" comes and goes while typing, and the form below must not jump."""
+        font = message.font()
+        font.setPointSizeF(font.pointSizeF() * 0.85)
+        message.setFont(font)
+        holder = QWidget()
+        holder_layout = QVBoxLayout(holder)
+        holder_layout.setContentsMargins(0, 0, 0, 0)
+        holder_layout.addWidget(message)
+        holder_layout.addStretch(1)
+        holder.setMinimumHeight(2 * message.fontMetrics().lineSpacing() + 2)
+        return holder
+
     def _message_label(self) -> QLabel:
         label = QLabel()
         label.setStyleSheet(ERROR_STYLE)

@@ -32,7 +32,7 @@ Q_BRUSH = pg.mkBrush("#4c78a8")
 K_BRUSH = pg.mkBrush("#f58518")
 PRODUCT_BRUSH = pg.mkBrush("#54a24b")
 MASKED_COLOUR = QColor("#c62828")
-NARROW_WIDTH = 760  # pixels: below this the table and the chart are stacked
+NARROW_WIDTH = 560  # pixels: below this (a dock moved to a column) the steps, the chart and the table are stacked
 
 
 def number(value: float) -> str:
@@ -52,7 +52,8 @@ def vector_text(values, limit: int = MAX_VECTOR_ITEMS) -> str:
 
 
 class InspectorPanel(Panel):
-    """A header, a table of steps, and q_i / k_j / products per dimension (table and bars)."""
+    """A header over three parts side by side: the steps, the bars of q_i / k_j / products per dimension
+    and their table (along the bottom the height is scarce, the width is not)."""
 
     def show_snapshot(self, snapshot) -> None:
         self._request_inspection()
@@ -115,14 +116,12 @@ class InspectorPanel(Panel):
             "How much of the output row o_i comes from v_j: the projection of weight × v_j on o_i.\n"
             "The shares of all keys sum to 100 %; a value pointing against the others has a negative share.\n"
             "The weight itself is v_j's share of the mixture (weights sum to 1)."))
-        # at least six steps readable before the panel scrolls (it sits in a small dock by default)
+        # at least six steps readable before the panel scrolls (the rest by the table's own scroll bar)
         self.steps.setMinimumHeight(self.steps.horizontalHeader().sizeHint().height()
                                     + 6 * self.steps.verticalHeader().defaultSectionSize() + 4)
         self.steps.setColumnWidth(1, 130)  # How (drag to widen); the Value column takes the rest
         splitter.addWidget(self.steps)
 
-        right = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(right)
         self.bars = pg.PlotWidget(background="w")
         self.bars.setObjectName("inspectorBars")
         self.bars.setMenuEnabled(False)
@@ -140,7 +139,7 @@ class InspectorPanel(Panel):
         chart_layout.addWidget(legend_label(((Q_BRUSH.color().name(), "■", "q_i"), (K_BRUSH.color().name(), "■", "k_j"),
                                              (PRODUCT_BRUSH.color().name(), "■", "q_i × k_j")), "inspectorLegend"))
         chart_layout.addWidget(self.bars, 1)
-        right.addWidget(chart)
+        splitter.addWidget(chart)
         self.dimensions = QTableWidget(0, 4)
         self.dimensions.setObjectName("inspectorDimensions")
         self.dimensions.setHorizontalHeaderLabels([self.tr("c"), "q_i[c]", "k_j[c]", "q_i[c] × k_j[c]"])
@@ -148,8 +147,8 @@ class InspectorPanel(Panel):
         self.dimensions.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.dimensions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.dimensions.setMinimumHeight(110)
-        right.addWidget(self.dimensions)
-        splitter.setSizes([520, 480])
+        splitter.addWidget(self.dimensions)
+        splitter.setSizes([430, 290, 320])  # the per-dimension table's four columns whole, headers included
 
         controller.cellChanged.connect(self._on_cell_changed)
         controller.modelChanged.connect(self._on_model_changed)  # another model: nothing of this one stays (issue 25 #3)
@@ -161,7 +160,7 @@ class InspectorPanel(Panel):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
         super().resizeEvent(event)
-        # a narrow dock stacks the table over the chart instead of squeezing both
+        # a narrow dock stacks the three instead of squeezing them
         wide = event.size().width() >= NARROW_WIDTH
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         if self.splitter.orientation() != orientation:
@@ -273,6 +272,8 @@ class InspectorPanel(Panel):
         # past the chart's edge (a title sets its plot's minimum width; issue 25.9)
         self.bars.setTitle(fill(self.tr("q_i · k_j = Σ of the green bars = %1"), number(c.dot)), color="#111",
                            size="8pt")
+        # side by side the splitter would squeeze the chart below its title, drawn past the edge
+        self.bars.setMinimumWidth(math.ceil(self.bars.plotItem.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()))
         ticks = [(int(i), str(i)) for i in dims[:: max(1, c.d_k // 16)]]
         self.bars.getAxis("bottom").setTicks([ticks])
         table = self.dimensions

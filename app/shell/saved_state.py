@@ -98,13 +98,19 @@ class SavedState:
         if same_screen(self.w.settings.value("layoutScreen"), screen_key(self.w)):
             if isinstance(geometry, QByteArray):
                 self.w.restoreGeometry(geometry)
-            if isinstance(state, QByteArray) and self.w.restoreState(state) \
-                    and self.w.dockWidgetArea(self.w.docks["attention"]) != Qt.DockWidgetArea.RightDockWidgetArea:
-                # saved before the left column ran down beside the bottom groups: its top row would squeeze them out
+            if isinstance(state, QByteArray) and self.w.restoreState(state) and self._saved_before_the_moves():
                 self.w.reset_layout()
         self.w.notice_bar.setVisible(bool(self.w.model_note.text()))
         group = self.w.settings.value("dockGroup")
         self.w.dock_groups.select(group if isinstance(group, str) else DEFAULT_GROUP)
+
+    def _saved_before_the_moves(self) -> bool:
+        """A layout saved before the left column ran down beside the bottom groups (its top row would
+        squeeze them out), or before the cell inspector moved to the Basics group (tabbed behind the
+        worked arithmetic, as then, it scrolls at every size)."""
+        docks = self.w.docks
+        return self.w.dockWidgetArea(docks["attention"]) != Qt.DockWidgetArea.RightDockWidgetArea \
+            or docks["arithmetic"] in self.w.tabifiedDockWidgets(docks["inspector"])
 
     def save(self) -> None:
         """At close: layout, dock group, settings and view for the next start; then the worker stops."""
