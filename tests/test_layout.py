@@ -106,6 +106,8 @@ def test_panels_are_usable_at_the_default_size(window):
         window.wait_until_idle(5)
         QApplication.processEvents()
     shown = [view for view in player.views if view.isVisible()]
-    assert shown and all(view.width() >= 220 and view.height() >= 250 for view in shown)
+    # 240 px: rows still labelled and numbers readable; 250 left the weights stage scrolling under the
+    # head grid at 1366 × 768 (issue 25, seventh session)
+    assert shown and all(view.width() >= 220 and view.height() >= 240 for view in shown)
     diffs = _show(window, "diffs")
     assert diffs.bars.plotItem.legend is None
