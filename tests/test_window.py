@@ -229,17 +229,37 @@ def _long_text(n: int) -> str:
     return " ".join(f"w{i}" for i in range(n))
 
 
-def test_busy_indicator_and_cancel_keep_the_last_picture(window, qtbot):
+def test_busy_indicator_and_cancel_keep_the_last_picture(window, qtbot, monkeypatch):
+    """The job is held (an event set only after the click) instead of being made long: the busy bar
+    must appear however fast or loaded the machine is (a 1,500-token job timed out a 5 s wait under
+    load, and on a fast machine could finish before the bar's 300 ms)."""
+    import threading
+
+    import app.controller as controller_module
+
+    release, running = threading.Event(), threading.Event()
+    real = controller_module.take_snapshot
+
+    def held(config, *rest):
+        running.set()
+        release.wait(60)
+        return real(config, *rest)
+
     before = shown_weights(window).copy()
     shown_before = window.controller.snapshot
-    slow = AttentionConfig(text=_long_text(1500), tokenizer="whitespace", d_model=512, heads=8)
-    window.controller.set_config(slow, immediate=True)
-    qtbot.waitUntil(lambda: window.busy.isVisible() and window.cancel_button.isVisible(), timeout=5000)
-    qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
-    assert not window.busy.isVisible() and not window.cancel_button.isVisible()
-    assert window.controller.config == slow  # cancel never edits the user's settings (issue 11)
-    assert window.panels["input"].text.toPlainText() == slow.text
-    window.controller.worker.wait_until_idle(60)  # the cancelled job finishes in the background…
+    monkeypatch.setattr(controller_module, "take_snapshot", held)
+    slow = AttentionConfig(text=_long_text(40), tokenizer="whitespace", d_model=512, heads=8)
+    try:
+        window.controller.set_config(slow, immediate=True)
+        assert running.wait(30)
+        qtbot.waitUntil(lambda: window.busy.isVisible() and window.cancel_button.isVisible(), timeout=30000)
+        qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
+        assert not window.busy.isVisible() and not window.cancel_button.isVisible()
+        assert window.controller.config == slow  # cancel never edits the user's settings (issue 11)
+        assert window.panels["input"].text.toPlainText() == slow.text
+    finally:
+        release.set()  # the cancelled job finishes in the background…
+    window.controller.worker.wait_until_idle(60)
     QApplication.processEvents()
     assert window.controller.snapshot is shown_before  # …and its result is dropped
     np.testing.assert_array_equal(shown_weights(window), before)
