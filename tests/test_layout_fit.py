@@ -290,18 +290,11 @@ def test_a_layout_saved_with_the_top_row_in_the_left_column_is_not_restored(qtbo
     """Before the left column ran down beside the bottom groups, the heatmap and the head grid were
     split off the input inside the left dock area: restored as saved, that area would take the whole
     height and leave the bottom groups no width."""
-    from app.window import MainWindow
+    def top_row_in_the_left_column(first) -> None:
+        first.splitDockWidget(first.docks["input"], first.docks["attention"], Qt.Orientation.Horizontal)
+        assert first.dockWidgetArea(first.docks["attention"]) == Qt.DockWidgetArea.LeftDockWidgetArea
 
-    first = MainWindow(restore=False)
-    first.show()
-    assert first.wait_until_idle(30)
-    first.splitDockWidget(first.docks["input"], first.docks["attention"], Qt.Orientation.Horizontal)
-    assert first.dockWidgetArea(first.docks["attention"]) == Qt.DockWidgetArea.LeftDockWidgetArea
-    first.close()  # saves its layout
-    second = MainWindow(restore=True)
-    qtbot.addWidget(second)
-    second.show()
-    assert second.wait_until_idle(30)
+    second = _restored_after(qtbot, top_row_in_the_left_column)
     assert second.dockWidgetArea(second.docks["attention"]) == Qt.DockWidgetArea.RightDockWidgetArea
     assert second.docks["diffs"].width() > second.width() // 2
     second.controller.worker.wait_until_idle(30)
@@ -311,19 +304,28 @@ def test_a_layout_saved_with_the_top_row_in_the_left_column_is_not_restored(qtbo
 def test_a_layout_saved_with_the_inspector_behind_the_arithmetic_is_not_restored(qtbot):
     """Before the cell inspector moved to the Basics group it was tabbed behind the worked arithmetic,
     where it scrolled at every size: restored as saved, it would stay there, outside every group."""
+    def behind_the_arithmetic(first) -> None:
+        first.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, first.docks["inspector"])
+        first.tabifyDockWidget(first.docks["arithmetic"], first.docks["inspector"])
+
+    second = _restored_after(qtbot, behind_the_arithmetic)
+    assert second.dockWidgetArea(second.docks["inspector"]) == Qt.DockWidgetArea.BottomDockWidgetArea
+    assert second.docks["diffs"] in second.tabifiedDockWidgets(second.docks["inspector"])
+    second.controller.worker.wait_until_idle(30)
+    second.close()
+
+
+def _restored_after(qtbot, arrange):
+    """A window started with the layout a first window saved after ``arrange(first)`` (an older layout)."""
     from app.window import MainWindow
 
     first = MainWindow(restore=False)
     first.show()
     assert first.wait_until_idle(30)
-    first.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, first.docks["inspector"])
-    first.tabifyDockWidget(first.docks["arithmetic"], first.docks["inspector"])
+    arrange(first)
     first.close()  # saves its layout
     second = MainWindow(restore=True)
     qtbot.addWidget(second)
     second.show()
     assert second.wait_until_idle(30)
-    assert second.dockWidgetArea(second.docks["inspector"]) == Qt.DockWidgetArea.BottomDockWidgetArea
-    assert second.docks["diffs"] in second.tabifiedDockWidgets(second.docks["inspector"])
-    second.controller.worker.wait_until_idle(30)
-    second.close()
+    return second

@@ -229,10 +229,9 @@ def _long_text(n: int) -> str:
     return " ".join(f"w{i}" for i in range(n))
 
 
-def test_busy_indicator_and_cancel_keep_the_last_picture(window, qtbot, monkeypatch):
-    """The job is held (an event set only after the click) instead of being made long: the busy bar
-    must appear however fast or loaded the machine is (a 1,500-token job timed out a 5 s wait under
-    load, and on a fast machine could finish before the bar's 300 ms)."""
+def _held_snapshots(monkeypatch):
+    """(release, running): from now on the window's snapshot jobs wait for ``release`` (set by the
+    test); ``running`` is set when one has started."""
     import threading
 
     import app.controller as controller_module
@@ -245,9 +244,17 @@ def test_busy_indicator_and_cancel_keep_the_last_picture(window, qtbot, monkeypa
         release.wait(60)
         return real(config, *rest)
 
+    monkeypatch.setattr(controller_module, "take_snapshot", held)
+    return release, running
+
+
+def test_busy_indicator_and_cancel_keep_the_last_picture(window, qtbot, monkeypatch):
+    """The job is held (an event set only after the click) instead of being made long: the busy bar
+    must appear however fast or loaded the machine is (a 1,500-token job timed out a 5 s wait under
+    load, and on a fast machine could finish before the bar's 300 ms)."""
     before = shown_weights(window).copy()
     shown_before = window.controller.snapshot
-    monkeypatch.setattr(controller_module, "take_snapshot", held)
+    release, running = _held_snapshots(monkeypatch)
     slow = AttentionConfig(text=_long_text(40), tokenizer="whitespace", d_model=512, heads=8)
     try:
         window.controller.set_config(slow, immediate=True)
@@ -272,21 +279,12 @@ def test_closing_during_a_long_computation_is_quick(qtbot, monkeypatch):
     import threading
     import time
 
-    import app.controller as controller_module
     from app.window import MainWindow
-
-    release, running = threading.Event(), threading.Event()
-    real = controller_module.take_snapshot
-
-    def held(config, *rest):
-        running.set()
-        release.wait(60)
-        return real(config, *rest)
 
     win = MainWindow(restore=False)
     win.show()
     assert win.wait_until_idle(30)
-    monkeypatch.setattr(controller_module, "take_snapshot", held)
+    release, running = _held_snapshots(monkeypatch)
     win.controller.set_config(AttentionConfig(text="a held computation", tokenizer="whitespace"), immediate=True)
     assert running.wait(30)
     watchdog = threading.Timer(20, release.set)  # a close that waited for the job would end here, failed below
