@@ -43,6 +43,7 @@ class HeadGridPanel(Panel):
         layout.addWidget(self.canvas)
         self.views: list[pg.ViewBox] = []
         self._shown_columns = 0
+        self._label_widths: dict[int, float] = {}  # head count → px of its widest label
         self.images: list[pg.ImageItem] = []
         self.crosses: list[pg.PlotDataItem] = []  # one per head, shown when the head is switched off
         self._colormap = pg.colormap.get(WEIGHTS_MAP)
@@ -58,9 +59,7 @@ class HeadGridPanel(Panel):
         left, _top, right, _bottom = self.canvas.ci.layout.getContentsMargins()
         spacing = self.canvas.ci.layout.horizontalSpacing()
         width -= left + right
-        label = pg.LabelItem(fill(self.tr("head %1"), heads - 1), size="8pt")  # the widest: most digits
-        across = max(1, min(heads, int((width + spacing) // (label.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
-                                                               + spacing))))
+        across = max(1, min(heads, int((width + spacing) // (self._label_width(heads) + spacing))))
         best, best_side = 1, 0.0
         for columns in range(1, across + 1):
             rows = math.ceil(heads / columns)
@@ -71,6 +70,14 @@ class HeadGridPanel(Panel):
             # too many heads for the panel: keep thumbnails readable across and let the panel scroll
             best = max(1, min(across, int(width // (MIN_SIDE + 8))))
         return best
+
+    def _label_width(self, heads: int) -> float:
+        """Minimum width of the widest "head h" label (most digits), measured once per head count:
+        resizeEvent asks on every resize."""
+        if heads not in self._label_widths:
+            label = pg.LabelItem(fill(self.tr("head %1"), heads - 1), size="8pt")
+            self._label_widths[heads] = label.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
+        return self._label_widths[heads]
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
         super().resizeEvent(event)
