@@ -15,8 +15,8 @@ from typing import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontInfo, QFontMetrics, QPen, QStaticText, QTransform
-from PySide6.QtWidgets import QGraphicsRectItem
+from PySide6.QtGui import QBrush, QColor, QFont, QFontInfo, QFontMetrics, QImage, QPen, QStaticText, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
 WEIGHTS_MAP = "viridis"
 DIVERGING_MAP = "CET-D1"
@@ -28,6 +28,104 @@ MIN_LABEL_PIXELS = 7  # px: smaller rows than this are labelled every other (or 
 
 def short_label(text: str, limit: int = LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+_TEXT_FLAGS = {  # the tick labels' alignment, as pyqtgraph's AxisItem aligns them
+    "left": Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextDontClip,
+    "bottom": Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextDontClip,
+}
+
+
+class TokenAxis(pg.AxisItem):
+    """pyqtgraph's AxisItem, with the one-level explicit ticks of token labels laid out faster.
+
+    The picture is pyqtgraph's (the same line, ticks, label rectangles and culling), but each
+    label's size is measured once per font (AxisItem measures every label in every layout: ~1.7 ms
+    an axis of 12 labels here, the largest part of a new sentence's paint), and a range set
+    again unchanged keeps the drawn picture (the heatmap sets its range with every result).
+    Other ticks (levels, a grid, other sides) go to AxisItem's own code.
+    """
+
+    def __init__(self, orientation: str):
+        super().__init__(orientation)
+        self._label_sizes: dict[tuple[str, str], tuple[float, float]] = {}  # (font key, text) → (width, height)
+
+    def setRange(self, mn: float, mx: float) -> None:  # noqa: N802 - pyqtgraph's name
+        if [mn, mx] != getattr(self, "range", None) or self.autoSIPrefix:  # (AxisItem.__init__ sets the first)
+            super().setRange(mn, mx)
+
+    def generateDrawSpecs(self, p):  # noqa: N802 - pyqtgraph's name
+        levels = self._tickLevels
+        if (levels is None or len(levels) != 1 or self.grid is not False or self.orientation not in _TEXT_FLAGS
+                or any(self.style["stopAxisAtTick"]) or not self.style["showValues"]):
+            return super().generateDrawSpecs(p)
+        if self.style["tickFont"] is not None:
+            p.setFont(self.style["tickFont"])
+        bounds = self.mapRectFromParent(self.geometry())
+        left = self.orientation == "left"
+        if left:
+            span = (bounds.topRight() + QPointF(-1, -1), bounds.bottomRight() + QPointF(-1, 1))
+            tick_at, direction = bounds.right(), -1
+        else:
+            span = (bounds.topLeft() + QPointF(-1, 1), bounds.topRight() + QPointF(1, 1))
+            tick_at, direction = bounds.top(), 1
+        points = [self.mapToDevice(point) for point in span]
+        if None in points:
+            return None
+        if math.hypot(points[1].x() - points[0].x(), points[1].y() - points[0].y()) == 0:
+            return None
+        low, high = self.range
+        if high == low:
+            scale, offset = 1.0, 0.0
+        elif left:
+            scale = -bounds.height() / (high - low)
+            offset = low * scale - bounds.height()
+        else:
+            scale = bounds.width() / (high - low)
+            offset = low * scale
+        ends = (low * scale - offset, high * scale - offset)
+        first, last = min(ends), max(ends)
+        length = self.style["tickLength"]
+        pen = self.tickPen()
+        alpha = self.style["tickAlpha"]
+        if pen.brush().style() == Qt.BrushStyle.SolidPattern:  # AxisItem's alpha of the first tick level
+            pen = QPen(pen)
+            colour = QColor(pen.color())
+            colour.setAlpha(255 if alpha is None else max(0, min(255, int(round(alpha * 255))))
+                            if isinstance(alpha, float) else int(alpha))
+            pen.setColor(colour)
+        ticks, labels = [], []
+        for value, text in levels[0]:
+            x = value * scale - offset
+            if x < first or x > last:
+                continue
+            if left:
+                ticks.append((pen, QPointF(tick_at, x), QPointF(tick_at + length * direction, x)))
+            else:
+                ticks.append((pen, QPointF(x, tick_at), QPointF(x, tick_at + length * direction)))
+            labels.append((x, text))
+        font = p.font().key()
+        sizes = []
+        for _, text in labels:
+            size = self._label_sizes.get((font, text))
+            if size is None:
+                if len(self._label_sizes) > 4096:  # every sentence ever shown would pile up
+                    self._label_sizes.clear()
+                box = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
+                size = self._label_sizes[(font, text)] = (box.width(), box.height() * 0.8)  # AxisItem's 0.8
+            sizes.append(size)
+        across = max((size[0 if left else 1] for size in sizes), default=0)
+        offset_text = max(0, length) + self.style["tickTextOffset"][0 if left else 1]
+        flags, room = _TEXT_FLAGS[self.orientation], self.boundingRect()
+        texts = []
+        for (x, text), (width, height) in zip(labels, sizes):
+            if left:
+                rect = QRectF(tick_at - offset_text - width, x - height / 2, width, height)
+            else:
+                rect = QRectF(x - width / 2, tick_at + offset_text, width, height)
+            if room & rect == rect:  # AxisItem's culling: the label lies inside the axis (and its overhang)
+                texts.append((rect, flags, text))
+        self._updateMaxTextSize(across)
+        return (self.pen(), span[0], span[1]), ticks, texts
 
 
 class LightPlot(pg.GraphicsLayout):
@@ -43,7 +141,7 @@ class LightPlot(pg.GraphicsLayout):
         self.setSpacing(0)
         self.title = pg.LabelItem(title or "", size="10pt", color="#222")
         self.vb = pg.ViewBox(enableMenu=False)
-        self.axes = {"left": pg.AxisItem("left"), "bottom": pg.AxisItem("bottom")}
+        self.axes = {"left": TokenAxis("left"), "bottom": TokenAxis("bottom")}
         for axis in self.axes.values():
             axis.linkToView(self.vb)
             # axes count tokens and dimensions: never "(x0.001)" (pyqtgraph's SI prefix showed
@@ -91,7 +189,8 @@ class CellValues(pg.GraphicsObject):
     """Every cell's number, drawn in one paint call at a fixed pixel size (not stretched).
 
     One item instead of one TextItem per cell: measured 4 ms per TextItem here, so a 12 × 12
-    matrix cost ~0.5 s to label; this draws it in about a millisecond.
+    matrix cost ~0.5 s to label. The cells' centres come from the painter's transform in NumPy
+    and each colour's texts are drawn under one pen (the paint's only per-cell work is the draw).
     """
 
     def __init__(self) -> None:
@@ -99,7 +198,8 @@ class CellValues(pg.GraphicsObject):
         self._texts: list[list[str]] = []
         self._dark: np.ndarray = np.zeros((0, 0), dtype=bool)
         self._rows = self._columns = 0
-        self._static: dict[str, QStaticText] = {}  # text → its layout at _static_size (≤ 14 × 14 cells' texts)
+        # text → (its layout at _static_size, half its width, half its height) (≤ 14 × 14 cells' texts)
+        self._static: dict[str, tuple[QStaticText, float, float]] = {}
         self._static_size = 0
 
     def set_values(self, texts: list[list[str]], dark: np.ndarray) -> None:
@@ -129,19 +229,32 @@ class CellValues(pg.GraphicsObject):
         if font.pixelSize() != self._static_size:  # laid-out texts are kept while the size stays
             self._static.clear()
             self._static_size = font.pixelSize()
-        light, dark = QColor(255, 255, 255), QColor(20, 20, 20)
-        for i in range(self._rows):
-            for j in range(self._columns):
+        rows, columns = np.mgrid[: self._rows, : self._columns]  # (rows, columns) each
+        xs = (transform.m11() * columns + transform.m21() * rows + transform.dx()).tolist()
+        ys = (transform.m12() * columns + transform.m22() * rows + transform.dy()).tolist()
+        for colour, dark in ((QColor(255, 255, 255), True), (QColor(20, 20, 20), False)):
+            painter.setPen(colour)
+            for i, j in np.argwhere(self._dark == dark).tolist():
                 text = self._texts[i][j]
-                static = self._static.get(text)
-                if static is None:
-                    static = self._static[text] = QStaticText(text)
+                laid = self._static.get(text)
+                if laid is None:
+                    static = QStaticText(text)
                     static.prepare(QTransform(), font)
-                size = static.size()
-                centre = transform.map(QPointF(j, i))
-                painter.setPen(light if self._dark[i, j] else dark)
-                painter.drawStaticText(QPointF(centre.x() - size.width() / 2, centre.y() - size.height() / 2), static)
+                    size = static.size()
+                    laid = self._static[text] = (static, size.width() / 2, size.height() / 2)
+                painter.drawStaticText(QPointF(xs[i][j] - laid[1], ys[i][j] - laid[2]), laid[0])
         painter.restore()
+
+
+class MatrixImage(pg.ImageItem):
+    """pyqtgraph's ImageItem, its picture kept as premultiplied ARGB32: ImageItem renders a colour
+    map as an 8-bit indexed image, which Qt converts pixel by pixel in every scaled paint (~2 ms
+    for a 742 × 525 view here); premultiplied ARGB is drawn as it is. Converted once per render."""
+
+    def render(self) -> None:
+        super().render()
+        if self.qimage is not None and self.qimage.format() != QImage.Format.Format_ARGB32_Premultiplied:
+            self.qimage = self.qimage.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)
 
 
 class CellRects(pg.GraphicsObject):
@@ -192,7 +305,7 @@ class HeatmapPlot:
         layout.addItem(self.plot, row=row, col=col)
         self.plot.setMouseEnabled(x=not compact, y=not compact)
         self.plot.invertY(True)
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = MatrixImage(axisOrder="row-major")
         self.image.setAutoDownsample(True)
         self.backdrop = QGraphicsRectItem()
         self.backdrop.setBrush(QBrush(QColor(150, 150, 150), Qt.BrushStyle.BDiagPattern))
@@ -210,6 +323,7 @@ class HeatmapPlot:
             axis = self.plot.getAxis(axis_name)
             axis.setPen(pg.mkPen("#444"))
             axis.setTextPen(pg.mkPen("#111"))
+        cache_drawing(self.plot.title, *(self.plot.getAxis(name) for name in ("left", "bottom")))
         # empty state: no meaningless −0.5 … 0 axes until a matrix arrives (and after clear())
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
@@ -230,13 +344,16 @@ class HeatmapPlot:
         """
         matrix = np.asarray(matrix)
         rows, columns = matrix.shape
+        masked = False
         if display is not None:
             display = np.asarray(display)
+            masked = not np.isfinite(display).all()  # (a block average: small)
         elif matrix.size > 65536 and matrix.dtype.kind == "f" and np.isfinite(matrix.min()) \
                 and np.isfinite(matrix.max()):
             display = matrix  # finite: min() is one fast pass, where isfinite() would allocate n² booleans
         elif not np.isfinite(matrix).all():
             display = np.where(np.isfinite(matrix), matrix, np.nan).astype(np.float32)
+            masked = True
         else:
             display = matrix
         if levels is None:
@@ -251,6 +368,7 @@ class HeatmapPlot:
         self.image.setImage(image, levels=levels, autoLevels=False)
         self.image.setRect(QRectF(-0.5, -0.5, columns, rows))
         self.backdrop.setRect(QRectF(-0.5, -0.5, columns, rows))
+        self.backdrop.setVisible(masked)  # the hatching shows only through masked cells (its fill: ~1.5 ms a paint)
         if not self.compact:
             for name in ("left", "bottom"):
                 if not self.plot.getAxis(name).isVisible():  # show() lays a shown axis out again
@@ -276,6 +394,7 @@ class HeatmapPlot:
     def clear(self) -> None:
         self.matrix = None
         self.image.clear()
+        self.backdrop.setVisible(False)
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
         self._write_values(None, None)
@@ -388,6 +507,7 @@ class HeatmapView(pg.GraphicsLayoutWidget):
         if colorbar:
             self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get(WEIGHTS_MAP), interactive=False, width=14)
             self.addItem(self.colorbar)
+            cache_drawing(self.colorbar.axis)
         self._hover = (-1, -1)
         self._colorbar_shows = None  # (colour map, levels) on the colour bar
         self._titles = None  # (left, bottom) axis titles shown
@@ -456,6 +576,16 @@ class HeatmapView(pg.GraphicsLayoutWidget):
             cell = self.heat.cell_at(event.scenePos())
             if cell != (-1, -1):
                 self.cellClicked.emit(*cell)
+
+
+def cache_drawing(*items) -> None:
+    """Keep the drawing of ``items`` (axes, titles) and of their text children as pixmaps: a
+    repaint of the view blits them instead of laying their texts out again (the axes replay a
+    QPicture of drawText calls: ~1 ms an axis a paint here). Qt draws an item again when it
+    calls update() or changes size, which every change of a label or a tick does."""
+    for item in items:
+        for part in (item, *item.childItems()):
+            part.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
 
 def _label_step(count: int, pixels: float, per_label: float) -> int:
