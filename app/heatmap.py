@@ -32,22 +32,47 @@ def short_label(text: str, limit: int = LABEL_CHARS) -> str:
 _TEXT_FLAGS = {  # the tick labels' alignment, as pyqtgraph's AxisItem aligns them
     "left": Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextDontClip,
     "bottom": Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextDontClip,
+    "right": Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextDontClip,
 }
 
 
+def scale_ticks(low: float, high: float, pixels: float) -> list[tuple[float, str]]:
+    """Round values from ``low`` to ``high`` for a scale ``pixels`` long: a step of 1, 2 or 5 × 10ᵏ
+    near (high − low) / ln(pixels) (pyqtgraph's tick count), each written with the decimals of the step."""
+    span = high - low
+    if not (span > 0 and math.isfinite(span)) or pixels <= 1:
+        return [(low, f"{low:g}")] if math.isfinite(low) else []
+    wanted = span / max(2.0, math.log(pixels))
+    power = 10.0 ** math.floor(math.log10(wanted))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= wanted * (1 - 1e-9))
+    places = max(0, -math.floor(math.log10(step) + 1e-9))
+    slack = 1e-9 * max(1.0, abs(low / step), abs(high / step))  # rounding of the quotients, not a step
+    first = math.ceil(low / step - slack)
+    count = math.floor(high / step + slack) - first + 1
+    values = [(first + index) * step for index in range(count)]
+    largest = max(abs(low), abs(high))
+    if step < 1e-3 or largest >= 1e4:  # as pyqtgraph: powers of ten, with the digits the step needs
+        digits = max(1, math.floor(math.log10(largest)) - math.floor(math.log10(step) + 1e-9) + 1)
+        return [(value, f"{round(value / step) * step:.{digits}g}") for value in values]
+    return [(value, f"{round(value, places) + 0.0:.{places}f}") for value in values]
+
+
 class TokenAxis(pg.AxisItem):
-    """pyqtgraph's AxisItem, with the one-level explicit ticks of token labels laid out faster.
+    """pyqtgraph's AxisItem, with one level of ticks (token labels, a colour bar's scale) laid out faster.
 
     The picture is pyqtgraph's (the same line, ticks, label rectangles and culling), but each
     label's size is measured once per font (AxisItem measures every label in every layout: ~1.7 ms
     an axis of 12 labels here, the largest part of a new sentence's paint), and a range set
     again unchanged keeps the drawn picture (the heatmap sets its range with every result).
-    Other ticks (levels, a grid, other sides) go to AxisItem's own code.
+    AxisItem's automatic ticks measure two or three levels of labels and drop most (~3.6 ms a colour
+    bar's axis here); ``scale=True`` draws one level of round values instead (scale_ticks). Other
+    ticks (several levels, a grid, the top side) go to AxisItem's own code.
     """
 
-    def __init__(self, orientation: str):
-        super().__init__(orientation)
+    def __init__(self, orientation: str, *, scale: bool = False, **options):
+        super().__init__(orientation, **options)
         self._label_sizes: dict[tuple[str, str], tuple[float, float]] = {}  # (font key, text) → (width, height)
+        self._scale = scale  # without explicit ticks: one level of round values (scale_ticks), as a colour bar's
 
     def setRange(self, mn: float, mx: float) -> None:  # noqa: N802 - pyqtgraph's name
         if [mn, mx] != getattr(self, "range", None) or self.autoSIPrefix:  # (AxisItem.__init__ sets the first)
@@ -55,28 +80,36 @@ class TokenAxis(pg.AxisItem):
 
     def generateDrawSpecs(self, p):  # noqa: N802 - pyqtgraph's name
         levels = self._tickLevels
-        if (levels is None or len(levels) != 1 or self.grid is not False or self.orientation not in _TEXT_FLAGS
-                or any(self.style["stopAxisAtTick"]) or not self.style["showValues"]):
+        if ((levels is None and not self._scale) or (levels is not None and len(levels) != 1) or self.grid is not False
+                or self.orientation not in _TEXT_FLAGS or any(self.style["stopAxisAtTick"])
+                or not self.style["showValues"]):
             return super().generateDrawSpecs(p)
         if self.style["tickFont"] is not None:
             p.setFont(self.style["tickFont"])
         bounds = self.mapRectFromParent(self.geometry())
-        left = self.orientation == "left"
-        if left:
+        orientation = self.orientation
+        vertical = orientation != "bottom"  # left, right: values run up the axis
+        if orientation == "left":
             span = (bounds.topRight() + QPointF(-1, -1), bounds.bottomRight() + QPointF(-1, 1))
             tick_at, direction = bounds.right(), -1
+        elif orientation == "right":
+            span = (bounds.topLeft() + QPointF(1, -1), bounds.bottomLeft() + QPointF(1, 1))
+            tick_at, direction = bounds.left(), 1
         else:
             span = (bounds.topLeft() + QPointF(-1, 1), bounds.topRight() + QPointF(1, 1))
             tick_at, direction = bounds.top(), 1
         points = [self.mapToDevice(point) for point in span]
         if None in points:
             return None
-        if math.hypot(points[1].x() - points[0].x(), points[1].y() - points[0].y()) == 0:
+        pixels = math.hypot(points[1].x() - points[0].x(), points[1].y() - points[0].y())
+        if pixels == 0:
             return None
         low, high = self.range
+        if levels is None:
+            levels = [scale_ticks(min(low, high), max(low, high), pixels)]
         if high == low:
             scale, offset = 1.0, 0.0
-        elif left:
+        elif vertical:
             scale = -bounds.height() / (high - low)
             offset = low * scale - bounds.height()
         else:
@@ -98,7 +131,7 @@ class TokenAxis(pg.AxisItem):
             x = value * scale - offset
             if x < first or x > last:
                 continue
-            if left:
+            if vertical:
                 ticks.append((pen, QPointF(tick_at, x), QPointF(tick_at + length * direction, x)))
             else:
                 ticks.append((pen, QPointF(x, tick_at), QPointF(x, tick_at + length * direction)))
@@ -113,13 +146,15 @@ class TokenAxis(pg.AxisItem):
                 box = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
                 size = self._label_sizes[(font, text)] = (box.width(), box.height() * 0.8)  # AxisItem's 0.8
             sizes.append(size)
-        across = max((size[0 if left else 1] for size in sizes), default=0)
-        offset_text = max(0, length) + self.style["tickTextOffset"][0 if left else 1]
-        flags, room = _TEXT_FLAGS[self.orientation], self.boundingRect()
+        across = max((size[0 if vertical else 1] for size in sizes), default=0)
+        offset_text = max(0, length) + self.style["tickTextOffset"][0 if vertical else 1]
+        flags, room = _TEXT_FLAGS[orientation], self.boundingRect()
         texts = []
         for (x, text), (width, height) in zip(labels, sizes):
-            if left:
+            if orientation == "left":
                 rect = QRectF(tick_at - offset_text - width, x - height / 2, width, height)
+            elif orientation == "right":
+                rect = QRectF(tick_at + offset_text, x - height / 2, width, height)
             else:
                 rect = QRectF(x - width / 2, tick_at + offset_text, width, height)
             if room & rect == rect:  # AxisItem's culling: the label lies inside the axis (and its overhang)
@@ -282,6 +317,21 @@ class CellRects(pg.GraphicsObject):
                 if red >= 0:
                     # 1 % overlap: no hairline seams between neighbours in SVG viewers
                     painter.fillRect(QRectF(j - 0.5, i - 0.5, 1.01, 1.01), QColor(red, green, blue))
+
+
+_LIGHTNESS: dict[str, np.ndarray] = {}  # colour map name → (256,) lightness of its lookup table
+
+
+def lightness_table(colormap) -> np.ndarray:
+    """(256,) perceived lightness (0–255) of ``colormap``'s lookup table: light or dark cell text.
+    Kept per map: its table is interpolated anew on every call (~0.2 ms)."""
+    table = _LIGHTNESS.get(colormap.name) if colormap.name else None
+    if table is None:
+        lut = colormap.getLookupTable(0.0, 1.0, 256, alpha=False)  # (256, 3)
+        table = lut.astype(float) @ np.array([0.299, 0.587, 0.114])
+        if colormap.name:
+            _LIGHTNESS[colormap.name] = table
+    return table
 
 
 def cell_colours(display: np.ndarray, levels, colormap) -> np.ndarray:
@@ -470,10 +520,9 @@ class HeatmapPlot:
             return
         low, high = self.levels
         span = (high - low) or 1.0
-        lut = self.colormap.getLookupTable(0.0, 1.0, 256, alpha=False)  # (256, 3)
         finite = np.isfinite(display)
         index = np.clip(((np.where(finite, display, low) - low) / span * 255).astype(int), 0, 255)
-        lightness = lut[index].astype(float) @ np.array([0.299, 0.587, 0.114])  # (rows, columns)
+        lightness = lightness_table(self.colormap)[index]  # (rows, columns)
         dark = np.where(finite, lightness < 128, False)  # masked cells: dark text on the light hatching
         texts = [["−∞" if not ok else value_format.format(value) for value, ok in zip(row, ok_row)]
                  for row, ok_row in zip(display.tolist(), finite.tolist())]
@@ -507,6 +556,7 @@ class HeatmapView(pg.GraphicsLayoutWidget):
         if colorbar:
             self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get(WEIGHTS_MAP), interactive=False, width=14)
             self.addItem(self.colorbar)
+            use_scale_axis(self.colorbar)
             cache_drawing(self.colorbar.axis)
         self._hover = (-1, -1)
         self._colorbar_shows = None  # (colour map, levels) on the colour bar
@@ -519,11 +569,13 @@ class HeatmapView(pg.GraphicsLayoutWidget):
         self.heat.set_matrix(matrix, row_labels, column_labels, **options)
         shows = (self.heat.colormap.name or id(self.heat.colormap), tuple(float(v) for v in self.heat.levels))
         if self.colorbar is not None and self._colorbar_shows != shows:
-            # only when they change: each call redraws the colour bar's axis (its numbers) in the next paint,
-            # which is the latency of the picture being typed at (issue 23)
+            # only what changed: each call draws the colour bar again (its map) or lays its numbers out
+            # again (its levels) in the next paint, which is the latency of the picture being typed at (issue 23)
+            if self._colorbar_shows is None or self._colorbar_shows[0] != shows[0]:
+                self.colorbar.setColorMap(self.heat.colormap)
+            if self._colorbar_shows is None or self._colorbar_shows[1] != shows[1]:
+                self.colorbar.setLevels(self.heat.levels)
             self._colorbar_shows = shows
-            self.colorbar.setColorMap(self.heat.colormap)
-            self.colorbar.setLevels(self.heat.levels)
         self.updateGeometry()  # the token labels' width is part of the minimum width
 
     def minimumSizeHint(self):  # noqa: N802 - Qt name
@@ -576,6 +628,19 @@ class HeatmapView(pg.GraphicsLayoutWidget):
             cell = self.heat.cell_at(event.scenePos())
             if cell != (-1, -1):
                 self.cellClicked.emit(*cell)
+
+
+def use_scale_axis(bar: pg.ColorBarItem) -> None:
+    """Give a vertical colour bar a TokenAxis with round values, set up as ColorBarItem sets up its own."""
+    old = bar.axis
+    axis = TokenAxis("right", scale=True)
+    bar.setAxisItems({"right": axis})
+    axis.setWidth(old.fixedWidth)
+    axis.setStyle(showValues=True)
+    axis.unlinkFromView()
+    axis.enableAutoSIPrefix(False)  # its numbers say their powers of ten (scale_ticks); a prefix relabels it on every range
+    axis.setRange(*bar.values)
+    bar.axis = axis
 
 
 def cache_drawing(*items) -> None:
