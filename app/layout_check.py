@@ -52,18 +52,20 @@ def clipped_items(view) -> list[str]:
     least its items' minimum sizes, and what does not fit is drawn outside the viewport."""
     import pyqtgraph as pg
 
+    from .token_axis import ColourBar
+
     viewport = view.viewport()
     if viewport is None or viewport.width() <= 0 or viewport.height() <= 0:
         return []
     visible = QRectF(view.mapToScene(viewport.rect()).boundingRect()).adjusted(-SLACK, -SLACK, SLACK, SLACK)
     found = []
     for item in view.scene().items():
-        if not item.isVisible() or not isinstance(item, (pg.AxisItem, pg.LabelItem, pg.ColorBarItem)):
+        if not item.isVisible() or not isinstance(item, (pg.AxisItem, pg.LabelItem, pg.ColorBarItem, ColourBar)):
             continue
         if isinstance(item, pg.LabelItem) and not item.text:
             continue
         if isinstance(item, pg.AxisItem) and item.parentItem() is not None \
-                and isinstance(item.parentItem(), pg.ColorBarItem):
+                and isinstance(item.parentItem(), (pg.ColorBarItem, ColourBar)):
             continue  # the colour bar's own axis is checked with the bar
         rect = item.mapRectToScene(item.rect())  # its layout cell (boundingRect adds the labels' overhang)
         if rect.width() <= 0 or rect.height() <= 0:

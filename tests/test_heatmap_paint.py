@@ -52,7 +52,7 @@ def _specs(generate, axis):
 
 @pytest.mark.parametrize("rows", [5, 12, 40])
 def test_token_axes_lay_out_as_pyqtgraphs_own_code(qtbot, rows):
-    from app.heatmap import TokenAxis
+    from app.token_axis import TokenAxis
 
     labels = [WORDS[i % len(WORDS)] + ("" if i < len(WORDS) else str(i)) for i in range(rows)]
     view = _shown(qtbot, np.full((rows, rows), 1 / rows, np.float32), labels, levels=(0.0, 1.0))
@@ -68,7 +68,7 @@ def test_token_axes_lay_out_as_pyqtgraphs_own_code(qtbot, rows):
 
 
 def test_the_colour_bars_round_values_lay_out_as_pyqtgraph_lays_out_the_same_ticks(qtbot):
-    from app.heatmap import TokenAxis, scale_ticks
+    from app.token_axis import TokenAxis, scale_ticks
 
     view = _shown(qtbot, np.linspace(0, 0.37, 16, dtype=np.float32).reshape(4, 4), list("abcd"), levels=(0.0, 0.37))
     axis = view.colorbar.axis
@@ -88,7 +88,7 @@ def test_the_colour_bars_round_values_lay_out_as_pyqtgraph_lays_out_the_same_tic
     (-0.5, 0.5, 60), (0.03, 0.9999, 1000), (2.0, 2.0000001, 300), (0.0, 50_000.0, 300), (-17.0, -3.0, 500),
 ])
 def test_scale_ticks_are_the_smallest_round_step_over_the_span(low, high, pixels):
-    from app.heatmap import scale_ticks
+    from app.token_axis import scale_ticks
 
     wanted = (high - low) / max(2.0, math.log(pixels))
     candidates = sorted(m * 10.0 ** k for k in range(-12, 13) for m in (1, 2, 5))
@@ -105,7 +105,7 @@ def test_scale_ticks_are_the_smallest_round_step_over_the_span(low, high, pixels
 
 
 def test_scale_ticks_of_an_empty_or_broken_span():
-    from app.heatmap import scale_ticks
+    from app.token_axis import scale_ticks
 
     assert scale_ticks(0.0, 0.0, 300) == [(0.0, "0")]
     assert scale_ticks(float("nan"), 1.0, 300) == []
@@ -177,3 +177,19 @@ def test_cell_numbers_are_centred_on_their_cells(qapp, transform):
                           int(transform.map(QPointF(j, i)).x() - abs(transform.m11()) / 2):
                           int(transform.map(QPointF(j, i)).x() + abs(transform.m11()) / 2)])[0].size
         for i in range(rows) for j in range(columns))  # no text outside the cells
+
+
+@pytest.mark.parametrize("name", ["viridis", "CET-D1"])
+def test_the_colour_bar_runs_from_the_lowest_colour_at_the_bottom_to_the_highest_on_top(qtbot, name):
+    view = _shown(qtbot, np.linspace(-1, 1, 16, dtype=np.float32).reshape(4, 4), list("abcd"), levels=(-1.0, 1.0),
+                  colormap=name)
+    bar = view.colorbar
+    assert bar.levels() == (-1.0, 1.0) and bar.colorMap().name == name
+    image = view.grab().toImage()
+    box = view.mapFromScene(bar.vb.mapRectToScene(bar.vb.boundingRect())).boundingRect()
+    x = box.center().x()
+    lut = pg.colormap.get(name).getLookupTable(nPts=256, alpha=False)  # (256, 3)
+    for y, index in ((box.bottom() - 4, 0), (box.top() + 4, 255), (box.center().y(), 128)):
+        colour = np.array(QColor(image.pixel(int(x), int(y))).getRgb()[:3])
+        near = lut[max(0, index - 5): index + 6].astype(int)  # 4 px from an end: a few of the 256 rows in
+        assert np.abs(near - colour).max(axis=1).min() <= 3, (name, y, colour, lut[index])
