@@ -137,7 +137,11 @@ def top_least(window, total: int) -> int:
     if not (heads.isHidden() or heads.isFloating() or below.isHidden() or below.isFloating()) \
             and heads.widget() is not None:
         title = heads.height() - heads.widget().viewport().height()
-        need = max(need, panel_height(window, "heads") + title + below.minimumSizeHint().height() + 50)  # 50: tab bar, separators
+        # what the right column has beside its two docks (the separator, a tab bar if the user tabbed a dock
+        # behind the arithmetic), measured: a fixed 50 px counted the inspector's old tab bar there, and the
+        # top row took 30 px from the bottom group with twelve heads at 1024 × 600
+        gap = max(0, window.docks["attention"].height() - heads.height() - below.height())
+        need = max(need, panel_height(window, "heads") + title + below.minimumSizeHint().height() + gap + 8)
     return min(need, int(TOP_MOST * total))
 
 

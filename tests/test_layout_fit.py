@@ -24,8 +24,7 @@ SIZES = {"1024x600": (1008, 552), "1366x768": (1350, 720), "1920x1080": (1560, 1
 # Evidence group's prompts and grids, the next-token list, the model layers' rows and the cell inspector's six
 # readable steps (232 px) in a bottom area of ~200 px.
 ALLOWED = {
-    "1024x600": {"input", "heads", "arithmetic", "player", "positional", "rollout", "patching", "next", "layers",
-                 "inspector"},
+    "1024x600": {"input", "player", "positional", "rollout", "patching", "next", "inspector"},
     "1366x768": set(),
     "1920x1080": set(),
 }
