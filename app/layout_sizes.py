@@ -137,7 +137,11 @@ def top_least(window, total: int) -> int:
     if not (heads.isHidden() or heads.isFloating() or below.isHidden() or below.isFloating()) \
             and heads.widget() is not None:
         title = heads.height() - heads.widget().viewport().height()
-        need = max(need, panel_height(window, "heads") + title + below.minimumSizeHint().height() + 50)  # 50: tab bar, separators
+        # what the right column has beside its two docks (the separator, a tab bar if the user tabbed a dock
+        # behind the arithmetic), measured: a fixed 50 px counted the inspector's old tab bar there, and the
+        # top row took 30 px from the bottom group with twelve heads at 1024 × 600
+        gap = max(0, window.docks["attention"].height() - heads.height() - below.height())
+        need = max(need, panel_height(window, "heads") + title + below.minimumSizeHint().height() + gap + 8)
     return min(need, int(TOP_MOST * total))
 
 
@@ -215,3 +219,17 @@ def shown_bottom(window):
     keys = groups.keys(groups.current) if groups is not None else ()
     return [window.docks[k] for k in keys if window.docks[k].isVisible() and not window.docks[k].isFloating()
             and not window.docks[k].visibleRegion().isEmpty()]
+
+
+ROW_PIXELS = 13  # px a labelled heatmap row needs for its label at 8 pt or more (app/heatmap.py shrinks it to row / 1.15)
+
+
+def readable_rows_height(view, rows: int) -> int:
+    """Height of HeatmapView ``view`` at which its ``rows`` labelled rows keep labels of 8 pt or more: its
+    axes, title and margins (measured at its current size) and ROW_PIXELS a row. Beyond the rows labelled
+    one by one (LABEL_EVERY_TOKEN) the labels are thinned at the full font: that many rows' worth."""
+    from .heatmap import LABEL_EVERY_TOKEN
+
+    box = view.plot.getViewBox().sceneBoundingRect().height()
+    chrome = view.height() - box if view.height() > 0 and box > 0 else view.minimumSizeHint().height()
+    return int(chrome + ROW_PIXELS * min(max(rows, 1), LABEL_EVERY_TOKEN)) + 1

@@ -18,14 +18,13 @@ from app.layout_check import clipped_items, cut_report, dock_scrolls
 SIZES = {"1024x600": (1008, 552), "1366x768": (1350, 720), "1920x1080": (1560, 1000)}
 # What may still scroll (with its scroll bar), and why: nothing at 1366 × 768 and 1920 × 1080. At
 # 1024 × 600 (a 552-pixel window) fitting would squash these unreadably: the toy's settings form (nine
-# rows over the sentence, 441 px) in a 390-pixel column; twelve heads' labelled thumbnails (three rows,
-# 202 px) and the worked arithmetic under them in a top row the bottom group leaves ~300 px; the
-# player's 240-pixel heatmaps, the positional lab's formulas over the PE map, the rollout's chart, the
-# Evidence group's prompts and grids, the next-token list, the model layers' rows and the cell inspector's six
-# readable steps (232 px) in a bottom area of ~200 px.
+# rows over the sentence, 458 px at its width) in a 333-pixel column; in a bottom area of ~185 px, the
+# player's heatmaps (a real model's 13–16 token rows at 8 pt need more), the positional lab's formulas
+# over the PE map, the next-token list (ten labelled bars) and the cell inspector's six readable steps
+# (232 px). The head grid (twelve heads in two rows), the worked arithmetic, the model layers, the
+# rollout and the activation patching's form fit (the patching grids, once run, need their rows).
 ALLOWED = {
-    "1024x600": {"input", "heads", "arithmetic", "player", "positional", "rollout", "patching", "next", "layers",
-                 "inspector"},
+    "1024x600": {"input", "player", "positional", "next", "inspector"},
     "1366x768": set(),
     "1920x1080": set(),
 }

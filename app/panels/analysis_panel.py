@@ -50,7 +50,9 @@ def _bar_plot(title: str) -> tuple[pg.PlotWidget, pg.BarGraphItem]:
     plot.setMenuEnabled(False)
     plot.setMouseEnabled(x=False, y=False)
     plot.setTitle(title, color="#333", size="9pt")
-    plot.setMinimumHeight(120)  # the Analysis group whole in the bottom area at 1024 × 600 (issue 25.9)
+    # a title line, the token names and a plot of ~50 px: the Analysis group whole in the bottom area at
+    # 1024 × 600 (issue 25.9; at 120 the rollout needed 193 px of the 185 there)
+    plot.setMinimumHeight(100)
     bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=BAR_BRUSH)
     plot.addItem(bars)
     return plot, bars

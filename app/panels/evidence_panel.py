@@ -23,6 +23,7 @@ from engine.models import model_info
 
 from ..controller import Controller
 from ..heatmap import HeatmapView
+from ..layout_sizes import readable_rows_height
 from ..i18n import error_text
 from ..text import fill
 from .base import Panel
@@ -88,8 +89,18 @@ class PatchingPanel(Panel):
         self.position.setObjectName("patchPosition")
         self.position.setRange(0, 511)
         self.position.setToolTip(self.tr("Encoders: the token whose final vector is compared with the clean run's"))
-        form.addRow(self.tr("Clean prompt"), self.clean)
-        form.addRow(self.tr("Corrupted prompt"), self.corrupt)
+        # the two prompts side by side (the bottom area is ≥ 700 px wide): a row more for the grids, which
+        # had ~50 px under three rows of form at 1024 × 600
+        prompts = QHBoxLayout()
+        clean_label = QLabel(self.tr("Clean prompt"))
+        clean_label.setBuddy(self.clean)
+        prompts.addWidget(clean_label)
+        prompts.addWidget(self.clean, 1)
+        corrupt_label = QLabel(self.tr("Corrupted prompt"))
+        corrupt_label.setBuddy(self.corrupt)
+        prompts.addWidget(corrupt_label)
+        prompts.addWidget(self.corrupt, 1)
+        form.addRow(prompts)
         row = QHBoxLayout()
         row.addWidget(QLabel(self.tr("Answer")))
         row.addWidget(self.answer, 1)
@@ -136,7 +147,6 @@ class PatchingPanel(Panel):
         self.head_map.cellClicked.connect(self._open_head)
         maps.addWidget(self.head_map, 2)
         layout.addLayout(maps, 1)
-        self.setMinimumHeight(240)  # fits the bottom area at 1366 × 768 (the grids shrink, the form stays)
         self._lane = self.lane("patching")
         self._lane.done.connect(self._on_done)
         self._lane.failed.connect(self._on_failed)
@@ -179,6 +189,8 @@ class PatchingPanel(Panel):
         self.setup, self.grids, self.model, self._queue = None, {}, None, []
         self.token_map.clear_matrix()
         self.head_map.clear_matrix()
+        self.token_map.setMinimumHeight(0)  # nothing drawn: the form alone sets the panel's height
+        self.head_map.setMinimumHeight(0)
         self._finish()
 
     # ------------------------------------------------------------------ running
@@ -271,6 +283,8 @@ class PatchingPanel(Panel):
                                   value_format="{:.2f}")
         self.head_map.set_matrix(self.grids["head_z"], layers, [f"H{h}" for h in range(s.heads)], levels=levels,
                                  colormap=PATCH_MAP, value_format="{:.2f}")
+        for view in (self.token_map, self.head_map):  # every layer's row readable once drawn: the dock grows to it
+            view.setMinimumHeight(readable_rows_height(view, s.layers))
         done = sum(int(np.isfinite(g).sum()) for g in self.grids.values())
         total = sum(g.size for g in self.grids.values())
         measure = (fill(self.tr("p(“%1”) at the last position"), s.answer.piece) if s.decoder

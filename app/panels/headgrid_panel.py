@@ -38,12 +38,15 @@ class HeadGridPanel(Panel):
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setObjectName("headGridCanvas")
         self.canvas.setBackground("w")
+        # pyqtgraph's 9 px around the grid: 18 px of width kept twelve heads' labels to four columns
+        # (three rows, the grid scrolled at 1024 × 600); the thumbnails' border and labels need 2
+        self.canvas.ci.setContentsMargins(2, 2, 2, 2)
         self.canvas.setToolTip(self.tr("Every head's attention weights; click one to select it; "
                                        "Ctrl+click or right-click switches it off (or back on)"))
         layout.addWidget(self.canvas)
         self.views: list[pg.ViewBox] = []
-        self._shown_columns = 0
-        self._label_widths: dict[int, float] = {}  # head count → px of its widest label
+        self._shown_columns: tuple[int, bool] | None = None  # (columns, numbers alone) laid out
+        self._label_widths: dict[tuple[int, bool], float] = {}  # (head count, numbers alone) → px of its widest label
         self.images: list[pg.ImageItem] = []
         self.crosses: list[pg.PlotDataItem] = []  # one per head, shown when the head is switched off
         self._colormap = pg.colormap.get(WEIGHTS_MAP)
@@ -53,43 +56,59 @@ class HeadGridPanel(Panel):
 
     def _columns(self, heads: int) -> int:
         """As many columns as make the thumbnails largest in the panel's current shape, and no more
-        than fit across: a column is never narrower than its "head h" label (nine heads in one row
-        of a 372-pixel grid laid SmolLM2's last labels past the right edge)."""
+        than fit across: a column is never narrower than its label (nine heads in one row of a
+        372-pixel grid laid SmolLM2's last labels past the right edge). Columns too narrow for "head h"
+        are labelled with the head's number alone (twelve heads at 1024 × 600: four columns of "head 11",
+        three rows, and the grid scrolled; six columns of "11" make two rows)."""
         width, height = max(self.canvas.width(), 1), max(self.canvas.height(), 1)
-        left, _top, right, _bottom = self.canvas.ci.layout.getContentsMargins()
-        spacing = self.canvas.ci.layout.horizontalSpacing()
-        width -= left + right
-        across = max(1, min(heads, int((width + spacing) // (self._label_width(heads) + spacing))))
+        left, top, right, bottom = self.canvas.ci.layout.getContentsMargins()
+        spacing, between = self.canvas.ci.layout.horizontalSpacing(), self.canvas.ci.layout.verticalSpacing()
+        width, height = width - left - right, height - top - bottom
+        across = max(1, min(heads, int((width + spacing) // (self._label_width(heads, short=True) + spacing))))
         best, best_side = 1, 0.0
         for columns in range(1, across + 1):
             rows = math.ceil(heads / columns)
-            side = min((width - spacing * (columns - 1)) / columns, height / rows - LABEL_HEIGHT)
+            # the rows' own spacing counted: a side of MIN_SIDE or more fits the minimum height _rebuild sets
+            side = min((width - spacing * (columns - 1)) / columns, (height - between * (rows - 1)) / rows - LABEL_HEIGHT)
             if side > best_side:
                 best, best_side = columns, side
         if best_side < MIN_SIDE:
             # too many heads for the panel: keep thumbnails readable across and let the panel scroll
-            best = max(1, min(across, int(width // (MIN_SIDE + 8))))
+            best = max(1, min(across, int((width + spacing) // (MIN_SIDE + spacing))))
         return best
 
-    def _label_width(self, heads: int) -> float:
-        """Minimum width of the widest "head h" label (most digits), measured once per head count:
-        resizeEvent asks on every resize."""
-        if heads not in self._label_widths:
-            label = pg.LabelItem(fill(self.tr("head %1"), heads - 1), size="8pt")
-            self._label_widths[heads] = label.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
-        return self._label_widths[heads]
+    def _short_labels(self, heads: int, columns: int) -> bool:
+        """True when ``columns`` columns are too narrow for "head h" labels (numbers alone then)."""
+        left, _top, right, _bottom = self.canvas.ci.layout.getContentsMargins()
+        spacing = self.canvas.ci.layout.horizontalSpacing()
+        width = max(self.canvas.width(), 1) - left - right
+        return columns * self._label_width(heads) + (columns - 1) * spacing > width
+
+    def _label(self, head: int, short: bool) -> str:
+        return str(head) if short else fill(self.tr("head %1"), head)
+
+    def _label_width(self, heads: int, short: bool = False) -> float:
+        """Minimum width of the widest label (most digits), measured once per head count: resizeEvent
+        asks on every resize."""
+        if (heads, short) not in self._label_widths:
+            label = pg.LabelItem(self._label(heads - 1, short), size="8pt")
+            self._label_widths[heads, short] = label.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
+        return self._label_widths[heads, short]
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
         super().resizeEvent(event)
-        if self.images and self._columns(len(self.images)) != self._shown_columns:
-            self._rebuild(len(self.images))
+        heads = len(self.images)
+        if heads and ((columns := self._columns(heads)), self._short_labels(heads, columns)) != self._shown_columns:
+            self._rebuild(heads)
             if self.controller.snapshot is not None:
                 self.show_snapshot(self.controller.snapshot)
 
     def _rebuild(self, heads: int) -> None:
         self.canvas.clear()
         self.views, self.images, self.crosses = [], [], []
-        columns = self._shown_columns = self._columns(heads)
+        columns = self._columns(heads)
+        short = self._short_labels(heads, columns)
+        self._shown_columns = (columns, short)
         rows = math.ceil(heads / columns)
         _left, top, _right, bottom = self.canvas.ci.layout.getContentsMargins()
         self.canvas.setMinimumHeight(int(rows * (MIN_SIDE + LABEL_HEIGHT) + (rows - 1) * self.canvas.ci.layout.verticalSpacing()
@@ -101,7 +120,7 @@ class HeadGridPanel(Panel):
             cell = self.canvas.addLayout()
             cell.setContentsMargins(0, 0, 0, 0)
             cell.setSpacing(0)
-            label = cell.addLabel(fill(self.tr("head %1"), head), size="8pt", color="#333")
+            label = cell.addLabel(self._label(head, short), size="8pt", color="#333")
             label.setMaximumHeight(LABEL_HEIGHT)
             cell.nextRow()
             view = cell.addViewBox(lockAspect=True, enableMouse=False, invertY=True, enableMenu=False)  # no menu built
