@@ -140,23 +140,38 @@ GELU_BLOCK_ELEMENTS = 1 << 17
 _local = threading.local()
 
 
-def gelu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Exact (erf) GELU, x · Φ(x), elementwise in x's dtype; ``out`` may be ``x`` (in place)."""
+def gelu(x: np.ndarray, out: np.ndarray | None = None, bias: np.ndarray | None = None) -> np.ndarray:
+    """Exact (erf) GELU, x · Φ(x), elementwise in x's dtype; ``out`` may be ``x`` (in place).
+
+    ``bias`` (x.shape[-1],): GELU(x + bias), the sum made block by block while the block is in
+    cache (the same numbers as ``x += bias`` first, one pass over memory fewer)."""
     x = np.asarray(x)
     if x.dtype not in (np.float32, np.float64):
         x = x.astype(np.float64)
     if out is None:
         out = np.empty_like(x)
-    if not (x.flags.c_contiguous and out.flags.c_contiguous) or out.dtype != x.dtype:
+    if not (x.flags.c_contiguous and out.flags.c_contiguous) or out.dtype != x.dtype or x.ndim == 0:
+        if bias is not None:
+            x = np.add(x, bias, dtype=x.dtype)
         _gelu_block(x, out)
         return out
-    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    if bias is None:  # flat blocks
+        flat_x, flat_out, step = x.reshape(-1), out.reshape(-1), GELU_BLOCK_ELEMENTS
+    else:  # blocks of whole rows, so that the bias lines up
+        width = x.shape[-1]
+        flat_x, flat_out = x.reshape(-1, width), out.reshape(-1, width)
+        step = max(1, GELU_BLOCK_ELEMENTS // width)
     scratch = getattr(_local, "gelu_scratch", None)
-    if scratch is None or scratch[0].dtype != x.dtype:
-        scratch = _local.gelu_scratch = [np.empty(GELU_BLOCK_ELEMENTS, dtype=x.dtype) for _ in range(4)]
-    for begin in range(0, flat_x.size, GELU_BLOCK_ELEMENTS):
-        block = slice(begin, begin + GELU_BLOCK_ELEMENTS)
-        _gelu_block(flat_x[block], flat_out[block], scratch)
+    size = max(GELU_BLOCK_ELEMENTS, flat_x[:step].size)
+    if scratch is None or scratch[0].dtype != x.dtype or scratch[0].size < size:
+        scratch = _local.gelu_scratch = [np.empty(size, dtype=x.dtype) for _ in range(4)]
+    for begin in range(0, len(flat_x), step):
+        block = slice(begin, begin + step)
+        if bias is None:
+            _gelu_block(flat_x[block], flat_out[block], scratch)
+        else:
+            np.add(flat_x[block], bias, out=flat_out[block])
+            _gelu_block(flat_out[block], flat_out[block], scratch)
     return out
 
 
@@ -587,8 +602,7 @@ def forward(
                 if edit is not None and "ln1.hook_normalized" in wanted:
                     edit("ln1.hook_normalized", attention_norm)
                 np.matmul(attention_norm[rows], w.intermediate_weight, out=intermediate[rows])
-                intermediate[rows] += w.intermediate_bias
-                gelu(intermediate[rows], out=intermediate[rows])
+                gelu(intermediate[rows], out=intermediate[rows], bias=w.intermediate_bias)  # + b_1 in the same blocks
                 ffn = intermediate[rows] @ w.ffn_output_weight  # (rows, d)
                 ffn += w.ffn_output_bias
                 if edit is not None and "hook_mlp_out" in wanted:
