@@ -24,6 +24,8 @@ from .parallel import run_parallel
 BLOCK_ELEMENTS = 1 << 18
 # Below this many scores (heads·n_q·n_k) one whole-array pass beats tiles and a thread hand-off.
 FUSED_MIN_ELEMENTS = 1 << 16
+# attend_weights' tiles shared among threads keep at least this many query rows (smaller GEMMs run slower).
+MIN_TILE_ROWS = 32
 
 
 def split_heads(matrix: np.ndarray, heads: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -249,6 +251,9 @@ def attend_weights(
         step = max(16, min(BLOCK_ELEMENTS // max(per_row, 1), -(-n_queries // 4)))
     else:
         step = max(1, BLOCK_ELEMENTS // max(per_row, 1))
+        if threaded and heads * n_queries * n_keys >= FUSED_MIN_ELEMENTS:
+            # At least one tile per thread: MiniLM's 128 tokens fit one tile, which left the second core idle.
+            step = min(step, max(MIN_TILE_ROWS, -(-n_queries // parallel.THREADS)))
     tiles = [slice(start, min(start + step, n_queries)) for start in range(0, n_queries, step)]
     if causal:
         tiles.reverse()  # the longest first: threads that come late take the short ones
