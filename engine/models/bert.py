@@ -551,6 +551,7 @@ def forward(
     with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (see THREADED_MIN_SCORES)
         layer_traces = [_skipped_layer(index, n, config) for index in range(first)]
         d_ff = config.intermediate_size
+        projected = None  # this layer's q|k|v heads when the layer below projected them row share by row share
         for index, w in enumerate(weights.layers):
             if not first <= index <= last:
                 if index > last:
@@ -561,12 +562,15 @@ def forward(
             edit = hooks.local(index) if wanted else None  # None: the fast path, nothing listens here
             if edit is not None and "hook_resid_pre" in wanted:
                 edit("hook_resid_pre", h)
-            qkv_heads = np.empty((3 * heads, n, d_k), DTYPE)  # (3·heads, n, d_k): q heads, k heads, v heads
+            if projected is not None:
+                qkv_heads, projected = projected, None
+            else:
+                qkv_heads = np.empty((3 * heads, n, d_k), DTYPE)  # (3·heads, n, d_k): q heads, k heads, v heads
 
-            def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
-                project_heads(h[rows], w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # one matmul for Q, K, V
+                def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
+                    project_heads(h[rows], w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # one matmul for Q, K, V
 
-            for_rows(n, project, numbers=n * d * 3 * d)
+                for_rows(n, project, numbers=n * d * 3 * d)
             q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
             if edit is not None:  # hook_q / hook_k / hook_v: (n, heads, d_k) views of the heads layout
                 for local, array in (("attn.hook_q", q), ("attn.hook_k", k), ("attn.hook_v", v)):
@@ -587,6 +591,13 @@ def forward(
             attention_output = np.empty((n, d), DTYPE)
             attention_norm = np.empty((n, d), DTYPE)
             intermediate = np.empty((n, d_ff), DTYPE)
+            # The next layer's Q|K|V projection is row-wise too: each share of rows projects its own
+            # output while it is in cache, one hand-off to the threads fewer a layer (the same row
+            # slices as the next layer's own for_rows would take: the same numbers). Not when a hook
+            # listens in either layer (hook_resid_pre may change the next layer's input).
+            following = (weights.layers[index + 1] if edit is None and index < last
+                         and (hooks is None or not hooks.at(index + 1)) else None)
+            next_qkv = np.empty((3 * heads, n, d_k), DTYPE) if following is not None else None
 
             # Everything after the attention works row by row: each share of rows goes through
             # W_O, the residual and LayerNorm, the feed-forward and the last LayerNorm.
@@ -594,7 +605,8 @@ def forward(
             # (TransformerLens's BertBlock placement, engine/core/hooks.py) between them.
             def rest_of_layer(rows: slice, h=h, w=w, index=index, head_outputs=head_outputs, concat=concat,
                               attention_output=attention_output, attention_norm=attention_norm,
-                              intermediate=intermediate, edit=edit, wanted=wanted) -> None:
+                              intermediate=intermediate, edit=edit, wanted=wanted, following=following,
+                              next_qkv=next_qkv) -> None:
                 merge_heads(head_outputs[:, rows], out=concat[rows])
                 np.matmul(concat[rows], w.output_weight, out=attention_output[rows])
                 attention_output[rows] += w.output_bias
@@ -619,11 +631,15 @@ def forward(
                 layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps, out=hidden_states[index + 1][rows])
                 if edit is not None and "hook_normalized_resid_post" in wanted:
                     edit("hook_normalized_resid_post", hidden_states[index + 1])
+                if following is not None:
+                    project_heads(hidden_states[index + 1][rows], following.qkv_weight, following.qkv_bias,
+                                  next_qkv[:, rows])
 
             if edit is not None:
                 rest_of_layer(slice(None))  # a hook sees every row at once
             else:
                 for_rows(n, rest_of_layer, numbers=n * d * (d + 2 * d_ff))
+            projected = next_qkv
             layer_traces.append(
                 BertLayerTrace(
                     index=index, q=q, k=k, v=v, weights=stages["weights"], head_outputs=head_outputs,
