@@ -222,3 +222,32 @@ def test_gelu_in_blocks_gives_identical_numbers(monkeypatch):
     bert.gelu(in_place, out=in_place)
     np.testing.assert_array_equal(in_place, expected)
     monkeypatch.setattr(bert._local, "gelu_scratch", None)
+
+
+def test_gelu_with_bias_gives_the_numbers_of_adding_first(monkeypatch):
+    from engine.models import bert
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((300, 1536)).astype(np.float32) * 3
+    bias = rng.standard_normal(1536).astype(np.float32)
+    expected = np.empty_like(x)
+    bert._gelu_block(x + bias, expected)
+    monkeypatch.setattr(bert, "GELU_BLOCK_ELEMENTS", 10_000)  # blocks of 6 rows, the last one partial
+    monkeypatch.setattr(bert._local, "gelu_scratch", None)
+    np.testing.assert_array_equal(bert.gelu(x, bias=bias), expected)
+    in_place = x.copy()
+    bert.gelu(in_place, out=in_place, bias=bias)
+    np.testing.assert_array_equal(in_place, expected)
+    np.testing.assert_array_equal(bert.gelu(x[:, :7], bias=bias[:7]), bert.gelu(x[:, :7] + bias[:7]))  # strided
+    monkeypatch.setattr(bert._local, "gelu_scratch", None)
+
+
+def test_project_heads_adds_the_bias_as_before():
+    from engine.core.attention import project_heads, split_heads
+
+    rng = np.random.default_rng(3)
+    x, weight = rng.standard_normal((40, 24), dtype=np.float32), rng.standard_normal((24, 36), dtype=np.float32)
+    bias = rng.standard_normal(36, dtype=np.float32)
+    out = np.empty((9, 40, 4), np.float32)
+    project_heads(x, weight, bias, out)
+    np.testing.assert_array_equal(out, split_heads(x @ weight + bias, 9))

@@ -41,7 +41,7 @@ import numpy as np
 from ..analysis.ablation import check_ablation
 from ..core.attention import softmax_into, attend_weights, merge_heads, project_heads
 from ..core.hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
-from ..core.parallel import THREADED_MIN_SCORES, engine_threads, for_rows
+from ..core.parallel import engine_threads, for_rows
 from ..toy.config import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.memory import check_trace_budget
@@ -50,6 +50,12 @@ from .contract import TraceBase
 from ..core.trace import freeze_arrays, read_only
 
 DTYPE = np.float32
+
+# From this many attention scores (heads·n²; MiniLM's 12 heads: from 105 tokens) a forward runs on the
+# engine's threads (engine/core/parallel.py), below it on OpenBLAS's. Measured (2-core AMD EPYC, fresh
+# processes alternating, load 1.4-2): 128 tokens 50-53 against 60-62 ms and a third less CPU time (no
+# OpenBLAS threads spinning), 96 a draw, 64 35 against 29 ms. The toy engine keeps parallel's 2^19.
+THREADED_MIN_SCORES = 1 << 17
 
 # erf(x) ≈ x · P(x²) / Q(x²) for |x| ≤ ERF_CLAMP; erf(±ERF_CLAMP) = ±(1 − 2.9e-9).
 ERF_CLAMP = 4.2
@@ -140,23 +146,38 @@ GELU_BLOCK_ELEMENTS = 1 << 17
 _local = threading.local()
 
 
-def gelu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Exact (erf) GELU, x · Φ(x), elementwise in x's dtype; ``out`` may be ``x`` (in place)."""
+def gelu(x: np.ndarray, out: np.ndarray | None = None, bias: np.ndarray | None = None) -> np.ndarray:
+    """Exact (erf) GELU, x · Φ(x), elementwise in x's dtype; ``out`` may be ``x`` (in place).
+
+    ``bias`` (x.shape[-1],): GELU(x + bias), the sum made block by block while the block is in
+    cache (the same numbers as ``x += bias`` first, one pass over memory fewer)."""
     x = np.asarray(x)
     if x.dtype not in (np.float32, np.float64):
         x = x.astype(np.float64)
     if out is None:
         out = np.empty_like(x)
-    if not (x.flags.c_contiguous and out.flags.c_contiguous) or out.dtype != x.dtype:
+    if not (x.flags.c_contiguous and out.flags.c_contiguous) or out.dtype != x.dtype or x.ndim == 0:
+        if bias is not None:
+            x = np.add(x, bias, dtype=x.dtype)
         _gelu_block(x, out)
         return out
-    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    if bias is None:  # flat blocks
+        flat_x, flat_out, step = x.reshape(-1), out.reshape(-1), GELU_BLOCK_ELEMENTS
+    else:  # blocks of whole rows, so that the bias lines up
+        width = x.shape[-1]
+        flat_x, flat_out = x.reshape(-1, width), out.reshape(-1, width)
+        step = max(1, GELU_BLOCK_ELEMENTS // width)
     scratch = getattr(_local, "gelu_scratch", None)
-    if scratch is None or scratch[0].dtype != x.dtype:
-        scratch = _local.gelu_scratch = [np.empty(GELU_BLOCK_ELEMENTS, dtype=x.dtype) for _ in range(4)]
-    for begin in range(0, flat_x.size, GELU_BLOCK_ELEMENTS):
-        block = slice(begin, begin + GELU_BLOCK_ELEMENTS)
-        _gelu_block(flat_x[block], flat_out[block], scratch)
+    size = max(GELU_BLOCK_ELEMENTS, flat_x[:step].size)
+    if scratch is None or scratch[0].dtype != x.dtype or scratch[0].size < size:
+        scratch = _local.gelu_scratch = [np.empty(size, dtype=x.dtype) for _ in range(4)]
+    for begin in range(0, len(flat_x), step):
+        block = slice(begin, begin + step)
+        if bias is None:
+            _gelu_block(flat_x[block], flat_out[block], scratch)
+        else:
+            np.add(flat_x[block], bias, out=flat_out[block])
+            _gelu_block(flat_out[block], flat_out[block], scratch)
     return out
 
 
@@ -527,9 +548,10 @@ def forward(
         hidden_states[first] = resid
     hidden_states[last + 1:] = np.nan
 
-    with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (engine/core/parallel.py)
+    with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (see THREADED_MIN_SCORES)
         layer_traces = [_skipped_layer(index, n, config) for index in range(first)]
         d_ff = config.intermediate_size
+        projected = None  # this layer's q|k|v heads when the layer below projected them row share by row share
         for index, w in enumerate(weights.layers):
             if not first <= index <= last:
                 if index > last:
@@ -540,12 +562,15 @@ def forward(
             edit = hooks.local(index) if wanted else None  # None: the fast path, nothing listens here
             if edit is not None and "hook_resid_pre" in wanted:
                 edit("hook_resid_pre", h)
-            qkv_heads = np.empty((3 * heads, n, d_k), DTYPE)  # (3·heads, n, d_k): q heads, k heads, v heads
+            if projected is not None:
+                qkv_heads, projected = projected, None
+            else:
+                qkv_heads = np.empty((3 * heads, n, d_k), DTYPE)  # (3·heads, n, d_k): q heads, k heads, v heads
 
-            def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
-                project_heads(h[rows], w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # one matmul for Q, K, V
+                def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads) -> None:
+                    project_heads(h[rows], w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # one matmul for Q, K, V
 
-            for_rows(n, project, numbers=n * d * 3 * d)
+                for_rows(n, project, numbers=n * d * 3 * d)
             q, k, v = qkv_heads[:heads], qkv_heads[heads : 2 * heads], qkv_heads[2 * heads :]
             if edit is not None:  # hook_q / hook_k / hook_v: (n, heads, d_k) views of the heads layout
                 for local, array in (("attn.hook_q", q), ("attn.hook_k", k), ("attn.hook_v", v)):
@@ -566,6 +591,13 @@ def forward(
             attention_output = np.empty((n, d), DTYPE)
             attention_norm = np.empty((n, d), DTYPE)
             intermediate = np.empty((n, d_ff), DTYPE)
+            # The next layer's Q|K|V projection is row-wise too: each share of rows projects its own
+            # output while it is in cache, one hand-off to the threads fewer a layer (the same row
+            # slices as the next layer's own for_rows would take: the same numbers). Not when a hook
+            # listens in either layer (hook_resid_pre may change the next layer's input).
+            following = (weights.layers[index + 1] if edit is None and index < last
+                         and (hooks is None or not hooks.at(index + 1)) else None)
+            next_qkv = np.empty((3 * heads, n, d_k), DTYPE) if following is not None else None
 
             # Everything after the attention works row by row: each share of rows goes through
             # W_O, the residual and LayerNorm, the feed-forward and the last LayerNorm.
@@ -573,7 +605,8 @@ def forward(
             # (TransformerLens's BertBlock placement, engine/core/hooks.py) between them.
             def rest_of_layer(rows: slice, h=h, w=w, index=index, head_outputs=head_outputs, concat=concat,
                               attention_output=attention_output, attention_norm=attention_norm,
-                              intermediate=intermediate, edit=edit, wanted=wanted) -> None:
+                              intermediate=intermediate, edit=edit, wanted=wanted, following=following,
+                              next_qkv=next_qkv) -> None:
                 merge_heads(head_outputs[:, rows], out=concat[rows])
                 np.matmul(concat[rows], w.output_weight, out=attention_output[rows])
                 attention_output[rows] += w.output_bias
@@ -587,8 +620,7 @@ def forward(
                 if edit is not None and "ln1.hook_normalized" in wanted:
                     edit("ln1.hook_normalized", attention_norm)
                 np.matmul(attention_norm[rows], w.intermediate_weight, out=intermediate[rows])
-                intermediate[rows] += w.intermediate_bias
-                gelu(intermediate[rows], out=intermediate[rows])
+                gelu(intermediate[rows], out=intermediate[rows], bias=w.intermediate_bias)  # + b_1 in the same blocks
                 ffn = intermediate[rows] @ w.ffn_output_weight  # (rows, d)
                 ffn += w.ffn_output_bias
                 if edit is not None and "hook_mlp_out" in wanted:
@@ -599,11 +631,15 @@ def forward(
                 layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps, out=hidden_states[index + 1][rows])
                 if edit is not None and "hook_normalized_resid_post" in wanted:
                     edit("hook_normalized_resid_post", hidden_states[index + 1])
+                if following is not None:
+                    project_heads(hidden_states[index + 1][rows], following.qkv_weight, following.qkv_bias,
+                                  next_qkv[:, rows])
 
             if edit is not None:
                 rest_of_layer(slice(None))  # a hook sees every row at once
             else:
                 for_rows(n, rest_of_layer, numbers=n * d * (d + 2 * d_ff))
+            projected = next_qkv
             layer_traces.append(
                 BertLayerTrace(
                     index=index, q=q, k=k, v=v, weights=stages["weights"], head_outputs=head_outputs,
