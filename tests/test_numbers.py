@@ -114,3 +114,22 @@ def test_layer_charts_have_plain_cosines_and_whole_layer_ticks(standalone_panel,
     bottom = panel.compare_plot.getAxis("bottom")
     major, minor = bottom._tickLevels  # the ticks drawn (pyqtgraph's own would add 0.5, 1.5 …)
     assert [v for v, _ in major] == list(range(7)) and minor == []
+
+
+def test_worked_arithmetic_never_shows_the_last_results_value_cell_with_a_new_result(standalone_panel, monkeypatch):
+    """The value-weighted step ("5 ·") comes from a second worker job: until the new result's answer
+    arrives, the page must not show the previous result's numbers under the same head and query."""
+    from app.panels.arithmetic_panel import ArithmeticPanel
+
+    _, panel = standalone_panel(ArithmeticPanel, 500, 400)
+    pages = []
+    monkeypatch.setattr(panel.view, "setHtml", pages.append)
+    old = explain(compute(AttentionConfig(text="the cat sat", d_model=8, heads=2)), 0, 1)
+    panel.show_explanation(old)
+    panel._value_cell = dict(head=0, query=1, key=0, key_text="the", f=[1.0, 2.0], f_norm=9.876, alpha=0.5,
+                             value_norm=4.938)  # the old result's answer, arrived
+    panel.show_explanation(old)  # the same result again (a cell clicked): its value cell stays
+    assert "9.876" in pages[-1]
+    new = explain(compute(AttentionConfig(text="the dog ran", d_model=8, heads=2)), 0, 1)
+    panel.show_explanation(new)
+    assert "9.876" not in pages[-1] and "Value-weighted" not in pages[-1]

@@ -64,6 +64,7 @@ class ArithmeticPanel(Panel):
         controller.explanationChanged.connect(self.show_explanation)
         self._shown: str | None = None  # the page on screen
         self._value_cell = None  # engine.analysis.value_norms.explain_cell of (head, focus, key), from the worker
+        self._explained = None  # the explanation the value cell was asked for
         self._value_lane = self.lane("value-cell")
         self._value_lane.done.connect(self._on_value_cell)
         controller.cellChanged.connect(lambda *_: self.show_explanation(controller.explanation))
@@ -85,6 +86,8 @@ class ArithmeticPanel(Panel):
             self._shown = None
             self.view.setPlainText(self.tr("No calculation to show."))
             return
+        if explanation is not self._explained:  # a new result: the value cell shown belongs to the last one
+            self._explained, self._value_cell = explanation, None
         self._show_text(self.render(explanation))
         snapshot = self.controller.snapshot
         if snapshot is not None and snapshot.result.v is not None:
