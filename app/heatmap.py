@@ -31,6 +31,7 @@ MIN_LABEL_PIXELS = 7  # px: smaller rows than this are labelled every other (or 
 def short_label(text: str, limit: int = LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
+
 class LightPlot(pg.GraphicsLayout):
     """The part of pyqtgraph's PlotItem a heatmap needs: a title, a ViewBox, left and bottom axes.
 

@@ -60,10 +60,8 @@ class HeadGridPanel(Panel):
         372-pixel grid laid SmolLM2's last labels past the right edge). Columns too narrow for "head h"
         are labelled with the head's number alone (twelve heads at 1024 × 600: four columns of "head 11",
         three rows, and the grid scrolled; six columns of "11" make two rows)."""
-        width, height = max(self.canvas.width(), 1), max(self.canvas.height(), 1)
-        left, top, right, bottom = self.canvas.ci.layout.getContentsMargins()
+        width, height = self._inside()
         spacing, between = self.canvas.ci.layout.horizontalSpacing(), self.canvas.ci.layout.verticalSpacing()
-        width, height = width - left - right, height - top - bottom
         across = max(1, min(heads, int((width + spacing) // (self._label_width(heads, short=True) + spacing))))
         best, best_side = 1, 0.0
         for columns in range(1, across + 1):
@@ -79,10 +77,13 @@ class HeadGridPanel(Panel):
 
     def _short_labels(self, heads: int, columns: int) -> bool:
         """True when ``columns`` columns are too narrow for "head h" labels (numbers alone then)."""
-        left, _top, right, _bottom = self.canvas.ci.layout.getContentsMargins()
         spacing = self.canvas.ci.layout.horizontalSpacing()
-        width = max(self.canvas.width(), 1) - left - right
-        return columns * self._label_width(heads) + (columns - 1) * spacing > width
+        return columns * self._label_width(heads) + (columns - 1) * spacing > self._inside()[0]
+
+    def _inside(self) -> tuple[float, float]:
+        """(width, height) of the canvas inside its layout's margins."""
+        left, top, right, bottom = self.canvas.ci.layout.getContentsMargins()
+        return max(self.canvas.width(), 1) - left - right, max(self.canvas.height(), 1) - top - bottom
 
     def _label(self, head: int, short: bool) -> str:
         return str(head) if short else fill(self.tr("head %1"), head)

@@ -55,7 +55,7 @@ DTYPE = np.float32
 # engine's threads (engine/core/parallel.py), below it on OpenBLAS's. Measured (2-core AMD EPYC, fresh
 # processes alternating, load 1.4-2): 128 tokens 50-53 against 60-62 ms and a third less CPU time (no
 # OpenBLAS threads spinning), 96 a draw, 64 35 against 29 ms. The toy engine keeps parallel's 2^19.
-THREADED_MIN_SCORES = 1 << 17
+ENCODER_THREADED_MIN_SCORES = 1 << 17
 
 # erf(x) ≈ x · P(x²) / Q(x²) for |x| ≤ ERF_CLAMP; erf(±ERF_CLAMP) = ±(1 − 2.9e-9).
 ERF_CLAMP = 4.2
@@ -548,7 +548,7 @@ def forward(
         hidden_states[first] = resid
     hidden_states[last + 1:] = np.nan
 
-    with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (see THREADED_MIN_SCORES)
+    with engine_threads(heads * n * n >= ENCODER_THREADED_MIN_SCORES):  # one choice per computation
         layer_traces = [_skipped_layer(index, n, config) for index in range(first)]
         d_ff = config.intermediate_size
         projected = None  # this layer's q|k|v heads when the layer below projected them row share by row share
