@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QImage, QPen, QPixmap
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmap, QStaticText, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPixmapItem
 
 _TEXT_FLAGS = {  # the tick labels' alignment, as pyqtgraph's AxisItem aligns them
@@ -51,17 +51,85 @@ class TokenAxis(pg.AxisItem):
     again unchanged keeps the drawn picture (the heatmap sets its range with every result).
     AxisItem's automatic ticks measure two or three levels of labels and drop most (~3.6 ms a colour
     bar's axis here); ``scale=True`` draws one level of round values instead (scale_ticks). Other
-    ticks (several levels, a grid, the top side) go to AxisItem's own code.
+    ticks (several levels, a grid, the top side) go to AxisItem's own code. When Qt keeps the
+    item's drawing (cache_drawing), the axis draws straight into that cache, a bottom label a
+    QStaticText laid out once per font (AxisItem records a QPicture of drawText calls and replays
+    it: the two passes, the text layouts and Python's enum flags were ~0.3 ms of an axis here).
     """
 
     def __init__(self, orientation: str, *, scale: bool = False, **options):
         super().__init__(orientation, **options)
         self._label_sizes: dict[tuple[str, str], tuple[float, float]] = {}  # (font key, text) → (width, height)
+        self._static: dict[tuple[str, str], QStaticText] = {}  # (font key, one-line text) → its layout
         self._scale = scale  # without explicit ticks: one level of round values (scale_ticks), as a colour bar's
 
     def setRange(self, mn: float, mx: float) -> None:  # noqa: N802 - pyqtgraph's name
         if [mn, mx] != getattr(self, "range", None) or self.autoSIPrefix:  # (AxisItem.__init__ sets the first)
             super().setRange(mn, mx)
+
+    def _sizes(self, font: QFont, texts: list[str]) -> list[tuple[float, float]]:
+        """(width, height) of each label as AxisItem measures it (its painter's boundingRect, which
+        QFontMetricsF gives alike), kept per font."""
+        key, metrics, sizes = font.key(), None, []
+        for text in texts:
+            size = self._label_sizes.get((key, text))
+            if size is None:
+                if len(self._label_sizes) > 4096:  # every sentence ever shown would pile up
+                    self._label_sizes.clear()
+                metrics = metrics or QFontMetricsF(font)
+                box = metrics.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
+                size = self._label_sizes[(key, text)] = (box.width(), box.height() * 0.8)  # AxisItem's 0.8
+            sizes.append(size)
+        return sizes
+
+    def paint(self, p, opt, widget) -> None:
+        if self.cacheMode() == QGraphicsItem.CacheMode.NoCache:
+            super().paint(p, opt, widget)  # its QPicture, replayed in every paint
+            return
+        p.save()
+        try:
+            if self.style["tickFont"]:
+                p.setFont(self.style["tickFont"])
+            specs = self.generateDrawSpecs(p)
+            if specs is not None:
+                self._draw(p, *specs)
+        finally:
+            p.restore()
+
+    def _draw(self, p, axis_spec, tick_specs, text_specs) -> None:
+        """AxisItem.drawPicture, the bottom axis's labels drawn as cached QStaticText where drawText
+        would align them in their rectangles: the same pixels (tests/test_heatmap_paint.py)."""
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        pen, start, end = axis_spec
+        p.setPen(pen)
+        p.drawLine(start, end)
+        for pen, start, end in tick_specs:
+            p.setPen(pen)
+            p.drawLine(start, end)
+        if self.style["tickFont"] is not None:
+            p.setFont(self.style["tickFont"])
+        p.setPen(self.textPen())
+        p.setClipRect(self.boundingRect().toAlignedRect())
+        font = p.font()
+        key = font.key()
+        if len(self._static) > 4096:  # every sentence ever shown would pile up
+            self._static.clear()
+        line = math.ceil(QFontMetricsF(font).height())  # drawText lays its lines a whole pixel apart
+        across = self.orientation != "bottom"  # (Python's enum flags cost ~5 µs a test: not per label)
+        for rect, flags, text in text_specs:
+            shown = text.lstrip("\n")
+            if across or "\n" in shown:  # centred on its row: drawText rounds that with the font (no match found)
+                p.drawText(rect, int(flags), text)
+                continue
+            static = self._static.get((key, shown))
+            if static is None:
+                static = self._static[(key, shown)] = QStaticText(shown)
+                static.setTextFormat(Qt.TextFormat.PlainText)
+                static.prepare(QTransform(), font)
+            # centred under its tick, from the top; a staggered label's leading newlines put it lines lower
+            p.drawStaticText(QPointF(rect.center().x() - static.size().width() / 2,
+                                     rect.top() + (len(text) - len(shown)) * line), static)
 
     def generateDrawSpecs(self, p):  # noqa: N802 - pyqtgraph's name
         levels = self._tickLevels
@@ -121,16 +189,7 @@ class TokenAxis(pg.AxisItem):
             else:
                 ticks.append((pen, QPointF(x, tick_at), QPointF(x, tick_at + length * direction)))
             labels.append((x, text))
-        font = p.font().key()
-        sizes = []
-        for _, text in labels:
-            size = self._label_sizes.get((font, text))
-            if size is None:
-                if len(self._label_sizes) > 4096:  # every sentence ever shown would pile up
-                    self._label_sizes.clear()
-                box = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
-                size = self._label_sizes[(font, text)] = (box.width(), box.height() * 0.8)  # AxisItem's 0.8
-            sizes.append(size)
+        sizes = self._sizes(p.font(), [text for _, text in labels])
         across = max((size[0 if vertical else 1] for size in sizes), default=0)
         offset_text = max(0, length) + self.style["tickTextOffset"][0 if vertical else 1]
         flags, room = _TEXT_FLAGS[orientation], self.boundingRect()
