@@ -104,8 +104,10 @@ class InspectorPanel(Panel):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         # the numbers (Value) whole first; the explanation (How) takes what is left (issue 25.9: at 1366 × 768
         # a 240-pixel How column pushed the values out of sight)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
+        # (_share_width gives Value its numbers' width, How takes the rest)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+        header.setMinimumSectionSize(40)
         labels = {
             "dot": (self.tr("score q_i · k_j"), self.tr("Σ_c q_i[c] × k_j[c]")),
             "divisor": (self.tr("divide by"), ""),
@@ -137,7 +139,6 @@ class InspectorPanel(Panel):
         self.steps.setMinimumHeight(self.steps.horizontalHeader().sizeHint().height()
                                     + READABLE_STEPS * self.steps.verticalHeader().defaultSectionSize()
                                     + 2 * self.steps.frameWidth())
-        self.steps.setColumnWidth(1, 130)  # How (drag to widen; _share_width sets it); the Value column takes the rest
         splitter.addWidget(self.steps)
 
         self.bars = pg.PlotWidget(background="w")
@@ -165,7 +166,7 @@ class InspectorPanel(Panel):
         self.dimensions.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         # each column its contents' width (equal widths cut "q_i[c] × k_j[c]" and the numbers at 1024 × 600)
         self.dimensions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.dimensions.horizontalHeader().setStretchLastSection(True)
+        self.dimensions.horizontalHeader().setMinimumSectionSize(30)
         _compact_rows(self.dimensions)
         self.dimensions.setMinimumHeight(110)
         splitter.addWidget(self.dimensions)
@@ -225,22 +226,24 @@ class InspectorPanel(Panel):
             return
         width = self.splitter.width() - 2 * self.splitter.handleWidth()
         metrics = self.steps.fontMetrics()
-        step = self.steps.sizeHintForColumn(0)
+        step = max(self.steps.sizeHintForColumn(0), self.steps.columnWidth(0))  # its header's width too
         # the numbers' width; the vectors (v_j, weight × v_j, o_i) are elided, whole in their tooltips
         value = max([metrics.horizontalAdvance(self.steps.item(row, 2).text()) + 14 for row, key in
                      enumerate(self.STEP_KEYS) if key not in VECTOR_STEPS]
                     + [metrics.horizontalAdvance("−0.000000") + 14])
         header = self.dimensions.horizontalHeader()
-        dims = self._table_need(self.dimensions, (
-            max(header.fontMetrics().horizontalAdvance(self.dimensions.horizontalHeaderItem(i).text()) + 16,
-                self.dimensions.sizeHintForColumn(i)) for i in range(self.dimensions.columnCount())))
+        dims = self._table_need(self.dimensions, [header.sectionSize(i) for i in range(self.dimensions.columnCount())])
         least_steps = self._table_need(self.steps, (step, HOW_LEAST, value))
-        chart = self._title_chart(False) if self._chart_title else 160
+        legend = self.bars.parentWidget().layout().itemAt(0).widget().minimumSizeHint().width()
+        chart = max(self._title_chart(False) if self._chart_title else 160, legend)
         if self._chart_title and least_steps + chart + dims > width:
-            chart = self._title_chart(True)  # the title on two lines: the chart narrower, the tables whole
+            chart = max(self._title_chart(True), legend)  # the title on two lines: the chart narrower, the tables whole
+        vectors = self.steps.sizeHintForColumn(2)  # the vectors whole too, where the width allows
+        if self._table_need(self.steps, (step, HOW_WIDTH, vectors)) + chart + dims <= width:
+            value = max(value, vectors)
         how = max(HOW_LEAST, min(HOW_WIDTH, width - chart - dims - self._table_need(self.steps, (step, value))))
         steps = self._table_need(self.steps, (step, how, value))
-        self.steps.setColumnWidth(1, how)
+        self.steps.setColumnWidth(2, value)  # How stretches over what the splitter gives the table
         self.splitter.setSizes([steps, max(chart, width - steps - dims), dims])
 
     # ----------------------------------------------------------------- public
