@@ -17,17 +17,24 @@ from app.layout_check import clipped_items, cut_report, dock_scrolls
 
 SIZES = {"1024x600": (1008, 552), "1366x768": (1350, 720), "1920x1080": (1560, 1000)}
 # What may still scroll (with its scroll bar), and why: nothing at 1366 × 768 and 1920 × 1080. At
-# 1024 × 600 (a 552-pixel window) fitting would squash these unreadably: the toy's settings form (nine
-# rows over the sentence, 458 px at its width) in a 333-pixel column; in a bottom area of ~185 px, the
-# player's heatmaps (a real model's 13–16 token rows at 8 pt need more), the positional lab's formulas
-# over the PE map, the next-token list (ten labelled bars) and the cell inspector's six readable steps
-# (232 px). The head grid (twelve heads in two rows), the worked arithmetic, the model layers, the
-# rollout and the activation patching's form fit (the patching grids, once run, need their rows).
+# 1024 × 600 (a 552-pixel window), measured: the step-through player needs 319 px in the 211 its bottom
+# area has (controls and two caption lines ~80 px over a heatmap of 240: squeezed into 130 px the toy's
+# three rows came out 9 px tall with 7-pixel labels and no numbers, a real model's 13–16 rows 4 px); the
+# positional lab needs 258 px (toy) to 288 (MiniLM) in 185: its formulas wrap to seven lines in the
+# 370-pixel tab over a PE map of 120. The input's form (its rarely used settings behind "More"), the
+# next-token bars (as many as fit, "top 5 of 10") and the cell inspector (rows as tall as their text)
+# fit; so do the head grid, the worked arithmetic, the model layers, the rollout and the activation
+# patching's form (the patching grids, once run, need their rows).
 ALLOWED = {
-    "1024x600": {"input", "player", "positional", "next", "inspector"},
+    "1024x600": {"player", "positional"},
     "1366x768": set(),
     "1920x1080": set(),
 }
+
+
+# … and for a model, at 1024 × 600: e5's prefix bar (passage: / query: / none, app/model_facts.py) needs
+# 305 px in the input's 279 and scrolls the column sideways (the buttons do not wrap).
+MODEL_ALLOWED = {"e5": {"input"}}
 
 
 def _settle(window, seconds: float = 0.3) -> None:
@@ -52,7 +59,8 @@ def _cut(window, size: str) -> dict:
     nothing (an axis or label past its widget is reported wherever it is)."""
     found = {}
     for key, problems in cut_report(window).items():
-        problems = [p for p in problems if key not in ALLOWED[size] or not p.startswith("the panel scrolls")]
+        allowed = ALLOWED[size] | (MODEL_ALLOWED.get(window.controller.model, set()) if size == "1024x600" else set())
+        problems = [p for p in problems if key not in allowed or not p.startswith("the panel scrolls")]
         if problems:
             found[key] = problems
     return found
@@ -328,3 +336,97 @@ def _restored_after(qtbot, arrange):
     second.show()
     assert second.wait_until_idle(30)
     return second
+
+
+def test_more_settings_follow_the_room_until_chosen_then_remember(window):
+    """The input's rarely used settings: hidden at 1024 × 600 (the form scrolled), shown at 1920 × 1080;
+    once the user opens or closes them, a new panel (the next start) keeps that choice at any size."""
+    from PySide6.QtCore import QSettings
+
+    from app.panels.input_panel import MORE_KEY, InputPanel
+
+    panel = window.panels["input"]
+    _at(window, "1024x600")
+    assert not panel.more_shown() and not panel.seed.isVisible() and not panel.load_projections.isVisible()
+    assert "seed 0" in panel.more_button.text()  # what the hidden settings are set to
+    _at(window, "1920x1080")
+    assert panel.more_shown() and panel.seed.isVisible() and panel.load_projections.isVisible()
+    panel.more_button.click()  # the user closes them
+    assert not panel.more_shown() and not panel.weights.isVisible()
+    assert QSettings("AttentionExplorer", "AttentionExplorer").value(MORE_KEY) == "closed"
+    _settle(window)
+    assert not panel.more_shown(), "the room there is overrode the user's choice"
+    _at(window, "1024x600")
+    panel.more_button.click()  # opened on the small screen: kept open though the column scrolls
+    _settle(window)
+    assert panel.more_shown() and panel.seed.isVisible()
+    assert QSettings("AttentionExplorer", "AttentionExplorer").value(MORE_KEY) == "open"
+    again = InputPanel(window.controller)
+    assert again.more_shown()
+    again.deleteLater()
+
+
+def test_a_message_about_a_hidden_setting_shows_it(window):
+    panel = window.panels["input"]
+    _at(window, "1024x600")
+    assert not panel.more_shown()
+    panel.show_message("seed", "seed must be a whole number")
+    assert panel.more_shown() and panel.messages["seed"].isVisible()
+
+
+def test_next_token_bars_are_as_many_as_fit_and_the_engines_numbers(window):
+    """Ten bars in a 120-pixel chart drew their labels over each other (SmolLM2 at 1024 × 600): the chart
+    shows the likeliest that fit, each with its label's height, says "top k of 10", and every bar is the
+    probability the worker computed."""
+    from types import SimpleNamespace
+
+    from app.panels.next_token_panel import BARS, MIN_BARS
+
+    panel = window.panel("next")
+    trace = SimpleNamespace(tokens=[SimpleNamespace(text="The"), SimpleNamespace(text=" capital")], n=2,
+                            config=SimpleNamespace(vocab_size=49152))
+    probabilities = [0.4, 0.2, 0.1, 0.08, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01]
+    panel.bars = {"trace": trace, "position": 0, "probabilities": probabilities,
+                  "texts": [f"t{i}" for i in range(BARS)], "kept": 49152}
+    panel.show()
+    row = panel.bar_pixels()
+    for height, shown in ((MIN_BARS * row + 14, MIN_BARS), (6 * row + 10, 6), (BARS * row + 60, BARS)):
+        panel.plot.setFixedHeight(height)
+        panel.resize(500, height + 120)
+        QApplication.processEvents()
+        panel._paint()
+        QApplication.processEvents()
+        assert panel.shown_count() == shown, (height, row, panel.shown_count())
+        assert list(panel.bar_item.opts["width"]) == probabilities[:shown]
+        ticks = panel.plot.getAxis("left")._tickLevels[0]
+        assert [text for _, text in ticks] == [f"t{i}" for i in range(shown)]
+        assert panel.shown_label.text() == ("" if shown == BARS else f"top {shown} of {BARS}")
+        assert panel.plot.getAxis("bottom").isVisible() == (shown == BARS)
+
+
+def test_the_inspectors_numbers_and_six_steps_fit_at_1024_by_600(window):
+    """Its rows were the style's 30 px (four steps in 185 px, the panel scrolled), the Value column was
+    cut under the chart and the per-dimension table's headers and numbers were cut."""
+    _at(window, "1024x600")
+    window.controller.inspect(1, 2)
+    window.docks["inspector"].raise_()
+    _settle(window)
+    panel = window.panel("inspector")
+    window.wait_until_idle(30)
+    _settle(window)
+    assert dock_scrolls(window.docks["inspector"]) == []
+    steps, metrics = panel.steps, panel.steps.fontMetrics()
+    assert steps.viewport().height() >= 6 * steps.rowHeight(0), (steps.horizontalScrollBar().isVisible(), [steps.columnWidth(i) for i in range(3)], steps.width(), panel.splitter.sizes(), panel.splitter.width())
+    value_column = steps.columnViewportPosition(2), steps.columnWidth(2)
+    for row, key in enumerate(panel.STEP_KEYS):
+        if key in ("v_j", "weighted_v", "output"):
+            continue  # vectors: abridged, whole in the tooltip
+        text = steps.item(row, 2).text()
+        assert text and metrics.horizontalAdvance(text) <= value_column[1], (key, text, value_column)
+    assert sum(value_column) <= steps.viewport().width() + 1, (value_column, steps.viewport().width())
+    table = panel.dimensions
+    header = table.horizontalHeader()
+    for column in range(table.columnCount()):
+        label = table.horizontalHeaderItem(column).text()
+        assert header.fontMetrics().horizontalAdvance(label) < table.columnWidth(column), (label, table.columnWidth(column))
+    assert sum(table.columnWidth(c) for c in range(table.columnCount())) <= table.viewport().width() + 1, ([table.columnWidth(c) for c in range(4)], table.width(), panel.splitter.sizes(), table.horizontalScrollBar().isVisible(), table.verticalScrollBar().isVisible())

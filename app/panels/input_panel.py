@@ -21,7 +21,9 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -43,6 +45,8 @@ ERROR_STYLE = "color: #c62828;"
 FIELD_LABELS = {"d_model": "heads"}  # d_model and heads share the message under the heads box
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # examples/table.json: a table to start from
 PROJECTIONS = EXAMPLES.parent / "resources" / "presets"  # seed001_cake_projections.json
+MORE_SETTINGS = ("tokenizer", "seed", "weights")  # behind "More settings", in this order, with the table and W_Q… rows
+MORE_KEY = "input/moreSettings"  # QSettings: "open" / "closed" as the user last chose (none: by the room there is)
 CUSTOM = "custom"  # the weights combo's extra item while W_Q, W_K, W_V come from a file (config.projections)
 
 
@@ -129,6 +133,8 @@ class InputPanel(Panel):
             ("temperature", self.tr("Temperature"), self.temperature),
             ("weights", self.tr("Weights"), self.weights),
         ]
+        # the rarely changed settings after the others, behind "More settings" (MORE_SETTINGS)
+        rows = [row for row in rows if row[0] not in MORE_SETTINGS] + [row for row in rows if row[0] in MORE_SETTINGS]
         self.fields = {name: widget for name, _label, widget in rows}  # the binding table: config field → widget
         labels = {name: label for name, label, _widget in rows}
         for name, label, widget in rows:
@@ -148,12 +154,15 @@ class InputPanel(Panel):
                 form.addRow(labels["d_model"], pair)
                 form.addRow(self._reserved(self.messages[name]))
             else:
+                if name == MORE_SETTINGS[0]:
+                    form.addRow(self._build_disclosure())
                 form.addRow(label, widget)
                 form.addRow("", self.messages[name])
         self.settings_box = QWidget()
         self.settings_box.setObjectName("toySettings")
         form.setContentsMargins(0, 0, 0, 0)
         self.settings_box.setLayout(form)
+        self.form = form
         # the form's word-wrapped message rows make it report a height for its width below the rows'
         # own heights, and the panel's layout then squashed the spin boxes to slivers at 1024 × 600 (issue
         # 25.9): its minimum height is kept at what its rows need, so the panel scrolls instead
@@ -197,6 +206,12 @@ class InputPanel(Panel):
         self.messages["projections"] = self._message_label()
         layout.addWidget(self.messages["projections"])
         layout.addStretch(1)
+        self._more_rows = [self.tokenizer, self.seed, self.weights]  # … and the table and projections rows
+        self._more_widgets = [self.embeddings_label, self.load_table, self.clear_table, self.projections_label,
+                              self.load_projections]
+        self._facts_shown = False
+        self._watched = None
+        self._set_more_shown(self._remembered_more() is not False, remember=False)
 
         self.show_config(controller.config)
         self.text.textChanged.connect(lambda: self._on_field_changed("text"))
@@ -206,6 +221,98 @@ class InputPanel(Panel):
         self.load_projections.clicked.connect(self._on_load_projections)
         self.clear_table.clicked.connect(self._on_clear_table)
         controller.configChanged.connect(self._on_config_changed)
+
+    # ---------------------------------------------------------------- the disclosure
+    def _build_disclosure(self) -> QToolButton:
+        """"More settings": the rarely changed settings (tokenizer, seed, weights, the embeddings table and
+        W_Q, W_K, W_V files) shown or hidden. The user's choice is remembered; until there is one they are
+        shown when the column has the height for them and hidden when not (1024 × 600: the form needed
+        399 px in a 321-pixel column and scrolled)."""
+        self.more_button = QToolButton()
+        self.more_button.setObjectName("moreSettings")
+        self.more_button.setCheckable(True)
+        self.more_button.setAutoRaise(True)
+        self.more_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.more_button.setToolTip(self.tr("Tokenizer, seed, weights, the embeddings table and W_Q, W_K, W_V "
+                                            "from a file"))
+        self.more_button.clicked.connect(lambda shown: self._set_more_shown(shown, remember=True))
+        return self.more_button
+
+    @staticmethod
+    def _remembered_more():
+        """True / False as the user last chose, None when never chosen."""
+        value = QSettings("AttentionExplorer", "AttentionExplorer").value(MORE_KEY, "")
+        return {"open": True, "closed": False}.get(str(value))
+
+    def more_shown(self) -> bool:
+        return self.more_button.isChecked()
+
+    def _set_more_shown(self, shown: bool, remember: bool) -> None:
+        with QSignalBlocker(self.more_button):
+            self.more_button.setChecked(shown)
+        self.more_button.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.more_button.setText(self.tr("Fewer settings") if shown else self._more_summary())
+        for widget in self._more_rows:
+            widget.setVisible(shown)
+            label = self.form.labelForField(widget)
+            if label is not None:
+                label.setVisible(shown)
+        for widget in self._more_widgets:
+            widget.setVisible(shown and not self._facts_shown)
+        if remember:
+            QSettings("AttentionExplorer", "AttentionExplorer").setValue(MORE_KEY, "open" if shown else "closed")
+
+    def _more_summary(self) -> str:
+        """The closed disclosure's text: what the hidden settings are set to."""
+        config = self.controller.config
+        values = [self.tokenizer.currentText(), fill(self.tr("seed %1"), config.seed), self.weights.currentText()]
+        if config.embeddings:
+            values.append(self.tr("own embeddings"))
+        return fill(self.tr("More: %1"), " · ".join(values))
+
+    def _fit_more(self) -> None:
+        """Without a remembered choice: the more settings shown when the dock's height holds them."""
+        if self._remembered_more() is not None or self._facts_shown:
+            return
+        scroll = self._room()
+        if scroll is None:
+            return
+        need = self.minimumSizeHint().height()
+        if not self.more_shown():
+            need += self._more_height()
+        shown = scroll.height() >= need
+        if shown != self.more_shown():
+            self._set_more_shown(shown, remember=False)
+
+    def _more_height(self) -> int:
+        """Height the more settings add to the form (their rows and the rows below it)."""
+        spacing = max(self.form.verticalSpacing(), 0)
+        rows = sum(max(w.sizeHint().height(), self.form.labelForField(w).sizeHint().height()) + spacing
+                   for w in self._more_rows)
+        below = max(self.embeddings_label.sizeHint().height(), self.load_table.sizeHint().height()) \
+            + max(self.projections_label.heightForWidth(max(self.width() - 160, 60)),
+                  self.load_projections.sizeHint().height())
+        return rows + below + 2 * max(self.layout().spacing(), 0) + 12
+
+    def _room(self) -> QWidget | None:
+        """The widget whose height is the room the panel has: its dock's scroll area's viewport."""
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QScrollArea):
+            parent = parent.parentWidget()
+        return parent.viewport() if parent is not None else self.parentWidget()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        if watched is self._watched and event.type() == QEvent.Type.Resize:
+            self._fit_more()
+        return False
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().showEvent(event)
+        room = self._room()
+        if room is not None and room is not getattr(self, "_watched", None):
+            self._watched = room
+            room.installEventFilter(self)
+        self._fit_more()
 
     # ---------------------------------------------------------------- helpers
     @staticmethod
@@ -286,6 +393,8 @@ class InputPanel(Panel):
             if config.projections is not None else self.tr("W_Q, W_K, W_V: from the Weights setting"))
         for label in self.messages.values():
             label.setVisible(False)
+        if hasattr(self, "more_button") and not self.more_shown():
+            self.more_button.setText(self._more_summary())
 
     def set_settings_enabled(self, enabled: bool) -> None:
         """Grey out the toy engine's settings (the pretrained model has its own); the text stays."""
@@ -299,11 +408,9 @@ class InputPanel(Panel):
         self.model_facts.setText(facts)
         self.model_facts.setVisible(bool(facts))
         self.settings_box.setVisible(not facts)
-        self.embeddings_label.setVisible(not facts)
-        self.load_table.setVisible(not facts)
-        self.clear_table.setVisible(not facts)
-        self.projections_label.setVisible(not facts)
-        self.load_projections.setVisible(not facts)
+        self._facts_shown = bool(facts)
+        self._set_more_shown(self.more_shown(), remember=False)  # the table and projections rows with the settings
+        self._fit_more()
 
     def show_message(self, field: str, message: str) -> None:
         """Show ``message`` (in the interface language) under ``field``'s box, hiding the others."""
@@ -312,6 +419,8 @@ class InputPanel(Panel):
             if other != field:
                 label.setVisible(False)
         label = self.messages.get(field, self.messages["text"])
+        if message and field in (*MORE_SETTINGS, "embeddings", "projections") and not self.more_shown():
+            self._set_more_shown(True, remember=False)  # a message about a hidden setting shows it
         label.setText(message)
         label.setVisible(bool(message))
 

@@ -8,6 +8,7 @@ output — a table of numbers and a bar chart of q_i, k_j and q_i ⊙ k_j. The n
 """
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -32,7 +33,18 @@ Q_BRUSH = pg.mkBrush("#4c78a8")
 K_BRUSH = pg.mkBrush("#f58518")
 PRODUCT_BRUSH = pg.mkBrush("#54a24b")
 MASKED_COLOUR = QColor("#c62828")
+ROW_PADDING = 8  # px above and below a step's text (the style gives 30 px rows to 14-pixel text)
+READABLE_STEPS = 6  # steps shown before the panel scrolls
+CHART_HEIGHT = 140  # px: the bars under their title and over their axis, six steps' height at 1024 × 600
+HOW_WIDTH, HOW_LEAST = 200, 80  # px of the steps' How column: wished for, and the least before the chart gives up width
+VECTOR_STEPS = ("v_j", "weighted_v", "output")  # steps whose value is a vector (abridged)
 NARROW_WIDTH = 560  # pixels: below this (a dock moved to a column) the steps, the chart and the table are stacked
+
+
+def _compact_rows(table: QTableWidget) -> None:
+    """Rows as tall as their text and ROW_PADDING."""
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + ROW_PADDING)
+    table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
 
 
 def number(value: float) -> str:
@@ -69,7 +81,8 @@ class InspectorPanel(Panel):
         self.inspected_result = None  # the AttentionResult the inspection was computed from
         self._request: tuple | None = None  # (result, head, query, key) last asked for
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.setSpacing(2)
         self.header = QLabel(self.tr("Click a cell of the attention heatmap to take its weight apart."))
         self.header.setObjectName("inspectorHeader")
         self.header.setWordWrap(True)
@@ -91,8 +104,10 @@ class InspectorPanel(Panel):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         # the numbers (Value) whole first; the explanation (How) takes what is left (issue 25.9: at 1366 × 768
         # a 240-pixel How column pushed the values out of sight)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
+        # (_share_width gives Value its numbers' width, How takes the rest)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+        header.setMinimumSectionSize(40)
         labels = {
             "dot": (self.tr("score q_i · k_j"), self.tr("Σ_c q_i[c] × k_j[c]")),
             "divisor": (self.tr("divide by"), ""),
@@ -111,22 +126,26 @@ class InspectorPanel(Panel):
             label, how = labels[key]
             self.steps.setItem(row, 0, QTableWidgetItem(label))
             self.steps.setItem(row, 1, QTableWidgetItem(how))
+            self.steps.item(row, 1).setToolTip(how)  # elided in a narrow column: whole here
             self.steps.setItem(row, 2, QTableWidgetItem(""))
         self.steps.item(self.STEP_KEYS.index("share"), 0).setToolTip(self.tr(
             "How much of the output row o_i comes from v_j: the projection of weight × v_j on o_i.\n"
             "The shares of all keys sum to 100 %; a value pointing against the others has a negative share.\n"
             "The weight itself is v_j's share of the mixture (weights sum to 1)."))
-        # at least six steps readable before the panel scrolls (the rest by the table's own scroll bar)
+        # rows as tall as their text and a padding (the style's 30 px a row left four steps in a 1024 × 600
+        # bottom area of 185 px), and at least six steps readable before the panel scrolls (the rest by the
+        # table's own scroll bar)
+        _compact_rows(self.steps)
         self.steps.setMinimumHeight(self.steps.horizontalHeader().sizeHint().height()
-                                    + 6 * self.steps.verticalHeader().defaultSectionSize() + 4)
-        self.steps.setColumnWidth(1, 130)  # How (drag to widen); the Value column takes the rest
+                                    + READABLE_STEPS * self.steps.verticalHeader().defaultSectionSize()
+                                    + 2 * self.steps.frameWidth())
         splitter.addWidget(self.steps)
 
         self.bars = pg.PlotWidget(background="w")
         self.bars.setObjectName("inspectorBars")
         self.bars.setMenuEnabled(False)
         self.bars.setLabel("bottom", self.tr("dimension c"))
-        self.bars.setMinimumHeight(180)
+        self.bars.setMinimumHeight(CHART_HEIGHT)
         self.bars.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#888")))
         self.q_bars = pg.BarGraphItem(x=[], height=[], width=0.27, brush=Q_BRUSH, name="q_i")
         self.k_bars = pg.BarGraphItem(x=[], height=[], width=0.27, brush=K_BRUSH, name="k_j")
@@ -145,10 +164,16 @@ class InspectorPanel(Panel):
         self.dimensions.setHorizontalHeaderLabels([self.tr("c"), "q_i[c]", "k_j[c]", "q_i[c] × k_j[c]"])
         self.dimensions.verticalHeader().hide()
         self.dimensions.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.dimensions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # each column its contents' width (equal widths cut "q_i[c] × k_j[c]" and the numbers at 1024 × 600)
+        self.dimensions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.dimensions.horizontalHeader().setMinimumSectionSize(30)
+        _compact_rows(self.dimensions)
         self.dimensions.setMinimumHeight(110)
         splitter.addWidget(self.dimensions)
         splitter.setSizes([430, 290, 320])  # the per-dimension table's four columns whole, headers included
+        self._chart_title, self._two_line_title = "", False
+        self._user_sized = False  # a splitter dragged by the user keeps its widths (_share_width leaves it)
+        splitter.splitterMoved.connect(lambda *_: setattr(self, "_user_sized", True))
 
         controller.cellChanged.connect(self._on_cell_changed)
         controller.modelChanged.connect(self._on_model_changed)  # another model: nothing of this one stays (issue 25 #3)
@@ -165,6 +190,61 @@ class InspectorPanel(Panel):
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         if self.splitter.orientation() != orientation:
             self.splitter.setOrientation(orientation)
+        if wide and event.size().width() != event.oldSize().width():
+            self._share_width()
+
+    def _title_chart(self, two_lines: bool) -> int:
+        """The chart's title on one line, or on two (its value under it) where the width is short; returns the
+        chart's minimum width, which the title sets (side by side the splitter would squeeze the chart below
+        its title, drawn past the edge)."""
+        self._two_line_title = two_lines
+        title = self._chart_title
+        if two_lines and " = " in title:
+            head, _, value = title.rpartition(" = ")
+            title = f"{html.escape(head)}<br>= {html.escape(value)}"
+        else:
+            title = html.escape(title)
+        # 8 pt: at the default size the title was wider than the right column at 1024 × 600 and was drawn
+        # past the chart's edge (a title sets its plot's minimum width; issue 25.9)
+        self.bars.setTitle(title, color="#111", size="8pt")
+        need = math.ceil(self.bars.plotItem.effectiveSizeHint(Qt.SizeHint.MinimumSize).width())
+        self.bars.setMinimumWidth(need)
+        return need
+
+    def _table_need(self, table: QTableWidget, columns) -> int:
+        """Width ``table`` needs to show ``columns`` (their contents' widths given) whole, with its frame
+        and vertical scroll bar."""
+        bar = table.style().pixelMetric(table.style().PixelMetric.PM_ScrollBarExtent)
+        return sum(columns) + 2 * table.frameWidth() + bar + 2
+
+    def _share_width(self) -> None:
+        """The splitter's widths from what each part needs: the steps' names and values whole (at 1024 × 600
+        the values were cut under the chart), the per-dimension table's headers whole, the chart the rest
+        (at least its title); what is missing is taken from the steps' How column (elided, whole in its
+        tooltip) down to HOW_LEAST."""
+        if self._user_sized:
+            return
+        width = self.splitter.width() - 2 * self.splitter.handleWidth()
+        metrics = self.steps.fontMetrics()
+        step = max(self.steps.sizeHintForColumn(0), self.steps.columnWidth(0))  # its header's width too
+        # the numbers' width; the vectors (v_j, weight × v_j, o_i) are elided, whole in their tooltips
+        value = max([metrics.horizontalAdvance(self.steps.item(row, 2).text()) + 14 for row, key in
+                     enumerate(self.STEP_KEYS) if key not in VECTOR_STEPS]
+                    + [metrics.horizontalAdvance("−0.000000") + 14])
+        header = self.dimensions.horizontalHeader()
+        dims = self._table_need(self.dimensions, [header.sectionSize(i) for i in range(self.dimensions.columnCount())])
+        least_steps = self._table_need(self.steps, (step, HOW_LEAST, value))
+        legend = self.bars.parentWidget().layout().itemAt(0).widget().minimumSizeHint().width()
+        chart = max(self._title_chart(False) if self._chart_title else 160, legend)
+        if self._chart_title and least_steps + chart + dims > width:
+            chart = max(self._title_chart(True), legend)  # the title on two lines: the chart narrower, the tables whole
+        vectors = self.steps.sizeHintForColumn(2)  # the vectors whole too, where the width allows
+        if self._table_need(self.steps, (step, HOW_WIDTH, vectors)) + chart + dims <= width:
+            value = max(value, vectors)
+        how = max(HOW_LEAST, min(HOW_WIDTH, width - chart - dims - self._table_need(self.steps, (step, value))))
+        steps = self._table_need(self.steps, (step, how, value))
+        self.steps.setColumnWidth(2, value)  # How stretches over what the splitter gives the table
+        self.splitter.setSizes([steps, max(chart, width - steps - dims), dims])
 
     # ----------------------------------------------------------------- public
     def value_text(self, step: str) -> str:
@@ -212,6 +292,7 @@ class InspectorPanel(Panel):
         for item in (self.q_bars, self.k_bars, self.product_bars):
             item.setOpts(x=[], height=[], width=0.27)
         self.bars.setTitle("")
+        self._chart_title = ""
         self.dimensions.setRowCount(0)
 
     def _on_inspected(self, value) -> None:
@@ -262,6 +343,8 @@ class InspectorPanel(Panel):
             item.setForeground(MASKED_COLOUR if masked_row else self.palette().text().color())
         self.steps.item(self.STEP_KEYS.index("divisor"), 1).setText(divisor_how)
         self._show_dimensions(c)
+        if self.splitter.orientation() == Qt.Orientation.Horizontal:
+            self._share_width()  # the values' width changed
 
     def _show_dimensions(self, c: CellInspection) -> None:
         dims = np.arange(c.d_k)
@@ -270,10 +353,8 @@ class InspectorPanel(Panel):
         self.product_bars.setOpts(x=dims + 0.28, height=c.products, width=0.27)
         # 8 pt: at the default size the title was wider than the right column at 1024 × 600 and was drawn
         # past the chart's edge (a title sets its plot's minimum width; issue 25.9)
-        self.bars.setTitle(fill(self.tr("q_i · k_j = Σ of the green bars = %1"), number(c.dot)), color="#111",
-                           size="8pt")
-        # side by side the splitter would squeeze the chart below its title, drawn past the edge
-        self.bars.setMinimumWidth(math.ceil(self.bars.plotItem.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()))
+        self._chart_title = fill(self.tr("q_i · k_j = Σ of the green bars = %1"), number(c.dot))
+        self._title_chart(self._two_line_title)
         ticks = [(int(i), str(i)) for i in dims[:: max(1, c.d_k // 16)]]
         self.bars.getAxis("bottom").setTicks([ticks])
         table = self.dimensions

@@ -27,7 +27,9 @@ from ..i18n import error_text
 from ..text import fill
 from .base import Panel
 
-BARS = 10  # next tokens shown
+BARS = 10  # next tokens computed (the worker's top-k); a short panel shows the first of them that fit
+MIN_BARS = 3  # … never fewer: a shorter panel scrolls
+BAR_GAP = 6  # px between two bars' token labels beyond the labels' own height
 LOGITS_LANE, BARS_LANE, GENERATE_LANE = "decoder-logits", "decoder-bars", "decoder-generate"
 BAR_BRUSH = pg.mkBrush("#4c78a8")
 TOP_BRUSH = pg.mkBrush("#f58518")
@@ -68,6 +70,10 @@ class NextTokenPanel(Panel):
                                     value=1.0)
         self.top_p.setToolTip(self.tr("Keep the smallest set of most likely tokens whose probabilities reach p"))
         controls.addWidget(self.top_p)
+        self.shown_label = QLabel()  # "top 6 of 10" when the panel is too short for all the bars
+        self.shown_label.setObjectName("nextTokenShown")
+        self.shown_label.setToolTip(self.tr("The panel is too short for all the computed bars: make it taller to see them all"))
+        controls.addWidget(self.shown_label)
         controls.addStretch(1)
         layout.addLayout(controls)
         row = controls  # the generate buttons share the controls' row: the bars get the height
@@ -83,7 +89,11 @@ class NextTokenPanel(Panel):
         self.bar_item = pg.BarGraphItem(x0=[], y=[], height=[], width=[], brush=BAR_BRUSH)
         self.plot.addItem(self.bar_item)
         self.labels: list[pg.TextItem] = []
-        self.plot.setMinimumHeight(170)
+        # as many bars as fit, each as tall as its label (1024 × 600: a 120-pixel chart drew ten labels over
+        # each other); the bottom axis only when all fit (each bar is labelled with its probability anyway)
+        self.plot.setMinimumHeight(MIN_BARS * self.bar_pixels() + 12)
+        self.plot.installEventFilter(self)
+        self._fits = BARS
         layout.addWidget(self.plot, 1)
         self.greedy_button = QPushButton(self.tr("Generate: most likely"))
         self.greedy_button.setObjectName("generateGreedy")
@@ -186,6 +196,34 @@ class NextTokenPanel(Panel):
         self.note.setText(error_text(error))
 
     # ------------------------------------------------------------------ drawing
+    def bar_pixels(self) -> int:
+        """Height one bar needs: its token label's line and a gap."""
+        return self.fontMetrics().height() + BAR_GAP  # the axis draws its ticks in the application's font
+
+    def bars_that_fit(self) -> int:
+        """How many bars the chart's height holds with their labels apart: BARS with the bottom axis,
+        else as many as fit without it (at least MIN_BARS)."""
+        row = self.bar_pixels()
+        height = self.plot.height() - 8  # the plot's margins
+        axis = self.plot.getAxis("bottom")
+        with_axis = height - max(axis.height(), 40)
+        if with_axis >= BARS * row:
+            return BARS
+        return max(MIN_BARS, min(BARS, height // row))
+
+    def shown_count(self) -> int:
+        """Bars on the chart now (0 when empty)."""
+        return sum(label.isVisible() for label in self.labels)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        from PySide6.QtCore import QEvent
+
+        if watched is self.plot and event.type() == QEvent.Type.Resize and self.bars_that_fit() != self._fits:
+            self._fits = self.bars_that_fit()
+            if self.bars is not None:
+                self._paint()
+        return False
+
     def _show_empty(self) -> None:
         self.bars = None
         self.logits = None
@@ -193,6 +231,7 @@ class NextTokenPanel(Panel):
         for label in self.labels:
             label.setVisible(False)
         self.plot.getAxis("left").setTicks([[], []])
+        self.shown_label.setText("")
         self.greedy_button.setEnabled(False)
         self.sample_button.setEnabled(False)
         self.note.setText(self.tr("Next-token predictions need a decoder: choose SmolLM2 in the Model toolbar, or "
@@ -202,8 +241,13 @@ class NextTokenPanel(Panel):
     def _paint(self) -> None:
         value = self.bars
         trace = value["trace"]
-        probabilities = np.asarray(value["probabilities"], dtype=float)
+        computed = np.asarray(value["probabilities"], dtype=float)
+        self._fits = self.bars_that_fit()
+        probabilities = computed[: self._fits]  # the likeliest first: the first that fit, as computed
         count = len(probabilities)
+        self.plot.showAxis("bottom", count == len(computed))
+        self.shown_label.setText("" if count == len(computed)
+                                 else fill(self.tr("top %1 of %2"), count, len(computed)))
         widths = probabilities
         brushes = [TOP_BRUSH] + [BAR_BRUSH] * (count - 1)
         self.bar_item.setOpts(x0=np.zeros(count), y=np.arange(count), height=np.full(count, 0.75), width=widths,
@@ -218,7 +262,7 @@ class NextTokenPanel(Panel):
                 p = probabilities[i]
                 label.setText(f"{p:.1%}" if p >= 0.001 else f"{p:.2e}")
                 label.setPos(float(p), i)
-        self.plot.getAxis("left").setTicks([[(i, visible_text(text)) for i, text in enumerate(value["texts"])], []])
+        self.plot.getAxis("left").setTicks([[(i, visible_text(text)) for i, text in enumerate(value["texts"][:count])], []])
         self.plot.setXRange(0, max(float(probabilities.max()) * 1.25, 0.05) if count else 1, padding=0)
         self.plot.setYRange(-0.6, max(count, 1) - 0.4, padding=0)
         position = value["position"]

@@ -2484,6 +2484,26 @@ resources/presets/seed001_cake_projections.json reproduces the cake tutorial's s
 resources/presets/seed001_cake_projections.json 重现蛋糕教程的分数。</translation>
     </message>
     <message>
+        <source>Tokenizer, seed, weights, the embeddings table and W_Q, W_K, W_V from a file</source>
+        <translation>分词器、随机种子、权重矩阵、嵌入表，以及来自文件的 W_Q、W_K、W_V</translation>
+    </message>
+    <message>
+        <source>Fewer settings</source>
+        <translation>收起设置</translation>
+    </message>
+    <message>
+        <source>seed %1</source>
+        <translation>种子 %1</translation>
+    </message>
+    <message>
+        <source>own embeddings</source>
+        <translation>自定义嵌入</translation>
+    </message>
+    <message>
+        <source>More: %1</source>
+        <translation>更多：%1</translation>
+    </message>
+    <message>
         <source>custom (W_Q, W_K, W_V from a file)</source>
         <translation>自定义（W_Q、W_K、W_V 来自文件）</translation>
     </message>
@@ -3757,6 +3777,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>保留概率之和达到 p 的最小一组最可能词元</translation>
     </message>
     <message>
+        <source>The panel is too short for all the computed bars: make it taller to see them all</source>
+        <translation>面板太矮，放不下全部已计算的条形：把它拉高即可看到全部</translation>
+    </message>
+    <message>
         <source>probability of the next token</source>
         <translation>下一个词元的概率</translation>
     </message>
@@ -3779,6 +3803,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Next-token predictions need a decoder: choose SmolLM2 in the Model toolbar, or File → Open model… for a GGUF file. MiniLM and the toy engine do not predict the next token.</source>
         <translation>下一个词元的预测需要解码器：请在“模型”工具栏中选择 SmolLM2，或用“文件 → 打开模型…”打开 GGUF 文件。MiniLM 和玩具引擎不预测下一个词元。</translation>
+    </message>
+    <message>
+        <source>top %1 of %2</source>
+        <translation>显示前 %1 个（共 %2 个）</translation>
     </message>
     <message>
         <source>After #%1 “%2” the model predicts (%3 of %4 tokens kept by top-k / top-p):</source>
