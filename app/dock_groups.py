@@ -156,6 +156,12 @@ class DockGroups(QObject):
         from .layout_sizes import fit_bottom, keep_head_grid_whole
 
         if key is not None and self.group_of.get(key) == self.current:
+            from .lazy import LazyPanel
+
+            lazy = self.window.panels.get(key)
+            if isinstance(lazy, LazyPanel) and lazy.panel is None:  # fitted once built (after the first result)
+                lazy.build_soon(lambda _panel: QTimer.singleShot(0, self.window, lambda: self._fit(key, tries)))
+                return
             panel = self.window.panel(key)  # a lazy panel counts once built and shown (Qt shows it a turn later)
             if panel.isHidden() and tries > 0:
                 QTimer.singleShot(0, self.window, lambda: self._fit(key, tries - 1))

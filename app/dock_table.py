@@ -33,7 +33,7 @@ DOCKS: tuple[Dock, ...] = (
     Dock("attention", QT_TRANSLATE_NOOP("MainWindow", "Attention heatmap"), "attention_panel", "AttentionPanel", "right", eager=True),
     Dock("heads", QT_TRANSLATE_NOOP("MainWindow", "Head grid"), "headgrid_panel", "HeadGridPanel", "right", eager=True),
     Dock("arithmetic", QT_TRANSLATE_NOOP("MainWindow", "Worked arithmetic"), "arithmetic_panel", "ArithmeticPanel", "right", eager=True),
-    Dock("diffs", QT_TRANSLATE_NOOP("MainWindow", "Vector diffs"), "diffs_panel", "DiffsPanel", "bottom", "basics", eager=True),
+    Dock("diffs", QT_TRANSLATE_NOOP("MainWindow", "Vector diffs"), "diffs_panel", "DiffsPanel", "bottom", "basics"),
     Dock("player", QT_TRANSLATE_NOOP("MainWindow", "Step-through player"), "player_panel", "PlayerPanel", "bottom", "steps",
          tab_with="diffs"),
     Dock("matrices", QT_TRANSLATE_NOOP("MainWindow", "Matrices"), "matrices_panel", "MatricesPanel", "bottom", "basics",
