@@ -51,6 +51,7 @@ class DiffsPanel(Panel):
         self.bars = pg.GraphicsLayoutWidget()  # a LightPlot: a PlotWidget's PlotItem was ~65 ms of the start-up
         self.bars.setObjectName("diffBars")
         self.bars.setBackground("w")
+        self.bars.ci.setContentsMargins(0, 0, 0, 0)  # as a PlotWidget's: the chart is short
         self.bar_plot = LightPlot()
         self.bars.addItem(self.bar_plot)
         self.bar_plot.setLabel("bottom", self.tr("dimension"))
