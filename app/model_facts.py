@@ -70,6 +70,8 @@ class PrefixBar(QWidget):
             button = QPushButton(label)
             button.setObjectName(f"prefix{(key.strip(': ') or 'none').title()}Button")
             button.setCheckable(True)
+            # as wide as its word: the style's 80-px minimum made the row 305 px, past the input's 279 at 1024 × 600
+            button.setStyleSheet("QPushButton { padding: 3px 8px; }")
             button.clicked.connect(lambda _=False, k=key: self.apply(k))
             row.addWidget(button)
             self.buttons[key] = button
