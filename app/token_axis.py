@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmap, QStaticText, QTransform
+from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPen, QPixmap, QStaticText, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPixmapItem
 
 _TEXT_FLAGS = {  # the tick labels' alignment, as pyqtgraph's AxisItem aligns them
@@ -67,28 +67,13 @@ class TokenAxis(pg.AxisItem):
         if [mn, mx] != getattr(self, "range", None) or self.autoSIPrefix:  # (AxisItem.__init__ sets the first)
             super().setRange(mn, mx)
 
-    def _sizes(self, font: QFont, texts: list[str]) -> list[tuple[float, float]]:
-        """(width, height) of each label as AxisItem measures it (its painter's boundingRect, which
-        QFontMetricsF gives alike), kept per font."""
-        key, metrics, sizes = font.key(), None, []
-        for text in texts:
-            size = self._label_sizes.get((key, text))
-            if size is None:
-                if len(self._label_sizes) > 4096:  # every sentence ever shown would pile up
-                    self._label_sizes.clear()
-                metrics = metrics or QFontMetricsF(font)
-                box = metrics.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
-                size = self._label_sizes[(key, text)] = (box.width(), box.height() * 0.8)  # AxisItem's 0.8
-            sizes.append(size)
-        return sizes
-
     def paint(self, p, opt, widget) -> None:
         if self.cacheMode() == QGraphicsItem.CacheMode.NoCache:
             super().paint(p, opt, widget)  # its QPicture, replayed in every paint
             return
         p.save()
         try:
-            if self.style["tickFont"]:
+            if self.style["tickFont"]:  # as AxisItem.paint: AxisItem's own generateDrawSpecs measures with it
                 p.setFont(self.style["tickFont"])
             specs = self.generateDrawSpecs(p)
             if specs is not None:
@@ -98,7 +83,7 @@ class TokenAxis(pg.AxisItem):
 
     def _draw(self, p, axis_spec, tick_specs, text_specs) -> None:
         """AxisItem.drawPicture, the bottom axis's labels drawn as cached QStaticText where drawText
-        would align them in their rectangles: the same pixels (tests/test_heatmap_paint.py)."""
+        would align them in their rectangles (within a pixel of pyqtgraph's: tests/test_heatmap_paint.py)."""
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         pen, start, end = axis_spec
@@ -189,7 +174,16 @@ class TokenAxis(pg.AxisItem):
             else:
                 ticks.append((pen, QPointF(x, tick_at), QPointF(x, tick_at + length * direction)))
             labels.append((x, text))
-        sizes = self._sizes(p.font(), [text for _, text in labels])
+        font = p.font().key()
+        sizes = []
+        for _, text in labels:
+            size = self._label_sizes.get((font, text))
+            if size is None:
+                if len(self._label_sizes) > 4096:  # every sentence ever shown would pile up
+                    self._label_sizes.clear()
+                box = p.boundingRect(QRectF(0, 0, 100, 100), Qt.AlignmentFlag.AlignCenter, text)
+                size = self._label_sizes[(font, text)] = (box.width(), box.height() * 0.8)  # AxisItem's 0.8
+            sizes.append(size)
         across = max((size[0 if vertical else 1] for size in sizes), default=0)
         offset_text = max(0, length) + self.style["tickTextOffset"][0 if vertical else 1]
         flags, room = _TEXT_FLAGS[orientation], self.boundingRect()
