@@ -429,7 +429,7 @@ def test_a_dock_shown_from_elsewhere_brings_its_group(window):
     assert window.dock_groups.current == "labs" and not window.docks["scaling"].visibleRegion().isEmpty()
 
 
-def test_inspector_values_and_head_rows_fit_at_1366_by_768(window):
+def test_inspector_values_and_head_rows_fit_at_1366_by_768(window, qtbot):
     c = window.controller
     c.set_config(c.config.replace(heads=8, d_model=64), immediate=True)
     window.resize(1366, 768)
@@ -447,7 +447,9 @@ def test_inspector_values_and_head_rows_fit_at_1366_by_768(window):
     assert table.item(0, 2).text()  # the number is there
     from app.layout_check import dock_scrolls
 
-    assert dock_scrolls(window.docks["inspector"]) == []  # along the bottom, its parts side by side: whole
+    # along the bottom, its parts side by side: whole, once the rows have taken their text's height
+    # (a scroll bar showed for a few events in CI; it must go, not stay)
+    qtbot.waitUntil(lambda: dock_scrolls(window.docks["inspector"]) == [], timeout=2000)
     scroll = window.docks["heads"].widget()
     assert scroll.verticalScrollBar().maximum() == 0  # both rows of heads whole, no scrolling
     for group in ("model", "steps"):  # a taller bottom area still leaves the head grid its rows
