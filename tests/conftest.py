@@ -11,6 +11,10 @@ import os  # noqa: E402
 import threading  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
+# numpy's OpenBLAS on one thread (before numpy loads): with two test processes on two cores, each
+# process's idle BLAS thread spins after every small matmul on the core the other process needs
+# (docs/TESTING.md, "Speed, third pass"). Tests of the thread count set their own.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 

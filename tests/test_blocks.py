@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -62,7 +63,7 @@ def test_decoder_block_matches_its_reference(norm, mlp, positions, kv, biases, q
         num_kv_heads=kv, head_dim=D // HEADS, vocab_size=VOCAB, rope_theta=100.0, rms_norm_eps=1e-5,
         context_length=CONTEXT, rope_style="half" if positions == "learned" else positions, norm=norm, mlp=mlp,
         positions="learned" if positions == "learned" else "rotary", qk_norm=qk_norm)
-    tensors = _tensors(config, biases, tied, seed=hash((norm, mlp, positions, kv)) % 1000)
+    tensors = _tensors(config, biases, tied, seed=zlib.crc32(repr((norm, mlp, positions, kv)).encode()) % 1000)  # hash() is salted per process: a seed a run could not repeat
     weights = prepare_weights(tensors, config, HF)
     assert (weights.output_head is weights.token_embeddings) == tied
     assert (weights.layers[0].qkv_bias is not None) == biases and (weights.layers[0].q_norm is not None) == qk_norm
@@ -90,7 +91,8 @@ def test_decoder_block_matches_its_reference(norm, mlp, positions, kv, biases, q
     longer = forward(weights, config, ids + [7], previous=trace)
     full = forward(weights, config, ids + [7])
     assert longer.reused_positions == len(ids)
-    np.testing.assert_allclose(longer.next_token_logits, full.next_token_logits, atol=1e-5)
+    # float32 sums in another order: within 1e-5 of the logits' size, as above
+    np.testing.assert_allclose(longer.next_token_logits, full.next_token_logits, atol=1e-5 * np.abs(full.next_token_logits).max())
 
 
 def test_the_reference_block_can_fail():
