@@ -17,24 +17,25 @@ from app.layout_check import clipped_items, cut_report, dock_scrolls
 
 SIZES = {"1024x600": (1008, 552), "1366x768": (1350, 720), "1920x1080": (1560, 1000)}
 # What may still scroll (with its scroll bar), and why: nothing at 1366 × 768 and 1920 × 1080. At
-# 1024 × 600 (a 552-pixel window), measured: the step-through player needs 319 px in the 211 its bottom
-# area has (controls and two caption lines ~80 px over a heatmap of 240: squeezed into 130 px the toy's
-# three rows came out 9 px tall with 7-pixel labels and no numbers, a real model's 13–16 rows 4 px); the
-# positional lab needs 258 px (toy) to 288 (MiniLM) in 185: its formulas wrap to seven lines in the
-# 370-pixel tab over a PE map of 120. The input's form (its rarely used settings behind "More"), the
-# next-token bars (as many as fit, "top 5 of 10") and the cell inspector (rows as tall as their text)
-# fit; so do the head grid, the worked arithmetic, the model layers, the rollout and the activation
-# patching's form (the patching grids, once run, need their rows).
+# 1024 × 600 (a 552-pixel window), measured: the positional lab needs 258 px (toy) to 288 (MiniLM) in
+# 185: its formulas wrap to seven lines in the 370-pixel tab over a PE map of 120. The step-through
+# player fits with few rows: its heatmaps are as tall as their rows need (app/panels/player_panel.py
+# view_height: the toy's three tokens 100 px, not 240; looked at: labels and numbers readable). The
+# input's form (its rarely used settings behind "More"), the next-token bars (as many as fit, "top 5
+# of 10") and the cell inspector (rows as tall as their text) fit; so do the head grid, the worked
+# arithmetic, the model layers, the rollout and the activation patching's form (the patching grids,
+# once run, need their rows).
 ALLOWED = {
-    "1024x600": {"player", "positional"},
+    "1024x600": {"positional"},
     "1366x768": set(),
     "1920x1080": set(),
 }
 
 
-# … and for a model, at 1024 × 600: nothing more (e5's prefix bar needed 305 px in the input's 279 until
-# its buttons were as wide as their words, app/model_facts.py).
-MODEL_ALLOWED: dict[str, set] = {}
+# … and for a model, at 1024 × 600: the player with MiniLM's and e5's sixteen tokens, which need the
+# whole 240 px (in the 130 its heatmap would have, sixteen rows came out 4 px tall, looked at); e5's
+# prefix bar needed 305 px in the input's 279 until its buttons were as wide as their words.
+MODEL_ALLOWED: dict[str, set] = {"minilm": {"player"}, "e5": {"player"}}
 
 
 def _settle(window, seconds: float = 0.3) -> None:
@@ -194,6 +195,8 @@ def test_player_token_page_does_not_need_the_heatmaps_height(window):
     """The stack took its largest page's minimum: the token strip scrolled for heatmaps not shown."""
     from app.panels.player_panel import MIN_VIEW_HEIGHT
 
+    c = window.controller  # sixteen tokens: heatmaps of the full 240 px (three would need 100)
+    c.set_config(c.config.replace(text=" ".join(f"w{i}" for i in range(16)), tokenizer="whitespace"), immediate=True)
     player = window.show_player()
     _settle(window)
     player.set_stage(player.stage_keys.index("tokens"))
@@ -202,6 +205,36 @@ def test_player_token_page_does_not_need_the_heatmaps_height(window):
     player.set_stage(player.stage_keys.index("weights"))
     _settle(window)
     assert player.minimumSizeHint().height() >= MIN_VIEW_HEIGHT, player.minimumSizeHint()
+
+
+def test_the_players_heatmaps_are_as_tall_as_their_rows_need(window):
+    """Three tokens: 100 px, not 240 (the player fits at 1024 × 600); sixteen: 240; the concat stage's
+    W_O (d_model rows) 240 with three tokens too: the rows of the tallest matrix shown count."""
+    from app.panels.player_panel import LEAST_VIEW_HEIGHT, MIN_VIEW_HEIGHT, ROW_PX, VIEW_CHROME, view_height
+
+    assert view_height(3) == LEAST_VIEW_HEIGHT == 100 and view_height(16) == MIN_VIEW_HEIGHT == 240
+    assert view_height(12) == VIEW_CHROME + 12 * ROW_PX == 208
+    player = window.show_player()
+    c = window.controller
+    c.set_config(c.config.replace(text="小明喜欢苹果"), immediate=True)
+    _settle(window)
+    assert c.snapshot.result.n == 3
+    player.set_stage(player.stage_keys.index("weights"))
+    _settle(window)
+    shown = [view for view in player.views if not view.isHidden()]
+    assert [view.minimumHeight() for view in shown] == [100]
+    player.set_stage(player.stage_keys.index("qkv"))  # q, k, v: 3 rows × d_k 16 columns, rows count
+    _settle(window)
+    assert [view.minimumHeight() for view in player.views if not view.isHidden()] == [100] * 3
+    player.set_stage(player.stage_keys.index("concat"))
+    _settle(window)
+    shown = [view for view in player.views if not view.isHidden()]
+    assert len(shown) == 3 and [view.minimumHeight() for view in shown] == [240] * 3  # beside W_O: 64 × 64
+    c.set_config(c.config.replace(text=" ".join(f"w{i}" for i in range(12)), tokenizer="whitespace"), immediate=True)
+    player.set_stage(player.stage_keys.index("weights"))
+    _settle(window)
+    assert c.snapshot.result.n == 12
+    assert [view.minimumHeight() for view in player.views if not view.isHidden()] == [208]
 
 
 def test_a_groups_height_is_its_share_not_seventy_percent_of_it(window):

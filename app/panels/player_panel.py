@@ -69,6 +69,15 @@ def _levels(bound) -> tuple[float, float]:
 
 
 MIN_VIEW_WIDTH, MIN_VIEW_HEIGHT = 220, 240  # px of one stage heatmap: rows labelled, numbers readable (whole at 1366 × 768)
+# … or less with few rows: its title and key axis, then ROW_PX a row (a label's height), at least
+# LEAST_VIEW_HEIGHT. Three tokens need 100 px, not 240: the player fits at 1024 × 600 (issue 25.9);
+# sixteen need the whole 240 (a lower one squashed them to 4-px rows, looked at)
+VIEW_CHROME, ROW_PX, LEAST_VIEW_HEIGHT = 64, 12, 100
+
+
+def view_height(rows: int) -> int:
+    """The least height of a stage heatmap with ``rows`` rows (px)."""
+    return max(LEAST_VIEW_HEIGHT, min(MIN_VIEW_HEIGHT, VIEW_CHROME + ROW_PX * rows))
 
 
 class PlayerPanel(Panel):
@@ -384,6 +393,7 @@ class PlayerPanel(Panel):
         if state != self._shown:
             self._shown = state
             self._active = [spec["name"] for spec in specs]
+            least = view_height(max(spec["matrix"].shape[0] for spec in specs))  # side by side: one height
             for index, view in enumerate(self.views):
                 if index >= len(specs):
                     view.hide()
@@ -394,6 +404,8 @@ class PlayerPanel(Panel):
                 view.plot.setTitle(spec["title"])
                 view.set_axis_titles(*spec["axes"])
                 rows, columns = spec["matrix"].shape
+                if view.minimumHeight() != least:
+                    view.setMinimumHeight(least)
                 show_values = rows <= 14 and columns <= VALUE_COLUMNS[len(specs)]  # legible cells only
                 view.set_matrix(spec["matrix"], spec["rows"], spec["columns"], levels=spec["levels"],
                                 colormap=spec["colormap"], show_values=show_values)
