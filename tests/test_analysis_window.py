@@ -176,6 +176,18 @@ def test_rollout_panel_shows_the_formula(window, qtbot):
     np.testing.assert_allclose(panel.matrix(), expected, rtol=1e-9)
     np.testing.assert_allclose(panel.heatmap.matrix(), expected, rtol=1e-9)
     np.testing.assert_allclose(panel.bars.opts["height"], expected[1], rtol=1e-9)
+    # the caption names the largest share: another token's, or (said once) the token's own
+    labels = c.snapshot.result.token_texts
+    for focus in range(n):
+        c.select(focus=focus)
+        _settle(window, qtbot)
+        top = int(np.argmax(expected[focus]))
+        text = panel.caption.text()
+        assert f"holds {expected[focus, focus]:.2f} of its own input token" in text, text
+        if top == focus:
+            assert "its own input token, the largest share" in text and " from “" not in text, text
+        else:
+            assert f"and {expected[focus, top]:.2f} from “{labels[top]}” (the largest share)" in text, text
 
 
 def test_dashboard_table_scatter_and_selection_both_ways(window, qtbot):

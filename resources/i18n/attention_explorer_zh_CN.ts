@@ -4931,6 +4931,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>“%1”的向量来自哪里</translation>
     </message>
     <message>
+        <source>After layer %1, “%2” holds %3 of its own input token, the largest share. Each layer: 0.5·attention + 0.5·identity (the residual), multiplied through the layers.</source>
+        <translation>第 %1 层之后，“%2”含有 %3 的自身输入词元，这是最大的份额。每一层：0.5·注意力 + 0.5·单位矩阵（残差），逐层相乘。</translation>
+    </message>
+    <message>
         <source>After layer %1, “%2” holds %3 of its own input token and %4 from “%5” (the largest share). Each layer: 0.5·attention + 0.5·identity (the residual), multiplied through the layers.</source>
         <translation>第 %1 层之后，“%2”含有 %3 的自身输入词元，以及来自“%5”的 %4（最大份额）。每一层：0.5·注意力 + 0.5·单位矩阵（残差），逐层相乘。</translation>
     </message>
