@@ -66,12 +66,12 @@ mutant("csv-precision", "engine/files/export.py", "[format(w, \".9g\") for w in 
 mutant("json-minus-infinity", "engine/files/export.py", 'float("-inf"): "-Infinity"}', 'float("-inf"): "Infinity"}')
 mutant("export-suffix-case", "engine/files/export.py", "suffix = Path(path).suffix.lower()", "suffix = Path(path).suffix")
 mutant("npz-optional-arrays", "engine/files/export.py", 'OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated", "mask")', 'OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated")')
-mutant("minilm-npz-key-renamed", "engine/files/export.py", "token_spans=np.array(spans, dtype=np.int64),", "spans=np.array(spans, dtype=np.int64),")
-mutant("minilm-npz-hidden-renamed", "engine/files/export.py", "hidden_states=trace.hidden_states, text=", "hidden=trace.hidden_states, text=")
+mutant("minilm-npz-key-renamed", "engine/files/export.py", '"token_spans": np.array(spans, dtype=np.int64).reshape(-1, 2),', '"spans": np.array(spans, dtype=np.int64).reshape(-1, 2),')
+mutant("minilm-npz-hidden-renamed", "engine/files/export.py", '"hidden_states": trace.hidden_states, "text"', '"hidden": trace.hidden_states, "text"')
 
 # cli/commands.py: exit codes and the image/data decision
 mutant("cli-usage-exit-1", "cli/commands.py", "return _fail(error, 2)", "return _fail(error, 1)")
-mutant("cli-unknown-command-exit-1", "cli/commands.py", "or no arguments for the window\", 2)", "or no arguments for the window\", 1)")
+mutant("cli-unknown-command-exit-1", "cli/commands.py", 'f"window", 2)', 'f"window", 1)')
 mutant("export-suffix-lower-dropped", "engine/files/export.py", "    suffix = Path(path).suffix.lower()\n    if suffix not in allowed:", "    suffix = Path(path).suffix\n    if suffix not in allowed:")
 mutant("cli-no-scale-ignored", "cli/commands.py", '        settings["scale"] = False', '        pass')
 
@@ -85,24 +85,25 @@ mutant("session-future-version-accepted", "app/session.py", "if version > VERSIO
 mutant("render-stage-ignored", "app/render.py", "heat.set_matrix(getattr(result, stage)[h],", "heat.set_matrix(result.weights[h],")
 mutant("render-one-head-draws-head-0", "app/render.py", "heat.set_matrix(getattr(result, stage)[h],", "heat.set_matrix(getattr(result, stage)[index],")
 mutant("render-levels-of-head-0", "app/render.py", "levels = (0.0, max(float(snapshot.weight_max[heads].max()), 1e-6))", "levels = (0.0, max(float(snapshot.weight_max[0]), 1e-6))")
-mutant("window-export-stage-ignored", "app/window.py", "path, head=head, stage=self.controller.stage, width=width,", "path, head=head, stage=\"weights\", width=width,")
+mutant("window-export-stage-ignored", "app/shell/exports.py", "path, head=head, stage=self.w.controller.stage, width=width,", "path, head=head, stage=\"weights\", width=width,")
 
 # app/controller.py: debounce, stale results, focus clamp (window wiring)
 mutant("controller-no-debounce", "app/controller.py", "if immediate or self._last_seconds < FAST_COMPUTE_S or paused:", "if True:")
 mutant("lane-stale-shown", "app/worker.py", "if generation != self.generation:\n            return  # stale", "if False:\n            return  # stale")
-mutant("controller-focus-not-clamped", "app/controller.py", "self.focus = min(self.focus, n - 1)", "self.focus = self.focus")
+mutant("controller-focus-not-clamped", "app/controller.py", "else min(self.focus, n - 1)", "else self.focus")
 mutant("controller-head-not-clamped", "app/controller.py", "self.head = min(self.head, heads - 1)", "self.head = self.head")
 
 # translations: texts left in English in the Chinese window
 mutant("tokens-tooltip-untranslated", "app/panels/tokens_panel.py", 'self.model.tooltip = self.tr("#%1 “%2”, characters %3–%4")', 'self.model.tooltip = "#%1 “%2”, characters %3–%4"')
-mutant("menu-item-untranslated", "app/window.py", 'self._action(player, self.tr("Next step"),', 'self._action(player, "Next step",')
+# (menus are built from app/shell/menus.py's table: an item's title is translated where the table is read)
+mutant("menu-item-untranslated", "app/shell/menus.py", "    return window_text(command.title)", "    return command.title")
 
 # the window after the rewiring (lanes, panel contract, saved state, sessions, exit)
 mutant("panel-accepts-any-model", "app/panels/base.py", "return snapshot is not None and self.supports(model_info(snapshot.model).capabilities)", "return snapshot is not None")
-mutant("saved-state-kept", "app/window.py", "            self.settings.remove(key)", "            pass")
-mutant("session-text-uncapped", "app/window.py", "        if len(config.text) > MAX_WINDOW_TEXT:  # the text box", "        if False:  # the text box")
+mutant("saved-state-kept", "app/shell/saved_state.py", "            self.w.settings.remove(key)", "            pass")
+mutant("session-text-uncapped", "app/shell/sessions.py", "        if len(config.text) > MAX_WINDOW_TEXT:  # the text box", "        if False:  # the text box")
 mutant("pool-exit-ignored", "engine/core/parallel.py", "if _exiting:", "if False:")
-mutant("window-export-head-0", "app/window.py", "image = render_image(self.controller.snapshot.result, head=self.controller.head,", "image = render_image(self.controller.snapshot.result, head=0,")
+mutant("window-export-head-0", "app/shell/exports.py", "image = render_image(self.w.controller.snapshot.result, head=self.w.controller.head,", "image = render_image(self.w.controller.snapshot.result, head=0,")
 
 # panels' numbers: compare, head grid, inspector, player, scaling lab, plane (PCA), diffs
 mutant("compare-cos-column-swapped", "app/panels/compare_panel.py", "str(row.index_b), _format_cosine(row.cos_static),", "str(row.index_b), _format_cosine(row.cos_contextual),")
@@ -121,10 +122,9 @@ mutant("diffs-cosine-is-norm", "app/panels/diffs_panel.py", 'f"{result.cosine[fo
 
 
 # issue 27: the classes that survived a hand-made mutation run, and the new code's own
-mutant("gguf-untied-head-ignored", "engine/llama.py",
-       'head = _frozen(get("output.weight", (config.vocab_size, d))) if "output.weight" in tensors else embeddings',
-       "head = embeddings")
-mutant("smollm2-digits-grouped", "engine/bpe.py", '"smollm": (True, _GPT2_REGEX),', '"smollm": (False, _GPT2_REGEX),')
+mutant("gguf-untied-head-ignored", "engine/models/llama.py",
+       "if names.output_head and names.output_head in tensors else embeddings)", "if False else embeddings)")
+mutant("smollm2-digits-grouped", "engine/text/bpe.py", '"smollm": (True, _GPT2_REGEX),', '"smollm": (False, _GPT2_REGEX),')
 mutant("generate-sample-is-greedy", "app/jobs/decoder_view.py", "pick_token(probabilities, greedy=greedy, rng=rng)",
        "pick_token(probabilities, greedy=True, rng=rng)")
 mutant("sample-button-greedy", "app/panels/next_token_panel.py", "self.sample_button.clicked.connect(lambda: self.generate(greedy=False))",
@@ -139,18 +139,26 @@ mutant("headgrid-ctrl-ignored", "app/panels/headgrid_panel.py", "event.modifiers
 mutant("headgrid-cross-every-layer", "app/panels/headgrid_panel.py",
        "off = {head for layer, head in snapshot.ablate if layer == snapshot.layer}", "off = {head for layer, head in snapshot.ablate}")
 mutant("session-layer-not-read", "app/session.py", 'clean["layer"] = layer', 'clean["layer"] = 0')
-mutant("session-pretrained-head-limit", "app/session.py", 'if view.get("model", DEFAULT_MODEL) != DEFAULT_MODEL:', "if False:")
+mutant("session-pretrained-head-limit", "app/session.py", 'toy = view.get("model", DEFAULT_MODEL) == DEFAULT_MODEL', "toy = True")
 # (show_snapshot runs only when a lazily built panel appears: the new result reaches the inspector
 # through snapshotChanged, so the bug is there)
 mutant("inspector-stale-after-switch", "app/panels/inspector_panel.py",
-       "        controller.snapshotChanged.connect(controller.deferred(lambda _: self._request_inspection()))",
-       "        pass")
+       "    def on_snapshot_changed(self, snapshot) -> None:\n        self._request_inspection()",
+       "    def on_snapshot_changed(self, snapshot) -> None:\n        pass")
 mutant("lane-answer-after-shutdown", "app/worker.py", "if self._worker._stopping:\n            return  # queued before",
        "if False:\n            return  # queued before")
 mutant("worker-queues-after-shutdown", "app/worker.py", "if self._stopping:\n                return  # no thread will run it",
        "if False:\n                return  # no thread will run it")
-mutant("atomic-write-signal-window", "engine/safe_io.py", "    held = _hold_signals()\n", "    held = None\n")
-mutant("atomic-write-temp-kept", "engine/safe_io.py", "                os.unlink(temporary)", "                pass")
+mutant("atomic-write-signal-window", "engine/files/safe_io.py", "    held = _hold_signals()\n", "    held = None\n")
+mutant("atomic-write-temp-kept", "engine/files/safe_io.py", "                os.unlink(temporary)", "                pass")
+# tenth session: the player's heights by rows, the rollout caption's own-token case
+mutant("player-height-ignores-rows", "app/panels/player_panel.py",
+       "least = view_height(max(spec[\"matrix\"].shape[0] for spec in specs))", "least = MIN_VIEW_HEIGHT")
+mutant("player-height-by-columns", "app/panels/player_panel.py",
+       "least = view_height(max(spec[\"matrix\"].shape[0] for spec in specs))",
+       "least = view_height(max(spec[\"matrix\"].shape[1] for spec in specs))")
+mutant("rollout-caption-own-twice", "app/panels/analysis_panel.py", "        if top == focus:  # its own token", "        if False:  # its own token")
+
 
 def _copy_tree(destination: Path) -> None:
     """The tracked and untracked-but-not-ignored files, as they are now (no .venv, no .git)."""

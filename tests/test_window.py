@@ -329,10 +329,28 @@ def test_twenty_exports_one_failing_show_exactly_one_message_each(window, tmp_pa
 
 
 def test_copy_image_to_clipboard(window):
+    """The copied picture is the head and stage on screen: pixel for pixel render_image's of head 2 at
+    the scores, and not head 0's nor the weights' (a copy that drew head 0 passed a size check)."""
+    from app.render import render_image
+
+    c = window.controller
+    c.set_config(AttentionConfig(text="the cat sat on the warm mat today", tokenizer="whitespace", heads=4),
+                 immediate=True)
+    assert window.wait_until_idle()
+    c.select(head=2, stage="scores")
     QApplication.clipboard().clear()
     window.exports.copy_image()
     image = QApplication.clipboard().image()
     assert not image.isNull() and image.width() == 1200
+
+    def same(a, b) -> bool:
+        a, b = (x.convertToFormat(image.format()) for x in (a, b))
+        return a.size() == b.size() and a == b
+
+    result = c.snapshot.result
+    assert same(image, render_image(result, head=2, stage="scores", width=1200))
+    assert not same(image, render_image(result, head=0, stage="scores", width=1200))
+    assert not same(image, render_image(result, head=2, stage="weights", width=1200))
 
 
 def test_layout_and_settings_survive_a_restart(qtbot):
