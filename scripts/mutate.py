@@ -159,6 +159,8 @@ mutant("player-height-by-columns", "app/panels/player_panel.py",
        "least = view_height(max(spec[\"matrix\"].shape[1] for spec in specs))")
 mutant("rollout-caption-own-twice", "app/panels/analysis_panel.py", "        if top == focus:  # its own token", "        if False:  # its own token")
 
+mutant("encoder-hook-rows-at-once", "engine/models/bert.py",
+       "rows_edit = edit if edit is not None and not wanted.isdisjoint(ROW_POINTS) else None", "rows_edit = edit")
 
 def _copy_tree(destination: Path) -> None:
     """The tracked and untracked-but-not-ignored files, as they are now (no .venv, no .git)."""

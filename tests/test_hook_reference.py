@@ -335,3 +335,26 @@ def test_hook_that_raises_fails_the_run_and_the_model_lives_on(minilm, minilm_ca
         minilm.run_with_hooks(MINILM_TEXT, fwd_hooks=[("blocks.1.hook_resid_mid", boom)])
     trace = minilm.run(MINILM_TEXT)  # nothing left half-hooked
     assert_close(trace.attentions, ref["minilm_pattern"], "attentions after a failed hook", relative=False)
+
+
+def test_a_hook_on_the_attention_keeps_the_rest_of_the_layer_on_the_threads(minilm_model, monkeypatch):
+    """MiniLM at 150 tokens (threaded): a hook on hook_z alone leaves the layer's W_O, LayerNorms and
+    feed-forward in row shares, as without hooks (bench_hooks: one hook was 9 % slower when that layer
+    ran on one thread); a hook after the attention (hook_mlp_out) makes it see all rows at once. Both
+    listening hooks return None: every array equals the plain run's."""
+    from engine.models import bert
+
+    text = " ".join(["the cat sat on the warm mat and looked at the birds"] * 13)
+    calls = []
+    real = bert.for_rows
+    monkeypatch.setattr(bert, "for_rows", lambda count, work, **kw: (calls.append(work.__name__), real(count, work, **kw))[1])
+    plain = minilm_model.run(text)
+    assert plain.n >= 150  # 12 heads × 150² scores: over ENCODER_THREADED_MIN_SCORES
+    rest_plain = calls.count("rest_of_layer")
+    assert rest_plain == minilm_model.config.num_layers
+    for point, rest in (("attn.hook_z", rest_plain), ("hook_mlp_out", rest_plain - 1)):
+        calls.clear()
+        hooked = minilm_model.run_with_hooks(text, fwd_hooks=[(f"blocks.3.{point}", lambda array, name: None)])
+        assert calls.count("rest_of_layer") == rest, point
+        np.testing.assert_allclose(hooked.attentions, plain.attentions, atol=1e-6, err_msg=point)
+        np.testing.assert_allclose(hooked.hidden_states, plain.hidden_states, atol=1e-5, err_msg=point)

@@ -56,6 +56,10 @@ DTYPE = np.float32
 # processes alternating, load 1.4-2): 128 tokens 50-53 against 60-62 ms and a third less CPU time (no
 # OpenBLAS threads spinning), 96 a draw, 64 35 against 29 ms. The toy engine keeps parallel's 2^19.
 ENCODER_THREADED_MIN_SCORES = 1 << 17
+# hook points after the attention (TransformerLens's BertBlock placement): with one of them listening,
+# the rest of the layer runs over all rows at once (a hook sees a whole array), not in row shares
+ROW_POINTS = frozenset(("hook_attn_out", "hook_resid_mid", "ln1.hook_normalized", "hook_mlp_out",
+                        "hook_resid_post", "hook_normalized_resid_post"))
 
 # erf(x) ≈ x · P(x²) / Q(x²) for |x| ≤ ERF_CLAMP; erf(±ERF_CLAMP) = ±(1 − 2.9e-9).
 ERF_CLAMP = 4.2
@@ -595,7 +599,10 @@ def forward(
             # output while it is in cache, one hand-off to the threads fewer a layer (the same row
             # slices as the next layer's own for_rows would take: the same numbers). Not when a hook
             # listens in either layer (hook_resid_pre may change the next layer's input).
-            following = (weights.layers[index + 1] if edit is None and index < last
+            # the points after the attention see every row at once; a hook only on the attention's
+            # points (hook_z: switched-off heads) leaves the rest of the layer on the threads
+            rows_edit = edit if edit is not None and not wanted.isdisjoint(ROW_POINTS) else None
+            following = (weights.layers[index + 1] if rows_edit is None and index < last
                          and (hooks is None or not hooks.at(index + 1)) else None)
             next_qkv = np.empty((3 * heads, n, d_k), DTYPE) if following is not None else None
 
@@ -605,7 +612,7 @@ def forward(
             # (TransformerLens's BertBlock placement, engine/core/hooks.py) between them.
             def rest_of_layer(rows: slice, h=h, w=w, index=index, head_outputs=head_outputs, concat=concat,
                               attention_output=attention_output, attention_norm=attention_norm,
-                              intermediate=intermediate, edit=edit, wanted=wanted, following=following,
+                              intermediate=intermediate, edit=rows_edit, wanted=wanted, following=following,
                               next_qkv=next_qkv) -> None:
                 merge_heads(head_outputs[:, rows], out=concat[rows])
                 np.matmul(concat[rows], w.output_weight, out=attention_output[rows])
@@ -635,7 +642,7 @@ def forward(
                     project_heads(hidden_states[index + 1][rows], following.qkv_weight, following.qkv_bias,
                                   next_qkv[:, rows])
 
-            if edit is not None:
+            if rows_edit is not None:
                 rest_of_layer(slice(None))  # a hook sees every row at once
             else:
                 for_rows(n, rest_of_layer, numbers=n * d * (d + 2 * d_ff))
