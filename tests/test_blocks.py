@@ -63,7 +63,8 @@ def test_decoder_block_matches_its_reference(norm, mlp, positions, kv, biases, q
         num_kv_heads=kv, head_dim=D // HEADS, vocab_size=VOCAB, rope_theta=100.0, rms_norm_eps=1e-5,
         context_length=CONTEXT, rope_style="half" if positions == "learned" else positions, norm=norm, mlp=mlp,
         positions="learned" if positions == "learned" else "rotary", qk_norm=qk_norm)
-    tensors = _tensors(config, biases, tied, seed=zlib.crc32(repr((norm, mlp, positions, kv)).encode()) % 1000)  # hash() is salted per process: a seed a run could not repeat
+    seed = zlib.crc32(repr((norm, mlp, positions, kv)).encode()) % 1000  # hash() is salted per process: unrepeatable
+    tensors = _tensors(config, biases, tied, seed=seed)
     weights = prepare_weights(tensors, config, HF)
     assert (weights.output_head is weights.token_embeddings) == tied
     assert (weights.layers[0].qkv_bias is not None) == biases and (weights.layers[0].q_norm is not None) == qk_norm

@@ -80,17 +80,19 @@ def test_blas_thread_count_comes_back():
     setter, getter = parallel._blas_functions
     outside = getter()
     setter(2)  # as numpy starts on two cores (./run-tests starts it on one): a count to come back to
-    before = getter()
-    assert before == 2
-    with parallel.blas_single_threaded():
-        assert getter() == 1
-        with parallel.blas_single_threaded():  # nested: still one, and the outer exit restores
+    try:
+        before = getter()
+        assert before == 2
+        with parallel.blas_single_threaded():
             assert getter() == 1
-        assert getter() == 1
-    assert getter() == before
-    compute(AttentionConfig(text="a b c", tokenizer="whitespace", d_model=8, heads=2))
-    assert getter() == before
-    setter(outside)
+            with parallel.blas_single_threaded():  # nested: still one, and the outer exit restores
+                assert getter() == 1
+            assert getter() == 1
+        assert getter() == before
+        compute(AttentionConfig(text="a b c", tokenizer="whitespace", d_model=8, heads=2))
+        assert getter() == before
+    finally:
+        setter(outside)  # the process's own count for the tests after this one
 
 
 def test_an_error_in_a_share_reaches_the_caller():

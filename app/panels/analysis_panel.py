@@ -240,16 +240,15 @@ class RolloutPanel(Panel):
         self.heatmap.set_highlight_row(focus)
         top = int(np.argmax(row))
         if top == focus:  # its own token is the largest share: said once, not "0.67 … and 0.67 from itself"
-            self.caption.setText(fill(self.tr("After layer %1, “%2” holds %3 of its own input token, the largest share. "
-                                              "Each layer: 0.5·attention + 0.5·identity (the residual), "
-                                              "multiplied through the layers."),
-                                      self.layer.value(), labels[focus], f"{row[focus]:.2f}"))
-            return
-        self.caption.setText(fill(self.tr("After layer %1, “%2” holds %3 of its own input token and %4 from “%5” "
-                                          "(the largest share). Each layer: 0.5·attention + 0.5·identity (the residual), "
-                                          "multiplied through the layers."),
-                                  self.layer.value(), labels[focus], f"{row[focus]:.2f}", f"{row[top]:.2f}",
-                                  labels[top]))
+            text = fill(self.tr("After layer %1, “%2” holds %3 of its own input token, the largest share. "
+                                "Each layer: 0.5·attention + 0.5·identity (the residual), multiplied through the layers."),
+                        self.layer.value(), labels[focus], f"{row[focus]:.2f}")
+        else:
+            text = fill(self.tr("After layer %1, “%2” holds %3 of its own input token and %4 from “%5” "
+                                "(the largest share). Each layer: 0.5·attention + 0.5·identity (the residual), "
+                                "multiplied through the layers."),
+                        self.layer.value(), labels[focus], f"{row[focus]:.2f}", f"{row[top]:.2f}", labels[top])
+        self.caption.setText(text)
 
 
 # ====================================================================== ablation

@@ -404,8 +404,7 @@ class PlayerPanel(Panel):
                 view.plot.setTitle(spec["title"])
                 view.set_axis_titles(*spec["axes"])
                 rows, columns = spec["matrix"].shape
-                if view.minimumHeight() != least:
-                    view.setMinimumHeight(least)
+                view.setMinimumHeight(least)  # Qt does nothing when it is unchanged
                 show_values = rows <= 14 and columns <= VALUE_COLUMNS[len(specs)]  # legible cells only
                 view.set_matrix(spec["matrix"], spec["rows"], spec["columns"], levels=spec["levels"],
                                 colormap=spec["colormap"], show_values=show_values)

@@ -595,20 +595,21 @@ def forward(
             attention_output = np.empty((n, d), DTYPE)
             attention_norm = np.empty((n, d), DTYPE)
             intermediate = np.empty((n, d_ff), DTYPE)
+            # A hook after the attention sees every row at once; one only on the attention's points
+            # (hook_z: switched-off heads) leaves the rest of the layer in row shares on the threads.
+            rows_edit = edit if edit is not None and not wanted.isdisjoint(ROW_POINTS) else None
             # The next layer's Q|K|V projection is row-wise too: each share of rows projects its own
             # output while it is in cache, one hand-off to the threads fewer a layer (the same row
-            # slices as the next layer's own for_rows would take: the same numbers). Not when a hook
-            # listens in either layer (hook_resid_pre may change the next layer's input).
-            # the points after the attention see every row at once; a hook only on the attention's
-            # points (hook_z: switched-off heads) leaves the rest of the layer on the threads
-            rows_edit = edit if edit is not None and not wanted.isdisjoint(ROW_POINTS) else None
+            # slices as the next layer's own for_rows would take: the same numbers). Not when this
+            # layer's rest sees all rows at once, nor when a hook listens in the next layer
+            # (hook_resid_pre may change its input).
             following = (weights.layers[index + 1] if rows_edit is None and index < last
                          and (hooks is None or not hooks.at(index + 1)) else None)
             next_qkv = np.empty((3 * heads, n, d_k), DTYPE) if following is not None else None
 
             # Everything after the attention works row by row: each share of rows goes through
             # W_O, the residual and LayerNorm, the feed-forward and the last LayerNorm.
-            # With hooks here (``edit``), the same steps run once over all rows, each hook point
+            # With hooks here after the attention (``rows_edit``), the same steps run once over all rows, each hook point
             # (TransformerLens's BertBlock placement, engine/core/hooks.py) between them.
             def rest_of_layer(rows: slice, h=h, w=w, index=index, head_outputs=head_outputs, concat=concat,
                               attention_output=attention_output, attention_norm=attention_norm,
