@@ -161,6 +161,10 @@ mutant("rollout-caption-own-twice", "app/panels/analysis_panel.py", "        if 
 
 mutant("encoder-hook-rows-at-once", "engine/models/bert.py",
        "rows_edit = edit if edit is not None and not wanted.isdisjoint(ROW_POINTS) else None", "rows_edit = edit")
+mutant("encoder-row-attention-first-rows", "engine/models/bert.py",
+       "head_outputs_out=head_outputs[:, rows])", "head_outputs_out=head_outputs[:, :rows.stop - rows.start])")
+mutant("softmax-unshifted-no-fallback", "engine/core/attention.py",
+       "    if not (sums.min() > _SUM_FLOOR and sums.max() < _SUM_CEILING):  # NaN fails too", "    if False:")
 
 def _copy_tree(destination: Path) -> None:
     """The tracked and untracked-but-not-ignored files, as they are now (no .venv, no .git)."""

@@ -92,3 +92,22 @@ def test_copying_the_scores_out_changes_no_weight(divisor, causal):
     np.testing.assert_allclose(kept["scaled"], full["scaled"], rtol=1e-6, atol=1e-5)  # −∞ in the same places
     lower = np.tril(np.ones((50, 50), bool)) if causal else np.ones((50, 50), bool)
     np.testing.assert_allclose(kept["scores"][:, lower], full["scores"][:, lower], rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("shift", [300.0, -300.0])
+def test_scores_past_exps_range_take_the_shifted_softmax(shift):
+    """Scaled scores of ±300 (exp overflows to ∞ above ~88, underflows to 0 below ~−103): the softmax
+    without the row maximum cannot hold them, the tile's rows are redone with it; the weights still
+    match the float64 loop (which subtracts the maximum) and no row is NaN or all zero."""
+    rng = np.random.default_rng(11)
+    # eighths: every product a multiple of 1/64, so the float32 scores near ±300 are exact
+    q, k = (np.round(rng.standard_normal((2, 20, 8)) * 8).astype(np.float32) / 8 for _ in range(2))
+    q[:, :, 0] = 1.0
+    k[:, :, 0] = shift  # every score moved by shift: the weights are those of the unshifted scores
+    v = rng.standard_normal((2, 20, 8)).astype(np.float32)
+    got = attend_weights(q, k, v, divisor=1.0, causal=False)
+    weights, outputs = loop_reference(q, k, v, 1.0, False)
+    assert np.isfinite(got["weights"]).all()
+    np.testing.assert_allclose(got["weights"].sum(-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(got["weights"], weights, atol=2e-6)
+    np.testing.assert_allclose(got["head_outputs"], outputs, atol=1e-5)

@@ -118,7 +118,17 @@ def test_bad_block_shapes_are_refused():
 # ---------------------------------------------------------------- the encoder block
 
 
-def test_encoder_block_matches_its_reference():
+@pytest.mark.parametrize("threaded", [False, True])
+def test_encoder_block_matches_its_reference(threaded, monkeypatch):
+    """threaded: the layers in two row shares, each attending for its own query rows (the fast path
+    of long sentences), against the same reference."""
+    if threaded:
+        from engine.core import parallel
+        from engine.models import bert
+
+        monkeypatch.setattr(parallel, "THREADS", 2)
+        monkeypatch.setattr(parallel, "PARALLEL_MIN_PRODUCTS", 0)
+        monkeypatch.setattr(bert, "ENCODER_THREADED_MIN_SCORES", 0)
     config = BertConfig(vocab_size=VOCAB, hidden_size=D, num_layers=LAYERS, num_heads=HEADS, intermediate_size=D_FF,
                         max_positions=CONTEXT, type_vocab_size=2, layer_norm_eps=1e-12)
     rng = np.random.default_rng(4)

@@ -178,6 +178,7 @@ def attend_weights(
     zeroed_above: bool = False,
     scores_out: np.ndarray | None = None,
     scaled_out: np.ndarray | None = None,
+    head_outputs_out: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """:func:`attend` keeping only what a trace keeps: the weights and the head outputs.
 
@@ -191,14 +192,14 @@ def attend_weights(
 
     Grouped-query heads share their key/value head inside one matmul: the group's query rows are
     stacked, (kv_heads, group·rows, d_k) · (kv_heads, d_k, keys), instead of repeating k.
-    A power-of-two ``divisor`` (√64 = 8) scales q before q·kᵀ (exact: the same numbers, one
-    (rows, d_k) pass instead of one over (rows, keys)); any other scales the scores.
+    ``divisor`` scales q before q·kᵀ (one (rows, d_k) pass instead of one over (rows, keys); exact
+    for a power of two such as √64 = 8, else within float32 rounding of scaling the scores).
 
     ``scores_out`` / ``scaled_out`` (heads, n_q, n_k): where a hook on the scores needs them, each
     tile's raw and scaled scores are copied there too (scaled: −∞ above the causal diagonal; raw:
     not written there), and returned as "scores" / "scaled". The weights are then the very same
-    numbers as without (a power-of-two scaling of q or of the scores is exact either way), so a
-    run that listens to the scores computes what a run that does not computes.
+    numbers as without (the raw scores come from a matmul of their own), so a run that listens
+    to the scores computes what a run that does not computes.
 
     Returns {"weights": (heads, n_q, n_k), "head_outputs": (heads, n_q, d_v)}. The same numbers as
     :func:`attend` up to float32 rounding of the summation order (tested against it)."""
@@ -212,38 +213,35 @@ def attend_weights(
     values = np.ascontiguousarray(v if group == 1 else np.repeat(v, group, axis=0))  # (heads, n_k, d_v)
     dtype = np.result_type(q, keys_transposed)
     weights = np.empty((heads, n_queries, n_keys), dtype) if weights_out is None else weights_out
-    head_outputs = np.empty((heads, n_queries, values.shape[2]), np.result_type(weights, values))
-    exact_power = math.frexp(divisor)[0] == 0.5  # 2^m: scaling q is exact
-    q_factor = dtype.type(1.0 / divisor) if exact_power and divisor != 1.0 and scores_out is None else None
-    score_factor = dtype.type(1.0 / divisor) if divisor != 1.0 and q_factor is None else None
+    head_outputs = (np.empty((heads, n_queries, values.shape[2]), np.result_type(weights, values))
+                    if head_outputs_out is None else head_outputs_out)
+    # 1/divisor scales q, a (rows, d_k) pass, not the (rows, keys) scores. A hook on the scores gets
+    # the raw q·kᵀ from a matmul of its own, so its weights are the very numbers of a run without.
+    q_factor = dtype.type(1.0 / divisor) if divisor != 1.0 else None
     offset = n_keys - n_queries  # query i sits at position offset + i
 
     def tile(rows: slice, heads_: slice = slice(None)) -> None:
         """Eq. 1 for some query rows of some heads (``heads_``: all of them unless group == 1)."""
         count = rows.stop - rows.start
         keys = offset + rows.stop if causal else n_keys
-        block = q[heads_, rows]  # (heads in tile, count, d_k)
-        block = block * q_factor if q_factor is not None else np.ascontiguousarray(block)
+        raw = q[heads_, rows]  # (heads in tile, count, d_k)
+        block = raw * q_factor if q_factor is not None else np.ascontiguousarray(raw)
         tile_heads = block.shape[0]
         kv_count = tile_heads // group  # key/value heads of the tile
+        keys_block = keys_transposed[heads_, :, :keys]  # (kv heads of the tile, d_k, keys)
         scores = np.empty((kv_count, group * count, keys), dtype)  # the tile's scores, scratch
-        np.matmul(block.reshape(kv_count, group * count, d_k), keys_transposed[heads_, :, :keys], out=scores)
+        np.matmul(block.reshape(kv_count, group * count, d_k), keys_block, out=scores)
         scores = scores.reshape(tile_heads, count, keys)
         if scores_out is not None:
-            scores_out[heads_, rows, :keys] = scores
-        if score_factor is not None:
-            scores *= score_factor
+            unscaled = np.ascontiguousarray(raw).reshape(kv_count, group * count, d_k) @ keys_block
+            scores_out[heads_, rows, :keys] = unscaled.reshape(tile_heads, count, keys)
         if causal and count > 1:  # within the tile's last `count` keys, each row sees up to itself
             np.copyto(scores[:, :, keys - count:], -np.inf, where=_upper(count))
         if scaled_out is not None:
             scaled_out[heads_, rows, :keys] = scores
             scaled_out[heads_, rows, keys:] = -np.inf
-        row_max = scores.max(axis=-1, keepdims=True)  # (heads in tile, count, 1)
-        scores -= row_max
-        np.exp(scores, out=scores)
-        sums = scores.sum(axis=-1, keepdims=True)
         target = weights[heads_, rows, :keys]
-        np.divide(scores, sums, out=target)
+        _softmax_unshifted(scores, target)
         if keys < n_keys and not zeroed_above:
             weights[heads_, rows, keys:] = 0.0
         np.matmul(target, values[heads_, :keys], out=head_outputs[heads_, rows])
@@ -299,6 +297,26 @@ def _upper(count: int) -> np.ndarray:
         mask = _UPPER[count] = np.triu(np.ones((count, count), dtype=bool), k=1)
         mask.flags.writeable = False
     return mask
+
+
+# Row sums outside these bounds mean exp() overflowed (a scaled score above ~88) or every score of a
+# row underflowed: such a tile's softmax is redone with each row's maximum subtracted first.
+_SUM_FLOOR, _SUM_CEILING = 1e-30, 1e30
+
+
+def _softmax_unshifted(scores: np.ndarray, out: np.ndarray) -> None:
+    """Row softmax of ``scores`` (…, keys) into ``out``: exp(s)/Σexp(s) without subtracting the row
+    maximum (which cancels): three passes over the scores instead of five; a row whose sum overflowed or vanished
+    takes the shifted form. −∞ (masked) gives 0. The same weights as :func:`softmax` to float32
+    rounding (tested against a float64 loop)."""
+    with np.errstate(over="ignore"):  # an overflow is caught below, not warned of
+        np.exp(scores, out=out)
+    sums = out.sum(axis=-1, keepdims=True)  # (…, 1)
+    if not (sums.min() > _SUM_FLOOR and sums.max() < _SUM_CEILING):  # NaN fails too
+        np.subtract(scores, scores.max(axis=-1, keepdims=True), out=scores)
+        np.exp(scores, out=out)
+        sums = out.sum(axis=-1, keepdims=True)
+    out /= sums
 
 
 def softmax_into(logits: np.ndarray, out: np.ndarray) -> np.ndarray:
