@@ -129,6 +129,25 @@ def fit_bottom(window, key: str, grow_only: bool = False) -> None:
     keep_head_grid_whole(window)
 
 
+def bottom_room(widget) -> int | None:
+    """The viewport height the bottom dock holding ``widget`` (a panel) may grow to: what fit_bottom gives a
+    panel that needs it, the top row down to top_least. None outside a docked bottom dock (a floating one,
+    a panel on its own). A panel with a compact form takes it only when even this is too short: else its
+    dock grows to the whole form, as before (SmolLM2's five-row player at 1024 × 600)."""
+    window = widget.window()
+    docks = getattr(window, "docks", None)
+    if not docks or "attention" not in docks:
+        return None
+    key = next((k for k, dock in docks.items() if dock.isAncestorOf(widget)), None)
+    dock, above = docks.get(key), docks["attention"]
+    if dock is None or dock.isFloating() or above.isHidden() or above.isFloating() or dock.widget() is None \
+            or window.dockWidgetArea(dock) != Qt.DockWidgetArea.BottomDockWidgetArea:
+        return None
+    total = dock.height() + above.height()
+    chrome = dock.height() - dock.widget().viewport().height()
+    return total - top_least(window, total) - chrome - 2  # 2: fit_bottom's
+
+
 def top_least(window, total: int) -> int:
     """Height the top row needs: TOP_LEAST, or the head grid's rows (two or three with 8 or 12 heads)
     over the arithmetic's smallest size and its tab bar, but never more than TOP_MOST of ``total``."""

@@ -13,29 +13,33 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QWidget
 
-from app.layout_check import clipped_items, cut_report, dock_scrolls
+from app.layout_check import clipped_children, clipped_items, cut_report, dock_scrolls
 
 SIZES = {"1024x600": (1008, 552), "1366x768": (1350, 720), "1920x1080": (1560, 1000)}
-# What may still scroll (with its scroll bar), and why: nothing at 1366 × 768 and 1920 × 1080. At
-# 1024 × 600 (a 552-pixel window), measured: the positional lab needs 258 px (toy) to 288 (MiniLM) in
-# 185: its formulas wrap to seven lines in the 370-pixel tab over a PE map of 120. The step-through
-# player fits with few rows: its heatmaps are as tall as their rows need (app/panels/player_panel.py
-# view_height: the toy's three tokens 100 px, not 240; looked at: labels and numbers readable). The
-# input's form (its rarely used settings behind "More"), the next-token bars (as many as fit, "top 5
-# of 10") and the cell inspector (rows as tall as their text) fit; so do the head grid, the worked
-# arithmetic, the model layers, the rollout and the activation patching's form (the patching grids,
-# once run, need their rows).
+# What may still scroll (with its scroll bar), and why: nothing. At 1024 × 600 (a 552-pixel window) the
+# positional lab needed 258 px (toy) to 288 (MiniLM) in 185, its formulas seven lines in the 370-pixel
+# tab over a PE map of 120: it takes its compact form (app/panels/positional_panel.py: the formula
+# alone, the rest behind "Details"; 168 px). The step-through player fits with few rows: its heatmaps
+# are as tall as their rows need (view_height: the toy's three tokens 100 px, not 240; looked at: labels
+# and numbers readable). The input's form (its rarely used settings behind "More"), the next-token bars
+# (as many as fit, "top 5 of 10") and the cell inspector (rows as tall as their text) fit; so do the
+# head grid, the worked arithmetic, the model layers, the rollout and the activation patching's form
+# (the patching grids, once run, need their rows).
 ALLOWED = {
-    "1024x600": {"positional"},
+    "1024x600": set(),
     "1366x768": set(),
     "1920x1080": set(),
 }
 
 
-# … and for a model, at 1024 × 600: the player with MiniLM's and e5's sixteen tokens, which need the
-# whole 240 px (in the 130 its heatmap would have, sixteen rows came out 4 px tall, looked at); e5's
-# prefix bar needed 305 px in the input's 279 until its buttons were as wide as their words.
-MODEL_ALLOWED: dict[str, set] = {"minilm": {"player"}, "e5": {"player"}}
+# … and for a model, at 1024 × 600: nothing either. The player with MiniLM's and e5's sixteen tokens
+# needed 319 px in 211 (a 240-px heatmap under 79 px of controls and captions; in the 130 left under
+# them, sixteen rows came out 4 px tall, looked at): a one-heatmap stage puts its controls and captions
+# beside the map (210 px, rows 9.6 px); e5's prefix bar needed 305 px in the input's 279 until its
+# buttons were as wide as their words. Still short there: the three-heatmap stages (Q, K, V; the
+# weighted sum; concat; new vectors) with sixteen tokens scroll, three 220-px maps leave no width for
+# a column beside them (test_three_heatmaps_of_sixteen_rows_still_scroll_at_1024_by_600).
+MODEL_ALLOWED: dict[str, set] = {}
 
 
 def _settle(window, seconds: float = 0.3) -> None:
@@ -90,7 +94,24 @@ def _cut_in_every_group(window, size: str) -> dict:
             _settle(window)
             if report := _cut(window, size):
                 found["steps at the weights"] = report
+        if name == "labs" and window.controller.model == "toy":  # the lab's results and its difference map
+            lab = window.panel("positional")
+            lab.shuffle()
+            _settle_lab(window, lab)
+            report = _cut(window, size)
+            if cut := clipped_children(lab):
+                report.setdefault("positional", []).extend(cut)
+            if report:
+                found["labs after a shuffle"] = report
     return found
+
+
+def _settle_lab(window, lab) -> None:
+    deadline = time.monotonic() + 15
+    while not lab.is_idle() and time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.01)
+    _settle(window)
 
 
 @pytest.mark.parametrize("size", list(SIZES))
@@ -235,6 +256,132 @@ def test_the_players_heatmaps_are_as_tall_as_their_rows_need(window):
     _settle(window)
     assert c.snapshot.result.n == 12
     assert [view.minimumHeight() for view in player.views if not view.isHidden()] == [208]
+
+
+def test_a_heatmap_beside_the_players_controls_keeps_its_rows():
+    """Beside the controls a stage heatmap has no title (it is over the captions) and 2-px margins, not 9:
+    38 px less for the same rows; stacked, the heights are as before."""
+    from app.panels.player_panel import SIDE_SAVING, view_height
+
+    assert SIDE_SAVING == 38
+    assert [view_height(rows, side=True) for rows in (3, 12, 16, 40)] == [62, 170, 202, 202]
+    assert [view_height(rows) for rows in (3, 12, 16, 40)] == [100, 208, 240, 240]
+
+
+def _sixteen_tokens(window) -> None:
+    c = window.controller
+    c.set_config(c.config.replace(text=" ".join(f"w{i}" for i in range(16)), tokenizer="whitespace"), immediate=True)
+    _settle(window)
+
+
+def _player_at(window, stage: str):
+    """The Steps group shown, the player on ``stage``."""
+    window.dock_groups.select("steps")
+    _settle(window)
+    player = window.panel("player")
+    player.set_stage(player.stage_keys.index(stage))
+    _settle(window)
+    return player
+
+
+@pytest.mark.parametrize("size", ["1024x600", "1366x768"])
+def test_the_player_puts_its_captions_beside_sixteen_rows_when_short(window, size):
+    """Sixteen tokens at 1024 × 600: the weights' 240-px heatmap under the controls and two captions needed
+    319 px in 211 and scrolled. Beside them it has the dock's height: whole, its rows ≥ 9 px (9.5 stacked at
+    1366 × 768), its title over the captions. At 1366 × 768 the player stays stacked, as it was."""
+    _at(window, size)
+    _sixteen_tokens(window)
+    player = _player_at(window, "weights")
+    dock = window.docks["player"]
+    assert dock_scrolls(dock) == [], (player.stacked_height(dock.widget().viewport().width()), dock.height())
+    view = player.views[0]
+    assert clipped_items(view) == [] and clipped_children(player) == []
+    rows = view.plot.getViewBox().sceneBoundingRect().height() / 16
+    assert rows >= 9, rows
+    title = "weights of head 0 · 16 × 16"
+    if size == "1024x600":
+        assert player.is_beside()
+        assert player.view_title.isVisible() and player.view_title.text() == title
+        assert view.plot.title.text == ""  # not twice
+        head, pages = player.head.geometry(), player.pages.geometry()
+        assert head.right() < pages.left() and pages.height() >= view.minimumHeight()
+        assert player.caption_why.height() >= player.caption_why.heightForWidth(player.caption_why.width())
+    else:
+        assert not player.is_beside() and not player.view_title.isVisible() and view.plot.title.text == title
+    player.set_stage(player.stage_keys.index("tokens"))  # the token strip: stacked again
+    _settle(window)
+    assert not player.is_beside() and dock_scrolls(dock) == []
+
+
+def test_the_player_stays_stacked_when_its_dock_can_grow_to_it(window):
+    """Five rows (SmolLM2's "The capital of France is") at 1024 × 600 need 203 px stacked, 7 more than the
+    group's share gives: the dock grows to them (app/layout_sizes.py bottom_room), as before; beside is
+    for what no height there holds."""
+    from app.layout_sizes import bottom_room
+
+    _at(window, "1024x600")
+    c = window.controller
+    c.set_config(c.config.replace(text="The capital of France is", tokenizer="whitespace"), immediate=True)
+    player = _player_at(window, "weights")
+    dock = window.docks["player"]
+    width = dock.widget().viewport().width()
+    assert player.stacked_height(width) <= bottom_room(player), (player.stacked_height(width), bottom_room(player))
+    assert not player.is_beside() and dock_scrolls(dock) == []
+    assert bottom_room(window.panel("input")) is None  # not a bottom dock
+
+
+def test_three_heatmaps_of_sixteen_rows_still_scroll_at_1024_by_600(window):
+    """What is still short (see MODEL_ALLOWED): Q, K and V side by side leave no width for a column beside
+    them, and stacked they need 319 px in 211. The player says so by scrolling, not by squashing its rows."""
+    _at(window, "1024x600")
+    _sixteen_tokens(window)
+    player = _player_at(window, "qkv")
+    assert not player.is_beside()
+    assert all(view.minimumHeight() == 240 for view in player.views)
+    assert "up and down" in dock_scrolls(window.docks["player"])
+
+
+def test_the_positional_lab_is_compact_when_short_and_whole_when_tall(window):
+    """At 1024 × 600 the lab needed 258 px in 185 (377 once shuffled, and sideways: the difference map's
+    title is 378 px wide): compact, it shows the PE formula alone ("Details" for the rest), the shuffle's
+    difference map in a tab of its own, raised by a shuffle, RoPE's fastest and slowest pairs in one row;
+    nothing scrolls or is cut. At 1920 × 1080 everything is where it was."""
+    _at(window, "1024x600")
+    window.dock_groups.select("labs")
+    _settle(window)
+    lab, dock = window.panel("positional"), window.docks["positional"]
+    assert lab.is_compact() and dock_scrolls(dock) == [], (lab.full_height(), dock.height())
+    assert lab.pe_formula.isVisible() and not lab.pe_caption.isVisible() and lab.details_button.isVisible()
+    assert lab.pe_formula.text() == lab.pe_caption.text().split("\n")[0]
+    assert lab.intro.isVisible()  # no results yet: the intro says what the button does
+    lab.shuffle()
+    _settle_lab(window, lab)
+    assert lab.tabs.currentWidget() is lab.difference_map and lab.tabs.tabText(2) == "Δ weights · head 0"
+    assert dock_scrolls(dock) == [] and clipped_children(lab) == []
+    assert clipped_items(lab.difference_map) == [] and lab.verdict.isVisible()
+    lab.tabs.setCurrentIndex(0)
+    _settle(window)
+    assert clipped_items(lab.pe_map) == []
+    lab.positional.setCurrentIndex(lab.positional.findData("rope"))
+    _settle_lab(window, lab)
+    lab.tabs.setCurrentIndex(1)
+    _settle(window)
+    assert len(lab.rope_data) == 2 and lab.rope_line.isVisible()
+    assert dock_scrolls(dock) == [] and clipped_items(lab.rope_canvas) == [], clipped_items(lab.rope_canvas)
+    lab.details_button.click()  # the whole captions, in both tabs (the dock may scroll: the user's choice)
+    _settle(window)
+    assert lab.rope_caption.isVisible() and lab.details_buttons[1].isChecked()
+    lab.details_button.click()
+    lab.positional.setCurrentIndex(lab.positional.findData("sinusoidal"))
+    _settle_lab(window, lab)
+
+    _at(window, "1920x1080")
+    window.dock_groups.select("labs")
+    _settle(window)
+    assert not lab.is_compact() and lab.pe_caption.isVisible() and not lab.details_button.isVisible()
+    assert lab.tabs.indexOf(lab.difference_map) < 0 and lab.difference_map.isVisible()  # under the results
+    assert lab.intro.isVisible() and lab.pe_map.plot.title.text == "PE (token × dimension)"
+    assert dock_scrolls(dock) == [] and clipped_children(lab) == []
 
 
 def test_a_groups_height_is_its_share_not_seventy_percent_of_it(window):

@@ -12,7 +12,8 @@ panel first appears.
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from engine.models import model_info
 from engine.models.contract import Capabilities
@@ -25,6 +26,35 @@ class Panel(QWidget):
 
     # capability → the value a model must have for this panel to show it; {} = every model
     NEEDS: dict[str, bool] = {}
+
+    _room_watched: QWidget | None = None  # the room fit_room() follows, once the panel has been shown
+
+    def room(self) -> QWidget | None:
+        """The widget whose size is the room the panel has: its dock's scroll area's viewport (the
+        parent while it sits in no scroll area)."""
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QScrollArea):
+            parent = parent.parentWidget()
+        return parent.viewport() if parent is not None else self.parentWidget()
+
+    def fit_room(self) -> None:
+        """Lay the panel out for its room: run when it is shown and whenever the room is resized, for a
+        panel that overrides it (the player, the positional lab, the input's settings)."""
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().showEvent(event)
+        if type(self).fit_room is Panel.fit_room:
+            return
+        room = self.room()
+        if room is not None and room is not self._room_watched:
+            self._room_watched = room
+            room.installEventFilter(self)
+        self.fit_room()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
+        if watched is self._room_watched and event.type() == QEvent.Type.Resize:
+            self.fit_room()
+        return False
 
     def show_snapshot(self, snapshot) -> None:
         """Bring the panel up to date with ``snapshot`` (the controller's current one)."""

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -210,7 +209,6 @@ class InputPanel(Panel):
         self._more_widgets = [self.embeddings_label, self.load_table, self.clear_table, self.projections_label,
                               self.load_projections]
         self._facts_shown = False
-        self._watched = None
         self._set_more_shown(self._remembered_more() is not False, remember=False)
 
         self.show_config(controller.config)
@@ -270,11 +268,11 @@ class InputPanel(Panel):
             values.append(self.tr("own embeddings"))
         return fill(self.tr("More: %1"), " · ".join(values))
 
-    def _fit_more(self) -> None:
+    def fit_room(self) -> None:
         """Without a remembered choice: the more settings shown when the dock's height holds them."""
         if self._remembered_more() is not None or self._facts_shown:
             return
-        scroll = self._room()
+        scroll = self.room()
         if scroll is None:
             return
         need = self.minimumSizeHint().height()
@@ -293,26 +291,6 @@ class InputPanel(Panel):
             + max(self.projections_label.heightForWidth(max(self.width() - 160, 60)),
                   self.load_projections.sizeHint().height())
         return rows + below + 2 * max(self.layout().spacing(), 0) + 12
-
-    def _room(self) -> QWidget | None:
-        """The widget whose height is the room the panel has: its dock's scroll area's viewport."""
-        parent = self.parentWidget()
-        while parent is not None and not isinstance(parent, QScrollArea):
-            parent = parent.parentWidget()
-        return parent.viewport() if parent is not None else self.parentWidget()
-
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt name
-        if watched is self._watched and event.type() == QEvent.Type.Resize:
-            self._fit_more()
-        return False
-
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt name
-        super().showEvent(event)
-        room = self._room()
-        if room is not None and room is not getattr(self, "_watched", None):
-            self._watched = room
-            room.installEventFilter(self)
-        self._fit_more()
 
     # ---------------------------------------------------------------- helpers
     @staticmethod
@@ -410,7 +388,7 @@ class InputPanel(Panel):
         self.settings_box.setVisible(not facts)
         self._facts_shown = bool(facts)
         self._set_more_shown(self.more_shown(), remember=False)  # the table and projections rows with the settings
-        self._fit_more()
+        self.fit_room()
 
     def show_message(self, field: str, message: str) -> None:
         """Show ``message`` (in the interface language) under ``field``'s box, hiding the others."""

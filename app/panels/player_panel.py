@@ -18,8 +18,8 @@ import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QStackedWidget, QStyle, QToolButton,
-    QVBoxLayout, QWidget,
+    QBoxLayout, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QStackedWidget, QStyle,
+    QToolButton, QVBoxLayout, QWidget,
 )
 
 from engine import STAGES
@@ -73,11 +73,19 @@ MIN_VIEW_WIDTH, MIN_VIEW_HEIGHT = 220, 240  # px of one stage heatmap: rows labe
 # LEAST_VIEW_HEIGHT. Three tokens need 100 px, not 240: the player fits at 1024 × 600 (issue 25.9);
 # sixteen need the whole 240 (a lower one squashed them to 4-px rows, looked at)
 VIEW_CHROME, ROW_PX, LEAST_VIEW_HEIGHT = 64, 12, 100
+# Short and wide (the steps group at 1024 × 600: 701 × 211 px, and sixteen rows that need 240 under 79 px
+# of controls and captions): the controls and captions go into a column beside the heatmap, which takes
+# the whole height. Its title goes into that column too and its margins shrink from 9 to 2 px: SIDE_SAVING
+# px less for the same 9.5-px rows (measured: title 24, margins 14). Only a stage of SIDE_VIEWS heatmap
+# goes beside: three need 3 × MIN_VIEW_WIDTH of the width already
+SIDE_VIEWS, SIDE_SAVING, SIDE_MARGINS = 1, 38, (2, 2, 2, 2)
+SIDE_BAR_INSET = 7  # px above and below the colour bar then: its end numbers overhang it by half a line
 
 
-def view_height(rows: int) -> int:
-    """The least height of a stage heatmap with ``rows`` rows (px)."""
-    return max(LEAST_VIEW_HEIGHT, min(MIN_VIEW_HEIGHT, VIEW_CHROME + ROW_PX * rows))
+def view_height(rows: int, side: bool = False) -> int:
+    """The least height of a stage heatmap with ``rows`` rows (px); ``side``: beside the controls,
+    its title out of the view."""
+    return max(LEAST_VIEW_HEIGHT, min(MIN_VIEW_HEIGHT, VIEW_CHROME + ROW_PX * rows)) - (SIDE_SAVING if side else 0)
 
 
 class PlayerPanel(Panel):
@@ -101,6 +109,9 @@ class PlayerPanel(Panel):
         self._active: list[str] = []  # names of the views in use, left to right
         self._highlights: dict[str, int | None] = {}
         self._caption = ("", "")
+        self._titles: list[str] = []  # the titles of the views in use
+        self._rows = 0  # rows of the tallest matrix shown (0: the token strip)
+        self._side = False  # controls and captions beside the heatmap (short and wide), else above it
         self.stage_names = (
             self.tr("Tokens"), self.tr("Embeddings + positions"), self.tr("Q, K, V"), self.tr("Scores Q·Kᵀ"),
             self.tr("Scaled (+ mask)"), self.tr("Softmax weights"), self.tr("Weighted sum of V"),
@@ -142,9 +153,16 @@ class PlayerPanel(Panel):
             self.addAction(action)
 
     def _build_widgets(self) -> None:
-        layout = QVBoxLayout(self)
+        # stacked: [head: bar, formula, captions] over the pages; beside (short and wide): the head a column
+        # left of the pages, its bar in two rows (the stage's buttons over the speed and the formula)
+        layout = QBoxLayout(QBoxLayout.Direction.TopToBottom, self)
         layout.setContentsMargins(4, 4, 4, 4)
-        bar = QHBoxLayout()
+        self.head = QWidget()
+        self.head.setObjectName("playerHead")
+        head = QVBoxLayout(self.head)
+        head.setContentsMargins(0, 0, 0, 0)
+        self.bar = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        bar, rest = QHBoxLayout(), QHBoxLayout()
         self.buttons = {}
         for name, action in (("previous", self.previous_action), ("play", self.play_action), ("next", self.next_action)):
             button = QToolButton()
@@ -164,7 +182,7 @@ class PlayerPanel(Panel):
         bar.addWidget(self.indicator)
         bar.addStretch(1)
         speed_label = QLabel(self.tr("Seconds per stage"))
-        bar.addWidget(speed_label)
+        rest.addWidget(speed_label)
         self.speed = QDoubleSpinBox()
         self.speed.setObjectName("playerSpeed")
         self.speed.setRange(0.01, 30.0)
@@ -173,7 +191,7 @@ class PlayerPanel(Panel):
         self.speed.setValue(DEFAULT_SECONDS)
         self.speed.setToolTip(self.tr("How long each stage stays on screen while playing"))
         speed_label.setBuddy(self.speed)
-        bar.addWidget(self.speed)
+        rest.addWidget(self.speed)
         self.formula_button = QToolButton()
         self.formula_button.setObjectName("playerFormulaButton")
         self.formula_button.setText(self.tr("Formula"))
@@ -181,13 +199,22 @@ class PlayerPanel(Panel):
         self.formula_button.setToolTip(self.tr(
             "softmax(Q·Kᵀ/√d_k)·V with each symbol linked to its stage, one projection written out, self- "
             "versus cross-attention, RoPE's relative positions"))
-        bar.addWidget(self.formula_button)
-        layout.addLayout(bar)
+        rest.addWidget(self.formula_button)
+        self.bar.addLayout(bar, 1)
+        self.bar.addLayout(rest)
+        self._rows_of_bar = (bar, rest)
+        head.addLayout(self.bar)
         self.formula = FormulaView()
         self.formula.setVisible(False)
         self.formula.stageRequested.connect(self._on_formula_link)
         self.formula_button.toggled.connect(self._on_formula_toggled)
-        layout.addWidget(self.formula)
+        head.addWidget(self.formula)
+        self.view_title = QLabel()  # beside only: the heatmap's title, out of the view
+        self.view_title.setObjectName("playerViewTitle")
+        self.view_title.setWordWrap(True)
+        self.view_title.setTextFormat(Qt.TextFormat.PlainText)
+        self.view_title.setVisible(False)
+        head.addWidget(self.view_title)
         self.caption_what = QLabel()
         self.caption_what.setObjectName("playerCaptionWhat")
         self.caption_what.setWordWrap(True)
@@ -199,8 +226,10 @@ class PlayerPanel(Panel):
         self.caption_why.setObjectName("playerCaptionWhy")
         self.caption_why.setWordWrap(True)
         self.caption_why.setTextFormat(Qt.TextFormat.PlainText)
-        layout.addWidget(self.caption_what)
-        layout.addWidget(self.caption_why)
+        head.addWidget(self.caption_what)
+        head.addWidget(self.caption_why)
+        head.addStretch(1)  # beside: the column's text from the top
+        layout.addWidget(self.head)
         self.pages = QStackedWidget()
         layout.addWidget(self.pages, 1)
         self.token_strip = QLabel()
@@ -229,6 +258,7 @@ class PlayerPanel(Panel):
             view.setMinimumSize(MIN_VIEW_WIDTH, MIN_VIEW_HEIGHT)  # never squashed: the dock scrolls instead
             row.addWidget(view, 1)
             self.views.append(view)
+        self._view_margins = self.views[0].ci.layout.getContentsMargins()  # pyqtgraph's 9 px
         self.pages.addWidget(maps)
 
     def _show_page(self, index: int) -> None:
@@ -355,6 +385,7 @@ class PlayerPanel(Panel):
         self.formula.setVisible(shown)
         if shown:
             self._render()
+        self.fit_room()
 
     def _on_formula_link(self, stage: str) -> None:
         """A symbol of the formula: show its stage here, and in the heatmap when it is one of its stages."""
@@ -386,6 +417,7 @@ class PlayerPanel(Panel):
         if key == "tokens":
             self._show_page(0)
             self._show_tokens(result, focus)
+            self.fit_room()  # the token strip stacked
             return
         self._show_page(1)
         specs = self._specs(key, snapshot, head)
@@ -393,7 +425,8 @@ class PlayerPanel(Panel):
         if state != self._shown:
             self._shown = state
             self._active = [spec["name"] for spec in specs]
-            least = view_height(max(spec["matrix"].shape[0] for spec in specs))  # side by side: one height
+            self._titles = [spec["title"] for spec in specs]
+            self._rows = max(spec["matrix"].shape[0] for spec in specs)  # side by side: one height
             for index, view in enumerate(self.views):
                 if index >= len(specs):
                     view.hide()
@@ -401,18 +434,78 @@ class PlayerPanel(Panel):
                     continue
                 spec = specs[index]
                 view.show()
-                view.plot.setTitle(spec["title"])
                 view.set_axis_titles(*spec["axes"])
                 rows, columns = spec["matrix"].shape
-                view.setMinimumHeight(least)  # Qt does nothing when it is unchanged
                 show_values = rows <= 14 and columns <= VALUE_COLUMNS[len(specs)]  # legible cells only
                 view.set_matrix(spec["matrix"], spec["rows"], spec["columns"], levels=spec["levels"],
                                 colormap=spec["colormap"], show_values=show_values)
+            self._dress_views()
         self._highlights = {}
         for index, spec in enumerate(specs):
             row = focus if spec["highlight"] else None
             self._highlights[spec["name"]] = row
             self.views[index].set_highlight_row(row)
+        self.fit_room()
+
+    # ----------------------------------------------------------------- beside or stacked
+    def is_beside(self) -> bool:
+        """True when the controls and captions are a column beside the heatmap (a short, wide dock)."""
+        return self._side
+
+    def stacked_height(self, width: int) -> int:
+        """The least height of the panel at ``width`` with its controls and captions over the heatmaps
+        (what its layout needs stacked, counted whichever way it is laid out now: no back and forth)."""
+        margins, spacing = self.layout().contentsMargins(), max(self.layout().spacing(), 0)
+        inner = width - margins.left() - margins.right()
+        bar = max(item.widget().sizeHint().height() for row in self._rows_of_bar
+                  for item in (row.itemAt(i) for i in range(row.count())) if item.widget() is not None)
+        parts = [bar] + ([self.formula.minimumSizeHint().height()] if self.formula.isVisibleTo(self) else [])
+        parts += [label.heightForWidth(inner) for label in (self.caption_what, self.caption_why)]
+        parts.append(view_height(self._rows) if self._rows else self.pages.currentWidget().minimumSizeHint().height())
+        return margins.top() + margins.bottom() + sum(parts) + spacing * (len(parts) - 1)
+
+    def _side_width(self) -> int:
+        """The column's width beside: its widest row of controls (the stage's buttons and names)."""
+        return max(row.sizeHint().width() for row in self._rows_of_bar)
+
+    def fit_room(self) -> None:
+        """Beside when the room (the dock's viewport, or what it may grow to) is shorter than the stacked
+        layout needs and the stage's heatmap fits beside the column; else stacked. The formula, once
+        opened, stacks (it is wide)."""
+        room = self.room()
+        if room is None or room.width() <= 0:
+            return
+        from ..layout_sizes import bottom_room
+
+        margins = self.layout().contentsMargins()
+        beside = (0 < len(self._active) <= SIDE_VIEWS and self._rows > 0 and self.stage_key != "tokens"
+                  and not self.formula.isVisibleTo(self)
+                  and room.width() - margins.left() - margins.right() - self._side_width()
+                  - self.layout().spacing() >= MIN_VIEW_WIDTH * len(self._active)
+                  and max(room.height(), bottom_room(self) or 0) < self.stacked_height(room.width()))
+        if beside != self._side:
+            self._side = beside
+            self.layout().setDirection(QBoxLayout.Direction.LeftToRight if beside else QBoxLayout.Direction.TopToBottom)
+            self.bar.setDirection(QBoxLayout.Direction.TopToBottom if beside else QBoxLayout.Direction.LeftToRight)
+            if beside:
+                self.head.setFixedWidth(self._side_width())
+            else:
+                self.head.setMinimumWidth(0)
+                self.head.setMaximumWidth(16777215)  # QWIDGETSIZE_MAX
+            self._dress_views()
+
+    def _dress_views(self) -> None:
+        """Titles, margins and least height of the views in use, for the way the panel is laid out."""
+        side = self._side and self.stage_key != "tokens"
+        self.view_title.setVisible(side)
+        self.view_title.setText(self._titles[0] if side and self._titles else "")
+        least = view_height(self._rows, side) if self._rows else MIN_VIEW_HEIGHT
+        for view, title in zip(self.views, self._titles):
+            view.plot.setTitle(None if side else title)
+            view.ci.layout.setContentsMargins(*(SIDE_MARGINS if side else self._view_margins))
+            inset = SIDE_BAR_INSET if side else 0
+            view.colorbar.setContentsMargins(0, inset, 0, inset)
+            view.setMinimumHeight(least)  # Qt does nothing when it is unchanged
 
     def _set_caption(self, what: str, why: str) -> None:
         self._caption = (what, why)

@@ -17,7 +17,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget,
+    QBoxLayout, QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QStackedWidget, QTabWidget,
+    QToolButton, QVBoxLayout, QWidget,
 )
 
 from engine import EngineError
@@ -34,9 +35,18 @@ SHUFFLE_LANE = "shuffle"
 PE_LANE = "positional-pe"
 SHUFFLE_SHORTCUT = "Ctrl+Shift+P"  # P for permute
 MAX_ROPE_PAIRS = 4
+COMPACT_ROPE_PAIRS = 2  # the tabs short: the fastest and the slowest pair, in one row
+ROPE_ROW_HEIGHT = 90  # px a row of pair plots needs: title 30, axis 20, the arrows 40 (squashed, they were cut)
 SETTLE_MS = 300  # rerun the shuffle test once typing pauses
 MAX_CELL_VALUES = 8  # write Δ into the cells of the difference map up to this many tokens
 MAX_ORDER_TOKENS = 40  # tokens spelled out in the original / shuffled lines
+PE_MAP_HEIGHT, DIFFERENCE_HEIGHT = 120, 160  # px: the maps' least heights under their text
+# Short (the labs group at 1024 × 600: 185 px for a lab that needs 262, 377 once shuffled; 1366 × 768: 308 for
+# 362 once shuffled, where the difference map's axis was cut under the panel): each column its compact form.
+# The shuffle's: the difference map a tab beside the PE map's, the two numbers on one line, the results in the
+# intro's place if both do not fit. The tabs': the PE caption its formula alone (the rest behind "Details"),
+# the maps without their titles (the tabs name them) and margins (9 → 2 px), COMPACT_MAP_HEIGHT tall
+COMPACT_MAP_HEIGHT, COMPACT_MARGINS, COMPACT_BAR_INSET = 90, (2, 2, 2, 2), 7  # inset: the bar's end numbers
 BEFORE_PEN = pg.mkPen("#8c8c8c", width=2, style=Qt.PenStyle.DashLine)
 AFTER_COLOR = "#d62728"
 ARC_PEN = pg.mkPen("#1f77b4", width=1.5)
@@ -78,6 +88,8 @@ class PositionalPanel(Panel):
         self._shuffle_stale = False  # the sentence changed since the shown shuffle result
         self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self._settle.timeout.connect(self._rerun_shuffle)
+        self._compact = (False, False)  # (shuffle column, tabs) in their compact form (a short dock)
+        self._raise_difference = False  # the user pressed Shuffle: the difference tab comes forward (compact)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
@@ -88,6 +100,25 @@ class PositionalPanel(Panel):
         self.tabs.setObjectName("positionalTabs")
         self.tabs.addTab(self._build_sinusoidal(), self.tr("Sinusoidal PE"))
         self.tabs.addTab(self._build_rope(), self.tr("RoPE rotation"))
+        # compact only, beside each caption's first line (in the tab bar's corner "Sinusoidal PE" was cut,
+        # scrolled): the rest of the caption, one choice for both tabs
+        self.details_buttons = []
+        tips = (self.tr("What PE adds to x, and its dot products by distance"),
+                self.tr("Which arrow is which, and why q·k sees only the distance"))
+        for name, row, tip in zip(("pe", "rope"), (self._pe_text, self._rope_text), tips):
+            button = QToolButton()
+            button.setObjectName(f"{name}DetailsButton")
+            button.setText(self.tr("Details"))
+            button.setCheckable(True)
+            button.setAutoRaise(True)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            button.setArrowType(Qt.ArrowType.RightArrow)
+            button.setToolTip(tip)
+            button.toggled.connect(self._on_details_toggled)
+            button.setVisible(False)
+            row.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
+            self.details_buttons.append(button)
+        self.details_button = self.details_buttons[0]
         splitter.addWidget(self.tabs)
         splitter.setSizes([450, 550])
 
@@ -108,9 +139,11 @@ class PositionalPanel(Panel):
         box = QWidget()
         layout = QVBoxLayout(box)
         layout.setContentsMargins(0, 0, 0, 0)
-        intro = QLabel(self.tr(
+        self._shuffle_layout = layout
+        self.intro = intro = QLabel(self.tr(
             "Self-attention has no sense of order: shuffle the tokens, undo the shuffle on the result, and "
             "without positions nothing has changed (the tutorial “自注意力机制 self-attention”: 猫追老鼠 and 老鼠追猫 look the same)."))
+        intro.setObjectName("shuffleIntro")
         intro.setWordWrap(True)
         layout.addWidget(intro)
         row = QHBoxLayout()
@@ -132,6 +165,7 @@ class PositionalPanel(Panel):
         self.positional.currentIndexChanged.connect(self._on_positional_chosen)
         row.addWidget(self.positional)
         row.addStretch(1)
+        self._shuffle_row = row
         layout.addLayout(row)
         self.order_label = QLabel(self.tr("Press “Shuffle tokens” to compare the sentence with its tokens reordered."))
         self.order_label.setObjectName("shuffleOrder")
@@ -145,16 +179,26 @@ class PositionalPanel(Panel):
         self.verdict = QLabel()
         self.verdict.setObjectName("shuffleVerdict")
         self.verdict.setWordWrap(True)
-        for label in (self.weight_label, self.output_label, self.verdict):
-            layout.addWidget(label)
+        self.differences = QBoxLayout(QBoxLayout.Direction.TopToBottom)  # compact: the two numbers on one line
+        for label in (self.weight_label, self.output_label):
+            label.setVisible(False)  # no empty lines before the first result
+            self.differences.addWidget(label)
+        layout.addLayout(self.differences)
+        self.verdict.setVisible(False)
+        layout.addWidget(self.verdict)
         self.difference_map = HeatmapView(title=self.tr("un-permuted shuffled weights − original weights"))
         self.difference_map.setObjectName("shuffleDifferenceHeatmap")
         self.difference_map.set_axis_titles(self.tr("query token"), self.tr("key token"))
-        self.difference_map.setMinimumHeight(160)
+        self.difference_map.setMinimumHeight(DIFFERENCE_HEIGHT)
         self.difference_map.setVisible(False)  # empty axes until the first shuffle says something
+        self._map_margins = self.difference_map.ci.layout.getContentsMargins()  # pyqtgraph's 9 px
         layout.addWidget(self.difference_map, 1)
         layout.addStretch(0)
-        return box
+        from ..layout_sizes import KeepHeightForWidth
+
+        self._shuffle_box = box
+        self._box_height = KeepHeightForWidth(box)  # the wrapped results over the map (the splitter passes no
+        return box  # height-for-width on: the map's axis was cut at 1366 × 768, the dock not raised for it)
 
     def _build_sinusoidal(self) -> QWidget:
         page = QWidget()
@@ -163,14 +207,24 @@ class PositionalPanel(Panel):
         self.pe_caption = QLabel()
         self.pe_caption.setObjectName("peCaption")
         self.pe_caption.setWordWrap(True)
-        layout.addWidget(self.pe_caption)
+        self.pe_formula = QLabel()  # compact: the caption's formula alone
+        self.pe_formula.setObjectName("peFormula")
+        self.pe_formula.setWordWrap(True)
+        self.pe_formula.setVisible(False)
+        self._pe_text = QHBoxLayout()  # [the caption or the formula][Details (compact)]
+        text = QVBoxLayout()
+        text.addWidget(self.pe_caption)
+        text.addWidget(self.pe_formula)
+        self._pe_text.addLayout(text, 1)
+        layout.addLayout(self._pe_text)
         self.pe_map = HeatmapView(title=self.tr("PE (token × dimension)"))
         self.pe_map.setObjectName("peHeatmap")
         self.pe_map.set_axis_titles(self.tr("token (position)"), self.tr("dimension"))
-        self.pe_map.setMinimumHeight(120)  # rows readable under three lines of formulas (a sliver at 1024 × 600)
+        self.pe_map.setMinimumHeight(PE_MAP_HEIGHT)  # rows readable under three lines of formulas
         layout.addWidget(self.pe_map, 1)
         from ..layout_sizes import KeepHeightForWidth
 
+        self._pe_page = page
         self._page_height = KeepHeightForWidth(page)  # the wrapped formulas and the whole map (issue 25.9)
         return page
 
@@ -189,11 +243,24 @@ class PositionalPanel(Panel):
         self.rope_caption = QLabel()
         self.rope_caption.setObjectName("ropeCaption")
         self.rope_caption.setWordWrap(True)
-        layout.addWidget(self.rope_caption)
+        self.rope_line = QLabel()  # compact: the caption's first line alone
+        self.rope_line.setObjectName("ropeLine")
+        self.rope_line.setWordWrap(True)
+        self.rope_line.setVisible(False)
+        self._rope_text = QHBoxLayout()  # [the caption or its first line][Details (compact)]
+        text = QVBoxLayout()
+        text.addWidget(self.rope_caption)
+        text.addWidget(self.rope_line)
+        self._rope_text.addLayout(text, 1)
+        layout.addLayout(self._rope_text)
         self.rope_canvas = pg.GraphicsLayoutWidget()
         self.rope_canvas.setObjectName("ropeCanvas")
         self.rope_canvas.setBackground("w")
         layout.addWidget(self.rope_canvas, 1)
+        from ..layout_sizes import KeepHeightForWidth
+
+        self._rope_page = page
+        self._rope_height = KeepHeightForWidth(page)  # the wrapped caption over the pairs, as the PE page's
         self.rope_stack.addWidget(page)
         return self.rope_stack
 
@@ -201,6 +268,7 @@ class PositionalPanel(Panel):
     def shuffle(self) -> None:
         """Run the shuffle test: the first time reversed, then a new random order each press."""
         self._shuffle_seed = 0 if self._shuffle_seed is None else self._shuffle_seed + 1
+        self._raise_difference = True
         self._shuffle_stale = False
         self._settle.stop()
         self._submit_shuffle()
@@ -214,7 +282,7 @@ class PositionalPanel(Panel):
         if snapshot is None or self._shuffle_seed is None:
             return
         self._waiting_shuffle = True
-        self.verdict.setText(self.tr("computing the shuffled sentence…"))
+        self._say(self.verdict, self.tr("computing the shuffled sentence…"))
         self._shuffle_lane.submit(shuffle_test, snapshot.result.config, None, self._shuffle_seed, snapshot.result)
 
     def _on_positional_chosen(self, _index: int) -> None:
@@ -224,7 +292,7 @@ class PositionalPanel(Panel):
         try:
             self.controller.update_config(positional=key)
         except EngineError as error:
-            self.verdict.setText(error_text(error))
+            self._say(self.verdict, error_text(error))
             with QSignalBlocker(self.positional):
                 self.positional.setCurrentIndex(self.positional.findData(self.controller.config.positional))
 
@@ -280,7 +348,7 @@ class PositionalPanel(Panel):
 
     def _on_shuffle_failed(self, error) -> None:
         self._waiting_shuffle = False
-        self.verdict.setText(fill(self.tr("The shuffle test failed: %1"), error_text(error)))
+        self._say(self.verdict, fill(self.tr("The shuffle test failed: %1"), error_text(error)))
 
     def _on_pe_failed(self, error) -> None:
         self._waiting_pe = False
@@ -298,8 +366,10 @@ class PositionalPanel(Panel):
                         f"{gap:.1g}", ", ".join(fill(self.tr("Δ %1 → %2"), delta, f"{value:.2f}")
                                                 for delta, value in enumerate(dots)))
         self.pe_caption.setText(formula + "\n" + note + "\n" + distance)
+        self.pe_formula.setText(formula)
         rows = [f"{position} {text}" for position, text in enumerate(labels)]  # PE depends on the position
         self.pe_map.set_matrix(matrix, rows, None, levels=(-1.0, 1.0), colormap=DIVERGING_MAP, show_values=False)
+        self.fit_room()  # a longer caption (more tokens, more distances) may not fit any more
 
     def _show_shuffle(self) -> None:
         shuffled = self.shuffle_result
@@ -307,10 +377,22 @@ class PositionalPanel(Panel):
             return
         self.order_label.setText(fill(self.tr("original: %1\nshuffled: %2"),
                                       joined(shuffled.tokens), joined(shuffled.shuffled_tokens)))
-        self.weight_label.setText(fill(self.tr("max |Δ weights| = %1"), format_difference(shuffled.max_weight_difference)))
-        self.output_label.setText(fill(self.tr("max |Δ outputs| = %1"), format_difference(shuffled.max_output_difference)))
-        self.verdict.setText(self._verdict(shuffled))
+        self._say(self.weight_label, fill(self.tr("max |Δ weights| = %1"),
+                                          format_difference(shuffled.max_weight_difference)))
+        self._say(self.output_label, fill(self.tr("max |Δ outputs| = %1"),
+                                          format_difference(shuffled.max_output_difference)))
+        self._say(self.verdict, self._verdict(shuffled))
         self._show_difference_map()
+        self.fit_room()
+        if self._raise_difference and self.tabs.indexOf(self.difference_map) >= 0:
+            self.tabs.setCurrentWidget(self.difference_map)  # the user's shuffle: its map in front
+        self._raise_difference = False
+
+    @staticmethod
+    def _say(label: QLabel, text: str) -> None:
+        """``text`` in ``label``, shown only with something to say (no empty lines before a result)."""
+        label.setText(text)
+        label.setVisible(bool(text))
 
     def _verdict(self, shuffled: ShuffleResult) -> str:
         config = shuffled.original.config
@@ -338,16 +420,152 @@ class PositionalPanel(Panel):
         difference = shuffled.weight_difference[head]  # (n, n)
         # a floor on the colour scale keeps rounding noise (~1e-8) white instead of full colour
         bound = max(float(np.abs(difference).max()), 0.01)
-        self.difference_map.setVisible(True)
+        if self.tabs.indexOf(self.difference_map) < 0:  # a tab's page is shown by its tab widget
+            self.difference_map.setVisible(True)
         self.difference_map.set_matrix(difference, shuffled.tokens, shuffled.tokens, levels=(-bound, bound),
                                        colormap=DIVERGING_MAP, show_values=difference.shape[0] <= MAX_CELL_VALUES)
-        self.difference_map.plot.setTitle(fill(self.tr("head %1: un-permuted shuffled weights − original"), head))
+        self._title_difference_map()
+
+    def _title_difference_map(self) -> None:
+        """Its title over it, or (compact, a tab) the tab's text: the long title needed 378 px of width."""
+        head = min(self.controller.head, self.shuffle_result.weight_difference.shape[0] - 1)
+        index = self.tabs.indexOf(self.difference_map)
+        self.difference_map.plot.setTitle(None if self._compact[1] else
+                                          fill(self.tr("head %1: un-permuted shuffled weights − original"), head))
+        if index >= 0:
+            self.tabs.setTabVisible(index, True)
+            self.tabs.setTabText(index, fill(self.tr("Δ weights · head %1"), head))
+            self.tabs.setTabToolTip(index, fill(self.tr("head %1: un-permuted shuffled weights − original"), head))
+
+    # ------------------------------------------------------------------ the compact form
+    def is_compact(self) -> bool:
+        """True when either column is in its compact form (a dock too short for all of it)."""
+        return self._compact != (False, False)
+
+    def full_height(self) -> int:
+        """The least height of the lab with everything in its place (the intro, the two numbers on two
+        lines, the difference map under them, the PE caption whole)."""
+        outer = self.layout().contentsMargins()
+        return outer.top() + outer.bottom() + max(self._shuffle_height(intro=True, difference=True),
+                                                  self._tabs_height(whole=True))
+
+    def _shuffle_height(self, *, intro: bool, difference: bool) -> int:
+        """The shuffle column's least height at its width now, with or without the intro and the
+        difference map under the results (then the two numbers on two lines): counted the same whichever
+        form is shown, so the form does not go back and forth."""
+        spacing = max(self._shuffle_layout.spacing(), 0)
+        width = max(self._shuffle_box.width(), 1)
+        row = max(item.widget().sizeHint().height() for item in (self._shuffle_row.itemAt(i)
+                  for i in range(self._shuffle_row.count())) if item.widget() is not None)
+        parts = ([self.intro.heightForWidth(width)] if intro else []) + [row, self.order_label.heightForWidth(width)]
+        if self.shuffle_result is not None:
+            numbers = self.weight_label.sizeHint().height()
+            parts += [numbers, numbers, DIFFERENCE_HEIGHT] if difference else [numbers]
+        if self.verdict.text():
+            parts.append(self.verdict.heightForWidth(width))
+        return sum(parts) + spacing * (len(parts) - 1)
+
+    def _tabs_height(self, *, whole: bool) -> int:
+        """The tabs' least height with the PE caption whole (its map PE_MAP_HEIGHT) or its formula alone."""
+        page = self._pe_page.layout()
+        margins = page.contentsMargins()
+        inner = max(self.tabs.width() - 8, 1) - margins.left() - margins.right()  # the tab's frame: 4 a side
+        if whole:
+            pe = self.pe_caption.heightForWidth(inner) + PE_MAP_HEIGHT
+        else:
+            pe = self.pe_formula.heightForWidth(inner - self.details_button.sizeHint().width() - 6) + COMPACT_MAP_HEIGHT
+        pe += margins.top() + margins.bottom() + page.spacing()
+        rope = self.rope_hint.heightForWidth(inner)
+        if self.rope_stack.currentIndex() == 1:
+            rope_margins = self._rope_page.layout().contentsMargins()
+            text = (self.rope_caption.heightForWidth(inner) if whole else
+                    self.rope_line.heightForWidth(inner - self.details_button.sizeHint().width() - 6))
+            rope = (text + self._rope_page.layout().spacing() + self._rope_canvas_height(not whole)
+                    + rope_margins.top() + rope_margins.bottom())
+        return self.tabs.tabBar().sizeHint().height() + 8 + max(pe, rope)
+
+    def fit_room(self) -> None:
+        """Each column compact when the room (the dock's viewport, or what it may grow to) is shorter than
+        it needs whole: the shuffle's difference map then a tab beside the PE map's, the PE caption its
+        formula alone."""
+        room = self.room()
+        if room is None or room.height() <= 0 or self._shuffle_box.width() <= 0:
+            return
+        from ..layout_sizes import bottom_room
+
+        outer = self.layout().contentsMargins()
+        height = max(room.height(), bottom_room(self) or 0) - outer.top() - outer.bottom()
+        compact = (height < self._shuffle_height(intro=True, difference=True), height < self._tabs_height(whole=True))
+        # with the map in a tab, the intro stays over the results while they fit under it
+        intro = (not compact[0] or self.shuffle_result is None
+                 or height >= self._shuffle_height(intro=True, difference=False))
+        if compact != self._compact:
+            self._set_compact(*compact)
+        if intro != self.intro.isVisibleTo(self):
+            self.intro.setVisible(intro)
+            self.order_label.setToolTip("" if intro else self.intro.text())
+
+    def _set_compact(self, left: bool, right: bool) -> None:
+        self._compact = (left, right)
+        self.differences.setDirection(QBoxLayout.Direction.LeftToRight if left else QBoxLayout.Direction.TopToBottom)
+        index = self.tabs.indexOf(self.difference_map)
+        if left and index < 0:  # a tab of its own, beside the PE map (shown once there is a result)
+            self._shuffle_layout.removeWidget(self.difference_map)
+            self.tabs.addTab(self.difference_map, "")
+            self.tabs.setTabVisible(self.tabs.indexOf(self.difference_map), self.shuffle_result is not None)
+        elif not left and index >= 0:
+            front = self.tabs.currentWidget() is self.difference_map
+            self.tabs.removeTab(index)
+            self._shuffle_layout.insertWidget(self._shuffle_layout.indexOf(self.verdict) + 1, self.difference_map, 1)
+            self.difference_map.setVisible(self.shuffle_result is not None)
+            if front:
+                self.tabs.setCurrentIndex(0)
+        # the right column short: the maps without their titles (the tabs name them), margins and the PE
+        # map's rotated "token (position)", longer than the map is tall; the colour bars' end numbers inside
+        for view, height in ((self.difference_map, DIFFERENCE_HEIGHT), (self.pe_map, PE_MAP_HEIGHT)):
+            view.setMinimumHeight(COMPACT_MAP_HEIGHT if right else height)
+            view.ci.layout.setContentsMargins(*(COMPACT_MARGINS if right else self._map_margins))
+            view.colorbar.setContentsMargins(0, COMPACT_BAR_INSET if right else 0, 0, COMPACT_BAR_INSET if right else 0)
+        self.pe_map.plot.setTitle(None if right else self.tr("PE (token × dimension)"))
+        self.pe_map.plot.getAxis("left").showLabel(not right)
+        if self.shuffle_result is not None:
+            self._title_difference_map()
+        for button in self.details_buttons:
+            button.setVisible(right)
+        self._show_details()
+        self._draw_rope()  # two pairs in a row, or four in the grid
+
+    def _on_details_toggled(self, shown: bool) -> None:
+        for button in self.details_buttons:
+            with QSignalBlocker(button):
+                button.setChecked(shown)
+            button.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self._show_details()
+
+    def _show_details(self) -> None:
+        """The captions whole, or (the tabs compact, details closed) the PE formula and RoPE's first line."""
+        whole = not self._compact[1] or self.details_button.isChecked()
+        for caption, line in ((self.pe_caption, self.pe_formula), (self.rope_caption, self.rope_line)):
+            caption.setVisible(whole)
+            line.setVisible(not whole)
+
+    def _rope_canvas_height(self, compact: bool) -> int:
+        """The pair plots' least height: one row of them compact, two in the 2 × 2 grid (0: RoPE off)."""
+        if self.rope_stack.currentIndex() != 1:
+            return 0
+        margins = COMPACT_MARGINS if compact else self._map_margins
+        return (1 if compact else 2) * ROPE_ROW_HEIGHT + int(margins[1] + margins[3])
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        self.fit_room()  # the columns' widths: the text's lines
 
     def _draw_rope(self) -> None:
         snapshot = self.controller.snapshot
         self.rope_data = []
         if snapshot is None or snapshot.result.q_unrotated is None:
             self.rope_stack.setCurrentIndex(0)
+            self.rope_canvas.setMinimumHeight(0)  # the stack takes its largest page's minimum: none for the hint
             return
         self.rope_stack.setCurrentIndex(1)
         result = snapshot.result
@@ -361,14 +579,23 @@ class PositionalPanel(Panel):
             "Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the positions, only on their "
             "distance m − n: shifting both tokens by the same amount leaves it unchanged."),
             result.tokens[focus].text, focus, head))
+        self.rope_line.setText(self.rope_caption.text().partition("\n")[0])
         self.rope_canvas.clear()
-        for column, pair in enumerate(rope_pairs(d_k)):  # a 2 × 2 grid
+        compact = self._compact[1]
+        self.rope_canvas.ci.layout.setContentsMargins(*(COMPACT_MARGINS if compact else self._map_margins))
+        self.rope_canvas.setMinimumHeight(self._rope_canvas_height(compact))
+        pairs = rope_pairs(d_k, COMPACT_ROPE_PAIRS if compact else MAX_ROPE_PAIRS)
+        for column, pair in enumerate(pairs):  # a 2 × 2 grid, or (compact) one row
             start = (float(before[2 * pair]), float(before[2 * pair + 1]))
             end = (float(after[2 * pair]), float(after[2 * pair + 1]))
             angle = float(angles[pair])
             self.rope_data.append({"pair": pair, "angle": angle, "before": start, "after": end})
             title = fill(self.tr("dims %1, %2: θ = %3 rad"), 2 * pair, 2 * pair + 1, f"{angle:.3f}")
-            plot = self.rope_canvas.addPlot(row=column // 2, col=column % 2, title=title)
+            plot = self.rope_canvas.addPlot(row=0 if compact else column // 2, col=column if compact else column % 2)
+            plot.setTitle(title, **({"size": "9pt"} if compact else {}))
+            if compact:  # half the width each: the title in the app's font over the arrows, no axes' numbers
+                plot.hideAxis("left")
+                plot.hideAxis("bottom")
             self._draw_pair(plot, start, end, angle)
 
     @staticmethod

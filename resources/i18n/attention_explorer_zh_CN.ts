@@ -4442,6 +4442,18 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>RoPE 旋转</translation>
     </message>
     <message>
+        <source>What PE adds to x, and its dot products by distance</source>
+        <translation>PE 给 x 加上了什么，以及它按距离的点积</translation>
+    </message>
+    <message>
+        <source>Which arrow is which, and why q·k sees only the distance</source>
+        <translation>哪个箭头是哪个，以及为什么 q·k 只看距离</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
+    </message>
+    <message>
         <source>Self-attention has no sense of order: shuffle the tokens, undo the shuffle on the result, and without positions nothing has changed (the tutorial “自注意力机制 self-attention”: 猫追老鼠 and 老鼠追猫 look the same).</source>
         <translation>自注意力没有顺序概念：打乱词元、算完后再把结果还原回原顺序，没有位置编码时什么都没变（教程“自注意力机制 self-attention”：“猫追老鼠”和“老鼠追猫”看起来一样）。</translation>
     </message>
@@ -4588,6 +4600,10 @@ shuffled: %2</source>
     <message>
         <source>head %1: un-permuted shuffled weights − original</source>
         <translation>头 %1：还原顺序后的打乱权重 − 原始权重</translation>
+    </message>
+    <message>
+        <source>Δ weights · head %1</source>
+        <translation>Δ 权重 · 头 %1</translation>
     </message>
     <message>
         <source>q of “%1” (position %2, head %3): each pair (q[2i], q[2i+1]) turns by θ = pos · 10000^(−2i/d_k).
