@@ -153,10 +153,13 @@ mutant("atomic-write-signal-window", "engine/files/safe_io.py", "    held = _hol
 mutant("atomic-write-temp-kept", "engine/files/safe_io.py", "                os.unlink(temporary)", "                pass")
 # tenth session: the player's heights by rows, the rollout caption's own-token case
 mutant("player-height-ignores-rows", "app/panels/player_panel.py",
-       "least = view_height(max(spec[\"matrix\"].shape[0] for spec in specs))", "least = MIN_VIEW_HEIGHT")
+       "least = view_height(self._rows, side) if self._rows else MIN_VIEW_HEIGHT", "least = MIN_VIEW_HEIGHT")
 mutant("player-height-by-columns", "app/panels/player_panel.py",
-       "least = view_height(max(spec[\"matrix\"].shape[0] for spec in specs))",
-       "least = view_height(max(spec[\"matrix\"].shape[1] for spec in specs))")
+       "self._rows = max(spec[\"matrix\"].shape[0] for spec in specs)",
+       "self._rows = max(spec[\"matrix\"].shape[1] for spec in specs)")
+mutant("player-beside-never", "app/panels/player_panel.py",
+       "        if beside != self._side:", "        beside = False\n        if beside != self._side:")
+mutant("lab-never-compact", "app/panels/positional_panel.py", "        if compact != self._compact:", "        compact = (False, False)\n        if compact != self._compact:")
 mutant("rollout-caption-own-twice", "app/panels/analysis_panel.py", "        if top == focus:  # its own token", "        if False:  # its own token")
 
 mutant("encoder-hook-rows-at-once", "engine/models/bert.py",
