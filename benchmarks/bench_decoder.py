@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_common import TEXT, cpu_name  # noqa: E402
+from bench_common import TEXT, blas_kernels, cpu_name  # noqa: E402
 
 KV_PREFIX = 32
 
@@ -181,7 +181,7 @@ def main() -> None:
 
     print(f"SmolLM2-135M-Instruct (Q4_1 GGUF → float32), {args.threads} thread(s), {cpu_name()}, numpy {np.__version__}; "
           f"load average {load_before:.2f} → {load_after:.2f}; median of {args.rounds} alternating rounds")
-    print("ratio = NumPy time / PyTorch time (< 1: NumPy faster)")
+    print(f"numpy's BLAS: {blas_kernels()}; ratio = NumPy time / PyTorch time (< 1: NumPy faster)")
     print()
     print("| case | NumPy wall (ms) | PyTorch eager wall (ms) | ratio | NumPy CPU (ms) | PyTorch CPU (ms) | CPU ratio |")
     print("|------|-----:|-----:|-----:|-----:|-----:|-----:|")

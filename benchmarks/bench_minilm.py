@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_common import TEXT, cpu_name  # noqa: E402
+from bench_common import TEXT, blas_kernels, cpu_name  # noqa: E402
 
 
 
@@ -178,7 +178,7 @@ def main() -> None:
         versions += f", {torch_side}"
     print(f"all-MiniLM-L6-v2 forward, float32, {args.threads} thread(s), {cpu_name()}, "
           f"{versions}; load average {load_before:.2f} → {load_after:.2f}")
-    print(f"engine/core/attention.py at {attention_version()}")
+    print(f"engine/core/attention.py at {attention_version()}; numpy's BLAS: {blas_kernels()}")
     print("malloc: " + ("glibc defaults" if args.glibc_defaults else "both sides keep freed memory for reuse (engine.core.memory.keep_freed_memory, as main.py)"))
     print(f"median of {args.rounds} alternating rounds; ratio = NumPy time / PyTorch time (< 1: NumPy faster)")
     print()
