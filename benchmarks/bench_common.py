@@ -18,32 +18,11 @@ def blas_kernels() -> str:
     """The kernels numpy's OpenBLAS runs here, e.g. "OpenBLAS SkylakeX kernels". Some machines set
     OPENBLAS_CORETYPE (with OPENBLAS_L2_SIZE) to an older core than the CPU's; the figure then says so:
     on this project's AVX-512 VMs "Haswell" halves the GEMMs' speed (benchmarks/README.md)."""
-    import ctypes
+    from engine.core.parallel import blas_core_name
 
-    import numpy as np
-
-    np.dot(np.ones((2, 2)), np.ones((2, 2)))  # numpy's BLAS loaded
-    core = "unknown"
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            paths = sorted({line.split(None, 5)[5].strip() for line in maps
-                            if "openblas" in line.lower() and len(line.split(None, 5)) == 6})
-    except OSError:
-        paths = []
-    for path in paths:
-        try:
-            library = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
-                     "openblas_get_corename64_", "openblas_get_corename"):
-            function = getattr(library, name, None)
-            if function is not None:
-                function.restype = ctypes.c_char_p
-                core = function().decode()
-                break
     forced = os.environ.get("OPENBLAS_CORETYPE")
-    return f"OpenBLAS {core} kernels" + (f" (OPENBLAS_CORETYPE={forced} set)" if forced else "")
+    return (f"OpenBLAS {blas_core_name() or 'unknown'} kernels"
+            + (f" (OPENBLAS_CORETYPE={forced} set)" if forced else ""))
 
 
 def cpu_name() -> str:

@@ -157,6 +157,8 @@ mutant("player-height-ignores-rows", "app/panels/player_panel.py",
 mutant("player-height-by-columns", "app/panels/player_panel.py",
        "self._rows = max(spec[\"matrix\"].shape[0] for spec in specs)",
        "self._rows = max(spec[\"matrix\"].shape[1] for spec in specs)")
+# eleventh session: the player beside its heatmap, the lab's compact form, the encoder's row-share attention,
+# the softmax without the row maximum
 mutant("player-beside-never", "app/panels/player_panel.py",
        "        if beside != self._side:", "        beside = False\n        if beside != self._side:")
 mutant("lab-never-compact", "app/panels/positional_panel.py", "        if compact != self._compact:", "        compact = (False, False)\n        if compact != self._compact:")

@@ -95,6 +95,20 @@ def test_blas_thread_count_comes_back():
         setter(outside)  # the process's own count for the tests after this one
 
 
+def test_blas_core_name_is_the_kernel_openblas_runs():
+    """The benchmarks' header names the kernels: OPENBLAS_CORETYPE (set on some machines, read when
+    OpenBLAS loads) is what the library reports when it names a core this CPU can run."""
+    import os
+
+    if not parallel.blas_controllable():
+        pytest.skip("numpy's BLAS is not an OpenBLAS this process can reach")
+    name = parallel.blas_core_name()
+    assert isinstance(name, str) and name.isidentifier(), name
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    if forced in ("Haswell", "Sandybridge", "Nehalem"):  # older cores every x86-64 CPU here runs
+        assert name.lower() == forced.lower()
+
+
 def test_an_error_in_a_share_reaches_the_caller():
     def work(rows):
         if rows.start >= 5:

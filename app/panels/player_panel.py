@@ -26,6 +26,7 @@ from engine import STAGES
 from engine.models import model_info
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView, symmetric_levels
+from ..layout_sizes import bottom_room
 from ..text import fill
 from .base import Panel
 from .formula_view import FormulaView
@@ -475,8 +476,6 @@ class PlayerPanel(Panel):
         room = self.room()
         if room is None or room.width() <= 0:
             return
-        from ..layout_sizes import bottom_room
-
         margins = self.layout().contentsMargins()
         beside = (0 < len(self._active) <= SIDE_VIEWS and self._rows > 0 and self.stage_key != "tokens"
                   and not self.formula.isVisibleTo(self)

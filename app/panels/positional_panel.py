@@ -28,6 +28,7 @@ from engine.core.positional import dot_by_distance, rope_angles, sinusoidal
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView
 from ..i18n import error_text
+from ..layout_sizes import KeepHeightForWidth, bottom_room
 from ..text import fill
 from .base import Panel
 
@@ -194,11 +195,11 @@ class PositionalPanel(Panel):
         self._map_margins = self.difference_map.ci.layout.getContentsMargins()  # pyqtgraph's 9 px
         layout.addWidget(self.difference_map, 1)
         layout.addStretch(0)
-        from ..layout_sizes import KeepHeightForWidth
-
         self._shuffle_box = box
-        self._box_height = KeepHeightForWidth(box)  # the wrapped results over the map (the splitter passes no
-        return box  # height-for-width on: the map's axis was cut at 1366 × 768, the dock not raised for it)
+        # the wrapped results over the map (the splitter passes no height-for-width on: the map's axis
+        # was cut at 1366 × 768, the dock not raised for it)
+        self._box_height = KeepHeightForWidth(box)
+        return box
 
     def _build_sinusoidal(self) -> QWidget:
         page = QWidget()
@@ -222,8 +223,6 @@ class PositionalPanel(Panel):
         self.pe_map.set_axis_titles(self.tr("token (position)"), self.tr("dimension"))
         self.pe_map.setMinimumHeight(PE_MAP_HEIGHT)  # rows readable under three lines of formulas
         layout.addWidget(self.pe_map, 1)
-        from ..layout_sizes import KeepHeightForWidth
-
         self._pe_page = page
         self._page_height = KeepHeightForWidth(page)  # the wrapped formulas and the whole map (issue 25.9)
         return page
@@ -257,8 +256,6 @@ class PositionalPanel(Panel):
         self.rope_canvas.setObjectName("ropeCanvas")
         self.rope_canvas.setBackground("w")
         layout.addWidget(self.rope_canvas, 1)
-        from ..layout_sizes import KeepHeightForWidth
-
         self._rope_page = page
         self._rope_height = KeepHeightForWidth(page)  # the wrapped caption over the pairs, as the PE page's
         self.rope_stack.addWidget(page)
@@ -491,8 +488,6 @@ class PositionalPanel(Panel):
         room = self.room()
         if room is None or room.height() <= 0 or self._shuffle_box.width() <= 0:
             return
-        from ..layout_sizes import bottom_room
-
         outer = self.layout().contentsMargins()
         height = max(room.height(), bottom_room(self) or 0) - outer.top() - outer.bottom()
         compact = (height < self._shuffle_height(intro=True, difference=True), height < self._tabs_height(whole=True))

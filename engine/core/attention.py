@@ -13,8 +13,6 @@ same math in five plain lines, the oracle the fast path is read (and tested) aga
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import parallel
@@ -306,9 +304,9 @@ _SUM_FLOOR, _SUM_CEILING = 1e-30, 1e30
 
 def _softmax_unshifted(scores: np.ndarray, out: np.ndarray) -> None:
     """Row softmax of ``scores`` (…, keys) into ``out``: exp(s)/Σexp(s) without subtracting the row
-    maximum (which cancels): three passes over the scores instead of five; a row whose sum overflowed or vanished
-    takes the shifted form. −∞ (masked) gives 0. The same weights as :func:`softmax` to float32
-    rounding (tested against a float64 loop)."""
+    maximum (which cancels), three passes over the scores instead of five; if a row's sum overflowed
+    or vanished, the tile takes the shifted form. −∞ (masked) gives 0. The same weights as
+    :func:`softmax` to float32 rounding (tested against a float64 loop)."""
     with np.errstate(over="ignore"):  # an overflow is caught below, not warned of
         np.exp(scores, out=out)
     sums = out.sum(axis=-1, keepdims=True)  # (…, 1)

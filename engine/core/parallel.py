@@ -49,6 +49,7 @@ _SET_NAMES = (
     "openblas_set_num_threads64_", "openblas_set_num_threads",
 )
 _GET_NAMES = tuple(name.replace("set_", "get_") for name in _SET_NAMES)
+_CORE_NAMES = tuple(name.replace("set_num_threads", "get_corename") for name in _SET_NAMES)
 
 _blas_lock = threading.Lock()
 _blas_users = 0
@@ -80,8 +81,8 @@ def _thread_pool() -> ThreadPoolExecutor:
         return _pool
 
 
-def _find_blas() -> tuple | None:
-    """(set_num_threads, get_num_threads) of the OpenBLAS numpy loaded, or None."""
+def _openblas_libraries():
+    """The OpenBLAS libraries numpy loaded into this process (``/proc/self/maps``; none off Linux)."""
     import numpy as np
 
     np.dot(np.ones((2, 2)), np.ones((2, 2)))  # make sure numpy's BLAS is loaded
@@ -89,18 +90,35 @@ def _find_blas() -> tuple | None:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
             paths = sorted({line.split(None, 5)[5].strip() for line in maps if "openblas" in line.lower() and len(line.split(None, 5)) == 6})
     except OSError:  # not Linux
-        return None
+        return
     for path in paths:
         try:
-            library = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
+            yield ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
         except OSError:
             continue
+
+
+def _find_blas() -> tuple | None:
+    """(set_num_threads, get_num_threads) of the OpenBLAS numpy loaded, or None."""
+    for library in _openblas_libraries():
         for set_name, get_name in zip(_SET_NAMES, _GET_NAMES):
             setter, getter = getattr(library, set_name, None), getattr(library, get_name, None)
             if setter is not None and getter is not None:
                 setter.argtypes, setter.restype = [ctypes.c_int], None
                 getter.argtypes, getter.restype = [], ctypes.c_int
                 return setter, getter
+    return None
+
+
+def blas_core_name() -> str | None:
+    """The kernel family numpy's OpenBLAS runs here ("SkylakeX", "Haswell", …), or None where it is
+    not found: OPENBLAS_CORETYPE may force an older one than the CPU's (benchmarks print it)."""
+    for library in _openblas_libraries():
+        for name in _CORE_NAMES:
+            function = getattr(library, name, None)
+            if function is not None:
+                function.argtypes, function.restype = [], ctypes.c_char_p
+                return function().decode()
     return None
 
 
