@@ -1,0 +1,52 @@
+"""Exercises switched faster than their answers arrive: the dialog shows the exercise that is
+chosen, with its own answer, never the previous exercise's answer arriving late."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import app.lesson_dialog as lesson_dialog
+from app.exercises import EXERCISES, solve
+from app.worker import Worker
+
+
+@pytest.fixture
+def dialog(qtbot):
+    worker = Worker()
+    dialog = lesson_dialog.ExerciseDialog(worker)
+    qtbot.addWidget(dialog)
+    yield dialog
+    worker.shutdown()
+
+
+def test_a_late_answer_of_the_previous_exercise_is_never_shown(dialog, qtbot, monkeypatch):
+    release = {EXERCISES[0]: threading.Event(), EXERCISES[2]: threading.Event()}
+    started, finished = [], []
+
+    def slow_for_the_first(exercise):
+        started.append(exercise)
+        if exercise in release:  # each answer waits until the test lets it go
+            release[exercise].wait(5)
+        finished.append(exercise)
+        return solve(exercise)
+
+    monkeypatch.setattr(lesson_dialog, "solve", slow_for_the_first)
+    qtbot.waitUntil(lambda: dialog.solution is not None, timeout=10000)  # the one asked when built
+    dialog.solution = None
+    dialog.set_exercise(0)
+    qtbot.waitUntil(lambda: EXERCISES[0] in started, timeout=10000)  # running, not just queued
+    dialog.set_exercise(1)
+    dialog.set_exercise(0)
+    dialog.set_exercise(2)
+    release[EXERCISES[0]].set()  # exercise 0's answer arrives while exercise 2 is chosen
+    qtbot.waitUntil(lambda: EXERCISES[0] in finished, timeout=10000)
+    qtbot.wait(100)  # its answer has crossed to the GUI thread
+    assert dialog.solution is None and not dialog.reveal_button.isEnabled(), "the previous exercise's answer is shown"
+    release[EXERCISES[2]].set()
+    qtbot.waitUntil(lambda: dialog.solution is not None, timeout=10000)
+    assert dialog.exercise is EXERCISES[2]
+    assert dialog.solution.exercise is EXERCISES[2]
+    expected = solve(EXERCISES[2])
+    assert list(dialog.solution.answer) == pytest.approx(list(expected.answer), abs=0)
+    assert dialog.reveal_button.isEnabled()
