@@ -47,7 +47,12 @@ CORPUS = [
 ] * 4
 D, HEADS, LAYERS, D_FF = 32, 4, 2, 64
 ENCODERS = ("bert", "xlm-roberta")
-DECODERS = ("gpt2", "llama", "qwen2", "qwen3")
+DECODERS = ("gpt2", "llama", "qwen2", "qwen3", "mistral", "llama-old", "phi3", "gemma2", "gemma3", "olmo2")
+# GGUF architecture of each decoder written as a GGUF file too (llama-old: the older config.json form)
+GGUF_ARCH = {"gpt2": "gpt2", "llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "llama-old": "llama",
+             "phi3": "phi3", "olmo2": "olmo2"}
+# Written in transformers' older config.json form: rope_theta at the top level, no num_key_value_heads
+OLD_FORM = ("llama-old",)
 SEED = 20261201
 
 
@@ -89,10 +94,11 @@ def byte_bpe(family: str):
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    specials = ["<s>", "</s>"] if family == "llama" else ["<|endoftext|>"]
+    prepends = family in ("llama", "mistral", "llama-old", "gemma2", "gemma3")  # a <s> / <bos> first
+    specials = ["<s>", "</s>"] if prepends else ["<|endoftext|>"]
     tokenizer.train_from_iterator(CORPUS, trainers.BpeTrainer(
         vocab_size=300, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    if family == "llama":
+    if prepends:
         tokenizer.post_processor = processors.TemplateProcessing(
             single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", tokenizer.token_to_id("<s>"))])
     elif family == "gpt2":
@@ -104,8 +110,8 @@ def byte_bpe(family: str):
 
 
 def config_of(family: str, vocab: int):
-    from transformers import (BertConfig, GPT2Config, LlamaConfig, Qwen2Config, Qwen3Config,
-                              XLMRobertaConfig)
+    from transformers import (BertConfig, Gemma2Config, Gemma3TextConfig, GPT2Config, LlamaConfig, MistralConfig,
+                              Olmo2Config, Phi3Config, Qwen2Config, Qwen3Config, XLMRobertaConfig)
 
     common = dict(vocab_size=vocab, attn_implementation="eager")
     if family == "bert":
@@ -130,7 +136,43 @@ def config_of(family: str, vocab: int):
         return Qwen3Config(hidden_size=D, num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=2,
                            head_dim=16, intermediate_size=D_FF, max_position_embeddings=64, rms_norm_eps=1e-6,
                            rope_theta=1000000.0, tie_word_embeddings=False, use_sliding_window=False, **common)
+    sizes = dict(hidden_size=D, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=D_FF,
+                 max_position_embeddings=64, **common)
+    if family == "mistral":  # a sliding window of 5 positions, shorter than the text; GQA
+        return MistralConfig(num_key_value_heads=2, sliding_window=5, rms_norm_eps=1e-5, rope_theta=1000000.0,
+                             tie_word_embeddings=False, bos_token_id=0, eos_token_id=1, **sizes)
+    if family == "llama-old":  # every head its own k and v (config.json rewritten in the old form)
+        return LlamaConfig(num_key_value_heads=HEADS, rms_norm_eps=1e-5, rope_theta=20000.0,
+                           tie_word_embeddings=False, bos_token_id=0, eos_token_id=1, **sizes)
+    if family == "phi3":  # fused qkv_proj with grouped-query attention, fused gate_up_proj
+        return Phi3Config(num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=False,
+                          sliding_window=None, pad_token_id=0, bos_token_id=0, eos_token_id=0, **sizes)
+    if family == "gemma2":  # soft-capping small enough to change scores and logits; sliding window on layer 0
+        return Gemma2Config(num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, sliding_window=4,
+                            attn_logit_softcapping=2.0, final_logit_softcapping=3.0, rms_norm_eps=1e-6,
+                            hidden_activation="gelu_pytorch_tanh", bos_token_id=0, eos_token_id=1, pad_token_id=1,
+                            **sizes)
+    if family == "gemma3":  # q/k norm, local (θ 10⁴, window 4) then global (θ 10⁶) layers
+        return Gemma3TextConfig(num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=16, sliding_window=4,
+                                layer_types=["sliding_attention", "full_attention"], rms_norm_eps=1e-6,
+                                rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                                 "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}},
+                                bos_token_id=0, eos_token_id=1, pad_token_id=1, **sizes)
+    if family == "olmo2":  # norms after attention and MLP instead of before; q/k norm over all heads
+        return Olmo2Config(num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=500000.0, tie_word_embeddings=False,
+                           pad_token_id=1, bos_token_id=0, eos_token_id=1, **sizes)
     raise ValueError(family)
+
+
+def old_form(folder: Path) -> None:
+    """Rewrite config.json as transformers 4 wrote it: rope_theta at the top, no num_key_value_heads."""
+    path = folder / "config.json"
+    config = json.loads(path.read_text())
+    parameters = config.pop("rope_parameters", None) or {}
+    config["rope_theta"] = parameters.get("rope_theta", 10000.0)
+    config.pop("num_key_value_heads", None)
+    config.pop("layer_types", None)
+    path.write_text(json.dumps(config, indent=2) + "\n")
 
 
 def build(family: str, vocab: int, seed: int):
@@ -144,8 +186,8 @@ def build(family: str, vocab: int, seed: int):
     with torch.no_grad():
         for name, parameter in model.named_parameters():
             normlike = any(part in name for part in ("norm", "LayerNorm", "ln_"))
-            if normlike and name.endswith("weight"):
-                parameter.copy_(1.0 + 0.1 * torch.randn_like(parameter))
+            if normlike and name.endswith("weight"):  # Gemma stores w and applies (1 + w)
+                parameter.copy_((0.0 if family.startswith("gemma") else 1.0) + 0.1 * torch.randn_like(parameter))
             elif name.endswith("bias"):
                 parameter.copy_(0.1 * torch.randn_like(parameter))
             else:
@@ -169,6 +211,25 @@ def reference(model, ids: list[int], decoder: bool) -> dict:
     return out
 
 
+def feature_effect(folder: Path, ids: list[int]) -> float:
+    """Largest change of the last logits when the sliding window and soft-capping are switched off."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(folder)
+    plain = AutoConfig.from_pretrained(folder)
+    plain.sliding_window = 64  # as long as the positions: no window
+    for key in ("attn_logit_softcapping", "final_logit_softcapping"):
+        if hasattr(plain, key):
+            setattr(plain, key, None)
+    with torch.no_grad():
+        a = AutoModelForCausalLM.from_pretrained(folder, config=config, dtype=torch.float32,
+                                                 attn_implementation="eager")(torch.tensor([ids])).logits[0, -1]
+        b = AutoModelForCausalLM.from_pretrained(folder, config=plain, dtype=torch.float32,
+                                                 attn_implementation="eager")(torch.tensor([ids])).logits[0, -1]
+    return float((a - b).abs().max())
+
+
 # ---------------------------------------------------------------- GGUF
 
 
@@ -183,7 +244,7 @@ def write_gguf(path: Path, family: str, model, tokenizer) -> None:
 
     state = {name: value.float().numpy() for name, value in model.state_dict().items()}
     config = model.config
-    arch = family
+    arch = GGUF_ARCH[family]
     writer = gguf.GGUFWriter(str(path), arch)
     writer.add_name(f"tiny-{family}")
     writer.add_block_count(LAYERS)
@@ -228,7 +289,9 @@ def write_gguf(path: Path, family: str, model, tokenizer) -> None:
         if head_dim != D // heads:
             writer.add_key_length(head_dim)
             writer.add_value_length(head_dim)
-        if family == "llama":
+        if arch == "phi3":
+            writer.add_rope_dimension_count(head_dim)
+        if "<s>" in tokenizer.get_vocab():
             writer.add_bos_token_id(tokenizer.token_to_id("<s>"))
             writer.add_add_bos_token(True)
         tensors["token_embd.weight"] = state["model.embed_tokens.weight"]
@@ -237,20 +300,29 @@ def write_gguf(path: Path, family: str, model, tokenizer) -> None:
             tensors["output.weight"] = state["lm_head.weight"]
         for i in range(LAYERS):
             p, b = f"model.layers.{i}.", f"blk.{i}."
-            q, k = state[p + "self_attn.q_proj.weight"], state[p + "self_attn.k_proj.weight"]
-            if family == "llama":
-                q, k = _permute(q, heads), _permute(k, kv)
-            names = {"attn_q.weight": q, "attn_k.weight": k, "attn_v.weight": state[p + "self_attn.v_proj.weight"],
-                     "attn_output.weight": state[p + "self_attn.o_proj.weight"],
-                     "ffn_gate.weight": state[p + "mlp.gate_proj.weight"],
-                     "ffn_up.weight": state[p + "mlp.up_proj.weight"],
-                     "ffn_down.weight": state[p + "mlp.down_proj.weight"],
-                     "attn_norm.weight": state[p + "input_layernorm.weight"],
-                     "ffn_norm.weight": state[p + "post_attention_layernorm.weight"]}
+            names = {"attn_output.weight": state[p + "self_attn.o_proj.weight"],
+                     "ffn_down.weight": state[p + "mlp.down_proj.weight"]}
+            if arch == "phi3":  # llama.cpp keeps Phi-3's fusions: attn_qkv [Q; K; V] and ffn_up [gate; up]
+                names["attn_qkv.weight"] = state[p + "self_attn.qkv_proj.weight"]
+                names["ffn_up.weight"] = state[p + "mlp.gate_up_proj.weight"]
+            else:
+                q, k = state[p + "self_attn.q_proj.weight"], state[p + "self_attn.k_proj.weight"]
+                if arch == "llama":
+                    q, k = _permute(q, heads), _permute(k, kv)
+                names.update({"attn_q.weight": q, "attn_k.weight": k,
+                              "attn_v.weight": state[p + "self_attn.v_proj.weight"],
+                              "ffn_gate.weight": state[p + "mlp.gate_proj.weight"],
+                              "ffn_up.weight": state[p + "mlp.up_proj.weight"]})
+            if arch == "olmo2":  # norms after attention and MLP only
+                names["post_attention_norm.weight"] = state[p + "post_attention_layernorm.weight"]
+                names["post_ffw_norm.weight"] = state[p + "post_feedforward_layernorm.weight"]
+            else:
+                names["attn_norm.weight"] = state[p + "input_layernorm.weight"]
+                names["ffn_norm.weight"] = state[p + "post_attention_layernorm.weight"]
             for proj, short in (("q_proj", "attn_q"), ("k_proj", "attn_k"), ("v_proj", "attn_v")):
                 if p + f"self_attn.{proj}.bias" in state:
                     names[short + ".bias"] = state[p + f"self_attn.{proj}.bias"]
-            if family == "qwen3":
+            if arch in ("qwen3", "olmo2"):
                 names["attn_q_norm.weight"] = state[p + "self_attn.q_norm.weight"]
                 names["attn_k_norm.weight"] = state[p + "self_attn.k_norm.weight"]
             for name, value in names.items():
@@ -282,6 +354,8 @@ def make(family: str, seed: int) -> None:
     if dtype is not None:  # stored rounded (Module.to works in place)
         model.to(dtype)
     model.save_pretrained(folder, safe_serialization=True, max_shard_size="60KB" if family == "gpt2" else "1GB")
+    if family in OLD_FORM:
+        old_form(folder)
     # The reference is what transformers computes for the saved folder, read back in float32 (a model
     # converted in memory would keep, e.g., RoPE frequencies rounded to bfloat16).
     cls = AutoModel if family in ENCODERS else AutoModelForCausalLM
@@ -296,8 +370,10 @@ def make(family: str, seed: int) -> None:
     assert fast(TEXT)["input_ids"] == ids, (family, fast(TEXT)["input_ids"], ids)
     arrays = reference(model, ids, family in DECODERS)
     arrays["text"] = np.array(TEXT)
+    if family in ("mistral", "gemma2"):  # the feature must change the result, or the test proves nothing
+        print(f"  {family}: without its window / soft-capping the logits move by {feature_effect(folder, ids):.3f}")
     np.savez_compressed(OUT / f"{family}_reference.npz", **arrays)
-    if family in DECODERS:
+    if family in GGUF_ARCH:
         write_gguf(OUT / f"{family}.gguf", family, model, tokenizer)
     sizes = sum(f.stat().st_size for f in folder.iterdir())
     print(f"{family}: {len(ids)} tokens {ids}, vocab {vocab}, folder {sizes / 1e3:.0f} kB, "

@@ -1,0 +1,46 @@
+"""Gemma 2 (Gemma Team 2024): RMSNorm with (1 + γ), norms before *and* after attention and MLP, GeGLU
+(GELU's tanh form on the gate), embeddings × √d, scores q·k / √query_pre_attn_scalar, soft-capped
+attention logits (cap · tanh(s / cap)) and final logits, a sliding window on alternate layers
+(layer_types; layer 0 is windowed).
+
+Tokenizer: SentencePiece (▁, <0xNN>), <bos> added by tokenizer.json's post-processor. The head is tied.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from .common import add_one_to_norms, llama_table, sizes as common_sizes
+from .rotary import Features, rotary_config
+
+NAME, TITLE, KIND, ORDER = "gemma2", "Gemma 2", "decoder", 90
+MODEL_TYPES = ("gemma2",)
+GGUF_ARCHITECTURES = ()
+TOKENIZER = "SentencePiece (▁, <0xNN>); <bos> from tokenizer.json's post-processor"
+FEATURES = Features(activations=("gelu_pytorch_tanh",), mlp="geglu", window="layer_types", window_pattern="alternate",
+                    softcap=True, query_scale=True, embed_scale=True, post_norms=True)
+LAYER = (("input_layernorm.weight", "attn_norm.weight"), ("post_attention_layernorm.weight", "post_attention_norm.weight"),
+         ("pre_feedforward_layernorm.weight", "ffn_norm.weight"),
+         ("post_feedforward_layernorm.weight", "post_ffw_norm.weight"),
+         ("self_attn.q_proj.weight", "attn_q.weight"), ("self_attn.k_proj.weight", "attn_k.weight"),
+         ("self_attn.v_proj.weight", "attn_v.weight"), ("self_attn.o_proj.weight", "attn_output.weight"),
+         ("mlp.gate_proj.weight", "ffn_gate.weight"), ("mlp.up_proj.weight", "ffn_up.weight"),
+         ("mlp.down_proj.weight", "ffn_down.weight"))
+
+
+def sizes(config: Mapping, path: Path) -> dict:
+    return common_sizes(config, path, head_dim=True)
+
+
+def config(info):
+    return rotary_config(info, FEATURES)
+
+
+def table(info, names):
+    return llama_table(info, names, LAYER)
+
+
+def prepare(tensors, config, source: str):
+    if source == "hf":
+        add_one_to_norms(tensors)
+    return tensors
