@@ -50,7 +50,12 @@ ENCODERS = ("bert", "xlm-roberta")
 DECODERS = ("gpt2", "llama", "qwen2", "qwen3", "mistral", "llama-old", "phi3", "gemma2", "gemma3", "olmo2")
 # GGUF architecture of each decoder written as a GGUF file too (llama-old: the older config.json form)
 GGUF_ARCH = {"gpt2": "gpt2", "llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "llama-old": "llama",
-             "phi3": "phi3", "olmo2": "olmo2"}
+             "phi3": "phi3", "olmo2": "olmo2", "gemma2": "gemma2", "gemma3": "gemma3"}
+# What a Gemma GGUF cannot say, and llama.cpp derives instead: the query scale (1/√head_dim below 27 B) and,
+# for Gemma 3, the layer kinds (every sixth global). Their reference is transformers run on the same weights
+# with those values: ``<family>-gguf_reference.npz``.
+GGUF_IMPLIES = {"gemma2": dict(query_pre_attn_scalar=16),
+                "gemma3": dict(query_pre_attn_scalar=16, layer_types=["sliding_attention", "sliding_attention"])}
 # Written in transformers' older config.json form: rope_theta at the top level, no num_key_value_heads
 OLD_FORM = ("llama-old",)
 SEED = 20261201
@@ -283,14 +288,23 @@ def write_gguf(path: Path, family: str, model, tokenizer) -> None:
         heads, kv = config.num_attention_heads, config.num_key_value_heads
         head_dim = getattr(config, "head_dim", None) or D // heads
         writer.add_head_count_kv(kv)
-        writer.add_rope_freq_base(float(config.rope_parameters["rope_theta"]) if getattr(config, "rope_parameters", None)
-                                  else float(config.rope_theta))
+        rope = getattr(config, "rope_parameters", None) or {}
+        rope = rope.get("full_attention", rope)  # Gemma 3: one table per layer kind; the file holds the global θ
+        writer.add_rope_freq_base(float(rope.get("rope_theta", getattr(config, "rope_theta", 10000.0))))
         writer.add_layer_norm_rms_eps(config.rms_norm_eps)
         if head_dim != D // heads:
             writer.add_key_length(head_dim)
             writer.add_value_length(head_dim)
         if arch == "phi3":
             writer.add_rope_dimension_count(head_dim)
+        if arch in ("gemma2", "gemma3"):  # llama.cpp's converter: the window, the caps; norms stored as 1 + γ
+            writer.add_sliding_window(config.sliding_window)
+            if config.attn_logit_softcapping:
+                writer.add_attn_logit_softcapping(config.attn_logit_softcapping)
+            if config.final_logit_softcapping:
+                writer.add_final_logit_softcapping(config.final_logit_softcapping)
+            for name in [name for name in state if name.endswith("norm.weight")]:
+                state[name] = state[name] + 1.0
         if "<s>" in tokenizer.get_vocab():
             writer.add_bos_token_id(tokenizer.token_to_id("<s>"))
             writer.add_add_bos_token(True)
@@ -316,13 +330,18 @@ def write_gguf(path: Path, family: str, model, tokenizer) -> None:
             if arch == "olmo2":  # norms after attention and MLP only
                 names["post_attention_norm.weight"] = state[p + "post_attention_layernorm.weight"]
                 names["post_ffw_norm.weight"] = state[p + "post_feedforward_layernorm.weight"]
+            elif arch in ("gemma2", "gemma3"):  # norms before and after both
+                names["attn_norm.weight"] = state[p + "input_layernorm.weight"]
+                names["post_attention_norm.weight"] = state[p + "post_attention_layernorm.weight"]
+                names["ffn_norm.weight"] = state[p + "pre_feedforward_layernorm.weight"]
+                names["post_ffw_norm.weight"] = state[p + "post_feedforward_layernorm.weight"]
             else:
                 names["attn_norm.weight"] = state[p + "input_layernorm.weight"]
                 names["ffn_norm.weight"] = state[p + "post_attention_layernorm.weight"]
             for proj, short in (("q_proj", "attn_q"), ("k_proj", "attn_k"), ("v_proj", "attn_v")):
                 if p + f"self_attn.{proj}.bias" in state:
                     names[short + ".bias"] = state[p + f"self_attn.{proj}.bias"]
-            if arch in ("qwen3", "olmo2"):
+            if arch in ("qwen3", "olmo2", "gemma3"):
                 names["attn_q_norm.weight"] = state[p + "self_attn.q_norm.weight"]
                 names["attn_k_norm.weight"] = state[p + "self_attn.k_norm.weight"]
             for name, value in names.items():
@@ -373,6 +392,17 @@ def make(family: str, seed: int) -> None:
     if family in ("mistral", "gemma2"):  # the feature must change the result, or the test proves nothing
         print(f"  {family}: without its window / soft-capping the logits move by {feature_effect(folder, ids):.3f}")
     np.savez_compressed(OUT / f"{family}_reference.npz", **arrays)
+    if family in GGUF_IMPLIES:
+        from transformers import AutoConfig
+
+        implied = AutoConfig.from_pretrained(folder)
+        for key, value in GGUF_IMPLIES[family].items():
+            setattr(implied, key, value)
+        gguf_model = AutoModelForCausalLM.from_pretrained(folder, config=implied, dtype=torch.float32,
+                                                          attn_implementation="eager").eval()
+        implied_arrays = reference(gguf_model, ids, True)
+        implied_arrays["text"] = np.array(TEXT)
+        np.savez_compressed(OUT / f"{family}-gguf_reference.npz", **implied_arrays)
     if family in GGUF_ARCH:
         write_gguf(OUT / f"{family}.gguf", family, model, tokenizer)
     sizes = sum(f.stat().st_size for f in folder.iterdir())

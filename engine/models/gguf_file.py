@@ -384,6 +384,20 @@ def _number(reader: GGUFFile, key: str, default: float) -> float:
     return float(value)
 
 
+def metadata_whole(reader: GGUFFile, key: str, lower: int, upper: int, default=None) -> int:
+    """A whole-number metadata value in [lower, upper] (EngineError naming the key otherwise)."""
+    return _whole(reader, _field(reader, key, default), key, lower, upper)
+
+
+def metadata_number(reader: GGUFFile, key: str, default: float) -> float:
+    """A finite number of the metadata (EngineError naming the key otherwise)."""
+    return _number(reader, key, default)
+
+
+def metadata_value(reader: GGUFFile, key: str, default=None):
+    return _field(reader, key, default)
+
+
 def read_config(reader: GGUFFile) -> DecoderConfig:
     """The decoder numbers from the metadata; refuses another architecture or absurd sizes."""
     from .families import by_gguf_architecture, family, gguf_architectures
@@ -452,14 +466,18 @@ def read_config(reader: GGUFFile) -> DecoderConfig:
         raise EngineError("{name}: the RoPE base {theta} or the epsilon {eps} is out of range (base > 1, "
                           "0 < epsilon < 1)", field="model", name=reader.name, theta=theta, eps=eps)
     context = whole(f"{a}.context_length", 1, MAX_CONTEXT, 2048)
-    features = getattr(module, "FEATURES", None)
-    return DecoderConfig(
+    features = module.FEATURES
+    numbers = dict(
         architecture=a, num_layers=layers, hidden_size=d, intermediate_size=d_ff, num_heads=heads,
         num_kv_heads=kv_heads, head_dim=head_dim, vocab_size=vocab, rope_theta=theta, rms_norm_eps=eps,
         context_length=context, rope_style="adjacent" if a in ADJACENT_ROPE else "half",
         name=str(_field(reader, "general.name", "") or ""), mlp=features.mlp, qk_norm=features.qk_norm,
         qk_norm_whole=features.qk_norm_whole, pre_norms=features.pre_norms, post_norms=features.post_norms,
+        embed_scale=features.embed_scale,
     )
+    if hasattr(module, "gguf_config"):  # the family's block features as llama.cpp stores (or derives) them
+        numbers.update(module.gguf_config(reader, numbers))
+    return DecoderConfig(**numbers)
 
 
 def _token_id(reader: GGUFFile, key: str, count: int) -> int | None:

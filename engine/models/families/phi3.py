@@ -4,7 +4,8 @@ of heads·d_k, kv·d_k and kv·d_k: grouped-query attention) and gate and up fus
 
 Tokenizer: SentencePiece (Llama 2's) pieces; tokenizer.json decides what is added. LongRoPE
 (rope_scaling "longrope", Phi-3.5 and the 128k models) and partial rotary factors are refused.
-GGUF: llama.cpp keeps both fusions (``attn_qkv``, and ``ffn_up`` of 2·d_ff rows).
+GGUF: llama.cpp keeps both fusions (``attn_qkv``, and ``ffn_up`` of 2·d_ff rows); phi3.attention.sliding_window,
+when the file has it, is applied as transformers applies config.json's (Phi-3-mini-4k: 2047 of 4096).
 """
 from __future__ import annotations
 
@@ -63,3 +64,13 @@ def prepare(tensors, config, source: str):
     for fused, named in _parts(config).items():
         split_rows(tensors, fused, named, what[0] if "attn_qkv" in fused else what[1])
     return tensors
+
+
+def gguf_config(reader, numbers: dict) -> dict:
+    from ..gguf_file import metadata_value, metadata_whole
+
+    key = f"{numbers['architecture']}.attention.sliding_window"
+    if metadata_value(reader, key) is None:
+        return {}
+    window = metadata_whole(reader, key, 1, 1 << 24)
+    return dict(layer_windows=(window,) * numbers["num_layers"]) if window < numbers["context_length"] else {}
