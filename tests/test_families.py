@@ -625,3 +625,16 @@ def test_gguf_block_features_read_from_the_metadata(tmp_path):
                             {"phi3.attention.sliding_window": (5, gguf.GGUFValueType.UINT32)})
     assert load_gguf(windowed).config.layer_windows == (5, 5)
     assert load_gguf(FIXTURES / "phi3.gguf").config.layer_windows == ()
+
+
+def test_the_window_view_hatches_the_sliding_window_like_the_causal_mask():
+    """The layer view the heatmap draws: its mask (and −∞ scaled cells, which the heatmap hatches) covers
+    the keys beyond the window on a windowed layer, only the future on a global one."""
+    from engine.models.block_features import window_mask
+
+    model = load_folder(FIXTURES / "gemma2")
+    trace = model.run(str(reference("gemma2")["text"]))
+    local, glob = model.layer_view(trace, 0), model.layer_view(trace, 1)
+    assert np.array_equal(local.mask, window_mask(trace.n, trace.n, 4)) and local.mask[-1, 0]
+    assert np.array_equal(np.isneginf(local.scaled[0]), local.mask)
+    assert np.array_equal(glob.mask, np.triu(np.ones((trace.n, trace.n), bool), 1))
