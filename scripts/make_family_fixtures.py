@@ -129,10 +129,14 @@ def config_of(family: str, vocab: int):
     if family == "gpt2":
         return GPT2Config(n_embd=D, n_layer=LAYERS, n_head=HEADS, n_inner=D_FF, n_positions=64,
                           activation_function="gelu_new", bos_token_id=vocab - 1, eos_token_id=vocab - 1, **common)
-    if family == "llama":  # grouped-query attention, separate output head, llama 3's θ
+    if family == "llama":  # grouped-query attention, separate output head, Llama 3's θ and frequency scaling
+        # (original context 16: the first frequency is blended, the others divided by 8, within the text's 26 tokens)
         return LlamaConfig(hidden_size=D, num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=2,
                            intermediate_size=D_FF, max_position_embeddings=64, rms_norm_eps=1e-5,
-                           rope_theta=500000.0, tie_word_embeddings=False, bos_token_id=0, eos_token_id=1, **common)
+                           rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                                            "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                            "original_max_position_embeddings": 16},
+                           tie_word_embeddings=False, bos_token_id=0, eos_token_id=1, **common)
     if family == "qwen2":  # Q, K, V biases, tied head
         return Qwen2Config(hidden_size=D, num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=2,
                            intermediate_size=D_FF, max_position_embeddings=64, rms_norm_eps=1e-6,
@@ -244,6 +248,26 @@ def _permute(weights: np.ndarray, n_head: int) -> np.ndarray:
             .swapaxes(1, 2).reshape(weights.shape))
 
 
+def llama3_factors(rope: dict, head_dim: int) -> np.ndarray:
+    """llama.cpp convert_hf_to_gguf.py's LlamaModel.generate_extra_tensors: one divisor a frequency."""
+    import math
+
+    base, factor = rope["rope_theta"], rope["factor"]
+    low, high, context = rope["low_freq_factor"], rope["high_freq_factor"], rope["original_max_position_embeddings"]
+    freqs = 1.0 / (base ** (np.arange(0, head_dim, 2, dtype=np.float32) / head_dim))
+    factors = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < context / high:
+            factors.append(1)
+        elif wavelen > context / low:
+            factors.append(factor)
+        else:
+            smooth = (context / wavelen - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
 def write_gguf(path: Path, family: str, model, tokenizer) -> None:
     import gguf
 
@@ -312,6 +336,8 @@ def write_gguf(path: Path, family: str, model, tokenizer) -> None:
         tensors["output_norm.weight"] = state["model.norm.weight"]
         if not config.tie_word_embeddings:
             tensors["output.weight"] = state["lm_head.weight"]
+        if rope.get("rope_type") == "llama3":  # llama.cpp's converter: the divisors of θ_i as rope_freqs.weight
+            tensors["rope_freqs.weight"] = llama3_factors(rope, head_dim)
         for i in range(LAYERS):
             p, b = f"model.layers.{i}.", f"blk.{i}."
             names = {"attn_output.weight": state[p + "self_attn.o_proj.weight"],

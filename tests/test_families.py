@@ -429,6 +429,7 @@ def test_feature_fixtures_switch_their_features_on():
 @pytest.mark.parametrize("family, switch_off", [
     ("mistral", dict(layer_windows=())), ("gemma2", dict(attn_softcap=0.0)), ("gemma2", dict(layer_windows=())),
     ("gemma2", dict(query_scale=0.0)), ("gemma3", dict(local_rope_theta=0.0)), ("olmo2", dict(qk_norm_whole=False)),
+    ("llama", dict(rope_scaling=())),
 ])
 def test_each_feature_changes_the_result_beyond_the_tolerance(family, switch_off):
     """Without the feature the attentions or logits leave transformers' by far more than 1e-4: the
@@ -446,6 +447,10 @@ def test_each_feature_changes_the_result_beyond_the_tolerance(family, switch_off
                                                       for w in model.weights.layers))
     elif "local_rope_theta" in switch_off:
         weights = replace(model.weights, local_inverse_frequency=None)
+    elif "rope_scaling" in switch_off:  # Llama 3's frequencies unscaled
+        from engine.core.positional import inverse_frequencies
+
+        weights = replace(model.weights, inverse_frequency=inverse_frequencies(config.head_dim, config.rope_theta))
     else:
         weights = model.weights
     plain = Decoder(config, weights, model.tokenizer, model.path).run_ids(ref["input_ids"])
@@ -624,6 +629,17 @@ def test_gguf_block_features_read_from_the_metadata(tmp_path):
     windowed = rewrite_gguf(FIXTURES / "phi3.gguf", tmp_path / "p.gguf",
                             {"phi3.attention.sliding_window": (5, gguf.GGUFValueType.UINT32)})
     assert load_gguf(windowed).config.layer_windows == (5, 5)
+    stretched = rewrite_gguf(FIXTURES / "gemma3.gguf", tmp_path / "g3s.gguf", {
+        "gemma3.rope.scaling.type": ("linear", gguf.GGUFValueType.STRING),
+        "gemma3.rope.scaling.factor": (8.0, gguf.GGUFValueType.FLOAT32)})
+    weights = load_gguf(stretched).weights  # the global layers' frequencies / 8, the local ones as they were
+    plain = load_gguf(FIXTURES / "gemma3.gguf").weights
+    np.testing.assert_allclose(weights.inverse_frequency, plain.inverse_frequency / 8)
+    np.testing.assert_array_equal(weights.local_inverse_frequency, plain.local_inverse_frequency)
+    yarn = rewrite_gguf(FIXTURES / "llama.gguf", tmp_path / "y.gguf", {
+        "llama.rope.scaling.type": ("yarn", gguf.GGUFValueType.STRING)})
+    with pytest.raises(EngineError, match="RoPE scaling 'yarn'"):
+        load_gguf(yarn)
     assert load_gguf(FIXTURES / "phi3.gguf").config.layer_windows == ()
 
 

@@ -12,8 +12,14 @@ query rows at once (the (heads, new, n) scores of one layer: the size of the wei
 as transformers computes them (``sliding_window_overlay``: key j is seen by query i when
 j > i − window). :func:`window_mask` is the mask the window's views draw; :func:`soft_cap` the capping
 the final logits share. Both are small enough to be their own float64 references in the tests.
+
+:func:`scaled_frequencies` is RoPE's frequency scaling of the long-context models: "linear" (every
+θ_i / factor: Gemma 3's global layers) and "llama3" (Llama 3.1/3.2: long wavelengths / factor, short
+ones kept, a smooth blend between), as transformers' ``_compute_llama3_parameters`` computes it.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -62,3 +68,19 @@ def attend_features(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, divisor: flo
     values = v if group == 1 else np.repeat(v, group, axis=0)  # (heads, n_k, d_k)
     head_outputs = weights @ values  # (heads, n_q, d_k)
     return {"weights": weights, "head_outputs": head_outputs, "scaled": scaled}
+
+
+def scaled_frequencies(inverse_frequency: np.ndarray, scaling: tuple) -> np.ndarray:
+    """(d_k/2,) float64 RoPE frequencies after the model's scaling: () none, ("linear", factor), or
+    ("llama3", factor, low_freq_factor, high_freq_factor, original_max_position_embeddings)."""
+    if not scaling:
+        return inverse_frequency
+    if scaling[0] == "linear":
+        return inverse_frequency / scaling[1]
+    _, factor, low, high, context = scaling
+    wavelength = 2 * math.pi / inverse_frequency
+    long_waves = wavelength > context / low  # divided by the factor
+    short_waves = wavelength < context / high  # kept
+    smooth = (context / wavelength - low) / (high - low)
+    blended = (1 - smooth) * inverse_frequency / factor + smooth * inverse_frequency
+    return np.where(long_waves, inverse_frequency / factor, np.where(short_waves, inverse_frequency, blended))

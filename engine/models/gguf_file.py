@@ -450,9 +450,16 @@ def read_config(reader: GGUFFile) -> DecoderConfig:
         raise EngineError("{name}: RoPE on {rope} of {head_dim} dimensions per head is not supported", field="model",
                           name=reader.name, rope=_short(rope_dims), head_dim=head_dim)
     scaling = _field(reader, f"{a}.rope.scaling.type", "none")
-    if scaling not in ("none", None):
+    if scaling not in ("none", None, "linear"):
         raise EngineError("{name}: RoPE scaling {scaling} is not supported", field="model", name=reader.name,
                           scaling=_short(scaling))
+    rope_scaling = ()
+    if scaling == "linear":  # every frequency / factor (Gemma 3's global layers; llama.cpp's freq_scale = 1/factor)
+        factor = _number(reader, f"{a}.rope.scaling.factor", 1.0)
+        if not factor > 0.0:
+            raise EngineError("{name}: {key} is {value}: expected a positive factor", field="model", name=reader.name,
+                              key=f"{a}.rope.scaling.factor", value=factor)
+        rope_scaling = ("linear", factor) if factor != 1.0 else ()
     embedding = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
     if embedding is None:
         raise EngineError("{name}: the model file has no token_embd.weight tensor", field="model", name=reader.name)
@@ -473,7 +480,7 @@ def read_config(reader: GGUFFile) -> DecoderConfig:
         context_length=context, rope_style="adjacent" if a in ADJACENT_ROPE else "half",
         name=str(_field(reader, "general.name", "") or ""), mlp=features.mlp, qk_norm=features.qk_norm,
         qk_norm_whole=features.qk_norm_whole, pre_norms=features.pre_norms, post_norms=features.post_norms,
-        embed_scale=features.embed_scale,
+        embed_scale=features.embed_scale, rope_scaling=rope_scaling,
     )
     if hasattr(module, "gguf_config"):  # the family's block features as llama.cpp stores (or derives) them
         numbers.update(module.gguf_config(reader, numbers))

@@ -43,7 +43,7 @@ import numpy as np
 from ..analysis.ablation import check_ablation
 from ..core.attention import softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
 from .bert import gelu, layer_norm
-from .block_features import attend_features, soft_cap, window_mask
+from .block_features import attend_features, scaled_frequencies, soft_cap, window_mask
 from ..toy.config import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
@@ -114,6 +114,8 @@ class DecoderConfig:
                       (Gemma 2/3 beside the pre-norms, OLMo 2 instead of them)
       local_rope_theta  the RoPE base of the windowed layers where it differs (Gemma 3: 10⁴ there,
                       10⁶ on the global layers); 0 = rope_theta everywhere
+      rope_scaling    () or ("linear", factor) or ("llama3", factor, low, high, original context): the
+                      frequencies of rope_theta scaled (block_features.scaled_frequencies; not the local ones)
       GeGLU (mlp "geglu": GELU-tanh(x·W_gate) ⊙ x·W_up, Gemma) and RMSNorm with (1 + γ) (Gemma stores γ − 1:
       its family adds the 1 once when the weights are prepared) need no flag of the forward.
     Biases (Qwen2's q/k/v, GPT-2's everywhere) and a tied or separate unembedding are properties
@@ -147,6 +149,7 @@ class DecoderConfig:
     pre_norms: bool = True
     post_norms: bool = False
     local_rope_theta: float = 0.0
+    rope_scaling: tuple = ()
 
     def __post_init__(self) -> None:
         for part, value, allowed in (("norm", self.norm, NORMS), ("mlp", self.mlp, MLPS),
@@ -376,7 +379,7 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig,
             if names.output_head and names.output_head in tensors else embeddings)
     inverse_frequency = positions = local = None
     if config.positions == "rotary":
-        inverse_frequency = inverse_frequencies(d_k, config.rope_theta)  # (d_k/2,)
+        inverse_frequency = scaled_frequencies(inverse_frequencies(d_k, config.rope_theta), config.rope_scaling)
         if names.rope_freqs and names.rope_freqs in tensors:
             inverse_frequency = inverse_frequency / get(names.rope_freqs, (d_k // 2,)).astype(np.float64)
         inverse_frequency.flags.writeable = False

@@ -47,40 +47,58 @@ def _number(info: FolderInfo, key: str, value, lower: float, upper: float, suppo
     return float(value)
 
 
-def _rope(info: FolderInfo, features: Features) -> tuple[float, float]:
-    """(θ, θ of the windowed layers or 0): plain RoPE only."""
+def _scaling(info: FolderInfo, key: str, table: dict, context: int) -> tuple:
+    """() for plain RoPE, ("linear", factor) or ("llama3", factor, low, high, original context); refused
+    naming ``key`` for any other type (yarn, dynamic, longrope …) or a factor that is not a number."""
+    kind = table.get("rope_type", table.get("type", "default"))
+    if kind in (None, "default"):
+        return ()
+    if kind not in ("linear", "llama3"):
+        raise refuse(info, key, kind, "plain, linear or llama3 RoPE")
+    factor = _number(info, f"{key}.factor", table.get("factor"), 0.0, 1e6, "a positive factor")
+    if kind == "linear":
+        return ("linear", factor)
+    low = _number(info, f"{key}.low_freq_factor", table.get("low_freq_factor"), 0.0, 1e6, "a positive number")
+    high = _number(info, f"{key}.high_freq_factor", table.get("high_freq_factor"), low, 1e6,
+                   "a number above low_freq_factor")
+    original = table.get("original_max_position_embeddings", context)
+    original = _number(info, f"{key}.original_max_position_embeddings", original, 0.0, 1e9, "a positive length")
+    return ("llama3", factor, low, high, original)
+
+
+def _rope(info: FolderInfo, features: Features) -> tuple[float, float, tuple]:
+    """(θ, θ of the windowed layers or 0, the scaling of θ's frequencies)."""
     c = info.config
     parameters = c.get("rope_parameters")
     if parameters is not None and not isinstance(parameters, dict):
         raise refuse(info, "rope_parameters", parameters, "a table of rope_type and rope_theta")
     parameters = parameters or {}
-    if features.local_rope and (SLIDING in parameters or FULL in parameters):  # Gemma 3: one table per layer type
-        tables = {kind: parameters.get(kind) or {} for kind in (SLIDING, FULL)}
-    else:
-        tables = {FULL: parameters, SLIDING: {}}
+    nested = features.local_rope and (SLIDING in parameters or FULL in parameters)  # Gemma 3: a table a layer kind
+    tables = {kind: parameters.get(kind) or {} for kind in (SLIDING, FULL)} if nested else {FULL: parameters,
+                                                                                             SLIDING: {}}
     for kind, table in tables.items():
         if not isinstance(table, dict):
             raise refuse(info, f"rope_parameters.{kind}", table, "a table of rope_type and rope_theta")
-    scaling = c.get("rope_scaling")
-    if scaling is not None:
-        kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else scaling
-        if kind not in (None, "default"):
-            raise refuse(info, "rope_scaling", kind, "plain RoPE (no scaling)")
-    for name, table in tables.items():
-        kind = table.get("rope_type", "default")
-        if kind not in (None, "default"):
-            key = "rope_parameters.rope_type" if table is parameters else f"rope_parameters.{name}.rope_type"
-            raise refuse(info, key, kind, "plain RoPE (no scaling)")
         factor = table.get("partial_rotary_factor", c.get("partial_rotary_factor", 1.0))
         if factor != 1.0:
             raise refuse(info, "partial_rotary_factor", factor, "RoPE on every dimension of a head (1.0)")
+    full_key = f"rope_parameters.{FULL}.rope_type" if nested else "rope_parameters.rope_type"
+    scaling = _scaling(info, full_key, tables[FULL], info.max_positions)
+    old = c.get("rope_scaling")
+    if old is not None:
+        if not isinstance(old, dict):
+            raise refuse(info, "rope_scaling", old, "a table of rope_type and factor, or null")
+        scaling = _scaling(info, "rope_scaling", old, info.max_positions) or scaling
+    if _scaling(info, f"rope_parameters.{SLIDING}.rope_type", tables[SLIDING], info.max_positions):
+        raise refuse(info, f"rope_parameters.{SLIDING}.rope_type", tables[SLIDING].get("rope_type"),
+                     "plain RoPE on the windowed layers")
     theta = tables[FULL].get("rope_theta", c.get("rope_theta", 10000.0))
     theta = _number(info, "rope_theta", theta, 1.0, 1e12, "a base between 1 and 10¹²")
     local = 0.0
     if features.local_rope:
         local = tables[SLIDING].get("rope_theta", c.get("rope_local_base_freq", 10000.0))
         local = _number(info, "rope_local_base_freq", local, 1.0, 1e12, "a base between 1 and 10¹²")
-    return theta, local
+    return theta, local, scaling
 
 
 def _windows(info: FolderInfo, features: Features) -> tuple[int, ...]:
@@ -136,7 +154,7 @@ def rotary_config(info: FolderInfo, features: Features) -> DecoderConfig:
     activation = c.get(activation_key, features.activations[0])
     if activation not in features.activations:
         raise refuse(info, activation_key, activation, ", ".join(features.activations))
-    theta, local = _rope(info, features)
+    theta, local, scaling = _rope(info, features)
     eps = _number(info, "rms_norm_eps", c.get("rms_norm_eps", 1e-6), 0.0, 1.0, "a small positive number")
     if c.get("mlp_bias"):
         raise refuse(info, "mlp_bias", c["mlp_bias"], "an MLP without biases")
@@ -158,7 +176,7 @@ def rotary_config(info: FolderInfo, features: Features) -> DecoderConfig:
         attn_softcap=_softcap(info, features, "attn_logit_softcapping"),
         final_softcap=_softcap(info, features, "final_logit_softcapping"), query_scale=scale,
         embed_scale=features.embed_scale, pre_norms=features.pre_norms, post_norms=features.post_norms,
-        local_rope_theta=local if local and local != theta else 0.0,
+        local_rope_theta=local if local and (local != theta or scaling) else 0.0, rope_scaling=scaling,
     )
 
 
