@@ -654,3 +654,14 @@ def test_the_window_view_hatches_the_sliding_window_like_the_causal_mask():
     assert np.array_equal(local.mask, window_mask(trace.n, trace.n, 4)) and local.mask[-1, 0]
     assert np.array_equal(np.isneginf(local.scaled[0]), local.mask)
     assert np.array_equal(glob.mask, np.triu(np.ones((trace.n, trace.n), bool), 1))
+
+
+def test_local_models_list_gives_the_config_refusal_as_the_reason(tmp_path):
+    """A folder whose config.json the block cannot compute is listed with that reason, not as openable."""
+    from engine.models.local_models import describe
+
+    folder = copy_family(tmp_path, "mistral")
+    assert describe(folder, "folder", "added").problem == ""
+    edit_config(folder, sliding_window=0)
+    listed = describe(folder, "folder", "added")
+    assert "sliding_window" in listed.problem and listed.family == "mistral", listed

@@ -136,7 +136,7 @@ def read_config(path: Path) -> dict:
 
 
 def family_of(config: Mapping, path: Path) -> str:
-    from .families import by_model_type, folder_families
+    from .families import by_model_type
 
     model_type = config.get("model_type")
     if not isinstance(model_type, str):
@@ -145,11 +145,11 @@ def family_of(config: Mapping, path: Path) -> str:
     families = by_model_type()
     if model_type not in families:
         architectures = config.get("architectures") or []
-        raise EngineError("{file}: the architecture {name} ({model_type!r}) is not one the app runs; it runs "
-                          "{supported}",
+        raise EngineError("{file}: the architecture {name} ({model_type!r}) is not one the app runs; it runs the "
+                          "model types {supported}",
                           field="model", file=str(path / "config.json"),
                           name=(", ".join(map(str, architectures)) if isinstance(architectures, list) else "")
-                          or "named there", model_type=model_type, supported=folder_families())
+                          or "named there", model_type=model_type, supported=", ".join(families))
     return families[model_type]
 
 

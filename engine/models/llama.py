@@ -77,7 +77,7 @@ class DecoderConfig:
     metadata (key names in brackets); a Hugging Face family maps its config.json the same way.
 
     Sizes:
-      architecture     family name (general.architecture): llama | qwen2 | qwen3 | gpt2 | …
+      architecture     family name (a module of engine/models/families/; general.architecture)
       num_layers       ({arch}.block_count)
       hidden_size      d_model ({arch}.embedding_length)
       intermediate_size  d_ff of the MLP ({arch}.feed_forward_length)
@@ -285,7 +285,7 @@ class WeightNames:
     rope_freqs: str = ""  # llama 3.x: per-frequency divisors of θ_i (llama.cpp's freq_factors)
 
 
-# llama.cpp's names in a GGUF file (llama, qwen2, qwen3)
+# llama.cpp's names in a GGUF file (every decoder family's; HF folders are renamed to them)
 GGUF_NAMES = WeightNames(
     token_embeddings="token_embd.weight", output_norm="output_norm.weight", output_head="output.weight",
     attention_norm="blk.{i}.attn_norm.weight", q="blk.{i}.attn_q.weight", k="blk.{i}.attn_k.weight",

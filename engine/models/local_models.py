@@ -203,6 +203,9 @@ def describe(path: Path, format: str, source: str, budget_bytes: int | None = No
     try:
         info = inspect_folder(path)
         check_tensors(info)
+        from .families import family as family_module
+
+        family_module(info.family).config(info)  # a config value the block cannot compute: the reason shown
         check_budget(info, budget_bytes)
         return LocalModel(path, name, source, format, info.family, size, info.layers, info.heads)
     except EngineError as error:

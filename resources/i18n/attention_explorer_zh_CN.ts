@@ -1534,10 +1534,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file}：张量 {first} 和 {second} 重叠：文件已损坏或被篡改，请重新下载</translation>
     </message>
     <message>
-        <source>{file}: the architecture {name} ({model_type!r}) is not one the app runs; it runs {supported}</source>
-        <translation>{file}：本程序不能运行架构 {name}（{model_type!r}）；它能运行 {supported}</translation>
-    </message>
-    <message>
         <source>{file}: {heads} heads do not divide the width {d}: the file is damaged</source>
         <translation>{file}：{heads} 个头不能整除宽度 {d}：文件已损坏</translation>
     </message>
@@ -1808,6 +1804,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{name}: {key} is {value}: expected a period or one true/false a layer</source>
         <translation>{name}：{key} 是 {value}：应为一个周期，或每层一个 true/false</translation>
+    </message>
+    <message>
+        <source>{name}: {key} is {value}: expected a positive factor</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{name}: {key} is {value}: expected a whole number from {lower} to {upper}</source>
@@ -2140,6 +2140,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{file} is damaged or truncated: {what} needs {count} bytes at offset {offset}, the file has {size}. Reinstall it with: {command}</source>
         <translation>{file} 已损坏或被截断：{what} 需要在偏移 {offset} 处读取 {count} 字节，而文件只有 {size} 字节。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file}: the architecture {name} ({model_type!r}) is not one the app runs; it runs the model types {supported}</source>
+        <translation>{file}：本程序不能运行架构 {name}（{model_type!r}）；它能运行的模型类型有 {supported}</translation>
     </message>
     <message>
         <source>{heads} query heads cannot share {kv} key/value heads evenly</source>
