@@ -1807,7 +1807,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{name}: {key} is {value}: expected a positive factor</source>
-        <translation type="unfinished" />
+        <translation>{name}：{key} 是 {value}：应为正的倍数</translation>
     </message>
     <message>
         <source>{name}: {key} is {value}: expected a whole number from {lower} to {upper}</source>
