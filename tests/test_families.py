@@ -665,3 +665,19 @@ def test_local_models_list_gives_the_config_refusal_as_the_reason(tmp_path):
     edit_config(folder, sliding_window=0)
     listed = describe(folder, "folder", "added")
     assert "sliding_window" in listed.problem and listed.family == "mistral", listed
+
+
+def test_a_gguf_file_larger_than_4_gib_opens_when_the_budget_allows(tmp_path, monkeypatch):
+    """The file-size cap follows the weights budget (a 3 B model's F16 GGUF is 6 GB): with a budget of 8 GiB
+    a 5 GiB file is read (here refused for what it holds, not for its size)."""
+    from engine.models.gguf_file import open_reader
+
+    path = tmp_path / "big.gguf"
+    with open(path, "wb") as file:
+        file.truncate(5 * 1024**3)  # sparse: no disk used
+    monkeypatch.setenv(hf_folder.WEIGHTS_BUDGET_ENV, "4")
+    with pytest.raises(EngineError, match="larger than any model"):
+        open_reader(path)
+    monkeypatch.setenv(hf_folder.WEIGHTS_BUDGET_ENV, "8")
+    with pytest.raises(EngineError, match="not a GGUF model file"):
+        open_reader(path)

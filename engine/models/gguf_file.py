@@ -49,8 +49,8 @@ GGUF_INSTALL_COMMAND = pip_install("gguf==0.19.0 tokenizers")
 MAX_LAYERS = 256
 MAX_D_MODEL = 16384
 MAX_VOCAB = 1_000_000
-MAX_WEIGHT_BYTES = 4 * 1024**3  # float32 weights of ~1B parameters; larger models are refused
-MAX_FILE_BYTES = MAX_WEIGHT_BYTES + MAX_HEADER_BYTES  # no file of a model we open is larger (F32 at the cap)
+MAX_WEIGHT_BYTES = 4 * 1024**3  # the least weights budget (engine.models.hf_folder.weights_budget follows the machine)
+MAX_FILE_BYTES = MAX_WEIGHT_BYTES + MAX_HEADER_BYTES  # no file of a model we open is larger (F32 at the least budget)
 DEQUANTIZE_BLOCK = 8 << 20  # bytes of float32 rows dequantized at a time
 MAX_CONTEXT = 1 << 24  # tokens; the longest context of any released model is below this
 
@@ -123,7 +123,9 @@ class GGUFFile:
 
     def __init__(self, path: str | Path):
         gguf = _import_gguf()
-        self.path, size = check_model_path(path, max_bytes=MAX_FILE_BYTES)
+        from .hf_folder import weights_budget  # the file is no larger than its float32 weights at the budget
+
+        self.path, size = check_model_path(path, max_bytes=max(MAX_FILE_BYTES, weights_budget() + MAX_HEADER_BYTES))
         self.name = self.path.name
         try:
             self._stream = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
