@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
@@ -257,24 +258,41 @@ def check_budget(info: FolderInfo, budget: int | None = None) -> None:
                           need=format_bytes(info.float32_bytes), budget=format_bytes(budget), env=WEIGHTS_BUDGET_ENV)
 
 
-def read_weights(info: FolderInfo, progress: Progress | None = None) -> dict[str, np.ndarray]:
-    """Our name → float32 array (Conv1D weights transposed to (out, in)) of the family's table."""
+def read_weights(info: FolderInfo, progress: Progress | None = None) -> "FolderTensors":
+    """Our name → float32 array (Conv1D weights transposed to (out, in)) of the family's table, each read
+    when asked for (:class:`FolderTensors`)."""
     table, where = check_tensors(info)
-    by_header: dict[int, list[str]] = {}
-    for ours, (theirs, _) in table.items():
-        by_header.setdefault(id(where[theirs]), []).append(theirs)
-    headers = {id(h): h for h in info.headers}
-    read: dict[str, np.ndarray] = {}
-    total = max(len(table), 1)
-    for key, names in by_header.items():
-        done = len(read)
-        read.update(read_tensors(headers[key], names, progress=None if progress is None else
-                                 (lambda f, m, done=done, count=len(names): progress((done + f * count) / total, m))))
-    out = {}
-    for ours, (theirs, transpose) in table.items():
-        value = read[theirs]
-        out[ours] = np.ascontiguousarray(value.T) if transpose else value
-    return out
+    return FolderTensors(table, where, progress)
+
+
+class FolderTensors(Mapping):
+    """The family's tensors by our name, each read from its safetensors file when asked for (a new
+    float32 array every time). The block's preparation turns each into its final array before the next
+    is read, so loading peaks near the float32 weights once, not twice (Llama-3.2-1B's shapes: the whole
+    dict read first peaked at 1.89 × the float32 weights; benchmarks/bench_1b.py)."""
+
+    def __init__(self, table: dict[str, tuple[str, bool]], where: dict[str, SafetensorsHeader],
+                 progress: Progress | None = None):
+        self._table, self._where, self._progress = table, where, progress
+        self._done, self._lock = 0, threading.Lock()
+
+    def __getitem__(self, ours: str) -> np.ndarray:
+        theirs, transpose = self._table[ours]
+        value = read_tensors(self._where[theirs], [theirs])[theirs]
+        if self._progress is not None:
+            with self._lock:  # the loader's threads share it
+                self._done += 1
+                self._progress(min(self._done / max(len(self._table), 1), 1.0), f"reading {theirs}")
+        return np.ascontiguousarray(value.T) if transpose else value
+
+    def __contains__(self, ours) -> bool:
+        return ours in self._table
+
+    def __iter__(self):
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
 
 
 _SNAPSHOT = re.compile(r"models--(?P<owner>[^/]+?)--(?P<name>[^/]+)/snapshots/")

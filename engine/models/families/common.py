@@ -118,25 +118,19 @@ def decoder_shapes(info) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def split_rows(tensors: dict, fused: str, parts: dict[str, int], what: str) -> None:
-    """A fused tensor's rows cut into named parts of the given row counts, in place (views); refused
-    naming the tensor when its rows are not their sum (another model's weights, or wrong heads)."""
-    value = tensors.pop(fused, None)
-    if value is None:
-        return
-    rows = sum(parts.values())
-    if value.shape[0] != rows:
-        raise EngineError("tensor {name} has {count} rows, which do not split into {what} ({rows} rows): the "
-                          "weights and the config belong to different models", field="model", name=fused,
-                          count=value.shape[0], what=what, rows=rows)
-    start = 0
-    for name, count in parts.items():
-        tensors[name] = value[start: start + count]
-        start += count
+def row_parts(tensors, fused: dict[str, dict[str, int]]) -> "RowParts":
+    """``tensors`` with each fused tensor's parts ({fused name: {part name: rows}}) served as row ranges."""
+    parts = {}
+    for stored, named in fused.items():
+        start = 0
+        for name, rows in named.items():
+            parts[name] = (stored, start, rows)
+            start += rows
+    return RowParts(tensors, parts)
 
 
 class RowParts(Mapping):
-    """A lazy tensor mapping (a GGUF file's) with some names served as row ranges of a stored fused
+    """A lazy tensor mapping (a GGUF file's, a folder's) with some names served as row ranges of a stored fused
     tensor: {our name: (stored name, first row, row count)}. The last fused tensor read is kept, so
     its parts cost one read. ``file`` is the wrapped mapping's (GGUFContents.close uses it)."""
 
@@ -164,9 +158,11 @@ class RowParts(Mapping):
         if name not in self._parts:
             return self._tensors[name]
         stored, first, count = self._parts[name]
-        if self._last[0] != stored:
-            self._last = (stored, self._tensors[stored])
-        value = self._last[1]
+        last = self._last  # one read of the attribute: the loader's threads replace it (a tuple, atomically)
+        if last[0] != stored:
+            last = (stored, self._tensors[stored])
+            self._last = last
+        value = last[1]
         self._check(stored, value.shape[0])
         return value[first: first + count]
 
@@ -177,8 +173,22 @@ class RowParts(Mapping):
         return len(set(self._tensors) | set(self._parts))
 
 
-def add_one_to_norms(tensors: dict) -> None:
-    """Gemma stores each RMSNorm's γ − 1 and applies (1 + γ): the 1 added once here, in float32 as
+class NormsPlusOne(Mapping):
+    """Gemma stores each RMSNorm's γ − 1 and applies (1 + γ): the 1 added as each norm is read, in float32 as
     transformers computes it (llama.cpp's converter adds it when it writes a GGUF)."""
-    for name in [name for name in tensors if name.endswith("norm.weight")]:
-        tensors[name] = tensors[name] + tensors[name].dtype.type(1.0)
+
+    def __init__(self, tensors: Mapping):
+        self._tensors = tensors
+
+    def __getitem__(self, name: str):
+        value = self._tensors[name]
+        return value + value.dtype.type(1.0) if name.endswith("norm.weight") else value
+
+    def __contains__(self, name) -> bool:
+        return name in self._tensors
+
+    def __iter__(self):
+        return iter(self._tensors)
+
+    def __len__(self) -> int:
+        return len(self._tensors)

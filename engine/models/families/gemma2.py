@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from .common import add_one_to_norms, llama_table, sizes as common_sizes
+from .common import NormsPlusOne, llama_table, sizes as common_sizes
 from .rotary import Features, rotary_config
 
 NAME, TITLE, KIND, ORDER = "gemma2", "Gemma 2", "decoder", 90
@@ -45,9 +45,8 @@ def table(info, names):
 
 
 def prepare(tensors, config, source: str):
-    if source == "hf":
-        add_one_to_norms(tensors)
-    return tensors
+    """A folder's norms γ − 1 read as 1 + (γ − 1); a GGUF file holds them so already."""
+    return NormsPlusOne(tensors) if source == "hf" else tensors
 
 
 def gguf_config(reader, numbers: dict) -> dict:

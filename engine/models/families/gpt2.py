@@ -12,7 +12,7 @@ from typing import Mapping
 from ...core.errors import EngineError
 from ..hf_folder import display_name
 from ..llama import DecoderConfig
-from .common import refuse, sizes as common_sizes, split_rows, whole
+from .common import refuse, row_parts, sizes as common_sizes, whole
 
 NAME, TITLE, KIND, ORDER = "gpt2", "GPT-2", "decoder", 30
 MODEL_TYPES = ("gpt2",)
@@ -59,18 +59,14 @@ def table(info, names) -> dict[str, tuple[str, bool]]:
     return out
 
 
-def prepare(tensors: dict, config: DecoderConfig, source: str) -> None:
-    """The fused attn_qkv rows [W_Q; W_K; W_V] (and its bias) → attn_q, attn_k, attn_v (views). A GGUF
-    file's are split as they are read (engine.models.gguf_file.GGUFTensors)."""
+def prepare(tensors, config: DecoderConfig, source: str):
+    """The fused attn_qkv rows [W_Q; W_K; W_V] (and its bias) served as attn_q, attn_k, attn_v as they are read.
+    A GGUF file's are split by engine.models.gguf_file.GGUFTensors itself."""
     if source != "hf":
         return tensors
     width = config.num_heads * config.head_dim
-    for i in range(config.num_layers):
-        for kind in ("weight", "bias"):
-            split_rows(tensors, f"blk.{i}.attn_qkv.{kind}",
-                       {f"blk.{i}.attn_{part}.{kind}": width for part in "qkv"},
-                       f"Q, K and V of {config.num_heads} heads of {config.head_dim}")
-    return tensors
+    return row_parts(tensors, {f"blk.{i}.attn_qkv.{kind}": {f"blk.{i}.attn_{part}.{kind}": width for part in "qkv"}
+                               for i in range(config.num_layers) for kind in ("weight", "bias")})
 
 
 def gguf_check(name: str, heads: int, kv_heads: int, d: int) -> None:

@@ -137,8 +137,7 @@ def load_folder(path: str | Path, progress: Progress | None = None, *, budget: i
     (encoder_config if info.kind == "encoder" else decoder_config)(info)  # every config key checked before reading
     check_budget(info, budget)
     tokenizer = load_tokenizer(info.path, info.vocab)
-    tensors = read_weights(info, lambda f, m: report(0.05 + 0.8 * f, m))
-    report(0.9, "preparing the weights")
+    tensors = read_weights(info, lambda f, m: report(0.05 + 0.9 * f, m))  # read as the block prepares each
     model = build_model(info, tensors, tokenizer)
     report(1.0, "ready")
     return model

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from .common import RowParts, llama_table, sizes as common_sizes, split_rows
+from .common import llama_table, row_parts, sizes as common_sizes
 from .rotary import Features, rotary_config
 
 NAME, TITLE, KIND, ORDER = "phi3", "Phi-3", "decoder", 80
@@ -49,24 +49,16 @@ def _parts(config) -> dict[str, dict[str, int]]:
 
 
 def prepare(tensors, config, source: str):
-    """The fused tensors cut into the block's parts (views; a GGUF file's as they are read)."""
-    what = (f"{config.num_heads} query heads and {config.num_kv_heads} key/value heads of {config.head_dim}",
-            f"gate and up of {config.intermediate_size}")
-    if source == "gguf":  # llama.cpp names the fused gate|up "ffn_up"
-        parts = {}
-        for fused, named in _parts(config).items():
-            stored = fused.replace("ffn_gate_up", "ffn_up")
-            start = 0
-            for name, rows in named.items():
-                parts[name] = (stored, start, rows)
-                start += rows
-        return RowParts(tensors, parts)
-    for fused, named in _parts(config).items():
-        split_rows(tensors, fused, named, what[0] if "attn_qkv" in fused else what[1])
-    return tensors
+    """The fused tensors cut into the block's parts as they are read (llama.cpp names the fused gate|up
+    "ffn_up" in a GGUF file)."""
+    fused = _parts(config)
+    if source == "gguf":
+        fused = {name.replace("ffn_gate_up", "ffn_up"): parts for name, parts in fused.items()}
+    return row_parts(tensors, fused)
 
 
 def gguf_config(reader, numbers: dict) -> dict:
+    """phi3.attention.sliding_window, applied as transformers applies config.json's (see the module doc)."""
     from ..gguf_file import metadata_value, metadata_whole
 
     key = f"{numbers['architecture']}.attention.sliding_window"
