@@ -681,3 +681,71 @@ def test_a_gguf_file_larger_than_4_gib_opens_when_the_budget_allows(tmp_path, mo
     monkeypatch.setenv(hf_folder.WEIGHTS_BUDGET_ENV, "8")
     with pytest.raises(EngineError, match="not a GGUF model file"):
         open_reader(path)
+
+
+# config.json of released models (the keys that shape the computation, as published), each accepted
+RELEASED = {
+    "meta-llama/Llama-3.2-1B": {
+        "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05, "vocab_size": 128256, "hidden_act": "silu", "attention_bias": False, "mlp_bias": False,
+        "pretraining_tp": 1, "rope_theta": 500000.0, "tie_word_embeddings": True,
+        "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"}},
+    "mistralai/Mistral-7B-v0.1": {
+        "model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05,
+        "rope_theta": 10000.0, "sliding_window": 4096, "vocab_size": 32000, "hidden_act": "silu",
+        "tie_word_embeddings": False},
+    "Qwen/Qwen2.5-0.5B": {
+        "model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+        "num_attention_heads": 14, "num_key_value_heads": 2, "max_position_embeddings": 32768,
+        "max_window_layers": 24, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "sliding_window": 32768,
+        "use_sliding_window": False, "tie_word_embeddings": True, "vocab_size": 151936, "hidden_act": "silu"},
+    "microsoft/Phi-3-mini-4k-instruct": {
+        "model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 4096,
+        "original_max_position_embeddings": 4096, "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 10000.0,
+        "sliding_window": 2047, "vocab_size": 32064, "hidden_act": "silu", "tie_word_embeddings": False},
+    "google/gemma-2-2b": {
+        "model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 8192,
+        "hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 256,
+        "sliding_window": 4096, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0,
+        "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "attention_bias": False, "vocab_size": 256000,
+        "cache_implementation": "hybrid"},
+    "google/gemma-3-1b-pt": {
+        "model_type": "gemma3_text", "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26,
+        "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256, "max_position_embeddings": 32768,
+        "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 256, "sliding_window": 512,
+        "sliding_window_pattern": 6, "rope_local_base_freq": 10000, "rope_theta": 1000000, "rope_scaling": None,
+        "final_logit_softcapping": None, "attn_logit_softcapping": None, "rms_norm_eps": 1e-06, "vocab_size": 262144},
+    "allenai/OLMo-2-0425-1B": {
+        "model_type": "olmo2", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-06, "rope_theta": 500000, "rope_scaling": None, "attention_bias": False,
+        "hidden_act": "silu", "vocab_size": 100352, "tie_word_embeddings": False},
+}
+
+
+@pytest.mark.parametrize("name", list(RELEASED))
+def test_released_configs_are_read_not_refused(tmp_path, name):
+    """The refusals must not catch what released models publish: each config maps onto the block."""
+    from engine.models.families import family as family_module
+
+    config = RELEASED[name]
+    family = hf_folder.family_of(config, tmp_path)
+    module = family_module(family)
+    info = hf_folder.FolderInfo(path=tmp_path, family=family, kind=module.KIND, model_type=config["model_type"],
+                                config=config, headers=(), float32_bytes=0, **module.sizes(config, tmp_path))
+    block = module.config(info)
+    expected = {"meta-llama/Llama-3.2-1B": lambda b: b.rope_scaling[0] == "llama3" and b.num_kv_heads == 8,
+                "mistralai/Mistral-7B-v0.1": lambda b: b.layer_windows == (4096,) * 32,
+                "Qwen/Qwen2.5-0.5B": lambda b: b.layer_windows == () and b.head_dim == 64,
+                "microsoft/Phi-3-mini-4k-instruct": lambda b: b.layer_windows == (2047,) * 32,
+                "google/gemma-2-2b": lambda b: (b.layer_windows[:2], b.attn_softcap, b.query_scale) == ((4096, 0), 50.0,
+                                                                                                        256.0),
+                "google/gemma-3-1b-pt": lambda b: (b.layer_windows[:6], b.local_rope_theta) == ((512,) * 5 + (0,),
+                                                                                                10000.0),
+                "allenai/OLMo-2-0425-1B": lambda b: not b.pre_norms and b.qk_norm_whole}
+    assert expected[name](block), block
