@@ -17,8 +17,11 @@ qwen2.py, qwen3.py, phi3.py, gemma2.py, gemma3.py, olmo2.py). A family module sa
 This file finds them (every module of the package but the shared ones: common.py, rotary.py and
 loading.py) and answers which family
 a model_type or a GGUF architecture is; every list of supported families the user reads is made
-here (:func:`folder_families`, :func:`gguf_architectures`). Adding a family is adding its module,
-its fixtures and tests, and the translation of its name.
+here (:func:`folder_families`, :func:`gguf_architectures`). Adding a family touches: its module here;
+scripts/make_family_fixtures.py (its transformers config, and its GGUF tensors if llama.cpp writes it);
+the fixtures it writes (tests/fixtures/families/<name>/, <name>_reference.npz, <name>.gguf);
+tests/test_families.py (FAMILIES, GGUF_FAMILIES, DECODERS, a refusal per new config key); and, for a new
+block feature, engine/models/llama.py's DecoderConfig flag beside its reference in reference_block.
 """
 from __future__ import annotations
 
