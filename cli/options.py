@@ -11,13 +11,15 @@ WINDOW_OPTIONS: dict[str, dict] = {
     "--text": dict(help="start with this sentence"),
     "--model": dict(metavar="NAME|FILE.gguf|FOLDER",
                     help="start with this model: a registry name (e.g. smollm2), a local GGUF file or a Hugging "
-                         "Face model folder (bert, roberta, gpt2, llama, qwen2, qwen3)"),
+                         "Face model folder ({families})"),
 }
 
 
 def add_window_options(parser: argparse.ArgumentParser) -> None:
+    from engine.models.families import folder_families  # the registry: one module a family
+
     for flag, keywords in WINDOW_OPTIONS.items():
-        parser.add_argument(flag, **keywords)
+        parser.add_argument(flag, **dict(keywords, help=keywords["help"].replace("{families}", folder_families())))
 
 
 def starts_window(args: list[str]) -> bool:

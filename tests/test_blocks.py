@@ -109,7 +109,7 @@ def test_the_reference_block_can_fail():
 
 
 def test_bad_block_shapes_are_refused():
-    with pytest.raises(Exception, match="mlp is one of swiglu, gelu, gelu_tanh; got 'relu'"):
+    with pytest.raises(Exception, match="mlp is one of swiglu, geglu, gelu, gelu_tanh; got 'relu'"):
         DecoderConfig("x", 1, D, D_FF, HEADS, 2, 4, VOCAB, 1e4, 1e-5, 8, mlp="relu")
     with pytest.raises(Exception, match="cannot share"):
         DecoderConfig("x", 1, D, D_FF, HEADS, 3, 4, VOCAB, 1e4, 1e-5, 8)

@@ -91,6 +91,20 @@ class AttentionPanel(Panel):
         controller.byWordsChanged.connect(self._on_by_words_changed)
         self.stage.setCurrentIndex(self.stage.findData(controller.stage))
 
+    def _block_notes(self, snapshot, stage: str) -> str:
+        """What the decoder's layer does beyond softmax(q·k/√d): its sliding window (the hatched cells
+        beyond it) and soft-capped scores, said beside the heatmap that shows them."""
+        config = getattr(snapshot.bert, "config", None)
+        notes = []
+        window = config.window(snapshot.layer) if hasattr(config, "window") else 0
+        if window and window < snapshot.result.n:
+            notes.append(fill(self.tr("sliding window: each query sees itself and the %1 tokens before it "
+                                      "(hatched beyond)"), window - 1))
+        cap = getattr(config, "attn_softcap", 0.0)
+        if cap and stage == "scaled":
+            notes.append(fill(self.tr("scores soft-capped: %1 · tanh(s / %1)"), f"{cap:g}"))
+        return " · ".join(notes)
+
     def refresh(self) -> None:
         snapshot = self.controller.snapshot
         if snapshot is None:
@@ -137,6 +151,9 @@ class AttentionPanel(Panel):
             self.caption.setText(fill(self.tr("1 token · d_k = %1"), result.config.d_k))
         else:
             self.caption.setText(fill(self.tr("%1 tokens · d_k = %2"), result.n, result.config.d_k))
+        notes = self._block_notes(snapshot, stage)
+        if notes and not switched_off:
+            self.caption.setText(self.caption.text() + " · " + notes)
         self.caption.setToolTip("")
         if snapshot.bert is not None and snapshot.bert.next_token_logits is not None:  # a decoder: name the attention sink
             from ..decoder_window import sink_text, sink_tip

@@ -26,6 +26,13 @@ def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marke
     return text
 
 
+def supported_families(text: str) -> str:
+    """A tip with the registry's lists of families put in (engine/models/families/: one module a family)."""
+    from engine.models.families import folder_families, gguf_architectures
+
+    return text.replace("{families}", folder_families()).replace("{architectures}", gguf_architectures())
+
+
 def window_text(text: str) -> str:
     """``text`` translated in the window's context (the table's strings are marked with QT_TRANSLATE_NOOP)."""
     return Q.translate("MainWindow", text)
@@ -53,11 +60,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("file.open", "file", QT_TRANSLATE_NOOP("MainWindow", "&Open session…"), lambda w: w.sessions.open_session_dialog(),
             (SK.Open,), QT_TRANSLATE_NOOP("MainWindow", "Open a saved sentence with all its settings")),
     Command("file.open_model", "file", QT_TRANSLATE_NOOP("MainWindow", "Open &model…"), lambda w: decoder_window.open_model_dialog(w),
-            (), QT_TRANSLATE_NOOP("MainWindow", "Open a local GGUF model file (gpt2, llama, qwen2, qwen3)")),
+            (), QT_TRANSLATE_NOOP("MainWindow", "Open a local GGUF model file ({architectures})")),
     Command("file.open_folder", "file", QT_TRANSLATE_NOOP("MainWindow", "Open model &folder…"),
             lambda w: decoder_window.open_folder_dialog(w), (),
-            QT_TRANSLATE_NOOP("MainWindow", "Open a Hugging Face model folder (config.json, safetensors, tokenizer.json) of bert, "
-                            "roberta, gpt2, llama, qwen2 or qwen3")),
+            QT_TRANSLATE_NOOP("MainWindow", "Open a Hugging Face model folder (config.json, safetensors, tokenizer.json) of "
+                            "one of these families: {families}")),
     Command("file.save", "file", QT_TRANSLATE_NOOP("MainWindow", "&Save session…"), lambda w: w.sessions.save_session_dialog(),
             (SK.Save,), QT_TRANSLATE_NOOP("MainWindow", "Save the sentence and every setting to a file")),
     Command("file.export_heatmap", "file", QT_TRANSLATE_NOOP("MainWindow", "Export &heatmap…"),
@@ -160,7 +167,7 @@ def build_menus(window) -> tuple[dict[str, QAction], dict]:
         if command.separator:
             menu.addSeparator()
         action = add_action(window, menu, title_of(command), lambda _=False, c=command: c.run(window),
-                            None, window_text(command.tip) if command.tip else "")
+                            None, supported_families(window_text(command.tip)) if command.tip else "")
         action.setObjectName(command.id)
         if command.keys:
             action.setShortcuts([QKeySequence(key) for key in command.keys])

@@ -93,7 +93,7 @@ GGUF_PREFIX = "gguf:"  # a registry name for a local GGUF file: "gguf:" + its ab
 
 
 def register_gguf(path) -> str:
-    """Add a local GGUF file (a gpt2, llama, qwen2 or qwen3 decoder) to the registry; its registry name.
+    """Add a local GGUF file (a decoder of engine.models.families.gguf_architectures()) to the registry; its name.
 
     The file is read only when loaded (engine.models.decoder.load_gguf, which refuses other architectures)."""
     from pathlib import Path
@@ -115,12 +115,13 @@ FOLDER_PREFIX = "hf:"  # a registry name for a local Hugging Face model folder: 
 
 
 def register_folder(path) -> str:
-    """Add a local Hugging Face model folder (engine/models/hf_folder.py's families) to the registry;
+    """Add a local Hugging Face model folder (a family of engine/models/families/) to the registry;
     its registry name. Only config.json is read here (its family gives the kind); the weights are
     read when loaded (engine.models.families.load_folder)."""
     from pathlib import Path
 
-    from .hf_folder import ENCODER_FAMILIES, display_name, family_of, read_config
+    from .families import family as family_module
+    from .hf_folder import display_name, family_of, read_config
 
     resolved = Path(path).expanduser().resolve()
     name = FOLDER_PREFIX + str(resolved)
@@ -128,7 +129,7 @@ def register_folder(path) -> str:
         if not resolved.is_dir():
             raise EngineError("{folder} is not a folder", field="model", folder=str(resolved))
         family = family_of(read_config(resolved), resolved)
-        kind = "encoder" if family in ENCODER_FAMILIES else "decoder"
+        kind = family_module(family).KIND
         MODELS[name] = ModelEntry(name, f"{display_name(resolved)} ({family})", kind, "see the model's page",
                                   "local folder", "engine.models.families", "load_folder", str(resolved))
     return name

@@ -2,13 +2,15 @@
 the encoders), so the heatmap, head grid, arithmetic, inspector and player show the decoder:
 x is the normed residual entering the projections, the key/value heads are repeated for the
 query heads that share them (grouped-query attention), scores are recomputed from the kept q and
-k with the causal mask (−∞ above the diagonal: the heatmap hatches those cells).
+k with the causal mask (−∞ above the diagonal: the heatmap hatches those cells), narrowed by the
+layer's sliding window where the family has one (hatched the same way beyond it).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.attention import causal_mask, merge_heads
+from ..core.attention import merge_heads
+from .block_features import window_mask
 from ..toy.config import AttentionConfig
 from ..core.errors import EngineError
 from .llama import DecoderTrace, normalize
@@ -60,7 +62,7 @@ def layer_result(model, trace: DecoderTrace, layer: int) -> AttentionResult:
         concat=concat,
         output=output,
         **vector_diffs(x, output),
-        mask=causal_mask(trace.n),
+        mask=window_mask(trace.n, trace.n, config.window(layer)),
         ablate=frozenset((0, h) for (l, h) in trace.ablate if l == layer),
         estimated_bytes=trace.estimated_bytes,
         seconds=trace.seconds,

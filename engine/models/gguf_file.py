@@ -3,8 +3,10 @@
 The header is read by :mod:`engine.models.gguf_header` (every count checked against the file before
 anything is allocated); ggml's own ``gguf`` package (pure NumPy) supplies the type table and
 ``gguf.quants.dequantize``, which turns each quantized tensor (Q4_1, Q8_0, …) into float32. Only the
-decoders engine/llama.py runs are accepted: ``gpt2``, ``llama``, ``qwen2`` (biases on Q, K, V), ``qwen3`` (q/k norm);
-anything else is refused with an :class:`EngineError` that names the architecture found.
+decoders of engine/models/families/ that name a GGUF architecture are accepted (``gpt2``, ``llama`` — Mistral's
+too —, ``qwen2``, ``qwen3``, ``phi3``, ``olmo2``); anything else is refused with an :class:`EngineError` that
+names the architecture found. A family module's ``gguf_config`` adds its block features to the common
+numbers read here, and its ``prepare`` cuts fused tensors (Phi-3's) as they are read.
 
 Tensor names and layouts are llama.cpp's (``token_embd.weight``, ``blk.{i}.attn_q.weight`` …).
 A GGUF tensor of shape [ne0, ne1] is read as a NumPy (ne1, ne0) array, i.e. PyTorch's
@@ -41,15 +43,14 @@ from .install import pip_install
 from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
 from ..files.safe_io import check_model_path
 
-ARCHITECTURES = ("gpt2", "llama", "qwen2", "qwen3")  # the decoders engine/llama.py's config runs
-ROPE_STYLES = {"llama": "adjacent", "qwen2": "half", "qwen3": "half"}  # llama.cpp's rope type NORM / NEOX
+ADJACENT_ROPE = ("llama",)  # llama.cpp's rope type NORM (W_Q, W_K rows permuted); the others' NEOX: "half"
 GGUF_INSTALL_COMMAND = pip_install("gguf==0.19.0 tokenizers")
 # Refuse absurd files before allocating (a corrupt header can claim anything).
 MAX_LAYERS = 256
 MAX_D_MODEL = 16384
 MAX_VOCAB = 1_000_000
-MAX_WEIGHT_BYTES = 4 * 1024**3  # float32 weights of ~1B parameters; larger models are refused
-MAX_FILE_BYTES = MAX_WEIGHT_BYTES + MAX_HEADER_BYTES  # no file of a model we open is larger (F32 at the cap)
+MAX_WEIGHT_BYTES = 4 * 1024**3  # the least weights budget (engine.models.hf_folder.weights_budget follows the machine)
+MAX_FILE_BYTES = MAX_WEIGHT_BYTES + MAX_HEADER_BYTES  # no file of a model we open is larger (F32 at the least budget)
 DEQUANTIZE_BLOCK = 8 << 20  # bytes of float32 rows dequantized at a time
 MAX_CONTEXT = 1 << 24  # tokens; the longest context of any released model is below this
 
@@ -122,7 +123,9 @@ class GGUFFile:
 
     def __init__(self, path: str | Path):
         gguf = _import_gguf()
-        self.path, size = check_model_path(path, max_bytes=MAX_FILE_BYTES)
+        from .hf_folder import weights_budget  # the file is no larger than its float32 weights at the budget
+
+        self.path, size = check_model_path(path, max_bytes=max(MAX_FILE_BYTES, weights_budget() + MAX_HEADER_BYTES))
         self.name = self.path.name
         try:
             self._stream = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
@@ -383,15 +386,32 @@ def _number(reader: GGUFFile, key: str, default: float) -> float:
     return float(value)
 
 
+def metadata_whole(reader: GGUFFile, key: str, lower: int, upper: int, default=None) -> int:
+    """A whole-number metadata value in [lower, upper] (EngineError naming the key otherwise)."""
+    return _whole(reader, _field(reader, key, default), key, lower, upper)
+
+
+def metadata_number(reader: GGUFFile, key: str, default: float) -> float:
+    """A finite number of the metadata (EngineError naming the key otherwise)."""
+    return _number(reader, key, default)
+
+
+def metadata_value(reader: GGUFFile, key: str, default=None):
+    return _field(reader, key, default)
+
+
 def read_config(reader: GGUFFile) -> DecoderConfig:
     """The decoder numbers from the metadata; refuses another architecture or absurd sizes."""
+    from .families import by_gguf_architecture, family, gguf_architectures
+
     architecture = _field(reader, "general.architecture")
-    if architecture not in ARCHITECTURES:
+    if not isinstance(architecture, str) or architecture not in by_gguf_architecture():
         raise EngineError(
             "{name}: this model's architecture is {architecture!r}; the app opens GGUF decoders of the "
             "architectures {supported}",
-            field="model", name=reader.name, architecture=_plain(architecture), supported=", ".join(ARCHITECTURES),
+            field="model", name=reader.name, architecture=_plain(architecture), supported=gguf_architectures(),
         )
+    module = family(by_gguf_architecture()[architecture])
     a = architecture
 
     def whole(key: str, lower: int, upper: int, default=None) -> int:
@@ -407,9 +427,7 @@ def read_config(reader: GGUFFile) -> DecoderConfig:
                           name=reader.name, heads=heads, kv=kv_heads)
     head_dim = whole(f"{a}.attention.key_length", 2, 4 * d, d // heads)
     if a == "gpt2":  # LayerNorm, learned positions, GELU MLP; no RoPE
-        if d % heads or kv_heads != heads:
-            raise EngineError("{name}: {heads} heads do not divide the width {d}", field="model", name=reader.name,
-                              heads=heads, d=d)
+        module.gguf_check(reader.name, heads, kv_heads, d)
         eps = _number(reader, f"{a}.attention.layer_norm_epsilon", 1e-5)
         if not 0.0 < eps < 1.0:
             raise EngineError("{name}: the epsilon {eps} is out of range (0 < epsilon < 1)", field="model",
@@ -434,9 +452,16 @@ def read_config(reader: GGUFFile) -> DecoderConfig:
         raise EngineError("{name}: RoPE on {rope} of {head_dim} dimensions per head is not supported", field="model",
                           name=reader.name, rope=_short(rope_dims), head_dim=head_dim)
     scaling = _field(reader, f"{a}.rope.scaling.type", "none")
-    if scaling not in ("none", None):
+    if scaling not in ("none", None, "linear"):
         raise EngineError("{name}: RoPE scaling {scaling} is not supported", field="model", name=reader.name,
                           scaling=_short(scaling))
+    rope_scaling = ()
+    if scaling == "linear":  # every frequency / factor (Gemma 3's global layers; llama.cpp's freq_scale = 1/factor)
+        factor = _number(reader, f"{a}.rope.scaling.factor", 1.0)
+        if not factor > 0.0:
+            raise EngineError("{name}: {key} is {value}: expected a positive factor", field="model", name=reader.name,
+                              key=f"{a}.rope.scaling.factor", value=factor)
+        rope_scaling = ("linear", factor) if factor != 1.0 else ()
     embedding = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
     if embedding is None:
         raise EngineError("{name}: the model file has no token_embd.weight tensor", field="model", name=reader.name)
@@ -450,12 +475,18 @@ def read_config(reader: GGUFFile) -> DecoderConfig:
         raise EngineError("{name}: the RoPE base {theta} or the epsilon {eps} is out of range (base > 1, "
                           "0 < epsilon < 1)", field="model", name=reader.name, theta=theta, eps=eps)
     context = whole(f"{a}.context_length", 1, MAX_CONTEXT, 2048)
-    return DecoderConfig(
+    features = module.FEATURES
+    numbers = dict(
         architecture=a, num_layers=layers, hidden_size=d, intermediate_size=d_ff, num_heads=heads,
         num_kv_heads=kv_heads, head_dim=head_dim, vocab_size=vocab, rope_theta=theta, rms_norm_eps=eps,
-        context_length=context, rope_style=ROPE_STYLES[a], name=str(_field(reader, "general.name", "") or ""),
-        qk_norm=a == "qwen3",
+        context_length=context, rope_style="adjacent" if a in ADJACENT_ROPE else "half",
+        name=str(_field(reader, "general.name", "") or ""), mlp=features.mlp, qk_norm=features.qk_norm,
+        qk_norm_whole=features.qk_norm_whole, pre_norms=features.pre_norms, post_norms=features.post_norms,
+        embed_scale=features.embed_scale, rope_scaling=rope_scaling,
     )
+    if hasattr(module, "gguf_config"):  # the family's block features as llama.cpp stores (or derives) them
+        numbers.update(module.gguf_config(reader, numbers))
+    return DecoderConfig(**numbers)
 
 
 def _token_id(reader: GGUFFile, key: str, count: int) -> int | None:
@@ -563,21 +594,9 @@ def read_gguf(
     except BaseException:
         reader.close()
         raise
-    tensors = GGUFTensors(reader, lambda f, m: report(0.2 + 0.8 * f, m))
+    from .families import by_gguf_architecture
+    from .families.loading import prepare_tensors
+
+    tensors = prepare_tensors(GGUFTensors(reader, lambda f, m: report(0.2 + 0.8 * f, m)), config,
+                              by_gguf_architecture()[config.architecture], "gguf")
     return GGUFContents(path=reader.path, config=config, tokenizer=spec, tensors=tensors, sha256=sha)
-
-
-def split_fused_qkv(tensors: dict, config: DecoderConfig) -> None:
-    """GPT-2's fused ``blk.{i}.attn_qkv`` ((3·d, d) rows [W_Q; W_K; W_V], and its bias) → the
-    ``attn_q`` / ``attn_k`` / ``attn_v`` tensors engine.models.llama.GGUF_NAMES reads, in place (views)."""
-    width = config.num_heads * config.head_dim
-    for i in range(config.num_layers):
-        for kind in ("weight", "bias"):
-            fused = tensors.pop(f"blk.{i}.attn_qkv.{kind}", None)
-            if fused is None:
-                continue
-            if fused.shape[0] != 3 * width:
-                raise EngineError("tensor {name} has shape {shape}, expected {rows} rows (Q, K, V)", field="model",
-                                  name=f"blk.{i}.attn_qkv.{kind}", shape=tuple(fused.shape), rows=3 * width)
-            for index, part in enumerate(("attn_q", "attn_k", "attn_v")):
-                tensors[f"blk.{i}.{part}.{kind}"] = fused[index * width: (index + 1) * width]

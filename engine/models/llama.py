@@ -43,6 +43,7 @@ import numpy as np
 from ..analysis.ablation import check_ablation
 from ..core.attention import softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
 from .bert import gelu, layer_norm
+from .block_features import attend_features, scaled_frequencies, soft_cap, window_mask
 from ..toy.config import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
@@ -65,7 +66,7 @@ OWN_THREADS_FROM = 208
 
 
 NORMS = ("rms", "layer")
-MLPS = ("swiglu", "gelu", "gelu_tanh")
+MLPS = ("swiglu", "geglu", "gelu", "gelu_tanh")
 POSITIONS = ("rotary", "learned")
 ROPE_STYLES = ("adjacent", "half")
 
@@ -76,7 +77,7 @@ class DecoderConfig:
     metadata (key names in brackets); a Hugging Face family maps its config.json the same way.
 
     Sizes:
-      architecture     family name (general.architecture): llama | qwen2 | qwen3 | gpt2 | …
+      architecture     family name (a module of engine/models/families/; general.architecture)
       num_layers       ({arch}.block_count)
       hidden_size      d_model ({arch}.embedding_length)
       intermediate_size  d_ff of the MLP ({arch}.feed_forward_length)
@@ -97,8 +98,26 @@ class DecoderConfig:
                  added to the token embeddings (GPT-2)
       rope_style "adjacent": pairs (2i, 2i+1) rotate together (llama.cpp permutes Llama's W_Q, W_K rows
                  so) | "half": i pairs with i + d_head/2 (Hugging Face's rotate_half; Qwen, NeoX)
-      qk_norm    True: an RMSNorm over d_head (weights q_norm, k_norm) on every head's q and k
-                 before RoPE (Qwen3)
+      qk_norm    True: an RMSNorm (weights q_norm, k_norm) on q and k before RoPE: over each head's
+                 d_head (Qwen3, Gemma 3), or over all heads of a position at once when
+                 ``qk_norm_whole`` (OLMo 2: γ of heads·d_head)
+    Block features of the newer families (engine/models/block_features.py holds their plain
+    float64 references; the defaults switch each off):
+      layer_windows   per layer, how many positions a query sees (itself and the window − 1 before
+                      it); 0 = all before it. Mistral: every layer; Gemma: the "sliding" layers only
+      attn_softcap    scores → cap · tanh(scores / cap) before the mask and softmax (Gemma 2); 0 = off
+      final_softcap   the same on the logits (Gemma 2)
+      query_scale     the scores are q·k / √query_scale (Gemma's query_pre_attn_scalar); 0 = √d_head
+      embed_scale     the token embeddings × √d_model (Gemma)
+      pre_norms       the norms before attention and MLP (False: OLMo 2 has only the norms after)
+      post_norms      norms on the attention's and the MLP's outputs before the residual adds them
+                      (Gemma 2/3 beside the pre-norms, OLMo 2 instead of them)
+      local_rope_theta  the RoPE base of the windowed layers where it differs (Gemma 3: 10⁴ there,
+                      10⁶ on the global layers); 0 = rope_theta everywhere
+      rope_scaling    () or ("linear", factor) or ("llama3", factor, low, high, original context): the
+                      frequencies of rope_theta scaled (block_features.scaled_frequencies; not the local ones)
+      GeGLU (mlp "geglu": GELU-tanh(x·W_gate) ⊙ x·W_up, Gemma) and RMSNorm with (1 + γ) (Gemma stores γ − 1:
+      its family adds the 1 once when the weights are prepared) need no flag of the forward.
     Biases (Qwen2's q/k/v, GPT-2's everywhere) and a tied or separate unembedding are properties
     of the weights (:class:`DecoderLayerWeights`: an absent bias is None; ``output_head`` is the
     token embedding array itself when tied), not of the config.
@@ -121,6 +140,16 @@ class DecoderConfig:
     mlp: str = "swiglu"
     positions: str = "rotary"
     qk_norm: bool = False
+    qk_norm_whole: bool = False
+    layer_windows: tuple[int, ...] = ()
+    attn_softcap: float = 0.0
+    final_softcap: float = 0.0
+    query_scale: float = 0.0
+    embed_scale: bool = False
+    pre_norms: bool = True
+    post_norms: bool = False
+    local_rope_theta: float = 0.0
+    rope_scaling: tuple = ()
 
     def __post_init__(self) -> None:
         for part, value, allowed in (("norm", self.norm, NORMS), ("mlp", self.mlp, MLPS),
@@ -132,6 +161,19 @@ class DecoderConfig:
         if self.num_heads % self.num_kv_heads:
             raise EngineError("{heads} query heads cannot share {kv} key/value heads evenly", field="model",
                               heads=self.num_heads, kv=self.num_kv_heads)
+
+    def window(self, layer: int) -> int:
+        """Positions a query of ``layer`` sees (0: every one before it)."""
+        return self.layer_windows[layer] if self.layer_windows else 0
+
+    @property
+    def score_divisor(self) -> float:
+        """q·k is divided by this: √query_scale (Gemma) or √d_head."""
+        return math.sqrt(self.query_scale or self.head_dim)
+
+    def plain_attention(self, layer: int) -> bool:
+        """True when the layer's attention is softmax(q·k/divisor + causal mask): the fused tiles run it."""
+        return not self.window(layer) and not self.attn_softcap
 
     @property
     def group_size(self) -> int:
@@ -160,8 +202,10 @@ class DecoderLayerWeights:
     ffn_norm_bias: np.ndarray | None = None  # (d,)
     up_bias: np.ndarray | None = None  # (d_ff,) gelu; (2·d_ff,) [b_gate | b_up] swiglu
     down_bias: np.ndarray | None = None  # (d,)
-    q_norm: np.ndarray | None = None  # (d_k,) qk_norm's γ for q (Qwen3)
-    k_norm: np.ndarray | None = None  # (d_k,)
+    q_norm: np.ndarray | None = None  # (d_k,) qk_norm's γ for q (Qwen3); (heads·d_k,) qk_norm_whole (OLMo 2)
+    k_norm: np.ndarray | None = None  # (d_k,); (kv_heads·d_k,) qk_norm_whole
+    post_attention_norm: np.ndarray | None = None  # (d,) γ of the norm on the attention's output (Gemma, OLMo 2)
+    post_ffn_norm: np.ndarray | None = None  # (d,) γ of the norm on the MLP's output
 
 
 LlamaLayerWeights = DecoderLayerWeights  # the name it had when only Llama ran
@@ -178,11 +222,18 @@ class DecoderWeights:
     inverse_frequency: np.ndarray | None  # (d_k/2,) float64 RoPE frequencies θ_i; None with learned positions
     position_embeddings: np.ndarray | None = None  # (context_length, d) learned positions (GPT-2)
     output_norm_bias: np.ndarray | None = None  # (d,) β of a final LayerNorm
+    local_inverse_frequency: np.ndarray | None = None  # (d_k/2,) the windowed layers' own (Gemma 3)
+
+    def frequencies(self, config: "DecoderConfig", layer: int) -> np.ndarray | None:
+        """The RoPE frequencies of ``layer``: the windowed layers' own where the family has them."""
+        if self.local_inverse_frequency is not None and config.window(layer):
+            return self.local_inverse_frequency
+        return self.inverse_frequency
 
     @property
     def nbytes(self) -> int:
         arrays = [self.token_embeddings, self.output_norm, self.inverse_frequency, self.position_embeddings,
-                  self.output_norm_bias]
+                  self.output_norm_bias, self.local_inverse_frequency]
         if self.output_head is not self.token_embeddings:
             arrays.append(self.output_head)
         for layer in self.layers:
@@ -227,12 +278,14 @@ class WeightNames:
     down_bias: str = ""
     q_norm: str = ""
     k_norm: str = ""
+    post_attention_norm: str = ""
+    post_ffn_norm: str = ""
     position_embeddings: str = ""
     output_norm_bias: str = ""
     rope_freqs: str = ""  # llama 3.x: per-frequency divisors of θ_i (llama.cpp's freq_factors)
 
 
-# llama.cpp's names in a GGUF file (llama, qwen2, qwen3)
+# llama.cpp's names in a GGUF file (every decoder family's; HF folders are renamed to them)
 GGUF_NAMES = WeightNames(
     token_embeddings="token_embd.weight", output_norm="output_norm.weight", output_head="output.weight",
     attention_norm="blk.{i}.attn_norm.weight", q="blk.{i}.attn_q.weight", k="blk.{i}.attn_k.weight",
@@ -240,6 +293,7 @@ GGUF_NAMES = WeightNames(
     gate="blk.{i}.ffn_gate.weight", up="blk.{i}.ffn_up.weight", down="blk.{i}.ffn_down.weight",
     q_bias="blk.{i}.attn_q.bias", k_bias="blk.{i}.attn_k.bias", v_bias="blk.{i}.attn_v.bias",
     q_norm="blk.{i}.attn_q_norm.weight", k_norm="blk.{i}.attn_k_norm.weight", rope_freqs="rope_freqs.weight",
+    post_attention_norm="blk.{i}.post_attention_norm.weight", post_ffn_norm="blk.{i}.post_ffw_norm.weight",
     # GPT-2's (llama.cpp names; its fused attn_qkv is split by engine.models.gguf_file.split_fused_qkv)
     output_bias="blk.{i}.attn_output.bias", attention_norm_bias="blk.{i}.attn_norm.bias",
     ffn_norm_bias="blk.{i}.ffn_norm.bias", up_bias="blk.{i}.ffn_up.bias", down_bias="blk.{i}.ffn_down.bias",
@@ -285,7 +339,8 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig,
             return None
         return _frozen(np.concatenate([get(t.format(i=i), s) for t, i, s in parts]))
 
-    swiglu = config.mlp == "swiglu"
+    swiglu = config.mlp in ("swiglu", "geglu")  # gated: W_gate and W_up side by side
+    q_width, k_width = (heads * d_k, kv * d_k) if config.qk_norm_whole else (d_k, d_k)
 
     def layer(i: int) -> DecoderLayerWeights:
         n = {field: getattr(names, field).format(i=i) for field in ("attention_norm", "q", "k", "v", "output",
@@ -294,12 +349,12 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig,
         up_bias = (biases([(names.gate_bias, i, (d_ff,)), (names.up_bias, i, (d_ff,))]) if swiglu
                    else optional(names.up_bias, i, (d_ff,)))
         return DecoderLayerWeights(
-            attention_norm=_frozen(get(n["attention_norm"], (d,))),
+            attention_norm=_frozen(get(n["attention_norm"], (d,))) if config.pre_norms else None,
             qkv_weight=side_by_side([(n["q"], (heads * d_k, d)), (n["k"], (kv * d_k, d)), (n["v"], (kv * d_k, d))]),
             qkv_bias=biases([(names.q_bias, i, (heads * d_k,)), (names.k_bias, i, (kv * d_k,)),
                              (names.v_bias, i, (kv * d_k,))]),
             output_weight=side_by_side([(n["output"], (d, heads * d_k))]),
-            ffn_norm=_frozen(get(n["ffn_norm"], (d,))),
+            ffn_norm=_frozen(get(n["ffn_norm"], (d,))) if config.pre_norms else None,
             gate_up_weight=side_by_side(mlp_in),
             down_weight=side_by_side([(n["down"], (d, d_ff))]),
             attention_norm_bias=optional(names.attention_norm_bias, i, (d,)),
@@ -307,8 +362,11 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig,
             ffn_norm_bias=optional(names.ffn_norm_bias, i, (d,)),
             up_bias=up_bias,
             down_bias=optional(names.down_bias, i, (d,)),
-            q_norm=optional(names.q_norm, i, (d_k,)) if config.qk_norm else None,
-            k_norm=optional(names.k_norm, i, (d_k,)) if config.qk_norm else None,
+            q_norm=optional(names.q_norm, i, (q_width,)) if config.qk_norm else None,
+            k_norm=optional(names.k_norm, i, (k_width,)) if config.qk_norm else None,
+            post_attention_norm=(_frozen(get(names.post_attention_norm.format(i=i), (d,))) if config.post_norms
+                                 else None),
+            post_ffn_norm=_frozen(get(names.post_ffn_norm.format(i=i), (d,))) if config.post_norms else None,
         )
 
     # the transposes are NumPy copies that release the GIL: the layers are shared among the threads
@@ -319,19 +377,33 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig,
     embeddings = _frozen(get(names.token_embeddings, (config.vocab_size, d)))
     head = (_frozen(get(names.output_head, (config.vocab_size, d)))
             if names.output_head and names.output_head in tensors else embeddings)
-    inverse_frequency = positions = None
+    inverse_frequency = positions = local = None
     if config.positions == "rotary":
-        inverse_frequency = inverse_frequencies(d_k, config.rope_theta)  # (d_k/2,)
+        inverse_frequency = scaled_frequencies(inverse_frequencies(d_k, config.rope_theta), config.rope_scaling)
         if names.rope_freqs and names.rope_freqs in tensors:
             inverse_frequency = inverse_frequency / get(names.rope_freqs, (d_k // 2,)).astype(np.float64)
         inverse_frequency.flags.writeable = False
+        if config.local_rope_theta:
+            local = inverse_frequencies(d_k, config.local_rope_theta)
+            local.flags.writeable = False
     else:
         positions = _frozen(get(names.position_embeddings, (config.context_length, d)))
     return DecoderWeights(embeddings, tuple(layers), _frozen(get(names.output_norm, (d,))), head, inverse_frequency,
-                          positions, optional(names.output_norm_bias, 0, (d,)))
+                          positions, optional(names.output_norm_bias, 0, (d,)), local)
 
 
 # ---------------------------------------------------------------- pieces of the layer
+
+
+def rms_norm_heads(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    """x (heads, rows, d_k) RMS-normed over all heads of each row together, times γ (heads·d_k,), in
+    place: OLMo 2 norms the whole q (and k) projection of a position before splitting it into heads."""
+    heads, _, d_k = x.shape
+    mean_square = np.einsum("hrd,hrd->r", x, x) * x.dtype.type(1.0 / (heads * d_k))  # (rows,)
+    mean_square += x.dtype.type(eps)
+    x *= (1.0 / np.sqrt(mean_square)).astype(x.dtype)[None, :, None]
+    x *= weight.reshape(heads, 1, d_k)
+    return x
 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float, out: np.ndarray | None = None) -> np.ndarray:
@@ -348,7 +420,10 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float, out: np.ndarray | No
 
 def normalize(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, config: DecoderConfig,
               out: np.ndarray | None = None) -> np.ndarray:
-    """The block's norm over the last axis: RMSNorm (config.norm "rms") or LayerNorm ("layer")."""
+    """The block's norm over the last axis: RMSNorm (config.norm "rms") or LayerNorm ("layer"); a copy of x
+    where the family has no norm there (``weight`` None: OLMo 2 before attention and MLP)."""
+    if weight is None:
+        return np.array(x) if out is None else np.copyto(out, x) or out
     if config.norm == "rms":
         return rms_norm(x, weight, config.rms_norm_eps, out=out)
     if out is not None and out is not x:
@@ -380,6 +455,9 @@ def mlp(x: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig) -> np.ndar
         up += w.up_bias
     if config.mlp == "swiglu":
         activated = silu_mul(up[:, :d_ff], up[:, d_ff:])  # (rows, d_ff), a view
+    elif config.mlp == "geglu":  # Gemma: GELU's tanh form on the gate
+        activated = gelu_tanh(up[:, :d_ff], out=up[:, :d_ff])
+        activated *= up[:, d_ff:]
     elif config.mlp == "gelu":
         activated = gelu(up, out=up)
     else:
@@ -407,7 +485,7 @@ def silu_mul(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
 
 
 def reference_block(h: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig,
-                    inverse_frequency: np.ndarray | None = None) -> np.ndarray:
+                    inverse_frequency: np.ndarray | None = None, layer: int = 0) -> np.ndarray:
     """One decoder layer in float64, plainly: what :func:`forward` computes per layer, fused and
     in row shares (as :func:`engine.core.attention.reference_attention` sits beside ``attend``).
     h: (n, d), positions 0 … n−1 → the layer's output (n, d). Tested against the forward."""
@@ -416,6 +494,8 @@ def reference_block(h: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig
     n, heads, kv, d_k = len(h), c.num_heads, c.num_kv_heads, c.head_dim
 
     def norm(x, g, b):
+        if g is None:  # no norm there (OLMo 2's pre-norms)
+            return x
         if c.norm == "rms":
             return x / np.sqrt((x * x).mean(-1, keepdims=True) + c.rms_norm_eps) * f(g)
         centered = x - x.mean(-1, keepdims=True)
@@ -439,7 +519,10 @@ def reference_block(h: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig
     q = qkv[:, : heads * d_k].reshape(n, heads, d_k).transpose(1, 0, 2)  # (heads, n, d_k)
     k = qkv[:, heads * d_k: (heads + kv) * d_k].reshape(n, kv, d_k).transpose(1, 0, 2)
     v = qkv[:, (heads + kv) * d_k:].reshape(n, kv, d_k).transpose(1, 0, 2)
-    if c.qk_norm:
+    if c.qk_norm and c.qk_norm_whole:  # over all heads of a position (OLMo 2)
+        q = q / np.sqrt((q * q).mean((0, 2), keepdims=True) + c.rms_norm_eps) * f(w.q_norm).reshape(heads, 1, d_k)
+        k = k / np.sqrt((k * k).mean((0, 2), keepdims=True) + c.rms_norm_eps) * f(w.k_norm).reshape(kv, 1, d_k)
+    elif c.qk_norm:
         q = q / np.sqrt((q * q).mean(-1, keepdims=True) + c.rms_norm_eps) * f(w.q_norm)
         k = k / np.sqrt((k * k).mean(-1, keepdims=True) + c.rms_norm_eps) * f(w.k_norm)
     if c.positions == "rotary":
@@ -447,21 +530,31 @@ def reference_block(h: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig
     z = np.empty((n, heads, d_k))
     for head in range(heads):
         kv_head = head // (heads // kv)
-        scores = q[head] @ k[kv_head].T / math.sqrt(d_k)  # (n, n)
-        scores[np.triu_indices(n, 1)] = -np.inf
+        scores = q[head] @ k[kv_head].T / math.sqrt(c.query_scale or d_k)  # (n, n)
+        if c.attn_softcap:
+            scores = c.attn_softcap * np.tanh(scores / c.attn_softcap)
+        for i in range(n):
+            for j in range(n):
+                if j > i or (c.window(layer) and j <= i - c.window(layer)):
+                    scores[i, j] = -np.inf
         weights = np.exp(scores - scores.max(-1, keepdims=True))
         z[:, head] = (weights / weights.sum(-1, keepdims=True)) @ v[kv_head]
-    h = h + z.reshape(n, heads * d_k) @ f(w.output_weight) + (0.0 if w.output_bias is None else f(w.output_bias))
+    attn_out = z.reshape(n, heads * d_k) @ f(w.output_weight) + (0.0 if w.output_bias is None else f(w.output_bias))
+    h = h + norm(attn_out, w.post_attention_norm, None)
     x = norm(h, w.ffn_norm, w.ffn_norm_bias)
     up = x @ f(w.gate_up_weight) + (0.0 if w.up_bias is None else f(w.up_bias))
     if c.mlp == "swiglu":
         gate, up = np.split(up, 2, axis=-1)
         activated = gate / (1.0 + np.exp(-gate)) * up
+    elif c.mlp == "geglu":
+        gate, up = np.split(up, 2, axis=-1)
+        activated = 0.5 * gate * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (gate + 0.044715 * gate ** 3))) * up
     elif c.mlp == "gelu":
         activated = up * 0.5 * (1.0 + np.vectorize(math.erf)(up / math.sqrt(2.0)))
     else:
         activated = 0.5 * up * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (up + 0.044715 * up ** 3)))
-    return h + activated @ f(w.down_weight) + (0.0 if w.down_bias is None else f(w.down_bias))
+    return h + norm(activated @ f(w.down_weight) + (0.0 if w.down_bias is None else f(w.down_bias)),
+                    w.post_ffn_norm, None)
 
 
 # ---------------------------------------------------------------- the trace
@@ -521,9 +614,18 @@ class DecoderTrace(TraceBase):
     def layer_scores(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
         """(scores, scaled) of one layer, each (heads, n, n): q·kᵀ and q·kᵀ/√d_k with −∞
         above the diagonal, recomputed from the kept q and k (not stored: see the module doc)."""
-        stages = attend(self.q[layer], self.k[layer], self.v[layer], divisor=math.sqrt(self.config.head_dim),
-                        mask=causal_mask(self.n))
-        return stages["scores"], stages["scaled"]
+        c = self.config
+        if c.plain_attention(layer):
+            stages = attend(self.q[layer], self.k[layer], self.v[layer], divisor=c.score_divisor,
+                            mask=causal_mask(self.n))
+            return stages["scores"], stages["scaled"]
+        group = c.num_heads // c.num_kv_heads
+        keys = np.repeat(self.k[layer], group, axis=0)  # (heads, n, d_k)
+        scores = self.q[layer] @ keys.transpose(0, 2, 1)  # (heads, n, n) before capping and masking
+        scores[:, window_mask(self.n, self.n)] = -np.inf
+        scaled = attend_features(self.q[layer], self.k[layer], self.v[layer], divisor=c.score_divisor,
+                                 window=c.window(layer), softcap=c.attn_softcap)["scaled"]
+        return scores, scaled
 
 
 TRACE_ARRAYS = ("input_ids", "attentions", "hidden_states", "q", "k", "v", "head_outputs", "next_token_logits")
@@ -646,7 +748,7 @@ def forward(
     check_trace_budget(n, estimate, memory_budget, lambda: longest_text(config, memory_budget))
 
     heads, kv, d_k, layers = c.num_heads, c.num_kv_heads, c.head_dim, c.num_layers
-    eps, divisor = c.rms_norm_eps, math.sqrt(d_k)
+    eps, divisor = c.rms_norm_eps, c.score_divisor
     attentions = np.zeros((layers, heads, n, n), DTYPE)  # (layers, heads, n, n), 0 above the diagonal
     hidden_states = np.empty((layers + 1, n, d), DTYPE)
     q_all = np.empty((layers, heads, n, d_k), DTYPE)
@@ -663,9 +765,13 @@ def forward(
 
     rotary = c.positions == "rotary"
     cos, sin = rope_tables(weights.inverse_frequency, start, new) if rotary else (None, None)  # (new, d_k/2)
+    if rotary and weights.local_inverse_frequency is not None:  # Gemma 3's windowed layers: their own base
+        local_tables = rope_tables(weights.local_inverse_frequency, start, new)
     rows_new = slice(start, n)
     if resid is None:
         h = weights.token_embeddings[ids[start:]]  # (new, d) the residual stream, a new array
+        if c.embed_scale:  # Gemma: × √d_model, rounded to float32 first as transformers does
+            h *= DTYPE(math.sqrt(d))
         if hooks is not None:
             hooks("hook_embed", h)
         if c.positions == "learned":  # GPT-2: a learned vector per position, added
@@ -697,12 +803,19 @@ def forward(
                 edit("hook_resid_pre", h)
 
             # With hooks here (``edit``), the same steps run once over all rows, each hook point between them.
-            def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads, edit=edit, wanted=wanted) -> None:
+            cos_l, sin_l = (local_tables if rotary and weights.local_inverse_frequency is not None and c.window(index)
+                            else (cos, sin))
+
+            def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads, edit=edit, wanted=wanted, cos=cos_l,
+                        sin=sin_l) -> None:
                 x = normalize(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
                 if edit is not None and "ln1.hook_normalized" in wanted:
                     edit("ln1.hook_normalized", x)
                 project_heads(x, w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # (heads + 2·kv, rows, d_k)
-                if w.q_norm is not None:  # Qwen3: each head's q and k RMS-normed over d_k, before RoPE
+                if w.q_norm is not None and c.qk_norm_whole:  # OLMo 2: over all heads of a position
+                    rms_norm_heads(qkv_heads[:heads, rows], w.q_norm, eps)
+                    rms_norm_heads(qkv_heads[heads: heads + kv, rows], w.k_norm, eps)
+                elif w.q_norm is not None:  # Qwen3, Gemma 3: each head's q and k RMS-normed over d_k, before RoPE
                     rms_norm(qkv_heads[:heads, rows], w.q_norm, eps, out=qkv_heads[:heads, rows])
                     rms_norm(qkv_heads[heads: heads + kv, rows], w.k_norm, eps, out=qkv_heads[heads: heads + kv, rows])
                 if edit is not None:  # (n, heads or kv, d_k) views of the heads layout, before RoPE
@@ -730,9 +843,14 @@ def forward(
             # scaled scores copied out only for a hook on them (the same numbers either way)
             scaled = (np.empty((heads, new, n), DTYPE) if edit is not None and "attn.hook_attn_scores" in wanted
                       else None)
-            stages = attend_weights(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, causal=True,
-                                    weights_out=attentions[index, :, rows_new, :], zeroed_above=True,
-                                    scaled_out=scaled)
+            if c.plain_attention(index):
+                stages = attend_weights(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor, causal=True,
+                                        weights_out=attentions[index, :, rows_new, :], zeroed_above=True,
+                                        scaled_out=scaled)
+            else:  # a sliding window or soft-capped scores (engine/models/block_features.py)
+                stages = attend_features(qkv_heads[:heads], k_all[index], v_all[index], divisor=divisor,
+                                         window=c.window(index), softcap=c.attn_softcap,
+                                         weights_out=attentions[index, :, rows_new, :], scaled_out=scaled)
             head_outputs = stages["head_outputs"]  # (heads, new, d_k)
             if edit is not None:
                 attention_hooks(edit, wanted, stages, v_all[index], softmax_into)
@@ -746,6 +864,8 @@ def forward(
                 attn_out = concat @ w.output_weight  # (rows, d)
                 if w.output_bias is not None:
                     attn_out += w.output_bias
+                if w.post_attention_norm is not None:  # Gemma, OLMo 2: the output normed before it is added
+                    rms_norm(attn_out, w.post_attention_norm, eps, out=attn_out)
                 if edit is not None:
                     if "hook_attn_out" in wanted:
                         edit("hook_attn_out", attn_out)
@@ -756,6 +876,8 @@ def forward(
                 if edit is not None and "ln2.hook_normalized" in wanted:
                     edit("ln2.hook_normalized", x)
                 mlp_out = mlp(x, w, c)  # (rows, d)
+                if w.post_ffn_norm is not None:
+                    rms_norm(mlp_out, w.post_ffn_norm, eps, out=mlp_out)
                 if edit is not None and "hook_mlp_out" in wanted:
                     edit("hook_mlp_out", mlp_out)
                 h[rows] += mlp_out
@@ -774,7 +896,7 @@ def forward(
         normalize(h, weights.output_norm, weights.output_norm_bias, c, out=hidden_states[layers, rows_new])  # transformers' last
         if hooks is not None:
             hooks("ln_final.hook_normalized", hidden_states[layers, rows_new])
-        logits = weights.output_head @ hidden_states[layers, n - 1]  # (vocab,): only the last row
+        logits = final_logits(weights.output_head @ hidden_states[layers, n - 1], c)  # (vocab,): the last row only
     else:  # stopped: hidden_states[last + 1] holds the residual entering the first layer not run
         hidden_states[last + 1, rows_new] = h
         logits = np.full(c.vocab_size, np.nan, DTYPE)
@@ -804,7 +926,12 @@ def logits_at(weights: LlamaWeights, config: DecoderConfig, trace: DecoderTrace,
     position = _position(trace, position)
     if position == trace.n - 1:
         return trace.next_token_logits
-    return weights.output_head @ trace.hidden_states[-1, position]
+    return final_logits(weights.output_head @ trace.hidden_states[-1, position], config)
+
+
+def final_logits(logits: np.ndarray, config: DecoderConfig) -> np.ndarray:
+    """The output head's logits, soft-capped where the family caps them (Gemma 2), in place."""
+    return soft_cap(logits, config.final_softcap) if config.final_softcap else logits
 
 
 def _position(trace: DecoderTrace, position: int) -> int:
@@ -836,7 +963,7 @@ def logit_lens(weights: LlamaWeights, config: DecoderConfig, trace: DecoderTrace
     position = _position(trace, position)
     residuals = np.array(trace.hidden_states[:, position])  # (layers + 1, d)
     normed = normalize(residuals[:-1], weights.output_norm, weights.output_norm_bias, config)  # the last is normed already
-    logits = np.concatenate([normed, residuals[-1:]]) @ weights.output_head.T  # (layers + 1, vocab)
+    logits = final_logits(np.concatenate([normed, residuals[-1:]]) @ weights.output_head.T, config)  # (layers + 1, vocab)
     probabilities = softmax64(logits)  # (layers + 1, vocab)
     k = max(1, min(int(top_k), config.vocab_size))
     top = np.argsort(-probabilities, axis=1, kind="stable")[:, :k]  # (layers + 1, k)

