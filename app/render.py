@@ -174,7 +174,7 @@ def figure_bytes(result: AttentionResult, suffix: str, head="all", stage: str = 
 def export_figure(result: AttentionResult, path, head="all", stage: str = "weights", width: int = 1200,
                   label: str = "") -> Path:
     """Write the figure to ``path`` (.png or .svg, any case), atomically; returns the path."""
-    from engine.files.safe_io import write_bytes_atomic
+    from engine.core.safe_io import write_bytes_atomic
 
     path = Path(path)
     suffix = path.suffix.lower()

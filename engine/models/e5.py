@@ -43,7 +43,7 @@ from ..core.errors import EngineError, ModelNotInstalled
 from .install import pip_install
 from .minilm import sha256_file
 from .packages import package_file
-from ..files.safe_io import check_model_path
+from ..core.safe_io import check_model_path
 from ..core.trace import read_only
 from .contract import Capabilities, Tokenized
 from ..text.tokenize import Token

@@ -39,7 +39,7 @@ from .file_kind import regular_kind
 from .gguf_header import MAX_HEADER_BYTES, Header, TensorInfo, read_header
 from .install import pip_install
 from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
-from ..files.safe_io import check_model_path
+from ..core.safe_io import check_model_path
 
 ARCHITECTURES = ("gpt2", "llama", "qwen2", "qwen3")  # the decoders engine/llama.py's config runs
 ROPE_STYLES = {"llama": "adjacent", "qwen2": "half", "qwen3": "half"}  # llama.cpp's rope type NORM / NEOX

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..core.errors import EngineError, ModelNotInstalled
 from ..core.memory import format_bytes
-from ..files.safe_io import load_json
+from ..core.safe_io import load_json
 from .safetensors_file import SafetensorsHeader, float32_bytes, read_header, read_index, read_tensors
 
 Progress = Callable[[float, str], None]
