@@ -358,7 +358,7 @@ def check_decoder_export(model, text: str, budget: int | None = None) -> int:
     from engine.core.memory import check_export_budget
     from engine.models.llama import estimate_forward_bytes
     from engine.text.words import words_of
-    from engine.toy.config import DEFAULT_MEMORY_BUDGET
+    from engine.core.memory import DEFAULT_MEMORY_BUDGET
 
     tokenized = model.tokenize(text)
     n = len(tokenized.input_ids)

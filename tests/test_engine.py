@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine import AttentionConfig, EngineError, compute, tokenize
-from engine.toy.config import DEFAULT_MEMORY_BUDGET
+from engine.core.memory import DEFAULT_MEMORY_BUDGET
 from engine.core.memory import check_budget, estimate_trace_bytes, format_bytes
 from engine.core.positional import sinusoidal
 

@@ -18,7 +18,7 @@ import pytest
 from cli import commands as cli
 from app.session import SessionError, load_session, parse_session, save_session
 from engine import AttentionConfig, EngineError, compute
-from engine.toy.config import DEFAULT_MEMORY_BUDGET
+from engine.core.memory import DEFAULT_MEMORY_BUDGET
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")

@@ -5,6 +5,7 @@ import functools
 
 from .errors import EngineError
 
+DEFAULT_MEMORY_BUDGET = 2 * 1024**3  # bytes: a whole trace (every model's, every analysis's) must fit in 2 GiB
 BYTES_PER_NUMBER = 4  # float32
 FIXED_BYTES = 64 * 1024**2  # the token-vector memo (32 MiB), the weights' 8 MiB drawing block, BLAS buffers
 

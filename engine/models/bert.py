@@ -42,7 +42,7 @@ from ..analysis.ablation import check_ablation
 from ..core.attention import softmax_into, attend_weights, merge_heads, project_heads
 from ..core.hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
 from ..core.parallel import engine_threads, for_rows
-from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.memory import check_trace_budget
 from ..text.tokenize import Token

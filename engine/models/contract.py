@@ -33,7 +33,7 @@ from typing import Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.hooks import HookRun, hook_run
 from ..text.tokenize import Token

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import llama
 from ..text.bpe import CONTROL
-from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from .gguf_file import GGUF_INSTALL_COMMAND, read_gguf
 from .llama import DecoderConfig, DecoderTrace, LlamaWeights, LogitLens

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .bert import BertConfig, BertTrace, BertWeights, forward, hook_names
-from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.memory import DEFAULT_MEMORY_BUDGET
 from .contract import Capabilities, HookedModel, ModelFacts, Tokenized
 
 Progress = Callable[[float, str], None]

@@ -43,7 +43,7 @@ import numpy as np
 from ..analysis.ablation import check_ablation
 from ..core.attention import softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
 from .bert import gelu, layer_norm
-from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
 from ..core.hooks import layer_range
