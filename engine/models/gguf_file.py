@@ -37,7 +37,7 @@ import numpy as np
 from ..core.errors import EngineError, ModelNotInstalled
 from .file_kind import regular_kind
 from .gguf_header import MAX_HEADER_BYTES, Header, TensorInfo, read_header
-from .install import pip_install
+from ..core.install import pip_install
 from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
 from ..core.safe_io import check_model_path
 

@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from ..core.errors import EngineError, ModelNotInstalled
-from ..models.install import pip_install
+from ..core.install import pip_install
 from ..models.gguf_file import TokenizerSpec
 from .tokenize import Token
 
