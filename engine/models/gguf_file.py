@@ -40,6 +40,7 @@ from .gguf_header import MAX_HEADER_BYTES, Header, TensorInfo, read_header
 from ..core.install import pip_install
 from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
 from ..core.safe_io import check_model_path
+from ..text.bpe import TokenizerSpec
 
 ARCHITECTURES = ("gpt2", "llama", "qwen2", "qwen3")  # the decoders engine/llama.py's config runs
 ROPE_STYLES = {"llama": "adjacent", "qwen2": "half", "qwen3": "half"}  # llama.cpp's rope type NORM / NEOX
@@ -54,20 +55,6 @@ DEQUANTIZE_BLOCK = 8 << 20  # bytes of float32 rows dequantized at a time
 MAX_CONTEXT = 1 << 24  # tokens; the longest context of any released model is below this
 
 Progress = Callable[[float, str], None]
-
-
-@dataclass(frozen=True)
-class TokenizerSpec:
-    """The tokenizer a GGUF describes (``tokenizer.ggml.*``)."""
-
-    model: str  # tokenizer.ggml.model: gpt2 = byte-level BPE
-    pre: str  # tokenizer.ggml.pre: the pre-tokenizer's name (smollm, qwen2, llama-bpe …)
-    tokens: tuple[str, ...]
-    token_types: tuple[int, ...]  # 1 normal, 3 control, 4 user-defined …
-    merges: tuple[str, ...]
-    bos_id: int | None
-    eos_id: int | None
-    add_bos: bool
 
 
 @dataclass(frozen=True, eq=False)
