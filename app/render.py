@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from engine import AttentionResult, EngineError
-from engine.core.trace import STAGES
+from engine.toy.trace import STAGES
 
 
 

@@ -19,7 +19,7 @@ from engine import AttentionConfig, EngineError
 from engine.files.documents import parse_settings
 from engine.models import DEFAULT_MODEL
 from engine.core.safe_io import parse_json, read_limited, write_bytes_atomic
-from engine.core.trace import STAGES  # noqa: F401 - kept for importers
+from engine.toy.trace import STAGES  # noqa: F401 - kept for importers
 
 from .jobs.snapshot import VIEW_STAGES
 

@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``export`` command's options (choices come from the engine's config and model registry)."""
     from engine.toy.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
     from engine.models import DEFAULT_MODEL, MODELS
-    from engine.core.trace import STAGES
+    from engine.toy.trace import STAGES
 
     parser = _Parser(prog="main.py export", allow_abbrev=False,
                      description="Compute one self-attention trace and write it to a file.")

@@ -11,7 +11,8 @@ import pytest
 from engine import AttentionConfig
 from app.jobs import trained as minilm_mode
 from engine.models import MODELS, load_model, model_info
-from engine.models.contract import KINDS, Capabilities, ModelFacts, TraceBase, Tokenized
+from engine.core.trace import TraceBase
+from engine.models.contract import KINDS, Capabilities, ModelFacts, Tokenized
 from engine.models.toy import ToyModel
 
 ROOT = Path(__file__).resolve().parent.parent

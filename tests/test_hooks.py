@@ -14,7 +14,7 @@ import pytest
 
 from engine import AttentionConfig
 from engine.models.bert import BertConfig, hook_names as bert_hook_names, prepare_weights
-from engine.models.bert_ablation import ablated_hidden_states
+from engine.analysis.encoder_ablation import ablated_hidden_states
 from engine.models.encoder import Encoder
 from engine.core.errors import EngineError
 from engine.core.hooks import hook_run
@@ -183,7 +183,7 @@ def test_encoder_ablation_through_hook_z_equals_the_old_ablated_paths(bert):
     ablated = bert.run(TEXT, ablate=ablate)
     assert ablated.ablate == ablate
     assert np.all(ablated.layers[0].head_outputs[1] == 0) and np.all(ablated.layers[1].head_outputs[3] == 0)
-    # engine.models.bert_ablation resumes at the first ablated layer (start_at_layer): the same numbers
+    # engine.analysis.encoder_ablation resumes at the first ablated layer (start_at_layer): the same numbers
     np.testing.assert_allclose(ablated.hidden_states, ablated_hidden_states(bert.weights, BERT, plain, ablate),
                                atol=1e-6)
 

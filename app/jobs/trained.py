@@ -256,7 +256,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
 def rank_pretrained(name: str, text: str, progress=None, cancelled=None):
     """Worker job: every head of registry model ``name`` switched off alone on ``text``, ranked by
     the change of the final vectors (engine.analysis.ablation.model_runner: each run resumes at the ablated
-    layer). BLAS on one thread: many small matmuls (see engine.models.bert_ablation.rank_encoder_heads)."""
+    layer). BLAS on one thread: many small matmuls (see engine.analysis.encoder_ablation.rank_encoder_heads)."""
     from engine.analysis.ablation import all_heads, mean_cosine_distance, model_runner, rank_heads
     from engine.core.parallel import engine_threads
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from ..core.errors import EngineError
 from ..core.memory import DEFAULT_MEMORY_BUDGET
-from .ablation import check_ablation
+from ..core.hooks import check_ablation
 
 
 @dataclass(frozen=True)

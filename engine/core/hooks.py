@@ -178,6 +178,39 @@ def hooks_with_ablation(hooks: HookRun | None, valid: Sequence[str], ablate: fro
     return hooks
 
 
+def check_ablation(ablate: Iterable, num_layers: int, num_heads: int) -> frozenset:
+    """``ablate`` as a frozenset of (layer, head) int pairs, or :class:`EngineError` naming the
+    first pair that is not one (a pair out of range, or not a pair of whole numbers)."""
+    if ablate is None:
+        return frozenset()
+    checked = set()
+    for pair in ablate:
+        try:
+            layer, head = pair
+            valid = all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in (layer, head))
+        except (TypeError, ValueError):
+            valid = False
+        if not valid:
+            raise EngineError(
+                "cannot switch off {pair}: give (layer, head) pairs of whole numbers",
+                field="ablate", pair=repr(pair),
+            )
+        if not (0 <= layer < num_layers and 0 <= head < num_heads):
+            raise EngineError(
+                "cannot switch off layer {layer} head {head}: the model has layers 0 … {last_layer} "
+                "and heads 0 … {last_head}",
+                field="ablate", layer=int(layer), head=int(head),
+                last_layer=num_layers - 1, last_head=num_heads - 1,
+            )
+        checked.add((int(layer), int(head)))
+    return frozenset(checked)
+
+
+def heads_in_layer(ablate: frozenset, layer: int) -> list[int]:
+    """The switched-off heads of ``layer``, sorted."""
+    return sorted(head for l, head in ablate if l == layer)
+
+
 def layer_range(layers: int, start_at_layer, resid, stop_at_layer, shape: tuple) -> tuple[int, int]:
     """(first, last) layers a run computes, from TransformerLens's ``start_at_layer`` (with the
     ``resid`` (n, d) entering it) and ``stop_at_layer`` (the first layer NOT run); EngineError

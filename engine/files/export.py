@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.errors import EngineError
 from ..core.safe_io import atomic_write
-from ..core.trace import ARRAY_NAMES, AttentionResult
+from ..toy.trace import ARRAY_NAMES, AttentionResult
 
 DATA_SUFFIXES = (".npz", ".json", ".csv")
 IMAGE_SUFFIXES = (".png", ".svg")  # drawn by app/render.py (needs Qt)

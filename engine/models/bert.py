@@ -38,7 +38,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..analysis.ablation import check_ablation
+from ..core.hooks import check_ablation
 from ..core.attention import softmax_into, attend_weights, merge_heads, project_heads
 from ..core.hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
 from ..core.parallel import engine_threads, for_rows
@@ -46,8 +46,7 @@ from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.memory import check_trace_budget
 from ..text.tokenize import Token
-from .contract import TraceBase
-from ..core.trace import freeze_arrays, read_only
+from ..core.trace import TraceBase, freeze_arrays, read_only
 
 DTYPE = np.float32
 

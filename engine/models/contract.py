@@ -82,9 +82,7 @@ class ModelFacts:
 
     def special_mask(self, token_texts: Sequence[str]) -> np.ndarray:
         """(n,) bool: which tokens are this model's special tokens."""
-        from ..analysis.head_stats import special_mask
-
-        return special_mask(token_texts, self.special_tokens)
+        return np.array([text in self.special_tokens for text in token_texts], dtype=bool)
 
 
 class Trace(Protocol):
@@ -124,51 +122,6 @@ class Model(Protocol):
 
     def run_with_hooks(self, inputs, fwd_hooks=(), *, ablate=frozenset(), start_at_layer=None, resid=None,
                        stop_at_layer=None, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Trace: ...
-
-
-class TraceBase:
-    """The properties every trace class shares (once, here): n, token_texts, spans, num_layers,
-    num_heads, and ``arrays()`` of the contract's arrays."""
-
-    @property
-    def n(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def token_texts(self) -> list[str]:
-        return [token.text for token in self.tokens]
-
-    @property
-    def spans(self) -> tuple[tuple[int, int], ...]:
-        return tuple((token.start, token.end) for token in self.tokens)
-
-    @property
-    def num_layers(self) -> int:
-        return self.attentions.shape[0]
-
-    @property
-    def num_heads(self) -> int:
-        return self.attentions.shape[1]
-
-    def layer_values(self) -> list[np.ndarray]:  # pragma: no cover - every trace class has its own
-        """Each layer's v, (heads or kv_heads, n, d_head): what the value-weighted analyses weigh."""
-        raise NotImplementedError
-
-    def own_output_weights(self) -> list[np.ndarray] | None:
-        """Each layer's W_O when the trace holds it (the toy's), else None: it is the model's."""
-        return None
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays an export writes: the contract's (a trace class may add its own)."""
-        return self.contract_arrays()
-
-    def contract_arrays(self) -> dict[str, np.ndarray]:
-        """tokens, input_ids, attentions, hidden_states (and next_token_logits for a decoder)."""
-        arrays = {"tokens": np.array(self.token_texts, dtype=str), "input_ids": self.input_ids,
-                  "attentions": self.attentions, "hidden_states": self.hidden_states}
-        if self.next_token_logits is not None:
-            arrays["next_token_logits"] = self.next_token_logits
-        return arrays
 
 
 @dataclass(frozen=True, eq=False)

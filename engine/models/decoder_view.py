@@ -12,7 +12,8 @@ from ..core.attention import causal_mask, merge_heads
 from ..toy.config import AttentionConfig
 from ..core.errors import EngineError
 from .llama import DecoderTrace, normalize
-from ..core.trace import AttentionResult, vector_diffs
+from ..core.trace import vector_diffs
+from ..toy.trace import AttentionResult
 
 LARGE_BUDGET = 1 << 40  # the decoder checked its own budget; the view allocates little
 

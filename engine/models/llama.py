@@ -40,7 +40,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..analysis.ablation import check_ablation
+from ..core.hooks import check_ablation
 from ..core.attention import softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
 from .bert import gelu, layer_norm
 from ..core.memory import DEFAULT_MEMORY_BUDGET
@@ -48,11 +48,10 @@ from ..core.errors import EngineError
 from ..core.hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
 from ..core.hooks import layer_range
 from ..core.memory import check_trace_budget
-from .contract import TraceBase
 from ..core.parallel import engine_threads, for_rows, thread_map
 from ..core.positional import inverse_frequencies, rope_tables, rotate
 from ..text.tokenize import Token
-from ..core.trace import freeze_arrays, read_only
+from ..core.trace import TraceBase, freeze_arrays, read_only
 
 DTYPE = np.float32
 Progress = Callable[[float, str], None]

@@ -7,7 +7,7 @@ from ..toy.compute import compute, hook_names
 from ..toy.config import AttentionConfig
 from ..core.errors import EngineError
 from ..text.tokenize import tokenize
-from ..core.trace import AttentionResult
+from ..toy.trace import AttentionResult
 from .contract import Capabilities, HookedModel, ModelFacts, Tokenized
 
 

@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..analysis.ablation import check_ablation
+from ..core.hooks import check_ablation
 from ..core.attention import softmax_into, attend, causal_mask, merge_heads, project_heads
 from .config import AttentionConfig
 from .embeddings import clear_memo as _clear_embedding_memo
@@ -28,7 +28,8 @@ from ..core.memory import check_budget, explain_memory_error
 from ..core.parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from ..core.positional import apply_rope, sinusoidal
 from ..text.tokenize import tokenize
-from ..core.trace import AttentionResult, empty_vector_diffs, read_only, vector_diffs
+from ..core.trace import empty_vector_diffs, read_only, vector_diffs
+from .trace import AttentionResult
 from .weights import NAMES as WEIGHT_NAMES
 from .weights import packed_projection_weights
 
