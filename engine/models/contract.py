@@ -115,13 +115,15 @@ class Model(Protocol):
 
     def layer_view(self, trace: Trace, layer: int): ...
 
-    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Trace: ...
+    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
+            use_cache: bool = True) -> Trace: ...
 
     def run_with_cache(self, inputs, names=None, *, ablate=frozenset(),
-                       memory_budget: int = DEFAULT_MEMORY_BUDGET) -> tuple[Trace, dict]: ...
+                       memory_budget: int = DEFAULT_MEMORY_BUDGET, use_cache: bool = True) -> tuple[Trace, dict]: ...
 
     def run_with_hooks(self, inputs, fwd_hooks=(), *, ablate=frozenset(), start_at_layer=None, resid=None,
-                       stop_at_layer=None, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Trace: ...
+                       stop_at_layer=None, memory_budget: int = DEFAULT_MEMORY_BUDGET,
+                       use_cache: bool = True) -> Trace: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,25 +180,28 @@ class HookedModel:
         raise EngineError("a model runs a text or the Tokenized its tokenize() returned; got {kind}",
                           field="text", kind=type(inputs).__name__)
 
-    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET, **options):
-        """The model's trace of ``inputs`` with the heads of ``ablate`` switched off."""
+    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
+            use_cache: bool = True, **options):
+        """The model's trace of ``inputs`` with the heads of ``ablate`` switched off. ``use_cache=False``:
+        the model's own cache (a decoder's last trace, its KV cache) is neither read nor replaced."""
         return self._forward(self._inputs(inputs), ablate=ablate, memory_budget=memory_budget, hooks=None,
-                             **options)
+                             use_cache=use_cache, **options)
 
     def run_with_cache(self, inputs, names: Iterable[str] | None = None, *, ablate=frozenset(),
-                       memory_budget: int = DEFAULT_MEMORY_BUDGET, **options):
+                       memory_budget: int = DEFAULT_MEMORY_BUDGET, use_cache: bool = True, **options):
         """(trace, cache): cache maps each hook point of ``names`` (None: all) to a read-only copy."""
         hooks = HookRun(self.hook_names(), cache=None if names is None else list(names), cache_all=names is None)
         trace = self._forward(self._inputs(inputs), ablate=ablate, memory_budget=memory_budget, hooks=hooks,
-                              **options)
+                              use_cache=use_cache, **options)
         return trace, hooks.cache
 
     def run_with_hooks(self, inputs, fwd_hooks=(), *, ablate=frozenset(), start_at_layer: int | None = None,
                        resid: np.ndarray | None = None, stop_at_layer: int | None = None,
-                       memory_budget: int = DEFAULT_MEMORY_BUDGET, **options):
+                       memory_budget: int = DEFAULT_MEMORY_BUDGET, use_cache: bool = True, **options):
         """The trace with ``fwd_hooks`` [(name, fn(array, name) → replacement or None), …] applied;
         ``start_at_layer`` with ``resid`` (n, d) resumes at blocks.{l}.hook_resid_pre,
         ``stop_at_layer`` runs the layers below it only (engine/core/hooks.py)."""
         hooks = hook_run(self.hook_names(), fwd_hooks)
         return self._forward(self._inputs(inputs), ablate=ablate, memory_budget=memory_budget, hooks=hooks,
-                             start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer, **options)
+                             start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer,
+                           use_cache=use_cache, **options)

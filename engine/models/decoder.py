@@ -87,28 +87,32 @@ class Decoder(HookedModel):
 
     def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  hooks=None, start_at_layer=None, resid=None, stop_at_layer=None,
-                 previous: DecoderTrace | None = None, use_cache: bool = True,
+                 previous: DecoderTrace | None = None, use_cache: bool = True, keep: bool = True,
                  progress: Progress | None = None) -> DecoderTrace:
         return self.run_ids(tokenized.input_ids, tokenized.tokens, text=tokenized.text, ablate=ablate,
-                            memory_budget=memory_budget, previous=previous, use_cache=use_cache, progress=progress,
+                            memory_budget=memory_budget, previous=previous, use_cache=use_cache, keep=keep,
+                            progress=progress,
                             hooks=hooks, start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer)
 
     def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
-            previous: DecoderTrace | None = None, use_cache: bool = True,
+            previous: DecoderTrace | None = None, use_cache: bool = True, keep: bool = True,
             progress: Progress | None = None) -> DecoderTrace:
         """Tokenize ``inputs`` (a text, or a :class:`Tokenized`) and run the decoder: the full
         :class:`~engine.models.llama.DecoderTrace`.
 
         ``previous``: a trace to reuse the shared prefix of (default: this model's last trace, when
-        ``use_cache``). ``ablate``: (layer, head) pairs zeroed before W_O (a hook on hook_z)."""
+        ``use_cache``). ``use_cache=False``: the model's last trace is neither read nor replaced (a run
+        beside the one on screen). ``keep=False``: it may be read, but this run does not replace it.
+        ``ablate``: (layer, head) pairs zeroed before W_O (a hook on hook_z)."""
         return super().run(inputs, ablate=ablate, memory_budget=memory_budget, previous=previous,
-                           use_cache=use_cache, progress=progress)
+                           use_cache=use_cache, keep=keep, progress=progress)
 
     def run_ids(self, ids: Sequence[int], tokens=None, *, text: str | None = None, ablate=frozenset(),
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, previous: DecoderTrace | None = None,
-                use_cache: bool = True, progress: Progress | None = None, hooks=None, start_at_layer=None,
-                resid=None, stop_at_layer=None) -> DecoderTrace:
-        """Run on token ids (e.g. after generating); text and tokens are decoded when not given."""
+                use_cache: bool = True, keep: bool = True, progress: Progress | None = None, hooks=None,
+                start_at_layer=None, resid=None, stop_at_layer=None) -> DecoderTrace:
+        """Run on token ids (e.g. after generating); text and tokens are decoded when not given.
+        ``use_cache`` and ``keep`` as :meth:`run`."""
         if tokens is None or text is None:
             text, tokens = self.tokenizer.tokens_from_ids(ids)
         if previous is None and use_cache:
@@ -118,7 +122,7 @@ class Decoder(HookedModel):
                               previous=previous if use_cache or previous is not None else None,
                               memory_budget=memory_budget, progress=progress, hooks=hooks,
                               start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer)
-        if not trace.hooked:  # a hooked run's numbers are not the model's: never a KV cache
+        if use_cache and keep and not trace.hooked:  # a hooked run's numbers are not the model's: never a KV cache
             with self._lock:
                 self._last = trace
         return trace
@@ -199,8 +203,6 @@ def load_gguf(path: str | Path, progress: Progress | None = None, *, expected_sh
     decoder = Decoder(contents.config, weights, tokenizer, contents.path, contents.sha256, special_tokens=control)
     if expected_sha256 is None:  # a file of unknown origin; a checksummed one (SmolLM2) is known to compute
         report(0.98, "checking the first computation")
-        check_first_forward(decoder, name)
-        with decoder._lock:
-            decoder._last = None  # the probe's trace is no cache for the user's texts (their first run stays full)
+        check_first_forward(decoder, name)  # runs with use_cache=False: the user's first text runs in full
     report(1.0, "ready")
     return decoder

@@ -32,7 +32,8 @@ class Encoder(HookedModel):
 
     def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  hooks=None, start_at_layer=None, resid=None, stop_at_layer=None,
-                 progress: Progress | None = None) -> BertTrace:
+                 progress: Progress | None = None, use_cache: bool = True) -> BertTrace:
+        # use_cache: an encoder keeps no trace of its own (nothing to read or replace)
         return forward(
             self.weights, self.config, tokenized.input_ids, tokenized.tokens,
             token_type_ids=tokenized.token_type_ids, truncated=tokenized.truncated,

@@ -41,7 +41,8 @@ class ToyModel(HookedModel):
         return hook_names(self.config)
 
     def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget=None, hooks=None,
-                 start_at_layer=None, resid=None, stop_at_layer=None) -> AttentionResult:
+                 start_at_layer=None, resid=None, stop_at_layer=None, use_cache: bool = True) -> AttentionResult:
+        # use_cache: the toy keeps no trace of its own (nothing to read or replace)
         config = self.config.replace(text=tokenized.text)
         if memory_budget is not None:
             config = config.replace(memory_budget=memory_budget)
