@@ -42,7 +42,6 @@ import numpy as np
 
 from ..core.hooks import check_ablation
 from ..core.attention import softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
-from .bert import gelu, layer_norm
 from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
@@ -51,6 +50,7 @@ from ..core.memory import check_trace_budget
 from ..core.parallel import engine_threads, for_rows, thread_map
 from ..core.positional import inverse_frequencies, rope_tables, rotate
 from ..text.tokenize import Token
+from ..core.layers import gelu, gelu_tanh, layer_norm, rms_norm, silu_mul
 from ..core.trace import TraceBase, freeze_arrays, read_only
 
 DTYPE = np.float32
@@ -333,18 +333,6 @@ def prepare_weights(tensors: Mapping[str, np.ndarray], config: DecoderConfig,
 # ---------------------------------------------------------------- pieces of the layer
 
 
-def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float, out: np.ndarray | None = None) -> np.ndarray:
-    """x / √(mean(x²) + ε) · γ over the last axis (Zhang & Sennrich 2019), in x's dtype."""
-    mean_square = np.einsum("...i,...i->...", x, x)[..., None]  # (..., 1)
-    mean_square *= x.dtype.type(1.0 / x.shape[-1])
-    mean_square += x.dtype.type(eps)
-    np.sqrt(mean_square, out=mean_square)
-    np.reciprocal(mean_square, out=mean_square)  # one division per row
-    out = np.multiply(x, mean_square, out=out)
-    out *= weight
-    return out
-
-
 def normalize(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, config: DecoderConfig,
               out: np.ndarray | None = None) -> np.ndarray:
     """The block's norm over the last axis: RMSNorm (config.norm "rms") or LayerNorm ("layer")."""
@@ -356,19 +344,6 @@ def normalize(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, config
     elif out is None:
         x = np.array(x)
     return layer_norm(x, weight, bias if bias is not None else DTYPE(0.0), config.rms_norm_eps, out=x)
-
-
-def gelu_tanh(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """GELU's tanh approximation, ½x(1 + tanh(√(2/π)(x + 0.044715x³))): GPT-2's "gelu_new"."""
-    t = x * x
-    t *= x.dtype.type(0.044715)
-    t += x.dtype.type(1.0)
-    t *= x
-    t *= x.dtype.type(math.sqrt(2.0 / math.pi))
-    np.tanh(t, out=t)
-    t += x.dtype.type(1.0)
-    t *= x.dtype.type(0.5)
-    return np.multiply(x, t, out=out)
 
 
 def mlp(x: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig) -> np.ndarray:
@@ -392,17 +367,6 @@ def mlp(x: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig) -> np.ndar
 def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str) -> np.ndarray:
     """engine.core.positional.rotate: the engine's one RoPE (in place)."""
     return rotate(x, cos, sin, style)
-
-
-def silu_mul(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """SiLU(gate) ⊙ up = gate / (1 + e^(−gate)) ⊙ up, in place in ``gate``."""
-    denominator = np.negative(gate)
-    with np.errstate(over="ignore"):  # e^(88+) → inf → gate / inf = 0, SiLU's limit
-        np.exp(denominator, out=denominator)
-    denominator += DTYPE(1.0)
-    gate /= denominator
-    gate *= up
-    return gate
 
 
 def reference_block(h: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig,
