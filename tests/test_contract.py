@@ -18,7 +18,7 @@ from engine.models.toy import ToyModel
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Probing a model or trace instead of reading its declared facts: what issue 20 removed.
+# Probing a model or trace instead of reading its declared facts: a model declares what it can do.
 PROBES = [
     (r"inspect\.signature", "inspect.signature on a model"),
     (r"hasattr\([^)]*(bert|trace|model|loaded)\b", "hasattr on a model or trace"),

@@ -300,7 +300,7 @@ def test_family_models_offer_the_hook_api(family):
     if family in ("llama", "qwen2", "qwen3"):
         assert f"blocks.{layers - 1}.attn.hook_rot_q" in cache
     if family in DECODERS:
-        np.testing.assert_allclose(cache["ln_final.hook_normalized"], trace.hidden_states[-1], atol=1e-6)
+        np.testing.assert_allclose(cache["ln_final.hook_out"], trace.hidden_states[-1], atol=1e-6)
         # doubling one head's output changes the logits (the hook reaches the family's forward)
         doubled = model.run_with_hooks(text, fwd_hooks=[("blocks.0.attn.hook_z", lambda z, name: z * 2)])
         assert not np.allclose(doubled.next_token_logits, trace.next_token_logits)

@@ -1,5 +1,5 @@
-"""The hook points of issue 20 against transformers' own activations (docs: /work hook API brief,
-TransformerLens's names without the batch axis).
+"""The hook points against transformers' own activations (TransformerLens's names without the batch
+axis).
 
 The references (tests/fixtures/hook_reference.npz) were read out of transformers' modules with
 PyTorch hooks by scripts/make_hook_reference.py (its docstring says which module gives which
@@ -130,7 +130,7 @@ def test_smollm2_residual_stream_is_transformers_hidden_states(smollm2_cache, re
     # The last block's own output is before the final norm: hidden_states[-1] is ln_final's.
     assert_close(cache[f"blocks.{layers - 1}.hook_resid_post"], ref["smollm2_resid_post_last"],
                  f"layer {layers - 1} hook_resid_post")
-    assert_close(cache["ln_final.hook_normalized"], hidden[-1], "ln_final.hook_normalized")
+    assert_close(cache["ln_final.hook_out"], hidden[-1], "ln_final.hook_out")
     for layer in range(layers + 1):
         assert_close(trace.hidden_states[layer], hidden[layer], f"trace.hidden_states[{layer}]")
 
@@ -220,7 +220,7 @@ def test_smollm2_export_ablate_23_4(tmp_path, smollm2, ref):
     assert_close(arrays["hidden_states"][-1], ref["smollm2_hidden_last_ablated"], "exported last hidden state")
     # (docs/FORMAT.md: with --ablate "every exported array is of that run"; no array names the heads)
     plain = probabilities(smollm2.run(SMOLLM2_TEXT).next_token_logits)
-    assert abs(plain[target] - p[target]) > 0.5  # the export is not the plain run (0.7725 before issue 20)
+    assert abs(plain[target] - p[target]) > 0.5  # the export is not the plain run (0.7725)
 
 
 def test_smollm2_export_refuses_a_head_it_does_not_have(tmp_path, smollm2, capsys):

@@ -7,24 +7,26 @@ The names and shapes are TransformerLens's (Nanda & Bloom 2022), without the bat
     hook_pos_embed (n, d)                      added (learned or sinusoidal) positions, when the model has them
     hook_token_type_embed (n, d)               BERT's segment embeddings
     blocks.{l}.hook_resid_pre (n, d)           the residual stream entering layer l
-    blocks.{l}.ln1.hook_normalized (n, d)      decoders: the normed input of attention; BERT: LN1(resid_mid)
-    blocks.{l}.attn.hook_q (n, heads, d_head)  BEFORE RoPE (as TransformerLens); hook_rot_q after it
-    blocks.{l}.attn.hook_k / hook_v (n, kv, d_head)    k before RoPE; hook_rot_k after it
-    blocks.{l}.attn.hook_attn_scores (heads, n, n)     scaled scores, masked entries −inf
+    blocks.{l}.ln1.hook_scale (n, 1)           decoders: the norm before attention; BERT: LN1 of resid_mid.
+    blocks.{l}.ln1.hook_normalized (n, d)        The divisor √(mean(x²) + ε) (LayerNorm: of x − μ), then
+    blocks.{l}.ln1.hook_out (n, d)               x / scale BEFORE the weight, then · γ (+ β): what follows reads
+    blocks.{l}.attn.hook_q (n, heads, d_head)  BEFORE RoPE (as TransformerLens); hook_rot_q after it; every
+    blocks.{l}.attn.hook_k / hook_v (n, kv, d_head)    q/k in transformers' order of a head's dimensions
+    blocks.{l}.attn.hook_attn_scores (heads, n, n)     scaled scores, masked entries float32's minimum
     blocks.{l}.attn.hook_pattern (heads, n, n)         softmax weights
     blocks.{l}.attn.hook_z (n, heads, d_head)          each head's output before W_O
     blocks.{l}.hook_attn_out (n, d)            z · W_O (+ b_O)
     blocks.{l}.hook_resid_mid (n, d)           resid_pre + attn_out
-    blocks.{l}.ln2.hook_normalized (n, d)      decoders: the normed input of the MLP
+    blocks.{l}.ln2.hook_scale / hook_normalized / hook_out    decoders: the norm before the MLP; BERT: LN2
     blocks.{l}.hook_mlp_out (n, d)
     blocks.{l}.hook_resid_post (n, d)
-    blocks.{l}.hook_normalized_resid_post (n, d)   post-LN encoders only (see below)
-    ln_final.hook_normalized (n, d)            decoders: the final norm's output
+    blocks.{l}.hook_normalized_resid_post (n, d)   post-LN encoders only (= ln2.hook_out, see below)
+    ln_final.hook_scale / hook_normalized / hook_out    decoders: the final norm (hook_out = hidden_states[-1])
 
 Post-LN encoders (BERT, MiniLM, XLM-R/e5) follow TransformerLens's ``BertBlock``:
-resid_mid = resid_pre + attn_out (before LN1), ln1.hook_normalized = LN1(resid_mid),
-resid_post = LN1(resid_mid) + mlp_out (before LN2), normalized_resid_post = LN2(resid_post) =
-``hidden_states[l + 1]`` = the next layer's resid_pre. The toy engine has one attention layer
+resid_mid = resid_pre + attn_out (before LN1), ln1.hook_out = LN1(resid_mid),
+resid_post = LN1(resid_mid) + mlp_out (before LN2), normalized_resid_post = ln2.hook_out =
+LN2(resid_post) = ``hidden_states[l + 1]`` = the next layer's resid_pre. The toy engine has one attention layer
 and neither residual nor MLP: it offers hook_embed, hook_pos_embed (sinusoidal positions),
 blocks.0.hook_resid_pre, the attn.* points and blocks.0.hook_attn_out.
 
@@ -51,10 +53,20 @@ Hook = Callable[[np.ndarray, str], "np.ndarray | None"]
 ATTENTION_POINTS = ("attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores", "attn.hook_pattern",
                     "attn.hook_z")
 ROTARY_POINTS = ("attn.hook_rot_q", "attn.hook_rot_k")
-DECODER_BLOCK_POINTS = ("hook_resid_pre", "ln1.hook_normalized", *ATTENTION_POINTS, "hook_attn_out",
-                        "hook_resid_mid", "ln2.hook_normalized", "hook_mlp_out", "hook_resid_post")
+NORM_POINTS = ("hook_scale", "hook_normalized", "hook_out")  # inside every norm, in this order
+
+
+def norm_points(norm: str) -> tuple[str, ...]:
+    """``ln1`` → ("ln1.hook_scale", "ln1.hook_normalized", "ln1.hook_out")."""
+    return tuple(f"{norm}.{point}" for point in NORM_POINTS)
+
+
+DECODER_BLOCK_POINTS = ("hook_resid_pre", *norm_points("ln1"), *ATTENTION_POINTS, "hook_attn_out",
+                        "hook_resid_mid", *norm_points("ln2"), "hook_mlp_out", "hook_resid_post")
 ENCODER_BLOCK_POINTS = ("hook_resid_pre", *ATTENTION_POINTS, "hook_attn_out", "hook_resid_mid",
-                        "ln1.hook_normalized", "hook_mlp_out", "hook_resid_post", "hook_normalized_resid_post")
+                        *norm_points("ln1"), "hook_mlp_out", "hook_resid_post", *norm_points("ln2"),
+                        "hook_normalized_resid_post")
+FINAL_NORM_POINTS = norm_points("ln_final")
 TOY_BLOCK_POINTS = ("hook_resid_pre", *ATTENTION_POINTS, "hook_attn_out")
 
 
@@ -248,11 +260,17 @@ def attention_hooks(edit, wanted: frozenset, stages: dict, v: np.ndarray, softma
     changed = False
     if "attn.hook_attn_scores" in wanted:
         scaled = stages["scaled"]
+        # the hook sees masked scores as TransformerLens writes them, float32's minimum (a finite number
+        # a hook can add to); the trace keeps −∞ there, as a run without hooks has it
+        masked = np.isneginf(scaled)
+        lowest = np.finfo(scaled.dtype).min
+        scaled[masked] = lowest
         before = scaled.copy()
         edit("attn.hook_attn_scores", scaled)
         if not np.array_equal(before, scaled, equal_nan=True):
             softmax_into(scaled, stages["weights"])
             changed = True
+        scaled[masked & (scaled == lowest)] = -np.inf
     if "attn.hook_pattern" in wanted:
         weights = stages["weights"]
         before = weights.copy()

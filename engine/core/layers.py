@@ -1,5 +1,5 @@
 """The layers every block is made of, on arrays (no configs): LayerNorm, RMSNorm, the exact and the
-tanh GELU, SwiGLU's SiLU·mul.
+tanh GELU, SwiGLU's SiLU·mul; and the norms step by step for the hook points inside them.
 
 GELU needs erf, which NumPy lacks: :func:`erf` is a rational approximation
 x·P(x²)/Q(x²) (degrees 6 and 5 in x²) clamped at |x| = 4.2, fitted here by weighted least
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -191,3 +191,31 @@ def silu_mul(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
     gate /= denominator
     gate *= up
     return gate
+
+
+def norm_steps(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, eps: float, kind: str,
+               edit: Callable[[str, np.ndarray], np.ndarray], point: str, out: np.ndarray | None = None) -> np.ndarray:
+    """The norm of ``x`` (rows, d) step by step through the hook points inside it, as TransformerLens's
+    LayerNorm / RMSNorm modules hold them: ``{point}.hook_scale`` (rows, 1) the divisor √(mean(x²) + ε)
+    (LayerNorm: of the centred x), ``{point}.hook_normalized`` (rows, d) x / scale (LayerNorm:
+    (x − μ) / scale) BEFORE the weight, ``{point}.hook_out`` (rows, d) normalized · γ (+ β).
+
+    ``kind``: "rms" or "layer" (``bias``: LayerNorm's β; an RMSNorm has none, a bias given to it is
+    not added, as the decoder's ``normalize``). ``edit(name, array)`` runs a point's hooks (a replacement is
+    written into ``array``); what follows is computed from what the hooks left. The arithmetic is
+    :func:`rms_norm`'s and :func:`layer_norm`'s (one reciprocal a row, then products), so with no
+    replacement the numbers are theirs exactly."""
+    dtype = x.dtype.type
+    source = np.subtract(x, x.mean(axis=-1, keepdims=True)) if kind == "layer" else x  # (rows, d)
+    scale = np.einsum("...i,...i->...", source, source)[..., None]  # (rows, 1)
+    scale *= dtype(1.0 / x.shape[-1])
+    scale += dtype(eps)
+    np.sqrt(scale, out=scale)
+    edit(f"{point}.hook_scale", scale)
+    normalized = np.multiply(source, np.reciprocal(scale))  # (rows, d)
+    edit(f"{point}.hook_normalized", normalized)
+    out = np.multiply(normalized, weight, out=out)
+    if bias is not None and kind == "layer":
+        out += bias
+    edit(f"{point}.hook_out", out)
+    return out

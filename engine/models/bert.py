@@ -34,12 +34,13 @@ import numpy as np
 from ..core.hooks import check_ablation
 from ..core.attention import softmax_into, attend_weights, merge_heads, project_heads
 from ..core.hooks import ENCODER_BLOCK_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation, layer_range
+from ..core.hooks import norm_points
 from ..core.parallel import engine_threads, for_rows
 from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.memory import check_trace_budget
 from ..text.tokenize import Token
-from ..core.layers import gelu, layer_norm
+from ..core.layers import gelu, layer_norm, norm_steps
 from ..core.trace import TraceBase, freeze_arrays, read_only
 
 DTYPE = np.float32
@@ -51,8 +52,10 @@ DTYPE = np.float32
 ENCODER_THREADED_MIN_SCORES = 1 << 17
 # hook points after the attention (TransformerLens's BertBlock placement): with one of them listening,
 # the rest of the layer runs over all rows at once (a hook sees a whole array), not in row shares
-ROW_POINTS = frozenset(("hook_attn_out", "hook_resid_mid", "ln1.hook_normalized", "hook_mlp_out",
-                        "hook_resid_post", "hook_normalized_resid_post"))
+LN1_POINTS, LN2_POINTS = frozenset(norm_points("ln1")), frozenset(norm_points("ln2"))
+ROW_POINTS = frozenset(("hook_attn_out", "hook_resid_mid", *LN1_POINTS, "hook_mlp_out", "hook_resid_post",
+                        *LN2_POINTS, "hook_normalized_resid_post"))
+
 
 @dataclass(frozen=True)
 class BertConfig:
@@ -487,10 +490,12 @@ def forward(
                 np.add(attention_output[rows], h[rows], out=attention_norm[rows])
                 if edit is not None and "hook_resid_mid" in wanted:
                     edit("hook_resid_mid", attention_norm)
-                layer_norm(attention_norm[rows], w.attention_norm_weight, w.attention_norm_bias, eps,
-                           out=attention_norm[rows])
-                if edit is not None and "ln1.hook_normalized" in wanted:
-                    edit("ln1.hook_normalized", attention_norm)
+                if edit is not None and not wanted.isdisjoint(LN1_POINTS):  # scale, (x − μ) / scale, then · γ + β
+                    norm_steps(attention_norm, w.attention_norm_weight, w.attention_norm_bias, eps, "layer", edit,
+                               "ln1", out=attention_norm)  # every row at once (ROW_POINTS)
+                else:
+                    layer_norm(attention_norm[rows], w.attention_norm_weight, w.attention_norm_bias, eps,
+                               out=attention_norm[rows])
                 np.matmul(attention_norm[rows], w.intermediate_weight, out=intermediate[rows])
                 gelu(intermediate[rows], out=intermediate[rows], bias=w.intermediate_bias)  # + b_1 in the same blocks
                 ffn = intermediate[rows] @ w.ffn_output_weight  # (rows, d)
@@ -500,7 +505,11 @@ def forward(
                 ffn += attention_norm[rows]
                 if edit is not None and "hook_resid_post" in wanted:
                     edit("hook_resid_post", ffn)
-                layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps, out=hidden_states[index + 1][rows])
+                if edit is not None and not wanted.isdisjoint(LN2_POINTS):
+                    norm_steps(ffn, w.output_norm_weight, w.output_norm_bias, eps, "layer", edit, "ln2",
+                               out=hidden_states[index + 1][rows])
+                else:
+                    layer_norm(ffn, w.output_norm_weight, w.output_norm_bias, eps, out=hidden_states[index + 1][rows])
                 if edit is not None and "hook_normalized_resid_post" in wanted:
                     edit("hook_normalized_resid_post", hidden_states[index + 1])
                 if following is not None:

@@ -10,8 +10,10 @@ Tensor names and layouts are llama.cpp's (``token_embd.weight``, ``blk.{i}.attn_
 A GGUF tensor of shape [ne0, ne1] is read as a NumPy (ne1, ne0) array, i.e. PyTorch's
 (out_features, in_features). llama.cpp's converter permutes the rows of Q and K for ``llama`` so
 that RoPE rotates adjacent pairs (2i, 2i+1) of each head ("normal" RoPE); ``qwen2`` is left in
-the Hugging Face layout, whose RoPE rotates dimension i with i + d_k/2 ("neox" RoPE). The config
-records which (``rope_style``); engine/models/llama.py rotates accordingly.
+the Hugging Face layout, whose RoPE rotates dimension i with i + d_k/2 ("neox" RoPE). The
+permutation is undone as the tensors are read (:func:`transformers_rope_rows`), so every model
+computes — and its hook_q / hook_k hold — transformers' order of a head's dimensions, whatever file
+its weights came from; the config then says "half".
 
 Tensors are read with ordinary reads, never a memory map, one at a time and only when asked
 for (:class:`GGUFTensors`): the loader turns each into its final array before the next is read
@@ -24,11 +26,12 @@ Nothing here imports torch, Qt or pyqtgraph; ``gguf`` is imported lazily.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
@@ -274,8 +277,10 @@ class GGUFTensors(Mapping):
     """The file's tensors by name, each read, dequantized and checked when asked for (a new array
     every time: the caller keeps what it needs, so at most a few tensors are alive at once)."""
 
-    def __init__(self, file: GGUFFile, progress: Progress | None = None):
+    def __init__(self, file: GGUFFile, progress: Progress | None = None,
+                 rows: Callable[[str, np.ndarray], np.ndarray] | None = None):
         self.file = file
+        self._rows = rows  # reorders a tensor's rows as it is read (llama's Q, K: transformers_rope_rows)
         self._entries = {entry.name: entry for entry in file.tensors}
         self._progress = progress
         self._done = 0
@@ -308,7 +313,7 @@ class GGUFTensors(Mapping):
             with self._lock:  # called from the loader's threads
                 self._done += entry.n_elements
                 self._progress(min(self._done / self._total, 1.0), f"reading {name}")
-        return values
+        return values if self._rows is None else self._rows(name, values)
 
     def _third(self, fused: str, part: int) -> np.ndarray:
         """Rows [W_Q; W_K; W_V] of a fused tensor, split in three (read once for the three parts)."""
@@ -550,8 +555,29 @@ def read_gguf(
     except BaseException:
         reader.close()
         raise
-    tensors = GGUFTensors(reader, lambda f, m: report(0.2 + 0.8 * f, m))
+    rows = None
+    if config.rope_style == "adjacent":  # llama.cpp permuted W_Q, W_K: read them back in transformers' order
+        rows = functools.partial(transformers_rope_rows, heads=config.num_heads, kv_heads=config.num_kv_heads)
+        config = replace(config, rope_style="half")
+    tensors = GGUFTensors(reader, lambda f, m: report(0.2 + 0.8 * f, m), rows)
     return GGUFContents(path=reader.path, config=config, tokenizer=spec, tensors=tensors, sha256=sha)
+
+
+def transformers_rope_rows(name: str, values: np.ndarray, *, heads: int, kv_heads: int) -> np.ndarray:
+    """``values`` of tensor ``name`` with llama.cpp's RoPE permutation undone when it is a W_Q or W_K
+    (or their bias): convert_hf_to_gguf.py's ``LlamaModel.permute`` puts row (half·d_k/2 + i) of each
+    head at 2i + half, so that adjacent pairs rotate together; this puts it back (each head's even
+    rows, then its odd ones), where transformers' rotate_half RoPE expects it. Other tensors unchanged."""
+    kind = name.rpartition(".attn_")[2]
+    if kind not in ("q.weight", "q.bias", "k.weight", "k.bias"):
+        return values
+    count = heads if kind[0] == "q" else kv_heads
+    rows = values.shape[0]
+    if rows % (2 * count):
+        raise EngineError("tensor {name} has {rows} rows: not {count} heads of an even size", field="model",
+                          name=name, rows=rows, count=count)
+    by_head = values.reshape(count, rows // count // 2, 2, *values.shape[1:])  # (heads, d_k/2, pair, …)
+    return np.ascontiguousarray(by_head.swapaxes(1, 2)).reshape(values.shape)
 
 
 def split_fused_qkv(tensors: dict, config: DecoderConfig) -> None:

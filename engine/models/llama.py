@@ -14,10 +14,11 @@ Touvron et al. (2023) "LLaMA", as llama.cpp runs a GGUF file and Hugging Face ``
 
 then ``RMSNorm(h) · γ_out`` and the output head (the tied embedding for SmolLM2) for logits.
 
-RoPE layout: llama.cpp's converter permutes the rows of W_Q and W_K of ``llama`` models so that
-each head's adjacent pairs (2i, 2i+1) rotate together ("adjacent"); ``qwen2`` files keep the
-Hugging Face layout, where dimension i pairs with i + d_k/2 ("half"). The q·k products, and so
-every attention weight, are the same either way; the trace's q and k are in the file's layout.
+RoPE layout: dimension i of a head rotates with i + d_k/2 ("half", transformers' rotate_half), or
+adjacent pairs (2i, 2i+1) rotate together ("adjacent", RoFormer's). The q·k products, and so every
+attention weight, are the same either way; the loaders give every real model transformers' layout
+(engine.models.gguf_file undoes llama.cpp's permutation of W_Q, W_K rows as it reads a ``llama``
+file), so the trace's q and k and the hook points are in transformers' order of a head's dimensions.
 
 Memory: the trace keeps, per layer, the attention weights (heads, n, n), q (heads, n, d_k), k and
 v (kv_heads, n, d_k) and head_outputs (heads, n, d_k); the hidden states (layers + 1, n, d).
@@ -44,13 +45,13 @@ from ..core.hooks import check_ablation
 from ..core.attention import softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
 from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
-from ..core.hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
-from ..core.hooks import layer_range
+from ..core.hooks import DECODER_BLOCK_POINTS, FINAL_NORM_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names
+from ..core.hooks import hooks_with_ablation, layer_range, norm_points
 from ..core.memory import check_trace_budget
 from ..core.parallel import engine_threads, for_rows, thread_map
 from ..core.positional import inverse_frequencies, rope_tables, rotate
 from ..text.tokenize import Token
-from ..core.layers import gelu, gelu_tanh, layer_norm, rms_norm, silu_mul
+from ..core.layers import gelu, gelu_tanh, layer_norm, norm_steps, rms_norm, silu_mul
 from ..core.trace import TraceBase, freeze_arrays, read_only
 
 DTYPE = np.float32
@@ -64,6 +65,7 @@ OWN_THREADS_FROM = 208
 
 
 NORMS = ("rms", "layer")
+LN1_POINTS, LN2_POINTS = frozenset(norm_points("ln1")), frozenset(norm_points("ln2"))
 MLPS = ("swiglu", "gelu", "gelu_tanh")
 POSITIONS = ("rotary", "learned")
 ROPE_STYLES = ("adjacent", "half")
@@ -564,7 +566,7 @@ def forward(
 
     ``hooks``: the run's hook points (:mod:`engine.core.hooks`; None: nothing listens, every layer runs
     its fast path). hook_q / hook_k are before RoPE, hook_rot_q / hook_rot_k after it (as
-    TransformerLens), in the file's row layout. A run with hooks other than an ablation computes
+    TransformerLens), in transformers' order of a head's dimensions. A run with hooks other than an ablation computes
     every position (no KV cache) and its trace is never reused as one. ``start_at_layer`` with
     ``resid`` (n, d): begin at blocks.{start}.hook_resid_pre with that residual; ``stop_at_layer``:
     run the layers below it only; the arrays of layers not run are NaN, and so are the logits of
@@ -661,9 +663,10 @@ def forward(
 
             # With hooks here (``edit``), the same steps run once over all rows, each hook point between them.
             def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads, edit=edit, wanted=wanted) -> None:
-                x = normalize(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
-                if edit is not None and "ln1.hook_normalized" in wanted:
-                    edit("ln1.hook_normalized", x)
+                if edit is not None and not wanted.isdisjoint(LN1_POINTS):  # scale, x / scale, then · γ
+                    x = norm_steps(h[rows], w.attention_norm, w.attention_norm_bias, eps, c.norm, edit, "ln1")
+                else:
+                    x = normalize(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
                 project_heads(x, w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # (heads + 2·kv, rows, d_k)
                 if w.q_norm is not None:  # Qwen3: each head's q and k RMS-normed over d_k, before RoPE
                     rms_norm(qkv_heads[:heads, rows], w.q_norm, eps, out=qkv_heads[:heads, rows])
@@ -715,9 +718,10 @@ def forward(
                 h[rows] += attn_out
                 if edit is not None and "hook_resid_mid" in wanted:
                     edit("hook_resid_mid", h)
-                x = normalize(h[rows], w.ffn_norm, w.ffn_norm_bias, c)  # (rows, d)
-                if edit is not None and "ln2.hook_normalized" in wanted:
-                    edit("ln2.hook_normalized", x)
+                if edit is not None and not wanted.isdisjoint(LN2_POINTS):
+                    x = norm_steps(h[rows], w.ffn_norm, w.ffn_norm_bias, eps, c.norm, edit, "ln2")
+                else:
+                    x = normalize(h[rows], w.ffn_norm, w.ffn_norm_bias, c)  # (rows, d)
                 mlp_out = mlp(x, w, c)  # (rows, d)
                 if edit is not None and "hook_mlp_out" in wanted:
                     edit("hook_mlp_out", mlp_out)
@@ -734,9 +738,11 @@ def forward(
             if progress is not None:
                 progress((index + 1) / layers, "layer {index} of {layers}".format(index=index + 1, layers=layers))
     if last == layers - 1:
-        normalize(h, weights.output_norm, weights.output_norm_bias, c, out=hidden_states[layers, rows_new])  # transformers' last
-        if hooks is not None:
-            hooks("ln_final.hook_normalized", hidden_states[layers, rows_new])
+        final = hidden_states[layers, rows_new]  # transformers' last hidden state: after the final norm
+        if hooks is not None and any(name in hooks for name in FINAL_NORM_POINTS):
+            norm_steps(h, weights.output_norm, weights.output_norm_bias, eps, c.norm, hooks, "ln_final", out=final)
+        else:
+            normalize(h, weights.output_norm, weights.output_norm_bias, c, out=final)
         logits = weights.output_head @ hidden_states[layers, n - 1]  # (vocab,): only the last row
     else:  # stopped: hidden_states[last + 1] holds the residual entering the first layer not run
         hidden_states[last + 1, rows_new] = h
@@ -754,9 +760,8 @@ def hook_names(config: DecoderConfig) -> tuple[str, ...]:
     rot_k after it; hook_pos_embed with learned positions."""
     if config.positions == "rotary":
         return ("hook_embed", *block_names(config.num_layers, (*DECODER_BLOCK_POINTS, *ROTARY_POINTS)),
-                "ln_final.hook_normalized")
-    return ("hook_embed", "hook_pos_embed", *block_names(config.num_layers, DECODER_BLOCK_POINTS),
-            "ln_final.hook_normalized")
+                *FINAL_NORM_POINTS)
+    return ("hook_embed", "hook_pos_embed", *block_names(config.num_layers, DECODER_BLOCK_POINTS), *FINAL_NORM_POINTS)
 
 
 # ---------------------------------------------------------------- reading the output

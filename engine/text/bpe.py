@@ -139,6 +139,10 @@ class BPETokenizer:
             ids, spans = [self.spec.bos_id] + ids, [(0, 0)] + spans
         return np.asarray(ids, dtype=np.int64), spans
 
+    def to_json(self) -> str:
+        """The tokenizer as a Hugging Face tokenizer.json (the file's BOS, added by :meth:`encode`, is not in it)."""
+        return self._tokenizer.to_str()
+
     def token_bytes(self, token_id: int) -> bytes:
         return self._bytes[token_id]
 
