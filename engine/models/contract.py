@@ -5,6 +5,7 @@
     trace = model.run(text_or_tokenized, ablate={(23, 4)}, memory_budget=…)
     trace, cache = model.run_with_cache(text, names=["blocks.0.attn.hook_pattern"])   # None: all
     trace = model.run_with_hooks(text, fwd_hooks=[(name, fn)], start_at_layer=l, resid=r)
+    trace = model.run(text, use_cache=False)      # the model's own cache (a decoder's KV cache) untouched
 
 as TransformerLens's ``run_with_cache`` / ``run_with_hooks`` (names and shapes without the batch
 axis, :mod:`engine.core.hooks`). ``inputs`` is a str (tokenized by the model) or the
@@ -22,9 +23,26 @@ the :class:`Trace` protocol: tokens, spans, input_ids, attentions (L, H, n, n), 
 (L + 1, n, d; transformers' convention), next_token_logits ((vocab,) for decoders, None
 otherwise), ablate, and ``arrays()`` for export.
 
-A model implements ``facts``, ``tokenize``, ``hook_names`` and ``_forward`` (the family's
-forward with ``hooks`` / ``start_at_layer`` / ``resid`` / ``stop_at_layer``);
-:class:`HookedModel` gives it ``run``, ``run_with_cache`` and ``run_with_hooks``.
+Its components are public, as TransformerLens's ``HookedTransformer`` has them, so that an analysis
+never reaches into a model's weights (read-only arrays, row-vector convention x @ W):
+
+    model.W_E          # (vocab, d) token embeddings (e5: kept 4-bit, rows made when indexed: W_E[ids]);
+                       # None: the toy embeds a token by its text
+    model.W_U          # (d, vocab) unembedding, logits = ln_final(resid) @ W_U + b_U; None: no output head
+    model.b_U          # (vocab,) its bias (zeros when the head has none); None without W_U
+    model.W_V          # (layers, heads, d, d_head) each query head's value projection (grouped-query
+    model.b_V          # (layers, heads, d_head)  attention: its key/value head's, repeated as TransformerLens does)
+    model.W_O          # (layers, heads, d_head, d) each head's rows of the output projection:
+    model.b_O          # (layers, d)   attn_out = Σ_h z[:, h] @ W_O[l, h] + b_O[l] (zeros: no bias)
+    model.ln_final(x)  # (…, d) → (…, d) the norm between the last block and W_U (the identity for
+                       # a post-LN encoder and the toy, which have none)
+
+Attention and MLP outputs are hook points (``blocks.{l}.hook_attn_out``, ``hook_mlp_out``, each
+head's output ``attn.hook_z``).
+
+A model implements ``facts``, ``tokenize``, ``hook_names``, ``_forward`` (the family's forward
+with ``hooks`` / ``start_at_layer`` / ``resid`` / ``stop_at_layer`` / ``use_cache``) and the
+components; :class:`HookedModel` gives it ``run``, ``run_with_cache`` and ``run_with_hooks``.
 """
 from __future__ import annotations
 
@@ -108,6 +126,15 @@ class Model(Protocol):
     """What every loaded model offers (see the module docstring)."""
 
     facts: ModelFacts
+    W_E: np.ndarray | None  # (vocab, d)
+    W_U: np.ndarray | None  # (d, vocab)
+    b_U: np.ndarray | None  # (vocab,)
+    W_V: np.ndarray  # (layers, heads, d, d_head)
+    b_V: np.ndarray  # (layers, heads, d_head)
+    W_O: np.ndarray  # (layers, heads, d_head, d)
+    b_O: np.ndarray  # (layers, d)
+
+    def ln_final(self, x: np.ndarray) -> np.ndarray: ...
 
     def tokenize(self, text: str) -> "Tokenized": ...
 
@@ -149,6 +176,40 @@ class Tokenized:
     @property
     def n(self) -> int:
         return len(self.tokens)
+
+
+def values_by_head(w_v: Sequence[np.ndarray], heads: int, d_head: int) -> np.ndarray:
+    """Each layer's W_V (d, kv_heads·d_head) as TransformerLens's W_V (layers, heads, d, d_head), read-only:
+    query head h reads key/value head h // (heads / kv_heads)."""
+    stacked = []
+    for layer in w_v:
+        kv = layer.shape[1] // d_head
+        share = np.arange(heads) // (heads // kv)  # (heads,) the key/value head of each query head
+        stacked.append(layer.reshape(layer.shape[0], kv, d_head)[:, share].transpose(1, 0, 2))  # (heads, d, d_head)
+    return _read_only_stack(stacked)
+
+
+def value_biases_by_head(b_v: Sequence[np.ndarray | None], heads: int, d_head: int, kv_heads: int) -> np.ndarray:
+    """Each layer's value bias (kv_heads·d_head,) or None as TransformerLens's b_V (layers, heads, d_head)."""
+    share = np.arange(heads) // (heads // kv_heads)
+    return _read_only_stack([np.zeros((heads, d_head), np.float32) if layer is None
+                             else layer.reshape(kv_heads, d_head)[share] for layer in b_v])
+
+
+def output_biases(b_o: Sequence[np.ndarray | None], d: int) -> np.ndarray:
+    """Each layer's output bias (d,) or None as TransformerLens's b_O (layers, d)."""
+    return _read_only_stack([np.zeros(d, np.float32) if layer is None else layer for layer in b_o])
+
+
+def outputs_by_head(w_o: Sequence[np.ndarray], heads: int) -> np.ndarray:
+    """Each layer's W_O (heads·d_head, d) as TransformerLens's W_O (layers, heads, d_head, d), read-only."""
+    return _read_only_stack([layer.reshape(heads, layer.shape[0] // heads, layer.shape[1]) for layer in w_o])
+
+
+def _read_only_stack(arrays: list[np.ndarray]) -> np.ndarray:
+    stacked = np.stack(arrays)
+    stacked.flags.writeable = False
+    return stacked
 
 
 class HookedModel:

@@ -12,6 +12,7 @@ Reading a GGUF file needs ``gguf`` (and ``pyyaml``) and ``tokenizers``, imported
 from __future__ import annotations
 
 import threading
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -21,9 +22,10 @@ from . import llama
 from ..text.bpe import CONTROL
 from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
+from ..core.trace import read_only
 from .gguf_file import GGUF_INSTALL_COMMAND, read_gguf
 from .llama import DecoderConfig, DecoderTrace, LlamaWeights, LogitLens
-from .contract import Capabilities, HookedModel, ModelFacts, Tokenized
+from .contract import Capabilities, HookedModel, ModelFacts, Tokenized, output_biases, outputs_by_head, value_biases_by_head, values_by_head
 
 PACKAGE = "gguf"  # what a local GGUF file needs (the registry's is_installed)
 INSTALL_COMMAND = GGUF_INSTALL_COMMAND
@@ -63,6 +65,45 @@ class Decoder(HookedModel):
         c = self.config
         return (f"Decoder({c.architecture} {c.name!r}: {c.num_layers} layers, {c.num_heads} query heads / "
                 f"{c.num_kv_heads} key-value heads, d={c.hidden_size}, vocab {c.vocab_size}, from {self.path})")
+
+    # ------------------------------------------------------------ components (engine/models/contract.py)
+
+    @property
+    def W_E(self) -> np.ndarray:
+        return self.weights.token_embeddings  # (vocab, d)
+
+    @property
+    def W_U(self) -> np.ndarray:
+        return self.weights.output_head.T  # (d, vocab), a view of the (vocab, d) head (the embedding when tied)
+
+    @cached_property
+    def b_U(self) -> np.ndarray:
+        return read_only(np.zeros(self.config.vocab_size, np.float32))  # (vocab,): the head has no bias
+
+    @cached_property
+    def W_V(self) -> np.ndarray:
+        qd, kd = self.config.num_heads * self.config.head_dim, self.config.num_kv_heads * self.config.head_dim
+        return values_by_head([w.qkv_weight[:, qd + kd:] for w in self.weights.layers], self.config.num_heads,
+                              self.config.head_dim)  # (layers, heads, d, d_head)
+
+    @cached_property
+    def b_V(self) -> np.ndarray:
+        c, qd, kd = self.config, self.config.num_heads * self.config.head_dim, self.config.num_kv_heads * self.config.head_dim
+        return value_biases_by_head([None if w.qkv_bias is None else w.qkv_bias[qd + kd:] for w in self.weights.layers],
+                                    c.num_heads, c.head_dim, c.num_kv_heads)  # (layers, heads, d_head)
+
+    @cached_property
+    def W_O(self) -> np.ndarray:
+        return outputs_by_head([w.output_weight for w in self.weights.layers], self.config.num_heads)
+
+    @cached_property
+    def b_O(self) -> np.ndarray:
+        return output_biases([w.output_bias for w in self.weights.layers], self.config.hidden_size)  # (layers, d)
+
+    def ln_final(self, x: np.ndarray) -> np.ndarray:
+        """The final norm of ``x`` (…, d), as before the logits: a new float32 array."""
+        return llama.normalize(np.array(x, dtype=np.float32), self.weights.output_norm, self.weights.output_norm_bias,
+                               self.config)
 
     # ------------------------------------------------------------ running
 

@@ -91,6 +91,15 @@ def _projection_weights(d_model: int, seed: int, kind: str) -> tuple[dict[str, n
     return dict(w), w_qkv
 
 
+def projection_matrices(config: AttentionConfig) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The W_Q, W_K, W_V, W_O that :func:`compute` uses for ``config`` (4 × (d, d), read-only) and
+    [W_Q | W_K | W_V] (d, 3d): the user's own when the config carries them (seed 001's figures)."""
+    if config.projections is not None:
+        w = {name: _read_only(np.asarray(m, dtype=np.float32)) for name, m in config.projections.items()}
+        return w, np.concatenate([w["w_q"], w["w_k"], w["w_v"]], axis=1)  # (d, 3d)
+    return _projection_weights(config.d_model, config.seed, config.weights)
+
+
 def _sinusoidal(n: int, d_model: int) -> np.ndarray:
     """sinusoidal(n, d_model), made once per (n, d_model): (n, d), read-only."""
     return _positional_memo.get((n, d_model), lambda: _read_only(sinusoidal(n, d_model)), lambda a: a.nbytes)
@@ -159,11 +168,7 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
     edit = hooks.local(0) if wanted else None
     if edit is not None and "hook_resid_pre" in wanted:
         x = edit("hook_resid_pre", np.array(x))
-    if config.projections is not None:  # the user's W_Q, W_K, W_V, W_O (seed 001's figures)
-        w = {name: _read_only(np.asarray(m, dtype=np.float32)) for name, m in config.projections.items()}
-        w_qkv = np.concatenate([w["w_q"], w["w_k"], w["w_v"]], axis=1)  # (d, 3d)
-    else:
-        w, w_qkv = _projection_weights(d_model, config.seed, config.weights)  # 4 × (d, d); (d, 3d)
+    w, w_qkv = projection_matrices(config)  # 4 × (d, d); (d, 3d)
     dtype = np.result_type(x, w_qkv)
 
     with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (engine/core/parallel.py)
