@@ -30,12 +30,15 @@ never reaches into a model's weights (read-only arrays, row-vector convention x 
                        # None: the toy embeds a token by its text
     model.W_U          # (d, vocab) unembedding, logits = ln_final(resid) @ W_U + b_U; None: no output head
     model.b_U          # (vocab,) its bias (zeros when the head has none); None without W_U
-    model.W_V          # (layers, heads, d, d_head) each query head's value projection (grouped-query
-    model.b_V          # (layers, heads, d_head)  attention: its key/value head's, repeated as TransformerLens does)
-    model.W_O          # (layers, heads, d_head, d) each head's rows of the output projection:
-    model.b_O          # (layers, d)   attn_out = Σ_h z[:, h] @ W_O[l, h] + b_O[l] (zeros: no bias)
+    model.W_V          # (layers, heads, d, d_head) each query head's value projection
+    model.b_V          # (layers, heads, d_head) its bias (zeros: none)
+    model.W_O          # (layers, heads, d_head, d) each head's rows of the output projection
+    model.b_O          # (layers, d) its bias: attn_out = Σ_h z[:, h] @ W_O[l, h] + b_O[l]
     model.ln_final(x)  # (…, d) → (…, d) the norm between the last block and W_U (the identity for
                        # a post-LN encoder and the toy, which have none)
+
+With grouped-query attention a query head's W_V and b_V are its key/value head's, repeated for every
+query head that reads it, as TransformerLens's ``W_V`` does.
 
 Attention and MLP outputs are hook points (``blocks.{l}.hook_attn_out``, ``hook_mlp_out``, each
 head's output ``attn.hook_z``).
