@@ -1010,6 +1010,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>第 {layer} 层不存在：玩具引擎只有第 0 层</translation>
     </message>
     <message>
+        <source>layers {first} … {last} do not exist: the model has layers 0 … {top}</source>
+        <translation type="unfinished" />
+    </message>
+    <message>
         <source>leave-one-out runs the model once per token: {n} tokens is more than {limit}; shorten the text</source>
         <translation>逐词去除对每个词元运行一次模型：{n} 个词元超过 {limit}；请缩短文本</translation>
     </message>
@@ -1198,6 +1202,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>张量 {name} 的形状是 {shape}，应有 {rows} 行（Q、K、V）</translation>
     </message>
     <message>
+        <source>tensor {name} has {rows} rows: not {count} heads of an even size</source>
+        <translation>张量 {name} 有 {rows} 行：不能分成 {count} 个维数为偶数的头</translation>
+    </message>
+    <message>
         <source>text holds an invalid character (a lone surrogate): retype it</source>
         <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
     </message>
@@ -1356,6 +1364,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>unknown model kind {kind!r}: one of {kinds}</source>
         <translation>未知的模型类型 {kind!r}：应为 {kinds} 之一</translation>
+    </message>
+    <message>
+        <source>{analysis} reads at most {limit} tokens; this text has {count}: shorten it</source>
+        <translation type="unfinished" />
     </message>
     <message>
         <source>{file} cannot be read as a tokenizer ({reason}): download it again</source>
