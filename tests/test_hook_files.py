@@ -69,6 +69,21 @@ def test_the_inverse_permutation_inverts_llama_cpp_s():
     np.testing.assert_array_equal(undo_llama_cpp_permutation(permuted, 2), weights)
 
 
+def test_the_reader_s_reordering_is_that_inverse_for_w_q_w_k_and_their_biases_only():
+    from engine.core.errors import EngineError
+    from engine.models.gguf_file import transformers_rope_rows
+
+    rng = np.random.default_rng(0)
+    q, k, q_bias = rng.standard_normal((3 * 8, 5)), rng.standard_normal((1 * 8, 5)), rng.standard_normal(3 * 8)
+    permute = lambda w, heads: w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)  # noqa: E731
+    for name, hf, heads in (("blk.0.attn_q.weight", q, 3), ("blk.0.attn_k.weight", k, 1), ("blk.2.attn_q.bias", q_bias, 3)):
+        np.testing.assert_array_equal(transformers_rope_rows(name, permute(hf, heads), heads=3, kv_heads=1), hf)
+    v = rng.standard_normal((8, 5))
+    assert transformers_rope_rows("blk.0.attn_v.weight", v, heads=3, kv_heads=1) is v
+    with pytest.raises(EngineError, match="not 3 heads of an even size"):
+        transformers_rope_rows("blk.0.attn_q.weight", rng.standard_normal((9, 5)), heads=3, kv_heads=1)
+
+
 def write_smollm2_folder(gguf_path: Path, folder: Path, tokenizer_json: str) -> None:
     """SmolLM2's GGUF as a Hugging Face folder: config.json, model.safetensors (float32, transformers'
     names and row order), tokenizer.json."""
