@@ -7,21 +7,24 @@ The names and shapes are TransformerLens's (Nanda & Bloom 2022), without the bat
     hook_pos_embed (n, d)                      added (learned or sinusoidal) positions, when the model has them
     hook_token_type_embed (n, d)               BERT's segment embeddings
     blocks.{l}.hook_resid_pre (n, d)           the residual stream entering layer l
-    blocks.{l}.ln1.hook_scale (n, 1)           decoders: the norm before attention; BERT: LN1 of resid_mid.
-    blocks.{l}.ln1.hook_normalized (n, d)        The divisor √(mean(x²) + ε) (LayerNorm: of x − μ), then
-    blocks.{l}.ln1.hook_out (n, d)               x / scale BEFORE the weight, then · γ (+ β): what follows reads
-    blocks.{l}.attn.hook_q (n, heads, d_head)  BEFORE RoPE (as TransformerLens); hook_rot_q after it; every
-    blocks.{l}.attn.hook_k / hook_v (n, kv, d_head)    q/k in transformers' order of a head's dimensions
+    blocks.{l}.ln1.hook_scale (n, 1)           the norm before attention (BERT: LN1, after it; see below):
+    blocks.{l}.ln1.hook_normalized (n, d)        the divisor √(mean(x²) + ε) (LayerNorm: of x − μ),
+    blocks.{l}.ln1.hook_out (n, d)               x / scale BEFORE the weight, and · γ (+ β): what follows reads
+    blocks.{l}.attn.hook_q (n, heads, d_head)  BEFORE RoPE (as TransformerLens); hook_rot_q after it
+    blocks.{l}.attn.hook_k / hook_v (n, kv, d_head)    k before RoPE; hook_rot_k after it
     blocks.{l}.attn.hook_attn_scores (heads, n, n)     scaled scores, masked entries float32's minimum
     blocks.{l}.attn.hook_pattern (heads, n, n)         softmax weights
     blocks.{l}.attn.hook_z (n, heads, d_head)          each head's output before W_O
     blocks.{l}.hook_attn_out (n, d)            z · W_O (+ b_O)
     blocks.{l}.hook_resid_mid (n, d)           resid_pre + attn_out
-    blocks.{l}.ln2.hook_scale / hook_normalized / hook_out    decoders: the norm before the MLP; BERT: LN2
+    blocks.{l}.ln2.hook_scale / hook_normalized / hook_out    the norm before the MLP (BERT: LN2)
     blocks.{l}.hook_mlp_out (n, d)
     blocks.{l}.hook_resid_post (n, d)
     blocks.{l}.hook_normalized_resid_post (n, d)   post-LN encoders only (= ln2.hook_out, see below)
     ln_final.hook_scale / hook_normalized / hook_out    decoders: the final norm (hook_out = hidden_states[-1])
+
+q and k are in transformers' order of a head's dimensions whatever file the weights came from
+(engine.models.gguf_file undoes llama.cpp's row permutation at load).
 
 Post-LN encoders (BERT, MiniLM, XLM-R/e5) follow TransformerLens's ``BertBlock``:
 resid_mid = resid_pre + attn_out (before LN1), ln1.hook_out = LN1(resid_mid),
