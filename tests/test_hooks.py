@@ -486,6 +486,24 @@ def test_decoder_norm_points_change_nothing_and_pass_replacements_on(tiny):
     assert not np.allclose(zeroed.hidden_states[1], plain.hidden_states[1])
 
 
+def test_decoder_resumes_with_a_copied_prefix_through_the_contract(tiny):
+    """What activation patching runs (a residual patched at position p of layer l, the rows before p
+    copied from the unpatched run) is a public run_with_hooks: the same trace as the full resumed run."""
+    _, model, _ = tiny
+    tokenized = model.tokenize(DECODER_TEXT)
+    base, cache = model.run_with_cache(tokenized, names=["blocks.1.hook_resid_pre"], use_cache=False)
+    resid = np.array(cache["blocks.1.hook_resid_pre"])
+    p = 3
+    resid[p:] *= 1.5  # a change at p and after: rows before p are the base run's
+    full = model.run_with_hooks(tokenized, start_at_layer=1, resid=resid, use_cache=False)
+    copied = model.run_with_hooks(tokenized, start_at_layer=1, resid=resid, previous=base, prefix=p, use_cache=False)
+    assert copied.reused_positions == p and full.reused_positions == 0  # rows before p copied, not computed
+    np.testing.assert_allclose(copied.hidden_states[2:], full.hidden_states[2:], atol=1e-5 * np.abs(full.hidden_states[2:]).max())
+    np.testing.assert_allclose(copied.next_token_logits, full.next_token_logits,
+                               atol=1e-5 * np.abs(full.next_token_logits).max())
+    assert not np.allclose(copied.next_token_logits, base.next_token_logits)
+
+
 def test_decoder_doubling_mlp_out_as_a_float64_loop_predicts(tiny):
     _, model, w = tiny
     trace = model.run_with_hooks(DECODER_TEXT, fwd_hooks=[("blocks.0.hook_mlp_out", lambda a, name: a * 2)])

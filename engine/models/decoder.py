@@ -129,11 +129,11 @@ class Decoder(HookedModel):
     def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  hooks=None, start_at_layer=None, resid=None, stop_at_layer=None,
                  previous: DecoderTrace | None = None, use_cache: bool = True, keep: bool = True,
-                 progress: Progress | None = None) -> DecoderTrace:
+                 progress: Progress | None = None, prefix: int | None = None) -> DecoderTrace:
         return self.run_ids(tokenized.input_ids, tokenized.tokens, text=tokenized.text, ablate=ablate,
                             memory_budget=memory_budget, previous=previous, use_cache=use_cache, keep=keep,
-                            progress=progress,
-                            hooks=hooks, start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer)
+                            progress=progress, hooks=hooks, start_at_layer=start_at_layer, resid=resid,
+                            stop_at_layer=stop_at_layer, prefix=prefix)
 
     def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
             previous: DecoderTrace | None = None, use_cache: bool = True, keep: bool = True,
@@ -151,9 +151,11 @@ class Decoder(HookedModel):
     def run_ids(self, ids: Sequence[int], tokens=None, *, text: str | None = None, ablate=frozenset(),
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, previous: DecoderTrace | None = None,
                 use_cache: bool = True, keep: bool = True, progress: Progress | None = None, hooks=None,
-                start_at_layer=None, resid=None, stop_at_layer=None) -> DecoderTrace:
+                start_at_layer=None, resid=None, stop_at_layer=None, prefix: int | None = None) -> DecoderTrace:
         """Run on token ids (e.g. after generating); text and tokens are decoded when not given.
-        ``use_cache`` and ``keep`` as :meth:`run`."""
+        ``use_cache`` and ``keep`` as :meth:`run`. ``prefix`` with ``previous`` (activation patching):
+        positions before it are copied from ``previous`` (engine.models.llama.forward says when that
+        holds); ``run_with_hooks(…, start_at_layer=l, resid=r, previous=t, prefix=p)`` reaches it."""
         if tokens is None or text is None:
             text, tokens = self.tokenizer.tokens_from_ids(ids)
         if previous is None and use_cache:
@@ -162,7 +164,7 @@ class Decoder(HookedModel):
         trace = llama.forward(self.weights, self.config, ids, tokens, text=text, ablate=ablate,
                               previous=previous if use_cache or previous is not None else None,
                               memory_budget=memory_budget, progress=progress, hooks=hooks,
-                              start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer)
+                              start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer, prefix=prefix)
         if use_cache and keep and not trace.hooked:  # a hooked run's numbers are not the model's: never a KV cache
             with self._lock:
                 self._last = trace
