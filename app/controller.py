@@ -11,7 +11,7 @@ import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import AttentionConfig, EngineError, Explanation, warm_up
+from engine import AttentionConfig, EngineError, Explanation, explain, warm_up
 from engine.core.errors import ModelNotInstalled
 from engine.models import DEFAULT_MODEL, model_info
 
@@ -435,5 +435,5 @@ class Controller(QObject):
         if self.snapshot is None:
             return
         # the panel lists at most 24 keys: build only those terms (a 2,048-key row is ~80 ms of Python)
-        self._explain.submit(self.snapshot.result.explain, self.head, self.focus, EXPLAIN_TERMS)
+        self._explain.submit(explain, self.snapshot.result, self.head, self.focus, EXPLAIN_TERMS)
 

@@ -40,7 +40,7 @@ def missing() -> list:
 
 def pip_arguments(entry) -> list[str]:
     """The words of the model's INSTALL_COMMAND after ``pip``, for ``python -m pip`` (plus quiet progress)."""
-    words = shlex.split(entry.install_command)  # the interpreter, -m pip, then pip's words (engine.models.install)
+    words = shlex.split(entry.install_command)  # the interpreter, -m pip, then pip's words (engine.core.install)
     if "pip" in words:
         words = words[words.index("pip") + 1:]
     return ["-m", "pip", *words[:1], "--disable-pip-version-check", "--progress-bar", "off", *words[1:]]

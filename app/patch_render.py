@@ -94,7 +94,7 @@ def export_patch_figure(arrays: dict, path) -> Path:
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRect, QSize
     from PySide6.QtGui import QImage, QPainter
 
-    from engine.files.safe_io import write_bytes_atomic
+    from engine.core.safe_io import write_bytes_atomic
 
     from .render import ensure_application
 

@@ -57,7 +57,7 @@ class Preset:
 
     def __post_init__(self) -> None:
         if self.projections_file and "projections" not in self.settings:  # read once, at import
-            from engine.models.weights_file import load_projections
+            from engine.toy.weights_file import load_projections
 
             self.settings["projections"] = load_projections(PRESET_DIR / self.projections_file)
 

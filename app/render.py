@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from engine import AttentionResult, EngineError
-from engine.core.trace import STAGES
+from engine.toy.trace import STAGES
 
 
 
@@ -123,14 +123,14 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
     return widget, plots
 
 
-def _show_offscreen(widget) -> None:
+def _show_offscreen(widget, plots) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
     widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     widget.show()
     QApplication.processEvents()
-    for heat in getattr(widget, "_plots", []):
+    for heat in plots:
         heat.update_ticks()
     QApplication.processEvents()
 
@@ -142,9 +142,8 @@ def render_image(result: AttentionResult, head="all", stage: str = "weights", wi
     # laid out at most LAYOUT_WIDTH wide and scaled up to ``width``: labels grow with the picture (a
     # 1600-pixel export for slides had ~10-pixel labels, issue 25 cosmetic)
     widget, plots = build_figure(result, head, stage, min(int(width), LAYOUT_WIDTH), label=label)
-    widget._plots = plots
     try:
-        _show_offscreen(widget)
+        _show_offscreen(widget, plots)
         exporter = exporters.ImageExporter(widget.ci)
         exporter.parameters()["width"] = int(width)
         image = exporter.export(toBytes=True)
@@ -174,7 +173,7 @@ def figure_bytes(result: AttentionResult, suffix: str, head="all", stage: str = 
 def export_figure(result: AttentionResult, path, head="all", stage: str = "weights", width: int = 1200,
                   label: str = "") -> Path:
     """Write the figure to ``path`` (.png or .svg, any case), atomically; returns the path."""
-    from engine.files.safe_io import write_bytes_atomic
+    from engine.core.safe_io import write_bytes_atomic
 
     path = Path(path)
     suffix = path.suffix.lower()
@@ -192,9 +191,8 @@ def _svg_bytes(result: AttentionResult, head, stage: str, width: int, label: str
     vector = result.n * result.n <= VECTOR_CELLS  # cells as rectangles: sharp at any zoom
     upscale = 1 if vector else max(1, min(16, math.ceil(512 / max(result.n, 1))))
     widget, plots = build_figure(result, head, stage, width, upscale=upscale, label=label, vector=vector)
-    widget._plots = plots
     try:
-        _show_offscreen(widget)
+        _show_offscreen(widget, plots)
         exporter = exporters.SVGExporter(widget.ci)
         svg = exporter.export(toBytes=True)
     finally:

@@ -5,10 +5,10 @@
 
 Reading never half-applies: a malformed, mismatched or future-version file raises
 :class:`SessionError` with a message that says what is wrong, and nothing changes. The file is
-read and parsed by engine/files/safe_io.py (size cap, regular files only, nesting and digit limits) and
+read and parsed by engine/core/safe_io.py (size cap, regular files only, nesting and digit limits) and
 the settings checked by engine/files/documents.py's ``parse_settings``: a session holds exactly what the
 engine accepts. ``memory_budget`` is never read from a session (a limit is the program's).
-Writing is atomic (engine/files/safe_io.py's ``atomic_write``).
+Writing is atomic (engine/core/safe_io.py's ``atomic_write``).
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from pathlib import Path
 from engine import AttentionConfig, EngineError
 from engine.files.documents import parse_settings
 from engine.models import DEFAULT_MODEL
-from engine.files.safe_io import parse_json, read_limited, write_bytes_atomic
-from engine.core.trace import STAGES  # noqa: F401 - kept for importers
+from engine.core.safe_io import parse_json, read_limited, write_bytes_atomic
+from engine.toy.trace import STAGES  # noqa: F401 - kept for importers
 
 from .jobs.snapshot import VIEW_STAGES
 

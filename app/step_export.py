@@ -4,7 +4,7 @@ One frame (or page) per stage of the step-through player, drawn by the player it
 heatmaps, numbers and captions the window shows), so a teacher can take the walk-through into a
 lecture. GIF through Pillow, MP4 through imageio-ffmpeg's bundled ffmpeg (optional: the message
 says what to install), PDF through Qt's QPdfWriter with the caption and the numbers of each stage
-as text. Every file is written atomically (engine/safe_io.py).
+as text. Every file is written atomically (engine/core/safe_io.py).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from engine import EngineError
-from engine.files.safe_io import atomic_write, write_bytes_atomic
+from engine.core.safe_io import atomic_write, write_bytes_atomic
 
 STEP_SUFFIXES = (".gif", ".mp4", ".pdf")
 FRAME_SIZE = (1200, 620)  # px of one frame: three heatmaps side by side stay legible

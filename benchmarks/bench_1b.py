@@ -7,7 +7,7 @@ Writes a Hugging Face folder of Llama-3.2-1B's shapes (16 layers, d 2048, 32 que
 of 64, MLP 8192, vocabulary 128,256, tied head, Llama 3's RoPE scaling) with random float16 weights
 (N(0, 0.02²), 2.5 GB on disk; streamed to disk a tensor at a time, so writing holds one tensor), and a
 small byte-level BPE tokenizer.json. Then, in a fresh process (its peak resident memory is its own),
-``engine.models.families.load_folder`` with the default budget (engine.models.hf_folder.weights_budget:
+``engine.models.families.loading.load_folder`` with the default budget (engine.core.memory.weights_budget:
 the larger of 4 GiB and half the memory available), and a 16-token forward. Prints the parameter count,
 the float32 size, the budget, the load time, the forward time and the child's peak RSS.
 No torch, no download: the weights are made here.
@@ -97,7 +97,7 @@ sys.path.insert(0, {root!r})
 from engine.core.memory import keep_freed_memory
 keep_freed_memory()  # as main.py does
 from engine.models import hf_folder
-from engine.models.families import load_folder
+from engine.models.families.loading import load_folder
 started = time.perf_counter()
 model = load_folder({folder!r})
 loaded = time.perf_counter() - started

@@ -39,7 +39,7 @@ from engine.models import minilm  # noqa: E402
 from engine.analysis.ablation import all_heads, token_cosines  # noqa: E402
 from engine.analysis.arrays import analysis_arrays  # noqa: E402
 from engine.models.bert import forward  # noqa: E402
-from engine.models.bert_ablation import encoder_runner, rank_encoder_heads  # noqa: E402
+from engine.analysis.encoder_ablation import encoder_runner, rank_encoder_heads  # noqa: E402
 from engine.analysis.head_stats import caption, head_stats, name_heads, special_mask  # noqa: E402
 from engine.core.parallel import engine_threads  # noqa: E402
 

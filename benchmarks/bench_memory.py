@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.toy.config import DEFAULT_MEMORY_BUDGET  # noqa: E402
+from engine.core.memory import DEFAULT_MEMORY_BUDGET  # noqa: E402
 from engine.core.memory import estimate_trace_bytes  # noqa: E402
 
 SHAPES = [  # (d_model, heads, positional, mask)
@@ -110,7 +110,7 @@ import json, sys
 sys.path.insert(0, {root!r})
 from engine.models import load_model
 from engine.models.llama import longest_text
-from engine.toy.config import DEFAULT_MEMORY_BUDGET
+from engine.core.memory import DEFAULT_MEMORY_BUDGET
 model = load_model("smollm2")
 limit = longest_text(model.config, DEFAULT_MEMORY_BUDGET)
 sentence = "The old man walked his dog along the river before the sun came up, and then he went home. "

@@ -8,7 +8,7 @@
 Every failure of ``export`` exits with code 2 and exactly one ``error: …`` line on stderr (bad
 input, a missing package, a full disk, even a bug); SIGINT, SIGTERM and SIGHUP exit with 128 +
 the signal's number. No file is left behind on error or interruption: every output goes through
-engine/files/safe_io.py's atomic writer. Only the standard library loads at start: the engine (NumPy)
+engine/core/safe_io.py's atomic writer. Only the standard library loads at start: the engine (NumPy)
 when exporting, Qt only for the window or images.
 Without a display (Linux, no DISPLAY or WAYLAND_DISPLAY) the window is refused in one line
 instead of Qt's abort; ``export`` needs none.
@@ -100,7 +100,7 @@ def _model_name(value: str) -> str:
         except EngineError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
     if value.lower().endswith(".gguf"):
-        from engine.files.safe_io import check_model_path
+        from engine.core.safe_io import check_model_path
 
         try:  # ~ expanded as the window does; a symlink loop, a folder, a FIFO … named for what they are
             path, _ = check_model_path(value)
@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``export`` command's options (choices come from the engine's config and model registry)."""
     from engine.toy.config import MASKS, POSITIONALS, TOKENIZERS, WEIGHTS
     from engine.models import DEFAULT_MODEL, MODELS
-    from engine.core.trace import STAGES
+    from engine.toy.trace import STAGES
 
     parser = _Parser(prog="main.py export", allow_abbrev=False,
                      description="Compute one self-attention trace and write it to a file.")
@@ -358,7 +358,7 @@ def check_decoder_export(model, text: str, budget: int | None = None) -> int:
     from engine.core.memory import check_export_budget
     from engine.models.llama import estimate_forward_bytes
     from engine.text.words import words_of
-    from engine.toy.config import DEFAULT_MEMORY_BUDGET
+    from engine.core.memory import DEFAULT_MEMORY_BUDGET
 
     tokenized = model.tokenize(text)
     n = len(tokenized.input_ids)
@@ -371,7 +371,7 @@ def check_decoder_export(model, text: str, budget: int | None = None) -> int:
 def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate: frozenset = frozenset()) -> None:
     """A decoder ``--model``: its arrays as .npz, or one layer's picture."""
     from engine.files.export import output_suffix
-    from engine.files.safe_io import atomic_write
+    from engine.core.safe_io import atomic_write
 
     if not image and output_suffix(options.out) != ".npz":
         raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
@@ -529,7 +529,7 @@ def patch(args: list[str]) -> None:
     from engine.analysis import patching
     from engine.files.export import ALL_SUFFIXES, output_suffix
     from engine.models import model_info
-    from engine.files.safe_io import atomic_write
+    from engine.core.safe_io import atomic_write
 
     options = patch_parser().parse_args(args)
     suffix = output_suffix(options.out, ALL_SUFFIXES)

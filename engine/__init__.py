@@ -11,7 +11,7 @@ from .toy.compute import compute
 from .core.errors import EngineError
 from .analysis.explain import Explanation, explain
 from .text.tokenize import Token, tokenize, warm_up
-from .core.trace import ARRAY_NAMES, STAGES, AttentionResult
+from .toy.trace import ARRAY_NAMES, STAGES, AttentionResult
 
 __all__ = [
     "ARRAY_NAMES",

@@ -1,4 +1,4 @@
-"""Write tests/fixtures/hook_reference.npz: the activations at the hook points of issue 20, as
+"""Write tests/fixtures/hook_reference.npz: the activations at the model contract's hook points, as
 Hugging Face transformers (PyTorch, eager attention, float32) computes them, for
 tests/test_hook_reference.py.
 
@@ -22,9 +22,13 @@ on SMOLLM2_TEXT, prefix ``smollm2_``:
   (n, heads·d_head), split by head = ``blocks.{l}.attn.hook_z``;
 - ``v`` (layers, n, kv_heads, d_head): ``self_attn.v_proj``'s output = ``blocks.{l}.attn.hook_v``
   (no RoPE on values, so no convention to choose);
+- ``q`` / ``k`` (len(SMOLLM2_LAYERS), n, heads or kv_heads, d_head): ``self_attn.q_proj``'s and
+  ``k_proj``'s outputs = ``blocks.{l}.attn.hook_q`` / ``hook_k`` before RoPE, in transformers' order of
+  a head's dimensions (its GGUF loader undoes llama.cpp's permutation of the rows);
 - ``hidden`` (layers + 1, n, d): ``hidden_states``; for l < layers − 1 ``hidden[l + 1]`` =
   ``blocks.{l}.hook_resid_post``; the last entry is after the final RMSNorm
-  (= ``ln_final.hook_normalized``), so the last layer's own output is stored apart:
+  (= ``ln_final.hook_out``; ``ln_final.hook_normalized`` is the same before the weight), so the
+  last layer's own output is stored apart:
 - ``resid_post_last`` (n, d): a forward hook on the last decoder layer = ``blocks.{L-1}.hook_resid_post``;
 - ``attn_out`` / ``mlp_out`` (len(SMOLLM2_LAYERS), n, d): ``o_proj``'s and ``mlp``'s outputs =
   ``blocks.{l}.hook_attn_out`` / ``hook_mlp_out`` for the layers in ``smollm2_layers``;
@@ -45,7 +49,8 @@ MINILM_TEXT, prefix ``minilm_``:
   each (layers, n, d); ``hidden[l + 1]`` = ``blocks.{l}.hook_normalized_resid_post``.
 
 ``meta``: JSON with the versions used, the files' sha256, and (when transformer-lens imports) the
-largest differences between TransformerLens 4.3's TransformerBridge and the arrays above on SmolLM2.
+largest differences between TransformerLens 4.3's TransformerBridge and the arrays above on SmolLM2
+(without transformer-lens, the previous file's record of that check is kept, marked as such).
 """
 from __future__ import annotations
 
@@ -64,7 +69,7 @@ OUT = ROOT / "tests" / "fixtures" / "hook_reference.npz"
 
 SMOLLM2_TEXT = "The capital of France is"
 TARGET = " Paris"
-ABLATE_HEAD = (23, 4)  # (layer, head): p(" Paris") 0.7725 → 0.1411 (issue 20)
+ABLATE_HEAD = (23, 4)  # (layer, head): p(" Paris") 0.7725 → 0.1411
 SMOLLM2_LAYERS = (0, 11, 23, 29)  # layers whose attn_out / mlp_out are stored
 MINILM_TEXT = "The animal didn't cross the street because it was too tired."
 
@@ -110,7 +115,8 @@ def smollm2(gguf: Path, torch, meta: dict) -> dict[str, np.ndarray]:
     target_id = target[0]
 
     def run(ablate: tuple[int, int] | None):
-        seen: dict[str, dict[int, np.ndarray]] = {"z": {}, "v": {}, "attn_out": {}, "mlp_out": {}, "last": {}}
+        seen: dict[str, dict[int, np.ndarray]] = {"z": {}, "v": {}, "q": {}, "k": {}, "attn_out": {}, "mlp_out": {},
+                                                  "last": {}}
         handles = []
 
         def keep(kind, layer):
@@ -133,6 +139,8 @@ def smollm2(gguf: Path, torch, meta: dict) -> dict[str, np.ndarray]:
         for l, layer in enumerate(layers):
             handles.append(layer.self_attn.o_proj.register_forward_pre_hook(z_hook(l)))
             handles.append(layer.self_attn.v_proj.register_forward_hook(keep("v", l)))
+            handles.append(layer.self_attn.q_proj.register_forward_hook(keep("q", l)))
+            handles.append(layer.self_attn.k_proj.register_forward_hook(keep("k", l)))
             handles.append(layer.self_attn.o_proj.register_forward_hook(keep("attn_out", l)))
             handles.append(layer.mlp.register_forward_hook(keep("mlp_out", l)))
         last = len(layers) - 1
@@ -161,6 +169,8 @@ def smollm2(gguf: Path, torch, meta: dict) -> dict[str, np.ndarray]:
         "hidden": torch.stack(plain.hidden_states)[:, 0].numpy().astype(np.float32),
         "resid_post_last": seen["last"][len(layers) - 1],
         "layers": np.array(SMOLLM2_LAYERS, np.int32),
+        "q": np.stack([seen["q"][l].reshape(n, heads, d_head) for l in SMOLLM2_LAYERS]),
+        "k": np.stack([seen["k"][l].reshape(n, kv_heads, d_head) for l in SMOLLM2_LAYERS]),
         "attn_out": np.stack([seen["attn_out"][l] for l in SMOLLM2_LAYERS]),
         "mlp_out": np.stack([seen["mlp_out"][l] for l in SMOLLM2_LAYERS]),
         "target_id": np.array(target_id, np.int64),
@@ -303,6 +313,11 @@ def main() -> None:
         "python": platform.python_version(), "dtype": "float32",
     }
     arrays = {**smollm2(gguf, torch, meta), **minilm(model_dir, torch, meta)}
+    if "error" in meta.get("transformer_lens", {}) and args.out.exists():
+        with np.load(args.out) as previous:
+            earlier = json.loads(str(previous["meta"])).get("transformer_lens", {})
+        if "error" not in earlier:
+            meta["transformer_lens"] = {**earlier, "recorded": "by an earlier run of this script (the same files)"}
     arrays["meta"] = np.array(json.dumps(meta))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(args.out, **arrays)

@@ -149,8 +149,8 @@ mutant("lane-answer-after-shutdown", "app/worker.py", "if self._worker._stopping
        "if False:\n            return  # queued before")
 mutant("worker-queues-after-shutdown", "app/worker.py", "if self._stopping:\n                return  # no thread will run it",
        "if False:\n                return  # no thread will run it")
-mutant("atomic-write-signal-window", "engine/files/safe_io.py", "    held = _hold_signals()\n", "    held = None\n")
-mutant("atomic-write-temp-kept", "engine/files/safe_io.py", "                os.unlink(temporary)", "                pass")
+mutant("atomic-write-signal-window", "engine/core/safe_io.py", "    held = _hold_signals()\n", "    held = None\n")
+mutant("atomic-write-temp-kept", "engine/core/safe_io.py", "                os.unlink(temporary)", "                pass")
 # tenth session: the player's heights by rows, the rollout caption's own-token case
 mutant("player-height-ignores-rows", "app/panels/player_panel.py",
        "least = view_height(self._rows, side) if self._rows else MIN_VIEW_HEIGHT", "least = MIN_VIEW_HEIGHT")

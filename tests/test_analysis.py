@@ -16,9 +16,10 @@ import pytest
 
 from engine import AttentionConfig, EngineError, compute
 from engine.analysis.ablation import (
-    all_heads, check_ablation, mean_cosine_distance, rank_heads, token_cosines, top_token_probability_drop,
+    all_heads, mean_cosine_distance, rank_heads, token_cosines, top_token_probability_drop,
 )
 from engine.analysis.arrays import analysis_arrays
+from engine.core.hooks import check_ablation
 from engine.analysis.head_stats import (
     caption, head_stats, head_table, induction_scores, name_heads, repeated_random_tokens, special_mask,
     table_csv,
@@ -237,7 +238,7 @@ def test_minilm_ablation_equals_transformers(model, reference):
 
 def test_prefix_reusing_runner_equals_the_full_forward(model, trace, reference):
     from engine.models.bert import forward
-    from engine.models.bert_ablation import ablated_hidden_states, encoder_runner
+    from engine.analysis.encoder_ablation import ablated_hidden_states, encoder_runner
 
     run = encoder_runner(model.weights, model.config, trace)
     tokenized = model.tokenize(SENTENCE)
@@ -253,7 +254,7 @@ def test_prefix_reusing_runner_equals_the_full_forward(model, trace, reference):
 
 def test_rank_heads_effects_progress_and_cancel(model, trace):
     from engine.models.bert import forward
-    from engine.models.bert_ablation import rank_encoder_heads
+    from engine.analysis.encoder_ablation import rank_encoder_heads
 
     seen = []
     ranking = rank_encoder_heads(model.weights, model.config, trace, progress=lambda f, m: seen.append(f))

@@ -217,7 +217,7 @@ def test_dashboard_table_scatter_and_selection_both_ways(window, qtbot):
 
 # ------------------------------------------------------------------ the window (MiniLM)
 def test_minilm_rank_heads_in_a_lane_with_cancel(window, qtbot, minilm):
-    from engine.models.bert_ablation import rank_encoder_heads
+    from engine.analysis.encoder_ablation import rank_encoder_heads
 
     c = window.controller
     c.set_config(c.config.replace(text=ANIMAL), immediate=True)

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from engine import AttentionConfig, EngineError, compute, tokenize
-from engine.toy.config import DEFAULT_MEMORY_BUDGET
+from engine import AttentionConfig, EngineError, compute, explain, tokenize
+from engine.core.memory import DEFAULT_MEMORY_BUDGET
 from engine.core.memory import check_budget, estimate_trace_bytes, format_bytes
 from engine.core.positional import sinusoidal
 
@@ -47,7 +47,7 @@ def test_seed000_hand_calculation():
 
 def test_seed000_explanation_numbers():
     result = compute(AttentionConfig(**SEED000))
-    e = result.explain(0, 1)
+    e = explain(result, 0, 1)
     q = TABLE["喜欢"]
     assert (e.head, e.query_index, e.query_text, e.d_k) == (0, 1, "喜欢", 2)
     assert e.q == pytest.approx(q) and e.divisor == 1.0 and not e.shifted
@@ -70,7 +70,7 @@ def test_seed000_explanation_numbers():
 def test_explanation_with_scaling_mask_and_temperature():
     config = AttentionConfig(text="the cat sat on it", d_model=8, heads=2, mask="causal", temperature=2.0, seed=3)
     result = compute(config)
-    e = result.explain(1, 2)
+    e = explain(result, 1, 2)
     assert e.divisor == pytest.approx(math.sqrt(4) * 2.0)
     for j, term in enumerate(e.terms):
         assert term.masked == (j > 2)
@@ -82,15 +82,15 @@ def test_explanation_with_scaling_mask_and_temperature():
             assert term.weight == pytest.approx(term.exp_value / e.normaliser, abs=1e-6)
     assert "−∞" in e.to_text()
     with pytest.raises(EngineError):
-        result.explain(2, 0)
+        explain(result, 2, 0)
     with pytest.raises(EngineError):
-        result.explain(0, 5)
+        explain(result, 0, 5)
 
 
 def test_explanation_of_very_negative_scores_does_not_underflow():
     result = compute(AttentionConfig(text="a b c", d_model=4, heads=1, seed=1))
     shifted = dataclasses.replace(result, scaled=result.scaled - np.float32(2000))  # ~ same softmax
-    e = shifted.explain(0, 0)
+    e = explain(shifted, 0, 0)
     assert e.shifted and e.normaliser > 0  # exp(−2000) would underflow to a 0 sum
     for term in e.terms:  # float32 keeps ~1e-4 of a number near 2000
         assert term.exp_value / e.normaliser == pytest.approx(term.weight, abs=1e-3)

@@ -144,7 +144,7 @@ def test_the_cli_refuses_an_export_that_does_not_fit(tmp_path, monkeypatch, caps
     write_tiny_gguf(path, "llama")
     name = register_gguf(str(path))
     text = " the cat sat on the mat"
-    import engine.toy.config as toy_config
+    import engine.core.memory as memory
 
     from engine.models.decoder import load_gguf
 
@@ -152,7 +152,7 @@ def test_the_cli_refuses_an_export_that_does_not_fit(tmp_path, monkeypatch, caps
     n = len(model.tokenize(text).input_ids)
     forward = estimate_forward_bytes(n, model.config)
     assert forward < EXPORT_FIXED_BYTES  # a budget between the two: the forward fits, the export does not
-    monkeypatch.setattr(toy_config, "DEFAULT_MEMORY_BUDGET", forward + 1024)
+    monkeypatch.setattr(memory, "DEFAULT_MEMORY_BUDGET", forward + 1024)
     out = tmp_path / "x.npz"
     assert cli.main(["main.py", "export", "--model", name, "--text", text, "--out", str(out)]) == 2
     assert not out.exists()

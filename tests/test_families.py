@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from cli import commands as cli
+from engine.core import memory
 from engine.core.errors import EngineError
 from engine.models import MODELS, hf_folder, safetensors_file
-from engine.models.families import load_folder
+from engine.models.families.loading import load_folder
 from shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: the registry as it was after each test)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "families"
@@ -294,7 +295,7 @@ def test_weights_over_the_budget_are_refused_before_reading(tmp_path, monkeypatc
 
 
 def test_half_a_billion_parameters_fit_the_default_budget():
-    assert 4 * 500_000_000 <= hf_folder.DEFAULT_WEIGHTS_BUDGET
+    assert 4 * 500_000_000 <= memory.DEFAULT_WEIGHTS_BUDGET
 
 
 @pytest.mark.parametrize("length", [7, 2**62, 2**64 - 1])
@@ -337,7 +338,7 @@ def test_family_models_offer_the_hook_api(family):
     if family in ("llama", "qwen2", "qwen3"):
         assert f"blocks.{layers - 1}.attn.hook_rot_q" in cache
     if family in DECODERS:
-        np.testing.assert_allclose(cache["ln_final.hook_normalized"], trace.hidden_states[-1], atol=1e-6)
+        np.testing.assert_allclose(cache["ln_final.hook_out"], trace.hidden_states[-1], atol=1e-6)
         # doubling one head's output changes the logits (the hook reaches the family's forward)
         doubled = model.run_with_hooks(text, fwd_hooks=[("blocks.0.attn.hook_z", lambda z, name: z * 2)])
         assert not np.allclose(doubled.next_token_logits, trace.next_token_logits)
@@ -554,17 +555,17 @@ def test_supported_family_lists_come_from_the_registry():
 
 def test_the_default_budget_follows_the_machine(monkeypatch):
     monkeypatch.delenv(hf_folder.WEIGHTS_BUDGET_ENV, raising=False)
-    monkeypatch.setattr(hf_folder, "available_memory", lambda: 32 * 1024**3)
-    assert hf_folder.weights_budget() == 16 * 1024**3  # a 3 B model (12 GB as float32) opens on a 32 GB laptop
-    monkeypatch.setattr(hf_folder, "available_memory", lambda: 2 * 1024**3)
-    assert hf_folder.weights_budget() == hf_folder.DEFAULT_WEIGHTS_BUDGET
+    monkeypatch.setattr(memory, "available_memory", lambda: 32 * 1024**3)
+    assert memory.weights_budget() == 16 * 1024**3  # a 3 B model (12 GB as float32) opens on a 32 GB laptop
+    monkeypatch.setattr(memory, "available_memory", lambda: 2 * 1024**3)
+    assert memory.weights_budget() == memory.DEFAULT_WEIGHTS_BUDGET
     monkeypatch.setenv(hf_folder.WEIGHTS_BUDGET_ENV, "1.5")
-    assert hf_folder.weights_budget() == int(1.5 * 1024**3)
-    assert hf_folder.available_memory() == 2 * 1024**3  # patched; the real one reads /proc/meminfo:
+    assert memory.weights_budget() == int(1.5 * 1024**3)
+    assert memory.available_memory() == 2 * 1024**3  # patched; the real one reads /proc/meminfo:
 
 
 def test_available_memory_reads_the_system():
-    available = hf_folder.available_memory()
+    available = memory.available_memory()
     assert 0 < available < 1 << 50
 
 

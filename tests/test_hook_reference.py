@@ -1,5 +1,5 @@
-"""The hook points of issue 20 against transformers' own activations (docs: /work hook API brief,
-TransformerLens's names without the batch axis).
+"""The hook points against transformers' own activations (TransformerLens's names without the batch
+axis).
 
 The references (tests/fixtures/hook_reference.npz) were read out of transformers' modules with
 PyTorch hooks by scripts/make_hook_reference.py (its docstring says which module gives which
@@ -119,6 +119,30 @@ def test_smollm2_hook_v_is_v_proj_output(smollm2_cache, ref):
         assert_close(cache[f"blocks.{layer}.attn.hook_v"], expected[layer], f"layer {layer} hook_v")
 
 
+def test_smollm2_hook_q_and_k_are_q_proj_and_k_proj_outputs(smollm2_cache, ref):
+    """Before RoPE, in transformers' order of a head's dimensions: the GGUF's llama.cpp row order is
+    undone at load (the file's order put each head's dimensions 2i, 2i+1 side by side: 10.8 apart)."""
+    _, cache = smollm2_cache
+    for i, layer in enumerate(ref["smollm2_layers"]):
+        assert_close(cache[f"blocks.{layer}.attn.hook_q"], ref["smollm2_q"][i], f"layer {layer} hook_q")
+        assert_close(cache[f"blocks.{layer}.attn.hook_k"], ref["smollm2_k"][i], f"layer {layer} hook_k")
+
+
+def test_smollm2_norm_points_are_transformerlens_values(smollm2_cache, ref):
+    """hook_normalized = x / rms(x) before the weight (a float64 calculation from the reference's
+    residual stream); hook_out = the weighted value = transformers' last hidden state for ln_final."""
+    _, cache = smollm2_cache
+    hidden = ref["smollm2_hidden"].astype(np.float64)
+    for layer, resid_pre in ((0, hidden[0]), (11, hidden[11]), (29, hidden[29])):
+        rms = np.sqrt((resid_pre ** 2).mean(-1, keepdims=True) + 1e-5)
+        assert_close(cache[f"blocks.{layer}.ln1.hook_scale"], rms, f"layer {layer} ln1.hook_scale")
+        assert_close(cache[f"blocks.{layer}.ln1.hook_normalized"], resid_pre / rms, f"layer {layer} ln1.hook_normalized")
+    last = ref["smollm2_resid_post_last"].astype(np.float64)
+    assert_close(cache["ln_final.hook_normalized"], last / np.sqrt((last ** 2).mean(-1, keepdims=True) + 1e-5),
+                 "ln_final.hook_normalized")
+    assert_close(cache["ln_final.hook_out"], hidden[-1], "ln_final.hook_out")
+
+
 def test_smollm2_residual_stream_is_transformers_hidden_states(smollm2_cache, ref):
     trace, cache = smollm2_cache
     hidden = ref["smollm2_hidden"]  # (layers + 1, n, d); the last after the final RMSNorm
@@ -130,7 +154,7 @@ def test_smollm2_residual_stream_is_transformers_hidden_states(smollm2_cache, re
     # The last block's own output is before the final norm: hidden_states[-1] is ln_final's.
     assert_close(cache[f"blocks.{layers - 1}.hook_resid_post"], ref["smollm2_resid_post_last"],
                  f"layer {layers - 1} hook_resid_post")
-    assert_close(cache["ln_final.hook_normalized"], hidden[-1], "ln_final.hook_normalized")
+    assert_close(cache["ln_final.hook_out"], hidden[-1], "ln_final.hook_out")
     for layer in range(layers + 1):
         assert_close(trace.hidden_states[layer], hidden[layer], f"trace.hidden_states[{layer}]")
 
@@ -220,7 +244,7 @@ def test_smollm2_export_ablate_23_4(tmp_path, smollm2, ref):
     assert_close(arrays["hidden_states"][-1], ref["smollm2_hidden_last_ablated"], "exported last hidden state")
     # (docs/FORMAT.md: with --ablate "every exported array is of that run"; no array names the heads)
     plain = probabilities(smollm2.run(SMOLLM2_TEXT).next_token_logits)
-    assert abs(plain[target] - p[target]) > 0.5  # the export is not the plain run (0.7725 before issue 20)
+    assert abs(plain[target] - p[target]) > 0.5  # the export is not the plain run (0.7725)
 
 
 def test_smollm2_export_refuses_a_head_it_does_not_have(tmp_path, smollm2, capsys):

@@ -14,7 +14,7 @@ import pytest
 
 from engine import AttentionConfig
 from engine.models.bert import BertConfig, hook_names as bert_hook_names, prepare_weights
-from engine.models.bert_ablation import ablated_hidden_states
+from engine.analysis.encoder_ablation import ablated_hidden_states
 from engine.models.encoder import Encoder
 from engine.core.errors import EngineError
 from engine.core.hooks import hook_run
@@ -122,14 +122,34 @@ TEXT = "the cat sat"
 ENCODER_SHAPES = {
     "hook_resid_pre": "nd", "attn.hook_q": "nhk", "attn.hook_k": "nhk", "attn.hook_v": "nhk",
     "attn.hook_attn_scores": "hnn", "attn.hook_pattern": "hnn", "attn.hook_z": "nhk", "hook_attn_out": "nd",
-    "hook_resid_mid": "nd", "ln1.hook_normalized": "nd", "hook_mlp_out": "nd", "hook_resid_post": "nd",
-    "hook_normalized_resid_post": "nd",
+    "hook_resid_mid": "nd", "ln1.hook_scale": "n1", "ln1.hook_normalized": "nd", "ln1.hook_out": "nd",
+    "hook_mlp_out": "nd", "hook_resid_post": "nd", "ln2.hook_scale": "n1", "ln2.hook_normalized": "nd",
+    "ln2.hook_out": "nd", "hook_normalized_resid_post": "nd",
 }
 
 
 def _shape(code: str, n: int, d: int, heads: int, d_k: int, kv: int | None = None) -> tuple:
-    sizes = {"n": n, "d": d, "h": heads, "k": d_k, "v": kv if kv is not None else heads}
+    sizes = {"n": n, "d": d, "h": heads, "k": d_k, "v": kv if kv is not None else heads, "1": 1}
     return tuple(sizes[c] for c in code)
+
+
+def normalized64(x: np.ndarray, kind: str, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """(x / rms(x), rms(x)) in float64, rms over the last axis with ε inside the root; LayerNorm
+    ("layer") centres x first: TransformerLens's hook_normalized and hook_scale."""
+    x = np.asarray(x, dtype=np.float64)
+    if kind == "layer":
+        x = x - x.mean(-1, keepdims=True)
+    scale = np.sqrt((x * x).mean(-1, keepdims=True) + eps)
+    return x / scale, scale
+
+
+def assert_norm_points(cache: dict, point: str, before: np.ndarray, kind: str, eps: float, weight, bias) -> None:
+    """``{point}.hook_scale`` / ``hook_normalized`` / ``hook_out`` against the float64 norm of ``before``."""
+    normalized, scale = normalized64(before, kind, eps)
+    np.testing.assert_allclose(cache[f"{point}.hook_scale"], scale, rtol=1e-5)
+    np.testing.assert_allclose(cache[f"{point}.hook_normalized"], normalized, rtol=1e-5, atol=1e-5)
+    out = normalized * np.asarray(weight, np.float64) + (0.0 if bias is None else np.asarray(bias, np.float64))
+    np.testing.assert_allclose(cache[f"{point}.hook_out"], out, rtol=1e-5, atol=1e-5 * np.abs(out).max())
 
 
 def test_encoder_hook_names_shapes_and_values(bert):
@@ -151,13 +171,21 @@ def test_encoder_hook_names_shapes_and_values(bert):
         np.testing.assert_array_equal(cache[f"blocks.{l}.attn.hook_z"], trace.layers[l].head_outputs.transpose(1, 0, 2))
         np.testing.assert_array_equal(cache[f"blocks.{l}.hook_resid_pre"], trace.hidden_states[l])
         np.testing.assert_array_equal(cache[f"blocks.{l}.hook_normalized_resid_post"], trace.hidden_states[l + 1])
-        np.testing.assert_array_equal(cache[f"blocks.{l}.ln1.hook_normalized"], trace.layers[l].attention_norm)
+        np.testing.assert_array_equal(cache[f"blocks.{l}.ln1.hook_out"], trace.layers[l].attention_norm)
+        np.testing.assert_array_equal(cache[f"blocks.{l}.ln2.hook_out"], trace.hidden_states[l + 1])
         # TransformerLens's BertBlock: resid_mid before LN1, resid_post = LN1(resid_mid) + mlp_out before LN2
         np.testing.assert_allclose(cache[f"blocks.{l}.hook_resid_mid"],
                                    cache[f"blocks.{l}.hook_resid_pre"] + cache[f"blocks.{l}.hook_attn_out"], atol=1e-6)
         np.testing.assert_allclose(cache[f"blocks.{l}.hook_resid_post"],
-                                   cache[f"blocks.{l}.ln1.hook_normalized"] + cache[f"blocks.{l}.hook_mlp_out"],
+                                   cache[f"blocks.{l}.ln1.hook_out"] + cache[f"blocks.{l}.hook_mlp_out"],
                                    atol=1e-6)
+        # the norms' inside, TransformerLens's LayerNorm: (x − μ) / √(var + ε) before γ, β
+        p = f"encoder.layer.{l}."
+        assert_norm_points(cache, f"blocks.{l}.ln1", cache[f"blocks.{l}.hook_resid_mid"], "layer", BERT.layer_norm_eps,
+                           bert.tensors[p + "attention.output.LayerNorm.weight"],
+                           bert.tensors[p + "attention.output.LayerNorm.bias"])
+        assert_norm_points(cache, f"blocks.{l}.ln2", cache[f"blocks.{l}.hook_resid_post"], "layer", BERT.layer_norm_eps,
+                           bert.tensors[p + "output.LayerNorm.weight"], bert.tensors[p + "output.LayerNorm.bias"])
     np.testing.assert_allclose(trace.hidden_states, reference_hidden, atol=2e-5)
     # the cache's names can be chosen; the trace is the same as a plain run's
     plain = bert.run(TEXT)
@@ -183,7 +211,7 @@ def test_encoder_ablation_through_hook_z_equals_the_old_ablated_paths(bert):
     ablated = bert.run(TEXT, ablate=ablate)
     assert ablated.ablate == ablate
     assert np.all(ablated.layers[0].head_outputs[1] == 0) and np.all(ablated.layers[1].head_outputs[3] == 0)
-    # engine.models.bert_ablation resumes at the first ablated layer (start_at_layer): the same numbers
+    # engine.analysis.encoder_ablation resumes at the first ablated layer (start_at_layer): the same numbers
     np.testing.assert_allclose(ablated.hidden_states, ablated_hidden_states(bert.weights, BERT, plain, ablate),
                                atol=1e-6)
 
@@ -323,7 +351,9 @@ def test_toy_rope_offers_the_rotated_points():
     trace, cache = model.run_with_cache("a b c d")
     np.testing.assert_array_equal(cache["blocks.0.attn.hook_q"], trace.q_unrotated.transpose(1, 0, 2))
     np.testing.assert_array_equal(cache["blocks.0.attn.hook_rot_q"], trace.q.transpose(1, 0, 2))
-    assert cache["blocks.0.attn.hook_attn_scores"][0, 0, 1] == -np.inf  # masked entries −inf
+    # masked entries: float32's minimum in the hook (TransformerLens's), −∞ in the trace
+    assert cache["blocks.0.attn.hook_attn_scores"][0, 0, 1] == np.finfo(np.float32).min
+    assert trace.scaled[0, 0, 1] == -np.inf
 
 
 # ---------------------------------------------------------------- the decoder (tiny GGUF files)
@@ -391,7 +421,8 @@ DECODER_TEXT = " the cat sat on the mat"
 def test_decoder_hook_names_shapes_and_values(tiny):
     architecture, model, w = tiny
     names = model.hook_names()
-    assert names[0] == "hook_embed" and names[-1] == "ln_final.hook_normalized"
+    assert names[0] == "hook_embed" and names[-3:] == ("ln_final.hook_scale", "ln_final.hook_normalized",
+                                                         "ln_final.hook_out")
     assert "blocks.1.attn.hook_rot_k" in names and "hook_pos_embed" not in names
     trace, cache = model.run_with_cache(DECODER_TEXT)
     assert set(cache) == set(names) and trace.reused_positions == 0
@@ -399,25 +430,78 @@ def test_decoder_hook_names_shapes_and_values(tiny):
     shapes = {"attn.hook_q": (n, HEADS, HEAD_DIM), "attn.hook_k": (n, KV_HEADS, HEAD_DIM),
               "attn.hook_v": (n, KV_HEADS, HEAD_DIM), "attn.hook_rot_q": (n, HEADS, HEAD_DIM),
               "attn.hook_rot_k": (n, KV_HEADS, HEAD_DIM), "attn.hook_attn_scores": (HEADS, n, n),
-              "attn.hook_pattern": (HEADS, n, n), "attn.hook_z": (n, HEADS, HEAD_DIM)}
+              "attn.hook_pattern": (HEADS, n, n), "attn.hook_z": (n, HEADS, HEAD_DIM),
+              "ln1.hook_scale": (n, 1), "ln2.hook_scale": (n, 1)}
     for name, array in cache.items():
-        local = name.split(".", 2)[2] if name.startswith("blocks.") else None
-        assert array.shape == shapes.get(local, (n, D)), name
+        local = name.split(".", 2)[2] if name.startswith("blocks.") else name
+        assert array.shape == shapes.get(local, (n, 1) if local == "ln_final.hook_scale" else (n, D)), name
     hidden, logits, zs = decoder_reference(w, trace.input_ids.tolist())
     for l in range(LAYERS):
         np.testing.assert_array_equal(cache[f"blocks.{l}.attn.hook_pattern"], trace.attentions[l])
         np.testing.assert_allclose(cache[f"blocks.{l}.attn.hook_z"], zs[l], atol=2e-5)
         np.testing.assert_array_equal(cache[f"blocks.{l}.attn.hook_rot_q"], trace.q[l].transpose(1, 0, 2))
         np.testing.assert_allclose(cache[f"blocks.{l}.hook_resid_pre"], hidden[l], atol=2e-5 * np.abs(hidden).max())
-        scores = cache[f"blocks.{l}.attn.hook_attn_scores"]
-        assert np.isneginf(scores[:, 0, 1:]).all() and np.isfinite(scores[:, -1]).all()
+        scores = cache[f"blocks.{l}.attn.hook_attn_scores"]  # masked: float32's minimum, as TransformerLens
+        assert (scores[:, 0, 1:] == np.finfo(np.float32).min).all() and (scores[:, -1] > -1e30).all()
+        assert np.isneginf(trace.layer_scores(l)[1][:, 0, 1:]).all()  # the trace's own scaled scores keep −∞
+        eps, layer = model.config.rms_norm_eps, w["layers"][l]
+        assert_norm_points(cache, f"blocks.{l}.ln1", cache[f"blocks.{l}.hook_resid_pre"], "rms", eps, layer["attn_norm"],
+                           None)
+        assert_norm_points(cache, f"blocks.{l}.ln2", cache[f"blocks.{l}.hook_resid_mid"], "rms", eps, layer["ffn_norm"],
+                           None)
         if l + 1 < LAYERS:
             np.testing.assert_array_equal(cache[f"blocks.{l}.hook_resid_post"], trace.hidden_states[l + 1])
-    np.testing.assert_array_equal(cache["ln_final.hook_normalized"], trace.hidden_states[-1])
-    if architecture == "qwen2":  # the Hugging Face row layout: hook_q before RoPE is x · W_Q + b
-        x = cache["blocks.0.ln1.hook_normalized"].astype(np.float64)
-        q = x @ w["layers"][0]["q"].T + w["layers"][0]["qb"]
-        np.testing.assert_allclose(cache["blocks.0.attn.hook_q"], q.reshape(n, HEADS, HEAD_DIM), atol=1e-5)
+    np.testing.assert_array_equal(cache["ln_final.hook_out"], trace.hidden_states[-1])
+    assert_norm_points(cache, "ln_final", cache[f"blocks.{LAYERS - 1}.hook_resid_post"], "rms",
+                       model.config.rms_norm_eps, w["norm"], None)
+    # transformers' order of a head's dimensions for both files (the llama one was permuted by its
+    # writer as llama.cpp does): hook_q / hook_k before RoPE are x · Wᵀ (+ b) with the Hugging Face weights
+    x = cache["blocks.0.ln1.hook_out"].astype(np.float64)
+    layer = w["layers"][0]
+    for part, heads in (("q", HEADS), ("k", KV_HEADS)):
+        projected = x @ layer[part].T + (layer[part + "b"] if architecture == "qwen2" else 0.0)
+        np.testing.assert_allclose(cache[f"blocks.0.attn.hook_{part}"], projected.reshape(n, heads, HEAD_DIM),
+                                   atol=1e-5)
+
+
+def test_decoder_norm_points_change_nothing_and_pass_replacements_on(tiny):
+    """Listening inside the norms runs them step by step with the fast path's numbers; a replaced
+    scale or normalized value is what the rest of the norm (and the model) reads."""
+    _, model, w = tiny
+    plain = model.run(DECODER_TEXT, use_cache=False)
+    names = [name for name in model.hook_names() if ".hook_scale" in name or ".hook_normalized" in name]
+    listened, _ = model.run_with_cache(DECODER_TEXT, names=names)
+    np.testing.assert_array_equal(listened.hidden_states, plain.hidden_states)
+    np.testing.assert_array_equal(listened.next_token_logits, plain.next_token_logits)
+    # the final norm's scale doubled: its output halves, and the logits with it
+    doubled = model.run_with_hooks(DECODER_TEXT, fwd_hooks=[("ln_final.hook_scale", lambda scale, name: scale * 2)])
+    np.testing.assert_allclose(doubled.hidden_states[-1], plain.hidden_states[-1] / 2, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(doubled.next_token_logits, plain.next_token_logits / 2, rtol=1e-5, atol=1e-6)
+    # layer 0's normalized input to attention set to zeros: q, k, v are their biases (or 0), the pattern uniform
+    zeroed = model.run_with_hooks(DECODER_TEXT, fwd_hooks=[("blocks.0.ln1.hook_normalized",
+                                                            lambda x, name: np.zeros_like(x))])
+    rows = np.tril(np.ones((plain.n, plain.n))) / np.arange(1, plain.n + 1)[:, None]  # causal, uniform
+    if "qb" not in w["layers"][0]:
+        np.testing.assert_allclose(zeroed.attentions[0], np.broadcast_to(rows, zeroed.attentions[0].shape), atol=1e-6)
+    assert not np.allclose(zeroed.hidden_states[1], plain.hidden_states[1])
+
+
+def test_decoder_resumes_with_a_copied_prefix_through_the_contract(tiny):
+    """What activation patching runs (a residual patched at position p of layer l, the rows before p
+    copied from the unpatched run) is a public run_with_hooks: the same trace as the full resumed run."""
+    _, model, _ = tiny
+    tokenized = model.tokenize(DECODER_TEXT)
+    base, cache = model.run_with_cache(tokenized, names=["blocks.1.hook_resid_pre"], use_cache=False)
+    resid = np.array(cache["blocks.1.hook_resid_pre"])
+    p = 3
+    resid[p:] *= 1.5  # a change at p and after: rows before p are the base run's
+    full = model.run_with_hooks(tokenized, start_at_layer=1, resid=resid, use_cache=False)
+    copied = model.run_with_hooks(tokenized, start_at_layer=1, resid=resid, previous=base, prefix=p, use_cache=False)
+    assert copied.reused_positions == p and full.reused_positions == 0  # rows before p copied, not computed
+    np.testing.assert_allclose(copied.hidden_states[2:], full.hidden_states[2:], atol=1e-5 * np.abs(full.hidden_states[2:]).max())
+    np.testing.assert_allclose(copied.next_token_logits, full.next_token_logits,
+                               atol=1e-5 * np.abs(full.next_token_logits).max())
+    assert not np.allclose(copied.next_token_logits, base.next_token_logits)
 
 
 def test_decoder_doubling_mlp_out_as_a_float64_loop_predicts(tiny):

@@ -18,7 +18,7 @@ import pytest
 from cli import commands as cli
 from app.session import SessionError, load_session, parse_session, save_session
 from engine import AttentionConfig, EngineError, compute
-from engine.toy.config import DEFAULT_MEMORY_BUDGET
+from engine.core.memory import DEFAULT_MEMORY_BUDGET
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")
@@ -111,7 +111,7 @@ def _enospc(*args, **kwargs):
 
 @pytest.mark.parametrize("suffix", [".npz", ".json", ".csv", ".png", ".svg"])
 def test_full_disk_is_one_line_naming_the_target(tmp_path, monkeypatch, suffix, capsys):
-    from engine.files import safe_io
+    from engine.core import safe_io
 
     monkeypatch.setattr(safe_io.os, "fsync", _enospc)  # the last step before the rename
     out = tmp_path / f"out{suffix}"
@@ -383,7 +383,7 @@ def test_hostile_table(tmp_path, name, capsys):
 
 
 def test_oversized_table_is_refused_before_reading(tmp_path, capsys):
-    from engine.files.safe_io import MAX_DOCUMENT_BYTES
+    from engine.core.safe_io import MAX_DOCUMENT_BYTES
 
     table = tmp_path / "huge.json"
     with open(table, "wb") as stream:  # sparse: costs no disk
@@ -528,7 +528,7 @@ def test_no_file_sets_the_memory_budget(tmp_path, budget):
 
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "folder", "missing", "huge"])
 def test_hostile_session_files(tmp_path, kind):
-    from engine.files.safe_io import MAX_DOCUMENT_BYTES
+    from engine.core.safe_io import MAX_DOCUMENT_BYTES
 
     path = tmp_path / "s.json"
     if kind == "fifo":
@@ -640,7 +640,7 @@ def test_dangling_symlink_out_names_the_missing_target(tmp_path, capsys):
     assert str(tmp_path / "gone") in line and "symbolic link" in line, line
     assert os.listdir(tmp_path) == ["out.npz"]
     with pytest.raises(EngineError, match="symbolic link"):  # the window's writer says the same
-        from engine.files.safe_io import write_bytes_atomic
+        from engine.core.safe_io import write_bytes_atomic
 
         write_bytes_atomic(link, b"x")
 
@@ -665,7 +665,7 @@ def test_a_temporary_file_a_live_writer_holds_is_kept(tmp_path):
     """A second export writing into the same folder right now keeps its temporary file."""
     import fcntl
 
-    from engine.files.safe_io import remove_stale_temporaries
+    from engine.core.safe_io import remove_stale_temporaries
 
     held = tmp_path / ".ae-zzzz9999.tmp"
     held.write_bytes(b"partial")

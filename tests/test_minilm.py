@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.models.bert import erf, estimate_forward_bytes, gelu
+from engine.core.layers import erf, gelu
+from engine.models.bert import estimate_forward_bytes
 from engine.core.errors import EngineError
 from engine.models import minilm
 
@@ -210,36 +211,36 @@ def test_erf_and_gelu_accuracy():
 
 
 def test_gelu_in_blocks_gives_identical_numbers(monkeypatch):
-    from engine.models import bert
+    from engine.core import layers
 
     x = np.random.default_rng(1).standard_normal((300, 1536)).astype(np.float32) * 3
     expected = np.empty_like(x)
-    bert._gelu_block(x, expected)  # one pass over the whole array
-    monkeypatch.setattr(bert, "GELU_BLOCK_ELEMENTS", 10_000)  # blocks, the last one partial
-    monkeypatch.setattr(bert._local, "gelu_scratch", None)
-    np.testing.assert_array_equal(bert.gelu(x), expected)
+    layers._gelu_block(x, expected)  # one pass over the whole array
+    monkeypatch.setattr(layers, "GELU_BLOCK_ELEMENTS", 10_000)  # blocks, the last one partial
+    monkeypatch.setattr(layers._local, "gelu_scratch", None)
+    np.testing.assert_array_equal(layers.gelu(x), expected)
     in_place = x.copy()
-    bert.gelu(in_place, out=in_place)
+    layers.gelu(in_place, out=in_place)
     np.testing.assert_array_equal(in_place, expected)
-    monkeypatch.setattr(bert._local, "gelu_scratch", None)
+    monkeypatch.setattr(layers._local, "gelu_scratch", None)
 
 
 def test_gelu_with_bias_gives_the_numbers_of_adding_first(monkeypatch):
-    from engine.models import bert
+    from engine.core import layers
 
     rng = np.random.default_rng(2)
     x = rng.standard_normal((300, 1536)).astype(np.float32) * 3
     bias = rng.standard_normal(1536).astype(np.float32)
     expected = np.empty_like(x)
-    bert._gelu_block(x + bias, expected)
-    monkeypatch.setattr(bert, "GELU_BLOCK_ELEMENTS", 10_000)  # blocks of 6 rows, the last one partial
-    monkeypatch.setattr(bert._local, "gelu_scratch", None)
-    np.testing.assert_array_equal(bert.gelu(x, bias=bias), expected)
+    layers._gelu_block(x + bias, expected)
+    monkeypatch.setattr(layers, "GELU_BLOCK_ELEMENTS", 10_000)  # blocks of 6 rows, the last one partial
+    monkeypatch.setattr(layers._local, "gelu_scratch", None)
+    np.testing.assert_array_equal(layers.gelu(x, bias=bias), expected)
     in_place = x.copy()
-    bert.gelu(in_place, out=in_place, bias=bias)
+    layers.gelu(in_place, out=in_place, bias=bias)
     np.testing.assert_array_equal(in_place, expected)
-    np.testing.assert_array_equal(bert.gelu(x[:, :7], bias=bias[:7]), bert.gelu(x[:, :7] + bias[:7]))  # strided
-    monkeypatch.setattr(bert._local, "gelu_scratch", None)
+    np.testing.assert_array_equal(layers.gelu(x[:, :7], bias=bias[:7]), layers.gelu(x[:, :7] + bias[:7]))  # strided
+    monkeypatch.setattr(layers._local, "gelu_scratch", None)
 
 
 def test_project_heads_adds_the_bias_as_before():

@@ -1,10 +1,13 @@
-"""No module uses another module's ``_private`` names (issue 23): parts of the window talk through
-the controller and public attributes, so a module can change its insides without breaking another.
+"""No module uses another module's ``_private`` names: parts of the window talk through the
+controller and public attributes, so a module can change its insides without breaking another.
 
 Checked with ast over app/, engine/ and cli/: ``from m import _name``, and an attribute access
-``x._name`` where ``x`` is not ``self``, ``cls`` or ``super()`` and this module does not define
-``_name`` itself (a class's own private names used by a sibling object of the same module, like
-``other._undo`` in Controller.adopt_history, stay inside the module).
+``x._name`` where ``x`` is not ``self``, ``cls`` or ``super()``, unless a class of this module
+declares the attribute ``_name`` (a method, a class attribute, or ``self._name = …``): a class's
+own private names used by a sibling object of the same class, like ``other._undo`` in
+Controller.adopt_history, stay inside the module. A module-level variable, a function or an
+argument of the same spelling (a module's own ``_lock``) does not make another object's
+``decoder._lock`` its own.
 """
 from __future__ import annotations
 
@@ -28,17 +31,19 @@ def private(name: str) -> bool:
 
 
 def defined_here(tree: ast.AST) -> set[str]:
-    """Private names this module defines: functions, classes, assignments (to names or attributes)."""
+    """Private attributes the classes of this module declare: methods and class attributes in a
+    class body, and ``self._name = …`` / ``cls._name = …`` assignments inside a class."""
     names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            names.add(node.attr)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
+    for cls in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        for item in cls.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(item.name)
+            elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                names.update(target.id for target in targets if isinstance(target, ast.Name))
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and own_object(node.value):
+                names.add(node.attr)
     return {name for name in names if private(name)}
 
 
@@ -73,6 +78,21 @@ class A:
         return other._mine + self._x + super()._y + w._warn
 """
     assert uses_of_private_names(source) == [(2, "_softmax_into"), (9, "_warn")]
+
+
+def test_a_module_s_own_variable_does_not_make_another_object_s_attribute_its_own():
+    """A module with its own ``_lock`` and ``_last`` reaching into a model's lock and KV cache."""
+    source = """
+import threading
+_lock = threading.Lock()
+_last = {}
+
+def unkept(decoder, _cache=None):
+    with decoder._lock:
+        cache = decoder._last
+    return cache, _cache
+"""
+    assert uses_of_private_names(source) == [(7, "_lock"), (8, "_last")]
 
 
 def test_no_module_uses_another_module_s_private_names():

@@ -57,7 +57,7 @@ def test_importing_and_running_the_engine_loads_no_qt():
                         for p in ENGINE_FILES)
     code = f"""import sys, engine, {modules}
 r = engine.compute(engine.AttentionConfig(text="小明喜欢苹果 and more", d_model=8, heads=2, positional="rope"))
-r.explain(0, 1).to_text()"""
+engine.explain(r, 0, 1).to_text()"""
     assert loaded_qt_after(code) == []
 
 

@@ -84,8 +84,7 @@ def test_png_export_keeps_axis_titles_and_every_label(qtbot):
 
     result = compute(AttentionConfig(text=ANIMAL))
     widget, plots = build_figure(result, head="all", width=1200)
-    widget._plots = plots
-    _show_offscreen(widget)
+    _show_offscreen(widget, plots)
     try:
         lefts = [p.plot.getAxis("left").labelText for p in plots]
         bottoms = [p.plot.getAxis("bottom").labelText for p in plots]

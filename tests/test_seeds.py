@@ -18,7 +18,7 @@ import pytest
 from app.presets import MODEL_PRESETS, PRESETS, STAGES, TOY, preset_config
 from engine import AttentionConfig, EngineError, compute
 from engine.analysis.meaning import find_token, strongest_head
-from engine.models.weights_file import load_projections
+from engine.toy.weights_file import load_projections
 
 
 # ----------------------------------------------------------------------------- float64 reference

@@ -152,8 +152,8 @@ def generated_text(name: str, trace: DecoderTrace, greedy: bool, temperature: fl
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
-            with trained.unkept(model):  # the text's snapshot follows; this trace is only for its logits
-                logits = model.run_ids(ids).next_token_logits
+            # keep=False: the text's snapshot follows; this trace is only for its logits, never the KV cache
+            logits = model.run_ids(ids, keep=False).next_token_logits
     return model.tokenizer.tokens_from_ids(ids)[0]
 
 

@@ -5,7 +5,6 @@ few traces are cached so that switching layers or heads costs no new forward pas
 """
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import OrderedDict
 
@@ -198,21 +197,8 @@ def _hidden_only(name: str, loaded, text: str) -> _HiddenStates:
 
     tokenized = loaded.tokenize(text)
     check_window_memory(loaded, len(tokenized.input_ids))  # with the trace on screen: two at once
-    with unkept(loaded):
-        return _HiddenStates(loaded.run(tokenized, use_cache=False), copy=True)
-
-
-@contextlib.contextmanager
-def unkept(decoder):
-    """Runs inside are not left as ``decoder``'s KV cache (engine/models/decoder.py keeps its last
-    run): a run that is not the trace on screen would stay held beside it (issue 26 #6)."""
-    with decoder._lock:
-        cache = decoder._last
-    try:
-        yield
-    finally:
-        with decoder._lock:
-            decoder._last = cache
+    # use_cache=False: not left as the decoder's KV cache, which stays the trace on screen
+    return _HiddenStates(loaded.run(tokenized, use_cache=False), copy=True)
 
 
 def strongest_head_in(name: str, text: str, query: str, key: str, progress=None):
@@ -256,7 +242,7 @@ def word_similarities(name: str, words, sentence: str = "") -> dict:
 def rank_pretrained(name: str, text: str, progress=None, cancelled=None):
     """Worker job: every head of registry model ``name`` switched off alone on ``text``, ranked by
     the change of the final vectors (engine.analysis.ablation.model_runner: each run resumes at the ablated
-    layer). BLAS on one thread: many small matmuls (see engine.models.bert_ablation.rank_encoder_heads)."""
+    layer). BLAS on one thread: many small matmuls (see engine.analysis.encoder_ablation.rank_encoder_heads)."""
     from engine.analysis.ablation import all_heads, mean_cosine_distance, model_runner, rank_heads
     from engine.core.parallel import engine_threads
 

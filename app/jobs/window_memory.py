@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from engine.core.memory import WINDOW_TRACES, check_window_budget
 from engine.models.llama import estimate_forward_bytes
-from engine.toy.config import DEFAULT_MEMORY_BUDGET
+from engine.core.memory import DEFAULT_MEMORY_BUDGET
 
 from .snapshot import DISPLAY_SIZE
 

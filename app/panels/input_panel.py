@@ -32,7 +32,7 @@ from engine.toy.config import (
     MASKS, MAX_D_MODEL, MAX_HEADS, MAX_SEED, MIN_TEMPERATURE, POSITIONALS, TOKENIZERS, WEIGHTS,
 )
 from engine.files.documents import load_embeddings_table
-from engine.models.weights_file import load_projections
+from engine.toy.weights_file import load_projections
 
 from .. import bindings
 from ..controller import Controller

@@ -27,10 +27,10 @@ class SavedState:
         self._restored_view: dict = {}
 
     def restored_config(self) -> AttentionConfig | None:
-        """The saved last state, read like a session file (engine/files/safe_io.py's guards, then
+        """The saved last state, read like a session file (engine/core/safe_io.py's guards, then
         engine.files.documents.parse_settings and the session's view checks). A state that fails is set
         aside (issue 10 #2): renamed in QSettings, said in the status bar, and the app starts with defaults."""
-        from engine.files.safe_io import parse_json
+        from engine.core.safe_io import parse_json
 
         from ..session import FORMAT, VERSION, parse_session
         from ..session_models import check_model_name

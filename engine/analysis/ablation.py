@@ -7,13 +7,14 @@ attention probabilities, transformers' old ``head_mask``, gives the same zero ou
 
 An ablation is a ``frozenset`` of ``(layer, head)`` pairs, 0-based; the forward passes
 (:func:`engine.toy.compute.compute`, :func:`engine.models.bert.forward`, the decoder's) take it as
-``ablate=`` and check it with :func:`check_ablation`.
+``ablate=`` and check it with :func:`engine.core.hooks.check_ablation` (switching heads off is a
+hook on hook_z).
 
 :func:`rank_heads` knows no model: it calls ``run_with_ablation(frozenset({head}))`` for each
 head and scores the result with ``effect(result)``, so an encoder plugs in the change of its
 final vectors (:func:`mean_cosine_distance`) and a decoder the fall in probability of the
 baseline's top next token (:func:`top_token_probability_drop`). Reusing the unchanged layers
-below the ablated one is the runner's business (:mod:`engine.models.bert_ablation` for BERT: start_at_layer).
+below the ablated one is the runner's business (:mod:`engine.analysis.encoder_ablation` for BERT: start_at_layer).
 """
 from __future__ import annotations
 
@@ -24,46 +25,11 @@ from typing import Callable, Iterable, TypeVar
 import numpy as np
 
 from ..core.attention import softmax64
-from ..core.errors import EngineError
 
 Head = tuple[int, int]  # (layer, head), 0-based
 Ablation = frozenset  # frozenset[Head]
-NO_ABLATION: frozenset = frozenset()
 
 T = TypeVar("T")
-
-
-def check_ablation(ablate: Iterable, num_layers: int, num_heads: int) -> frozenset:
-    """``ablate`` as a frozenset of (layer, head) int pairs, or :class:`EngineError` naming the
-    first pair that is not one (a pair out of range, or not a pair of whole numbers)."""
-    if ablate is None:
-        return NO_ABLATION
-    checked = set()
-    for pair in ablate:
-        try:
-            layer, head = pair
-            valid = all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in (layer, head))
-        except (TypeError, ValueError):
-            valid = False
-        if not valid:
-            raise EngineError(
-                "cannot switch off {pair}: give (layer, head) pairs of whole numbers",
-                field="ablate", pair=repr(pair),
-            )
-        if not (0 <= layer < num_layers and 0 <= head < num_heads):
-            raise EngineError(
-                "cannot switch off layer {layer} head {head}: the model has layers 0 … {last_layer} "
-                "and heads 0 … {last_head}",
-                field="ablate", layer=int(layer), head=int(head),
-                last_layer=num_layers - 1, last_head=num_heads - 1,
-            )
-        checked.add((int(layer), int(head)))
-    return frozenset(checked)
-
-
-def heads_in_layer(ablate: frozenset, layer: int) -> list[int]:
-    """The switched-off heads of ``layer``, sorted."""
-    return sorted(head for l, head in ablate if l == layer)
 
 
 def token_cosines(before: np.ndarray, after: np.ndarray) -> np.ndarray:

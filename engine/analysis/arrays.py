@@ -1,5 +1,5 @@
 """The analysis arrays of one run, for views and exports: value-weighted attention, rollouts and
-the head table, from a toy :class:`~engine.core.trace.AttentionResult` or a BERT
+the head table, from a toy :class:`~engine.toy.trace.AttentionResult` or a BERT
 :class:`~engine.models.bert.BertTrace` (MiniLM, e5).
 
     arrays = analysis_arrays(trace, model.weights)

@@ -29,7 +29,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ..toy.compute import compute
-from ..core.trace import AttentionResult, freeze_arrays
+from ..core.trace import freeze_arrays
+from ..toy.trace import AttentionResult
 
 SENTENCES, SETTINGS = "sentences", "settings"
 # Why there is no difference heatmap (codes for translated messages), or why it is averaged.

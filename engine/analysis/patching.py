@@ -194,7 +194,7 @@ class Runner:
         model = setup.model
         from ..models import llama
 
-        self.fast = setup.decoder and isinstance(getattr(model, "weights", None), llama.LlamaWeights)
+        self.fast = setup.decoder and model.facts.capabilities.layer_batches  # declared: a llama-block decoder
         self._llama = llama
 
     def measure(self, trace) -> tuple[float, float]:

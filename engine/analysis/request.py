@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..core.errors import EngineError
-from ..toy.config import DEFAULT_MEMORY_BUDGET
-from .ablation import check_ablation
+from ..core.memory import DEFAULT_MEMORY_BUDGET
+from ..core.hooks import check_ablation
 
 
 @dataclass(frozen=True)

@@ -7,24 +7,29 @@ The names and shapes are TransformerLens's (Nanda & Bloom 2022), without the bat
     hook_pos_embed (n, d)                      added (learned or sinusoidal) positions, when the model has them
     hook_token_type_embed (n, d)               BERT's segment embeddings
     blocks.{l}.hook_resid_pre (n, d)           the residual stream entering layer l
-    blocks.{l}.ln1.hook_normalized (n, d)      decoders: the normed input of attention; BERT: LN1(resid_mid)
+    blocks.{l}.ln1.hook_scale (n, 1)           the norm before attention (BERT: LN1, after it; see below):
+    blocks.{l}.ln1.hook_normalized (n, d)        the divisor √(mean(x²) + ε) (LayerNorm: of x − μ),
+    blocks.{l}.ln1.hook_out (n, d)               x / scale BEFORE the weight, and · γ (+ β): what follows reads
     blocks.{l}.attn.hook_q (n, heads, d_head)  BEFORE RoPE (as TransformerLens); hook_rot_q after it
     blocks.{l}.attn.hook_k / hook_v (n, kv, d_head)    k before RoPE; hook_rot_k after it
-    blocks.{l}.attn.hook_attn_scores (heads, n, n)     scaled scores, masked entries −inf
+    blocks.{l}.attn.hook_attn_scores (heads, n, n)     scaled scores, masked entries float32's minimum
     blocks.{l}.attn.hook_pattern (heads, n, n)         softmax weights
     blocks.{l}.attn.hook_z (n, heads, d_head)          each head's output before W_O
     blocks.{l}.hook_attn_out (n, d)            z · W_O (+ b_O)
     blocks.{l}.hook_resid_mid (n, d)           resid_pre + attn_out
-    blocks.{l}.ln2.hook_normalized (n, d)      decoders: the normed input of the MLP
+    blocks.{l}.ln2.hook_scale / hook_normalized / hook_out    the norm before the MLP (BERT: LN2)
     blocks.{l}.hook_mlp_out (n, d)
     blocks.{l}.hook_resid_post (n, d)
-    blocks.{l}.hook_normalized_resid_post (n, d)   post-LN encoders only (see below)
-    ln_final.hook_normalized (n, d)            decoders: the final norm's output
+    blocks.{l}.hook_normalized_resid_post (n, d)   post-LN encoders only (= ln2.hook_out, see below)
+    ln_final.hook_scale / hook_normalized / hook_out    decoders: the final norm (hook_out = hidden_states[-1])
+
+q and k are in transformers' order of a head's dimensions whatever file the weights came from
+(engine.models.gguf_file undoes llama.cpp's row permutation at load).
 
 Post-LN encoders (BERT, MiniLM, XLM-R/e5) follow TransformerLens's ``BertBlock``:
-resid_mid = resid_pre + attn_out (before LN1), ln1.hook_normalized = LN1(resid_mid),
-resid_post = LN1(resid_mid) + mlp_out (before LN2), normalized_resid_post = LN2(resid_post) =
-``hidden_states[l + 1]`` = the next layer's resid_pre. The toy engine has one attention layer
+resid_mid = resid_pre + attn_out (before LN1), ln1.hook_out = LN1(resid_mid),
+resid_post = LN1(resid_mid) + mlp_out (before LN2), normalized_resid_post = ln2.hook_out =
+LN2(resid_post) = ``hidden_states[l + 1]`` = the next layer's resid_pre. The toy engine has one attention layer
 and neither residual nor MLP: it offers hook_embed, hook_pos_embed (sinusoidal positions),
 blocks.0.hook_resid_pre, the attn.* points and blocks.0.hook_attn_out.
 
@@ -51,10 +56,20 @@ Hook = Callable[[np.ndarray, str], "np.ndarray | None"]
 ATTENTION_POINTS = ("attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores", "attn.hook_pattern",
                     "attn.hook_z")
 ROTARY_POINTS = ("attn.hook_rot_q", "attn.hook_rot_k")
-DECODER_BLOCK_POINTS = ("hook_resid_pre", "ln1.hook_normalized", *ATTENTION_POINTS, "hook_attn_out",
-                        "hook_resid_mid", "ln2.hook_normalized", "hook_mlp_out", "hook_resid_post")
+NORM_POINTS = ("hook_scale", "hook_normalized", "hook_out")  # inside every norm, in this order
+
+
+def norm_points(norm: str) -> tuple[str, ...]:
+    """``ln1`` → ("ln1.hook_scale", "ln1.hook_normalized", "ln1.hook_out")."""
+    return tuple(f"{norm}.{point}" for point in NORM_POINTS)
+
+
+DECODER_BLOCK_POINTS = ("hook_resid_pre", *norm_points("ln1"), *ATTENTION_POINTS, "hook_attn_out",
+                        "hook_resid_mid", *norm_points("ln2"), "hook_mlp_out", "hook_resid_post")
 ENCODER_BLOCK_POINTS = ("hook_resid_pre", *ATTENTION_POINTS, "hook_attn_out", "hook_resid_mid",
-                        "ln1.hook_normalized", "hook_mlp_out", "hook_resid_post", "hook_normalized_resid_post")
+                        *norm_points("ln1"), "hook_mlp_out", "hook_resid_post", *norm_points("ln2"),
+                        "hook_normalized_resid_post")
+FINAL_NORM_POINTS = norm_points("ln_final")
 TOY_BLOCK_POINTS = ("hook_resid_pre", *ATTENTION_POINTS, "hook_attn_out")
 
 
@@ -178,6 +193,39 @@ def hooks_with_ablation(hooks: HookRun | None, valid: Sequence[str], ablate: fro
     return hooks
 
 
+def check_ablation(ablate: Iterable, num_layers: int, num_heads: int) -> frozenset:
+    """``ablate`` as a frozenset of (layer, head) int pairs, or :class:`EngineError` naming the
+    first pair that is not one (a pair out of range, or not a pair of whole numbers)."""
+    if ablate is None:
+        return frozenset()
+    checked = set()
+    for pair in ablate:
+        try:
+            layer, head = pair
+            valid = all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in (layer, head))
+        except (TypeError, ValueError):
+            valid = False
+        if not valid:
+            raise EngineError(
+                "cannot switch off {pair}: give (layer, head) pairs of whole numbers",
+                field="ablate", pair=repr(pair),
+            )
+        if not (0 <= layer < num_layers and 0 <= head < num_heads):
+            raise EngineError(
+                "cannot switch off layer {layer} head {head}: the model has layers 0 … {last_layer} "
+                "and heads 0 … {last_head}",
+                field="ablate", layer=int(layer), head=int(head),
+                last_layer=num_layers - 1, last_head=num_heads - 1,
+            )
+        checked.add((int(layer), int(head)))
+    return frozenset(checked)
+
+
+def heads_in_layer(ablate: frozenset, layer: int) -> list[int]:
+    """The switched-off heads of ``layer``, sorted."""
+    return sorted(head for l, head in ablate if l == layer)
+
+
 def layer_range(layers: int, start_at_layer, resid, stop_at_layer, shape: tuple) -> tuple[int, int]:
     """(first, last) layers a run computes, from TransformerLens's ``start_at_layer`` (with the
     ``resid`` (n, d) entering it) and ``stop_at_layer`` (the first layer NOT run); EngineError
@@ -215,11 +263,17 @@ def attention_hooks(edit, wanted: frozenset, stages: dict, v: np.ndarray, softma
     changed = False
     if "attn.hook_attn_scores" in wanted:
         scaled = stages["scaled"]
+        # the hook sees masked scores as TransformerLens writes them, float32's minimum (a finite number
+        # a hook can add to); the trace keeps −∞ there, as a run without hooks has it
+        masked = np.isneginf(scaled)
+        lowest = np.finfo(scaled.dtype).min
+        scaled[masked] = lowest
         before = scaled.copy()
         edit("attn.hook_attn_scores", scaled)
         if not np.array_equal(before, scaled, equal_nan=True):
             softmax_into(scaled, stages["weights"])
             changed = True
+        scaled[masked & (scaled == lowest)] = -np.inf
     if "attn.hook_pattern" in wanted:
         weights = stages["weights"]
         before = weights.copy()

@@ -1,10 +1,15 @@
-"""Estimate a trace's memory before allocating it, and refuse one over the budget."""
+"""Estimate a trace's memory before allocating it, and refuse one over the budget; and the budget of
+a model's float32 weights, which follows the machine (the larger of 4 GiB and half the memory
+available), checked before a weights file is read."""
 from __future__ import annotations
 
 import functools
+import math
+import os
 
 from .errors import EngineError
 
+DEFAULT_MEMORY_BUDGET = 2 * 1024**3  # bytes: a whole trace (every model's, every analysis's) must fit in 2 GiB
 BYTES_PER_NUMBER = 4  # float32
 FIXED_BYTES = 64 * 1024**2  # the token-vector memo (32 MiB), the weights' 8 MiB drawing block, BLAS buffers
 
@@ -184,3 +189,39 @@ def give_back_freed_memory() -> bool:
         return bool(ctypes.CDLL(None).malloc_trim(0))
     except (OSError, AttributeError):
         return False
+
+
+# ---------------------------------------------------------------- the weights budget
+
+WEIGHTS_BUDGET_ENV = "ATTENTION_EXPLORER_WEIGHTS_GIB"
+DEFAULT_WEIGHTS_BUDGET = 4 * 1024**3  # the least default: float32 weights of 1 B parameters; GGUF's too
+
+
+def weights_budget() -> int:
+    """Bytes the float32 weights may take: the env variable (GiB) when set, else the larger of
+    DEFAULT_WEIGHTS_BUDGET and half the memory available now (a 3 B model opens on a 32 GB laptop;
+    the other half stays for the traces, the window and the rest of the machine)."""
+    value = os.environ.get(WEIGHTS_BUDGET_ENV, "")
+    try:
+        gib = float(value)
+    except ValueError:
+        gib = math.nan
+    if math.isfinite(gib) and gib > 0:
+        return int(gib * 1024**3)
+    return max(DEFAULT_WEIGHTS_BUDGET, available_memory() // 2)
+
+
+def available_memory() -> int:
+    """Bytes of memory available to a new allocation now (Linux: MemAvailable; elsewhere the physical
+    pages free, via os.sysconf); 0 when the system does not say."""
+    try:
+        with open("/proc/meminfo", "rb") as file:
+            for line in file.read(1 << 16).splitlines():
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 0

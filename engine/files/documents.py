@@ -10,7 +10,7 @@ a value refused in one place is refused in all of them with the same message:
   included, is the engine's own check (AttentionConfig), in its words. ``memory_budget`` is
   never read.
 - :func:`load_embeddings_table`: a token → vector table from a JSON file, size-capped and parsed
-  with :mod:`engine.files.safe_io`'s guards; ``null``, an empty table or a non-object is refused.
+  with :mod:`engine.core.safe_io`'s guards; ``null``, an empty table or a non-object is refused.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from ..toy.config import AttentionConfig, freeze_table
 from ..core.errors import EngineError
-from .safe_io import load_json, parse_json
+from ..core.safe_io import load_json, parse_json
 
 # JSON types where the engine is more lenient than a file may be: AttentionConfig takes
 # float(temperature), so "1" and true would pass. Every other field's type is the engine's own

@@ -1,6 +1,6 @@
 """Save a trace to disk: ``.npz`` (NumPy), ``.json`` or ``.csv`` (the weights), chosen by suffix.
 
-Every write goes through :func:`engine.files.safe_io.atomic_write`: the writers get a file object on a
+Every write goes through :func:`engine.core.safe_io.atomic_write`: the writers get a file object on a
 temporary file in the target's folder, which replaces the target only when complete; on any error
 the temporary file is removed and an existing target is left untouched. The suffix is matched
 without regard to case (``T.NPZ`` is a .npz file). JSON has no infinity: non-finite numbers (the masked −∞ of ``scaled``)
@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import EngineError
-from .safe_io import atomic_write
-from ..core.trace import ARRAY_NAMES, AttentionResult
+from ..core.safe_io import atomic_write
+from ..toy.trace import ARRAY_NAMES, AttentionResult
 
 DATA_SUFFIXES = (".npz", ".json", ".csv")
 IMAGE_SUFFIXES = (".png", ".svg")  # drawn by app/render.py (needs Qt)

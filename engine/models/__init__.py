@@ -117,7 +117,7 @@ FOLDER_PREFIX = "hf:"  # a registry name for a local Hugging Face model folder: 
 def register_folder(path) -> str:
     """Add a local Hugging Face model folder (a family of engine/models/families/) to the registry;
     its registry name. Only config.json is read here (its family gives the kind); the weights are
-    read when loaded (engine.models.families.load_folder)."""
+    read when loaded (engine.models.families.loading.load_folder)."""
     from pathlib import Path
 
     from .families import family as family_module
@@ -131,7 +131,7 @@ def register_folder(path) -> str:
         family = family_of(read_config(resolved), resolved)
         kind = family_module(family).KIND
         MODELS[name] = ModelEntry(name, f"{display_name(resolved)} ({family})", kind, "see the model's page",
-                                  "local folder", "engine.models.families", "load_folder", str(resolved))
+                                  "local folder", "engine.models.families.loading", "load_folder", str(resolved))
     return name
 
 

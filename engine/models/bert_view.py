@@ -14,7 +14,8 @@ import numpy as np
 
 from .bert import BertTrace, BertWeights
 from ..toy.config import AttentionConfig
-from ..core.trace import AttentionResult, vector_diffs
+from ..core.trace import vector_diffs
+from ..toy.trace import AttentionResult
 
 LARGE_BUDGET = 1 << 40  # the BERT forward checked its own budget; the view allocates little
 

@@ -5,6 +5,7 @@
     trace = model.run(text_or_tokenized, ablate={(23, 4)}, memory_budget=…)
     trace, cache = model.run_with_cache(text, names=["blocks.0.attn.hook_pattern"])   # None: all
     trace = model.run_with_hooks(text, fwd_hooks=[(name, fn)], start_at_layer=l, resid=r)
+    trace = model.run(text, use_cache=False)      # the model's own cache (a decoder's KV cache) untouched
 
 as TransformerLens's ``run_with_cache`` / ``run_with_hooks`` (names and shapes without the batch
 axis, :mod:`engine.core.hooks`). ``inputs`` is a str (tokenized by the model) or the
@@ -22,9 +23,29 @@ the :class:`Trace` protocol: tokens, spans, input_ids, attentions (L, H, n, n), 
 (L + 1, n, d; transformers' convention), next_token_logits ((vocab,) for decoders, None
 otherwise), ablate, and ``arrays()`` for export.
 
-A model implements ``facts``, ``tokenize``, ``hook_names`` and ``_forward`` (the family's
-forward with ``hooks`` / ``start_at_layer`` / ``resid`` / ``stop_at_layer``);
-:class:`HookedModel` gives it ``run``, ``run_with_cache`` and ``run_with_hooks``.
+Its components are public, as TransformerLens's ``HookedTransformer`` has them, so that an analysis
+never reaches into a model's weights (read-only arrays, row-vector convention x @ W):
+
+    model.W_E          # (vocab, d) token embeddings (e5: kept 4-bit, rows made when indexed: W_E[ids]);
+                       # None: the toy embeds a token by its text
+    model.W_U          # (d, vocab) unembedding, logits = ln_final(resid) @ W_U + b_U; None: no output head
+    model.b_U          # (vocab,) its bias (zeros when the head has none); None without W_U
+    model.W_V          # (layers, heads, d, d_head) each query head's value projection
+    model.b_V          # (layers, heads, d_head) its bias (zeros: none)
+    model.W_O          # (layers, heads, d_head, d) each head's rows of the output projection
+    model.b_O          # (layers, d) its bias: attn_out = Σ_h z[:, h] @ W_O[l, h] + b_O[l]
+    model.ln_final(x)  # (…, d) → (…, d) the norm between the last block and W_U (the identity for
+                       # a post-LN encoder and the toy, which have none)
+
+With grouped-query attention a query head's W_V and b_V are its key/value head's, repeated for every
+query head that reads it, as TransformerLens's ``W_V`` does.
+
+Attention and MLP outputs are hook points (``blocks.{l}.hook_attn_out``, ``hook_mlp_out``, each
+head's output ``attn.hook_z``).
+
+A model implements ``facts``, ``tokenize``, ``hook_names``, ``_forward`` (the family's forward
+with ``hooks`` / ``start_at_layer`` / ``resid`` / ``stop_at_layer`` / ``use_cache``) and the
+components; :class:`HookedModel` gives it ``run``, ``run_with_cache`` and ``run_with_hooks``.
 """
 from __future__ import annotations
 
@@ -33,7 +54,7 @@ from typing import Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
 from ..core.hooks import HookRun, hook_run
 from ..text.tokenize import Token
@@ -82,9 +103,7 @@ class ModelFacts:
 
     def special_mask(self, token_texts: Sequence[str]) -> np.ndarray:
         """(n,) bool: which tokens are this model's special tokens."""
-        from ..analysis.head_stats import special_mask
-
-        return special_mask(token_texts, self.special_tokens)
+        return np.array([text in self.special_tokens for text in token_texts], dtype=bool)
 
 
 class Trace(Protocol):
@@ -110,6 +129,15 @@ class Model(Protocol):
     """What every loaded model offers (see the module docstring)."""
 
     facts: ModelFacts
+    W_E: np.ndarray | None  # (vocab, d)
+    W_U: np.ndarray | None  # (d, vocab)
+    b_U: np.ndarray | None  # (vocab,)
+    W_V: np.ndarray  # (layers, heads, d, d_head)
+    b_V: np.ndarray  # (layers, heads, d_head)
+    W_O: np.ndarray  # (layers, heads, d_head, d)
+    b_O: np.ndarray  # (layers, d)
+
+    def ln_final(self, x: np.ndarray) -> np.ndarray: ...
 
     def tokenize(self, text: str) -> "Tokenized": ...
 
@@ -117,58 +145,15 @@ class Model(Protocol):
 
     def layer_view(self, trace: Trace, layer: int): ...
 
-    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Trace: ...
+    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
+            use_cache: bool = True) -> Trace: ...
 
     def run_with_cache(self, inputs, names=None, *, ablate=frozenset(),
-                       memory_budget: int = DEFAULT_MEMORY_BUDGET) -> tuple[Trace, dict]: ...
+                       memory_budget: int = DEFAULT_MEMORY_BUDGET, use_cache: bool = True) -> tuple[Trace, dict]: ...
 
     def run_with_hooks(self, inputs, fwd_hooks=(), *, ablate=frozenset(), start_at_layer=None, resid=None,
-                       stop_at_layer=None, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> Trace: ...
-
-
-class TraceBase:
-    """The properties every trace class shares (once, here): n, token_texts, spans, num_layers,
-    num_heads, and ``arrays()`` of the contract's arrays."""
-
-    @property
-    def n(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def token_texts(self) -> list[str]:
-        return [token.text for token in self.tokens]
-
-    @property
-    def spans(self) -> tuple[tuple[int, int], ...]:
-        return tuple((token.start, token.end) for token in self.tokens)
-
-    @property
-    def num_layers(self) -> int:
-        return self.attentions.shape[0]
-
-    @property
-    def num_heads(self) -> int:
-        return self.attentions.shape[1]
-
-    def layer_values(self) -> list[np.ndarray]:  # pragma: no cover - every trace class has its own
-        """Each layer's v, (heads or kv_heads, n, d_head): what the value-weighted analyses weigh."""
-        raise NotImplementedError
-
-    def own_output_weights(self) -> list[np.ndarray] | None:
-        """Each layer's W_O when the trace holds it (the toy's), else None: it is the model's."""
-        return None
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays an export writes: the contract's (a trace class may add its own)."""
-        return self.contract_arrays()
-
-    def contract_arrays(self) -> dict[str, np.ndarray]:
-        """tokens, input_ids, attentions, hidden_states (and next_token_logits for a decoder)."""
-        arrays = {"tokens": np.array(self.token_texts, dtype=str), "input_ids": self.input_ids,
-                  "attentions": self.attentions, "hidden_states": self.hidden_states}
-        if self.next_token_logits is not None:
-            arrays["next_token_logits"] = self.next_token_logits
-        return arrays
+                       stop_at_layer=None, memory_budget: int = DEFAULT_MEMORY_BUDGET,
+                       use_cache: bool = True) -> Trace: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,6 +179,40 @@ class Tokenized:
     @property
     def n(self) -> int:
         return len(self.tokens)
+
+
+def values_by_head(w_v: Sequence[np.ndarray], heads: int, d_head: int) -> np.ndarray:
+    """Each layer's W_V (d, kv_heads·d_head) as TransformerLens's W_V (layers, heads, d, d_head), read-only:
+    query head h reads key/value head h // (heads / kv_heads)."""
+    stacked = []
+    for layer in w_v:
+        kv = layer.shape[1] // d_head
+        share = np.arange(heads) // (heads // kv)  # (heads,) the key/value head of each query head
+        stacked.append(layer.reshape(layer.shape[0], kv, d_head)[:, share].transpose(1, 0, 2))  # (heads, d, d_head)
+    return _read_only_stack(stacked)
+
+
+def value_biases_by_head(b_v: Sequence[np.ndarray | None], heads: int, d_head: int, kv_heads: int) -> np.ndarray:
+    """Each layer's value bias (kv_heads·d_head,) or None as TransformerLens's b_V (layers, heads, d_head)."""
+    share = np.arange(heads) // (heads // kv_heads)
+    return _read_only_stack([np.zeros((heads, d_head), np.float32) if layer is None
+                             else layer.reshape(kv_heads, d_head)[share] for layer in b_v])
+
+
+def output_biases(b_o: Sequence[np.ndarray | None], d: int) -> np.ndarray:
+    """Each layer's output bias (d,) or None as TransformerLens's b_O (layers, d)."""
+    return _read_only_stack([np.zeros(d, np.float32) if layer is None else layer for layer in b_o])
+
+
+def outputs_by_head(w_o: Sequence[np.ndarray], heads: int) -> np.ndarray:
+    """Each layer's W_O (heads·d_head, d) as TransformerLens's W_O (layers, heads, d_head, d), read-only."""
+    return _read_only_stack([layer.reshape(heads, layer.shape[0] // heads, layer.shape[1]) for layer in w_o])
+
+
+def _read_only_stack(arrays: list[np.ndarray]) -> np.ndarray:
+    stacked = np.stack(arrays)
+    stacked.flags.writeable = False
+    return stacked
 
 
 class HookedModel:
@@ -225,25 +244,28 @@ class HookedModel:
         raise EngineError("a model runs a text or the Tokenized its tokenize() returned; got {kind}",
                           field="text", kind=type(inputs).__name__)
 
-    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET, **options):
-        """The model's trace of ``inputs`` with the heads of ``ablate`` switched off."""
+    def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
+            use_cache: bool = True, **options):
+        """The model's trace of ``inputs`` with the heads of ``ablate`` switched off. ``use_cache=False``:
+        the model's own cache (a decoder's last trace, its KV cache) is neither read nor replaced."""
         return self._forward(self._inputs(inputs), ablate=ablate, memory_budget=memory_budget, hooks=None,
-                             **options)
+                             use_cache=use_cache, **options)
 
     def run_with_cache(self, inputs, names: Iterable[str] | None = None, *, ablate=frozenset(),
-                       memory_budget: int = DEFAULT_MEMORY_BUDGET, **options):
+                       memory_budget: int = DEFAULT_MEMORY_BUDGET, use_cache: bool = True, **options):
         """(trace, cache): cache maps each hook point of ``names`` (None: all) to a read-only copy."""
         hooks = HookRun(self.hook_names(), cache=None if names is None else list(names), cache_all=names is None)
         trace = self._forward(self._inputs(inputs), ablate=ablate, memory_budget=memory_budget, hooks=hooks,
-                              **options)
+                              use_cache=use_cache, **options)
         return trace, hooks.cache
 
     def run_with_hooks(self, inputs, fwd_hooks=(), *, ablate=frozenset(), start_at_layer: int | None = None,
                        resid: np.ndarray | None = None, stop_at_layer: int | None = None,
-                       memory_budget: int = DEFAULT_MEMORY_BUDGET, **options):
+                       memory_budget: int = DEFAULT_MEMORY_BUDGET, use_cache: bool = True, **options):
         """The trace with ``fwd_hooks`` [(name, fn(array, name) → replacement or None), …] applied;
         ``start_at_layer`` with ``resid`` (n, d) resumes at blocks.{l}.hook_resid_pre,
         ``stop_at_layer`` runs the layers below it only (engine/core/hooks.py)."""
         hooks = hook_run(self.hook_names(), fwd_hooks)
         return self._forward(self._inputs(inputs), ablate=ablate, memory_budget=memory_budget, hooks=hooks,
-                             start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer, **options)
+                             start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer,
+                           use_cache=use_cache, **options)

@@ -12,6 +12,7 @@ Reading a GGUF file needs ``gguf`` (and ``pyyaml``) and ``tokenizers``, imported
 from __future__ import annotations
 
 import threading
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -19,11 +20,12 @@ import numpy as np
 
 from . import llama
 from ..text.bpe import CONTROL
-from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
+from ..core.trace import read_only
 from .gguf_file import GGUF_INSTALL_COMMAND, read_gguf
 from .llama import DecoderConfig, DecoderTrace, LlamaWeights, LogitLens
-from .contract import Capabilities, HookedModel, ModelFacts, Tokenized
+from .contract import Capabilities, HookedModel, ModelFacts, Tokenized, output_biases, outputs_by_head, value_biases_by_head, values_by_head
 
 PACKAGE = "gguf"  # what a local GGUF file needs (the registry's is_installed)
 INSTALL_COMMAND = GGUF_INSTALL_COMMAND
@@ -64,6 +66,45 @@ class Decoder(HookedModel):
         return (f"Decoder({c.architecture} {c.name!r}: {c.num_layers} layers, {c.num_heads} query heads / "
                 f"{c.num_kv_heads} key-value heads, d={c.hidden_size}, vocab {c.vocab_size}, from {self.path})")
 
+    # ------------------------------------------------------------ components (engine/models/contract.py)
+
+    @property
+    def W_E(self) -> np.ndarray:
+        return self.weights.token_embeddings  # (vocab, d)
+
+    @property
+    def W_U(self) -> np.ndarray:
+        return self.weights.output_head.T  # (d, vocab), a view of the (vocab, d) head (the embedding when tied)
+
+    @cached_property
+    def b_U(self) -> np.ndarray:
+        return read_only(np.zeros(self.config.vocab_size, np.float32))  # (vocab,): the head has no bias
+
+    @cached_property
+    def W_V(self) -> np.ndarray:
+        qd, kd = self.config.num_heads * self.config.head_dim, self.config.num_kv_heads * self.config.head_dim
+        return values_by_head([w.qkv_weight[:, qd + kd:] for w in self.weights.layers], self.config.num_heads,
+                              self.config.head_dim)  # (layers, heads, d, d_head)
+
+    @cached_property
+    def b_V(self) -> np.ndarray:
+        c, qd, kd = self.config, self.config.num_heads * self.config.head_dim, self.config.num_kv_heads * self.config.head_dim
+        return value_biases_by_head([None if w.qkv_bias is None else w.qkv_bias[qd + kd:] for w in self.weights.layers],
+                                    c.num_heads, c.head_dim, c.num_kv_heads)  # (layers, heads, d_head)
+
+    @cached_property
+    def W_O(self) -> np.ndarray:
+        return outputs_by_head([w.output_weight for w in self.weights.layers], self.config.num_heads)
+
+    @cached_property
+    def b_O(self) -> np.ndarray:
+        return output_biases([w.output_bias for w in self.weights.layers], self.config.hidden_size)  # (layers, d)
+
+    def ln_final(self, x: np.ndarray) -> np.ndarray:
+        """The final norm of ``x`` (…, d), as before the logits: a new float32 array."""
+        return llama.normalize(np.array(x, dtype=np.float32), self.weights.output_norm, self.weights.output_norm_bias,
+                               self.config)
+
     # ------------------------------------------------------------ running
 
     def tokenize(self, text: str) -> Tokenized:
@@ -87,28 +128,34 @@ class Decoder(HookedModel):
 
     def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  hooks=None, start_at_layer=None, resid=None, stop_at_layer=None,
-                 previous: DecoderTrace | None = None, use_cache: bool = True,
-                 progress: Progress | None = None) -> DecoderTrace:
+                 previous: DecoderTrace | None = None, use_cache: bool = True, keep: bool = True,
+                 progress: Progress | None = None, prefix: int | None = None) -> DecoderTrace:
         return self.run_ids(tokenized.input_ids, tokenized.tokens, text=tokenized.text, ablate=ablate,
-                            memory_budget=memory_budget, previous=previous, use_cache=use_cache, progress=progress,
-                            hooks=hooks, start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer)
+                            memory_budget=memory_budget, previous=previous, use_cache=use_cache, keep=keep,
+                            progress=progress, hooks=hooks, start_at_layer=start_at_layer, resid=resid,
+                            stop_at_layer=stop_at_layer, prefix=prefix)
 
     def run(self, inputs, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
-            previous: DecoderTrace | None = None, use_cache: bool = True,
+            previous: DecoderTrace | None = None, use_cache: bool = True, keep: bool = True,
             progress: Progress | None = None) -> DecoderTrace:
         """Tokenize ``inputs`` (a text, or a :class:`Tokenized`) and run the decoder: the full
         :class:`~engine.models.llama.DecoderTrace`.
 
         ``previous``: a trace to reuse the shared prefix of (default: this model's last trace, when
-        ``use_cache``). ``ablate``: (layer, head) pairs zeroed before W_O (a hook on hook_z)."""
+        ``use_cache``). ``use_cache=False``: the model's last trace is neither read nor replaced (a run
+        beside the one on screen). ``keep=False``: it may be read, but this run does not replace it.
+        ``ablate``: (layer, head) pairs zeroed before W_O (a hook on hook_z)."""
         return super().run(inputs, ablate=ablate, memory_budget=memory_budget, previous=previous,
-                           use_cache=use_cache, progress=progress)
+                           use_cache=use_cache, keep=keep, progress=progress)
 
     def run_ids(self, ids: Sequence[int], tokens=None, *, text: str | None = None, ablate=frozenset(),
                 memory_budget: int = DEFAULT_MEMORY_BUDGET, previous: DecoderTrace | None = None,
-                use_cache: bool = True, progress: Progress | None = None, hooks=None, start_at_layer=None,
-                resid=None, stop_at_layer=None) -> DecoderTrace:
-        """Run on token ids (e.g. after generating); text and tokens are decoded when not given."""
+                use_cache: bool = True, keep: bool = True, progress: Progress | None = None, hooks=None,
+                start_at_layer=None, resid=None, stop_at_layer=None, prefix: int | None = None) -> DecoderTrace:
+        """Run on token ids (e.g. after generating); text and tokens are decoded when not given.
+        ``use_cache`` and ``keep`` as :meth:`run`. ``prefix`` with ``previous`` (activation patching):
+        positions before it are copied from ``previous`` (engine.models.llama.forward says when that
+        holds); ``run_with_hooks(…, start_at_layer=l, resid=r, previous=t, prefix=p)`` reaches it."""
         if tokens is None or text is None:
             text, tokens = self.tokenizer.tokens_from_ids(ids)
         if previous is None and use_cache:
@@ -117,8 +164,8 @@ class Decoder(HookedModel):
         trace = llama.forward(self.weights, self.config, ids, tokens, text=text, ablate=ablate,
                               previous=previous if use_cache or previous is not None else None,
                               memory_budget=memory_budget, progress=progress, hooks=hooks,
-                              start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer)
-        if not trace.hooked:  # a hooked run's numbers are not the model's: never a KV cache
+                              start_at_layer=start_at_layer, resid=resid, stop_at_layer=stop_at_layer, prefix=prefix)
+        if use_cache and keep and not trace.hooked:  # a hooked run's numbers are not the model's: never a KV cache
             with self._lock:
                 self._last = trace
         return trace
@@ -199,8 +246,6 @@ def load_gguf(path: str | Path, progress: Progress | None = None, *, expected_sh
     decoder = Decoder(contents.config, weights, tokenizer, contents.path, contents.sha256, special_tokens=control)
     if expected_sha256 is None:  # a file of unknown origin; a checksummed one (SmolLM2) is known to compute
         report(0.98, "checking the first computation")
-        check_first_forward(decoder, name)
-        with decoder._lock:
-            decoder._last = None  # the probe's trace is no cache for the user's texts (their first run stays full)
+        check_first_forward(decoder, name)  # runs with use_cache=False: the user's first text runs in full
     report(1.0, "ready")
     return decoder

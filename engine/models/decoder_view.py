@@ -14,7 +14,8 @@ from .block_features import window_mask
 from ..toy.config import AttentionConfig
 from ..core.errors import EngineError
 from .llama import DecoderTrace, normalize
-from ..core.trace import AttentionResult, vector_diffs
+from ..core.trace import vector_diffs
+from ..toy.trace import AttentionResult
 
 LARGE_BUDGET = 1 << 40  # the decoder checked its own budget; the view allocates little
 

@@ -40,10 +40,10 @@ import numpy as np
 from .bert import BertConfig, BertLayerWeights, BertTrace, BertWeights
 from .encoder import Encoder, encoder_facts
 from ..core.errors import EngineError, ModelNotInstalled
-from .install import pip_install
+from ..core.install import pip_install
 from .minilm import sha256_file
 from .packages import package_file
-from ..files.safe_io import check_model_path
+from ..core.safe_io import check_model_path
 from ..core.trace import read_only
 from .contract import Capabilities, Tokenized
 from ..text.tokenize import Token

@@ -5,11 +5,14 @@ A subclass gives ``tokenize(text) → Tokenized`` (its own tokenizer) and sets `
 """
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable
 
+import numpy as np
+
 from .bert import BertConfig, BertTrace, BertWeights, forward, hook_names
-from ..toy.config import DEFAULT_MEMORY_BUDGET
-from .contract import Capabilities, HookedModel, ModelFacts, Tokenized
+from ..core.memory import DEFAULT_MEMORY_BUDGET
+from .contract import Capabilities, HookedModel, ModelFacts, Tokenized, output_biases, outputs_by_head, value_biases_by_head, values_by_head
 
 Progress = Callable[[float, str], None]
 
@@ -30,9 +33,41 @@ class Encoder(HookedModel):
     def hook_names(self) -> tuple[str, ...]:
         return hook_names(self.config)
 
+    # components (engine/models/contract.py): no output head, and no norm after the last block's own
+    W_U = None
+    b_U = None
+
+    @property
+    def W_E(self) -> np.ndarray:
+        return self.weights.word_embeddings  # (vocab, d)
+
+    @cached_property
+    def W_V(self) -> np.ndarray:
+        d = self.config.hidden_size
+        return values_by_head([w.qkv_weight[:, 2 * d:] for w in self.weights.layers], self.config.num_heads,
+                              self.config.d_k)  # (layers, heads, d, d_head)
+
+    @cached_property
+    def b_V(self) -> np.ndarray:
+        c, d = self.config, self.config.hidden_size
+        return value_biases_by_head([w.qkv_bias[2 * d:] for w in self.weights.layers], c.num_heads, c.d_k, c.num_heads)
+
+    @cached_property
+    def W_O(self) -> np.ndarray:
+        return outputs_by_head([w.output_weight for w in self.weights.layers], self.config.num_heads)
+
+    @cached_property
+    def b_O(self) -> np.ndarray:
+        return output_biases([w.output_bias for w in self.weights.layers], self.config.hidden_size)  # (layers, d)
+
+    def ln_final(self, x: np.ndarray) -> np.ndarray:
+        """The identity (a new float32 array): a post-LN encoder's last block ends with its own norm."""
+        return np.array(x, dtype=np.float32)
+
     def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  hooks=None, start_at_layer=None, resid=None, stop_at_layer=None,
-                 progress: Progress | None = None) -> BertTrace:
+                 progress: Progress | None = None, use_cache: bool = True) -> BertTrace:
+        # use_cache: an encoder keeps no trace of its own (nothing to read or replace)
         return forward(
             self.weights, self.config, tokenized.input_ids, tokenized.tokens,
             token_type_ids=tokenized.token_type_ids, truncated=tokenized.truncated,

@@ -12,8 +12,10 @@ Tensor names and layouts are llama.cpp's (``token_embd.weight``, ``blk.{i}.attn_
 A GGUF tensor of shape [ne0, ne1] is read as a NumPy (ne1, ne0) array, i.e. PyTorch's
 (out_features, in_features). llama.cpp's converter permutes the rows of Q and K for ``llama`` so
 that RoPE rotates adjacent pairs (2i, 2i+1) of each head ("normal" RoPE); ``qwen2`` is left in
-the Hugging Face layout, whose RoPE rotates dimension i with i + d_k/2 ("neox" RoPE). The config
-records which (``rope_style``); engine/models/llama.py rotates accordingly.
+the Hugging Face layout, whose RoPE rotates dimension i with i + d_k/2 ("neox" RoPE). The
+permutation is undone as the tensors are read (:func:`transformers_rope_rows`), so every model
+computes — and its hook_q / hook_k hold — transformers' order of a head's dimensions, whatever file
+its weights came from; the config then says "half".
 
 Tensors are read with ordinary reads, never a memory map, one at a time and only when asked
 for (:class:`GGUFTensors`): the loader turns each into its final array before the next is read
@@ -26,11 +28,12 @@ Nothing here imports torch, Qt or pyqtgraph; ``gguf`` is imported lazily.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
@@ -39,9 +42,11 @@ import numpy as np
 from ..core.errors import EngineError, ModelNotInstalled
 from .file_kind import regular_kind
 from .gguf_header import MAX_HEADER_BYTES, Header, TensorInfo, read_header
-from .install import pip_install
+from ..core.install import pip_install
+from ..core.memory import WEIGHTS_BUDGET_ENV, weights_budget
 from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
-from ..files.safe_io import check_model_path
+from ..core.safe_io import check_model_path
+from ..text.bpe import TokenizerSpec
 
 ADJACENT_ROPE = ("llama",)  # llama.cpp's rope type NORM (W_Q, W_K rows permuted); the others' NEOX: "half"
 GGUF_INSTALL_COMMAND = pip_install("gguf==0.19.0 tokenizers")
@@ -49,26 +54,12 @@ GGUF_INSTALL_COMMAND = pip_install("gguf==0.19.0 tokenizers")
 MAX_LAYERS = 256
 MAX_D_MODEL = 16384
 MAX_VOCAB = 1_000_000
-MAX_WEIGHT_BYTES = 4 * 1024**3  # the least weights budget (engine.models.hf_folder.weights_budget follows the machine)
+MAX_WEIGHT_BYTES = 4 * 1024**3  # the least weights budget (engine.core.memory.weights_budget follows the machine)
 MAX_FILE_BYTES = MAX_WEIGHT_BYTES + MAX_HEADER_BYTES  # no file of a model we open is larger (F32 at the least budget)
 DEQUANTIZE_BLOCK = 8 << 20  # bytes of float32 rows dequantized at a time
 MAX_CONTEXT = 1 << 24  # tokens; the longest context of any released model is below this
 
 Progress = Callable[[float, str], None]
-
-
-@dataclass(frozen=True)
-class TokenizerSpec:
-    """The tokenizer a GGUF describes (``tokenizer.ggml.*``)."""
-
-    model: str  # tokenizer.ggml.model: gpt2 = byte-level BPE
-    pre: str  # tokenizer.ggml.pre: the pre-tokenizer's name (smollm, qwen2, llama-bpe …)
-    tokens: tuple[str, ...]
-    token_types: tuple[int, ...]  # 1 normal, 3 control, 4 user-defined …
-    merges: tuple[str, ...]
-    bos_id: int | None
-    eos_id: int | None
-    add_bos: bool
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,7 +114,6 @@ class GGUFFile:
 
     def __init__(self, path: str | Path):
         gguf = _import_gguf()
-        from .hf_folder import weights_budget  # the file is no larger than its float32 weights at the budget
 
         self.path, size = check_model_path(path, max_bytes=max(MAX_FILE_BYTES, weights_budget() + MAX_HEADER_BYTES))
         self.name = self.path.name
@@ -290,8 +280,10 @@ class GGUFTensors(Mapping):
     """The file's tensors by name, each read, dequantized and checked when asked for (a new array
     every time: the caller keeps what it needs, so at most a few tensors are alive at once)."""
 
-    def __init__(self, file: GGUFFile, progress: Progress | None = None):
+    def __init__(self, file: GGUFFile, progress: Progress | None = None,
+                 rows: Callable[[str, np.ndarray], np.ndarray] | None = None):
         self.file = file
+        self._rows = rows  # reorders a tensor's rows as it is read (llama's Q, K: transformers_rope_rows)
         self._entries = {entry.name: entry for entry in file.tensors}
         self._progress = progress
         self._done = 0
@@ -324,7 +316,7 @@ class GGUFTensors(Mapping):
             with self._lock:  # called from the loader's threads
                 self._done += entry.n_elements
                 self._progress(min(self._done / self._total, 1.0), f"reading {name}")
-        return values
+        return values if self._rows is None else self._rows(name, values)
 
     def _third(self, fused: str, part: int) -> np.ndarray:
         """Rows [W_Q; W_K; W_V] of a fused tensor, split in three (read once for the three parts)."""
@@ -573,12 +565,8 @@ def read_gguf(
         spec = read_tokenizer_spec(reader, config.vocab_size)
         numbers = sum(t.n_elements for t in reader.tensors)
         if max_weight_bytes is None:  # MAX_WEIGHT_BYTES, or what the user set (the same budget as a folder's)
-            from .hf_folder import weights_budget
-
             max_weight_bytes = weights_budget()
         if 4 * numbers > max_weight_bytes:
-            from .hf_folder import WEIGHTS_BUDGET_ENV
-
             raise EngineError(
                 "{name} has {count:,} weights ({gib:.1f} GiB as float32), more than the {limit:.1f} GiB allowed: "
                 "choose a smaller model, or raise the limit with the environment variable {env} (in GiB)",
@@ -594,9 +582,29 @@ def read_gguf(
     except BaseException:
         reader.close()
         raise
-    from .families import by_gguf_architecture
-    from .families.loading import prepare_tensors
+    from .families import by_gguf_architecture, prepare_tensors
 
-    tensors = prepare_tensors(GGUFTensors(reader, lambda f, m: report(0.2 + 0.8 * f, m)), config,
+    rows = None
+    if config.rope_style == "adjacent":  # llama.cpp permuted W_Q, W_K: read them back in transformers' order
+        rows = functools.partial(transformers_rope_rows, heads=config.num_heads, kv_heads=config.num_kv_heads)
+        config = replace(config, rope_style="half")
+    tensors = prepare_tensors(GGUFTensors(reader, lambda f, m: report(0.2 + 0.8 * f, m), rows), config,
                               by_gguf_architecture()[config.architecture], "gguf")
     return GGUFContents(path=reader.path, config=config, tokenizer=spec, tensors=tensors, sha256=sha)
+
+
+def transformers_rope_rows(name: str, values: np.ndarray, *, heads: int, kv_heads: int) -> np.ndarray:
+    """``values`` of tensor ``name`` with llama.cpp's RoPE permutation undone when it is a W_Q or W_K
+    (or their bias): convert_hf_to_gguf.py's ``LlamaModel.permute`` puts row (half·d_k/2 + i) of each
+    head at 2i + half, so that adjacent pairs rotate together; this puts it back (each head's even
+    rows, then its odd ones), where transformers' rotate_half RoPE expects it. Other tensors unchanged."""
+    kind = name.rpartition(".attn_")[2]
+    if kind not in ("q.weight", "q.bias", "k.weight", "k.bias"):
+        return values
+    count = heads if kind[0] == "q" else kv_heads
+    rows = values.shape[0]
+    if rows % (2 * count):
+        raise EngineError("tensor {name} has {rows} rows: not {count} heads of an even size", field="model",
+                          name=name, rows=rows, count=count)
+    by_head = values.reshape(count, rows // count // 2, 2, *values.shape[1:])  # (heads, d_k/2, pair, …)
+    return np.ascontiguousarray(by_head.swapaxes(1, 2)).reshape(values.shape)

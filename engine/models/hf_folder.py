@@ -1,7 +1,7 @@
 """A Hugging Face model folder (config.json + safetensors + tokenizer.json) of a family the app runs.
 
     info = inspect_folder("~/.cache/huggingface/hub/models--gpt2/snapshots/<hash>")  # reads no weight
-    model = engine.models.families.load_folder(info.path)   # a Decoder or FolderEncoder
+    model = engine.models.families.loading.load_folder(info.path)   # a Decoder or FolderEncoder
     model.run("The cat sat").attentions     # (layers, heads, n, n)
 
 Each family is a module of engine/models/families/ (its config mapping onto the two forwards —
@@ -17,8 +17,6 @@ the embedding, and the float32 size of the weights against the memory budget. A 
 """
 from __future__ import annotations
 
-import math
-import os
 import re
 import threading
 from dataclasses import dataclass
@@ -28,48 +26,16 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..core.errors import EngineError, ModelNotInstalled
-from ..core.memory import format_bytes
-from ..files.safe_io import load_json
+from ..core.memory import WEIGHTS_BUDGET_ENV, format_bytes, weights_budget
+from ..core.safe_io import load_json
 from .safetensors_file import SafetensorsHeader, float32_bytes, read_header, read_index, read_tensors
 
 Progress = Callable[[float, str], None]
 
 MAX_TOKENIZER_BYTES = 64 * 1024**2  # XLM-R's tokenizer.json is 17 MB
-WEIGHTS_BUDGET_ENV = "ATTENTION_EXPLORER_WEIGHTS_GIB"
-DEFAULT_WEIGHTS_BUDGET = 4 * 1024**3  # the least default: float32 weights of 1 B parameters; GGUF's too
 CONVERT_HINT = ("Convert it once, in a Python that has torch and trusts the file, with: python -c \"from "
                 "transformers import AutoModel; AutoModel.from_pretrained('{folder}').save_pretrained('{folder}', "
                 "safe_serialization=True)\" — or download the model's model.safetensors")
-
-
-def weights_budget() -> int:
-    """Bytes the float32 weights may take: the env variable (GiB) when set, else the larger of
-    DEFAULT_WEIGHTS_BUDGET and half the memory available now (a 3 B model opens on a 32 GB laptop;
-    the other half stays for the traces, the window and the rest of the machine)."""
-    value = os.environ.get(WEIGHTS_BUDGET_ENV, "")
-    try:
-        gib = float(value)
-    except ValueError:
-        gib = math.nan
-    if math.isfinite(gib) and gib > 0:
-        return int(gib * 1024**3)
-    return max(DEFAULT_WEIGHTS_BUDGET, available_memory() // 2)
-
-
-def available_memory() -> int:
-    """Bytes of memory available to a new allocation now (Linux: MemAvailable; elsewhere the physical
-    pages free, via os.sysconf); 0 when the system does not say."""
-    try:
-        with open("/proc/meminfo", "rb") as file:
-            for line in file.read(1 << 16).splitlines():
-                if line.startswith(b"MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return 0
 
 
 def encoder_families() -> frozenset[str]:

@@ -14,10 +14,11 @@ Touvron et al. (2023) "LLaMA", as llama.cpp runs a GGUF file and Hugging Face ``
 
 then ``RMSNorm(h) · γ_out`` and the output head (the tied embedding for SmolLM2) for logits.
 
-RoPE layout: llama.cpp's converter permutes the rows of W_Q and W_K of ``llama`` models so that
-each head's adjacent pairs (2i, 2i+1) rotate together ("adjacent"); ``qwen2`` files keep the
-Hugging Face layout, where dimension i pairs with i + d_k/2 ("half"). The q·k products, and so
-every attention weight, are the same either way; the trace's q and k are in the file's layout.
+RoPE layout: dimension i of a head rotates with i + d_k/2 ("half", transformers' rotate_half), or
+adjacent pairs (2i, 2i+1) rotate together ("adjacent", RoFormer's). The q·k products, and so every
+attention weight, are the same either way; the loaders give every real model transformers' layout
+(engine.models.gguf_file undoes llama.cpp's permutation of W_Q, W_K rows as it reads a ``llama``
+file), so the trace's q and k and the hook points are in transformers' order of a head's dimensions.
 
 Memory: the trace keeps, per layer, the attention weights (heads, n, n), q (heads, n, d_k), k and
 v (kv_heads, n, d_k) and head_outputs (heads, n, d_k); the hidden states (layers + 1, n, d).
@@ -40,20 +41,19 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..analysis.ablation import check_ablation
+from ..core.hooks import check_ablation
 from ..core.attention import softmax_into, attend, attend_weights, causal_mask, merge_heads, project_heads, softmax64
-from .bert import gelu, layer_norm
 from .block_features import attend_features, scaled_frequencies, soft_cap, window_mask
-from ..toy.config import DEFAULT_MEMORY_BUDGET
+from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..core.errors import EngineError
-from ..core.hooks import DECODER_BLOCK_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names, hooks_with_ablation
-from ..core.hooks import layer_range
+from ..core.hooks import DECODER_BLOCK_POINTS, FINAL_NORM_POINTS, ROTARY_POINTS, HookRun, attention_hooks, block_names
+from ..core.hooks import hooks_with_ablation, layer_range, norm_points
 from ..core.memory import check_trace_budget
-from .contract import TraceBase
 from ..core.parallel import engine_threads, for_rows, thread_map
 from ..core.positional import inverse_frequencies, rope_tables, rotate
 from ..text.tokenize import Token
-from ..core.trace import freeze_arrays, read_only
+from ..core.layers import gelu, gelu_tanh, layer_norm, norm_steps, rms_norm, silu_mul
+from ..core.trace import TraceBase, freeze_arrays, read_only
 
 DTYPE = np.float32
 Progress = Callable[[float, str], None]
@@ -66,6 +66,7 @@ OWN_THREADS_FROM = 208
 
 
 NORMS = ("rms", "layer")
+LN1_POINTS, LN2_POINTS = frozenset(norm_points("ln1")), frozenset(norm_points("ln2"))
 MLPS = ("swiglu", "geglu", "gelu", "gelu_tanh")
 POSITIONS = ("rotary", "learned")
 ROPE_STYLES = ("adjacent", "half")
@@ -406,17 +407,6 @@ def rms_norm_heads(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     return x
 
 
-def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float, out: np.ndarray | None = None) -> np.ndarray:
-    """x / √(mean(x²) + ε) · γ over the last axis (Zhang & Sennrich 2019), in x's dtype."""
-    mean_square = np.einsum("...i,...i->...", x, x)[..., None]  # (..., 1)
-    mean_square *= x.dtype.type(1.0 / x.shape[-1])
-    mean_square += x.dtype.type(eps)
-    np.sqrt(mean_square, out=mean_square)
-    np.reciprocal(mean_square, out=mean_square)  # one division per row
-    out = np.multiply(x, mean_square, out=out)
-    out *= weight
-    return out
-
 
 def normalize(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, config: DecoderConfig,
               out: np.ndarray | None = None) -> np.ndarray:
@@ -432,19 +422,6 @@ def normalize(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, config
     elif out is None:
         x = np.array(x)
     return layer_norm(x, weight, bias if bias is not None else DTYPE(0.0), config.rms_norm_eps, out=x)
-
-
-def gelu_tanh(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """GELU's tanh approximation, ½x(1 + tanh(√(2/π)(x + 0.044715x³))): GPT-2's "gelu_new"."""
-    t = x * x
-    t *= x.dtype.type(0.044715)
-    t += x.dtype.type(1.0)
-    t *= x
-    t *= x.dtype.type(math.sqrt(2.0 / math.pi))
-    np.tanh(t, out=t)
-    t += x.dtype.type(1.0)
-    t *= x.dtype.type(0.5)
-    return np.multiply(x, t, out=out)
 
 
 def mlp(x: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig) -> np.ndarray:
@@ -471,17 +448,6 @@ def mlp(x: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig) -> np.ndar
 def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str) -> np.ndarray:
     """engine.core.positional.rotate: the engine's one RoPE (in place)."""
     return rotate(x, cos, sin, style)
-
-
-def silu_mul(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """SiLU(gate) ⊙ up = gate / (1 + e^(−gate)) ⊙ up, in place in ``gate``."""
-    denominator = np.negative(gate)
-    with np.errstate(over="ignore"):  # e^(88+) → inf → gate / inf = 0, SiLU's limit
-        np.exp(denominator, out=denominator)
-    denominator += DTYPE(1.0)
-    gate /= denominator
-    gate *= up
-    return gate
 
 
 def reference_block(h: np.ndarray, w: DecoderLayerWeights, config: DecoderConfig,
@@ -703,7 +669,7 @@ def forward(
 
     ``hooks``: the run's hook points (:mod:`engine.core.hooks`; None: nothing listens, every layer runs
     its fast path). hook_q / hook_k are before RoPE, hook_rot_q / hook_rot_k after it (as
-    TransformerLens), in the file's row layout. A run with hooks other than an ablation computes
+    TransformerLens), in transformers' order of a head's dimensions. A run with hooks other than an ablation computes
     every position (no KV cache) and its trace is never reused as one. ``start_at_layer`` with
     ``resid`` (n, d): begin at blocks.{start}.hook_resid_pre with that residual; ``stop_at_layer``:
     run the layers below it only; the arrays of layers not run are NaN, and so are the logits of
@@ -808,9 +774,11 @@ def forward(
 
             def project(rows: slice, h=h, w=w, qkv_heads=qkv_heads, edit=edit, wanted=wanted, cos=cos_l,
                         sin=sin_l) -> None:
-                x = normalize(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
-                if edit is not None and "ln1.hook_normalized" in wanted:
-                    edit("ln1.hook_normalized", x)
+                if edit is not None and w.attention_norm is not None and not wanted.isdisjoint(LN1_POINTS):
+                    # scale, x / scale, then · γ, each at its hook point
+                    x = norm_steps(h[rows], w.attention_norm, w.attention_norm_bias, eps, c.norm, edit, "ln1")
+                else:
+                    x = normalize(h[rows], w.attention_norm, w.attention_norm_bias, c)  # (rows, d)
                 project_heads(x, w.qkv_weight, w.qkv_bias, qkv_heads[:, rows])  # (heads + 2·kv, rows, d_k)
                 if w.q_norm is not None and c.qk_norm_whole:  # OLMo 2: over all heads of a position
                     rms_norm_heads(qkv_heads[:heads, rows], w.q_norm, eps)
@@ -872,9 +840,10 @@ def forward(
                 h[rows] += attn_out
                 if edit is not None and "hook_resid_mid" in wanted:
                     edit("hook_resid_mid", h)
-                x = normalize(h[rows], w.ffn_norm, w.ffn_norm_bias, c)  # (rows, d)
-                if edit is not None and "ln2.hook_normalized" in wanted:
-                    edit("ln2.hook_normalized", x)
+                if edit is not None and w.ffn_norm is not None and not wanted.isdisjoint(LN2_POINTS):
+                    x = norm_steps(h[rows], w.ffn_norm, w.ffn_norm_bias, eps, c.norm, edit, "ln2")
+                else:
+                    x = normalize(h[rows], w.ffn_norm, w.ffn_norm_bias, c)  # (rows, d)
                 mlp_out = mlp(x, w, c)  # (rows, d)
                 if w.post_ffn_norm is not None:
                     rms_norm(mlp_out, w.post_ffn_norm, eps, out=mlp_out)
@@ -893,9 +862,11 @@ def forward(
             if progress is not None:
                 progress((index + 1) / layers, "layer {index} of {layers}".format(index=index + 1, layers=layers))
     if last == layers - 1:
-        normalize(h, weights.output_norm, weights.output_norm_bias, c, out=hidden_states[layers, rows_new])  # transformers' last
-        if hooks is not None:
-            hooks("ln_final.hook_normalized", hidden_states[layers, rows_new])
+        final = hidden_states[layers, rows_new]  # transformers' last hidden state: after the final norm
+        if hooks is not None and any(name in hooks for name in FINAL_NORM_POINTS):
+            norm_steps(h, weights.output_norm, weights.output_norm_bias, eps, c.norm, hooks, "ln_final", out=final)
+        else:
+            normalize(h, weights.output_norm, weights.output_norm_bias, c, out=final)
         logits = final_logits(weights.output_head @ hidden_states[layers, n - 1], c)  # (vocab,): the last row only
     else:  # stopped: hidden_states[last + 1] holds the residual entering the first layer not run
         hidden_states[last + 1, rows_new] = h
@@ -910,12 +881,13 @@ def forward(
 @functools.lru_cache(maxsize=16)  # configs are frozen: the names are made once per model
 def hook_names(config: DecoderConfig) -> tuple[str, ...]:
     """The decoder's hook points (engine.core.hooks): q and k before RoPE (after a q/k norm), rot_q and
-    rot_k after it; hook_pos_embed with learned positions."""
+    rot_k after it; hook_pos_embed with learned positions; no ln1 / ln2 points where the block has no
+    norm before attention and MLP (OLMo 2 norms only their outputs)."""
+    points = DECODER_BLOCK_POINTS if config.pre_norms else tuple(
+        point for point in DECODER_BLOCK_POINTS if point not in LN1_POINTS | LN2_POINTS)
     if config.positions == "rotary":
-        return ("hook_embed", *block_names(config.num_layers, (*DECODER_BLOCK_POINTS, *ROTARY_POINTS)),
-                "ln_final.hook_normalized")
-    return ("hook_embed", "hook_pos_embed", *block_names(config.num_layers, DECODER_BLOCK_POINTS),
-            "ln_final.hook_normalized")
+        return ("hook_embed", *block_names(config.num_layers, (*points, *ROTARY_POINTS)), *FINAL_NORM_POINTS)
+    return ("hook_embed", "hook_pos_embed", *block_names(config.num_layers, points), *FINAL_NORM_POINTS)
 
 
 # ---------------------------------------------------------------- reading the output

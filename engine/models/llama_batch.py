@@ -33,7 +33,8 @@ import numpy as np
 
 from ..core.attention import causal_mask
 from ..core.positional import rope_tables
-from .llama import DTYPE, DecoderConfig, DecoderTrace, DecoderWeights, apply_rope, mlp, normalize, rms_norm
+from ..core.layers import rms_norm
+from .llama import DTYPE, DecoderConfig, DecoderTrace, DecoderWeights, apply_rope, mlp, normalize
 
 ROWS_PER_CHUNK = 2048  # packed rows of one chunk: (2048, 2·d_ff) float32 is 25 MB on SmolLM2
 

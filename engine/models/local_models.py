@@ -188,7 +188,7 @@ def describe(path: Path, format: str, source: str, budget_bytes: int | None = No
             config = read_config(reader)
             read_tokenizer_spec(reader)
             numbers = sum(int(t.n_elements) for t in reader.tensors)
-            from .hf_folder import weights_budget
+            from ..core.memory import weights_budget
 
             limit = weights_budget() if budget_bytes is None else budget_bytes
             problem = "" if 4 * numbers <= limit else "its weights take {need} as float32, over the {budget} " \

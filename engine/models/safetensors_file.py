@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from ..core.errors import EngineError, ModelNotInstalled
-from ..files.safe_io import parse_json
+from ..core.safe_io import parse_json
 
 MAX_HEADER_BYTES = 100 * 1024**2  # safetensors' own limit; real headers are well under 1 MB
 DTYPES = {"F32": 4, "F16": 2, "BF16": 2, "F64": 8}  # what the engine reads, and its item sizes
@@ -190,7 +190,7 @@ def read_tensors(header: SafetensorsHeader, names: Iterable[str] | None = None,
 
 def read_index(path: str | Path) -> dict[str, str]:
     """model.safetensors.index.json → {tensor name: shard file name}, names checked to be plain file names."""
-    from ..files.safe_io import load_json
+    from ..core.safe_io import load_json
 
     path = Path(path)
     document = load_json(path, what="the shard index")

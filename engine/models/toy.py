@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..toy.compute import compute, hook_names
+from ..toy.compute import compute, hook_names, projection_matrices
 from ..toy.config import AttentionConfig
 from ..core.errors import EngineError
 from ..text.tokenize import tokenize
-from ..core.trace import AttentionResult
-from .contract import Capabilities, HookedModel, ModelFacts, Tokenized
+from ..toy.trace import AttentionResult
+from .contract import Capabilities, HookedModel, ModelFacts, Tokenized, output_biases, outputs_by_head, value_biases_by_head, values_by_head
 
 
 class ToyModel(HookedModel):
@@ -40,8 +40,36 @@ class ToyModel(HookedModel):
     def hook_names(self) -> tuple[str, ...]:
         return hook_names(self.config)
 
+    # components (engine/models/contract.py): the toy embeds a token by its text (no vocabulary), has
+    # no output head and no norm; its one layer's projections follow the settings (seed, d_model …)
+    W_E = None
+    W_U = None
+    b_U = None
+
+    @property
+    def W_V(self) -> np.ndarray:
+        c = self.config
+        return values_by_head([projection_matrices(c)[0]["w_v"]], c.heads, c.d_k)  # (1, heads, d, d_head)
+
+    @property
+    def b_V(self) -> np.ndarray:
+        return value_biases_by_head([None], self.config.heads, self.config.d_k, self.config.heads)  # zeros: no biases
+
+    @property
+    def W_O(self) -> np.ndarray:
+        return outputs_by_head([projection_matrices(self.config)[0]["w_o"]], self.config.heads)  # (1, heads, d_head, d)
+
+    @property
+    def b_O(self) -> np.ndarray:
+        return output_biases([None], self.config.d_model)
+
+    def ln_final(self, x: np.ndarray) -> np.ndarray:
+        """The identity (a new float32 array): the toy has no norm."""
+        return np.array(x, dtype=np.float32)
+
     def _forward(self, tokenized: Tokenized, *, ablate=frozenset(), memory_budget=None, hooks=None,
-                 start_at_layer=None, resid=None, stop_at_layer=None) -> AttentionResult:
+                 start_at_layer=None, resid=None, stop_at_layer=None, use_cache: bool = True) -> AttentionResult:
+        # use_cache: the toy keeps no trace of its own (nothing to read or replace)
         config = self.config.replace(text=tokenized.text)
         if memory_budget is not None:
             config = config.replace(memory_budget=memory_budget)

@@ -16,13 +16,13 @@ from __future__ import annotations
 import codecs
 import functools
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from ..core.errors import EngineError, ModelNotInstalled
-from ..models.install import pip_install
-from ..models.gguf_file import TokenizerSpec
+from ..core.install import pip_install
 from .tokenize import Token
 
 TOKENIZERS_INSTALL_COMMAND = pip_install("tokenizers")
@@ -44,6 +44,21 @@ PRE_TOKENIZERS = {
     "deepseek-r1-qwen": (False, _QWEN2_REGEX),
 }
 CONTROL, USER_DEFINED = 3, 4
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    """The tokenizer a GGUF describes (``tokenizer.ggml.*``; engine.models.gguf_file reads it): what
+    :class:`BPETokenizer` is built from."""
+
+    model: str  # tokenizer.ggml.model: gpt2 = byte-level BPE
+    pre: str  # tokenizer.ggml.pre: the pre-tokenizer's name (smollm, qwen2, llama-bpe …)
+    tokens: tuple[str, ...]
+    token_types: tuple[int, ...]  # 1 normal, 3 control, 4 user-defined …
+    merges: tuple[str, ...]
+    bos_id: int | None
+    eos_id: int | None
+    add_bos: bool
 
 
 @functools.lru_cache(maxsize=1)
@@ -123,6 +138,10 @@ class BPETokenizer:
         if self.spec.add_bos and self.spec.bos_id is not None:
             ids, spans = [self.spec.bos_id] + ids, [(0, 0)] + spans
         return np.asarray(ids, dtype=np.int64), spans
+
+    def to_json(self) -> str:
+        """The tokenizer as a Hugging Face tokenizer.json (the file's BOS, added by :meth:`encode`, is not in it)."""
+        return self._tokenizer.to_str()
 
     def token_bytes(self, token_id: int) -> bytes:
         return self._bytes[token_id]

@@ -20,7 +20,7 @@ import unicodedata
 from typing import NamedTuple
 
 from ..core.errors import EngineError
-from ..models.install import pip_install
+from ..core.install import pip_install
 
 # CJK ideographs (unified, extensions A, compatibility) and CJK punctuation / full-width forms:
 # text a Chinese reader writes without spaces.

@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..analysis.ablation import check_ablation
+from ..core.hooks import check_ablation
 from ..core.attention import softmax_into, attend, causal_mask, merge_heads, project_heads
 from .config import AttentionConfig
 from .embeddings import clear_memo as _clear_embedding_memo
@@ -28,7 +28,8 @@ from ..core.memory import check_budget, explain_memory_error
 from ..core.parallel import THREADED_MIN_SCORES, engine_threads, for_rows
 from ..core.positional import apply_rope, sinusoidal
 from ..text.tokenize import tokenize
-from ..core.trace import AttentionResult, empty_vector_diffs, read_only, vector_diffs
+from ..core.trace import empty_vector_diffs, read_only, vector_diffs
+from .trace import AttentionResult
 from .weights import NAMES as WEIGHT_NAMES
 from .weights import packed_projection_weights
 
@@ -88,6 +89,15 @@ def _projection_weights(d_model: int, seed: int, kind: str) -> tuple[dict[str, n
 
     w, w_qkv = _weights_memo.get((d_model, seed, kind), make, nbytes)
     return dict(w), w_qkv
+
+
+def projection_matrices(config: AttentionConfig) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The W_Q, W_K, W_V, W_O that :func:`compute` uses for ``config`` (4 × (d, d), read-only) and
+    [W_Q | W_K | W_V] (d, 3d): the user's own when the config carries them (seed 001's figures)."""
+    if config.projections is not None:
+        w = {name: _read_only(np.asarray(m, dtype=np.float32)) for name, m in config.projections.items()}
+        return w, np.concatenate([w["w_q"], w["w_k"], w["w_v"]], axis=1)  # (d, 3d)
+    return _projection_weights(config.d_model, config.seed, config.weights)
 
 
 def _sinusoidal(n: int, d_model: int) -> np.ndarray:
@@ -158,11 +168,7 @@ def compute(config: AttentionConfig, *, ablate: frozenset[tuple[int, int]] = fro
     edit = hooks.local(0) if wanted else None
     if edit is not None and "hook_resid_pre" in wanted:
         x = edit("hook_resid_pre", np.array(x))
-    if config.projections is not None:  # the user's W_Q, W_K, W_V, W_O (seed 001's figures)
-        w = {name: _read_only(np.asarray(m, dtype=np.float32)) for name, m in config.projections.items()}
-        w_qkv = np.concatenate([w["w_q"], w["w_k"], w["w_v"]], axis=1)  # (d, 3d)
-    else:
-        w, w_qkv = _projection_weights(d_model, config.seed, config.weights)  # 4 × (d, d); (d, 3d)
+    w, w_qkv = projection_matrices(config)  # 4 × (d, d); (d, 3d)
     dtype = np.result_type(x, w_qkv)
 
     with engine_threads(heads * n * n >= THREADED_MIN_SCORES):  # one choice per computation (engine/core/parallel.py)

@@ -14,6 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from ..core.errors import EngineError
+from ..core.memory import DEFAULT_MEMORY_BUDGET
 
 TOKENIZERS = ("auto", "whitespace", "chars", "jieba")
 POSITIONALS = ("none", "sinusoidal", "rope")
@@ -22,7 +23,6 @@ WEIGHTS = ("random", "identity")
 
 MAX_D_MODEL = 8192
 MAX_HEADS = 512
-DEFAULT_MEMORY_BUDGET = 2 * 1024**3  # bytes: the whole trace must fit in 2 GiB
 # Bounds that keep every float32 intermediate finite (scores up to ~1e17 / temperature):
 # beyond them q·kᵀ or scores / temperature overflow float32 and the weights become NaN.
 MAX_EMBEDDING_ABS = 1e6

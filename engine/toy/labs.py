@@ -23,7 +23,7 @@ import numpy as np
 from .compute import compute
 from .config import AttentionConfig
 from ..core.errors import EngineError
-from ..core.trace import AttentionResult
+from .trace import AttentionResult
 
 # Differences up to these fractions of the numbers' size count as "0 up to float32 rounding":
 # after a shuffle BLAS adds rows and keys in another order, so bit-for-bit equality is not

@@ -1206,6 +1206,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>张量 {name} 的形状是 {shape}，应为 {expected}</translation>
     </message>
     <message>
+        <source>tensor {name} has {rows} rows: not {count} heads of an even size</source>
+        <translation>张量 {name} 有 {rows} 行：不能分成 {count} 个维数为偶数的头</translation>
+    </message>
+    <message>
         <source>text holds an invalid character (a lone surrogate): retype it</source>
         <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
     </message>

@@ -31,8 +31,6 @@ import pkgutil
 from types import ModuleType
 
 SHARED = ("common", "rotary", "loading")  # what the families share, not families
-_BUILD_NAMES = ("load_folder", "build_model", "FolderEncoder", "JsonTokenizer", "TOKENIZER_NOTES", "special_tokens",
-                "tokenizer_note", "encoder_config", "decoder_config")
 
 
 @functools.lru_cache(maxsize=1)
@@ -76,11 +74,9 @@ def gguf_architectures() -> str:
     return ", ".join(by_gguf_architecture())
 
 
-def __getattr__(name: str):
-    """The loader (engine/models/families/loading.py) without importing it with the registry: it imports
-    hf_folder, which asks the registry for the families."""
-    if name in _BUILD_NAMES:
-        from . import loading
-
-        return getattr(loading, name)
-    raise AttributeError(name)
+def prepare_tensors(tensors, config, family_name: str, source: str):
+    """The family's fused splits and stored-form fixes (``source`` "hf" or "gguf"), or the tensors as
+    they are: the one step both file readers hand their tensors through."""
+    prepare = getattr(family(family_name), "prepare", None)
+    result = prepare(tensors, config, source) if prepare is not None else None
+    return tensors if result is None else result

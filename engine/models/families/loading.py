@@ -24,7 +24,7 @@ from ..llama import DecoderConfig, prepare_weights as prepare_llama
 from ..minilm import MiniLM
 from ..hf_folder import (FolderInfo, Progress, check_budget, check_tensors, display_name, inspect_folder,
                          load_tokenizer, read_weights)
-from . import family as family_module
+from . import family as family_module, prepare_tensors
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
@@ -101,13 +101,6 @@ def encoder_config(info: FolderInfo) -> tuple[BertConfig, int]:
 
 def decoder_config(info: FolderInfo) -> DecoderConfig:
     return family_module(info.family).config(info)
-
-
-def prepare_tensors(tensors, config: DecoderConfig, family: str, source: str):
-    """The family's fused splits and stored-form fixes (``source`` "hf" or "gguf"), or the tensors as they are."""
-    prepare = getattr(family_module(family), "prepare", None)
-    result = prepare(tensors, config, source) if prepare is not None else None
-    return tensors if result is None else result
 
 
 def build_model(info: FolderInfo, tensors: dict, tokenizer):

@@ -32,7 +32,7 @@ import threading
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from ..core.errors import EngineError
+from .errors import EngineError
 
 MAX_DOCUMENT_BYTES = 16 * 1024**2  # ~1.5 M numbers (a 200 MB table took 24 s and 3 GB to read)
 MAX_JSON_DEPTH = 32  # sessions are 4 levels deep, tables 2: anything deeper is not ours
@@ -91,7 +91,7 @@ def check_model_path(path, source: str = "", max_bytes: int | None = None) -> tu
     41 s to hash). ``source``: what named the path, e.g. "ATTENTION_EXPLORER_E5_MODEL: ".
     A missing file is :class:`~engine.core.errors.ModelNotInstalled` (the window offers to install).
     """
-    from ..core.errors import ModelNotInstalled
+    from .errors import ModelNotInstalled
 
     name = os.path.expanduser(os.fspath(path))
     try:

@@ -12,8 +12,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..analysis.ablation import HeadRanking, all_heads, check_ablation, mean_cosine_distance, rank_heads
-from .bert import DTYPE, BertConfig, BertTrace, BertWeights, forward
+from .ablation import HeadRanking, all_heads, mean_cosine_distance, rank_heads
+from ..core.hooks import check_ablation
+from ..models.bert import DTYPE, BertConfig, BertTrace, BertWeights, forward
 from ..core.parallel import engine_threads
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..toy.config import PROJECTION_NAMES
+from .config import PROJECTION_NAMES
 from ..core.errors import EngineError
 
 MAX_FILE_BYTES = 64 * 1024**2  # 4 matrices of 2048 × 2048 float32 fit
