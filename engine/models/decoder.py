@@ -11,6 +11,7 @@ Reading a GGUF file needs ``gguf`` (and ``pyyaml``) and ``tokenizers``, imported
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 from typing import Callable, Sequence
@@ -122,6 +123,18 @@ class Decoder(HookedModel):
             with self._lock:
                 self._last = trace
         return trace
+
+    @contextlib.contextmanager
+    def cache_kept(self):
+        """Runs inside leave this model's KV cache (its last trace) as it was: a run that is not the
+        text on screen (a comparison's sentence, a generation's next piece) is never held beside it."""
+        with self._lock:
+            cache = self._last
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._last = cache
 
     # ------------------------------------------------------------ reading the output
 
