@@ -79,3 +79,42 @@ def test_export_data_on_smollm2_writes_what_export_writes(window, qtbot, tmp_pat
                 np.testing.assert_array_equal(data[name], expected[name], err_msg=name)
     for name in ("value_norms", "rollout", "value_rollout", "head_stats", "attentions", "next_token_logits"):
         assert name in expected, name
+
+
+@pytest.mark.slow
+def test_flow_then_rollout_never_shows_one_under_the_others_label(window, qtbot, smollm2_model):
+    rollout = dock(window, "rollout")
+    show(window, qtbot, "smollm2", EIFFEL)
+    expected = rollout.matrix()
+    rollout.kind.setCurrentIndex(rollout.kind.findData("flow"))
+    assert rollout.heatmap.matrix() is None or rollout.flow() is not None  # computing: no rollout under "flow"
+    settle(window, qtbot)
+    flow = rollout.flow()
+    np.testing.assert_allclose(rollout.heatmap.matrix(), flow)
+    rollout.kind.setCurrentIndex(rollout.kind.findData("rollout"))
+    np.testing.assert_allclose(rollout.heatmap.matrix(), expected)  # the rollout again, under its own label
+    assert "flow" not in rollout.caption.text() and "where" in rollout.plot.plotItem.titleLabel.text
+
+
+def test_over_the_token_limit_the_panels_say_so_and_keep_no_picture(window, qtbot):
+    rollout, dashboard = dock(window, "rollout"), dock(window, "dashboard")
+    settle(window, qtbot)
+    assert rollout.heatmap.matrix() is not None  # a picture of the short default text
+    window.controller.set_config(window.controller.config.replace(text=" ".join(["a"] * 1025)), immediate=True)
+    settle(window, qtbot)
+    assert window.controller.snapshot.result.n == 1025
+    assert rollout.heatmap.matrix() is None and rollout.matrix() is None
+    assert "at most 1024 tokens; this text has 1025" in rollout.caption.text(), rollout.caption.text()
+    assert "at most 1024 tokens; this text has 1025" in dashboard.caption.text()
+    assert dashboard.table_model.rowCount() == 0
+
+
+def test_heads_the_model_lacks_are_one_line(qtbot):
+    from app.jobs.snapshot import take_snapshot
+    from engine import AttentionConfig
+    from engine.core.errors import EngineError
+
+    with pytest.raises(EngineError) as raised:
+        take_snapshot(AttentionConfig(text="a b c", heads=2, d_model=8), ablate=frozenset({(0, 3)}))
+    assert "layer 0 head 3" in str(raised.value) and "heads 0 … 1" in str(raised.value)
+    assert "\n" not in str(raised.value)

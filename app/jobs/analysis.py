@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.analysis.ablation import HeadRanking, all_heads, mean_cosine_distance, rank_heads
-from engine.analysis.moves import ANALYSIS_TOKENS  # noqa: F401 - the limit is the engine's; read here by older callers
 from engine.analysis.request import NotApplicable
 from engine.analysis.table import run_all
 
