@@ -13,6 +13,8 @@ and with and without by-words. tests/test_analysis_matrix.py runs the same cells
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -153,7 +155,8 @@ def export_arrays(name: str, request, folder: Path) -> dict:
         args += ["--ablate", ",".join(f"{l}.{h}" for l, h in sorted(request.ablate))]
     if request.by_words:
         args += ["--by", "words"]
-    code = cli.main(args)
+    with contextlib.redirect_stdout(io.StringIO()):  # its "wrote …" line
+        code = cli.main(args)
     if code != 0:
         raise RuntimeError(f"export failed: {' '.join(args)}")
     with np.load(out) as data:

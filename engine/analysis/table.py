@@ -70,7 +70,7 @@ def run_analysis(name: str, model, request: RunRequest | None = None, runs: Runs
     facts = model.facts
     if facts.kind not in row.kinds:
         return NotApplicable(name, EngineError(
-            "{analysis} reads {kinds} models; {model} is a {kind} model", analysis=row.title,
+            "{analysis} reads {kinds} models, not {kind} models ({model})", analysis=row.title,
             kinds=" and ".join(row.kinds), model=facts.name or facts.family, kind=facts.kind))
     if row.limit is not None:
         try:

@@ -1398,10 +1398,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{analysis}最多读取 {limit} 个词元；这段文本有 {count} 个：请缩短</translation>
     </message>
     <message>
-        <source>{analysis} reads {kinds} models; {model} is a {kind} model</source>
-        <translation>{analysis}只适用于 {kinds} 模型；{model} 是 {kind} 模型</translation>
-    </message>
-    <message>
         <source>{count} pieces did not finish a character (bytes {data}): nothing was added</source>
         <translation>{count} 个词片仍未组成完整的字符（字节 {data}）：没有添加任何内容</translation>
     </message>
@@ -2140,6 +2136,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>word indices must not be negative</source>
         <translation>词序号不能为负</translation>
+    </message>
+    <message>
+        <source>{analysis} reads {kinds} models, not {kind} models ({model})</source>
+        <translation>{analysis}只适用于 {kinds} 模型，不适用于 {kind} 模型（{model}）</translation>
     </message>
     <message>
         <source>{count} tokens for {n} input ids</source>
