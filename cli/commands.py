@@ -211,40 +211,27 @@ def _check_ablate(ablate: frozenset, layers: int, heads: int, title: str) -> Non
                              f"(layers × heads: layers 0 … {layers - 1}, heads 0 … {heads - 1})")
 
 
-def _analysis(trace, weights=None, special=None) -> dict:
-    """The analysis arrays exported with a trace: value_norms, rollout, value_rollout, head_stats
-    (engine.analysis.arrays); past ANALYSIS_TOKENS only value_norms. ``special``: the model's special-token
-    mask (its facts.special_mask)."""
-    from engine.analysis.arrays import analysis_arrays, value_norms_of
+def _export_data(options, model, trace, evidence=None) -> None:
+    """Write the run of ``--text`` with every analysis that applies (engine.files.export.export_run,
+    what File → Export data writes too); ``--table head-stats`` writes the head table (.csv)."""
+    from engine.analysis.request import NotApplicable, RunRequest
+    from engine.analysis.runs import Runs
+    from engine.analysis.table import run_analysis
+    from engine.files.export import export_run, output_suffix, save_head_table
 
-    from app.jobs.analysis import ANALYSIS_TOKENS
-
-    if len(trace.token_texts) > ANALYSIS_TOKENS:
-        return {"value_norms": value_norms_of(trace, weights)}
-    return analysis_arrays(trace, weights, special=special)
-
-
-def _write(options, save, trace, weights=None, *args, special=None, evidence=None) -> None:
-    """Write the trace with its analysis; ``--table head-stats`` writes the head table (.csv)."""
-    from engine.files.export import output_suffix, save_head_table
-
-    extra = _analysis(trace, weights, special)
-    if getattr(options, "ablate", None):  # which heads were off: the file says what it is (issue 25, cosmetic)
-        import numpy as np
-
-        extra["ablated_heads"] = np.array(sorted(_parse_ablate(options.ablate)), dtype=np.int64).reshape(-1, 2)  # (k, 2)
-    if evidence:
-        if output_suffix(options.out) == ".csv":
-            raise UsageError("--flow and --occlusion are written to .npz or .json, not .csv")
-        extra.update(evidence)
+    request = RunRequest(text=options.text, ablate=_parse_ablate(options.ablate), by_words=options.by == "words")
+    runs = Runs(model, request, trace=trace)
+    if evidence and output_suffix(options.out) == ".csv":
+        raise UsageError("--flow and --occlusion are written to .npz or .json, not .csv")
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
-        if "head_stats" not in extra:
-            raise UsageError("--table head-stats: too many tokens for the head statistics (at most 1,024)")
-        save_head_table(extra["head_stats"], options.out)
+        table = run_analysis("head_stats", model, runs=runs)
+        if isinstance(table, NotApplicable):
+            raise table.reason
+        save_head_table(table.head_stats, options.out)
         return
-    save(trace, options.out, *args, extra=extra)
+    export_run(model, request, options.out, extra=evidence, runs=runs)
 
 
 def _check_output(out: str) -> None:
@@ -301,7 +288,6 @@ def _export_pretrained(options, image: bool) -> None:
     """A pretrained ``--model``: its trace, or one layer's picture."""
     import numpy as np
 
-    from engine.files.export import save_bert_trace
     from engine.models import model_info
 
     given = [f"--{name.replace('_', '-')}" for name in TOY_ONLY if getattr(options, name) is not None]
@@ -336,20 +322,9 @@ def _export_pretrained(options, image: bool) -> None:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
                       label=f"{entry.title}, layer {layer}")
     else:
-        _write(options, save_bert_trace, trace, model.weights, options.text, facts.name or entry.title,
-               special=facts.special_mask(trace.token_texts),
-               evidence=_evidence(options, model, trace, trace.attentions))
+        _export_data(options, model, trace, _evidence(options, model, trace, trace.attentions))
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
-
-
-def decoder_arrays(model, trace) -> dict:
-    """What ``export --model <decoder>`` writes to .npz: the engine's arrays (tokens, input_ids,
-    attentions, hidden_states, next_token_logits) and the word view (engine.text.words), its
-    word_attentions made one layer at a time as the file is written (engine.files.export.Blocks)."""
-    from engine.files.export import word_view
-
-    return {**trace.arrays(), **word_view(trace.text, trace.tokens, trace.attentions)}
 
 
 def check_decoder_export(model, text: str, budget: int | None = None) -> int:
@@ -371,7 +346,6 @@ def check_decoder_export(model, text: str, budget: int | None = None) -> int:
 def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate: frozenset = frozenset()) -> None:
     """A decoder ``--model``: its arrays as .npz, or one layer's picture."""
     from engine.files.export import output_suffix
-    from engine.core.safe_io import atomic_write
 
     if not image and output_suffix(options.out) != ".npz":
         raise UsageError(f"--model {options.model}: a decoder's trace is written as .npz (or a .png/.svg picture)")
@@ -382,12 +356,7 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate
         _image_exporter()(model.layer_view(trace, layer), options.out, head=head, stage=options.stage,
                           width=options.width, label=f"{entry.title}, layer {layer}")
     else:
-        from engine.files.export import write_npz
-
-        arrays = decoder_arrays(model, trace)
-        arrays.update(_evidence(options, model, trace, trace.attentions))
-        with atomic_write(options.out) as stream:
-            write_npz(stream, arrays)  # each array as it is, the word view as it is made
+        _export_data(options, model, trace, _evidence(options, model, trace, trace.attentions))
     _report(f"wrote {options.out}: {trace.n} tokens, {trace.num_layers} layers × {trace.num_heads} heads "
             f"({entry.title})")
 
@@ -412,7 +381,7 @@ def export(args: list[str]) -> None:
     import numpy as np
 
     from engine import compute
-    from engine.files.export import ALL_SUFFIXES, output_suffix, save_trace
+    from engine.files.export import ALL_SUFFIXES, output_suffix
     from engine.models import model_info
 
     options = build_parser().parse_args(args)
@@ -439,12 +408,10 @@ def export(args: list[str]) -> None:
         result = compute(config, ablate=ablate) if ablate else compute(config)
     if image:
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
-    elif options.by == "words":
-        from app.jobs.words import save_trace_with_words
-
-        save_trace_with_words(result, options.out)
     else:
-        _write(options, save_trace, result, evidence=_evidence(options, None, result, result.weights[None]))
+        from engine.models.toy import ToyModel
+
+        _export_data(options, ToyModel(config), result, _evidence(options, None, result, result.weights[None]))
     plural = lambda count, word: f"{count} {word}{'s' * (count != 1)}"  # noqa: E731
     _report(f"wrote {options.out}: {plural(result.n, 'token')}, {plural(config.heads, 'head')}, d_model {config.d_model}")
 

@@ -117,7 +117,7 @@ def app_models_kept():
     process holds it (five loads of SmolLM2 in four window files, 8 s of CPU). Four here: the three
     real models and a GGUF file. Yields the app's own value: test_concurrency's eviction test sets
     it back for itself (so a changed MODELS_KEPT in the app still fails that test)."""
-    from app.jobs import trained as minilm_mode
+    from engine.models import cache as minilm_mode
 
     kept = minilm_mode.MODELS_KEPT
     minilm_mode.MODELS_KEPT = 4

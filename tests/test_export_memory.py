@@ -181,6 +181,7 @@ def test_window_check_is_the_hand_count(tiny_decoder):
 def test_the_decoder_comparison_keeps_no_trace(tmp_path):
     """Issue 26 #6: the comparison kept whole decoder traces (two cached, one as the KV cache)."""
     from app.jobs import trained as minilm_mode
+    from engine.models import cache as engine_cache
     from app.pretrained import take_pretrained_snapshot
     from engine.models import register_gguf
     from tests.tiny_gguf import write_tiny_gguf
@@ -195,7 +196,7 @@ def test_the_decoder_comparison_keeps_no_trace(tmp_path):
         on_screen = minilm_mode.shown_traces[name]
         compared = minilm_mode.compare_texts(name, shown_text, other)
         assert model._last is on_screen  # the KV cache is still the trace on screen, not sentence B's
-        assert not [key for key in minilm_mode._traces if key[0] == name]  # no decoder trace cached
+        assert not [key for key in engine_cache._traces if key[0] == name]  # no decoder trace cached
         b = model.run(other, use_cache=False)
         for text, i, j in compared["pairs"]:  # the cosines are of the two texts' own hidden states
             for layer in range(on_screen.num_layers + 1):
@@ -206,8 +207,7 @@ def test_the_decoder_comparison_keeps_no_trace(tmp_path):
         assert compared["pairs"]
         del shown
     finally:
-        with minilm_mode._lock:
-            minilm_mode._release(name)
+        engine_cache.release(name)
 
 
 def test_a_decoder_json_export_is_refused_before_loading(tmp_path, monkeypatch, capsys):
@@ -228,6 +228,7 @@ def test_a_decoder_trace_on_screen_is_not_cached_again(tmp_path):
     """Ranking heads or finding the strongest head on the text on screen ran and cached its whole
     trace a second time (a third trace during the next edit)."""
     from app.jobs import trained as minilm_mode
+    from engine.models import cache as engine_cache
     from app.pretrained import take_pretrained_snapshot
     from engine.models import register_gguf
     from tests.tiny_gguf import write_tiny_gguf
@@ -239,10 +240,9 @@ def test_a_decoder_trace_on_screen_is_not_cached_again(tmp_path):
     try:
         take_pretrained_snapshot(name, text, 0)
         assert minilm_mode.trace(name, text) is minilm_mode.shown_traces[name]
-        assert not [key for key in minilm_mode._traces if key[0] == name]
+        assert not [key for key in engine_cache._traces if key[0] == name]
     finally:
-        with minilm_mode._lock:
-            minilm_mode._release(name)
+        engine_cache.release(name)
 
 
 def test_write_npz_reads_back_as_np_savez_does(tmp_path):

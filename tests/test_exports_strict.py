@@ -95,7 +95,8 @@ def test_minilm_npz_keys_in_order(tmp_path, minilm_model):
     with np.load(out, allow_pickle=False) as data:
         assert data.files == ["tokens", "token_spans", "input_ids", "attentions", "hidden_states", "text",
                               "words", "word_index", "word_attentions",  # the word view (issue 13)
-                              "value_norms", "rollout", "value_rollout", "head_stats"]  # what attention moves (14)
+                              "value_norms", "rollout", "value_rollout", "head_stats",  # what attention moves (14)
+                              "attention_sink", "cosine_to_layer0"]  # the residual stream's summaries
         assert data["tokens"].tolist() == trace.token_texts
         assert data["token_spans"].dtype == np.int64
         assert data["token_spans"].tolist() == [[t.start, t.end] for t in trace.tokens]

@@ -81,7 +81,7 @@ def test_chinese_text_warns_about_unknown_pieces(window, minilm):
 
 
 def test_missing_package_keeps_toy_mode(window, monkeypatch):
-    import app.jobs.trained as mode
+    import engine.models.cache as mode
     import engine.models.minilm
 
     def missing(*args, **kwargs):

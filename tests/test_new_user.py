@@ -343,7 +343,7 @@ def test_open_model_on_a_png_names_it_in_the_visible_message(window, tmp_path):
 def _not_installed(window, monkeypatch, name="smollm2"):
     import importlib.util
 
-    from app.jobs import trained as minilm_mode
+    from engine.models import cache as minilm_mode
     from engine.models import model_info
 
     real = importlib.util.find_spec

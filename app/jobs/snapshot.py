@@ -6,17 +6,24 @@ images: colour levels per head and stage, and downsampled thumbnails for the hea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine import STAGES, AttentionConfig, AttentionResult, compute
 from engine.models import DEFAULT_MODEL
+from engine.models.contract import ModelFacts
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
+    from .decoder_trace import ModelTrace  # an encoder's trace, or a decoder's view of its trace
+    from .word_view import WordView
 
 THUMBNAIL_SIZE = 96  # the head grid shows each head at most this many cells across
 DISPLAY_SIZE = 1024  # matrices larger than this are drawn from a block average (no screen shows more)
 VECTOR_DISPLAY_ROWS = 256  # token × dimension heatmaps: rows drawn at most
 OVERVIEW_SIZE = 32  # the all-layers × all-heads overview: at most this many cells across
-# the heatmap's stages: the engine's three plus value-weighted attention (app/analysis_jobs.py)
+# the heatmap's stages: the engine's three plus value-weighted attention (app/jobs/analysis.py)
 VIEW_STAGES = STAGES + ("value_norms",)
 
 
@@ -30,16 +37,16 @@ class Snapshot:
     weight_max: np.ndarray  # (heads,) max weight per head
     thumbnails: np.ndarray  # (heads, t, t) weights, block-averaged when n > THUMBNAIL_SIZE
     vector_bound: float  # max |value| over x, output and output − x: one shared scale
-    bert: object = None  # the whole engine.models.bert.BertTrace in MiniLM mode (None for the toy engine)
+    bert: "ModelTrace | None" = None  # an encoder's whole trace, or a decoder's DecoderView (None for the toy engine)
     layer: int = 0  # which BERT layer ``result`` shows
     overview: np.ndarray | None = None  # (layers, heads, t, t) MiniLM weights thumbnails, block-averaged
     display: dict | None = None  # name → block-averaged copy of a large matrix, for drawing only
     model: str = DEFAULT_MODEL  # registry name of the model that made it
-    words: object = None  # app.word_view.WordView when the window shows attention by words, else None
-    analysis: object = None  # app.analysis_jobs.Analysis of the run (value norms, rollouts, head table)
+    words: "WordView | None" = None  # the attention by words when the window shows it, else None
+    analysis: "Analysis | None" = None  # the Analysis place's arrays of the run (value norms, rollouts, head table)
     value_thumbnails: np.ndarray | None = None  # (heads, t, t) value-weighted attention of the layer shown, block-averaged
-    switched_off: frozenset = frozenset()  # the (layer, head) pairs off in a run without analysis (a decoder's)
-    facts: object = None  # engine.models.contract.ModelFacts of the pretrained model that made it (None: the toy)
+    switched_off: frozenset = frozenset()  # the (layer, head) pairs off in a run without analysis
+    facts: ModelFacts | None = None  # what the pretrained model that made it declares (None: the toy)
 
     @property
     def ablate(self) -> frozenset:
@@ -117,21 +124,27 @@ def take_snapshot(config: AttentionConfig, by_words: bool = False, ablate: froze
     (runs in the worker); ``by_words``: the attention rolled up by words too."""
     from engine.core.parallel import blas_single_threaded
 
-    from .analysis import analyse, valid_ablation
+    from engine.analysis.request import RunRequest
+    from engine.analysis.runs import Runs
+    from engine.models.toy import ToyModel
 
-    ablate = valid_ablation(ablate, 1, config.heads)
+    from .analysis import analyse
+
+    model = ToyModel(config)
+    request = RunRequest(text=config.text, ablate=frozenset(ablate), by_words=by_words).checked(model.facts)
     # BLAS on this thread alone: its second thread spins after every one of the toy's small matmuls, on
     # the core the window paints with (and with another busy program, 128 tokens took 0.4 s, not 0.03)
     with blas_single_threaded():
-        result = compute(config, ablate=ablate) if ablate else compute(config)
-        baseline = compute(config).output if ablate else None
+        result = compute(config, ablate=request.ablate) if request.ablate else compute(config)
+        baseline = compute(config) if request.ablate else result
         words = None
         if by_words:
             from .word_view import word_view
 
             words = word_view(config.text, result.tokens, result.weights, shrink=block_average,
                               thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE)
-        return summarise(result, words=words, analysis=analyse(result, None, baseline, result.output))
+        analysis = analyse(model, Runs(model, request, trace=result, plain=baseline))
+        return summarise(result, words=words, analysis=analysis)
 
 
 def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None, model: str = DEFAULT_MODEL,
@@ -170,7 +183,8 @@ def summarise(result: AttentionResult, bert=None, layer: int = 0, overview=None,
         model=model,
         words=words,
         analysis=analysis,
-        value_thumbnails=None if analysis is None else block_average(analysis.value_norms[layer], THUMBNAIL_SIZE),
+        value_thumbnails=None if analysis is None or analysis.value_norms is None
+        else block_average(analysis.value_norms[layer], THUMBNAIL_SIZE),
         switched_off=frozenset(ablate),
         facts=facts,
     )

@@ -1,133 +1,31 @@
-"""Pretrained-model mode, worker side: load a registry model once, run sentences, make snapshots.
+"""Pretrained-model mode, worker side: snapshots of a registry model's runs for the window.
 
-Everything here runs in the worker thread (it is submitted as jobs); the model and the last
-few traces are cached so that switching layers or heads costs no new forward pass.
+Everything here runs in the worker thread (it is submitted as jobs). The models and their last
+few traces are the engine's cache (engine.models.cache): switching layers or heads costs no new
+forward pass. This module shapes what the engine computes for drawing.
 """
 from __future__ import annotations
-
-import threading
-from collections import OrderedDict
 
 import numpy as np
 
 from engine.analysis.compare import pair_tokens, row_cosines
-from engine.core.memory import give_back_freed_memory
-from engine.models import load_model
+from engine.analysis.request import RunRequest
+from engine.analysis.runs import Runs
+from engine.models.cache import held_bytes, loaded_models, model, on_release, shown_traces, trace  # noqa: F401
 
 from .snapshot import OVERVIEW_SIZE, THUMBNAIL_SIZE, block_average, summarise
-
-_lock = threading.Lock()
-_models: "OrderedDict[str, object]" = OrderedDict()  # registry name → loaded model, least recently used first
-_traces: "OrderedDict[tuple[str, str], object]" = OrderedDict()  # (model, text) → trace
-shown_traces: dict = {}  # registry name → the decoder trace on screen (app.decoder_mode keeps it: the KV cache)
-_release_hooks: list = []  # functions(name) that drop what other modules keep of a released model
-TRACE_CACHE = 4  # sentences kept at most
-TRACE_CACHE_BYTES = 512 << 20  # and at most this many bytes of arrays (the latest trace is always kept):
-# one 800-token SmolLM2 trace holds ~1.2 GB, so the comparison never keeps four of them (issue 26 #6)
-MODELS_KEPT = 2  # the model in use and the previous one; older ones are released (issue 26 #7)
-
-
-def model(name: str, progress=None):
-    """The loaded model ``name`` (ModelNotInstalled with the install command when it is missing).
-
-    The two most recently used models stay loaded; loading a third releases the oldest first (its
-    traces too), so opening model after model does not pile up their weights."""
-    with _lock:
-        if name in _models:
-            _models.move_to_end(name)
-            return _models[name]
-        released = False
-        while len(_models) >= MODELS_KEPT:
-            _release(next(iter(_models)))
-            released = True
-        if released:  # its arrays are freed now: give their pages back before loading the next model
-            give_back_freed_memory()
-        loaded = _models[name] = load_model(name, progress)
-        return loaded
-
-
-def on_release(hook) -> None:
-    """Call ``hook(name)`` whenever model ``name`` is released (app/jobs/decoder_view.py drops its KV cache)."""
-    _release_hooks.append(hook)
-
-
-def _release(name: str) -> None:
-    """Forget model ``name`` and its cached traces (under ``_lock``)."""
-    _models.pop(name, None)
-    for key in [key for key in _traces if key[0] == name]:
-        del _traces[key]
-    for hook in _release_hooks:
-        hook(name)
-
-
-def loaded_models() -> list[str]:
-    """The registry names of the models loaded now, least recently used first."""
-    with _lock:
-        return list(_models)
-
-
-def held_bytes(value, _seen: set | None = None, _depth: int = 0) -> int:
-    """Bytes of the NumPy arrays ``value`` holds (its attributes, tuples and lists, three levels deep),
-    each buffer counted once: views share their base's memory."""
-    seen = set() if _seen is None else _seen
-    if isinstance(value, np.ndarray):
-        base = value
-        while isinstance(base.base, np.ndarray):
-            base = base.base
-        if id(base) in seen:
-            return 0
-        seen.add(id(base))
-        return int(base.nbytes)
-    if _depth >= 3:
-        return 0
-    if isinstance(value, (list, tuple)):
-        items = value
-    elif isinstance(value, dict):
-        items = value.values()
-    elif hasattr(value, "__dict__") or hasattr(value, "__slots__"):
-        items = list(getattr(value, "__dict__", {}).values()) + [getattr(value, slot, None) for slot in
-                                                                  getattr(value, "__slots__", ())]
-    else:
-        return 0
-    return sum(held_bytes(item, seen, _depth + 1) for item in items)
-
-
-def trace(name: str, text: str, progress=None):
-    """The trace of ``text`` by model ``name`` (cached; a decoder's trace on screen is used as it is,
-    not computed and cached a second time beside it)."""
-    loaded = model(name, progress)
-    shown = shown_traces.get(name)
-    if shown is not None and shown.text == text and not shown.ablate:
-        return shown
-    key = (name, text)
-    with _lock:
-        if key in _traces:
-            _traces.move_to_end(key)
-            return _traces[key]
-    result = loaded.run(text)
-    with _lock:
-        if name not in _models:  # released while it ran: nothing of it is kept
-            return result
-        _traces[key] = result
-        sizes = {k: held_bytes(t) for k, t in _traces.items()}
-        while len(_traces) > 1 and (len(_traces) > TRACE_CACHE or sum(sizes.values()) > TRACE_CACHE_BYTES):
-            oldest, _ = _traces.popitem(last=False)
-            sizes.pop(oldest)
-    return result
 
 
 def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_words: bool = False,
                         ablate: frozenset = frozenset()):
     """Snapshot of ``layer`` for ``text`` by model ``name``, with the whole trace attached (for the
     layer views) and its analysis; ``by_words``: every layer's attention rolled up by words too;
-    the heads of ``ablate`` switched off."""
-    from .analysis import analyse, run_bert, valid_ablation
-
-    bert = plain = trace(name, text, progress)
-    ablate = valid_ablation(ablate, plain.num_layers, plain.num_heads)
-    if ablate:
-        bert = run_bert(model(name), text, ablate)
-    result = model(name).layer_view(bert, layer)
+    the heads of ``ablate`` switched off (EngineError naming a head the model lacks)."""
+    loaded = model(name, progress)
+    request = RunRequest(text=text, ablate=frozenset(ablate), by_words=by_words).checked(loaded.facts)
+    plain = trace(name, text, progress)
+    bert = loaded.run(text, ablate=request.ablate) if request.ablate else plain
+    result = loaded.layer_view(bert, layer)
     overview = np.stack([block_average(view.weights, OVERVIEW_SIZE) for view in bert.layers])  # (L, H, t, t)
     words = None
     if by_words:
@@ -135,14 +33,12 @@ def take_model_snapshot(name: str, text: str, layer: int, progress=None, by_word
 
         words = word_view(text, bert.tokens, result.weights, bert.attentions, shrink=block_average,
                           thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE,
-                          special_tokens=model(name).facts.special_tokens)
-    try:
-        analysis = analyse(bert, model(name).weights, plain.hidden_states[-1], bert.hidden_states[-1],
-                           special=model(name).facts.special_mask(bert.token_texts))
-    except (AttributeError, TypeError, ValueError):  # a model whose trace the analysis cannot read: no analysis
-        analysis = None
+                          special_tokens=loaded.facts.special_tokens)
+    from .analysis import analyse
+
+    analysis = analyse(loaded, Runs(loaded, request, trace=bert, plain=plain))
     return summarise(result, bert=bert, layer=layer, overview=overview, model=name, words=words, analysis=analysis,
-                     facts=model(name).facts)
+                     facts=loaded.facts)
 
 
 def cosines_between(trace_a, trace_b, special: frozenset) -> dict:
@@ -168,8 +64,8 @@ def compare_texts(name: str, text_a: str, text_b: str, progress=None) -> dict:
 
     A decoder's traces are large (1.9 GB at 1,245 SmolLM2 tokens) and the comparison reads only
     their hidden states: each sentence is run alone, its hidden states kept and its trace dropped
-    before the next, and the sentence on screen is not run again (issue 26 #6: the comparison kept
-    whole decoder traces beside the one on screen)."""
+    before the next, and the sentence on screen is not run again (whole decoder traces kept beside
+    the one on screen ran out of memory)."""
     loaded = model(name, progress)
     special = loaded.facts.special_tokens
     if not loaded.facts.capabilities.next_token_logits:
@@ -251,3 +147,22 @@ def rank_pretrained(name: str, text: str, progress=None, cancelled=None):
     with engine_threads(True):
         return rank_heads(model_runner(loaded, text, plain), mean_cosine_distance(plain.hidden_states[-1]),
                           all_heads(loaded.facts.layers, loaded.facts.heads), progress=progress, cancelled=cancelled)
+
+
+def export_shown(model_name: str, config, request, path):
+    """Worker job of File → Export data: what ``./run export --model M --text T [--ablate …]`` writes
+    for the model on screen (engine.files.export.export_run), the toy with the window's settings."""
+    from engine.files.export import export_run
+    from engine.models import model_info
+    from engine.models.toy import ToyModel
+
+    if model_info(model_name).configurable:
+        return export_run(ToyModel(config), request, path)
+    loaded = model(model_name)
+    if not loaded.facts.capabilities.kv_cache:
+        return export_run(loaded, request, path)
+    # a whole run as the command line makes it (a prefix from the KV cache differs in the last digits),
+    # left out of the KV cache: the text on screen's trace stays the cache of the next keystroke
+    trace = loaded.run(request.text, ablate=request.ablate, use_cache=False)
+    plain = loaded.run(request.text, use_cache=False) if request.ablate else None
+    return export_run(loaded, request, path, runs=Runs(loaded, request, trace=trace, plain=plain))

@@ -1,5 +1,6 @@
-"""Attention by words for the window (issue 13): the by-words exports, the comparison of one word
-across two sentences (any languages), and the model presets that open a real model.
+"""Attention by words for the window: the comparison of one word across two sentences (any
+languages), and the model presets that open a real model (the by-words exports are the engine's:
+engine.analysis.word_rollup, written by engine.files.export.export_run).
 
 Everything that computes here runs in the worker (called through lanes): the GUI thread only
 applies the answers.
@@ -72,18 +73,6 @@ def compare_words(model_name: str, text_a: str, word_a: str, text_b: str, word_b
     norms = np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-30)
     out["cosines"] = np.sum(a * b, axis=1) / norms  # (layers + 1,)
     return out
-
-
-# ----------------------------------------------------------------------------- exports
-def save_trace_with_words(result, path, by_words: bool = True):
-    """The window's data export: engine.files.export.save_trace, and with ``by_words`` (.npz / .json) also
-    ``words`` (w,), ``word_index`` (n,) and ``word_attentions`` (heads, w, w) of the result's layer."""
-    from engine.files.export import output_suffix, save_trace
-    from engine.text.words import word_arrays
-
-    if not by_words or output_suffix(path) == ".csv":
-        return save_trace(result, path)
-    return save_trace(result, path, word_arrays(result.config.text, result.tokens, result.weights))
 
 
 # ----------------------------------------------------------------------------- model presets

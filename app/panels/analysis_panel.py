@@ -1,4 +1,4 @@
-"""What attention actually moves (issue 14): three docks over the snapshot's analysis.
+"""What attention actually moves: three docks over the snapshot's analysis, on every model.
 
 - :class:`RolloutPanel`: attention rollout (Abnar & Zuidema, 2020) — which input tokens each
   position's vector comes from after a chosen layer; bars for the focused token and the whole
@@ -147,28 +147,21 @@ class RolloutPanel(Panel):
         n = attentions.shape[-1]
         self.layer.setEnabled(False)
         if n > FLOW_TOKENS:
-            self.caption.setText(fill(self.tr("Too many tokens for the attention flow (at most %1): one maximum flow "
-                                              "per pair of tokens."), FLOW_TOKENS))
-            self.heatmap.clear_matrix()
-            self.bars.setOpts(x=[], height=[])
-            return
+            return self._show_nothing(fill(self.tr("Too many tokens for the attention flow (at most %1): one maximum "
+                                                   "flow per pair of tokens."), FLOW_TOKENS))
         flow = self.flow()
         if flow is None:
             if self._flow_key != ("pending", id(snapshot)):
                 self._flow_key = ("pending", id(snapshot))
                 self._flow_lane.submit(flow_of, attentions, id(snapshot), snapshot.ablate)
-            self.caption.setText(self.tr("Computing the attention flow (an exact maximum flow for every pair of "
-                                         "tokens)…"))
-            return
+            # the rollout's picture is not left under the flow's caption while the flow is computed
+            return self._show_nothing(self.tr("Computing the attention flow (an exact maximum flow for every pair of "
+                                              "tokens)…"))
         analysis = snapshot.analysis
-        if analysis is not None and analysis.rollout is not None:
-            rollout = analysis.rollout[-1]
-        else:  # a decoder's snapshot has no analysis: the plain rollout of its attentions
-            from engine.analysis.rollout import attention_rollout
-
-            from ..jobs.evidence import kept_heads
-
-            rollout = attention_rollout(attentions, heads_kept=kept_heads(attentions, snapshot.ablate))[-1]
+        if analysis is None or analysis.rollout is None:
+            reason = None if analysis is None else analysis.reason("rollout")
+            return self._show_nothing(self.tr("No rollout for this result.") if reason is None else error_text(reason))
+        rollout = analysis.rollout[-1]
         labels = snapshot.result.token_texts
         focus = min(self.controller.focus, len(labels) - 1)
         x = np.arange(n)
@@ -206,21 +199,29 @@ class RolloutPanel(Panel):
             return None
         return rollouts[min(self.layer.value(), rollouts.shape[0] - 1)]
 
+    def _show_nothing(self, text: str) -> None:
+        """No picture for this snapshot: ``text`` says why (never the previous model's picture)."""
+        self.caption.setText(text)
+        self.heatmap.clear_matrix()
+        self.bars.setOpts(x=[], height=[])
+        self.plot.getAxis("bottom").setTicks([[]])
+        self.plot.setTitle("", color="#333", size="9pt")
+
     def refresh(self) -> None:
         snapshot = self.controller.snapshot
         if hasattr(self, "rollout_bars"):
             self.rollout_bars.setOpts(x=[], height=[])
-        if snapshot is not None and self.kind.currentData() == "flow":  # decoders too (no analysis needed)
+        if snapshot is None:
+            return self._show_nothing("")
+        if self.kind.currentData() == "flow":
             return self._refresh_flow(snapshot)
-        if snapshot is None or snapshot.analysis is None:
-            return
         self.layer.setEnabled(True)
-        rollouts = getattr(snapshot.analysis, self.kind.currentData())
+        name = self.kind.currentData()
+        analysis = snapshot.analysis
+        rollouts = None if analysis is None else getattr(analysis, name)
         if rollouts is None:
-            self.caption.setText(self.tr("Too many tokens for the rollout (at most 1,024)."))
-            self.heatmap.clear_matrix()
-            self.bars.setOpts(x=[], height=[])
-            return
+            reason = None if analysis is None else analysis.reason(name)
+            return self._show_nothing(self.tr("No rollout for this result.") if reason is None else error_text(reason))
         layers = rollouts.shape[0]
         if layers != self._last_layers:  # a new model: start at the last layer (the final vectors)
             with QSignalBlocker(self.layer):
@@ -340,10 +341,15 @@ class AblationPanel(Panel):
         off = sorted(snapshot.ablate)
         self.restore.setEnabled(bool(off))
         if not off or analysis is None or analysis.cosines is None:
-            self.status.setText(self.tr("No head is switched off. Ctrl+click (or right-click) a head in the head "
-                                        "grid, or click a cell of the effects grid, to switch it off."))
+            if not off:
+                self.status.setText(self.tr("No head is switched off. Ctrl+click (or right-click) a head in the head "
+                                            "grid, or click a cell of the effects grid, to switch it off."))
+            else:  # heads are off but their effect is not known: say which, and why
+                reason = None if analysis is None else analysis.reason("ablation_cosines")
+                self.status.setText(fill(self.tr("Switched off: %1. %2"), ", ".join(_head_name(l, h) for l, h in off),
+                                         "" if reason is None else error_text(reason)))
             self.bars.setOpts(x=[], height=[])
-            self.plot.getAxis("bottom").setTicks([[]])  # no bars, no labels of an older sentence (issue 25, cosmetic)
+            self.plot.getAxis("bottom").setTicks([[]])  # no bars, no labels of an older sentence
         else:
             cosines = analysis.cosines
             low = int(np.argmin(cosines))
@@ -578,7 +584,10 @@ class DashboardPanel(Panel):
         if table is None:
             self.table_model.set_table(None)
             self.scatter.setData([])
-            self.caption.setText(self.tr("Too many tokens for the head statistics (at most 1,024)."))
+            self.selected_point.setData([])
+            reason = None if snapshot.analysis is None else snapshot.analysis.reason("head_stats")
+            self.caption.setText(self.tr("No head statistics for this result.") if reason is None
+                                 else error_text(reason))
             return
         if self.table_model.table is None or len(self.table_model.table) != len(table) or \
                 not np.array_equal(self.table_model.table.view(np.uint8), table.view(np.uint8)):

@@ -99,15 +99,18 @@ class Exports(QObject):
             self.export_data(path)
 
     def export_data(self, path: str) -> None:
-        """Write the trace in the worker (large traces take seconds); report when done."""
-        from engine.files.export import save_trace
+        """Write, in the worker, what ``./run export --model M --text T [--ablate …] [--by words]``
+        writes for the model and text on screen (engine.files.export.export_run); report when done."""
+        from engine.analysis.request import RunRequest
 
-        result = self.w.controller.snapshot.result
+        from ..jobs.trained import export_shown
+
+        snapshot = self.w.controller.snapshot
+        config = snapshot.result.config
+        request = RunRequest(text=config.text, ablate=snapshot.ablate, by_words=self.w.controller.by_words)
         self.w.sessions.remember_folder("data", path)
-        from ..jobs.words import save_trace_with_words
-
-        save = save_trace if not self.w.controller.by_words else save_trace_with_words  # + words, word_attentions
-        self._export_lane.submit(saved_to, save, result, path)
+        self._export_lane.submit(saved_to, lambda request_, target: export_shown(snapshot.model, config, request_,
+                                                                                target), request, path)
 
     def _on_exported(self, path: str) -> None:
         self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Exported %1"), path), 4000)

@@ -31,17 +31,22 @@ def _per_query_head(v: np.ndarray, heads: int) -> np.ndarray:
 
 
 def transformed_value_norms(v: np.ndarray, w_o: np.ndarray) -> np.ndarray:
-    """‖f_h(x_j)‖ = ‖v_hj · W_O[h·d_k:(h+1)·d_k]‖ for every head and key: (heads, n) float32.
+    """‖f_h(x_j)‖ = ‖v_hj · W_O[h·d_k:(h+1)·d_k]‖ for every head and key: (heads, n), float32 for
+    float32 inputs (computed in float64).
 
     v: (heads, n, d_k) value vectors (with their bias), or (kv_heads, n, d_k) for grouped-query
     attention; w_o: (heads·d_k, d) row-vector W_O.
     """
     d_k = v.shape[2]
-    v = _per_query_head(v, w_o.shape[0] // d_k)  # (heads, n, d_k)
-    heads, n, d_k = v.shape
-    w_o_heads = np.ascontiguousarray(w_o).reshape(heads, d_k, w_o.shape[1])  # (heads, d_k, d): head h's rows
-    transformed = np.matmul(np.ascontiguousarray(v), w_o_heads)  # (heads, n, d): f_h(x_j)
-    return np.sqrt(np.einsum("hnd,hnd->hn", transformed, transformed))  # (heads, n)
+    heads = w_o.shape[0] // d_k
+    dtype = np.result_type(v, w_o, np.float32)  # float32 for a model's arrays; float64 in, float64 out
+    w_o_heads = np.asarray(w_o, np.float64).reshape(heads, d_k, w_o.shape[1])  # (heads, d_k, d): head h's rows
+    # ‖v W‖² = v (W Wᵀ) vᵀ: a (d_k, d_k) Gram matrix per head instead of every f_h(x_j) in d dimensions
+    # (SmolLM2: 64 × 64 against 64 × 576 numbers a key and head, 9× fewer multiplications)
+    gram = np.matmul(w_o_heads, w_o_heads.transpose(0, 2, 1))  # (heads, d_k, d_k)
+    v = np.asarray(_per_query_head(v, heads), np.float64)  # (heads, n, d_k)
+    squared = np.einsum("hnd,hnd->hn", np.matmul(v, gram), v)  # (heads, n)
+    return np.sqrt(np.maximum(squared, 0.0)).astype(dtype, copy=False)  # (heads, n)
 
 
 def value_weighted(weights: np.ndarray, v: np.ndarray, w_o: np.ndarray) -> np.ndarray:
@@ -66,6 +71,7 @@ def explain_cell(weights: np.ndarray, v: np.ndarray, w_o: np.ndarray, head: int,
     alpha = α_ij, f = f_h(x_j) (d,) float64, f_norm = ‖f‖, value_norm = α_ij · ‖f‖ (Python floats)."""
     d_k = v.shape[2]
     heads = w_o.shape[0] // d_k
+    dtype = np.result_type(v, w_o, np.float32)  # float32 for a model's arrays; float64 in, float64 out
     if not (0 <= head < heads and 0 <= query < weights.shape[1] and 0 <= key < weights.shape[2]):
         raise IndexError(f"no cell head {head}, query {query}, key {key}")
     value = np.asarray(_per_query_head(v, heads)[head, key], np.float64)  # (d_k,)

@@ -261,7 +261,7 @@ __all__ = ["ALL_SUFFIXES", "DATA_SUFFIXES", "IMAGE_SUFFIXES", "atomic_write", "c
 MODEL_FORMAT_NAME = "attention-explorer-minilm-trace"
 
 
-def word_view(text: str, tokens, attentions: np.ndarray) -> dict:
+def word_view(text: str, tokens, attentions: np.ndarray, special_tokens: frozenset = frozenset()) -> dict:
     """The word view an export writes (engine.text.words): ``words`` (w,), ``word_index`` (n,) and
     ``word_attentions`` (…, w, w) as :class:`Blocks` rolled up one leading index at a time, so it is
     never held whole (memory: engine.core.memory.word_view_bytes). Without ``text`` each piece is
@@ -269,7 +269,7 @@ def word_view(text: str, tokens, attentions: np.ndarray) -> dict:
     from ..text.words import roll_up_blocks, words_of
 
     if text:
-        words, word_index = words_of(text, tokens)
+        words, word_index = words_of(text, tokens, special_tokens)
     else:
         words, word_index = tuple(t.text for t in tokens), np.arange(len(tokens))
     word_index = np.asarray(word_index, dtype=np.int64)
@@ -293,7 +293,7 @@ def materialize(value):
 
 
 def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transformers/all-MiniLM-L6-v2",
-                    extra: dict | None = None) -> Path:
+                    extra: dict | None = None, special_tokens: frozenset = frozenset()) -> Path:
     """Write a MiniLM :class:`~engine.models.bert.BertTrace`: ``tokens``, ``token_spans``, ``input_ids``,
     ``attentions`` (layers, heads, n, n) and ``hidden_states`` (layers + 1, n, d) as .npz or
     .json; .csv holds every layer's and head's weights, one row per (layer, head, query).
@@ -302,7 +302,7 @@ def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transfor
     suffix = output_suffix(path)
     spans = [[t.start, t.end] for t in trace.tokens]
     if suffix != ".csv":
-        words = word_view(text, trace.tokens, trace.attentions)  # no text: each piece its own word
+        words = word_view(text, trace.tokens, trace.attentions, special_tokens)  # no text: each piece its own word
     if suffix == ".json":
         check_json_size([np.asarray(trace.attentions), np.asarray(trace.hidden_states), words["word_attentions"],
                          *(extra or {}).values()])
@@ -334,3 +334,61 @@ def save_bert_trace(trace, path, text: str = "", model: str = "sentence-transfor
 
 
 __all__.append("save_bert_trace")
+
+
+# ---------------------------------------------------------------------- one run request, any model
+def _save_toy(runs, path, arrays: dict) -> None:
+    save_trace(runs.trace, path, arrays)
+
+
+def _save_encoder(runs, path, arrays: dict) -> None:
+    # the word view is written by save_bert_trace itself, before the analyses (the documented order)
+    extra = {name: value for name, value in arrays.items() if name not in ("words", "word_index", "word_attentions")}
+    facts = runs.model.facts
+    save_bert_trace(runs.trace, path, runs.request.text, facts.name or facts.family, extra=extra,
+                    special_tokens=facts.special_tokens)
+
+
+def _save_decoder(runs, path, arrays: dict) -> None:
+    if output_suffix(path) != ".npz":
+        raise EngineError("a decoder's trace is written as .npz: {path!r}", field="out", path=os.fspath(path))
+    trace = runs.trace
+    views = word_view(runs.request.text, trace.tokens, trace.attentions, runs.model.facts.special_tokens)
+    rest = {name: value for name, value in arrays.items() if name not in views}
+    with atomic_write(path) as stream:
+        write_npz(stream, {**trace.arrays(), **views, **rest})  # the word view made one layer at a time
+
+
+_SAVERS_BY_KIND = {"toy": _save_toy, "encoder": _save_encoder, "decoder": _save_decoder}  # each kind's file layout
+
+
+def run_arrays(model, request, runs=None) -> tuple[dict, dict]:
+    """(arrays, reasons): every array the analyses of ``request`` give on ``model`` (engine.analysis.table,
+    in its order; ``ablated_heads`` (k, 2) when heads are off), and why each other analysis does not apply."""
+    from ..analysis.runs import Runs
+    from ..analysis.table import export_arrays, reasons, run_all
+
+    runs = runs if runs is not None else Runs(model, request)
+    results = run_all(model, runs=runs)
+    arrays = export_arrays(results)
+    if runs.request.ablate:  # which heads were off: the file says what it is
+        arrays["ablated_heads"] = np.array(sorted(runs.request.ablate), dtype=np.int64).reshape(-1, 2)  # (k, 2)
+    return arrays, reasons(results)
+
+
+def export_run(model, request, path, *, extra: dict | None = None, runs=None) -> Path:
+    """Write the trace of ``request`` on ``model`` with every analysis that applies to it
+    (:func:`run_arrays`) and ``extra`` arrays, as ``./run export`` and File → Export data both do;
+    the file layout is the model kind's (docs/FORMAT.md). ``runs``: the request's traces when the
+    caller already holds them (engine.analysis.runs.Runs)."""
+    from ..analysis.runs import Runs
+
+    output_suffix(path)  # a bad suffix before any computing
+    runs = runs if runs is not None else Runs(model, request)
+    arrays, _ = run_arrays(model, request, runs)
+    arrays.update(extra or {})
+    _SAVERS_BY_KIND[model.facts.kind](runs, path, arrays)
+    return Path(path)
+
+
+__all__ += ["export_run", "run_arrays"]

@@ -48,6 +48,10 @@
         <translation>没有关闭任何头。在头网格中 Ctrl+单击（或右键单击）一个头，或单击影响网格中的格子，即可关闭它。</translation>
     </message>
     <message>
+        <source>Switched off: %1. %2</source>
+        <translation>已关闭：%1。%2</translation>
+    </message>
+    <message>
         <source>Switched off: %1. Final vectors' cosine with and without: mean %2, lowest %3 (“%4”).</source>
         <translation>已关闭：%1。最终向量关闭前后的余弦：平均 %2，最低 %3（“%4”）。</translation>
     </message>
@@ -492,8 +496,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>y</translation>
     </message>
     <message>
-        <source>Too many tokens for the head statistics (at most 1,024).</source>
-        <translation>词元太多，无法计算头统计（最多 1,024 个）。</translation>
+        <source>No head statistics for this result.</source>
+        <translation>这个结果没有注意力头统计。</translation>
     </message>
     <message>
         <source>No head here has a clear pattern (previous-token, sink or self above its threshold).</source>
@@ -926,6 +930,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>解码器的修补需要答案：要测量其概率的词元，例如 ' Paris'</translation>
     </message>
     <message>
+        <source>a decoder's trace is written as .npz: {path!r}</source>
+        <translation>解码器的轨迹只能写成 .npz：{path!r}</translation>
+    </message>
+    <message>
         <source>a decoder's {part} is one of {allowed}; got {value!r}</source>
         <translation>解码器的 {part} 只能是 {allowed} 之一；收到的是 {value!r}</translation>
     </message>
@@ -994,6 +1002,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一个旧的 GGML 文件（GGUF 之前的格式）：请用 llama.cpp 的脚本把它转换为 GGUF</translation>
     </message>
     <message>
+        <source>attention by pieces: switch By words on to roll it up into words</source>
+        <translation>注意力按词片显示：打开“按词”即可汇总成词</translation>
+    </message>
+    <message>
         <source>cannot read {file}: {reason}</source>
         <translation>无法读取 {file}：{reason}</translation>
     </message>
@@ -1026,12 +1038,20 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>逐词去除对每个词元运行一次模型：{n} 个词元超过 {limit}；请缩短文本</translation>
     </message>
     <message>
+        <source>no head is switched off: switch heads off to compare the final vectors with and without them</source>
+        <translation>没有关闭任何注意力头：关闭一些头，才能比较有它们和没有它们时的最终向量</translation>
+    </message>
+    <message>
         <source>no hook point {name!r} in this model; closest: {closest}</source>
         <translation>此模型没有钩子点 {name!r}；最接近的是：{closest}</translation>
     </message>
     <message>
         <source>no patching grid {grid!r}; choose from {names}</source>
         <translation>没有修补网格 {grid!r}；可选：{names}</translation>
+    </message>
+    <message>
+        <source>no piece the sampling settings allow continues the text as whole characters: nothing was added (raise top-k or top-p)</source>
+        <translation>采样设置允许的词片都无法把文本接成完整的字符：没有添加任何内容（请调高 top-k 或 top-p）</translation>
     </message>
     <message>
         <source>not a regular file</source>
@@ -1266,6 +1286,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>jieba 分词需要安装 jieba 包：{command}</translation>
     </message>
     <message>
+        <source>the model chose its special token {token}: nothing was added after the text</source>
+        <translation>模型选择了它的特殊词元 {token}：文本后面没有添加任何内容</translation>
+    </message>
+    <message>
         <source>the model file lacks the q/k norm weights ({name})</source>
         <translation>模型文件缺少 q/k 归一化权重（{name}）</translation>
     </message>
@@ -1366,12 +1390,28 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{which}提示为空：请输入一句话</translation>
     </message>
     <message>
+        <source>unknown analysis {name!r}: one of {names}</source>
+        <translation>未知的分析 {name!r}：可选 {names}</translation>
+    </message>
+    <message>
         <source>unknown model kind {kind!r}: one of {kinds}</source>
         <translation>未知的模型类型 {kind!r}：应为 {kinds} 之一</translation>
     </message>
     <message>
+        <source>value-weighted attention would hold {size} beside the trace, more than the memory budget {budget}: shorten the text</source>
+        <translation>值加权注意力需要在轨迹之外再占用 {size}，超过内存预算 {budget}：请缩短文本</translation>
+    </message>
+    <message>
         <source>{analysis} reads at most {limit} tokens; this text has {count}: shorten it</source>
         <translation>{analysis} 最多读取 {limit} 个词元；这段文本有 {count} 个：请缩短它</translation>
+    </message>
+    <message>
+        <source>{analysis} reads {kinds} models, not {kind} models ({model})</source>
+        <translation>{analysis}只适用于 {kinds} 模型，不适用于 {kind} 模型（{model}）</translation>
+    </message>
+    <message>
+        <source>{count} pieces did not finish a character (bytes {data}): nothing was added</source>
+        <translation>{count} 个词片仍未组成完整的字符（字节 {data}）：没有添加任何内容</translation>
     </message>
     <message>
         <source>{file} cannot be read as a tokenizer ({reason}): download it again</source>
@@ -4959,6 +4999,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>正在计算注意力流（每对词元一个精确最大流）……</translation>
     </message>
     <message>
+        <source>No rollout for this result.</source>
+        <translation>这个结果没有 rollout。</translation>
+    </message>
+    <message>
         <source>“%1”: flow (blue) beside rollout (grey)</source>
         <translation>“%1”：流（蓝）与 rollout（灰）并列</translation>
     </message>
@@ -4969,10 +5013,6 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>%1 switched-off heads count as zero weights in their layer's mean (their patterns are still computed, but they move nothing): their share stays with the residual, in flow and rollout alike.</source>
         <translation>%1 个被关闭的头在所在层的平均中按零权重计（它们的注意力模式仍会计算，但不搬运任何信息）：它们的份额留给残差，流与 rollout 都如此。</translation>
-    </message>
-    <message>
-        <source>Too many tokens for the rollout (at most 1,024).</source>
-        <translation>词元太多，无法计算展开（最多 1,024 个）。</translation>
     </message>
     <message>
         <source>where “%1”'s vector comes from</source>
