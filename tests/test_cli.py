@@ -292,7 +292,7 @@ def test_export_without_pyqtgraph_says_what_to_install(tmp_path, monkeypatch, ca
     real_import = builtins.__import__
 
     def no_pyqtgraph(name, *args, **kwargs):
-        if name == "app.render" or name.startswith("pyqtgraph"):
+        if name == "figures.render" or name.startswith("pyqtgraph"):
             raise ModuleNotFoundError("No module named 'pyqtgraph'", name="pyqtgraph")
         return real_import(name, *args, **kwargs)
 
@@ -326,7 +326,7 @@ def test_image_export_calls_export_figure(tmp_path, monkeypatch):
         calls.append((result.n, head, stage, width))
         Path(path).write_bytes(b"<svg/>")
 
-    monkeypatch.setitem(sys.modules, "app.render", types.SimpleNamespace(export_figure=export_figure))
+    monkeypatch.setitem(sys.modules, "figures.render", types.SimpleNamespace(export_figure=export_figure))
     out = tmp_path / "figure.svg"
     code = cli.main(["main.py", "export", "--text", "a b c", "--heads", "2", "--head", "1", "--stage", "scaled",
                      "--width", "640", "--out", str(out)])
@@ -334,9 +334,15 @@ def test_image_export_calls_export_figure(tmp_path, monkeypatch):
     assert out.read_bytes() == b"<svg/>" and os.listdir(tmp_path) == ["figure.svg"]
 
 
-def test_no_arguments_start_the_window(monkeypatch):
+def test_no_arguments_start_the_window(monkeypatch, capsys):
+    """main.py hands the window's start to the command line (which never imports the app); without
+    it the window's arguments are refused in one line."""
+    import main as entry
+
     seen = []
     monkeypatch.setitem(sys.modules, "app.shell.startup", types.SimpleNamespace(run=lambda argv: seen.append(argv) or 7))
-    assert cli.main(["main.py"]) == 7
-    assert cli.main(["main.py", "--session", "my.json"]) == 7
+    assert cli.main(["main.py"], window=entry.start_window) == 7
+    assert cli.main(["main.py", "--session", "my.json"], window=entry.start_window) == 7
     assert seen == [[], ["--session", "my.json"]]  # app.shell.startup.run takes the arguments after the program
+    assert cli.main(["main.py"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

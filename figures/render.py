@@ -41,11 +41,36 @@ def ensure_application():
     if app is None:
         if "QT_QPA_PLATFORM" not in os.environ:
             os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        quiet_offscreen_messages()
         app = QApplication(sys.argv[:1])
         from .fonts import install_cjk_font
 
         install_cjk_font(app)
     return app
+
+
+# what the offscreen platform says of every widget drawn for a file: nothing the user can act on
+# (eight lines on stderr for one `export --steps`)
+OFFSCREEN_NOISE = ("This plugin does not support propagateSizeHints()",)
+_quieted = False
+
+
+def quiet_offscreen_messages() -> None:
+    """Drop Qt's OFFSCREEN_NOISE messages; every other message is written to stderr as Qt would."""
+    global _quieted
+    if _quieted:
+        return
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def handler(_kind, _context, message: str) -> None:
+        if not any(noise in message for noise in OFFSCREEN_NOISE):
+            try:
+                sys.stderr.write(message + "\n")
+            except (AttributeError, OSError, ValueError):  # no stderr: nowhere to say it
+                pass
+
+    qInstallMessageHandler(handler)
+    _quieted = True
 
 
 def _heads(result: AttentionResult, head) -> list[int]:
@@ -72,13 +97,13 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
     import pyqtgraph as pg
 
     from .heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapPlot
-    from .jobs.snapshot import summarise
+    from .stages import pair_bounds
 
     if stage not in STAGES:
         raise EngineError("stage must be one of {stages}; got {stage!r}", stages=', '.join(STAGES), stage=stage)
     heads = _heads(result, head)
     ensure_application()
-    snapshot = summarise(result)
+    bounds = pair_bounds(result)  # (heads,) each
     columns = max(1, math.ceil(math.sqrt(len(heads))))
     rows = math.ceil(len(heads) / columns)
     widget = pg.GraphicsLayoutWidget()
@@ -94,11 +119,10 @@ def build_figure(result: AttentionResult, head="all", stage: str = "weights", wi
                                                     result.config.d_model, result.weights.shape[0], result.n)
     widget.ci.addLabel(title, row=0, col=0, colspan=columns + 1, size="11pt", color="#111")
     if stage == "weights":
-        levels = (0.0, max(float(snapshot.weight_max[heads].max()), 1e-6))
+        levels = (0.0, max(float(bounds["weights"][heads].max()), 1e-6))
         colormap = WEIGHTS_MAP
     else:
-        bounds = snapshot.score_bound if stage == "scores" else snapshot.scaled_bound
-        bound = max(float(bounds[heads].max()), 1e-6)
+        bound = max(float(bounds[stage][heads].max()), 1e-6)
         levels, colormap = (-bound, bound), DIVERGING_MAP
     labels = result.token_texts
     plots = []
