@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--by", choices=("pieces", "words"), default="pieces",
         help="toy engine .npz/.json: also write words, word_index and word_attentions (attention rolled up by "
              "words: summed over a word's key pieces, averaged over its query pieces); pretrained models always "
-             "write them")
+             "write them. Images (.png .svg): the softmax weights by words, as the window's By words")
     add("--ablate", metavar="L.H[,L.H…]", help="switch heads off (layer.head, 0-based; the toy engine has layer 0): "
         "every exported array is of the run without them")
     add("--table", choices=("weights", "head-stats"), default="weights",
@@ -249,6 +249,17 @@ def _write(options, save, trace, weights=None, *args, special=None, evidence=Non
     save(trace, options.out, *args, extra=extra)
 
 
+def _words_of(options, result, special_tokens: frozenset = frozenset()):
+    """``--by words`` for a picture: (words, weights (heads, w, w)) of ``result``'s layer rolled up
+    (engine.text.words, the model's special tokens words of their own: the window's word view); else None."""
+    if options.by != "words":
+        return None
+    from engine.text.words import word_arrays
+
+    arrays = word_arrays(options.text, result.tokens, result.weights, special_tokens)
+    return tuple(str(word) for word in arrays["words"]), arrays["word_attentions"]
+
+
 def _check_output(out: str) -> None:
     """Refuse an output path that cannot be written, before computing anything."""
     target = Path(out)
@@ -336,7 +347,7 @@ def _export_pretrained(options, image: bool) -> None:
     if image:
         result = model.layer_view(trace, layer)
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
-                      label=f"{entry.title}, layer {layer}")
+                      label=f"{entry.title}, layer {layer}", words=_words_of(options, result, facts.special_tokens))
     else:
         _write(options, save_bert_trace, trace, model.weights, options.text, facts.name or entry.title,
                special=facts.special_mask(trace.token_texts),
@@ -381,8 +392,10 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate
         check_decoder_export(model, options.text)
     trace = model.run(options.text, ablate=ablate)
     if image:
-        _image_exporter()(model.layer_view(trace, layer), options.out, head=head, stage=options.stage,
-                          width=options.width, label=f"{entry.title}, layer {layer}")
+        result = model.layer_view(trace, layer)
+        _image_exporter()(result, options.out, head=head, stage=options.stage, width=options.width,
+                          label=f"{entry.title}, layer {layer}",
+                          words=_words_of(options, result, model.facts.special_tokens))
     else:
         from engine.files.export import write_npz
 
@@ -424,8 +437,9 @@ def export(args: list[str]) -> None:
     _check_output(options.out)
     if options.width <= 0:
         raise UsageError(f"--width must be a positive number of pixels; got {options.width}")
-    if options.by == "words" and image:
-        raise UsageError("--by words applies to data files (.npz, .json), not to images")
+    if options.by == "words" and image and options.stage != "weights":
+        raise UsageError(f"--by words draws the softmax weights (a word's scores do not add up from its pieces'); "
+                         f"leave out --stage {options.stage}")
     if (options.flow or options.occlusion) and image:
         raise UsageError("--flow and --occlusion are written to data files (.npz, .json), not to images")
     if not model_info(options.model).configurable:
@@ -440,7 +454,8 @@ def export(args: list[str]) -> None:
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         result = compute(config, ablate=ablate) if ablate else compute(config)
     if image:
-        export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
+        export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
+                      words=_words_of(options, result))
     elif options.by == "words":
         from engine.text.words import word_arrays
 

@@ -322,15 +322,15 @@ def test_real_png_and_svg_export(tmp_path):
 def test_image_export_calls_export_figure(tmp_path, monkeypatch):
     calls = []
 
-    def export_figure(result, path, head="all", stage="weights", width=800):
-        calls.append((result.n, head, stage, width))
+    def export_figure(result, path, head="all", stage="weights", width=800, words=None):
+        calls.append((result.n, head, stage, width, words))
         Path(path).write_bytes(b"<svg/>")
 
     monkeypatch.setitem(sys.modules, "figures.render", types.SimpleNamespace(export_figure=export_figure))
     out = tmp_path / "figure.svg"
     code = cli.main(["main.py", "export", "--text", "a b c", "--heads", "2", "--head", "1", "--stage", "scaled",
                      "--width", "640", "--out", str(out)])
-    assert code == 0 and calls == [(3, 1, "scaled", 640)]
+    assert code == 0 and calls == [(3, 1, "scaled", 640, None)]
     assert out.read_bytes() == b"<svg/>" and os.listdir(tmp_path) == ["figure.svg"]
 
 

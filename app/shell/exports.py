@@ -47,10 +47,12 @@ class Exports(QObject):
     def export_heatmap(self, path: str, head, width: int = 1600) -> bool:
         from figures.render import export_figure
 
+        words = self._shown_words()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            export_figure(self.w.controller.snapshot.result, path, head=head, stage=self.w.controller.stage, width=width,
-                          label=self._figure_label())
+            export_figure(self.w.controller.snapshot.result, path, head=head,
+                          stage="weights" if words else self.w.controller.stage, width=width,
+                          label=self._figure_label(), words=words)
         except (EngineError, OSError) as error:
             self.w.warn(Q.translate("MainWindow", "Could not export the image"), error)
             return False
@@ -123,6 +125,13 @@ class Exports(QObject):
     def _on_export_failed(self, error) -> None:
         self.w.warn(Q.translate("MainWindow", "Could not export the data"), error)
 
+    def _shown_words(self):
+        """(words, weights (heads, w, w)) when the heatmap shows attention by words, else None: an image
+        shows what the window shows (*By words*: the softmax weights rolled up, as the attention panel)."""
+        snapshot = self.w.controller.snapshot
+        words = snapshot.words if snapshot is not None and self.w.controller.by_words else None
+        return None if words is None else (words.words, words.weights)
+
     def _figure_label(self) -> str:
         snapshot = self.w.controller.snapshot
         if snapshot is None or model_info(snapshot.model).configurable:
@@ -135,8 +144,10 @@ class Exports(QObject):
 
         if self.w.controller.snapshot is None:
             return
-        image = render_image(self.w.controller.snapshot.result, head=self.w.controller.head, stage=self.w.controller.stage,
-                             width=1200, label=self._figure_label())
+        words = self._shown_words()
+        image = render_image(self.w.controller.snapshot.result, head=self.w.controller.head,
+                             stage="weights" if words else self.w.controller.stage, width=1200,
+                             label=self._figure_label(), words=words)
         QApplication.clipboard().setImage(image)
         self.w.statusBar().showMessage(Q.translate("MainWindow", "Heatmap copied to the clipboard"), 3000)
 

@@ -982,6 +982,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一个旧的 GGML 文件（GGUF 之前的格式）：请用 llama.cpp 的脚本把它转换为 GGUF</translation>
     </message>
     <message>
+        <source>by words a figure shows the softmax weights (scores do not add up over a word's pieces); got the {stage!r} stage</source>
+        <translation>按词显示时图只画 softmax 权重（分数不能在一个词的各片段上相加）；当前阶段为 {stage!r}</translation>
+    </message>
+    <message>
+        <source>by words: {count} words but weights of shape {shape}</source>
+        <translation>按词：{count} 个词，但权重的形状是 {shape}</translation>
+    </message>
+    <message>
         <source>cannot read {file}: {reason}</source>
         <translation>无法读取 {file}：{reason}</translation>
     </message>
@@ -2325,6 +2333,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>%1 · d_model %2 · %3 heads · %4 tokens</source>
         <translation>%1 · d_model %2 · %3 个头 · %4 个词元</translation>
+    </message>
+    <message>
+        <source>%1 by words · d_model %2 · %3 heads · %4 words from %5 pieces</source>
+        <translation>%1（按词）· d_model %2 · %3 个头 · %5 个片段合成 %4 个词</translation>
     </message>
     <message>
         <source>head %1</source>
