@@ -346,3 +346,21 @@ def test_no_arguments_start_the_window(monkeypatch, capsys):
     assert seen == [[], ["--session", "my.json"]]  # app.shell.startup.run takes the arguments after the program
     assert cli.main(["main.py"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_help_names_the_patch_command_and_patch_help_offers_only_what_it_takes():
+    """`./run --help` said nothing of `./run patch`; `patch --help` offered toy (then refused it) and did
+    not say that a GGUF file or a model folder is taken."""
+    from engine.models import MODELS
+
+    done = run("--help")
+    assert done.returncode == 0
+    assert "./run patch --model MODEL --clean TEXT --corrupt TEXT --out FILE" in done.stdout
+    assert "`./run patch --help`" in done.stdout
+    done = run("patch", "--help")
+    assert done.returncode == 0
+    pretrained = [name for name, entry in MODELS.items() if not entry.configurable]
+    assert "--model {" + ",".join(pretrained) + "}|FILE.gguf|FOLDER" in done.stdout
+    toy = [name for name, entry in MODELS.items() if entry.configurable]
+    assert toy and not any(name in done.stdout.split("--model", 1)[1].split("\n")[0] for name in toy)
+    assert "Hugging Face model folder" in " ".join(done.stdout.split())
