@@ -19,7 +19,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontInfo, QFontMetrics, QImage, QPen, QStaticText, QTransform
 from PySide6.QtWidgets import QGraphicsRectItem
 
-from .token_axis import ColourBar, TokenAxis, cache_drawing
+from .token_axis import TokenAxis, cache_drawing
 
 WEIGHTS_MAP = "viridis"
 DIVERGING_MAP = "CET-D1"

@@ -1,10 +1,12 @@
 """Step-through exports: the player's stages as an animated GIF, an MP4 or a PDF handout.
 
-One frame (or page) per stage of the step-through player, drawn by the player itself (the same
-heatmaps, numbers and captions the window shows), so a teacher can take the walk-through into a
-lecture. GIF through Pillow, MP4 through imageio-ffmpeg's bundled ffmpeg (optional: the message
-says what to install), PDF through Qt's QPdfWriter with the caption and the numbers of each stage
-as text. Every file is written atomically (engine/safe_io.py).
+One frame (or page) per stage, drawn from the result offscreen with the specs and captions the
+window's player reads (figures/stages.py): the stage's name, its caption and its heatmaps, never the
+player's controls. The window exports its player's result, head and focus; the command line its own
+run. GIF through Pillow, MP4 through imageio-ffmpeg's bundled ffmpeg (its exit status decides: a
+full disk fails the export), PDF through Qt's QPdfWriter with the caption and the numbers of each
+stage as text beside the heatmaps' picture. A memory estimate refuses, before anything is computed
+or drawn, more tokens than a frame can take. Every file is written atomically (engine/files/safe_io.py).
 """
 from __future__ import annotations
 
