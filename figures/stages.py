@@ -19,6 +19,8 @@ from .text import fill
 
 STAGE_KEYS = ("tokens", "embeddings", "qkv", "scores", "scaled", "weights", "weighted_sum", "concat", "new_vectors")
 TIE = 1e-6  # weights this close to the largest one tie with it (float32 softmax of equal scores)
+VALUE_COLUMNS = {1: 14, 2: 8, 3: 6}  # write numbers in the cells up to this many columns (by heatmaps side by side)
+MAX_TOKEN_CHIPS = 200  # the tokens stage lists at most this many tokens
 
 
 def stage_names() -> tuple[str, ...]:

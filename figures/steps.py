@@ -96,10 +96,15 @@ def check_frame_memory(n: int, d: int, budget: int | None = None) -> None:
                           n=n, need=format_bytes(need), budget=format_bytes(budget), most=most)
 
 
-VALUE_COLUMNS = {1: 14, 2: 8, 3: 6}  # numbers in the cells up to this many columns (by heatmaps side by side)
 PICTURE_HEIGHT = 520  # px of a stage's heatmaps at FRAME_SIZE's width: the frame under two caption lines
-MAX_TOKEN_CHIPS = 200  # the tokens stage lists at most this many tokens (as the player)
 TOKEN_CHARS = 40  # a longer token is shortened in the tokens strip (the heatmaps' labels: LABEL_CHARS)
+CAPTION_CHARS = 400  # a caption line is shortened past this (a focused 10,000-character token would fill the frame)
+
+
+def printed_caption(caption: str) -> str:
+    """``caption`` as a frame or a page prints it: each line at most CAPTION_CHARS characters."""
+    return "\n".join(line if len(line) <= CAPTION_CHARS else line[:CAPTION_CHARS - 1] + "…"
+                     for line in caption.split("\n"))
 
 
 def _heatmaps_image(specs: list[dict], focus: int, width: int):
@@ -108,6 +113,7 @@ def _heatmaps_image(specs: list[dict], focus: int, width: int):
     import pyqtgraph.exporters as exporters
 
     from .heatmap import HeatmapPlot
+    from .stages import VALUE_COLUMNS
     from .token_axis import ColourBar
 
     widget = pg.GraphicsLayoutWidget()
@@ -144,6 +150,7 @@ def _tokens_image(result, focus: int, width: int):
     from PySide6.QtCore import QCoreApplication, QRectF
     from PySide6.QtGui import QColor, QFont, QImage, QPainter, QTextDocument
 
+    from .stages import MAX_TOKEN_CHIPS
     from .text import fill
 
     chips = []
@@ -207,9 +214,10 @@ def frame_image(page: StagePage, index: int, count: int, size=FRAME_SIZE):
         body.setBold(False)
         body.setPointSizeF(10.5)
         painter.setFont(body)
+        caption = printed_caption(page.caption)
         box = painter.boundingRect(QRectF(margin, y, width - 2 * margin, height), Qt.TextFlag.TextWordWrap |
-                                   Qt.TextFlag.TextWrapAnywhere, page.caption)
-        painter.drawText(box, Qt.TextFlag.TextWordWrap | Qt.TextFlag.TextWrapAnywhere, page.caption)
+                                   Qt.TextFlag.TextWrapAnywhere, caption)
+        painter.drawText(box, Qt.TextFlag.TextWordWrap | Qt.TextFlag.TextWrapAnywhere, caption)
         y = box.bottom() + line * 0.4
         room = QRectF(0, y, width, max(height - y, 1.0))
         scaled = page.image.size().scaled(room.size().toSize(), Qt.AspectRatioMode.KeepAspectRatio)
@@ -344,9 +352,10 @@ def write_pdf(pages: list[StagePage], path, title: str = "") -> None:
             body.setBold(False)
             body.setPointSizeF(10)
             painter.setFont(body)
+            caption = printed_caption(page.caption)
             caption_box = painter.boundingRect(QRectF(area.left(), y, area.width(), area.height()),
-                                               Qt.TextFlag.TextWordWrap, page.caption)
-            painter.drawText(caption_box, Qt.TextFlag.TextWordWrap, page.caption)
+                                               Qt.TextFlag.TextWordWrap | Qt.TextFlag.TextWrapAnywhere, caption)
+            painter.drawText(caption_box, Qt.TextFlag.TextWordWrap | Qt.TextFlag.TextWrapAnywhere, caption)
             y = caption_box.bottom() + line * 0.3
             tables = [lines for name, matrix in page.matrices.items() if (lines := _table(name, matrix))]
             table_height = 0.0

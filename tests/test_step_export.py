@@ -367,3 +367,21 @@ def test_a_missing_ffmpeg_package_names_run_not_a_test_file(pages, tmp_path, mon
     message = str(caught.value)
     assert "./run" in message and "pip install imageio-ffmpeg" in message and "requirements-test" not in message
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_focused_long_token_leaves_the_frame_its_heatmaps():
+    """A 10,000-character token in focus: its caption is shortened, the heatmaps keep most of the frame."""
+    from engine import AttentionConfig, compute
+    from figures.render import image_pixels
+    from figures.steps import CAPTION_CHARS, frame_image, stage_pages
+
+    word = "a" * 10000
+    result = compute(AttentionConfig(text=f"x {word} y", tokenizer="whitespace", d_model=8, heads=2))
+    pages = stage_pages(result, focus=1)
+    weights = pages[STAGE_KEYS.index("weights")]
+    assert word in weights.caption  # the player's caption, whole
+    frame = image_pixels(frame_image(weights, 5, len(pages)))[:, :, :3]
+    rows_with_cells = (frame.min(axis=2) < 200).mean(axis=1) > 0.3  # rows crossing the heatmap
+    assert rows_with_cells.sum() > 0.5 * frame.shape[0]
+    assert all(len(line) <= CAPTION_CHARS for line in __import__("figures.steps").steps.printed_caption(
+        weights.caption).splitlines())

@@ -23,7 +23,9 @@ from PySide6.QtWidgets import (
 
 from engine import STAGES
 from engine.models import model_info
-from figures.stages import STAGE_KEYS, StageLevels, caption_lines, display_levels, stage_names, stage_specs
+from figures.stages import (
+    MAX_TOKEN_CHIPS, STAGE_KEYS, VALUE_COLUMNS, StageLevels, caption_lines, display_levels, stage_names, stage_specs,
+)
 
 from ..controller import Controller
 from ..heatmap import HeatmapView
@@ -34,8 +36,6 @@ from .formula_view import FormulaView
 
 LANE = "player"
 MAX_VIEWS = 3  # heatmaps side by side
-VALUE_COLUMNS = {1: 14, 2: 8, 3: 6}  # write numbers in the cells up to this many columns (by views shown)
-MAX_TOKEN_CHIPS = 200  # the tokens stage lists at most this many tokens
 DEFAULT_SECONDS = 2.0  # per stage while playing
 
 
