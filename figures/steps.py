@@ -40,11 +40,13 @@ class StagePage:
 
 
 def stage_pages(result, *, head: int = 0, focus: int = 0, trained: bool = False,
-                width: int = FRAME_SIZE[0]) -> list[StagePage]:
+                width: int = FRAME_SIZE[0], levels=None) -> list[StagePage]:
     """Every stage of ``result`` (an AttentionResult: the toy engine's, or a pretrained model's layer
     view; ``trained`` for the latter) drawn offscreen: the heatmaps of figures.stages' specs with the
     ``focus`` row outlined, ``head``'s where a stage is per head. The stage and its caption only: no
-    control of the window's player is in a frame."""
+    control of the window's player is in a frame. ``levels``: the stages' colour levels
+    (figures.stages.StageLevels) when they are known already (the window's player computed them in
+    its worker), else computed here (O(trace size))."""
     from .render import ensure_application
     from .stages import STAGE_KEYS, StageLevels, caption_lines, stage_names, stage_specs
 
@@ -52,7 +54,7 @@ def stage_pages(result, *, head: int = 0, focus: int = 0, trained: bool = False,
     ensure_application()
     head = min(max(int(head), 0), result.weights.shape[0] - 1)
     focus = min(max(int(focus), 0), result.n - 1)
-    scale = StageLevels.of(result)
+    scale = StageLevels.of(result) if levels is None else levels
     pages = []
     for key, name in zip(STAGE_KEYS, stage_names()):
         caption = "\n".join(line for line in caption_lines(key, result, head, focus, trained) if line)

@@ -297,6 +297,14 @@ class PlayerPanel(Panel):
             return {}
         return {name: self._highlights.get(name) for name in self._active}
 
+    def stage_levels(self) -> StageLevels | None:
+        """The colour levels of the result on display (its worker's bounds and the snapshot's), or None."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return None
+        return StageLevels(self._levels, {"scores": snapshot.score_bound, "scaled": snapshot.scaled_bound,
+                                          "weights": snapshot.weight_max}, snapshot.vector_bound)
+
     def shown_result(self):
         """The AttentionResult on display (None before the first one arrives)."""
         return None if self._snapshot is None else self._snapshot.result
@@ -387,9 +395,7 @@ class PlayerPanel(Panel):
             self.fit_room()  # the token strip stacked
             return
         self._show_page(1)
-        scale = StageLevels(self._levels, {"scores": snapshot.score_bound, "scaled": snapshot.scaled_bound,
-                                           "weights": snapshot.weight_max}, snapshot.vector_bound)
-        specs = stage_specs(key, result, head, scale)
+        specs = stage_specs(key, result, head, self.stage_levels())
         state = (result, key, head)  # AttentionResult compares by identity
         if state != self._shown:
             self._shown = state

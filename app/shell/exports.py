@@ -87,7 +87,8 @@ class Exports(QObject):
             return False
         trained = not model_info(self.w.controller.model).configurable
         try:
-            pages = stage_pages(result, head=self.w.controller.head, focus=self.w.controller.focus, trained=trained)
+            pages = stage_pages(result, head=self.w.controller.head, focus=self.w.controller.focus, trained=trained,
+                                levels=player.stage_levels())  # its worker's bounds: none computed here
         except EngineError as error:  # too large to draw: said before anything is drawn
             self.w.warn(Q.translate("MainWindow", "Could not export the step-through"), error)
             return False
