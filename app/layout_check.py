@@ -52,7 +52,7 @@ def clipped_items(view) -> list[str]:
     least its items' minimum sizes, and what does not fit is drawn outside the viewport."""
     import pyqtgraph as pg
 
-    from .token_axis import ColourBar
+    from figures.token_axis import ColourBar
 
     viewport = view.viewport()
     if viewport is None or viewport.width() <= 0 or viewport.height() <= 0:

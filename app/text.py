@@ -1,12 +1,7 @@
 """Small text helpers shared by the panels."""
 from __future__ import annotations
 
-import re
-
-
-def fill(template: str, *values) -> str:
-    """Qt-style placeholders: fill("%1 of %2", 3, 4) → "3 of 4", in one pass (values are not re-scanned)."""
-    return re.sub(r"%(\d+)", lambda m: str(values[int(m.group(1)) - 1]) if 0 < int(m.group(1)) <= len(values) else m.group(), template)
+from figures.text import fill  # noqa: F401 - one definition, the figures use it too
 
 
 def escape(text: str) -> str:

@@ -190,7 +190,7 @@ def main() -> None:
 
     settings = tempfile.mkdtemp()
     app = QApplication(sys.argv[:1])
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
     from app.window import MainWindow
     from app.shell.identity import use_settings_folder
 

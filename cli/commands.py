@@ -4,6 +4,8 @@
     ./run --session my.json                         # the window, opening a saved session
     ./run export --text "小明 喜欢 苹果" --out trace.npz   # .npz .json .csv (.png .svg)
     ./run export --help                             # every option
+    ./run patch --model minilm --clean TEXT --corrupt TEXT --out grids.npz   # activation patching
+    ./run patch --help                              # every patching option
 
 Every failure of ``export`` exits with code 2 and exactly one ``error: …`` line on stderr (bad
 input, a missing package, a full disk, even a bug); SIGINT, SIGTERM and SIGHUP exit with 128 +
@@ -48,11 +50,13 @@ def top_parser() -> argparse.ArgumentParser:
     """``./run --help``: the window's options and the ``export`` command."""
     parser = argparse.ArgumentParser(
         prog="./run", add_help=False,
-        usage="./run [--session FILE] [--text TEXT]\n       ./run export --text TEXT --out FILE [options]",
+        usage="./run [--session FILE] [--text TEXT]\n       ./run export --text TEXT --out FILE [options]"
+              "\n       ./run patch --model MODEL --clean TEXT --corrupt TEXT --out FILE [options]",
         description="Attention Explorer: watch self-attention work. Without a command it opens the window "
-                    "(a display is needed); `export` writes a trace or a picture (no display needed).",
+                    "(a display is needed); `export` writes a trace or a picture, `patch` the activation-patching "
+                    "grids of a pretrained model (no display needed).",
         epilog="examples:\n" + "\n".join("  " + line.strip() for line in __doc__.split("\n\n")[1].splitlines())
-               + "\n\n`./run export --help` lists every export option.",
+               + "\n\n`./run export --help` and `./run patch --help` list every option.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_window_options(parser)
     parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
@@ -144,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--by", choices=("pieces", "words"), default="pieces",
         help="toy engine .npz/.json: also write words, word_index and word_attentions (attention rolled up by "
              "words: summed over a word's key pieces, averaged over its query pieces); pretrained models always "
-             "write them")
+             "write them. Images (.png .svg): the softmax weights by words, as the window's By words")
     add("--ablate", metavar="L.H[,L.H…]", help="switch heads off (layer.head, 0-based; the toy engine has layer 0): "
         "every exported array is of the run without them")
     add("--table", choices=("weights", "head-stats"), default="weights",
@@ -234,6 +238,17 @@ def _export_data(options, model, trace, evidence=None) -> None:
     export_run(model, request, options.out, extra=evidence, runs=runs)
 
 
+def _words_of(options, result, special_tokens: frozenset = frozenset()):
+    """``--by words`` for a picture: (words, weights (heads, w, w)) of ``result``'s layer rolled up
+    (engine.text.words, the model's special tokens words of their own: the window's word view); else None."""
+    if options.by != "words":
+        return None
+    from engine.text.words import word_arrays
+
+    arrays = word_arrays(options.text, result.tokens, result.weights, special_tokens)
+    return tuple(str(word) for word in arrays["words"]), arrays["word_attentions"]
+
+
 def _check_output(out: str) -> None:
     """Refuse an output path that cannot be written, before computing anything."""
     target = Path(out)
@@ -252,13 +267,13 @@ def _check_output(out: str) -> None:
 
 
 def _image_exporter():
-    """app.render.export_figure, imported only when an image is asked for (with Qt and pyqtgraph)."""
+    """figures.render.export_figure, imported only when an image is asked for (with Qt and pyqtgraph)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # no window needed to draw a file
     try:
         import PySide6.QtGui  # noqa: F401 - imported here so a missing package is named now,
         import pyqtgraph  # noqa: F401 - not halfway through drawing
 
-        from app.render import export_figure
+        from figures.render import export_figure
     except ModuleNotFoundError as error:
         package = (error.name or "PySide6").split(".")[0]
         raise SetupError(f".png and .svg export needs the {package} package, which this Python lacks: use "
@@ -320,7 +335,7 @@ def _export_pretrained(options, image: bool) -> None:
     if image:
         result = model.layer_view(trace, layer)
         export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
-                      label=f"{entry.title}, layer {layer}")
+                      label=f"{entry.title}, layer {layer}", words=_words_of(options, result, facts.special_tokens))
     else:
         _export_data(options, model, trace, _evidence(options, model, trace, trace.attentions))
     _report(f"wrote {options.out}: {trace.n} word pieces, {trace.num_layers} layers × {trace.num_heads} heads "
@@ -353,8 +368,10 @@ def _export_decoder(options, entry, model, layer: int, head, image: bool, ablate
         check_decoder_export(model, options.text)
     trace = model.run(options.text, ablate=ablate)
     if image:
-        _image_exporter()(model.layer_view(trace, layer), options.out, head=head, stage=options.stage,
-                          width=options.width, label=f"{entry.title}, layer {layer}")
+        result = model.layer_view(trace, layer)
+        _image_exporter()(result, options.out, head=head, stage=options.stage, width=options.width,
+                          label=f"{entry.title}, layer {layer}",
+                          words=_words_of(options, result, model.facts.special_tokens))
     else:
         _export_data(options, model, trace, _evidence(options, model, trace, trace.attentions))
     _report(f"wrote {options.out}: {trace.n} tokens, {trace.num_layers} layers × {trace.num_heads} heads "
@@ -391,8 +408,9 @@ def export(args: list[str]) -> None:
     _check_output(options.out)
     if options.width <= 0:
         raise UsageError(f"--width must be a positive number of pixels; got {options.width}")
-    if options.by == "words" and image:
-        raise UsageError("--by words applies to data files (.npz, .json), not to images")
+    if options.by == "words" and image and options.stage != "weights":
+        raise UsageError(f"--by words draws the softmax weights (a word's scores do not add up from its pieces'); "
+                         f"leave out --stage {options.stage}")
     if (options.flow or options.occlusion) and image:
         raise UsageError("--flow and --occlusion are written to data files (.npz, .json), not to images")
     if not model_info(options.model).configurable:
@@ -407,7 +425,8 @@ def export(args: list[str]) -> None:
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         result = compute(config, ablate=ablate) if ablate else compute(config)
     if image:
-        export_figure(result, options.out, head=head, stage=options.stage, width=options.width)
+        export_figure(result, options.out, head=head, stage=options.stage, width=options.width,
+                      words=_words_of(options, result))
     else:
         from engine.models.toy import ToyModel
 
@@ -426,14 +445,30 @@ def _export_steps(options) -> None:
     _check_output(options.out)
     if not model_info(options.model).configurable:
         return _export_model_steps(options)
+    import numpy as np
+
+    from engine import compute
+    from engine.text.tokenize import tokenize
+    from figures.steps import check_frame_memory
+
     config = _toy_config(options)
     head = _parse_head(options.head, config.heads)
     _image_exporter()  # names a missing Qt now
-    from app.step_export import export_steps, stages_of
+    check_frame_memory(len(tokenize(config.text, config.tokenizer)), config.d_model)  # before the trace
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        result = compute(config)
+    count = _write_steps(result, options.out, head, trained=False, title=config.text)
+    _report(f"wrote {options.out}: {count} stages")
 
-    pages = stages_of(config, head=0 if head == "all" else head)
-    export_steps(pages, options.out, title=config.text)
-    _report(f"wrote {options.out}: {len(pages)} stages")
+
+def _write_steps(result, out: str, head, trained: bool, title: str) -> int:
+    """The stages of ``result`` drawn offscreen (figures.steps: the stage, its heatmaps and caption)
+    and written as .gif, .mp4 or .pdf; returns how many."""
+    from figures.steps import export_steps, stage_pages
+
+    pages = stage_pages(result, head=0 if head == "all" else head, trained=trained)
+    export_steps(pages, out, title=title)
+    return len(pages)
 
 
 def _export_model_steps(options) -> None:
@@ -444,26 +479,25 @@ def _export_model_steps(options) -> None:
         given.append("--no-scale")
     if given:
         raise UsageError(f"{', '.join(given)}: options of the toy engine, not used by --model {options.model}")
-    from engine import AttentionConfig
     from engine.models import model_info
     from engine.text.text_rule import require_visible_text
 
     require_visible_text(options.text)
-    from app.jobs.trained import model as loaded_model
-
     entry = model_info(options.model)
-    facts = loaded_model(options.model).facts  # loaded once, in the cache the player's worker reads
+    model = entry.load()  # the engine's loader, as `export --model` (the command line runs once: no cache)
+    facts = model.facts
     layer = 0 if options.layer is None else options.layer
     if not 0 <= layer < facts.layers:
         raise UsageError(f"--layer {layer} does not exist: {entry.title} has layers 0 … {facts.layers - 1}")
     head = _parse_head(options.head, facts.heads)
     _image_exporter()  # names a missing Qt now
-    from app.step_export import export_steps, stages_of
+    from figures.steps import check_frame_memory
 
-    pages = stages_of(AttentionConfig(text=options.text), head=0 if head == "all" else head, model=options.model,
-                      layer=layer, timeout=600.0)
-    export_steps(pages, options.out, title=f"{entry.title}, layer {layer}")  # the sentence: the tokens stage
-    _report(f"wrote {options.out}: {len(pages)} stages ({entry.title}, layer {layer})")
+    check_frame_memory(len(model.tokenize(options.text).input_ids), facts.d_model)  # before the trace
+    # the layer the window's player shows for this model: its layer view of the whole trace
+    result = model.layer_view(model.run(options.text), layer)
+    count = _write_steps(result, options.out, head, trained=True, title=f"{entry.title}, layer {layer}")
+    _report(f"wrote {options.out}: {count} stages ({entry.title}, layer {layer})")
 
 
 def patch_parser() -> argparse.ArgumentParser:
@@ -475,7 +509,9 @@ def patch_parser() -> argparse.ArgumentParser:
                                  "clean run copied in (residual stream, attention output, MLP output per layer and "
                                  "token; each head), and what it does to the measure (docs/FORMAT.md).")
     add = parser.add_argument
-    add("--model", type=_model_name, required=True, metavar="{" + ",".join(MODELS) + "}|FILE.gguf")
+    pretrained = [name for name, entry in MODELS.items() if not entry.configurable]  # the toy engine has no layers to patch
+    add("--model", type=_model_name, required=True, metavar="{" + ",".join(pretrained) + "}|FILE.gguf|FOLDER",
+        help="a pretrained model: a registry name, a local GGUF file or a Hugging Face model folder")
     add("--clean", required=True, metavar="TEXT", help="the clean prompt")
     add("--corrupt", required=True, metavar="TEXT", help="the corrupted prompt (the same number of tokens)")
     add("--answer", metavar="TOKEN", help="decoders: the answer token whose probability is measured, e.g. ' Paris'")
@@ -507,7 +543,7 @@ def patch(args: list[str]) -> None:
     export_figure = None
     if suffix in IMAGE_SUFFIXES:
         _image_exporter()
-        from app.patch_render import export_patch_figure as export_figure
+        from figures.patch_figure import export_patch_figure as export_figure
     entry = model_info(options.model)
     if entry.configurable:
         raise UsageError(f"--model {options.model}: patching needs a pretrained model (it has layers to patch)")
@@ -594,24 +630,28 @@ def _fail(message, code: int) -> int:
     return code
 
 
-def _window(argv: list[str]) -> int:
+def _window(argv: list[str], window) -> int:
+    """Start the window through ``window`` (main.py's: the command line never imports the app)."""
     if missing_display():
         return _fail("no display: the window needs a graphical session (X11 or Wayland; DISPLAY and WAYLAND_DISPLAY "
                      "are unset). Run it on a desktop, over ssh -X, or under xvfb-run; `./run export …` needs none", 2)
+    if window is None:
+        return _fail("this entry point runs commands only (export, patch): start the window with ./run or "
+                     "python main.py", 2)
     try:
-        from app.shell.startup import run
+        return window(argv[1:])
     except ModuleNotFoundError as error:
         return _fail(f"the window needs the {error.name} package, which this Python lacks: use `./run` "
                      f"(it installs requirements.txt into .venv) or `pip install -r requirements.txt`", 2)
-    return run(argv[1:])
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code."""
+def main(argv: list[str] | None = None, window=None) -> int:
+    """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code. ``window``:
+    called with the window's arguments when they start the window (main.py passes the app's start)."""
     argv = list(sys.argv if argv is None else argv)
     args = argv[1:]
     if starts_window(args):
-        return _window(argv)
+        return _window(argv, window)
     if args[0] in ("-h", "--help"):
         print(top_parser().format_help(), end="")
         return 0

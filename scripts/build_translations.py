@@ -1,6 +1,6 @@
 """Update the Chinese translation source from the code, then build the catalogue the app loads.
 
-    python scripts/build_translations.py          # lupdate app/**/*.py → .ts, then lrelease .ts → .qm
+    python scripts/build_translations.py          # lupdate app/ and figures/ → .ts, then lrelease .ts → .qm
     python scripts/build_translations.py --check  # change nothing; exit 1 if the .ts misses a string
                                                    # of the code, has an unfinished one, or the .qm is stale
 
@@ -50,8 +50,8 @@ def tool(name: str) -> str:
 
 
 def sources() -> list[str]:
-    """Every Python file of the window, relative to the repository (stable order)."""
-    return sorted(str(path.relative_to(ROOT)) for path in (ROOT / "app").rglob("*.py"))
+    """Every Python file of the window and of its figures, relative to the repository (stable order)."""
+    return sorted(str(path.relative_to(ROOT)) for folder in ("app", "figures") for path in (ROOT / folder).rglob("*.py"))
 
 
 ERROR_CLASSES = {"EngineError", "ModelNotInstalled", "SessionError"}  # what carries a translatable template
@@ -60,7 +60,7 @@ ERROR_CLASSES = {"EngineError", "ModelNotInstalled", "SessionError"}  # what car
 def _literal_arguments(names: set[str], position: int) -> list[str]:
     """The literal string at ``position`` of every call of one of ``names`` in engine/ and app/ (sorted, unique)."""
     found = set()
-    for path in sorted([*(ROOT / "engine").rglob("*.py"), *(ROOT / "app").rglob("*.py")]):
+    for path in sorted([*(ROOT / "engine").rglob("*.py"), *(ROOT / "app").rglob("*.py"), *(ROOT / "figures").rglob("*.py")]):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and len(node.args) > position \
                     and isinstance(node.args[position], ast.Constant) and isinstance(node.args[position].value, str) \
@@ -70,7 +70,7 @@ def _literal_arguments(names: set[str], position: int) -> list[str]:
 
 
 def engine_templates() -> list[str]:
-    """The literal template of every ``EngineError(...)``-style call in engine/ and app/."""
+    """The literal template of every ``EngineError(...)``-style call in engine/, app/ and figures/."""
     return _literal_arguments(ERROR_CLASSES, 0)
 
 

@@ -48,7 +48,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     settings = tempfile.mkdtemp(prefix="families-settings-")
     app = QApplication(sys.argv[:1])
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
     from app.window import MainWindow
     from app.shell.identity import use_settings_folder
 

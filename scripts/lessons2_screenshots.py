@@ -50,7 +50,7 @@ def wait(app, condition, seconds: float = 120.0) -> None:
 def main() -> None:
     app = QApplication(sys.argv[:1])
     from app import lesson_views
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
     from app.shell.identity import use_settings_folder
     from app.window import MainWindow
 

@@ -81,11 +81,11 @@ mutant("session-view-field-renamed", "app/session.py", '"view": dict(view or {})
 mutant("session-stage-not-read", "app/session.py", 'clean["stage"] = stage', 'clean["stage"] = "weights"')
 mutant("session-future-version-accepted", "app/session.py", "if version > VERSION:", "if version > VERSION + 1:")
 
-# app/render.py and the window's export: the picture must show the stage and head it names
-mutant("render-stage-ignored", "app/render.py", "heat.set_matrix(getattr(result, stage)[h],", "heat.set_matrix(result.weights[h],")
-mutant("render-one-head-draws-head-0", "app/render.py", "heat.set_matrix(getattr(result, stage)[h],", "heat.set_matrix(getattr(result, stage)[index],")
-mutant("render-levels-of-head-0", "app/render.py", "levels = (0.0, max(float(snapshot.weight_max[heads].max()), 1e-6))", "levels = (0.0, max(float(snapshot.weight_max[0]), 1e-6))")
-mutant("window-export-stage-ignored", "app/shell/exports.py", "path, head=head, stage=self.w.controller.stage, width=width,", "path, head=head, stage=\"weights\", width=width,")
+# figures/render.py and the window's export: the picture must show the stage and head it names
+mutant("render-stage-ignored", "figures/render.py", "heat.set_matrix(matrices[h],", "heat.set_matrix(result.weights[h],")
+mutant("render-one-head-draws-head-0", "figures/render.py", "heat.set_matrix(matrices[h],", "heat.set_matrix(matrices[index],")
+mutant("render-levels-of-head-0", "figures/render.py", "levels = (0.0, max(float(bounds[\"weights\"][heads].max()), 1e-6))", "levels = (0.0, max(float(bounds[\"weights\"][0]), 1e-6))")
+mutant("window-export-stage-ignored", "app/shell/exports.py", "stage=\"weights\" if words else self.w.controller.stage, width=width,", "stage=\"weights\", width=width,")
 
 # app/controller.py: debounce, stale results, focus clamp (window wiring)
 mutant("controller-no-debounce", "app/controller.py", "if immediate or self._last_seconds < FAST_COMPUTE_S or paused:", "if True:")

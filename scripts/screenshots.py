@@ -146,7 +146,7 @@ def decoder_scenes(app, window, suffix: str = "") -> None:
 def open_window(app):
     """A fresh main window (its settings in a new temporary folder, the CJK font installed) at
     (0, 0), 1560 × 1000, shown and settled."""
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
     from app.shell.identity import use_settings_folder
     from app.window import MainWindow
 
@@ -163,7 +163,7 @@ def open_window(app):
 def decoder_only() -> None:
     """SCREENSHOTS_ONLY=decoder: the decoder scenes at 1366 × 768 and 1920 × 1080."""
     app = QApplication(sys.argv[:1])
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
     from app.window import MainWindow
     from app.shell.identity import use_settings_folder
 

@@ -30,7 +30,7 @@ SENTENCES = {"toy": "小明喜欢苹果", "encoder": "The animal didn't cross th
 
 def main() -> None:
     app = QApplication(sys.argv[:1])
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
     from app.window import MainWindow
     from app.shell.identity import use_settings_folder
     from engine.models import MODELS

@@ -37,7 +37,7 @@ def window(qtbot):
     """A MainWindow with no restored state, shown offscreen; closed and its worker joined after."""
     from PySide6.QtWidgets import QApplication
 
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
     from app.window import MainWindow
 
     install_cjk_font(QApplication.instance())
@@ -77,7 +77,7 @@ def standalone_panel(qtbot):
     from PySide6.QtWidgets import QApplication
 
     from app.controller import Controller
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
 
     controllers = []
 

@@ -292,7 +292,7 @@ def test_export_without_pyqtgraph_says_what_to_install(tmp_path, monkeypatch, ca
     real_import = builtins.__import__
 
     def no_pyqtgraph(name, *args, **kwargs):
-        if name == "app.render" or name.startswith("pyqtgraph"):
+        if name == "figures.render" or name.startswith("pyqtgraph"):
             raise ModuleNotFoundError("No module named 'pyqtgraph'", name="pyqtgraph")
         return real_import(name, *args, **kwargs)
 
@@ -322,21 +322,45 @@ def test_real_png_and_svg_export(tmp_path):
 def test_image_export_calls_export_figure(tmp_path, monkeypatch):
     calls = []
 
-    def export_figure(result, path, head="all", stage="weights", width=800):
-        calls.append((result.n, head, stage, width))
+    def export_figure(result, path, head="all", stage="weights", width=800, words=None):
+        calls.append((result.n, head, stage, width, words))
         Path(path).write_bytes(b"<svg/>")
 
-    monkeypatch.setitem(sys.modules, "app.render", types.SimpleNamespace(export_figure=export_figure))
+    monkeypatch.setitem(sys.modules, "figures.render", types.SimpleNamespace(export_figure=export_figure))
     out = tmp_path / "figure.svg"
     code = cli.main(["main.py", "export", "--text", "a b c", "--heads", "2", "--head", "1", "--stage", "scaled",
                      "--width", "640", "--out", str(out)])
-    assert code == 0 and calls == [(3, 1, "scaled", 640)]
+    assert code == 0 and calls == [(3, 1, "scaled", 640, None)]
     assert out.read_bytes() == b"<svg/>" and os.listdir(tmp_path) == ["figure.svg"]
 
 
-def test_no_arguments_start_the_window(monkeypatch):
+def test_no_arguments_start_the_window(monkeypatch, capsys):
+    """main.py hands the window's start to the command line (which never imports the app); without
+    it the window's arguments are refused in one line."""
+    import main as entry
+
     seen = []
     monkeypatch.setitem(sys.modules, "app.shell.startup", types.SimpleNamespace(run=lambda argv: seen.append(argv) or 7))
-    assert cli.main(["main.py"]) == 7
-    assert cli.main(["main.py", "--session", "my.json"]) == 7
+    assert cli.main(["main.py"], window=entry.start_window) == 7
+    assert cli.main(["main.py", "--session", "my.json"], window=entry.start_window) == 7
     assert seen == [[], ["--session", "my.json"]]  # app.shell.startup.run takes the arguments after the program
+    assert cli.main(["main.py"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_help_names_the_patch_command_and_patch_help_offers_only_what_it_takes():
+    """`./run --help` said nothing of `./run patch`; `patch --help` offered toy (then refused it) and did
+    not say that a GGUF file or a model folder is taken."""
+    from engine.models import MODELS
+
+    done = run("--help")
+    assert done.returncode == 0
+    assert "./run patch --model MODEL --clean TEXT --corrupt TEXT --out FILE" in done.stdout
+    assert "`./run patch --help`" in done.stdout
+    done = run("patch", "--help")
+    assert done.returncode == 0
+    pretrained = [name for name, entry in MODELS.items() if not entry.configurable]
+    assert "--model {" + ",".join(pretrained) + "}|FILE.gguf|FOLDER" in done.stdout
+    toy = [name for name, entry in MODELS.items() if entry.configurable]
+    assert toy and not any(name in done.stdout.split("--model", 1)[1].split("\n")[0] for name in toy)
+    assert "Hugging Face model folder" in " ".join(done.stdout.split())

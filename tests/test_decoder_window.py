@@ -267,7 +267,7 @@ def test_model_argument_opens_a_gguf_file_in_the_window(window, tmp_path, monkey
     write_tiny_gguf(path, "llama", seed=1)
     assert parse_arguments(["--model", str(path)]).model == str(path)
     routed = []
-    monkeypatch.setattr(cli, "_window", lambda argv: routed.append(argv) or 0)
+    monkeypatch.setattr(cli, "_window", lambda argv, window: routed.append(argv) or 0)
     assert cli.main(["main.py", "--model", str(path)]) == 0 and routed  # the window, not an unknown command
     window.controller.set_config(window.controller.config.replace(text=TINY_TEXT), immediate=True)
     decoder_window.model_arguments(window, str(path))

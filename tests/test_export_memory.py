@@ -195,7 +195,8 @@ def test_the_decoder_comparison_keeps_no_trace(tmp_path):
         model = minilm_mode.model(name)
         on_screen = minilm_mode.shown_traces[name]
         compared = minilm_mode.compare_texts(name, shown_text, other)
-        assert model._last is on_screen  # the KV cache is still the trace on screen, not sentence B's
+        # the KV cache of the next keystroke is still the trace on screen, not sentence B's
+        assert minilm_mode.shown_traces[name] is on_screen
         assert not [key for key in engine_cache._traces if key[0] == name]  # no decoder trace cached
         b = model.run(other, use_cache=False)
         for text, i, j in compared["pairs"]:  # the cosines are of the two texts' own hidden states

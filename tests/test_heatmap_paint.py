@@ -52,7 +52,7 @@ def _specs(generate, axis):
 
 @pytest.mark.parametrize("rows", [5, 12, 40])
 def test_token_axes_lay_out_as_pyqtgraphs_own_code(qtbot, rows):
-    from app.token_axis import TokenAxis
+    from figures.token_axis import TokenAxis
 
     labels = [WORDS[i % len(WORDS)] + ("" if i < len(WORDS) else str(i)) for i in range(rows)]
     view = _shown(qtbot, np.full((rows, rows), 1 / rows, np.float32), labels, levels=(0.0, 1.0))
@@ -94,7 +94,7 @@ def test_token_axes_draw_the_pixels_pyqtgraph_draws(qtbot, rows):
     drawText's alignment; a staggered label's second line a whole pixel lower), against AxisItem's own
     QPicture of drawText calls: each label's ink within a pixel of pyqtgraph's. 24 columns stagger the
     bottom labels on two lines."""
-    from app.token_axis import TokenAxis
+    from figures.token_axis import TokenAxis
 
     labels = [WORDS[i % len(WORDS)] + ("" if i < len(WORDS) else str(i)) for i in range(rows)]
     view = _shown(qtbot, np.full((rows, rows), 1 / rows, np.float32), labels, levels=(0.0, 1.0))
@@ -119,7 +119,7 @@ def test_token_axes_draw_the_pixels_pyqtgraph_draws(qtbot, rows):
 
 
 def test_the_colour_bars_round_values_lay_out_as_pyqtgraph_lays_out_the_same_ticks(qtbot):
-    from app.token_axis import TokenAxis, scale_ticks
+    from figures.token_axis import TokenAxis, scale_ticks
 
     view = _shown(qtbot, np.linspace(0, 0.37, 16, dtype=np.float32).reshape(4, 4), list("abcd"), levels=(0.0, 0.37))
     axis = view.colorbar.axis
@@ -139,7 +139,7 @@ def test_the_colour_bars_round_values_lay_out_as_pyqtgraph_lays_out_the_same_tic
     (-0.5, 0.5, 60), (0.03, 0.9999, 1000), (2.0, 2.0000001, 300), (0.0, 50_000.0, 300), (-17.0, -3.0, 500),
 ])
 def test_scale_ticks_are_the_smallest_round_step_over_the_span(low, high, pixels):
-    from app.token_axis import scale_ticks
+    from figures.token_axis import scale_ticks
 
     wanted = (high - low) / max(2.0, math.log(pixels))
     candidates = sorted(m * 10.0 ** k for k in range(-12, 13) for m in (1, 2, 5))
@@ -156,7 +156,7 @@ def test_scale_ticks_are_the_smallest_round_step_over_the_span(low, high, pixels
 
 
 def test_scale_ticks_of_an_empty_or_broken_span():
-    from app.token_axis import scale_ticks
+    from figures.token_axis import scale_ticks
 
     assert scale_ticks(0.0, 0.0, 300) == [(0.0, "0")]
     assert scale_ticks(float("nan"), 1.0, 300) == []

@@ -323,7 +323,7 @@ def test_unknown_suffix_lists_every_suffix(tmp_path, name, capsys):
 
 @pytest.mark.parametrize("package", ["pyqtgraph", "PySide6"])
 def test_missing_image_package_says_what_to_install(tmp_path, monkeypatch, package, capsys):
-    import app.render  # noqa: F401 - already loaded, as in a long-lived process
+    import figures.render  # noqa: F401 - already loaded, as in a long-lived process
 
     monkeypatch.setitem(sys.modules, package, None)  # import now raises ModuleNotFoundError
     monkeypatch.setitem(sys.modules, f"{package}.QtGui", None)
@@ -745,3 +745,35 @@ def test_a_sessions_line_breaks_survive_an_unrelated_edit(window, tmp_path, text
     window.panels["input"].text.setPlainText("one two")  # the user's own edit wins
     assert window.wait_until_idle(30)
     assert window.controller.config.text == "one two"
+
+
+@pytest.mark.parametrize("writer", ["atomic_write", "temporary_beside"])
+def test_a_write_cut_short_by_the_programs_exit_leaves_no_temporary_file(tmp_path, writer):
+    """Closing the window during a step-through export left a 0-byte .ae-XXXXXXXX.tmp (3 of 9 runs): the
+    export lane's thread is stopped by the interpreter's exit and runs no ``finally``. The live temporary
+    files are removed at exit; the existing target is untouched."""
+    target = tmp_path / "steps.gif"
+    target.write_bytes(b"the old export")
+    probe = f"""import threading, time
+from engine.files.safe_io import atomic_write, temporary_beside
+
+started = threading.Event()
+
+def export():
+    if {writer!r} == "atomic_write":
+        with atomic_write({str(target)!r}) as stream:
+            stream.write(b"half")
+            started.set()
+            time.sleep(60)
+    else:
+        with temporary_beside({str(target)!r}):
+            started.set()
+            time.sleep(60)
+
+threading.Thread(target=export, daemon=True).start()  # as the worker's threads
+assert started.wait(10)
+"""  # the main thread ends here, as the window's event loop does when it closes
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["steps.gif"]
+    assert target.read_bytes() == b"the old export"

@@ -81,7 +81,8 @@ def test_every_string_of_the_code_is_in_the_ts():
     known = {(c, s) for c, s, _, _ in ts_messages()}
     from scripts.build_translations import engine_templates
 
-    code = set().union(*(_translatable_strings(p) for p in sorted((ROOT / "app").rglob("*.py"))))
+    code = set().union(*(_translatable_strings(p) for folder in ("app", "figures")
+                         for p in sorted((ROOT / folder).rglob("*.py"))))
     assert len(code) > 400
     templates = engine_templates()
     assert len(templates) > 60 and "seed must be between 0 and {maximum}; got {seed}" in templates

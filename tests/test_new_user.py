@@ -662,7 +662,7 @@ def test_png_labels_grow_with_the_width(qapp):
     """A 1600-pixel export is the 800-pixel layout scaled 2×: labels twice as tall, not ~10 px."""
     import numpy as np
 
-    from app.render import image_pixels, render_image
+    from figures.render import image_pixels, render_image
     from engine import AttentionConfig, compute
 
     result = compute(AttentionConfig(text="The capital of France is Paris"))
@@ -677,7 +677,7 @@ def test_png_labels_grow_with_the_width(qapp):
 def test_svg_names_the_fonts_its_labels_were_measured_with(qapp, tmp_path):
     from PySide6.QtGui import QFontInfo
 
-    from app.render import export_figure
+    from figures.render import export_figure
     from engine import AttentionConfig, compute
 
     path = export_figure(compute(AttentionConfig(text="The capital of France")), tmp_path / "h.svg", head=0)

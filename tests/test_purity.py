@@ -67,3 +67,33 @@ def test_data_export_from_the_command_line_loads_no_qt(tmp_path):
 from cli.commands import main
 assert main(["main.py", "export", "--text", "a b c", "--out", {out!r}]) == 0"""
     assert loaded_qt_after(code) == []
+
+
+LAYERED = ("cli", "engine", "figures")  # none of them imports the window's package
+
+
+@pytest.mark.parametrize("folder", LAYERED)
+def test_the_command_line_the_engine_and_the_figures_never_import_the_app(folder):
+    """cli/ imports the engine and the figures it draws images with; figures/ draws for both the window
+    and the command line: neither may import app (main.py hands the window's start to the command line).
+    Every import statement counts, function-level ones too, and the grep the review runs."""
+    import re
+
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        assert "app" not in imported_roots(path), path
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(from app|import app)\b", text, flags=re.MULTILINE), path
+
+
+def test_exports_of_images_and_steps_load_no_app_module(tmp_path):
+    """What runs, not only what is written: a PNG and a step-through GIF load no module of app."""
+    png, gif = str(tmp_path / "x.png"), str(tmp_path / "x.gif")
+    probe = f"""import sys
+from cli.commands import main
+assert main(["main.py", "export", "--text", "a b c", "--out", {png!r}]) == 0
+assert main(["main.py", "export", "--steps", "--text", "a b c", "--out", {gif!r}]) == 0
+print(sorted(m for m in sys.modules if m.split('.')[0] == "app"))"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -59,7 +59,7 @@ def test_labels_are_thinned_beyond_24_tokens(qtbot):
 
 def test_masked_cells_write_minus_infinity_in_dark_text(qtbot):
     from app.heatmap import HeatmapView
-    from app.render import image_pixels
+    from figures.render import image_pixels
 
     result = compute(AttentionConfig(text="a b c d", tokenizer="whitespace", mask="causal"))
     view = HeatmapView()
@@ -80,7 +80,7 @@ def test_masked_cells_write_minus_infinity_in_dark_text(qtbot):
 
 
 def test_png_export_keeps_axis_titles_and_every_label(qtbot):
-    from app.render import _show_offscreen, build_figure
+    from figures.render import _show_offscreen, build_figure
 
     result = compute(AttentionConfig(text=ANIMAL))
     widget, plots = build_figure(result, head="all", width=1200)
@@ -104,7 +104,7 @@ def test_svg_export_draws_cells_as_vector_rectangles(tmp_path):
     import pyqtgraph as pg
 
     from app.heatmap import WEIGHTS_MAP, cell_colours
-    from app.render import export_figure
+    from figures.render import export_figure
     from app.jobs.snapshot import summarise
 
     result = compute(AttentionConfig(text="I ate the cake and it was delicious."))

@@ -133,7 +133,7 @@ def test_memory_budget_error_is_a_message(window):
 def test_png_export_pixels(window, tmp_path):
     from PySide6.QtGui import QImage
 
-    from app.render import image_pixels
+    from figures.render import image_pixels
 
     path = tmp_path / "head.png"
     assert window.export_heatmap(str(path), 0, width=800)
@@ -331,7 +331,7 @@ def test_twenty_exports_one_failing_show_exactly_one_message_each(window, tmp_pa
 def test_copy_image_to_clipboard(window):
     """The copied picture is the head and stage on screen: pixel for pixel render_image's of head 2 at
     the scores, and not head 0's nor the weights' (a copy that drew head 0 passed a size check)."""
-    from app.render import render_image
+    from figures.render import render_image
 
     c = window.controller
     c.set_config(AttentionConfig(text="the cat sat on the warm mat today", tokenizer="whitespace", heads=4),

@@ -386,7 +386,7 @@ def test_export_heatmap_draws_the_chosen_head_at_the_stage_on_screen(window, tmp
     from PySide6.QtCore import QPointF
     from PySide6.QtGui import QColor, QImage
 
-    import app.render as render
+    import figures.render as render
     from app.heatmap import DIVERGING_MAP
 
     window.controller.set_config(AttentionConfig(text="the cat sat on the warm mat today", tokenizer="whitespace",

@@ -12,7 +12,6 @@ snapshot arrives; the GUI thread only slices the trace and hands arrays to the h
 from __future__ import annotations
 
 import html
-import math
 
 import numpy as np
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
@@ -24,49 +23,20 @@ from PySide6.QtWidgets import (
 
 from engine import STAGES
 from engine.models import model_info
+from figures.stages import (
+    MAX_TOKEN_CHIPS, STAGE_KEYS, VALUE_COLUMNS, StageLevels, caption_lines, display_levels, stage_names, stage_specs,
+)
+
 from ..controller import Controller
-from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView, symmetric_levels
+from ..heatmap import HeatmapView
 from ..layout_sizes import bottom_room
 from ..text import fill
 from .base import Panel
 from .formula_view import FormulaView
 
 LANE = "player"
-STAGE_KEYS = ("tokens", "embeddings", "qkv", "scores", "scaled", "weights", "weighted_sum", "concat", "new_vectors")
 MAX_VIEWS = 3  # heatmaps side by side
-VALUE_COLUMNS = {1: 14, 2: 8, 3: 6}  # write numbers in the cells up to this many columns (by views shown)
-MAX_TOKEN_CHIPS = 200  # the tokens stage lists at most this many tokens
 DEFAULT_SECONDS = 2.0  # per stage while playing
-TIE = 1e-6  # weights this close to the largest one tie with it (float32 softmax of equal scores)
-
-
-def display_levels(result) -> dict[str, object]:
-    """Symmetric colour bounds the player needs, computed in the worker (O(trace size)).
-
-    Per-head bounds are (heads,) arrays; the others are floats. scores/scaled/weights and
-    x/output/diff bounds come with the Snapshot already.
-    """
-    heads = result.weights.shape[0]
-
-    def per_head(*arrays) -> np.ndarray:  # (heads,) max |value| over the given (heads, n, d_k)
-        return np.max([np.abs(a).reshape(heads, -1).max(axis=1) for a in arrays], axis=0)
-
-    def bound(*arrays) -> float:
-        return float(max(np.abs(a).max() for a in arrays))
-
-    return {
-        "embeddings": bound(result.embeddings, result.positional, result.x),
-        "qkv": per_head(result.q, result.k, result.v),
-        "v": per_head(result.v),  # head outputs are convex mixtures of v rows: same bound
-        "concat": bound(result.concat),
-        "w_o": bound(result.w_o),
-        "output": bound(result.output),
-    }
-
-
-def _levels(bound) -> tuple[float, float]:
-    bound = float(bound)
-    return (-bound, bound) if bound > 0 else (-1.0, 1.0)
 
 
 MIN_VIEW_WIDTH, MIN_VIEW_HEIGHT = 220, 240  # px of one stage heatmap: rows labelled, numbers readable (whole at 1366 × 768)
@@ -113,11 +83,7 @@ class PlayerPanel(Panel):
         self._titles: list[str] = []  # the titles of the views in use
         self._rows = 0  # rows of the tallest matrix shown (0: the token strip)
         self._side = False  # controls and captions beside the heatmap (short and wide), else above it
-        self.stage_names = (
-            self.tr("Tokens"), self.tr("Embeddings + positions"), self.tr("Q, K, V"), self.tr("Scores Q·Kᵀ"),
-            self.tr("Scaled (+ mask)"), self.tr("Softmax weights"), self.tr("Weighted sum of V"),
-            self.tr("Concat · W_O"), self.tr("New vectors"),
-        )
+        self.stage_names = stage_names()
         self._build_actions()
         self._build_widgets()
         self._timer = QTimer(self)
@@ -331,6 +297,14 @@ class PlayerPanel(Panel):
             return {}
         return {name: self._highlights.get(name) for name in self._active}
 
+    def stage_levels(self) -> StageLevels | None:
+        """The colour levels of the result on display (its worker's bounds and the snapshot's), or None."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return None
+        return StageLevels(self._levels, {"scores": snapshot.score_bound, "scaled": snapshot.scaled_bound,
+                                          "weights": snapshot.weight_max}, snapshot.vector_bound)
+
     def shown_result(self):
         """The AttentionResult on display (None before the first one arrives)."""
         return None if self._snapshot is None else self._snapshot.result
@@ -412,7 +386,7 @@ class PlayerPanel(Panel):
         head = min(max(self.controller.head, 0), heads - 1)
         focus = min(max(self.controller.focus, 0), result.n - 1)
         key = self.stage_key
-        self._set_caption(*self._caption_lines(key, result, head, focus))
+        self._set_caption(*caption_lines(key, result, head, focus, trained=not model_info(self.controller.model).configurable))
         if self.formula.isVisibleTo(self):
             self.formula.show_result(result, focus, head, self._formula_key(result, focus))
         if key == "tokens":
@@ -421,7 +395,7 @@ class PlayerPanel(Panel):
             self.fit_room()  # the token strip stacked
             return
         self._show_page(1)
-        specs = self._specs(key, snapshot, head)
+        specs = stage_specs(key, result, head, self.stage_levels())
         state = (result, key, head)  # AttentionResult compares by identity
         if state != self._shown:
             self._shown = state
@@ -521,141 +495,3 @@ class PlayerPanel(Panel):
         if result.n > MAX_TOKEN_CHIPS:
             chips.append(html.escape(fill(self.tr("… and %1 more"), result.n - MAX_TOKEN_CHIPS)))
         self.token_strip.setText(" ".join(chips))
-
-    def _bound(self, name: str, head: int | None = None):
-        if self._levels is None:
-            return None
-        value = self._levels[name]
-        return _levels(value[head] if head is not None else value)
-
-    def _specs(self, key: str, snapshot, head: int) -> list[dict]:
-        """What each heatmap shows at stage ``key``: name, matrix, labels, levels, outline."""
-        result = snapshot.result
-        tokens = result.token_texts
-        token_axes = (self.tr("token"), self.tr("dimension"))
-        pair_axes = (self.tr("query token"), self.tr("key token"))
-
-        def spec(name, title, matrix, *, rows=tokens, columns=None, levels=None, colormap=DIVERGING_MAP,
-                 axes=token_axes, highlight=True):
-            if levels is None:  # worker failed: each view on its own scale
-                levels = (0.0, 1.0) if colormap == WEIGHTS_MAP else symmetric_levels(matrix)
-            shape = fill(self.tr("%1 × %2"), *matrix.shape)
-            return {"name": name, "title": f"{title} · {shape}", "matrix": matrix, "rows": rows,
-                    "columns": columns, "levels": levels, "colormap": colormap, "axes": axes, "highlight": highlight}
-
-        if key == "embeddings":
-            bound = self._bound("embeddings")
-            if result.config.positional == "sinusoidal":
-                return [spec("embeddings", self.tr("embeddings"), result.embeddings, levels=bound),
-                        spec("positional", self.tr("+ positions (sinusoidal)"), result.positional, levels=bound),
-                        spec("x", self.tr("= x"), result.x, levels=bound)]
-            return [spec("x", self.tr("x = embeddings"), result.x, levels=bound)]
-        if key == "qkv":
-            bound = self._bound("qkv", head)
-            return [spec(name, fill(self.tr("%1 of head %2"), name.upper(), head), getattr(result, name)[head],
-                         levels=bound) for name in ("q", "k", "v")]
-        if key in STAGES:
-            titles = {"scores": self.tr("scores Q·Kᵀ of head %1"), "scaled": self.tr("scaled scores of head %1"),
-                      "weights": self.tr("weights of head %1")}
-            return [spec(key, fill(titles[key], head), getattr(result, key)[head], columns=tokens,
-                         levels=snapshot.levels(key, head), axes=pair_axes,
-                         colormap=WEIGHTS_MAP if key == "weights" else DIVERGING_MAP)]
-        if key == "weighted_sum":
-            bound = self._bound("v", head)
-            return [spec("weights", fill(self.tr("weights of head %1"), head), result.weights[head], columns=tokens,
-                         levels=snapshot.levels("weights", head), axes=pair_axes, colormap=WEIGHTS_MAP),
-                    spec("v", fill(self.tr("× V of head %1"), head), result.v[head], levels=bound,
-                         axes=(self.tr("key token"), self.tr("dimension")), highlight=False),
-                    spec("head_outputs", self.tr("= head output"), result.head_outputs[head], levels=bound)]
-        if key == "concat":
-            dims = (self.tr("dimension in"), self.tr("dimension out"))
-            return [spec("concat", self.tr("concat (all heads)"), result.concat, levels=self._bound("concat")),
-                    spec("w_o", self.tr("· W_O"), result.w_o, rows=None, levels=self._bound("w_o"), axes=dims,
-                         highlight=False),
-                    spec("output", self.tr("= output"), result.output, levels=self._bound("output"))]
-        # new_vectors: before and after, on one shared scale
-        bound = _levels(snapshot.vector_bound)
-        return [spec("x", self.tr("x (before)"), result.x, levels=bound),
-                spec("output", self.tr("output (after)"), result.output, levels=bound),
-                spec("diff", self.tr("output − x"), result.diff, levels=bound)]
-
-    def _caption_lines(self, key: str, result, head: int, focus: int) -> tuple[str, str]:
-        """Two lines: what this stage did (with the engine's numbers), and why."""
-        config = result.config
-        n, d, d_k = result.n, config.d_model, config.d_k
-        token = result.tokens[focus].text
-        causal = result.mask is not None
-        if key == "tokens":
-            return (fill(self.tr("The text is cut into %1 tokens; “%2” (#%3) is the focused one."), n, token, focus),
-                    self.tr("Attention works on these pieces: the whole sentence at once, not word by word."))
-        if key == "embeddings":
-            if config.positional == "sinusoidal":
-                return (fill(self.tr("Each token becomes a vector of %1 numbers: x = embedding + sinusoidal position (%2 × %1)."), d, n),
-                        self.tr("Still a static vector (same word, same embedding); the position tells where the word stands."))
-            if config.positional == "rope":
-                return (fill(self.tr("Each token becomes a vector of %1 numbers: x = its embedding (%2 × %1); RoPE adds positions later, by rotating q and k."), d, n),
-                        self.tr("Still a static vector: the same word gets the same embedding in any sentence."))
-            return (fill(self.tr("Each token becomes a vector of %1 numbers: x = its embedding (%2 × %1), no positions added."), d, n),
-                    self.tr("Still a static vector: the same word gets the same vector in any sentence, at any place."))
-        if key == "qkv":
-            first, last = head * d_k, (head + 1) * d_k - 1
-            template = (self.tr("Q = X·W_Q, K = X·W_K (both rotated by position: RoPE), V = X·W_V; head %1 takes columns "
-                                "%2–%3 (counted from 0, as the app does; %6–%7 counted from 1): %4 × %5 each.")
-                        if config.positional == "rope" else
-                        self.tr("Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3 (counted from 0, as the "
-                                "app does; %6–%7 counted from 1): %4 × %5 each."))
-            return (fill(template, head, first, last, n, d_k, first + 1, last + 1),
-                    self.tr("Q: what am I looking for? K: what do I contain? V: what I actually carry."))
-        if key == "scores":
-            return (fill(self.tr("Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query's dot product with every key."), n, token),
-                    self.tr("Vectors pointing the same way give a large dot product: relevance measured as similarity."))
-        if key == "scaled":
-            root = f"{math.sqrt(d_k):.3g}"
-            temperature = f"{config.temperature:g}"
-            if config.scale and config.temperature == 1:
-                what = fill(self.tr("Scaled = scores ÷ √d_k = ÷ √%1 = ÷ %2."), d_k, root)
-            elif config.scale:
-                what = fill(self.tr("Scaled = scores ÷ (√d_k · temperature) = ÷ (√%1 · %2) = ÷ %3."), d_k, temperature,
-                            f"{math.sqrt(d_k) * config.temperature:.3g}")
-            elif config.temperature != 1:
-                what = fill(self.tr("Scaled = scores ÷ temperature %1 (÷ √d_k is switched off)."), temperature)
-            else:
-                what = self.tr("Scaling is switched off: the scores go to the softmax unchanged.")
-            why = (self.tr("Divide by √d_k so large dot products don't saturate the softmax.") if config.scale else
-                   self.tr("Without ÷ √d_k, large dot products can saturate the softmax (one weight near 1)."))
-            if causal:
-                what += " " + self.tr("Masked (future) positions become −∞.")
-                why += " " + self.tr("−∞ → weight 0: no peeking at the future.")
-            return what, why
-        if key == "weights":
-            row = result.weights[head, focus]  # (n,)
-            top = int(np.argmax(row))
-            tied = [int(j) for j in np.flatnonzero(np.isclose(row, row[top], rtol=0, atol=TIE))]
-            if len(tied) > 1:  # two keys at 0.422 (the hand calculation): name them all, not the first
-                most = fill(self.tr("Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives the same largest weight (%3) "
-                                    "to %2."), token, " / ".join(f"“{result.tokens[j].text}”" for j in tied),
-                            f"{float(row[top]):.3f}")
-            else:
-                most = fill(self.tr("Softmax of each row: exp(s) ÷ Σ exp(s); “%1” gives most weight to “%2” (%3)."),
-                            token, result.tokens[top].text, f"{float(row[top]):.3f}")
-            return (most,
-                    self.tr("Weights are non-negative (masked ones exactly 0) and each row sums to 1: how much a token "
-                            "attends to each other token."))
-        if key == "weighted_sum":
-            return (fill(self.tr("Head %1 output = weights · V (%2 × %3): the new “%4” = Σ_j weight_j × v_j."), head, n, d_k, token),
-                    self.tr("The weights decide how to mix; V is what gets mixed."))
-        if key == "concat":
-            if config.heads == 1:
-                return (fill(self.tr("One head: its output (%1 × %2) is the concat; · W_O (%2 × %2) = output."), n, d),
-                        self.tr("W_O mixes the head's dimensions into the new vector of each token."))
-            return (fill(self.tr("Concat: head outputs side by side (%1 heads → %2 × %3), then · W_O (%3 × %3) = output."),
-                         config.heads, n, d),
-                    self.tr("Trained heads tend to specialise; these random, untrained heads are not specialists: each "
-                            "mixes differently by chance. W_O combines what they produce.")
-                    if model_info(self.controller.model).configurable else
-                    self.tr("In a trained model heads tend to specialise (find one with the head grid); W_O combines "
-                            "what they produce."))
-        change = float(np.linalg.norm(result.diff[focus]))  # one d-vector
-        return (fill(self.tr("New “%1”: ‖output − x‖ = %2, cosine(x, output) = %3."), token, f"{change:.3f}",
-                     f"{float(result.cosine[focus]):.3f}"),
-                fill(self.tr("No longer the static vector: it is “%1” in the context of this sentence."), token))

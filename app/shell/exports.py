@@ -45,12 +45,14 @@ class Exports(QObject):
         self.export_heatmap(path, "all" if all_heads else self.w.controller.head, width)
 
     def export_heatmap(self, path: str, head, width: int = 1600) -> bool:
-        from ..render import export_figure
+        from figures.render import export_figure
 
+        words = self._shown_words()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            export_figure(self.w.controller.snapshot.result, path, head=head, stage=self.w.controller.stage, width=width,
-                          label=self._figure_label())
+            export_figure(self.w.controller.snapshot.result, path, head=head,
+                          stage="weights" if words else self.w.controller.stage, width=width,
+                          label=self._figure_label(), words=words)
         except (EngineError, OSError) as error:
             self.w.warn(Q.translate("MainWindow", "Could not export the image"), error)
             return False
@@ -72,15 +74,24 @@ class Exports(QObject):
             self.export_steps(path)
 
     def export_steps(self, path: str) -> bool:
-        """Grab the player's stages here (widgets live in this thread); encode them in the worker."""
-        from ..step_export import export_steps, grab_stages
+        """Draw the stages here (pictures are drawn in this thread), the player's result with its head and
+        focus; encode them in the worker. The frames hold the stage, its heatmaps and caption, never the
+        player's controls (figures/steps.py)."""
+        from figures.steps import export_steps, stage_pages
 
         player = self.w.navigation.show_player()
-        if player.shown_result() is None:
+        result = player.shown_result()
+        if result is None:
             self.w.warn(Q.translate("MainWindow", "Could not export the step-through"),
                        EngineError("the player has no result yet: wait for the computation and try again"))
             return False
-        pages = grab_stages(player)
+        trained = not model_info(self.w.controller.model).configurable
+        try:
+            pages = stage_pages(result, head=self.w.controller.head, focus=self.w.controller.focus, trained=trained,
+                                levels=player.stage_levels())  # its worker's bounds: none computed here
+        except EngineError as error:  # too large to draw: said before anything is drawn
+            self.w.warn(Q.translate("MainWindow", "Could not export the step-through"), error)
+            return False
         self.w.sessions.remember_folder("image", path)
         title = self.w.controller.config.text if self.w.controller.config.text else ""
         self._export_lane.submit(saved_to, lambda result, target: export_steps(result, target, title=title),
@@ -118,6 +129,13 @@ class Exports(QObject):
     def _on_export_failed(self, error) -> None:
         self.w.warn(Q.translate("MainWindow", "Could not export the data"), error)
 
+    def _shown_words(self):
+        """(words, weights (heads, w, w)) when the heatmap shows attention by words, else None: an image
+        shows what the window shows (*By words*: the softmax weights rolled up, as the attention panel)."""
+        snapshot = self.w.controller.snapshot
+        words = snapshot.words if snapshot is not None and self.w.controller.by_words else None
+        return None if words is None else (words.words, words.weights)
+
     def _figure_label(self) -> str:
         snapshot = self.w.controller.snapshot
         if snapshot is None or model_info(snapshot.model).configurable:
@@ -126,12 +144,14 @@ class Exports(QObject):
                     snapshot.layer)
 
     def copy_image(self) -> None:
-        from ..render import render_image
+        from figures.render import render_image
 
         if self.w.controller.snapshot is None:
             return
-        image = render_image(self.w.controller.snapshot.result, head=self.w.controller.head, stage=self.w.controller.stage,
-                             width=1200, label=self._figure_label())
+        words = self._shown_words()
+        image = render_image(self.w.controller.snapshot.result, head=self.w.controller.head,
+                             stage="weights" if words else self.w.controller.stage, width=1200,
+                             label=self._figure_label(), words=words)
         QApplication.clipboard().setImage(image)
         self.w.statusBar().showMessage(Q.translate("MainWindow", "Heatmap copied to the clipboard"), 3000)
 

@@ -20,7 +20,7 @@ from .identity import ORGANIZATION
 def run(argv: list[str] | None = None) -> int:
     """Start the window; returns the exit code."""
     arguments = parse_arguments(list(sys.argv[1:] if argv is None else argv))
-    from ..fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
 
     QApplication.setOrganizationName(ORGANIZATION)
     QApplication.setApplicationName("AttentionExplorer")

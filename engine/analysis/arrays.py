@@ -25,6 +25,7 @@ from .rollout import attention_rollout, value_weighted_rollout
 from .value_norms import value_weighted_layers
 
 
+
 def _parts(trace, weights) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
     """(attentions (layers, heads, n, n), per-layer v (heads or kv_heads, n, d_k), per-layer W_O
     (heads·d_k, d)), from the contract's trace (engine/models/contract.py) and the model's weights

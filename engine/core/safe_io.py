@@ -15,10 +15,13 @@ or interruption (SIGINT, and SIGTERM/SIGHUP once the program turns them into exc
 command line does) the temporary file is removed and an existing target is untouched. Writers get
 a file object, never a name: ``np.savez`` appends ``.npz`` to a name that lacks it (``T.NPZ``).
 An existing target keeps its permission bits; a new file gets the user's umask; a symlink is
-written through to its target, which stays a symlink.
+written through to its target, which stays a symlink. A temporary file still being written when the
+program exits (the window closed during an export in the worker's thread, which never reaches its
+cleanup) is removed at exit: every live one is listed in :data:`_LIVE`.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import json
@@ -272,6 +275,59 @@ def remove_stale_temporaries(folder) -> list[str]:
     return removed
 
 
+_LIVE: set[str] = set()  # temporary files being written now, by any thread
+_LIVE_LOCK = threading.Lock()
+
+
+def _forget(temporary: str, remove: bool) -> None:
+    with _LIVE_LOCK:
+        _LIVE.discard(temporary)
+        if remove:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+@atexit.register
+def _remove_live_temporaries() -> None:
+    """At exit, remove the temporary files a thread is still writing: a worker thread stopped by the
+    interpreter's exit runs no ``finally`` (a 0-byte ``.ae-XXXXXXXX.tmp`` was left beside the export)."""
+    with _LIVE_LOCK:
+        for temporary in list(_LIVE):
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        _LIVE.clear()
+
+
+def _new_temporary(folder, name: str) -> tuple[int, str, object]:
+    """mkstemp in ``folder``, listed and locked: its fd, path and the held signals (for :func:`_release_signals`)."""
+    held = _hold_signals()
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
+    except OSError as error:
+        _release_signals(held)
+        raise _write_error(name, error) from None
+    with _LIVE_LOCK:
+        _LIVE.add(temporary)
+    _hold(fd)  # while this process lives its temporary file is not stale
+    return fd, temporary, held
+
+
+@contextlib.contextmanager
+def temporary_beside(path) -> Iterator[str]:
+    """The path of a new, empty temporary file in ``path``'s folder for another program to write (ffmpeg),
+    held as :func:`atomic_write`'s are (never taken for stale while this process lives) and removed when
+    the block ends, however it ends, or at exit."""
+    name = os.fspath(path)
+    folder = Path(os.path.realpath(name)).parent
+    fd, temporary, held = _new_temporary(folder, name)
+    try:
+        _release_signals(held)
+        yield temporary
+    finally:
+        os.close(fd)
+        _forget(temporary, remove=True)
+
+
 _HELD_SIGNALS = [getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
 
 
@@ -333,28 +389,23 @@ def atomic_write(path) -> Iterator[BinaryIO]:
         mode = stat.S_IMODE(existing.st_mode)
     # Ctrl+C or SIGTERM between mkstemp making the file and the cleanup below being armed would
     # leave the temporary file behind: those signals are held until the try is entered
-    held = _hold_signals()
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
-    except OSError as error:
-        _release_signals(held)
-        raise _write_error(name, error) from None
+    fd, temporary, held = _new_temporary(folder, name)
     try:
         _release_signals(held)  # a signal that came meanwhile is raised here, inside the cleanup's try
-        _hold(fd)  # while this process lives its temporary file is not stale
         with os.fdopen(fd, "wb") as stream:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())  # the data is on disk before the name points at it
         os.chmod(temporary, mode)  # mkstemp made it 0600
-        os.replace(temporary, real)
+        with _LIVE_LOCK:  # not removed at exit between the rename and being forgotten
+            os.replace(temporary, real)
+            _LIVE.discard(temporary)
         temporary = None
     except OSError as error:
         raise _write_error(name, error) from None
     finally:
         if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+            _forget(temporary, remove=True)
 
 
 def write_bytes_atomic(path, data: bytes) -> Path:
@@ -364,5 +415,5 @@ def write_bytes_atomic(path, data: bytes) -> Path:
     return Path(path)
 
 
-__all__ = ["MAX_DOCUMENT_BYTES", "check_model_path", "MAX_INTEGER_DIGITS", "MAX_JSON_DEPTH", "atomic_write", "current_umask",
+__all__ = ["MAX_DOCUMENT_BYTES", "check_model_path", "MAX_INTEGER_DIGITS", "MAX_JSON_DEPTH", "atomic_write", "current_umask", "temporary_beside",
            "json_depth", "load_json", "parse_json", "read_limited", "write_bytes_atomic"]

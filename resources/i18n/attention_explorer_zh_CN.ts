@@ -990,10 +990,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一个文本文件</translation>
     </message>
     <message>
-        <source>an MP4 needs the imageio-ffmpeg package (it bundles ffmpeg; requirements-test.txt); or export .gif or .pdf</source>
-        <translation>导出 MP4 需要 imageio-ffmpeg 包（自带 ffmpeg；见 requirements-test.txt）；也可以导出 .gif 或 .pdf</translation>
-    </message>
-    <message>
         <source>an empty file</source>
         <translation>一个空文件</translation>
     </message>
@@ -1004,6 +1000,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>attention by pieces: switch By words on to roll it up into words</source>
         <translation>注意力按词片显示：打开“按词”即可汇总成词</translation>
+    </message>
+    <message>
+        <source>by words a figure shows the softmax weights (scores do not add up over a word's pieces); got the {stage!r} stage</source>
+        <translation>按词显示时图只画 softmax 权重（分数不能在一个词的各片段上相加）；当前阶段为 {stage!r}</translation>
+    </message>
+    <message>
+        <source>by words: {count} words but weights of shape {shape}</source>
+        <translation>按词：{count} 个词，但权重的形状是 {shape}</translation>
     </message>
     <message>
         <source>cannot read {file}: {reason}</source>
@@ -1022,6 +1026,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>导出 {n} 个词元约需 {need}（追踪 {trace}，连同其 {words} 个词一起写出另需 {extra}），超过 {budget} 的内存预算：请缩短文本</translation>
     </message>
     <message>
+        <source>ffmpeg could not start: {reason}</source>
+        <translation>ffmpeg 无法启动：{reason}</translation>
+    </message>
+    <message>
         <source>ffmpeg could not write {path!r}: {reason}</source>
         <translation>ffmpeg 无法写入 {path!r}：{reason}</translation>
     </message>
@@ -1031,7 +1039,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>layers {first} … {last} do not exist: the model has layers 0 … {top}</source>
-        <translation>第 {first} … {last} 层不存在：这个模型只有第 0 … {top} 层</translation>
+        <translation>第 {first} … {last} 层不存在：该模型只有第 0 … {top} 层</translation>
     </message>
     <message>
         <source>leave-one-out runs the model once per token: {n} tokens is more than {limit}; shorten the text</source>
@@ -1266,14 +1274,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>答案 {answer!r} 没有词元：请给出一个词，例如 ' Paris'</translation>
     </message>
     <message>
-        <source>the computation failed: {error}</source>
-        <translation>计算失败：{error}</translation>
-    </message>
-    <message>
-        <source>the computation took longer than {seconds} s</source>
-        <translation>计算超过了 {seconds} 秒</translation>
-    </message>
-    <message>
         <source>the hook on {name} is not a function</source>
         <translation>{name} 上的钩子不是函数</translation>
     </message>
@@ -1382,6 +1382,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>会话的 view.{key} 必须是 true 或 false</translation>
     </message>
     <message>
+        <source>the step-through of {n} tokens would take about {need} to draw, over the {budget} allowed: shorten the text to at most about {most} tokens</source>
+        <translation>{n} 个词元的分步演示约需 {need} 内存来绘制，超过允许的 {budget}：请把文本缩短到大约 {most} 个词元以内</translation>
+    </message>
+    <message>
         <source>the toy engine has one layer (0): start_at_layer 0, stop_at_layer 1</source>
         <translation>玩具引擎只有一层（0）：start_at_layer 为 0，stop_at_layer 为 1</translation>
     </message>
@@ -1403,7 +1407,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{analysis} reads at most {limit} tokens; this text has {count}: shorten it</source>
-        <translation>{analysis} 最多读取 {limit} 个词元；这段文本有 {count} 个：请缩短它</translation>
+        <translation>{analysis} 最多读取 {limit} 个词元；这段文本有 {count} 个：请缩短</translation>
     </message>
     <message>
         <source>{analysis} reads {kinds} models, not {kind} models ({model})</source>
@@ -2018,6 +2022,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>模型文件中没有张量 {name}</translation>
     </message>
     <message>
+        <source>an MP4 needs the imageio-ffmpeg package, which this Python lacks (it bundles ffmpeg): start the app with ./run, which installs it, or pip install imageio-ffmpeg; or export .gif or .pdf</source>
+        <translation>导出 MP4 需要 imageio-ffmpeg 包（它自带 ffmpeg），当前 Python 没有安装：请用 ./run 启动本程序（它会安装），或运行 pip install imageio-ffmpeg；也可以导出 .gif 或 .pdf</translation>
+    </message>
+    <message>
         <source>tensor {name} has {count} rows, which do not split into the parts the config declares ({rows} rows): the weights and the config belong to different models</source>
         <translation>张量 {name} 有 {count} 行，无法切分成配置声明的各部分（{rows} 行）：权重和配置属于不同的模型</translation>
     </message>
@@ -2389,6 +2397,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>%1 · d_model %2 · %3 heads · %4 tokens</source>
         <translation>%1 · d_model %2 · %3 个头 · %4 个词元</translation>
+    </message>
+    <message>
+        <source>%1 by words · d_model %2 · %3 heads · %4 words from %5 pieces</source>
+        <translation>%1（按词）· d_model %2 · %3 个头 · %5 个片段合成 %4 个词</translation>
     </message>
     <message>
         <source>head %1</source>
