@@ -16,6 +16,7 @@ instead of Qt's abort; ``export`` needs none.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import re
 import signal
@@ -639,6 +640,25 @@ def _window(argv: list[str]) -> int:
     return run(argv[1:])
 
 
+TEXT_OPTIONS = ("--text", "--clean", "--corrupt", "--answer")  # free text (paths may hold any bytes)
+
+
+def _check_text_arguments(args: list[str]) -> None:
+    """UsageError for a text option whose bytes were not UTF-8: Python hands them over as lone
+    surrogates, which no tokenizer reads."""
+    for index, arg in enumerate(args):
+        option, _, value = arg.partition("=")
+        if option in TEXT_OPTIONS and not _ and index + 1 < len(args):
+            value = args[index + 1]
+        elif option not in TEXT_OPTIONS:
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise UsageError(f"{option} holds bytes that are not UTF-8 (at character {error.start + 1}): pass the "
+                             f"text in UTF-8 (check the terminal's or the script's encoding)") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code."""
     argv = list(sys.argv if argv is None else argv)
@@ -657,9 +677,15 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"the engine cannot load: {error}", 2)
     previous = _catch_termination()
     try:
+        _check_text_arguments(args[1:])
         (patch if args[0] == "patch" else export)(args[1:])
     except (UsageError, EngineError, SetupError) as error:
         return _fail(error, 2)
+    except OSError as error:  # a path the system refuses before anything is written (a name over 255 bytes)
+        if error.errno != errno.ENAMETOOLONG:
+            return _fail(f"unexpected {type(error).__name__}: {error}", 2)
+        return _fail(f"cannot use {os.fsdecode(error.filename or '')!r}: the file name is too long (at most 255 "
+                     f"bytes a name and 4,096 a path here): choose a shorter one", 2)
     except FloatingPointError as error:
         return _fail(f"the numbers overflowed ({error}): use smaller embeddings or a larger temperature", 2)
     except MemoryError:
