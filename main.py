@@ -7,6 +7,12 @@ import sys
 from cli.commands import main
 from engine.core.memory import keep_freed_memory
 
-if __name__ == "__main__":
+
+def entry() -> int:
+    """The ``attention-explorer`` command of an installed copy: what ``python main.py`` does."""
     keep_freed_memory()  # reuse freed pages for the next trace (engine/core/memory.py says why)
-    sys.exit(main())
+    return main()
+
+
+if __name__ == "__main__":
+    sys.exit(entry())
