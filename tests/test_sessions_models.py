@@ -281,7 +281,7 @@ def started_on_saved_view(qtbot, view: dict):
 
 
 @pytest.mark.parametrize("view", [{"model": "gpt-7"}, {"model": "gguf:relative.gguf"}, {"model": "toy", "layer": 2 ** 40},
-                                  {"model": "toy", "head": 9}, "loop"])
+                                  {"model": "toy", "head": 9}, "loop", {"model": "hf:/etc"}])
 def test_start_up_sets_a_hostile_saved_state_aside(qtbot, tmp_path, view):
     """Issue 26 #2: start-up crashed on these saved states (or kept the toy with the state half applied)."""
     if view == "loop":
