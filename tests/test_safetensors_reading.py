@@ -197,3 +197,35 @@ def test_a_file_rewritten_after_its_header_was_read_is_refused(tmp_path):
     with pytest.raises(EngineError, match="changed or was cut"):
         safetensors_file.read_tensors(header)
     assert load_folder(folder).facts.layers == 2  # read again from the start: the file as it is now
+
+
+def test_a_file_replaced_after_its_header_was_read_is_refused(tmp_path):
+    """Another file of the same size and time renamed over it (a download finishing): its offsets may differ."""
+    folder = copy_family(tmp_path, "bert")
+    weights = folder / "model.safetensors"
+    header = safetensors_file.read_header(weights)
+    other = tmp_path / "other.safetensors"
+    shutil.copy2(weights, other)
+    info = weights.stat()
+    os.utime(other, ns=(info.st_atime_ns, info.st_mtime_ns))
+    os.replace(other, weights)
+    with pytest.raises(EngineError, match="changed or was cut"):
+        safetensors_file.read_tensors(header)
+
+
+def test_a_fifo_put_in_its_place_after_the_header_was_read_does_not_block(tmp_path):
+    folder = copy_family(tmp_path, "bert")
+    weights = folder / "model.safetensors"
+    done = run_child("""
+        import os, sys
+        from engine.core.errors import EngineError
+        from engine.models.safetensors_file import read_header, read_tensors
+        header = read_header(sys.argv[1])
+        os.unlink(sys.argv[1])
+        os.mkfifo(sys.argv[1])
+        try:
+            read_tensors(header)
+        except EngineError as error:
+            print("refused:", error)
+        """, str(weights))
+    assert done.returncode == 0 and done.stdout.startswith("refused:"), (done.stdout, done.stderr[-500:])

@@ -16,7 +16,8 @@ each tensor's validated byte range with ordinary reads into a new array, never a
 ``safetensors`` package maps the file: a file cut while it loads — a download or a converter
 rewriting it — kills the process with SIGBUS when a mapped page past the new end is touched), as
 engine/models/gguf_file.py does. A read that comes back short, or a file whose size or
-modification time changed since its header was read, is refused: a mix of two files is no model.
+modification time changed since its header was read (or that is another file now), is refused: a
+mix of two files is no model.
 BF16, which NumPy lacks, is the top half of a float32: shifted 16 bits up it is that float32
 exactly. Everything is returned as float32, and every value is checked to be a finite number: a
 NaN or an infinity is refused naming the tensor and the index (engine.models.gguf_file.check_finite).
@@ -62,7 +63,7 @@ class SafetensorsHeader:
     path: Path
     tensors: dict  # name -> TensorEntry
     metadata: dict
-    identity: tuple = ()  # (size, modification time in ns) when the header was read: a rewrite changes it
+    identity: tuple = ()  # (size, modification time in ns, inode) when the header was read: a rewrite changes it
 
 
 def read_header(path: str | Path) -> SafetensorsHeader:
@@ -75,7 +76,7 @@ def read_header(path: str | Path) -> SafetensorsHeader:
             info = os.fstat(stream.fileno())
             if not stat.S_ISREG(info.st_mode):
                 raise EngineError("{file} is not a regular file (a pipe or a device?)", field="model", file=str(path))
-            size, identity = info.st_size, (info.st_size, info.st_mtime_ns)
+            size, identity = info.st_size, (info.st_size, info.st_mtime_ns, info.st_ino)
             head = stream.read(8)
             if len(head) < 8:
                 raise EngineError("{file}: is not a safetensors file: {size} bytes, shorter than its 8-byte header "
@@ -182,7 +183,9 @@ def read_tensors(header: SafetensorsHeader, names: Iterable[str] | None = None,
     wanted = list(header.tensors) if names is None else list(names)
     out: dict[str, np.ndarray] = {}
     try:
-        with open(path, "rb", buffering=0) as stream:
+        # O_NONBLOCK: the path may have become a FIFO since the header was read; open() must not wait for it
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb", buffering=0) as stream:
             if header.identity and _identity(stream) != header.identity:
                 raise _changed(path)
             for index, name in enumerate(wanted):
@@ -202,7 +205,7 @@ def read_tensors(header: SafetensorsHeader, names: Iterable[str] | None = None,
 
 def _identity(stream) -> tuple:
     info = os.fstat(stream.fileno())
-    return info.st_size, info.st_mtime_ns
+    return info.st_size, info.st_mtime_ns, info.st_ino
 
 
 def read_index(path: str | Path) -> dict[str, str]:
