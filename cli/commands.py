@@ -640,23 +640,25 @@ def _window(argv: list[str]) -> int:
     return run(argv[1:])
 
 
-TEXT_OPTIONS = ("--text", "--clean", "--corrupt", "--answer")  # free text (paths may hold any bytes)
+PATH_OPTIONS = ("--out", "--model", "--weights", "--embeddings", "--session")  # a file name may hold any bytes
 
 
 def _check_text_arguments(args: list[str]) -> None:
-    """UsageError for a text option whose bytes were not UTF-8: Python hands them over as lone
-    surrogates, which no tokenizer reads."""
+    """UsageError for an argument (other than a path) whose bytes were not UTF-8: Python hands them
+    over as lone surrogates, which no tokenizer reads."""
     for index, arg in enumerate(args):
-        option, _, value = arg.partition("=")
-        if option in TEXT_OPTIONS and not _ and index + 1 < len(args):
-            value = args[index + 1]
-        elif option not in TEXT_OPTIONS:
-            continue
         try:
-            value.encode("utf-8")
+            arg.encode("utf-8")
+            continue
         except UnicodeEncodeError as error:
-            raise UsageError(f"{option} holds bytes that are not UTF-8 (at character {error.start + 1}): pass the "
-                             f"text in UTF-8 (check the terminal's or the script's encoding)") from None
+            at = error.start + 1
+        option, equals, _ = arg.partition("=")
+        if not (arg.startswith("--") and equals):
+            before = args[index - 1] if index else ""
+            option = before if before.startswith("--") and before != "--" else "an argument"
+        if option not in PATH_OPTIONS:
+            raise UsageError(f"{option} holds bytes that are not UTF-8 (at character {at}): pass the text in "
+                             f"UTF-8 (check the terminal's or the script's encoding)")
 
 
 def main(argv: list[str] | None = None) -> int:

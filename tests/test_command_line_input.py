@@ -81,3 +81,13 @@ def test_an_output_folder_path_longer_than_the_system_allows(tmp_path, capsys):
     assert cli.main(["main.py", "export", "--text", "a cat", "--out", str(out)]) == 2
     line = one_error_line(capsys.readouterr().err)
     assert "too long" in line or "does not exist" in line, line
+
+
+def test_an_output_name_that_is_not_utf8_is_a_name_like_any_other(tmp_path):
+    """Only text is checked: a file name may hold any bytes (Linux), and the export writes it."""
+    env = dict(os.environ, PYTHONUTF8="1", LC_ALL="C.UTF-8")
+    out = os.fsencode(tmp_path) + b"/caf\xe9.npz"
+    done = subprocess.run([sys.executable, MAIN, "export", "--text", "a cat", "--out", out], capture_output=True,
+                          timeout=120, env=env, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert os.path.getsize(out) > 0
