@@ -157,7 +157,7 @@ def _hub_snapshots(root: Path, budget: _Budget) -> Iterable[tuple[Path, str, str
         if not repo.name.startswith("models--"):
             continue
         snapshots = Path(repo.path) / "snapshots"
-        revisions = [Path(e.path) for e in _entries(snapshots, budget) if e.is_dir()]
+        revisions = [Path(e.path) for e in _entries(snapshots, budget) if _is_dir(e)]
         if not revisions:
             continue
         main = _revision(Path(repo.path) / "refs" / "main")
@@ -172,6 +172,13 @@ def _hub_snapshots(root: Path, budget: _Budget) -> Iterable[tuple[Path, str, str
         for name in names:
             if name.lower().endswith(GGUF_SUFFIX):
                 yield chosen / name, "gguf", "hub"
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # no permission to look, or gone meanwhile
+        return False
 
 
 def _revision(ref: Path) -> str:
