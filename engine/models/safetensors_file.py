@@ -20,7 +20,7 @@ modification time changed since its header was read (or that is another file now
 mix of two files is no model.
 BF16, which NumPy lacks, is the top half of a float32: shifted 16 bits up it is that float32
 exactly. Everything is returned as float32, and every value is checked to be a finite number: a
-NaN or an infinity is refused naming the tensor and the index (engine.models.gguf_file.check_finite).
+NaN or an infinity is refused naming the tensor and the index, in the words of the GGUF reader.
 """
 from __future__ import annotations
 
@@ -173,12 +173,24 @@ def _as_float32(raw: np.ndarray, entry: TensorEntry) -> np.ndarray:
     return values.reshape(entry.shape)
 
 
+def check_finite(values: np.ndarray, name: str, tensor: str) -> None:
+    """EngineError naming the tensor and the first index of a NaN or an infinity in ``values`` (the
+    message engine/models/gguf_file.py gives; not imported from there: it imports hf_folder, which
+    imports this module). ~3 ms for MiniLM's 11.7 M-number embedding."""
+    if np.isfinite(values).all():
+        return
+    bad = np.flatnonzero(~np.isfinite(values.ravel()))
+    index = [int(i) for i in np.unravel_index(int(bad[0]), values.shape)]
+    raise EngineError(
+        "{name}: tensor {tensor} holds {value} at index {index} ({count:,} values are not finite numbers): the "
+        "file is damaged or was converted wrongly", field="model", name=name, tensor=tensor,
+        value=str(values.ravel()[bad[0]]), index=index, count=len(bad))
+
+
 def read_tensors(header: SafetensorsHeader, names: Iterable[str] | None = None,
                  progress: Progress | None = None) -> dict[str, np.ndarray]:
     """The tensors ``names`` (default all) of a checked header, each a new float32 array (numpy shape as
     stored); EngineError if the file changed since its header was read or a value is not finite."""
-    from .gguf_file import check_finite
-
     path = header.path
     wanted = list(header.tensors) if names is None else list(names)
     out: dict[str, np.ndarray] = {}
