@@ -8,7 +8,8 @@ thread):
 
 1. :func:`read_session` reads and parses the file and resolves the model it names: an unknown
    registry name, a ``gguf:`` path that is empty, relative, a symlink loop, missing or not a
-   regular file is refused here, naming the value. For a model file the answer carries its path
+   regular file is refused here, naming the value, and so is a folder whose config.json is missing,
+   broken or of a family the app does not run. For a model file the answer carries its path
    and size: the window asks before loading it (a session must not load an arbitrary file
    silently).
 2. :func:`checked_view` loads the model (app.jobs.trained's cache, so the computation that follows
@@ -84,6 +85,21 @@ def model_bytes(path: Path) -> int:
     return total
 
 
+def check_folder(path: Path) -> None:
+    """SessionError unless the folder's config.json names a family the app runs: the window would
+    otherwise ask to load a folder that holds no model it can read (an empty folder, /etc, a Mamba)."""
+    from engine.models.hf_folder import family_of, read_config
+
+    try:
+        family_of(read_config(path), path)
+    except EngineError as error:
+        raise SessionError("the model folder {path} named by the session cannot be opened: {error}", path=str(path),
+                           error=error) from None
+    except TypeError:  # a model_type that is not a name (a list): no family to look up
+        raise SessionError("the model folder {path} named by the session cannot be opened: its config.json names no "
+                           "model_type the app runs", path=str(path)) from None
+
+
 def check_model_name(name: str) -> tuple[str, Path | None]:
     """(registry name, model file or None) of a session's model; SessionError for an unknown one."""
     if not isinstance(name, str):
@@ -106,6 +122,8 @@ def read_session(path: str) -> SessionRead:
     view = dict(view, model=name)
     if file is None:
         return SessionRead(str(path), config, view)
+    if name.startswith(FOLDER_PREFIX):
+        check_folder(file)
     return SessionRead(str(path), config, view, str(file), model_bytes(file))
 
 

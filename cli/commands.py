@@ -18,6 +18,7 @@ instead of Qt's abort; ``export`` needs none.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import re
 import signal
@@ -645,6 +646,27 @@ def _window(argv: list[str], window) -> int:
                      f"(it installs requirements.txt into .venv) or `pip install -r requirements.txt`", 2)
 
 
+PATH_OPTIONS = ("--out", "--model", "--weights", "--embeddings", "--session")  # a file name may hold any bytes
+
+
+def _check_text_arguments(args: list[str]) -> None:
+    """UsageError for an argument (other than a path) whose bytes were not UTF-8: Python hands them
+    over as lone surrogates, which no tokenizer reads."""
+    for index, arg in enumerate(args):
+        try:
+            arg.encode("utf-8")
+            continue
+        except UnicodeEncodeError as error:
+            at = error.start + 1
+        option, equals, _ = arg.partition("=")
+        if not (arg.startswith("--") and equals):
+            before = args[index - 1] if index else ""
+            option = before if before.startswith("--") and before != "--" else "an argument"
+        if option not in PATH_OPTIONS:
+            raise UsageError(f"{option} holds bytes that are not UTF-8 (at character {at}): pass the text in "
+                             f"UTF-8 (check the terminal's or the script's encoding)")
+
+
 def main(argv: list[str] | None = None, window=None) -> int:
     """Entry point: ``argv`` like ``sys.argv`` (program name first). Returns the exit code. ``window``:
     called with the window's arguments when they start the window (main.py passes the app's start)."""
@@ -664,9 +686,15 @@ def main(argv: list[str] | None = None, window=None) -> int:
         return _fail(f"the engine cannot load: {error}", 2)
     previous = _catch_termination()
     try:
+        _check_text_arguments(args[1:])
         (patch if args[0] == "patch" else export)(args[1:])
     except (UsageError, EngineError, SetupError) as error:
         return _fail(error, 2)
+    except OSError as error:  # a path the system refuses before anything is written (a name over 255 bytes)
+        if error.errno != errno.ENAMETOOLONG:
+            return _fail(f"unexpected {type(error).__name__}: {error}", 2)
+        return _fail(f"cannot use {os.fsdecode(error.filename or '')!r}: the file name is too long (at most 255 "
+                     f"bytes a name and 4,096 a path here): choose a shorter one", 2)
     except FloatingPointError as error:
         return _fail(f"the numbers overflowed ({error}): use smaller embeddings or a larger temperature", 2)
     except MemoryError:

@@ -755,7 +755,7 @@ def test_a_write_cut_short_by_the_programs_exit_leaves_no_temporary_file(tmp_pat
     target = tmp_path / "steps.gif"
     target.write_bytes(b"the old export")
     probe = f"""import threading, time
-from engine.files.safe_io import atomic_write, temporary_beside
+from engine.core.safe_io import atomic_write, temporary_beside
 
 started = threading.Event()
 

@@ -183,6 +183,21 @@ def _session(tmp_path, view: dict, text: str = TEXT, name: str = "hostile.json")
     return str(path)
 
 
+def _unusable_folders(tmp_path) -> dict:
+    """Folders an ``hf:`` model name may point at that hold no model the app runs: (path, what the refusal names)."""
+    empty = tmp_path / "empty-folder"
+    empty.mkdir(exist_ok=True)
+    broken = tmp_path / "broken-config"
+    broken.mkdir(exist_ok=True)
+    (broken / "config.json").write_text('{"model_type": "bert",', encoding="utf-8")
+    mamba = tmp_path / "mamba"
+    mamba.mkdir(exist_ok=True)
+    (mamba / "config.json").write_text('{"model_type": "mamba", "architectures": ["MambaForCausalLM"]}',
+                                       encoding="utf-8")
+    return {"empty": (empty, "config.json"), "etc": (Path("/etc"), "config.json"),
+            "broken config": (broken, "config.json"), "mamba": (mamba, "mamba")}
+
+
 def _hostile_views(tmp_path):
     loop = tmp_path / "loop.gguf"
     os.symlink(loop, loop)
@@ -199,6 +214,8 @@ def _hostile_views(tmp_path):
         "toy head 8 of 4": ({"model": "toy", "head": 8}, "8"),
         "ablate of another model": ({"model": "toy", "ablate": [[0, 7]]}, "7"),
     }
+    views.update({f"hf folder {label}": ({"model": f"hf:{path}"}, named) for label, (path, named)
+                  in _unusable_folders(tmp_path).items()})
     if _installed("minilm"):
         views.update({
             "minilm layer 6": ({"model": "minilm", "layer": 6}, "0 … 5"),
@@ -230,8 +247,9 @@ def test_hostile_sessions_are_refused_from_the_menu_and_change_nothing(window, t
 
 def test_a_hostile_session_prints_its_reason_on_the_command_line(tmp_path):
     """Issue 25 #1: `error: could not open …json:` had nothing after the colon; issue 26 #2: a traceback and exit 1."""
+    unusable = [({"model": f"hf:{path}"}, named) for path, named in _unusable_folders(tmp_path).values()]
     for view, named in (({"model": "gpt-7"}, "gpt-7"), ({"model": "toy", "layer": 2 ** 40}, str(2 ** 40)),
-                        ({"model": "gguf:"}, "empty path")):
+                        ({"model": "gguf:"}, "empty path"), *unusable):
         path = _session(tmp_path, view)
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ATTENTION_EXPLORER_PROBE="session",
                    XDG_CONFIG_HOME=str(tmp_path / "config"), HOME=str(tmp_path))
@@ -263,7 +281,7 @@ def started_on_saved_view(qtbot, view: dict):
 
 
 @pytest.mark.parametrize("view", [{"model": "gpt-7"}, {"model": "gguf:relative.gguf"}, {"model": "toy", "layer": 2 ** 40},
-                                  {"model": "toy", "head": 9}, "loop"])
+                                  {"model": "toy", "head": 9}, "loop", {"model": "hf:/etc"}])
 def test_start_up_sets_a_hostile_saved_state_aside(qtbot, tmp_path, view):
     """Issue 26 #2: start-up crashed on these saved states (or kept the toy with the state half applied)."""
     if view == "loop":

@@ -107,9 +107,14 @@ class Sessions(QObject):
             self._on_session_checked(read)
             return
         self._session_request["model"] = read.view["model"]
+        try:  # a folder's config.json is read again here: it may have changed since the worker checked it
+            title = model_info(read.view["model"]).title
+        except EngineError as error:
+            self._on_session_failed(error)
+            return
         if not self._session_request["restore"]:
             self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Opening %1: loading %2…"), read.path, Q.translate(
-                "Model", model_info(read.view["model"]).title)))
+                "Model", title)))
             self.w.busy.setVisible(True)
         self._session_check_lane.submit(self._session_check, read, self.w.controller.report_progress)
 

@@ -16,7 +16,9 @@ opened or why not (the refusal's own message). Nothing is loaded.
 Bounded, because caches are big and strange: at most :data:`MAX_DEPTH` folders deep and
 :data:`MAX_ENTRIES` directory entries in all; each real folder is walked once (a symlink loop is
 visited once and left); ``cancelled()`` is asked between entries, ``progress(fraction, message)``
-told between candidates.
+told between candidates. A ``refs/main`` is read only if it is a small regular file (a device, a
+FIFO or a 4 GiB sparse file would hang the scan or fill the memory), and a ``~nosuchuser/…``
+location is a folder that is not there, not an error.
 """
 from __future__ import annotations
 
@@ -26,10 +28,12 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..core.errors import EngineError
+from ..core.safe_io import read_limited
 
 MAX_DEPTH = 6
 MAX_ENTRIES = 50_000
 GGUF_SUFFIX = ".gguf"
+MAX_REF_BYTES = 1024  # a ref holds a 40-character commit hash
 
 
 @dataclass(frozen=True)
@@ -52,18 +56,28 @@ class LocalModel:
         return not self.problem
 
 
+def expand_home(path) -> Path:
+    """``path`` with a leading ``~`` or ``~user`` expanded, or as given when that home cannot be found
+    (Path.expanduser raises RuntimeError for ``~nosuchuser``; a folder of that name is simply not there)."""
+    return Path(os.path.expanduser(os.fspath(path)))
+
+
 def default_roots(environ: dict | None = None, home: Path | None = None) -> list[tuple[Path, str]]:
-    """(folder, source) of the usual places, existing or not, without duplicates."""
+    """(folder, source) of the usual places, existing or not, without duplicates; without a home
+    folder (HOME unset, no password entry) the home-relative ones are left out."""
     environ = os.environ if environ is None else environ
-    home = Path.home() if home is None else home
+    if home is None:
+        found = os.path.expanduser("~")
+        home = Path(found) if found != "~" else None
     roots: list[tuple[Path, str]] = []
     if environ.get("HF_HUB_CACHE"):
-        roots.append((Path(environ["HF_HUB_CACHE"]).expanduser(), "hub"))
+        roots.append((expand_home(environ["HF_HUB_CACHE"]), "hub"))
     if environ.get("HF_HOME"):
-        roots.append((Path(environ["HF_HOME"]).expanduser() / "hub", "hub"))
-    roots.append((home / ".cache" / "huggingface" / "hub", "hub"))
-    roots.append((home / ".lmstudio" / "models", "lmstudio"))
-    roots.append((home / ".cache" / "lm-studio" / "models", "lmstudio"))
+        roots.append((expand_home(environ["HF_HOME"]) / "hub", "hub"))
+    if home is not None:
+        roots.append((home / ".cache" / "huggingface" / "hub", "hub"))
+        roots.append((home / ".lmstudio" / "models", "lmstudio"))
+        roots.append((home / ".cache" / "lm-studio" / "models", "lmstudio"))
     unique, seen = [], set()
     for root, source in roots:
         key = os.path.abspath(root)
@@ -143,13 +157,10 @@ def _hub_snapshots(root: Path, budget: _Budget) -> Iterable[tuple[Path, str, str
         if not repo.name.startswith("models--"):
             continue
         snapshots = Path(repo.path) / "snapshots"
-        revisions = [Path(e.path) for e in _entries(snapshots, budget) if e.is_dir()]
+        revisions = [Path(e.path) for e in _entries(snapshots, budget) if _is_dir(e)]
         if not revisions:
             continue
-        try:
-            main = (Path(repo.path) / "refs" / "main").read_text(encoding="ascii", errors="replace").strip()[:80]
-        except OSError:
-            main = ""
+        main = _revision(Path(repo.path) / "refs" / "main")
         chosen = next((r for r in revisions if r.name == main), None)
         if chosen is None:
             chosen = max(revisions, key=lambda r: _mtime(r))
@@ -161,6 +172,22 @@ def _hub_snapshots(root: Path, budget: _Budget) -> Iterable[tuple[Path, str, str
         for name in names:
             if name.lower().endswith(GGUF_SUFFIX):
                 yield chosen / name, "gguf", "hub"
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # no permission to look, or gone meanwhile
+        return False
+
+
+def _revision(ref: Path) -> str:
+    """The revision a hub ref names (40 hex digits), or "" for anything else: a ref is a regular file
+    of a few bytes, and one that is a device (/dev/zero), a FIFO or a huge file is not read."""
+    try:
+        return read_limited(ref, "ref", MAX_REF_BYTES).decode("ascii", errors="replace").strip()
+    except EngineError:
+        return ""
 
 
 def _mtime(path: Path) -> float:
@@ -246,7 +273,7 @@ def scan(roots: Iterable[tuple[Path, str]], *, progress: Callable[[float, str], 
     for index, (root, source) in enumerate(roots):
         if budget.exhausted():
             break
-        root = Path(root).expanduser()
+        root = expand_home(root)
         if not root.is_dir():
             continue
         for path, format, kind in _candidates(root, source, budget):

@@ -1158,10 +1158,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>读取 GGUF 模型文件需要 gguf 包。安装命令：{command}</translation>
     </message>
     <message>
-        <source>reading safetensors files needs the safetensors package. Install it with: {command}</source>
-        <translation>读取 safetensors 文件需要 safetensors 包。安装命令：{command}</translation>
-    </message>
-    <message>
         <source>reading the model needs the safetensors package. Install it with: {command}</source>
         <translation>读取模型需要 safetensors 包。安装命令：{command}</translation>
     </message>
@@ -1306,6 +1302,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>会话指定的模型文件 {path} 已不存在；请把它复制回来，或用“文件 → 打开模型…”打开另一个</translation>
     </message>
     <message>
+        <source>the model folder {path} named by the session cannot be opened: its config.json names no model_type the app runs</source>
+        <translation>无法打开会话指定的模型文件夹 {path}：它的 config.json 没有写明本程序能运行的 model_type</translation>
+    </message>
+    <message>
+        <source>the model folder {path} named by the session cannot be opened: {error}</source>
+        <translation>无法打开会话指定的模型文件夹 {path}：{error}</translation>
+    </message>
+    <message>
         <source>the model folder {path} named by the session is not a folder</source>
         <translation>会话指定的模型文件夹 {path} 不是文件夹</translation>
     </message>
@@ -1422,6 +1426,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file} 无法作为分词器读取（{reason}）：请重新下载</translation>
     </message>
     <message>
+        <source>{file} changed or was cut while it was being read (is a download or a converter still writing it?): open it again once it is written</source>
+        <translation>{file} 在读取过程中被改动或截短了（是否还有下载或转换程序在写它？）：等它写完后再打开</translation>
+    </message>
+    <message>
         <source>{file} does not exist</source>
         <translation>{file} 不存在</translation>
     </message>
@@ -1510,10 +1518,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file} 大小为 {size}，超过任何分词器（{limit}）：文件对吗？</translation>
     </message>
     <message>
-        <source>{file}: cannot be read: {reason}</source>
-        <translation>{file}：无法读取：{reason}</translation>
-    </message>
-    <message>
         <source>{file}: claims a header of {length} bytes in a file of {size} bytes: the file is damaged or not a safetensors file; download it again</source>
         <translation>{file}：声称文件头有 {length} 字节，而文件只有 {size} 字节：文件已损坏或不是 safetensors 文件，请重新下载</translation>
     </message>
@@ -1554,10 +1558,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file}：张量 {tensor} 的形状是 {shape}，不是整数列表</translation>
     </message>
     <message>
-        <source>{file}: tensor {tensor} is cut short: download the file again</source>
-        <translation>{file}：张量 {tensor} 被截断：请重新下载文件</translation>
-    </message>
-    <message>
         <source>{file}: tensor {tensor} is mapped to {shard!r}, not a .safetensors file beside the index</source>
         <translation>{file}：张量 {tensor} 指向 {shard!r}，不是索引旁边的 .safetensors 文件</translation>
     </message>
@@ -1572,10 +1572,6 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{file}: tensor {tensor} of shape {shape} in {dtype} needs {expected} bytes but its offsets give {actual}: the file is damaged</source>
         <translation>{file}：形状为 {shape}、类型为 {dtype} 的张量 {tensor} 需要 {expected} 字节，但偏移给出 {actual}：文件已损坏</translation>
-    </message>
-    <message>
-        <source>{file}: tensor {tensor} reads as shape {actual}, its header says {shape}</source>
-        <translation>{file}：张量 {tensor} 读出的形状是 {actual}，文件头写的是 {shape}</translation>
     </message>
     <message>
         <source>{file}: tensors {first} and {second} overlap: the file is damaged or crafted; download it again</source>
