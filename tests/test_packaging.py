@@ -23,7 +23,17 @@ import pytest
 
 pytestmark = pytest.mark.slow  # building the wheel takes ~7 s, installing and starting the command as long
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "README.md", "main.py", "engine", "app", "cli", "resources", "examples")
+def _sources() -> tuple[str, ...]:
+    """The files a build reads: pyproject's, and every folder its package search includes (a new
+    top-level package is found there, never listed twice)."""
+    import tomllib
+
+    found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    folders = sorted({pattern.rstrip("*") for pattern in found["include"]})
+    return ("pyproject.toml", "README.md", "main.py", *folders)
+
+
+SOURCES = _sources()
 
 
 def run(*args, **kwargs) -> subprocess.CompletedProcess:
