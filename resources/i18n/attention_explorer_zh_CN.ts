@@ -1010,6 +1010,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>第 {layer} 层不存在：玩具引擎只有第 0 层</translation>
     </message>
     <message>
+        <source>layers {first} … {last} do not exist: the model has layers 0 … {top}</source>
+        <translation>第 {first} … {last} 层不存在：该模型只有第 0 … {top} 层</translation>
+    </message>
+    <message>
         <source>leave-one-out runs the model once per token: {n} tokens is more than {limit}; shorten the text</source>
         <translation>逐词去除对每个词元运行一次模型：{n} 个词元超过 {limit}；请缩短文本</translation>
     </message>
@@ -1356,6 +1360,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>unknown model kind {kind!r}: one of {kinds}</source>
         <translation>未知的模型类型 {kind!r}：应为 {kinds} 之一</translation>
+    </message>
+    <message>
+        <source>{analysis} reads at most {limit} tokens; this text has {count}: shorten it</source>
+        <translation>{analysis} 最多读取 {limit} 个词元；此文本有 {count} 个：请缩短文本</translation>
     </message>
     <message>
         <source>{file} cannot be read as a tokenizer ({reason}): download it again</source>
@@ -3851,6 +3859,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>对文本中每个词元，去掉它再运行一次模型（Esc 停止）</translation>
     </message>
     <message>
+        <source>The text or the switched-off heads changed: leave-one-out was stopped; press the button again.</source>
+        <translation>文本或已关闭的头已改变：逐一删除已停止；请再按一次按钮。</translation>
+    </message>
+    <message>
         <source>The text changed: press the button again for its leave-one-out.</source>
         <translation>文本已改变：再按一次按钮计算新文本的逐词去除。</translation>
     </message>
@@ -3865,6 +3877,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Each bar: 1 − cosine of the sentence embedding without that token to the whole sentence's (mean of the last layer): how much removing it changes the sentence.</source>
         <translation>每根柱：去掉该词元后的句向量与整句句向量（最后一层的平均）的 1 − 余弦：去掉它使句子改变多少。</translation>
+    </message>
+    <message>
+        <source>Every run with %1 heads switched off.</source>
+        <translation>每次运行都关闭了 %1 个头。</translation>
     </message>
     <message>
         <source>Largest: “%1” (%2).</source>
@@ -4025,6 +4041,10 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
         <translation>模型已切换：修补网格已丢弃。</translation>
     </message>
     <message>
+        <source>Heads were switched on or off: the patching grids were dropped; press Patch again.</source>
+        <translation>有注意力头被开启或关闭：修补网格已丢弃；请再按一次“修补”。</translation>
+    </message>
+    <message>
         <source>p(“%1”) at the last position</source>
         <translation>最后位置的 p(“%1”)</translation>
     </message>
@@ -4039,6 +4059,10 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
     <message>
         <source>The answer has %1 tokens; the first, “%2”, is measured.</source>
         <translation>答案有 %1 个词元；测量的是第一个“%2”。</translation>
+    </message>
+    <message>
+        <source>Every run with %1 heads switched off.</source>
+        <translation>每次运行都关闭了 %1 个头。</translation>
     </message>
     <message>
         <source>PARTIAL: cancelled after %1 of %2 cells (blank cells were not run).</source>
