@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QFileDialog, QHBoxLay
 from engine.core.memory import format_bytes
 
 from .text import fill
+from .worker import engine_task
 
 def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marker lupdate looks for
     return text
@@ -39,17 +40,10 @@ def added_folders(settings) -> list[str]:
     return [str(v) for v in value if isinstance(v, str) and v][:50]
 
 
-PROGRESS_STEPS = 1000  # the scan reports fractions; the task reports whole steps of this many
-
-
-def _scan_task(state, roots):
-    """engine.models.local_models.scan of ``roots`` as a worker task: progress, and a stop on request."""
+def _scan(roots, progress, cancelled):
     from engine.models.local_models import scan
 
-    def progress(fraction: float, _message: str) -> None:
-        state.set_progress(int(round(PROGRESS_STEPS * fraction)), PROGRESS_STEPS)
-
-    return scan(roots, progress=progress, cancelled=state.is_interruption_requested)
+    return scan(roots, progress=progress, cancelled=cancelled)
 
 
 class LocalModelsDialog(QDialog):
@@ -124,7 +118,8 @@ class LocalModelsDialog(QDialog):
         self.progress.setValue(0)
         self.status.setText(self.tr("Scanning… (Esc stops)"))
         self.rescan_button.setEnabled(False)
-        self.task = self.lane.start(_scan_task, roots)  # a scan still running stops at its next entry
+        # a scan still running stops at its next entry
+        self.task = self.lane.start(engine_task, _scan, roots)
 
     def stop_scan(self) -> None:
         self.lane.cancel()

@@ -234,3 +234,16 @@ class Worker(QObject):
             lane._arrived.emit(generation, payload, time.perf_counter() - started, ok)
         except RuntimeError:  # the lane (or its window) was deleted while the job ran: nobody listens
             pass
+
+
+FRACTION_STEPS = 1000  # the steps a task reports for the engine's fractions of work done
+
+
+def engine_task(state: TaskState, function: Callable[..., Any], *args):
+    """``function(*args, progress=…, cancelled=…)`` as a task: the engine's progress convention
+    (``progress(fraction, message)``, ``cancelled()``) reported through ``state`` — for an engine
+    job that takes those two callables (the head ranking, a scan)."""
+    def progress(fraction: float, _message: str = "") -> None:
+        state.set_progress(int(round(FRACTION_STEPS * fraction)), FRACTION_STEPS)
+
+    return function(*args, progress=progress, cancelled=state.is_interruption_requested)

@@ -45,3 +45,11 @@ def kept_heads(attentions: np.ndarray, ablate: frozenset) -> np.ndarray | None:
     from engine.analysis.arrays import heads_kept
 
     return heads_kept(frozenset(ablate), *attentions.shape[:2])
+
+
+def flow_task(state, attentions: np.ndarray, key, ablate: frozenset = frozenset()):
+    """:func:`flow_of` as a worker task: a newer snapshot's flow (or closing the window) stops it
+    between batches of pairs instead of letting seconds of stale work run out."""
+    if attentions.shape[-1] > FLOW_TOKENS:
+        return key, None
+    return key, flow_of_run(attentions, ablate, cancelled=state.is_interruption_requested)
