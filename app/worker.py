@@ -21,6 +21,7 @@ long analysis never holds the thread that computes edits. At most two threads pe
 """
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import traceback
@@ -36,6 +37,7 @@ class TaskState:
     def __init__(self, lane: "Lane", generation: int) -> None:
         self._lane, self._generation, self._worker = lane, generation, lane._worker
         self._interrupted = threading.Event()
+        self._taken = threading.Event()  # the GUI thread has handled the latest partial result
 
     def is_interruption_requested(self) -> bool:
         """True once the lane was cancelled or given another job, or the window is closing."""
@@ -45,10 +47,15 @@ class TaskState:
         """``done`` of ``total`` steps: the lane's ``progressed(done, total)`` on the GUI thread."""
         self._emit(self._lane._progress_arrived, int(done), int(total))
 
-    def set_partial_result(self, value) -> None:
+    def set_partial_result(self, value, *, wait: float = 0.0) -> None:
         """A result so far (read-only: the GUI thread draws it while the task goes on): the
-        lane's ``partial(value)`` on the GUI thread."""
+        lane's ``partial(value)`` on the GUI thread. ``wait``: block at most this many seconds
+        until its slots have run (or the task is interrupted) — the GIL stays free while the GUI
+        thread draws, instead of every Python callback of the drawing waiting for it."""
+        self._taken.clear()
         self._emit(self._lane._partial_arrived, value)
+        if wait > 0 and not self.is_interruption_requested():
+            self._taken.wait(wait)
 
     def _emit(self, signal_of, *values) -> None:
         if self.is_interruption_requested():
@@ -57,6 +64,14 @@ class TaskState:
             signal_of.emit(self._generation, *values)
         except RuntimeError:  # the lane (or its window) was deleted while the task ran: nobody listens
             self._interrupted.set()
+
+
+# How long a thread running Python code keeps the GIL while another asks for it. The default
+# (5 ms) is paid once per competing thread, and a worker's NumPy work on small arrays is mostly
+# Python-level calls that hold the GIL: with two worker threads busy and the machine loaded, the GUI
+# thread's timer showed gaps of 70–110 ms (99th percentile 71 ms) at 5 ms and 30–50 ms (32 ms)
+# at 1 ms (benchmarks/README.md, "The GUI thread during a patching grid").
+SWITCH_INTERVAL = 0.001
 
 
 class Lane(QObject):
@@ -114,6 +129,7 @@ class Lane(QObject):
     def _interrupt(self) -> None:
         if self._state is not None:
             self._state._interrupted.set()
+            self._state._taken.set()  # a task waiting for its partial result to be drawn goes on (and stops)
             self._state = None
 
     def _current(self, generation: int) -> bool:
@@ -135,7 +151,10 @@ class Lane(QObject):
 
     def _on_partial(self, generation: int, value) -> None:
         if self._current(generation):
+            state = self._state
             self.partial.emit(value)
+            if state is not None:
+                state._taken.set()
 
 
 class Worker(QObject):
@@ -149,6 +168,7 @@ class Worker(QObject):
         self._stopping = False
         self._thread = threading.Thread(target=self._loop, args=(False,), name="attention-worker", daemon=True)
         self._long_thread: threading.Thread | None = None  # started by the first long job
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))  # process-wide; never raised
         self._thread.start()
 
     def lane(self, name: str, parent: QObject | None = None, *, first: bool = False, long: bool = False) -> Lane:

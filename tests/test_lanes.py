@@ -233,3 +233,33 @@ def test_closing_stops_a_running_task_within_a_second(qtbot, worker):
     started = time.monotonic()
     assert worker.shutdown(1.0) and not worker.is_alive()
     assert time.monotonic() - started < 1.0
+
+
+def handing_over(state, rows: int, waited: list):
+    """A task that hands each row over and waits (at most 5 s) until the GUI thread has taken it."""
+    for row in range(rows):
+        if state.is_interruption_requested():
+            break
+        started = time.monotonic()
+        state.set_partial_result(row, wait=5.0)
+        waited.append(time.monotonic() - started)
+    return rows
+
+
+def test_a_task_waits_for_its_partial_result_to_be_taken_and_cancel_ends_the_wait(qtbot, worker):
+    lane = worker.lane("task")
+    done, _ = collect(lane)
+    taken, waited = [], []
+    lane.partial.connect(taken.append)
+    lane.start(handing_over, 3, waited)
+    qtbot.waitUntil(lambda: done == [3], timeout=5000)  # the event loop runs: each row is taken at once
+    assert taken == [0, 1, 2] and done == [3] and max(waited) < 1.0
+    waited.clear()
+    lane.start(handing_over, 3, waited)
+    deadline = time.monotonic() + 5
+    while not worker._running and time.monotonic() < deadline:  # no event loop: nobody takes the row
+        time.sleep(0.005)
+    time.sleep(0.05)
+    lane.cancel()
+    assert worker.wait_until_idle(1.0), "a cancelled task kept waiting for its row to be taken"
+    assert len(waited) == 1

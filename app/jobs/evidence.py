@@ -14,13 +14,24 @@ from engine.analysis.occlusion import leave_one_out
 
 from .trained import model as loaded_model
 
+# at most this many seconds a patching task waits for the window to draw a row it handed over:
+# drawing is ~100 Python callbacks of painting, each waiting for the GIL while the task holds it
+DRAW_WAIT = 0.5
+
 
 def patching_task(state, model_name: str, request, corrupt: str, grids):
     """engine.analysis.patching.activation_patching of ``request`` (the clean prompt) and
     ``corrupt`` by model ``model_name``: the grids so far after each row, as partial results."""
+    # one computing thread: each thread running NumPy's small-array calls holds the GIL most of the
+    # time, and every Python callback of the GUI thread's painting waits for it; with two, the
+    # window stalled ~2× longer and the grid came no sooner on a loaded 2-core machine
+    # (benchmarks/bench_patching_window.py)
+    def partial(result) -> None:
+        state.set_partial_result(result, wait=DRAW_WAIT)  # the GIL free while the GUI thread draws the row
+
     return patching.activation_patching(loaded_model(model_name), request, corrupt, grids,
-                                        progress=state.set_progress, partial=state.set_partial_result,
-                                        cancelled=state.is_interruption_requested)
+                                        progress=state.set_progress, partial=partial,
+                                        cancelled=state.is_interruption_requested, threads=1)
 
 
 def leave_one_out_task(state, model_name: str, request):

@@ -212,6 +212,12 @@ class PatchingPanel(Panel):
         self.cancel_button.setVisible(True)
         self.run_button.setEnabled(False)
         self.caption.setText(self.tr("Running both prompts…"))
+        snapshot = self.controller.snapshot
+        if snapshot is not None and snapshot.model == model and snapshot.facts is not None:
+            # the grids' room now, as the click's answer: the dock growing when the first rows
+            # arrive re-lays the window out while the task computes (the longest stall of a grid)
+            for view in (self.token_map, self.head_map):
+                view.setMinimumHeight(readable_rows_height(view, snapshot.facts.layers))
         request = RunRequest(text=self.clean.text(), answer=self.answer.text() or None, position=self.position.value(),
                              ablate=self.controller.ablate)
         self._lane.start(patching_task, model, request, self.corrupt.text(), (self.grid.currentData(), "head_z"))
@@ -259,6 +265,8 @@ class PatchingPanel(Panel):
     def _on_partial(self, result) -> None:
         if self.running:
             self._show(result)
+            for view in (self.token_map, self.head_map):
+                view.repaint()  # now, while the task waits for it (app.worker.TaskState.set_partial_result)
 
     def _on_done(self, result) -> None:
         if not self.running:

@@ -246,12 +246,13 @@ def cells(setup: PatchSetup, grids=GRIDS) -> list[tuple[str, int, int]]:
     return out
 
 
-def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None, cancelled=None) -> bool:
+def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None, cancelled=None,
+               threads: int | None = None) -> bool:
     """Run the ``todo`` cells into ``values`` / ``diffs``; True unless cancelled part-way.
 
     The cells are independent runs: engine.core.parallel.run_parallel shares them among the engine's
     threads with numpy's BLAS on one thread each (one cell is a few small matmuls, where
-    OpenBLAS's own threads only spin against each other)."""
+    OpenBLAS's own threads only spin against each other); ``threads`` 1: on this thread alone."""
     from ..core.parallel import run_parallel
 
     runner = Runner(setup)
@@ -279,7 +280,11 @@ def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None
             if progress is not None:
                 progress(state["done"], len(todo))
 
-    run_parallel(work, list(todo))
+    if threads == 1:
+        for cell in todo:
+            work(cell)
+    else:
+        run_parallel(work, list(todo))
     return not state["stopped"]
 
 
@@ -356,9 +361,10 @@ def _batch_items(setup: PatchSetup, grid: str, layer: int, parts: int) -> list:
     return items
 
 
-def _batched_row(setup: PatchSetup, grid: str, layer: int, values: np.ndarray, diffs: np.ndarray) -> None:
+def _batched_row(setup: PatchSetup, grid: str, layer: int, values: np.ndarray, diffs: np.ndarray,
+                 threads: int | None = None) -> None:
     """One grid row as one layer batch (engine.models.llama_batch) into ``values`` / ``diffs``
-    (columns,), its variants split between the engine's threads."""
+    (columns,), its variants split between ``threads`` (default: the engine's) threads."""
     from ..core.parallel import THREADS, run_parallel
     from ..models.llama_batch import final_vectors
 
@@ -369,7 +375,7 @@ def _batched_row(setup: PatchSetup, grid: str, layer: int, values: np.ndarray, d
         vectors = final_vectors(model.weights, model.config, setup.corrupt_trace, first, starts, rows, setup.ablate)
         values[part], diffs[part] = _measures(setup, vectors)
 
-    run_parallel(work, _batch_items(setup, grid, layer, THREADS))
+    run_parallel(work, _batch_items(setup, grid, layer, threads or THREADS))
 
 
 def _columns(setup: PatchSetup, grid: str) -> int:
@@ -394,21 +400,23 @@ class PatchRow:
     complete: bool  # False: cancelled part-way through the row
 
 
-def patch_row(setup: PatchSetup, grid: str, layer: int, cancelled=None) -> PatchRow:
+def patch_row(setup: PatchSetup, grid: str, layer: int, cancelled=None, threads: int | None = None) -> PatchRow:
     """One layer of one grid: a layer batch for a batched decoder (:func:`batched`), else its
-    cells through the hooks (``cancelled()`` polled before each cell)."""
+    cells through the hooks (``cancelled()`` polled before each cell); on ``threads`` threads
+    (default: the engine's)."""
     _check_grids((grid,))
     columns = _columns(setup, grid)
     if batched(setup):
         values, diffs = np.full(columns, np.nan), np.full(columns, np.nan)
-        _batched_row(setup, grid, layer, values, diffs)
+        _batched_row(setup, grid, layer, values, diffs, threads)
         return PatchRow(grid, layer, values, diffs, True)
     values, diffs = {grid: np.full((setup.layers, columns), np.nan)}, {grid: np.full((setup.layers, columns), np.nan)}
-    complete = _run_cells(setup, [(grid, layer, c) for c in range(columns)], values, diffs, cancelled=cancelled)
+    complete = _run_cells(setup, [(grid, layer, c) for c in range(columns)], values, diffs, cancelled=cancelled,
+                          threads=threads)
     return PatchRow(grid, layer, values[grid][layer], diffs[grid][layer], complete)
 
 
-def rows(setup: PatchSetup, grids=GRIDS, cancelled=None) -> Iterator[PatchRow]:
+def rows(setup: PatchSetup, grids=GRIDS, cancelled=None, threads: int | None = None) -> Iterator[PatchRow]:
     """Each grid row as it finishes, grid by grid, layer by layer; stops when ``cancelled()``
     (polled before each row, and before each cell of a row run cell by cell)."""
     _check_grids(grids)
@@ -416,17 +424,19 @@ def rows(setup: PatchSetup, grids=GRIDS, cancelled=None) -> Iterator[PatchRow]:
         for layer in range(setup.layers):
             if cancelled is not None and cancelled():
                 return
-            row = patch_row(setup, grid, layer, cancelled)
+            row = patch_row(setup, grid, layer, cancelled, threads)
             yield row
             if not row.complete:
                 return
 
 
-def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None, partial=None) -> PatchResult:
+def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None, partial=None,
+          threads: int | None = None) -> PatchResult:
     """Run the ``grids`` row by row (:func:`rows`). ``progress(done, total)`` in cells after each
     row; ``partial(result)``: the grids so far (NaN where not run, ``complete`` False), once before
     the first row and after each; ``cancelled()``: True stops between rows (between cells for
-    models run cell by cell) and the result is marked incomplete."""
+    models run cell by cell) and the result is marked incomplete. ``threads``: how many threads
+    compute (default: the engine's; the window's task uses 1, see app/jobs/evidence.py)."""
     _check_grids(grids)
     values = {g: np.full((setup.layers, _columns(setup, g)), np.nan) for g in grids}
     diffs = {g: np.full_like(values[g], np.nan) for g in grids} if setup.decoder else {}
@@ -439,7 +449,7 @@ def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None, part
 
     if partial is not None:
         partial(snapshot(False))
-    for row in rows(setup, grids, cancelled):
+    for row in rows(setup, grids, cancelled, threads):
         values[row.grid][row.layer] = row.values
         if setup.decoder:
             diffs[row.grid][row.layer] = row.diffs
@@ -454,7 +464,7 @@ def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None, part
 
 
 def activation_patching(model, request, corrupt: str, grids=GRIDS, *, progress=None, cancelled=None,
-                        partial=None) -> PatchResult:
+                        partial=None, threads: int | None = None) -> PatchResult:
     """Activation patching of one engine.analysis.request.RunRequest: its ``text`` is the clean
     prompt, ``corrupt`` the corrupted one; a decoder measures p(``answer``), an encoder the cosine
     at ``position`` (negative: from the end); its ``ablate`` heads are off in every run. The
@@ -463,4 +473,4 @@ def activation_patching(model, request, corrupt: str, grids=GRIDS, *, progress=N
     decoder = is_decoder_model(model)
     setup = prepare(model, request.text, corrupt, request.answer if decoder else None,
                     None if decoder else request.position, ablate=request.ablate)
-    return patch(setup, grids, progress=progress, cancelled=cancelled, partial=partial)
+    return patch(setup, grids, progress=progress, cancelled=cancelled, partial=partial, threads=threads)
