@@ -18,13 +18,13 @@ likely token besides the answer; an encoder's cosine of a chosen token's final v
 
 What a patch does not change is not recomputed:
 - the layers below l: every cell resumes at layer l from the corrupted run's cached residual
-  (``start_at_layer=l, resid=…``), never from the embeddings;
-- in a decoder, the positions before p (a causal model's position i < p never reads position
-  p): a residual-stream cell runs engine.models.llama.forward with ``prefix=p`` — positions 0 … p − 1
-  of every layer (their keys and values too) are copied from the corrupted run and only rows
-  p … n − 1 of layers l … L − 1 are computed. Over a grid that is ~¼ of the rows × layers of
-  full runs. attn_out / mlp_out cells first run layer l alone with the hook (stop_at_layer=l+1)
-  and then resume at l + 1 the same way; head_z cells change every row, so they resume at l only.
+  (``start_at_layer=l, resid=…``, the hook point's replacement as a hook), never from the
+  embeddings;
+- in a decoder that declares layer batches, the positions before p (a causal model's position
+  i < p never reads position p): positions 0 … p − 1 of every layer (their keys and values too)
+  are the corrupted run's and only rows p … n − 1 of layers l … L − 1 are computed. Over a grid
+  that is ~¼ of the rows × layers of full runs. Other models run each cell through
+  ``run_with_hooks`` (:class:`Runner`: the contract only, every position).
 
 A decoder of engine.models.llama (every GGUF / Hugging Face decoder the app reads) runs a grid
 one *layer batch* at a time (engine.models.llama_batch): the cells of one grid row — the n
