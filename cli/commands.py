@@ -168,23 +168,19 @@ def _evidence(options, model, trace, attentions) -> dict:
     import numpy as np
 
     extra = {}
+    ablate = frozenset(getattr(trace, "ablate", frozenset()))
     if options.flow:
-        from engine.analysis.flow import FLOW_TOKENS, attention_flow
-
-        if attentions.shape[-1] > FLOW_TOKENS:
-            raise UsageError(f"--flow: {attentions.shape[-1]} tokens is more than {FLOW_TOKENS} (one maximum flow "
-                             f"per pair of tokens); shorten the text")
-        from engine.analysis.arrays import heads_kept
+        from engine.analysis.flow import flow_of_run
 
         # switched-off heads (--ablate) count as zero weights in the heads' mean (engine.analysis.rollout)
-        kept = heads_kept(frozenset(getattr(trace, "ablate", frozenset())), *attentions.shape[:2])
-        extra["attention_flow"] = attention_flow(attentions, heads_kept=kept)
+        extra["attention_flow"] = flow_of_run(attentions, ablate)
     if options.occlusion:
         if model is None:
             raise UsageError("--occlusion needs a pretrained --model (the toy engine has no sentence to leave out of)")
-        from engine.analysis.occlusion import occlusion
+        from engine.analysis.occlusion import leave_one_out
+        from engine.analysis.request import RunRequest
 
-        result = occlusion(model, options.text, options.answer)
+        result = leave_one_out(model, RunRequest(text=options.text, ablate=ablate, answer=options.answer))
         if result.answer is not None and result.answer.note:
             sys.stderr.write(f"note: {result.answer.note}\n")
         extra["occlusion"] = result.values
@@ -554,10 +550,13 @@ def patch(args: list[str]) -> None:
         raise UsageError("--position is for encoders; a decoder's measure is read at the last position")
     if not decoder and options.answer is not None:
         raise UsageError("--answer is for decoders; an encoder's measure is the cosine at --position")
-    setup = patching.prepare(model, options.clean, options.corrupt, options.answer, options.position)
-    if setup.answer is not None and setup.answer.note:
-        sys.stderr.write(f"note: {setup.answer.note}\n")
-    result = patching.patch(setup, grids)
+    from engine.analysis.request import RunRequest
+
+    request = RunRequest(text=options.clean, answer=options.answer,
+                         position=0 if options.position is None else options.position)
+    result = patching.activation_patching(model, request, options.corrupt, grids)
+    for note in result.notes:
+        sys.stderr.write(f"note: {note}\n")
     arrays = result.arrays()
     if export_figure is not None:
         export_figure(arrays, options.out)
@@ -588,6 +587,7 @@ def patch(args: list[str]) -> None:
                     writer.writerow(row)
         with atomic_write(options.out) as stream:
             stream.write(text.getvalue().encode("utf-8"))
+    setup = result.setup
     _report(f"wrote {options.out}: {setup.n} tokens, {setup.layers} layers × {setup.heads} heads, "
             f"{setup.measure} clean {setup.clean_value:.4g} corrupted {setup.corrupt_value:.4g} ({entry.title})")
 

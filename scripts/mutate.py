@@ -89,7 +89,8 @@ mutant("window-export-stage-ignored", "app/shell/exports.py", "stage=\"weights\"
 
 # app/controller.py: debounce, stale results, focus clamp (window wiring)
 mutant("controller-no-debounce", "app/controller.py", "if immediate or self._last_seconds < FAST_COMPUTE_S or paused:", "if True:")
-mutant("lane-stale-shown", "app/worker.py", "if generation != self.generation:\n            return  # stale", "if False:\n            return  # stale")
+mutant("lane-stale-shown", "app/worker.py", "return generation == self.generation and not self._worker._stopping",
+       "return not self._worker._stopping")
 mutant("controller-focus-not-clamped", "app/controller.py", "else min(self.focus, n - 1)", "else self.focus")
 mutant("controller-head-not-clamped", "app/controller.py", "self.head = min(self.head, heads - 1)", "self.head = self.head")
 
@@ -145,8 +146,10 @@ mutant("session-pretrained-head-limit", "app/session.py", 'toy = view.get("model
 mutant("inspector-stale-after-switch", "app/panels/inspector_panel.py",
        "    def on_snapshot_changed(self, snapshot) -> None:\n        self._request_inspection()",
        "    def on_snapshot_changed(self, snapshot) -> None:\n        pass")
-mutant("lane-answer-after-shutdown", "app/worker.py", "if self._worker._stopping:\n            return  # queued before",
-       "if False:\n            return  # queued before")
+mutant("lane-answer-after-shutdown", "app/worker.py", "return generation == self.generation and not self._worker._stopping",
+       "return generation == self.generation")
+mutant("task-not-interrupted-by-cancel", "app/worker.py", "            self._state._interrupted.set()\n",
+       "            pass\n")
 mutant("worker-queues-after-shutdown", "app/worker.py", "if self._stopping:\n                return  # no thread will run it",
        "if False:\n                return  # no thread will run it")
 mutant("atomic-write-signal-window", "engine/core/safe_io.py", "    held = _hold_signals()\n", "    held = None\n")

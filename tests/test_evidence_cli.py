@@ -56,7 +56,7 @@ def test_misuse_is_one_line(tmp_path, capsys):
         (["--text", "a b", "--flow", "--out", str(tmp_path / "x.png")], "not to images"),
         (["--text", "a b", "--occlusion", "--out", str(tmp_path / "x.npz")], "pretrained --model"),
         (["--text", "a b", "--answer", " Paris", "--out", str(tmp_path / "x.npz")], "add --occlusion"),
-        (["--text", " ".join(["w"] * 70), "--flow", "--out", str(tmp_path / "x.npz")], "more than 64"),
+        (["--text", " ".join(["w"] * 70), "--flow", "--out", str(tmp_path / "x.npz")], "at most 64 tokens; this text has 70"),
     ]
     for args, fragment in cases:
         assert main(["run", "export", *args]) == 2

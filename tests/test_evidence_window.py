@@ -1,6 +1,8 @@
-"""Issue 21 in the window: attention flow beside rollout, leave-one-out bars and the patching
-dock (grids filled in a lane, Esc leaves a partial grid marked partial, a model switch drops it,
-a click opens the cell). Every number shown is compared with the engine's own functions."""
+"""Evidence in the window: attention flow beside rollout, leave-one-out bars and the patching
+dock (grids filled row by row by one worker task, Esc leaves a partial grid marked partial, a model
+switch or new switched-off heads mid-grid drop it, a click opens the cell, closing mid-grid ends
+at once). Every number shown is compared with the engine's own functions, with heads switched
+off as the window's other views use them."""
 from __future__ import annotations
 
 import numpy as np
@@ -53,27 +55,65 @@ def test_flow_beside_rollout(window, qtbot, minilm):
 def test_leave_one_out_bars(window, qtbot, minilm):
     _minilm(window, qtbot)
     panel = _dock(window, "occlusion")
+    partial = []
+    panel._lane.partial.connect(lambda r: partial.append(int(np.isfinite(r.values).sum())))
     panel.start()
     qtbot.waitUntil(lambda: panel.result is not None, timeout=120000)
     expected = occlusion(minilm, ANIMAL)
     np.testing.assert_allclose(panel.values(), expected.values, atol=1e-9)
     np.testing.assert_allclose(panel.bars.opts["height"], 1.0 - expected.values, atol=1e-9)
     assert "Largest" in panel.caption.text()
+    assert partial == list(range(1, 16))  # the bars came token by token, from one task
+
+
+def test_leave_one_out_with_heads_off_and_an_edit_mid_job(window, qtbot, minilm):
+    """Switched-off heads are off in every run the bars read; a new text mid-job drops the job."""
+    from engine.analysis.occlusion import leave_one_out
+    from engine.analysis.request import RunRequest
+
+    _minilm(window, qtbot)
+    off = frozenset({(1, 3), (4, 0)})
+    window.controller.set_ablation(off)
+    _settle(window, qtbot)
+    panel = _dock(window, "occlusion")
+    panel.start()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=120000)
+    expected = leave_one_out(minilm, RunRequest(text=ANIMAL, ablate=off))
+    np.testing.assert_allclose(panel.values(), expected.values, atol=1e-9)
+    assert "2 heads switched off" in panel.caption.text()
+    panel.start()
+    assert panel.running
+    c = window.controller
+    c.set_config(c.config.replace(text=WIDE), immediate=True)
+    _settle(window, qtbot)
+    assert not panel.running and panel.result is None and "changed" in panel.caption.text()
 
 
 def test_patching_dock_grids_cancel_and_model_switch(window, qtbot, minilm):
+    from engine.analysis.request import RunRequest
+
     _minilm(window, qtbot)
+    off = frozenset({(1, 3), (4, 0)})
+    window.controller.set_ablation(off)  # the grid reads the same model as the other views
+    _settle(window, qtbot)
     panel = _dock(window, "patching")
     panel.clean.setText(ANIMAL)
     panel.corrupt.setText(WIDE)
     panel.position.setValue(10)
+    rows = []
+    panel._lane.partial.connect(lambda r: rows.append(int(np.isfinite(r.grids["resid_pre"]).all(axis=1).sum()
+                                                          + np.isfinite(r.grids["head_z"]).all(axis=1).sum())))
     panel.start()
     qtbot.waitUntil(lambda: not panel.running, timeout=300000)
-    setup = patching.prepare(minilm, ANIMAL, WIDE, position=10)
-    expected = patching.patch(setup, grids=("resid_pre", "head_z"))
+    expected = patching.activation_patching(minilm, RunRequest(text=ANIMAL, position=10, ablate=off), WIDE,
+                                            grids=("resid_pre", "head_z"))  # what `./run patch` runs
     np.testing.assert_allclose(panel.token_map.matrix(), expected.grids["resid_pre"], atol=1e-6)
     np.testing.assert_allclose(panel.head_map.matrix(), expected.grids["head_z"], atol=1e-6)
+    plain = patching.patch_row(patching.prepare(minilm, ANIMAL, WIDE, position=10), "resid_pre", 5)
+    assert np.abs(plain.values - expected.grids["resid_pre"][5]).max() > 1e-4  # the heads matter here
     assert not panel.is_partial() and "PARTIAL" not in panel.caption.text()
+    assert "2 heads switched off" in panel.caption.text()
+    assert rows == list(range(0, 13))  # before the first row, then one partial grid a row
     # a click on a cell opens that layer and token
     panel._open_token(3, 13)
     _settle(window, qtbot)
@@ -85,13 +125,38 @@ def test_patching_dock_grids_cancel_and_model_switch(window, qtbot, minilm):
 
     qtbot.keyClick(window, Qt.Key.Key_Escape)
     assert not panel.running and panel.is_partial() and "PARTIAL" in panel.caption.text()
+    shown = panel.token_map.matrix().copy()
     done = np.isfinite(panel.grids["resid_pre"]).sum() + np.isfinite(panel.grids["head_z"]).sum()
     assert 0 < done < 6 * 16 + 6 * 12
+    _settle(window, qtbot)  # nothing of the stopped task arrives afterwards
+    np.testing.assert_array_equal(panel.token_map.matrix(), shown)
+    # switching heads on or off mid-grid drops it
+    panel.start()
+    window.controller.set_ablation(frozenset())
+    assert not panel.running and panel.setup is None and "dropped" in panel.caption.text()
     # a model switch mid-grid drops it
     panel.start()
     window.model_combo.setCurrentIndex(window.model_combo.findData("toy"))
     _settle(window, qtbot)
     assert panel.setup is None and panel.token_map.matrix() is None and not panel.running
+
+
+def test_closing_the_window_mid_grid_ends_within_a_second(window, qtbot, minilm):
+    import time
+
+    _minilm(window, qtbot)
+    panel = _dock(window, "patching")
+    panel.clean.setText(ANIMAL)
+    panel.corrupt.setText(WIDE)
+    panel.start()
+    qtbot.waitUntil(lambda: panel.setup is not None and np.isfinite(panel.grids["resid_pre"]).any(), timeout=120000)
+    assert panel.running
+    worker = window.controller.worker
+    started = time.monotonic()
+    window.close()
+    while worker.is_alive() and time.monotonic() - started < 1.0:
+        time.sleep(0.01)
+    assert not worker.is_alive(), "the worker thread outlived the closed window by a second"
 
 
 def test_layers_overview_switches_heads_off(window, qtbot, minilm):
@@ -125,7 +190,7 @@ def test_layers_overview_switches_heads_off(window, qtbot, minilm):
 
 
 def test_patching_dock_empty_state_on_the_toy_engine(window, qtbot, minilm):
-    """Issue 21 leftover: on the toy engine the dock explains that patching needs a trained model and
+    """On the toy engine the dock explains that patching needs a trained model and
     how to open one, instead of a form whose button only fails; a pretrained model brings the form."""
     panel = _dock(window, "patching")
     assert window.controller.model == "toy"

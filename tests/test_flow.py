@@ -195,3 +195,22 @@ def test_causal_attentions_against_augmenting_paths():
     np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0)
     below = (_trivial_cuts(caps) - expected > 0.05)[np.tril_indices(n)]
     assert 0.2 < below.mean() < 1.0  # a source late in the sequence reaches few positions: a middle cut
+
+
+def test_flow_of_a_run_with_heads_off_and_its_token_limit(reference):
+    """flow_of_run: the one function the window and `export --flow` call — the run's switched-off
+    heads as zero weights (the capacities above), the token limit checked before any work."""
+    from engine.analysis.flow import FLOW_TOKENS, flow_of_run
+    from engine.core.errors import EngineError
+
+    a = reference["attentions"].astype(np.float64)
+    off = frozenset({(2, 0), (2, 3), (4, 7)})
+    kept = np.ones(a.shape[:2], dtype=bool)
+    kept[2, [0, 3]] = kept[4, 7] = False
+    np.testing.assert_allclose(flow_of_run(a, off), max_flows(flow_capacities(a, heads_kept=kept)), atol=1e-12)
+    np.testing.assert_allclose(flow_of_run(a), attention_flow(a), atol=1e-15)
+    too_long = np.full((2, 1, FLOW_TOKENS + 1, FLOW_TOKENS + 1), 1.0 / (FLOW_TOKENS + 1))
+    with pytest.raises(EngineError, match=f"at most {FLOW_TOKENS} tokens; this text has {FLOW_TOKENS + 1}"):
+        flow_of_run(too_long)
+    stopped = flow_of_run(a, off, cancelled=lambda: True)  # a newer request: nothing more is computed
+    assert np.isnan(stopped).all()

@@ -171,3 +171,95 @@ def test_an_answer_in_flight_at_shutdown_is_not_delivered(qtbot, worker):
     assert worker.shutdown(2)
     qtbot.wait(20)
     assert done == [] and failed == [], "a stopped worker's answer reached its (closed) user"
+
+
+# ---------------------------------------------------------------------- tasks (lane.start)
+def counting(state, stop_at: int | None, step_seconds: float = 0.0):
+    """A task: one partial result and one progress report a step, until interrupted (or ``stop_at``)."""
+    done = 0
+    while not state.is_interruption_requested() and (stop_at is None or done < stop_at):
+        done += 1
+        time.sleep(step_seconds)
+        state.set_progress(done, stop_at or 0)
+        state.set_partial_result(done)
+    return done
+
+
+def test_a_task_reports_progress_and_partial_results_in_order_then_its_answer(qtbot, worker):
+    lane = worker.lane("task")
+    done, failed = collect(lane)
+    partial, progress = [], []
+    lane.partial.connect(partial.append)
+    lane.progressed.connect(lambda d, t: progress.append((d, t)))
+    lane.start(counting, 5)
+    assert lane.busy
+    settle(qtbot, worker)
+    assert partial == [1, 2, 3, 4, 5] and progress == [(d, 5) for d in range(1, 6)]
+    assert done == [5] and failed == [] and not lane.busy
+
+
+def test_cancel_stops_a_running_task_and_nothing_of_it_arrives_after(qtbot, worker):
+    lane = worker.lane("task")
+    done, failed = collect(lane)
+    partial = []
+    lane.partial.connect(partial.append)
+    state = lane.start(counting, None, 0.002)
+    qtbot.waitUntil(lambda: len(partial) >= 3, timeout=5000)  # it runs, and its rows reach the GUI thread
+    lane.cancel()
+    seen = len(partial)
+    assert state.is_interruption_requested() and not lane.busy
+    assert worker.wait_until_idle(2), "the task did not stop when asked"
+    qtbot.wait(30)
+    assert len(partial) == seen and done == [] and failed == []
+
+
+def test_a_new_start_interrupts_the_previous_task(qtbot, worker):
+    lane = worker.lane("task", long=True)
+    done, _ = collect(lane)
+    first = lane.start(counting, None, 0.002)
+    qtbot.waitUntil(lambda: not worker._pending, timeout=5000)
+    lane.start(counting, 2)
+    assert first.is_interruption_requested()
+    settle(qtbot, worker)
+    assert done == [2]
+
+
+def test_closing_stops_a_running_task_within_a_second(qtbot, worker):
+    lane = worker.lane("task", long=True)
+    partial = []
+    lane.partial.connect(partial.append)
+    lane.start(counting, None, 0.01)
+    qtbot.waitUntil(lambda: bool(partial), timeout=5000)
+    started = time.monotonic()
+    assert worker.shutdown(1.0) and not worker.is_alive()
+    assert time.monotonic() - started < 1.0
+
+
+def handing_over(state, rows: int, waited: list):
+    """A task that hands each row over and waits (at most 5 s) until the GUI thread has taken it."""
+    for row in range(rows):
+        if state.is_interruption_requested():
+            break
+        started = time.monotonic()
+        state.set_partial_result(row, wait=5.0)
+        waited.append(time.monotonic() - started)
+    return rows
+
+
+def test_a_task_waits_for_its_partial_result_to_be_taken_and_cancel_ends_the_wait(qtbot, worker):
+    lane = worker.lane("task")
+    done, _ = collect(lane)
+    taken, waited = [], []
+    lane.partial.connect(taken.append)
+    lane.start(handing_over, 3, waited)
+    qtbot.waitUntil(lambda: done == [3], timeout=5000)  # the event loop runs: each row is taken at once
+    assert taken == [0, 1, 2] and done == [3] and max(waited) < 1.0
+    waited.clear()
+    lane.start(handing_over, 3, waited)
+    deadline = time.monotonic() + 5
+    while not worker._running and time.monotonic() < deadline:  # no event loop: nobody takes the row
+        time.sleep(0.005)
+    time.sleep(0.05)
+    lane.cancel()
+    assert worker.wait_until_idle(1.0), "a cancelled task kept waiting for its row to be taken"
+    assert len(waited) == 1

@@ -75,3 +75,52 @@ def test_helpers():
     assert cosine(np.array([1.0, 0.0]), np.array([0.0, 2.0])) == 0.0
     logits = np.array([1.0, 2.0, 3.0])
     assert probability(logits, 2) == pytest.approx(np.exp(3) / np.exp(logits).sum())
+
+
+HEADS_OFF = frozenset((0, h) for h in range(5))  # heads 0.0 … 0.4
+
+
+def test_decoder_with_heads_off_equals_the_ablated_runs(decoder):
+    """Switched-off heads are off in every run: the baseline is the ablated run's p(answer) (what
+    Next token and `export --ablate` show), each bar the ablated run without that token."""
+    from engine.analysis.occlusion import leave_one_out
+    from engine.analysis.request import RunRequest
+
+    prompt = "The Eiffel Tower is in the city of"
+    seen = []
+    result = leave_one_out(decoder, RunRequest(text=prompt, ablate=HEADS_OFF, answer=" Paris"),
+                           partial=lambda r: seen.append(int(np.isfinite(r.values).sum())))
+    ids = np.asarray(decoder.tokenize(prompt).input_ids)
+    target = answer_token(decoder, " Paris").id
+    base = decoder.run_ids(ids, ablate=HEADS_OFF, use_cache=False)
+    assert result.baseline == pytest.approx(probability(base.next_token_logits, target), abs=1e-6)
+    plain = probability(decoder.run_ids(ids, use_cache=False).next_token_logits, target)
+    assert abs(result.baseline - plain) > 0.05  # the heads matter: the comparison is not vacuous
+    for k in (0, 3, len(ids) - 1):
+        trace = decoder.run_ids(np.delete(ids, k), ablate=HEADS_OFF, use_cache=False)
+        assert result.values[k] == pytest.approx(probability(trace.next_token_logits, target), abs=1e-5)
+    assert seen == list(range(1, len(ids)))  # one partial result a token, the last is the result itself
+
+
+def test_encoder_with_heads_off_equals_the_ablated_runs(minilm):
+    from engine.analysis.occlusion import leave_one_out, without
+    from engine.analysis.request import RunRequest
+
+    off = frozenset({(1, 3), (4, 0)})
+    result = leave_one_out(minilm, RunRequest(text=SENTENCE, ablate=off))
+    tokenized = minilm.tokenize(SENTENCE)
+    full = _mean(minilm.run(tokenized, ablate=off))
+    for k in (2, 8):
+        rest = _mean(minilm.run(without(tokenized, k), ablate=off))
+        expected = float(np.dot(full, rest) / (np.linalg.norm(full) * np.linalg.norm(rest)))
+        assert result.values[k] == pytest.approx(expected, abs=1e-6)
+    assert np.abs(result.values - occlusion(minilm, SENTENCE).values).max() > 1e-4
+
+
+def test_heads_the_model_lacks_are_one_line(minilm):
+    from engine.analysis.occlusion import leave_one_out
+    from engine.analysis.request import RunRequest
+
+    with pytest.raises(EngineError) as caught:
+        leave_one_out(minilm, RunRequest(text=SENTENCE, ablate=frozenset({(9, 0)})))
+    assert "\n" not in str(caught.value)

@@ -55,12 +55,13 @@ def decoder(norm, mlp, positions, kv, extras, seed):
     return config, prepare_weights(t, config, NAMES)
 
 
-def setup_for(config, weights):
-    """A PatchSetup as engine.analysis.patching.prepare makes one, from forward runs with every hook cached."""
+def setup_for(config, weights, ablate=frozenset()):
+    """A PatchSetup as engine.analysis.patching.prepare makes one, from forward runs with every hook
+    cached (the heads of ``ablate`` switched off in both)."""
     runs = []
     for ids in (CLEAN, CORRUPT):
         hooks = HookRun(hook_names(config), cache_all=True)
-        runs.append((forward(weights, config, ids, hooks=hooks), hooks.cache))
+        runs.append((forward(weights, config, ids, hooks=hooks, ablate=ablate), hooks.cache))
     (clean, clean_cache), (corrupt, corrupt_cache) = runs
     answer = int(np.argmax(clean.next_token_logits))
     ranked = np.argsort(-corrupt.next_token_logits)
@@ -70,7 +71,8 @@ def setup_for(config, weights):
     return patching.PatchSetup(
         model, SimpleNamespace(input_ids=np.array(CLEAN)), SimpleNamespace(input_ids=np.array(CORRUPT)), True,
         LAYERS, HEADS, SimpleNamespace(id=answer, note=""), other, len(CLEAN) - 1, clean_cache, corrupt_cache, corrupt,
-        np.zeros(0), probability(clean.next_token_logits, answer), probability(corrupt.next_token_logits, answer))
+        np.zeros(0), probability(clean.next_token_logits, answer), probability(corrupt.next_token_logits, answer),
+        ablate=frozenset(ablate))
 
 
 def hooked_cell(setup, grid, layer, column):
@@ -85,7 +87,7 @@ def hooked_cell(setup, grid, layer, column):
             array[column] = source[column]
 
     config, weights = setup.model.config, setup.model.weights
-    trace = forward(weights, config, CORRUPT, hooks=HookRun(hook_names(config), [(name, replace)]))
+    trace = forward(weights, config, CORRUPT, hooks=HookRun(hook_names(config), [(name, replace)]), ablate=setup.ablate)
     logits = np.asarray(trace.next_token_logits, dtype=np.float64)
     return probability(logits, setup.answer.id), logits[setup.answer.id] - logits[setup.other]
 
@@ -112,9 +114,29 @@ def test_batched_grids_equal_hooked_full_runs(norm, mlp, positions, kv, extras, 
                 assert result.logit_diffs[grid][layer, column] == pytest.approx(diff, abs=1e-4), (grid, layer, column)
                 moved = max(moved, abs(value - setup.corrupt_value))
         # one grid row as the window runs it (its variants split between the threads)
-        row, diffs = patching.patch_row(setup, grid, 1)
-        np.testing.assert_allclose(row, result.grids[grid][1], atol=1e-6)
+        row = patching.patch_row(setup, grid, 1)
+        np.testing.assert_allclose(row.values, result.grids[grid][1], atol=1e-6)
     assert moved > 1e-2  # the patches change the answer's probability: the comparison is not vacuous
+
+
+@pytest.mark.parametrize("shape", [SHAPES[0], SHAPES[2]])
+def test_switched_off_heads_equal_hooked_full_runs_with_them_off(shape):
+    """Heads off in layers 0 and 2 (the layer a batch enters and one it runs through): every cell
+    equals a full run with the same heads off and the one patch hook."""
+    config, weights = decoder(*shape, seed=11)
+    off = frozenset({(0, 1), (2, 0), (2, 3)})
+    setup = setup_for(config, weights, off)
+    plain = setup_for(config, weights)
+    assert abs(setup.corrupt_value - plain.corrupt_value) > 1e-3  # the heads matter to the measure
+    result = patching.patch(setup)
+    for grid in patching.GRIDS:
+        for layer in range(LAYERS):
+            for column in range(HEADS if grid == "head_z" else len(CLEAN)):
+                value, diff = hooked_cell(setup, grid, layer, column)
+                assert result.grids[grid][layer, column] == pytest.approx(value, abs=1e-5), (grid, layer, column)
+                assert result.logit_diffs[grid][layer, column] == pytest.approx(diff, abs=1e-4), (grid, layer, column)
+    # a head that is off stays off when patched: its cell is the corrupted run's value
+    assert result.grids["head_z"][0, 1] == pytest.approx(setup.corrupt_value, abs=1e-6)
 
 
 def test_packed_positions_and_chunks():

@@ -135,3 +135,58 @@ def test_cli_patch_npz_json_and_errors(tmp_path, decoder, reference, capsys):
                  "--answer", " Paris", "--out", str(tmp_path / "x.npz")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "clean 9" in err and not (tmp_path / "x.npz").exists()
+
+
+HEADS_OFF = frozenset((0, h) for h in range(5))  # heads 0.0 … 0.4
+
+
+def _hooked(decoder, name, replace, ablate):
+    """p(" Paris") of the corrupted prompt from the embeddings, heads ``ablate`` off, one hook."""
+    trace = decoder.run_with_hooks(CORRUPT, [(name, replace)], ablate=ablate)
+    return float(softmax64(trace.next_token_logits)[decoder.tokenize(" Paris").input_ids[0]])
+
+
+def softmax64(logits):
+    z = np.asarray(logits, dtype=np.float64)
+    z = np.exp(z - z.max())
+    return z / z.sum()
+
+
+def test_heads_off_equal_the_ablated_runs(decoder):
+    """With heads switched off every patched run has them off: clean and corrupted are the ablated
+    runs' p(answer), each cell a hooked run of the corrupted prompt with the same heads off."""
+    from engine.analysis.request import RunRequest
+
+    request = RunRequest(text=CLEAN, ablate=HEADS_OFF, answer=" Paris")
+    result = patching.activation_patching(decoder, request, CORRUPT, grids=("head_z",))
+    s = result.setup
+    answer = decoder.tokenize(" Paris").input_ids[0]
+    clean = float(softmax64(decoder.run(CLEAN, ablate=HEADS_OFF, use_cache=False).next_token_logits)[answer])
+    corrupt = float(softmax64(decoder.run(CORRUPT, ablate=HEADS_OFF, use_cache=False).next_token_logits)[answer])
+    plain = float(softmax64(decoder.run(CLEAN, use_cache=False).next_token_logits)[answer])
+    assert s.clean_value == pytest.approx(clean, abs=1e-6) and s.corrupt_value == pytest.approx(corrupt, abs=1e-6)
+    assert abs(clean - plain) > 0.05  # the heads matter: the comparison is not vacuous
+    names = [f"blocks.{l}.attn.hook_z" for l in (0, 12, 29)] + [f"blocks.{l}.hook_resid_pre" for l in (3, 20)]
+    _, cache = decoder.run_with_cache(CLEAN, names, ablate=HEADS_OFF)
+
+    def head(layer, h):
+        def replace(z, _name):
+            z = z.copy()
+            z[:, h] = cache[f"blocks.{layer}.attn.hook_z"][:, h]
+            return z
+        return replace
+
+    for layer, h in ((0, 1), (0, 6), (12, 4), (29, 3)):
+        expected = _hooked(decoder, f"blocks.{layer}.attn.hook_z", head(layer, h), HEADS_OFF)
+        assert result.grids["head_z"][layer, h] == pytest.approx(expected, abs=1e-4), (layer, h)
+    assert result.grids["head_z"][0, 1] == pytest.approx(corrupt, abs=1e-5)  # a head that is off stays off
+    for layer, p in ((3, 2), (20, 8)):  # residual cells, one grid row as the window's task runs it
+        row = patching.patch_row(s, "resid_pre", layer)
+
+        def resid(array, _name, layer=layer, p=p):
+            array = array.copy()
+            array[p] = cache[f"blocks.{layer}.hook_resid_pre"][p]
+            return array
+
+        expected = _hooked(decoder, f"blocks.{layer}.hook_resid_pre", resid, HEADS_OFF)
+        assert row.values[p] == pytest.approx(expected, abs=1e-4), (layer, p)

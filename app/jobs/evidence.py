@@ -1,36 +1,44 @@
 """Evidence beyond attention, worker side: activation patching, leave-one-out and attention flow
-for the window's docks (app/panels/evidence_panel.py, the Rollout panel). Pure NumPy; every
-function here runs as a worker job, never on the GUI thread.
+for the window's docks (app/panels/evidence_panel.py, the Rollout panel). Each is the engine's one
+function of a run request (engine.analysis.patching / occlusion / flow), run as a worker task
+(app.worker.Lane.start): its rows or tokens arrive as partial results, Esc and a newer request
+interrupt it. Nothing here runs on the GUI thread.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from engine.analysis import patching
-from engine.analysis.flow import FLOW_TOKENS, attention_flow
-from engine.analysis.occlusion import occlusion
+from engine.analysis.flow import FLOW_TOKENS, flow_of_run
+from engine.analysis.occlusion import leave_one_out
 
 from .trained import model as loaded_model
 
-
-def patch_prepare(model_name: str, clean: str, corrupt: str, answer: str | None, position: int | None):
-    """Both prompts checked and run with their caches (engine.analysis.patching.prepare)."""
-    model = loaded_model(model_name)
-    decoder = patching.is_decoder_model(model)
-    return patching.prepare(model, clean, corrupt, answer if decoder else None, None if decoder else position)
+# at most this many seconds a patching task waits for the window to draw a row it handed over:
+# drawing is ~100 Python callbacks of painting, each waiting for the GIL while the task holds it
+DRAW_WAIT = 0.5
 
 
-def patch_layer(setup, grid: str, layer: int):
-    """(grid, layer, values (columns,), logit differences (columns,)) of one layer of one grid."""
-    values, diffs = patching.patch_row(setup, grid, layer)
-    return grid, layer, values, diffs
+def patching_task(state, model_name: str, request, corrupt: str, grids):
+    """engine.analysis.patching.activation_patching of ``request`` (the clean prompt) and
+    ``corrupt`` by model ``model_name``: the grids so far after each row, as partial results."""
+    # one computing thread: each thread running NumPy's small-array calls holds the GIL most of the
+    # time, and every Python callback of the GUI thread's painting waits for it; with two, the
+    # window stalled ~2× longer and the grid came no sooner on a loaded 2-core machine
+    # (benchmarks/bench_patching_window.py)
+    def partial(result) -> None:
+        state.set_partial_result(result, wait=DRAW_WAIT)  # the GIL free while the GUI thread draws the row
+
+    return patching.activation_patching(loaded_model(model_name), request, corrupt, grids,
+                                        progress=state.set_progress, partial=partial,
+                                        cancelled=state.is_interruption_requested, threads=1)
 
 
-def leave_one_out(model_name: str, text: str, answer: str | None, progress=None, cancelled=None):
-    """engine.analysis.occlusion.occlusion of ``text`` by model ``model_name``."""
-    model = loaded_model(model_name)
-    return occlusion(model, text, answer if patching.is_decoder_model(model) else None,
-                     progress=progress, cancelled=cancelled)
+def leave_one_out_task(state, model_name: str, request):
+    """engine.analysis.occlusion.leave_one_out of ``request`` by model ``model_name``: the values so
+    far after each token, as partial results."""
+    return leave_one_out(loaded_model(model_name), request, progress=state.set_progress,
+                         partial=state.set_partial_result, cancelled=state.is_interruption_requested)
 
 
 def flow_of(attentions: np.ndarray, key, ablate: frozenset = frozenset()) -> tuple[object, np.ndarray | None]:
@@ -38,7 +46,7 @@ def flow_of(attentions: np.ndarray, key, ablate: frozenset = frozenset()) -> tup
     ``ablate``: the run's switched-off (layer, head) pairs, zero weights in the heads' mean."""
     if attentions.shape[-1] > FLOW_TOKENS:
         return key, None
-    return key, attention_flow(attentions, heads_kept=kept_heads(attentions, ablate))
+    return key, flow_of_run(attentions, ablate)
 
 
 def kept_heads(attentions: np.ndarray, ablate: frozenset) -> np.ndarray | None:
@@ -48,3 +56,11 @@ def kept_heads(attentions: np.ndarray, ablate: frozenset) -> np.ndarray | None:
     from engine.analysis.arrays import heads_kept
 
     return heads_kept(frozenset(ablate), *attentions.shape[:2])
+
+
+def flow_task(state, attentions: np.ndarray, key, ablate: frozenset = frozenset()):
+    """:func:`flow_of` as a worker task: a newer snapshot's flow (or closing the window) stops it
+    between batches of pairs instead of letting seconds of stale work run out."""
+    if attentions.shape[-1] > FLOW_TOKENS:
+        return key, None
+    return key, flow_of_run(attentions, ablate, cancelled=state.is_interruption_requested)

@@ -16,12 +16,10 @@ only sets data.
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import (
-    QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QObject, QSignalBlocker, QSortFilterProxyModel, Qt, Signal,
+    QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QSignalBlocker, QSortFilterProxyModel, Qt,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QProgressBar,
@@ -140,7 +138,7 @@ class RolloutPanel(Panel):
         """Flow after the last layer beside the rollout: bars of both for the focused token."""
         from engine.analysis.flow import FLOW_TOKENS
 
-        from ..jobs.evidence import flow_of
+        from ..jobs.evidence import flow_task
 
         trace = snapshot.bert
         attentions = trace.attentions if trace is not None else snapshot.result.weights[None]
@@ -153,7 +151,7 @@ class RolloutPanel(Panel):
         if flow is None:
             if self._flow_key != ("pending", id(snapshot)):
                 self._flow_key = ("pending", id(snapshot))
-                self._flow_lane.submit(flow_of, attentions, id(snapshot), snapshot.ablate)
+                self._flow_lane.start(flow_task, attentions, id(snapshot), snapshot.ablate)  # a newer one stops it
             # the rollout's picture is not left under the flow's caption while the flow is computed
             return self._show_nothing(self.tr("Computing the attention flow (an exact maximum flow for every pair of "
                                               "tokens)…"))
@@ -253,12 +251,6 @@ class RolloutPanel(Panel):
 
 
 # ====================================================================== ablation
-class _Progress(QObject):
-    """Carries the ranking's progress from the worker thread to the GUI (a queued signal)."""
-
-    moved = Signal(float, str)
-
-
 class AblationPanel(Panel):
     """Switched-off heads: their effect on every token, and ranking every head by its effect."""
 
@@ -317,10 +309,8 @@ class AblationPanel(Panel):
         self._ranking = False  # a ranking is running
         self.ranking = None  # engine.analysis.ablation.HeadRanking of ``_ranked_for``
         self._ranked_for = None
-        self._cancelled = threading.Event()
-        self._progress = _Progress(self)
-        self._progress.moved.connect(self._on_progress)
-        self._lane = self.lane(RANK_LANE, long=True)  # never holds the thread that computes edits (issue 26 #14)
+        self._lane = self.lane(RANK_LANE, long=True)  # never holds the thread that computes edits
+        self._lane.progressed.connect(self._on_progress)
         self._lane.done.connect(self._on_ranked)
         self._lane.failed.connect(self._on_rank_failed)
         controller.cancelled.connect(lambda: self.cancel() if self._ranking else None)  # Esc (the window's action)
@@ -379,13 +369,13 @@ class AblationPanel(Panel):
         from ..jobs.analysis import rank_toy
         from ..jobs.trained import rank_pretrained
 
-        self._cancelled = threading.Event()
-        cancelled, moved = self._cancelled.is_set, self._progress.moved.emit
+        from ..worker import engine_task
+
         self._pending_key = self._key(snapshot)
-        if model_info(snapshot.model).configurable:
-            self._lane.submit(rank_toy, snapshot.result.config, moved, cancelled)
+        if model_info(snapshot.model).configurable:  # a task: progress, and Esc stops it between heads
+            self._lane.start(engine_task, rank_toy, snapshot.result.config)
         else:
-            self._lane.submit(rank_pretrained, snapshot.model, snapshot.result.config.text, moved, cancelled)
+            self._lane.start(engine_task, rank_pretrained, snapshot.model, snapshot.result.config.text)
         self._ranking = True
         self.progress.setValue(0)
         self.progress.setVisible(True)
@@ -394,7 +384,6 @@ class AblationPanel(Panel):
 
     def cancel(self) -> None:
         """Stop the ranking (the heads done so far are not shown)."""
-        self._cancelled.set()
         self._lane.cancel()
         self._finish()
 
@@ -407,9 +396,9 @@ class AblationPanel(Panel):
         self.cancel_button.setVisible(False)
         self.rank_button.setEnabled(True)
 
-    def _on_progress(self, fraction: float, _message: str) -> None:
+    def _on_progress(self, done: int, total: int) -> None:
         if self._ranking:
-            self.progress.setValue(int(round(fraction * 100)))
+            self.progress.setValue(int(round(100 * done / max(total, 1))))
 
     def _on_ranked(self, ranking) -> None:
         self._finish()

@@ -1,20 +1,23 @@
-"""Evidence, not only attention (issue 21): two docks over the pretrained models.
+"""Evidence, not only attention: two docks over the pretrained models.
 
 - :class:`PatchingPanel`: activation patching (engine.analysis.patching). Two prompts and the answer;
   the grids (a token grid — residual stream, attention output or MLP output — and the heads)
-  as heatmaps filled layer by layer from a worker lane, with progress and Esc. A click opens
+  as heatmaps filled layer by layer: one worker task runs the whole grid and each finished row
+  arrives as a partial result (the GUI thread only draws), with progress and Esc. A click opens
   that layer and token (or head) in the other views. Esc keeps the partial grid, marked
-  partial; a model switch drops it (never drawn over the new model).
+  partial; a model switch, or switching heads on or off, mid-grid drops it (never drawn over
+  another model or other heads).
 - :class:`OcclusionPanel`: leave-one-out (engine.analysis.occlusion): bars per token, how much the
-  measure falls without that token.
+  measure falls without that token, filled token by token the same way.
+
+Both run with the window's switched-off heads (the request's ``ablate``), as the Next token view
+and ``export --ablate`` do.
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
@@ -33,12 +36,6 @@ PATCH_MAP = "inferno"
 TOKEN_GRIDS = ("resid_pre", "attn_out", "mlp_out")
 
 
-class _Progress(QObject):
-    """Carries a job's progress from the worker thread to the GUI (a queued signal)."""
-
-    moved = Signal(int, int)
-
-
 def _finite_range(*grids) -> tuple[float, float]:
     values = np.concatenate([np.asarray(g, dtype=np.float64).ravel() for g in grids])
     values = values[np.isfinite(values)]
@@ -52,7 +49,7 @@ def _finite_range(*grids) -> tuple[float, float]:
 class PatchingPanel(Panel):
     """Activation patching: clean and corrupted prompts, an answer, two grids as heatmaps."""
 
-    NEEDS = {"configurable": False}  # trained weights (issue 21)
+    NEEDS = {"configurable": False}  # trained weights
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -147,18 +144,19 @@ class PatchingPanel(Panel):
         self.head_map.cellClicked.connect(self._open_head)
         maps.addWidget(self.head_map, 2)
         layout.addLayout(maps, 1)
-        self._lane = self.lane("patching")
+        self._lane = self.lane("patching", long=True)  # a grid never holds the thread that computes edits
         self._lane.done.connect(self._on_done)
         self._lane.failed.connect(self._on_failed)
+        self._lane.partial.connect(self._on_partial)
+        self._lane.progressed.connect(self._on_progress)
         self.setup = None
         self.grids: dict[str, np.ndarray] = {}
         self.model = None  # the model the grids belong to
-        self._queue: list[tuple[str, int]] = []
-        self._total = 0
         self.running = False
         self.partial = False
         controller.cancelled.connect(lambda: self.cancel() if self.running else None)  # Esc
         controller.modelChanged.connect(self._on_model_changed)
+        controller.ablateChanged.connect(self._on_ablate_changed)
         self.set_model_connected(selection=False)
         self._show_state(controller.model)
 
@@ -186,7 +184,7 @@ class PatchingPanel(Panel):
     def clear(self) -> None:
         self._lane.cancel()
         self.running = False
-        self.setup, self.grids, self.model, self._queue = None, {}, None, []
+        self.setup, self.grids, self.model = None, {}, None
         self.token_map.clear_matrix()
         self.head_map.clear_matrix()
         self.token_map.setMinimumHeight(0)  # nothing drawn: the form alone sets the panel's height
@@ -195,8 +193,11 @@ class PatchingPanel(Panel):
 
     # ------------------------------------------------------------------ running
     def start(self) -> None:
-        """Check the prompts and run both (a worker job), then the grids layer by layer."""
-        from ..jobs.evidence import patch_prepare
+        """One worker task: check the prompts, run both, then the grids row by row (each row
+        arrives as a partial result), with the window's switched-off heads."""
+        from engine.analysis.request import RunRequest
+
+        from ..jobs.evidence import patching_task
 
         model = self.controller.model
         if model_info(model).configurable:
@@ -206,17 +207,23 @@ class PatchingPanel(Panel):
         self.model = model
         self.partial = False
         self.running = True
-        self._stage = "prepare"
         self.progress.setRange(0, 0)  # busy until the two runs are back
         self.progress.setVisible(True)
         self.cancel_button.setVisible(True)
         self.run_button.setEnabled(False)
         self.caption.setText(self.tr("Running both prompts…"))
-        self._lane.submit(patch_prepare, model, self.clean.text(), self.corrupt.text(), self.answer.text() or None,
-                          self.position.value())
+        snapshot = self.controller.snapshot
+        if snapshot is not None and snapshot.model == model and snapshot.facts is not None:
+            # the grids' room now, as the click's answer: the dock growing when the first rows
+            # arrive re-lays the window out while the task computes (the longest stall of a grid)
+            for view in (self.token_map, self.head_map):
+                view.setMinimumHeight(readable_rows_height(view, snapshot.facts.layers))
+        request = RunRequest(text=self.clean.text(), answer=self.answer.text() or None, position=self.position.value(),
+                             ablate=self.controller.ablate)
+        self._lane.start(patching_task, model, request, self.corrupt.text(), (self.grid.currentData(), "head_z"))
 
     def cancel(self) -> None:
-        """Esc: stop; the cells done so far stay, marked partial."""
+        """Esc: stop; the rows done so far stay, marked partial."""
         if not self.running:
             return
         self._lane.cancel()
@@ -230,44 +237,48 @@ class PatchingPanel(Panel):
         self.cancel_button.setVisible(False)
         self.run_button.setEnabled(True)
 
+    def _drop(self, reason: str) -> None:
+        dropped = self.running or bool(self.grids)
+        self.clear()
+        if dropped:
+            self.caption.setText(reason)
+
     def _on_model_changed(self, model: str) -> None:
         self._show_state(model)
         if self.model is not None and model != self.model:  # never drawn over the new model
-            dropped = self.running or bool(self.grids)
-            self.clear()
-            if dropped:
-                self.caption.setText(self.tr("The model changed: the patching grids were dropped."))
+            self._drop(self.tr("The model changed: the patching grids were dropped."))
+
+    def _on_ablate_changed(self, _ablate) -> None:
+        if self.running:  # the rows to come would be of other heads than the rows shown
+            self._drop(self.tr("Heads were switched on or off: the patching grids were dropped; press Patch again."))
 
     def _on_failed(self, error) -> None:
         self.running = False
         self._finish()
         self.caption.setText(error_text(error))
 
-    def _on_done(self, value) -> None:
+    def _on_progress(self, done: int, total: int) -> None:
+        if self.running:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+
+    def _on_partial(self, result) -> None:
+        if self.running:
+            self._show(result)
+            for view in (self.token_map, self.head_map):
+                view.repaint()  # now, while the task waits for it (app.worker.TaskState.set_partial_result)
+
+    def _on_done(self, result) -> None:
         if not self.running:
             return
-        from ..jobs.evidence import patch_layer
+        self.running = False
+        self.partial = not result.complete
+        self._finish()
+        self._show(result)
 
-        if self._stage == "prepare":
-            self.setup = value
-            token_grid = self.grid.currentData()
-            self.grids = {token_grid: np.full((value.layers, value.n), np.nan),
-                          "head_z": np.full((value.layers, value.heads), np.nan)}
-            self._queue = [(token_grid, l) for l in range(value.layers)] + [("head_z", l) for l in range(value.layers)]
-            self._total = len(self._queue)
-            self.progress.setRange(0, self._total)
-            self.progress.setValue(0)
-            self._stage = "grid"
-        else:
-            grid, layer, values, _diffs = value
-            self.grids[grid][layer] = values
-            self.progress.setValue(self._total - len(self._queue))
-        if self._queue:
-            grid, layer = self._queue.pop(0)
-            self._lane.submit(patch_layer, self.setup, grid, layer)
-        else:
-            self.running = False
-            self._finish()
+    def _show(self, result) -> None:
+        """Draw a patching result (engine.analysis.patching.PatchResult; NaN cells not run yet)."""
+        self.setup, self.grids = result.setup, dict(result.grids)
         self._draw()
 
     # ------------------------------------------------------------------ drawing
@@ -295,6 +306,8 @@ class PatchingPanel(Panel):
         if s.answer is not None and s.answer.note:
             text += " " + fill(self.tr("The answer has %1 tokens; the first, “%2”, is measured."),
                                s.answer.pieces, s.answer.piece)
+        if s.ablate:
+            text += " " + fill(self.tr("Every run with %1 heads switched off."), len(s.ablate))
         if self.partial:
             text += " " + fill(self.tr("PARTIAL: cancelled after %1 of %2 cells (blank cells were not run)."),
                                done, total)
@@ -328,7 +341,7 @@ class PatchingPanel(Panel):
 class OcclusionPanel(Panel):
     """Leave-one-out: for each token, the measure of the input without it."""
 
-    NEEDS = {"configurable": False}  # trained weights (issue 21)
+    NEEDS = {"configurable": False}  # trained weights
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -363,74 +376,98 @@ class OcclusionPanel(Panel):
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=BAR_BRUSH)
         self.plot.addItem(self.bars)
         layout.addWidget(self.plot, 1)
-        self._lane = self.lane("occlusion")
+        self._lane = self.lane("occlusion", long=True)  # one run a token: never holds the thread that computes edits
         self._lane.done.connect(self._on_done)
         self._lane.failed.connect(self._on_failed)
-        self._progress = _Progress()
-        self._progress.moved.connect(self._on_progress)
-        self._cancelled = threading.Event()
-        self.result = None
+        self._lane.partial.connect(self._on_partial)
+        self._lane.progressed.connect(self._on_progress)
+        self.result = None  # the finished (or cancelled) leave-one-out drawn
+        self._so_far = None  # the task's latest partial result
         self.model = None
+        self._text, self._ablate = "", frozenset()  # what the running or drawn result was asked for
         self.running = False
         controller.cancelled.connect(lambda: self.cancel() if self.running else None)
         controller.modelChanged.connect(lambda m: self.clear() if self.model not in (None, m) else None)
         self.set_model_connected(selection=False)
 
     def show_snapshot(self, snapshot) -> None:
-        if snapshot is not None:
-            self.answer.setEnabled(model_info(snapshot.model).predicts_next_token)
-        if self.result is not None and snapshot is not None and snapshot.result.config.text != self._text:
+        if snapshot is None:
+            return
+        self.answer.setEnabled(model_info(snapshot.model).predicts_next_token)
+        changed = snapshot.result.config.text != self._text or snapshot.ablate != self._ablate
+        if self.running and changed:  # a new edit mid-job: its result would be of another input
+            self.clear()
+            self.caption.setText(self.tr("The text or the switched-off heads changed: leave-one-out was stopped; "
+                                         "press the button again."))
+        elif self.result is not None and changed:
             self.caption.setText(self.tr("The text changed: press the button again for its leave-one-out."))
 
     def show_selection(self) -> None:
         pass
 
     def clear(self) -> None:
-        self._cancelled.set()
         self._lane.cancel()
         self.running = False
-        self.result, self.model = None, None
+        self.result, self._so_far, self.model = None, None, None
         self.bars.setOpts(x=[], height=[])
         self.progress.setVisible(False)
         self.run_button.setEnabled(True)
 
     def start(self) -> None:
-        from ..jobs.evidence import leave_one_out
+        from engine.analysis.request import RunRequest
+
+        from ..jobs.evidence import leave_one_out_task
 
         snapshot = self.controller.snapshot
         if snapshot is None or model_info(snapshot.model).configurable:
             self.caption.setText(self.tr("Leave-one-out needs a pretrained model: choose one in the Model bar."))
             return
         self.clear()
-        self._cancelled = threading.Event()
-        self.model, self._text = snapshot.model, snapshot.result.config.text
+        self.model, self._text, self._ablate = snapshot.model, snapshot.result.config.text, snapshot.ablate
         self.running = True
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
         self.progress.setVisible(True)
         self.run_button.setEnabled(False)
-        moved = self._progress.moved.emit
-        self._lane.submit(leave_one_out, self.model, self._text, self.answer.text() or None, moved,
-                          self._cancelled.is_set)
+        request = RunRequest(text=self._text, ablate=self._ablate, answer=self.answer.text() or None)
+        self._lane.start(leave_one_out_task, self.model, request)
 
     def cancel(self) -> None:
-        self._cancelled.set()  # the job stops at the next token and returns what it has (marked partial)
+        """Esc: stop; the tokens done so far stay, marked partial."""
+        if not self.running:
+            return
+        self._lane.cancel()
+        self._finish()
+        if self._so_far is not None:
+            self._show(self._so_far)
+
+    def _finish(self) -> None:
+        self.running = False
+        self.progress.setVisible(False)
+        self.run_button.setEnabled(True)
 
     def _on_progress(self, done: int, total: int) -> None:
         if self.running:
             self.progress.setValue(int(round(100 * done / max(total, 1))))
 
     def _on_failed(self, error) -> None:
-        self.running = False
-        self.progress.setVisible(False)
-        self.run_button.setEnabled(True)
+        self._finish()
         self.caption.setText(error_text(error))
 
+    def _on_partial(self, result) -> None:
+        if self.running:
+            self._so_far = result
+            self._draw(result)
+
     def _on_done(self, result) -> None:
-        self.running = False
-        self.progress.setVisible(False)
-        self.run_button.setEnabled(True)
+        self._finish()
+        self._show(result)
+
+    def _show(self, result) -> None:
         self.result = result
+        self._draw(result)
+
+    def _draw(self, result) -> None:
         drop = result.baseline - np.asarray(result.values, dtype=np.float64)  # (n,) how much the measure falls
         shown = np.where(np.isfinite(drop), drop, 0.0)
         self.bars.setOpts(x=np.arange(len(shown)), height=shown, width=0.8, brush=BAR_BRUSH)
@@ -446,10 +483,12 @@ class OcclusionPanel(Panel):
         else:
             text = self.tr("Each bar: 1 − cosine of the sentence embedding without that token to the whole "
                            "sentence's (mean of the last layer): how much removing it changes the sentence.")
-        if finite.any():
+        if self._ablate:
+            text += " " + fill(self.tr("Every run with %1 heads switched off."), len(self._ablate))
+        if finite.any() and not self.running:
             top = int(np.nanargmax(np.where(finite, drop, -np.inf)))
             text += " " + fill(self.tr("Largest: “%1” (%2)."), labels[top], f"{drop[top]:.3g}")
-        if not result.complete:
+        if not result.complete and not self.running:
             text += " " + self.tr("PARTIAL: cancelled; the tokens without a bar were not run.")
         self.caption.setText(text)
 

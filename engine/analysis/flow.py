@@ -87,6 +87,31 @@ def attention_flow(attentions: np.ndarray, residual: float = RESIDUAL, rows=None
     return max_flows(flow_capacities(attentions, residual, heads_kept), rows=rows, cancelled=cancelled)
 
 
+def flow_of_run(attentions: np.ndarray, ablate=frozenset(), *, cancelled=None) -> np.ndarray:
+    """(n, n) attention flow of one run's attentions (layers, heads, n, n) whose heads ``ablate``
+    ((layer, head) pairs) were switched off: those heads count as zero weights in the heads' mean
+    (engine.analysis.rollout.mean_attention). EngineError past FLOW_TOKENS tokens, before any work:
+    the one check the window and the command line share."""
+    from .request import check_tokens
+
+    attentions = np.asarray(attentions)
+    check_tokens(attentions.shape[-1], FLOW_TOKENS, "attention flow")
+    kept = None
+    if ablate:
+        kept = np.ones(attentions.shape[:2], dtype=bool)  # (layers, heads)
+        for layer, head in ablate:
+            kept[layer, head] = False
+    return attention_flow(attentions, heads_kept=kept, cancelled=cancelled)
+
+
+def flow(model, request, *, cancelled=None) -> np.ndarray:
+    """(n, n) attention flow of one engine.analysis.request.RunRequest: ``request.text`` run by
+    ``model`` with the heads of ``request.ablate`` off (:func:`flow_of_run`)."""
+    request = request.checked(model.facts)
+    trace = model.run(request.text, ablate=request.ablate)
+    return flow_of_run(trace.attentions, request.ablate, cancelled=cancelled)
+
+
 def max_flows(capacities: np.ndarray, rows=None, cancelled=None) -> np.ndarray:
     """(n, n) maximum flow through layered capacities (layers, n, n) (edge (l, k) → (l+1, m) of
     capacity ``capacities[l, m, k]``) from (0, j) to (L, i), at [i, j]; see the module docstring."""

@@ -11,6 +11,11 @@ rest re-numbered as positions 0 … n − 2) and the model runs again.
   sentence embedding of the whole input (both the mean of the last layer over every token, as
   sentence-transformers and e5 pool); 1 means the token changed nothing.
 A one-token input has nothing left without its token: that entry is NaN.
+
+Switched-off heads (the request's ``ablate``) are off in every run, the baseline's too, so the
+bars read the same model as the window's next-token view and ``export --ablate``.
+:func:`leave_one_out` is the analysis of one engine.analysis.request.RunRequest; it reports each
+token's value as it finishes (``partial``) so a worker task can draw the bars as they come.
 """
 from __future__ import annotations
 
@@ -92,53 +97,66 @@ class Occlusion:
     complete: bool = True  # False when cancelled part-way (the rest NaN)
 
 
-def occlusion(model, text: str, answer: str | None = None, *, progress=None, cancelled=None) -> Occlusion:
-    """Leave-one-out of ``text`` (see the module docstring). ``answer``: a decoder's answer token
-    text (required there). ``progress(done, total)``, ``cancelled()``: optional callables."""
+def leave_one_out(model, request, *, progress=None, cancelled=None, partial=None) -> Occlusion:
+    """Leave-one-out of ``request.text`` (see the module docstring), the heads of
+    ``request.ablate`` off in every run; ``request.answer``: a decoder's answer token text
+    (required there, ignored by encoders). ``progress(done, total)`` and ``partial(result so far)``
+    after each token; ``cancelled()`` polled before each: True stops, the result marked incomplete."""
+    request = request.checked(model.facts)
+    ablate = request.ablate
+    tokenized = model.tokenize(request.text)
+    _check_length(len(tokenized.input_ids))
     if is_decoder(model):
-        if answer is None:
+        if request.answer is None:
             raise EngineError("a decoder's leave-one-out needs --answer: the token whose probability to measure",
                               field="answer")
-        target = answer_token(model, answer)
-        tokenized = model.tokenize(text)
-        tokens = tokenized.tokens
-        _check_length(len(tokenized.input_ids))
-        ids = np.asarray(tokenized.input_ids, dtype=np.int64)
-        base = model.run(tokenized, use_cache=False)
-        baseline = probability(model.next_token_logits(base), target.id)
+        target = answer_token(model, request.answer)
+        base = model.run(tokenized, ablate=ablate, use_cache=False)
+        baseline = probability(base.next_token_logits, target.id)
 
         def measure(k: int) -> float:
-            rest = np.delete(ids, k)
-            trace = model.run_ids(rest, previous=base)  # positions < k reused from the full run
-            return probability(model.next_token_logits(trace), target.id)
+            # positions < k are reused from the full run (a causal model never looks ahead)
+            trace = model.run(without(tokenized, k), ablate=ablate, previous=base)
+            return probability(trace.next_token_logits, target.id)
 
-        texts = tuple(t.text for t in tokens)
         kind = "p(answer)"
     else:
         target = None
-        tokenized = model.tokenize(text)
-        _check_length(len(tokenized.input_ids))
-        full = sentence_embedding(model.run(tokenized))
+        full = sentence_embedding(model.run(tokenized, ablate=ablate))
         baseline = 1.0
 
         def measure(k: int) -> float:
-            return cosine(full, sentence_embedding(model.run(without(tokenized, k))))
+            return cosine(full, sentence_embedding(model.run(without(tokenized, k), ablate=ablate)))
 
-        texts = tuple(t.text for t in tokenized.tokens)
         kind = "cosine"
+    texts = tuple(t.text for t in tokenized.tokens)
     n = len(texts)
     values = np.full(n, np.nan)
-    complete = True
+
+    def result(complete: bool) -> Occlusion:
+        shown = values.copy()
+        shown.flags.writeable = False
+        return Occlusion(texts, shown, baseline, kind, target, complete)
+
     for k in range(n):
         if cancelled is not None and cancelled():
-            complete = False
-            break
+            return result(False)
         if n > 1:
             values[k] = measure(k)
         if progress is not None:
             progress(k + 1, n)
-    values.flags.writeable = False
-    return Occlusion(texts, values, baseline, kind, target, complete)
+        if partial is not None and k + 1 < n:
+            partial(result(False))
+    return result(True)
+
+
+def occlusion(model, text: str, answer: str | None = None, *, ablate=frozenset(), progress=None,
+              cancelled=None) -> Occlusion:
+    """:func:`leave_one_out` of a text (and a decoder's answer), for callers without a request."""
+    from .request import RunRequest
+
+    return leave_one_out(model, RunRequest(text=text, ablate=frozenset(ablate), answer=answer), progress=progress,
+                         cancelled=cancelled)
 
 
 def _check_length(n: int) -> None:

@@ -18,13 +18,13 @@ likely token besides the answer; an encoder's cosine of a chosen token's final v
 
 What a patch does not change is not recomputed:
 - the layers below l: every cell resumes at layer l from the corrupted run's cached residual
-  (``start_at_layer=l, resid=…``), never from the embeddings;
-- in a decoder, the positions before p (a causal model's position i < p never reads position
-  p): a residual-stream cell runs engine.models.llama.forward with ``prefix=p`` — positions 0 … p − 1
-  of every layer (their keys and values too) are copied from the corrupted run and only rows
-  p … n − 1 of layers l … L − 1 are computed. Over a grid that is ~¼ of the rows × layers of
-  full runs. attn_out / mlp_out cells first run layer l alone with the hook (stop_at_layer=l+1)
-  and then resume at l + 1 the same way; head_z cells change every row, so they resume at l only.
+  (``start_at_layer=l, resid=…``, the hook point's replacement as a hook), never from the
+  embeddings;
+- in a decoder that declares layer batches, the positions before p (a causal model's position
+  i < p never reads position p): positions 0 … p − 1 of every layer (their keys and values too)
+  are the corrupted run's and only rows p … n − 1 of layers l … L − 1 are computed. Over a grid
+  that is ~¼ of the rows × layers of full runs. Other models run each cell through
+  ``run_with_hooks`` (:class:`Runner`: the contract only, every position).
 
 A decoder of engine.models.llama (every GGUF / Hugging Face decoder the app reads) runs a grid
 one *layer batch* at a time (engine.models.llama_batch): the cells of one grid row — the n
@@ -37,18 +37,27 @@ is done here in closed form where a cell changes one row of it: an attn_out cell
 differs from the corrupted run's only at row p (resid_pre + clean attn_out, then the MLP on that
 row), an mlp_out cell's only by the MLP term of row p; so both enter the batch at layer l + 1
 with prefix p. A head_z cell recomputes layer l's W_O and MLP on every row and enters at l + 1.
-The window runs one layer batch per worker job (progress and Esc between layers); ``patch``
-shares the layer batches among the engine's threads. Encoders and other models run cell by
-cell through the hooks, as above.
+A grid is computed one grid row (a layer of one grid) at a time, its variants split between the
+engine's threads; :func:`rows` yields each row as it finishes, so the command line and the
+window's worker task run the same loop (the window draws each row as it arrives and stops
+between rows on Esc). Encoders and other models run cell by cell through the hooks, as above.
+
+Switched-off heads (the request's ``ablate``): both prompts run with them off, and so does every
+patched run (the hook on hook_z comes first, so a patched head that is off stays off).
+
+:func:`activation_patching` is the analysis of one engine.analysis.request.RunRequest (its text is
+the clean prompt, its ``answer``, ``position`` and ``ablate``); :func:`prepare` and :func:`patch`
+are its two halves.
 """
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
+from ..core.attention import softmax64
 from ..core.errors import EngineError
 from .occlusion import Answer, answer_token, cosine, probability
 
@@ -84,6 +93,7 @@ class PatchSetup:
     corrupt_value: float
     clean_diff: float = float("nan")
     corrupt_diff: float = float("nan")
+    ablate: frozenset = frozenset()  # (layer, head) pairs switched off in every run
 
     @property
     def n(self) -> int:
@@ -128,8 +138,11 @@ def _tokens_line(tokenized) -> str:
 
 
 def prepare(model, clean: str, corrupt: str, answer: str | None = None, position: int | None = None,
-            *, max_tokens: int = PATCH_TOKENS) -> PatchSetup:
-    """Check both prompts (EngineError naming what is wrong) and run both with their caches."""
+            *, max_tokens: int = PATCH_TOKENS, ablate=frozenset()) -> PatchSetup:
+    """Check both prompts (EngineError naming what is wrong) and run both with their caches,
+    the heads of ``ablate`` switched off."""
+    from ..core.hooks import check_ablation
+
     for which, text in (("clean", clean), ("corrupted", corrupt)):
         if not isinstance(text, str) or not text.strip():
             raise EngineError("the {which} prompt is empty: type a sentence", field="text", which=which)
@@ -143,11 +156,11 @@ def prepare(model, clean: str, corrupt: str, answer: str | None = None, position
     if a > max_tokens:
         raise EngineError("{n} tokens is more than {limit} for patching (a grid runs the model layers × {n} times); "
                           "shorten the prompts", field="text", n=a, limit=max_tokens)
-    config = model.config
-    layers, heads = config.num_layers, config.num_heads
+    layers, heads = model.facts.layers, model.facts.heads
+    ablate = check_ablation(ablate, layers, heads)
     names = [f"blocks.{l}.{point}" for l in range(layers) for point in _POINT.values()]
-    clean_trace, clean_cache = model.run_with_cache(clean_tok, names)
-    corrupt_trace, corrupt_cache = model.run_with_cache(corrupt_tok, names)
+    clean_trace, clean_cache = model.run_with_cache(clean_tok, names, ablate=ablate)
+    corrupt_trace, corrupt_cache = model.run_with_cache(corrupt_tok, names, ablate=ablate)
     if decoder:
         if answer is None:
             raise EngineError("a decoder's patching needs an answer: the token whose probability to measure, "
@@ -163,15 +176,17 @@ def prepare(model, clean: str, corrupt: str, answer: str | None = None, position
                           corrupt_cache, corrupt_trace, np.zeros(0), probability(clean_logits, target.id),
                           probability(corrupt_logits, target.id),
                           float(clean_logits[target.id] - clean_logits[other]),
-                          float(corrupt_logits[target.id] - corrupt_logits[other]))
+                          float(corrupt_logits[target.id] - corrupt_logits[other]), ablate)
     position = 0 if position is None else int(position)
+    if -a <= position < 0:  # from the end, as a request's position
+        position += a
     if not 0 <= position < a:
         raise EngineError("position {position} does not exist: the prompts have tokens 0 … {top}", field="position",
                           position=position, top=a - 1)
     clean_final = np.asarray(clean_trace.hidden_states[-1][position], dtype=np.float64)
     corrupt_final = np.asarray(corrupt_trace.hidden_states[-1][position], dtype=np.float64)
     return PatchSetup(model, clean_tok, corrupt_tok, False, layers, heads, None, None, position, clean_cache,
-                      corrupt_cache, corrupt_trace, clean_final, 1.0, cosine(corrupt_final, clean_final))
+                      corrupt_cache, corrupt_trace, clean_final, 1.0, cosine(corrupt_final, clean_final), ablate=ablate)
 
 
 def _row_replacer(source: np.ndarray, row: int) -> Callable:
@@ -187,15 +202,11 @@ def _head_replacer(source: np.ndarray, head: int) -> Callable:
 
 
 class Runner:
-    """Runs one patched cell and reads its measure (see the module docstring for the reuse)."""
+    """Runs one patched cell through the model's hooks and reads its measure (encoders, and
+    decoders that do not declare layer batches)."""
 
     def __init__(self, setup: PatchSetup) -> None:
         self.s = setup
-        model = setup.model
-        from ..models import llama
-
-        self.fast = setup.decoder and model.facts.capabilities.layer_batches  # declared: a llama-block decoder
-        self._llama = llama
 
     def measure(self, trace) -> tuple[float, float]:
         s = self.s
@@ -205,59 +216,43 @@ class Runner:
         final = np.asarray(trace.hidden_states[-1][s.position], dtype=np.float64)
         return cosine(final, s.clean_final), float("nan")
 
-    def resume(self, layer: int, resid: np.ndarray, prefix: int):
-        """The corrupted run from blocks.{layer}.hook_resid_pre = ``resid``; a decoder's rows
-        before ``prefix`` copied from the corrupted run."""
+    def _run(self, hooks, layer: int):
         s = self.s
-        if self.fast:
-            tok = s.corrupt
-            return self._llama.forward(s.model.weights, s.model.config, tok.input_ids, tok.tokens, text=tok.text,
-                                       previous=s.corrupt_trace, prefix=prefix, start_at_layer=layer, resid=resid)
-        return s.model.run_with_hooks(s.corrupt, [], start_at_layer=layer, resid=resid)
+        return s.model.run_with_hooks(s.corrupt, hooks, ablate=s.ablate, start_at_layer=layer,
+                                      resid=s.corrupt_cache[f"blocks.{layer}.hook_resid_pre"])
 
     def resid_pre(self, layer: int, p: int):
-        s = self.s
+        # a hook, not a changed ``resid``: a run with a hook never reuses a KV cache of the same ids
         key = f"blocks.{layer}.hook_resid_pre"
-        resid = np.array(s.corrupt_cache[key])
-        resid[p] = s.clean_cache[key][p]
-        return self.resume(layer, resid, p)
+        return self._run([(key, _row_replacer(self.s.clean_cache[key], p))], layer)
 
     def row_point(self, grid: str, layer: int, p: int):
         """attn_out / mlp_out row p of layer ``layer`` replaced by the clean run's."""
-        s = self.s
         key = f"blocks.{layer}.{_POINT[grid]}"
-        hooks = [(key, _row_replacer(s.clean_cache[key], p))]
-        start = s.corrupt_cache[f"blocks.{layer}.hook_resid_pre"]
-        if not self.fast or layer == s.layers - 1:
-            return s.model.run_with_hooks(s.corrupt, hooks, start_at_layer=layer, resid=start)
-        one = s.model.run_with_hooks(s.corrupt, hooks, start_at_layer=layer, resid=start, stop_at_layer=layer + 1)
-        return self.resume(layer + 1, np.asarray(one.hidden_states[layer + 1]), p)
+        return self._run([(key, _row_replacer(self.s.clean_cache[key], p))], layer)
 
     def head(self, layer: int, head: int):
-        s = self.s
         key = f"blocks.{layer}.attn.hook_z"
-        return s.model.run_with_hooks(s.corrupt, [(key, _head_replacer(s.clean_cache[key], head))],
-                                      start_at_layer=layer, resid=s.corrupt_cache[f"blocks.{layer}.hook_resid_pre"])
+        return self._run([(key, _head_replacer(self.s.clean_cache[key], head))], layer)
 
 
 def cells(setup: PatchSetup, grids=GRIDS) -> list[tuple[str, int, int]]:
     """Every (grid, layer, column) to run, grid by grid, layer by layer."""
+    _check_grids(grids)
     out = []
     for grid in grids:
-        if grid not in GRIDS:
-            raise EngineError("no patching grid {grid!r}; choose from {names}", field="grid", grid=grid,
-                              names=", ".join(GRIDS))
-        columns = setup.heads if grid == "head_z" else setup.n
+        columns = _columns(setup, grid)
         out.extend((grid, layer, column) for layer in range(setup.layers) for column in range(columns))
     return out
 
 
-def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None, cancelled=None) -> bool:
+def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None, cancelled=None,
+               threads: int | None = None) -> bool:
     """Run the ``todo`` cells into ``values`` / ``diffs``; True unless cancelled part-way.
 
     The cells are independent runs: engine.core.parallel.run_parallel shares them among the engine's
     threads with numpy's BLAS on one thread each (one cell is a few small matmuls, where
-    OpenBLAS's own threads only spin against each other)."""
+    OpenBLAS's own threads only spin against each other); ``threads`` 1: on this thread alone."""
     from ..core.parallel import run_parallel
 
     runner = Runner(setup)
@@ -285,7 +280,11 @@ def _run_cells(setup: PatchSetup, todo, values: dict, diffs: dict, progress=None
             if progress is not None:
                 progress(state["done"], len(todo))
 
-    run_parallel(work, list(todo))
+    if threads == 1:
+        for cell in todo:
+            work(cell)
+    else:
+        run_parallel(work, list(todo))
     return not state["stopped"]
 
 
@@ -343,8 +342,7 @@ def _entry(setup: PatchSetup, grid: str, layer: int) -> tuple[int, np.ndarray, n
 def _measures(setup: PatchSetup, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(B,) p(answer) and (B,) logit differences from final vectors (B, d) at the last position."""
     logits = (vectors @ setup.model.weights.output_head.T).astype(np.float64)  # (B, vocab)
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    values = np.exp(shifted[:, setup.answer.id]) / np.exp(shifted).sum(axis=1)
+    values = softmax64(logits)[:, setup.answer.id]  # the engine's one vocabulary softmax
     return values, logits[:, setup.answer.id] - logits[:, setup.other]
 
 
@@ -358,95 +356,121 @@ def _batch_items(setup: PatchSetup, grid: str, layer: int, parts: int) -> list:
     items, offset = [], 0
     for part in chunk_variants(setup.n, starts, size):
         count = int(counts[part].sum())
-        items.append((grid, layer, part, first, starts[part], rows[offset: offset + count]))
+        items.append((part, first, starts[part], rows[offset: offset + count]))
         offset += count
     return items
 
 
-def _run_batches(setup: PatchSetup, jobs, values: dict, diffs: dict, progress=None, cancelled=None,
-                 parts: int = 1) -> bool:
-    """Run the (grid, layer) ``jobs`` as layer batches into ``values`` / ``diffs``; True unless cancelled.
-    A job's variants are split into ``parts`` items; the items share the engine's threads."""
-    from ..core.parallel import run_parallel
+def _batched_row(setup: PatchSetup, grid: str, layer: int, values: np.ndarray, diffs: np.ndarray,
+                 threads: int | None = None) -> None:
+    """One grid row as one layer batch (engine.models.llama_batch) into ``values`` / ``diffs``
+    (columns,), its variants split between ``threads`` (default: the engine's) threads."""
+    from ..core.parallel import THREADS, run_parallel
     from ..models.llama_batch import final_vectors
 
     model = setup.model
-    lock = threading.Lock()
-    state = {"done": 0, "stopped": False}
-    total = sum(setup.heads if grid == "head_z" else setup.n for grid, _ in jobs)
-
-    def items():
-        for grid, layer in jobs:
-            with lock:
-                if state["stopped"] or (cancelled is not None and cancelled()):
-                    state["stopped"] = True
-                    return
-            yield from _batch_items(setup, grid, layer, parts)
 
     def work(item) -> None:
-        grid, layer, part, first, starts, rows = item
-        with lock:
-            if state["stopped"]:
-                return
-        vectors = final_vectors(model.weights, model.config, setup.corrupt_trace, first, starts, rows)
-        value, diff = _measures(setup, vectors)
-        with lock:
-            values[grid][layer, part] = value
-            diffs[grid][layer, part] = diff
-            state["done"] += len(value)
-            if progress is not None:
-                progress(state["done"], total)
+        part, first, starts, rows = item
+        vectors = final_vectors(model.weights, model.config, setup.corrupt_trace, first, starts, rows, setup.ablate)
+        values[part], diffs[part] = _measures(setup, vectors)
 
-    run_parallel(work, _Lazy(items()))
-    return not state["stopped"]
+    run_parallel(work, _batch_items(setup, grid, layer, threads or THREADS))
 
 
-class _Lazy:
-    """An iterator run_parallel's threads share (made on demand: a job's rows are built when taken)."""
-
-    def __init__(self, iterator) -> None:
-        self._iterator, self._lock = iterator, threading.Lock()
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        with self._lock:  # a generator must not be resumed by two threads at once
-            return next(self._iterator)
-
-    def __len__(self) -> int:
-        return 2  # run_parallel starts its threads when there is more than one item
+def _columns(setup: PatchSetup, grid: str) -> int:
+    return setup.heads if grid == "head_z" else setup.n
 
 
-def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None) -> PatchResult:
-    """Run the ``grids``. ``progress(done, total)`` after each cell — after each layer batch of
-    cells for a batched decoder (:func:`batched`); ``cancelled()`` polled before each cell or
-    layer batch: True stops, and the result is marked incomplete (unrun cells NaN; work already
-    running on another thread still finishes)."""
-    todo = cells(setup, grids)
-    values = {g: np.full((setup.layers, setup.heads if g == "head_z" else setup.n), np.nan) for g in grids}
-    diffs = {g: np.full_like(values[g], np.nan) for g in grids} if setup.decoder else {}
+def _check_grids(grids) -> None:
+    for grid in grids:
+        if grid not in GRIDS:
+            raise EngineError("no patching grid {grid!r}; choose from {names}", field="grid", grid=grid,
+                              names=", ".join(GRIDS))
+
+
+@dataclass(frozen=True, eq=False)
+class PatchRow:
+    """One layer of one grid, as it finished."""
+
+    grid: str
+    layer: int
+    values: np.ndarray  # (columns,) the measure of each patched run (NaN: not run)
+    diffs: np.ndarray  # (columns,) decoders' logit differences (NaN for encoders)
+    complete: bool  # False: cancelled part-way through the row
+
+
+def patch_row(setup: PatchSetup, grid: str, layer: int, cancelled=None, threads: int | None = None) -> PatchRow:
+    """One layer of one grid: a layer batch for a batched decoder (:func:`batched`), else its
+    cells through the hooks (``cancelled()`` polled before each cell); on ``threads`` threads
+    (default: the engine's)."""
+    _check_grids((grid,))
+    columns = _columns(setup, grid)
     if batched(setup):
-        jobs = [(grid, layer) for grid in grids for layer in range(setup.layers)]
-        complete = _run_batches(setup, jobs, values, diffs, progress, cancelled)
-    else:
-        complete = _run_cells(setup, todo, values, diffs, progress, cancelled)
+        values, diffs = np.full(columns, np.nan), np.full(columns, np.nan)
+        _batched_row(setup, grid, layer, values, diffs, threads)
+        return PatchRow(grid, layer, values, diffs, True)
+    values, diffs = {grid: np.full((setup.layers, columns), np.nan)}, {grid: np.full((setup.layers, columns), np.nan)}
+    complete = _run_cells(setup, [(grid, layer, c) for c in range(columns)], values, diffs, cancelled=cancelled,
+                          threads=threads)
+    return PatchRow(grid, layer, values[grid][layer], diffs[grid][layer], complete)
+
+
+def rows(setup: PatchSetup, grids=GRIDS, cancelled=None, threads: int | None = None) -> Iterator[PatchRow]:
+    """Each grid row as it finishes, grid by grid, layer by layer; stops when ``cancelled()``
+    (polled before each row, and before each cell of a row run cell by cell)."""
+    _check_grids(grids)
+    for grid in grids:
+        for layer in range(setup.layers):
+            if cancelled is not None and cancelled():
+                return
+            row = patch_row(setup, grid, layer, cancelled, threads)
+            yield row
+            if not row.complete:
+                return
+
+
+def patch(setup: PatchSetup, grids=GRIDS, *, progress=None, cancelled=None, partial=None,
+          threads: int | None = None) -> PatchResult:
+    """Run the ``grids`` row by row (:func:`rows`). ``progress(done, total)`` in cells after each
+    row; ``partial(result)``: the grids so far (NaN where not run, ``complete`` False), once before
+    the first row and after each; ``cancelled()``: True stops between rows (between cells for
+    models run cell by cell) and the result is marked incomplete. ``threads``: how many threads
+    compute (default: the engine's; the window's task uses 1, see app/jobs/evidence.py)."""
+    _check_grids(grids)
+    values = {g: np.full((setup.layers, _columns(setup, g)), np.nan) for g in grids}
+    diffs = {g: np.full_like(values[g], np.nan) for g in grids} if setup.decoder else {}
     notes = (setup.answer.note,) if setup.answer is not None and setup.answer.note else ()
+    total, done, finished = sum(v.size for v in values.values()), 0, 0
+
+    def snapshot(complete: bool) -> PatchResult:
+        return PatchResult(setup, {g: v.copy() for g, v in values.items()}, {g: v.copy() for g, v in diffs.items()},
+                           complete, notes)
+
+    if partial is not None:
+        partial(snapshot(False))
+    for row in rows(setup, grids, cancelled, threads):
+        values[row.grid][row.layer] = row.values
+        if setup.decoder:
+            diffs[row.grid][row.layer] = row.diffs
+        done += len(row.values)
+        finished += row.complete
+        if progress is not None:
+            progress(done, total)
+        if partial is not None:
+            partial(snapshot(False))
+    complete = finished == len(grids) * setup.layers
     return PatchResult(setup, values, diffs, complete, notes)
 
 
-def patch_row(setup: PatchSetup, grid: str, layer: int) -> tuple[np.ndarray, np.ndarray]:
-    """One layer of one grid — (columns,) measures and (columns,) logit differences (NaN for an
-    encoder) — the unit the window runs per worker job."""
-    if grid not in GRIDS:
-        raise EngineError("no patching grid {grid!r}; choose from {names}", field="grid", grid=grid,
-                          names=", ".join(GRIDS))
-    columns = setup.heads if grid == "head_z" else setup.n
-    values, diffs = {grid: np.full((setup.layers, columns), np.nan)}, {grid: np.full((setup.layers, columns), np.nan)}
-    if batched(setup):  # one layer batch, its variants split between the engine's threads
-        from ..core.parallel import THREADS
-
-        _run_batches(setup, [(grid, layer)], values, diffs, parts=THREADS)
-    else:
-        _run_cells(setup, [(grid, layer, c) for c in range(columns)], values, diffs)
-    return values[grid][layer], diffs[grid][layer]
+def activation_patching(model, request, corrupt: str, grids=GRIDS, *, progress=None, cancelled=None,
+                        partial=None, threads: int | None = None) -> PatchResult:
+    """Activation patching of one engine.analysis.request.RunRequest: its ``text`` is the clean
+    prompt, ``corrupt`` the corrupted one; a decoder measures p(``answer``), an encoder the cosine
+    at ``position`` (negative: from the end); its ``ablate`` heads are off in every run. The
+    arguments after ``grids`` are :func:`patch`'s."""
+    request = request.checked(model.facts)
+    decoder = is_decoder_model(model)
+    setup = prepare(model, request.text, corrupt, request.answer if decoder else None,
+                    None if decoder else request.position, ablate=request.ablate)
+    return patch(setup, grids, progress=progress, cancelled=cancelled, partial=partial, threads=threads)

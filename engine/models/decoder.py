@@ -58,7 +58,8 @@ class Decoder(HookedModel):
             family=c.architecture, kind="decoder", layers=c.num_layers, heads=c.num_heads, kv_heads=c.num_kv_heads,
             d_model=c.hidden_size, d_head=c.head_dim, vocab_size=c.vocab_size,
             special_tokens=frozenset(special_tokens),
-            max_positions=c.context_length, capabilities=Capabilities(next_token_logits=True, kv_cache=True, layer_batches=True),
+            max_positions=c.context_length, capabilities=Capabilities(next_token_logits=True, kv_cache=True,
+                                                                  layer_batches=c.plain_block),
             name=c.name or (path.name if path is not None else ""), tokenizer_note=tokenizer_note)
 
     def __repr__(self) -> str:

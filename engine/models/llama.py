@@ -177,6 +177,15 @@ class DecoderConfig:
         return not self.window(layer) and not self.attn_softcap
 
     @property
+    def plain_block(self) -> bool:
+        """True when every layer is the Llama/Qwen block that engine.models.llama_batch reruns for many
+        patched variants at once: no sliding window, soft-capping, query scale, norms after attention
+        and MLP, whole-width q/k norm or second RoPE base (those runs take the hooked forward)."""
+        return (not any(self.layer_windows) and not self.attn_softcap and not self.final_softcap
+                and not self.query_scale and self.pre_norms and not self.post_norms and not self.qk_norm_whole
+                and not self.local_rope_theta)
+
+    @property
     def group_size(self) -> int:
         """Query heads per key/value head (9 / 3 = 3 for SmolLM2-135M)."""
         return self.num_heads // self.num_kv_heads

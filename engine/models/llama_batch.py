@@ -22,6 +22,10 @@ finite uniform weights, no NaN). Everything is float32 in the same order of oper
 :func:`engine.models.llama.forward`, so a variant's numbers equal a forward run's up to the
 GEMMs' summation order (tests/test_patching.py checks the grids against transformers within 1e-3).
 
+Switched-off heads (``ablate``): their outputs are zeroed before W_O in every layer a variant
+runs, as the hook on hook_z does in :func:`engine.models.llama.forward`; ``base`` must be the run
+with the same heads off (its keys and values are what the variants' prefixes read).
+
 Memory: chunks of variants of at most ``ROWS_PER_CHUNK`` packed rows; the largest temporaries are
 the MLP's (R, 2·d_ff) and the scores (B, heads, n, n) of a chunk.
 """
@@ -31,7 +35,7 @@ import math
 
 import numpy as np
 
-from ..core.attention import causal_mask
+from ..core.attention import causal_mask, softmax_into
 from ..core.positional import rope_tables
 from ..core.layers import rms_norm
 from .llama import DTYPE, DecoderConfig, DecoderTrace, DecoderWeights, apply_rope, mlp, normalize
@@ -65,26 +69,30 @@ def chunk_variants(n: int, starts: np.ndarray, rows: int | None = None) -> list[
 
 
 def final_vectors(weights: DecoderWeights, config: DecoderConfig, base: DecoderTrace, first: int,
-                  starts: np.ndarray, rows: np.ndarray) -> np.ndarray:
+                  starts: np.ndarray, rows: np.ndarray, ablate: frozenset = frozenset()) -> np.ndarray:
     """(B, d) float32: position n − 1 of each variant after the final norm.
 
     ``base``: the run the variants differ from, with keys and values at every layer and position.
     ``first``: the layer the variants enter (0 … layers; ``layers``: no layer runs, only the final
     norm). ``starts`` (B,): variant b equals ``base`` at positions before starts[b] in every layer
     from ``first`` on. ``rows`` (R, d): the packed residuals entering layer ``first``, variant b's
-    positions starts[b] … n − 1 in order (:func:`packed_positions`)."""
+    positions starts[b] … n − 1 in order (:func:`packed_positions`). ``ablate``: (layer, head)
+    pairs switched off (zeroed before W_O), the same as ``base``'s."""
     starts = np.asarray(starts, dtype=np.int64)
     n = base.n
     out = np.empty((len(starts), config.hidden_size), DTYPE)
+    off: dict[int, list[int]] = {}
+    for layer, head in sorted(ablate):
+        off.setdefault(layer, []).append(head)
     offset = 0
     for part in chunk_variants(n, starts):
         count = int((n - starts[part]).sum())
-        out[part] = _chunk(weights, config, base, first, starts[part], rows[offset: offset + count])
+        out[part] = _chunk(weights, config, base, first, starts[part], rows[offset: offset + count], off)
         offset += count
     return out
 
 
-def _chunk(weights, config, base, first, starts, rows) -> np.ndarray:
+def _chunk(weights, config, base, first, starts, rows, off) -> np.ndarray:
     c = config
     n, layers = base.n, c.num_layers
     heads, kv, d_k = c.num_heads, c.num_kv_heads, c.head_dim
@@ -127,12 +135,12 @@ def _chunk(weights, config, base, first, starts, rows) -> np.ndarray:
             scores = queries @ keys[:, :, None].transpose(0, 1, 2, 4, 3)  # (B, kv, group, n, n)
             scores[..., mask] = -np.inf
         scores /= divisor
-        scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
+        softmax_into(scores, scores)  # the attention kernel's softmax (engine.core.attention), in place
         z = scores @ values[:, :, None]  # (B, kv, group, n or 1, d_k)
         z = z.reshape(batch, heads, -1, d_k)  # (B, heads, n or 1, d_k)
         z = z[variant_rows[0], :, variant_rows[1]] if variant_rows else z[:, :, 0]  # (rows, heads, d_k)
+        if index in off:  # switched-off heads: zeroed before W_O (the hook on hook_z of a forward run)
+            z[:, off[index]] = 0.0
         attn_out = z.reshape(len(h), heads * d_k) @ w.output_weight  # (rows, d)
         if w.output_bias is not None:
             attn_out += w.output_bias

@@ -3931,6 +3931,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>对文本中每个词元，去掉它再运行一次模型（Esc 停止）</translation>
     </message>
     <message>
+        <source>The text or the switched-off heads changed: leave-one-out was stopped; press the button again.</source>
+        <translation>文本或已关闭的头已改变：逐一删除已停止；请再按一次按钮。</translation>
+    </message>
+    <message>
         <source>The text changed: press the button again for its leave-one-out.</source>
         <translation>文本已改变：再按一次按钮计算新文本的逐词去除。</translation>
     </message>
@@ -3945,6 +3949,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Each bar: 1 − cosine of the sentence embedding without that token to the whole sentence's (mean of the last layer): how much removing it changes the sentence.</source>
         <translation>每根柱：去掉该词元后的句向量与整句句向量（最后一层的平均）的 1 − 余弦：去掉它使句子改变多少。</translation>
+    </message>
+    <message>
+        <source>Every run with %1 heads switched off.</source>
+        <translation>每次运行都关闭了 %1 个头。</translation>
     </message>
     <message>
         <source>Largest: “%1” (%2).</source>
@@ -4105,6 +4113,10 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
         <translation>模型已切换：修补网格已丢弃。</translation>
     </message>
     <message>
+        <source>Heads were switched on or off: the patching grids were dropped; press Patch again.</source>
+        <translation>有注意力头被开启或关闭：修补网格已丢弃；请再按一次“修补”。</translation>
+    </message>
+    <message>
         <source>p(“%1”) at the last position</source>
         <translation>最后位置的 p(“%1”)</translation>
     </message>
@@ -4119,6 +4131,10 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
     <message>
         <source>The answer has %1 tokens; the first, “%2”, is measured.</source>
         <translation>答案有 %1 个词元；测量的是第一个“%2”。</translation>
+    </message>
+    <message>
+        <source>Every run with %1 heads switched off.</source>
+        <translation>每次运行都关闭了 %1 个头。</translation>
     </message>
     <message>
         <source>PARTIAL: cancelled after %1 of %2 cells (blank cells were not run).</source>
