@@ -396,9 +396,9 @@ def test_export_heatmap_draws_the_chosen_head_at_the_stage_on_screen(window, tmp
     places = {}
     real_show = render._show_offscreen
 
-    def show_and_measure(widget):
-        real_show(widget)
-        heat = widget._plots[0]
+    def show_and_measure(widget, plots):
+        real_show(widget, plots)
+        heat = plots[0]
         box = widget.ci.sceneBoundingRect()
         n = window.controller.snapshot.result.n
         places["cells"] = [[heat.plot.vb.mapViewToScene(QPointF(c + 0.2, r + 0.2)) - box.topLeft() for c in range(n)]
