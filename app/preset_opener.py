@@ -33,6 +33,7 @@ class PresetOpener(QObject):
         self.preset: Preset | None = None  # the preset on screen (or being opened)
         self.caption = ""
         self._pending = False  # waiting for the result to find the focus token in
+        self._opening: Preset | None = None  # the real-model preset whose finding the worker is looking up
         self._config = None  # the settings the caption belongs to
         self._cell = None  # (model, layer, query, key) to inspect once a real model's snapshot is on screen
         self._lane = controller.worker.lane("preset", self)
@@ -47,7 +48,7 @@ class PresetOpener(QObject):
         """Open entry ``index`` of :func:`app.presets.menu_presets`."""
         item = translated(menu_presets()[index])
         self._lane.cancel()  # a real-model preset still being looked up must not open over this one
-        self.preset, self._pending, self._cell = item, False, None
+        self.preset, self._pending, self._cell, self._opening = item, False, None, None
         self._show("")
         c = self.controller
         if model_info(item.model).configurable:
@@ -59,15 +60,19 @@ class PresetOpener(QObject):
         else:
             from .jobs.words import preset_finding
 
+            # set before by-words recomputes: that recompute emits the settings on screen, which may be the
+            # previous preset's, and must not read as a redo that brings that preset back
+            self._opening = item
             c.set_by_words(bool(item.by_words))
             self._config = c.config.replace(text=item.settings["text"])
             self._lane.submit(preset_finding, item.model, item, c.report_progress)
         return item
 
     def _on_found(self, finding) -> None:
-        item, c = self.preset, self.controller
+        item, c = self._opening, self.controller  # the preset the finding was looked up for
         if item is None:
             return
+        self._opening, self.preset = None, item
         self._show(finding["caption"])
         if finding["key"] is not None:  # by pieces: the relation's cell goes to the inspector
             self._cell = (item.model, finding["layer"], finding["focus"], finding["key"])
@@ -83,7 +88,8 @@ class PresetOpener(QObject):
     def _on_not_found(self, _error) -> None:
         """The model is missing (or the words are not in the sentence): open it anyway; the controller
         reports why (and how to install the model) as for any computation."""
-        item, c = self.preset, self.controller
+        item, c = self._opening, self.controller
+        self._opening = None
         if item is not None:
             c.apply_view_state(ViewState(self._config, stage=item.stage, model=item.model, sentence_b=c.sentence_b,
                                          by_words=bool(item.by_words)))
@@ -114,7 +120,7 @@ class PresetOpener(QObject):
             self.preset = None
             self._show("")
         last = getattr(self, "_last_shown", None)
-        if not self.caption and last is not None and config == last[0] and self.controller.model == last[1]:
+        if not self.caption and last is not None and self._opening is None and config == last[0] and self.controller.model == last[1]:
             self.preset = last[2]  # undo, then redo: the preset's settings are back, so is its explanation
             self._show(last[3])
 
