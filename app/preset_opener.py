@@ -34,6 +34,8 @@ class PresetOpener(QObject):
         self.caption = ""
         self._pending = False  # waiting for the result to find the focus token in
         self._opening: Preset | None = None  # the real-model preset whose finding the worker is looking up
+        self._recaption = False  # that finding only translates the caption (the language switch), opens nothing
+        self.index: int | None = None  # the preset's entry in the Presets menu
         self._config = None  # the settings the caption belongs to
         self._cell = None  # (model, layer, query, key) to inspect once a real model's snapshot is on screen
         self._lane = controller.worker.lane("preset", self)
@@ -47,6 +49,7 @@ class PresetOpener(QObject):
     def open(self, index: int) -> Preset:
         """Open entry ``index`` of :func:`app.presets.menu_presets`."""
         item = translated(menu_presets()[index])
+        self.index, self._recaption = index, False
         self._lane.cancel()  # a real-model preset still being looked up must not open over this one
         self.preset, self._pending, self._cell, self._opening = item, False, None, None
         self._show("")
@@ -73,6 +76,10 @@ class PresetOpener(QObject):
         if item is None:
             return
         self._opening, self.preset = None, item
+        if self._recaption:
+            self._recaption = False
+            self._show(finding["caption"])
+            return
         self._show(finding["caption"])
         if finding["key"] is not None:  # by pieces: the relation's cell goes to the inspector
             self._cell = (item.model, finding["layer"], finding["focus"], finding["key"])
@@ -90,6 +97,9 @@ class PresetOpener(QObject):
         reports why (and how to install the model) as for any computation."""
         item, c = self._opening, self.controller
         self._opening = None
+        if self._recaption:  # the caption's figures cannot be found again: the preset shows without them
+            self._recaption = False
+            return
         if item is not None:
             c.apply_view_state(ViewState(self._config, stage=item.stage, model=item.model, sentence_b=c.sentence_b,
                                          by_words=bool(item.by_words)))
@@ -107,6 +117,22 @@ class PresetOpener(QObject):
         self.controller.select(head=item.head, focus=item.focus_index(snapshot.result.token_texts), stage=item.stage)
         self._show(item.caption)
         self.opened.emit(item)
+
+    def adopt(self, other: "PresetOpener") -> None:
+        """Show the caption of the preset ``other`` has open, translated again (the window was rebuilt
+        in another language, with ``other``'s settings, model and selection already applied)."""
+        if other.index is None or other.preset is None:
+            return
+        item = translated(menu_presets()[other.index])
+        self.preset, self.index, self._config = item, other.index, other._config
+        if model_info(item.model).configurable:
+            self._show(item.caption)
+            return
+        from .jobs.words import preset_finding
+
+        # the caption's figures are the worker's finding: found again (the model is loaded), in this language
+        self._opening, self._recaption = item, True
+        self._lane.submit(preset_finding, item.model, item, self.controller.report_progress)
 
     # ------------------------------------------------------------------ the caption
     def _show(self, text: str) -> None:

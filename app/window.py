@@ -81,6 +81,7 @@ class MainWindow(QMainWindow):
         c.snapshotArrived.connect(self.status.on_snapshot_changed)
         c.computeFailed.connect(self.status.on_compute_failed)
         c.busyChanged.connect(self.status.on_busy_changed)
+        c.adjusted.connect(self.status.on_adjusted)
         c.recompute()
         if restore:
             self.saved_state.restore_view()
@@ -146,6 +147,7 @@ class MainWindow(QMainWindow):
         if self.sessions.session_path:  # the title keeps the open session's name (issue 25, cosmetic)
             new.sessions.set_session_title(self.sessions.session_path)
         new.dock_groups.select(self.dock_groups.current)
+        new.navigation.adopt_preset(self.navigation)
         new.show()
         self.close()
         self.successor = new  # Qt keeps no reference to a parentless window: this one does

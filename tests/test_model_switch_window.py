@@ -41,3 +41,49 @@ def test_a_multilingual_preset_after_another_models_preset_opens_on_its_own_mode
     assert c.model == "e5" and window.navigation.preset_opener.preset.title == item.title
     assert "小红" in panel.preset_caption.text()
     assert "她" in c.snapshot.result.token_texts[c.focus]
+
+
+SENTENCE = "The animal didn't cross the street because it was too tired."
+
+
+@pytest.mark.slow
+def test_a_switch_to_a_shallower_model_keeps_the_place_the_layer_within_it_and_the_focused_word(window):
+    c, groups = window.controller, window.dock_groups
+    c.update_config(text=SENTENCE)
+    c.set_model("smollm2", 25)
+    _settle(window, lambda: c.snapshot.model == "smollm2")
+    c.select(focus=[t.strip() for t in c.snapshot.result.token_texts].index("it"))
+    groups.select("analysis")
+    window.layer_spin.setValue(20)  # a layer typed while Analysis is shown
+    _settle(window, lambda: c.snapshot.layer == 20)
+    assert groups.current == "analysis"
+    c.set_model("minilm")
+    # at once, before the new model's picture: a busy sign, and the heatmap says whose picture it still is
+    assert window.busy.isVisibleTo(window) and "SmolLM2" in window.panels["attention"].caption.text()
+    _settle(window, lambda: c.snapshot.model == "minilm")
+    QApplication.processEvents()
+    assert (c.layer, window.layer_spin.value(), c.snapshot.layer) == (5, 5, 5)
+    assert c.last_failure is None and "Not updated" not in window.statusBar().currentMessage()
+    assert "layer 20 → 5" in window.statusBar().currentMessage()
+    assert c.snapshot.result.token_texts[c.focus] == "it"  # the same word, at its new position
+    assert groups.current == "analysis"
+
+
+@pytest.mark.slow
+def test_the_language_switch_keeps_the_place_and_the_preset_caption(window):
+    import app.i18n as i18n
+
+    window.apply_preset(_index("the hand calculation"))
+    assert window.wait_until_idle()
+    caption = window.panels["attention"].preset_caption.text()
+    window.dock_groups.select("analysis")
+    chinese = window.switch_language(i18n.CHINESE)
+    try:
+        assert chinese.wait_until_idle(30)
+        QApplication.processEvents()
+        assert chinese.dock_groups.current == "analysis"
+        shown = chinese.panels["attention"].preset_caption
+        assert shown.isVisibleTo(chinese) and shown.text() and shown.text() != caption  # in Chinese now
+    finally:
+        chinese.close()
+        i18n.install_translator(QApplication.instance(), i18n.ENGLISH)

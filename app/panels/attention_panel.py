@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from ..controller import Controller
@@ -89,6 +89,7 @@ class AttentionPanel(Panel):
         self.set_model_connected(snapshots=False)  # snapshots: the controller's snapshotArrived, first
         self.by_words.toggled.connect(controller.set_by_words)
         controller.byWordsChanged.connect(self._on_by_words_changed)
+        controller.modelChanged.connect(self._on_model_changed)
         self.stage.setCurrentIndex(self.stage.findData(controller.stage))
 
     def refresh(self) -> None:
@@ -152,6 +153,19 @@ class AttentionPanel(Panel):
         marker = self.tr("out of date: the picture shows the last settings that worked")
         if marker not in self.caption.text():
             self.caption.setText(marker + " · " + self.caption.text() if self.caption.text() else marker)
+
+    def _on_model_changed(self, _model: str) -> None:
+        """Another model was asked for: until its picture arrives (seconds for a model that loads) the
+        heatmap says whose it still is."""
+        snapshot = self.controller.snapshot
+        if self.controller.switching_model():
+            from engine.models import model_info
+
+            self.caption.setText(fill(self.tr("still %1's picture: computing %2…"),
+                                      QCoreApplication.translate("Model", model_info(snapshot.model).title),
+                                      QCoreApplication.translate("Model", model_info(self.controller.model).title)))
+        elif snapshot is not None:
+            self.refresh()
 
     def show_preset_caption(self, text: str) -> None:
         """The open preset's caption over the heatmap ("" hides it)."""

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
+
+from engine.models import model_info
 
 from ..controller import Controller
 from ..i18n import error_text
@@ -121,6 +123,7 @@ class NextTokenPanel(Panel):
         self._generate_lane.failed.connect(self._on_failed)
         # the bars' job is submitted as soon as the trace arrives (submitting costs the GUI nothing)
         controller.snapshotArrived.connect(self.show_snapshot)
+        controller.modelChanged.connect(self._on_model_changed)
         self.set_model_connected(snapshots=False)
         self._show_empty()
 
@@ -224,6 +227,10 @@ class NextTokenPanel(Panel):
                 self._paint()
         return False
 
+    def _on_model_changed(self, _model: str) -> None:
+        if self.trace() is None:  # the note says whether a decoder is on its way
+            self._show_empty()
+
     def _show_empty(self) -> None:
         self.bars = None
         self.logits = None
@@ -234,6 +241,10 @@ class NextTokenPanel(Panel):
         self.shown_label.setText("")
         self.greedy_button.setEnabled(False)
         self.sample_button.setEnabled(False)
+        wanted = model_info(self.controller.model)
+        if wanted.predicts_next_token:  # a decoder was chosen, its first picture is still being computed
+            self.note.setText(fill(self.tr("Computing %1's predictions…"), QCoreApplication.translate("Model", wanted.title)))
+            return
         self.note.setText(self.tr("Next-token predictions need a decoder: choose SmolLM2 in the Model toolbar, or "
                                   "File → Open model… for a GGUF file. MiniLM and the toy engine do not predict "
                                   "the next token."))
