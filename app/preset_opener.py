@@ -25,6 +25,7 @@ class PresetOpener(QObject):
     captionChanged = Signal(str)
     compareRequested = Signal(object)  # (word A, sentence B, word B) of a preset about two sentences
     keyChosen = Signal(int)  # the key token of a real-model preset's relation ("animal"): Model layers' target
+    twoKeysFound = Signal(object)  # (model, text, app.jobs.words.key_grids) of a preset that weighs the key against a rival
     opened = Signal(object)  # the (translated) Preset, once its focus, head and stage are on screen
 
     def __init__(self, controller, parent: QObject | None = None) -> None:
@@ -86,10 +87,12 @@ class PresetOpener(QObject):
         c.apply_view_state(ViewState(self._config, head=finding["head"], focus=finding["focus"], stage=item.stage,
                                      model=item.model, layer=finding["layer"], sentence_b=c.sentence_b,
                                      by_words=bool(item.by_words)))
-        if finding["key"] is not None:
-            self.keyChosen.emit(int(finding["key"]))
+        if finding.get("key_piece") is not None:  # by words too: the key word's first piece
+            self.keyChosen.emit(int(finding["key_piece"]))
         if finding["compare"] is not None:
             self.compareRequested.emit(finding["compare"])
+        if finding.get("two_keys") is not None:
+            self.twoKeysFound.emit((item.model, self._config.text, finding["two_keys"]))
         self.opened.emit(item)
 
     def _on_not_found(self, _error) -> None:

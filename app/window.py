@@ -82,6 +82,9 @@ class MainWindow(QMainWindow):
         c.computeFailed.connect(self.status.on_compute_failed)
         c.busyChanged.connect(self.status.on_busy_changed)
         c.adjusted.connect(self.status.on_adjusted)
+        self._saved_view = None  # what the open session file holds (mark_saved), for the title's modified mark
+        for signal in (c.configChanged, c.modelChanged, c.ablateChanged, c.byWordsChanged, c.sentenceBChanged):
+            signal.connect(self._update_modified)
         c.recompute()
         if restore:
             self.saved_state.restore_view()
@@ -116,6 +119,23 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt name
         self.saved_state.save()
         super().closeEvent(event)
+
+    def _session_view(self) -> tuple:
+        """What a session saves that a change of settings, model or lesson moves (not the selection,
+        which is only known once a result arrives)."""
+        c = self.controller
+        return (c.config, c.model, c.layer, c.by_words, c.ablate, c.sentence_b, self.lesson and dict(self.lesson))
+
+    def mark_saved(self) -> None:
+        """The open session file holds what is on screen now (opened or saved): no modified mark."""
+        self._saved_view = self._session_view()
+        self.setWindowModified(False)
+
+    def _update_modified(self, *_args) -> None:
+        """The title marks the session modified ("name.json* — …") once the settings, the model (a
+        lesson's step switches it) or the heads differ from the file's."""
+        if self._saved_view is not None:
+            self.setWindowModified(self._session_view() != self._saved_view)
 
     def undo(self) -> None:
         """Go back to the settings before the last change."""

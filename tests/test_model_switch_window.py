@@ -41,6 +41,25 @@ def test_a_multilingual_preset_after_another_models_preset_opens_on_its_own_mode
     assert c.model == "e5" and window.navigation.preset_opener.preset.title == item.title
     assert "小红" in panel.preset_caption.text()
     assert "她" in c.snapshot.result.token_texts[c.focus]
+    layers = window.panel("layers")
+    _settle(window, lambda: layers.key_combo.count() == c.snapshot.result.n)
+    assert "小" in layers.key_combo.currentText()  # Model layers' target is the preset's key word, not <s>
+    # 她 → 小红 against 她 → 小明: both layer × head grids side by side, cell by cell what the caption counts
+    from engine.analysis import pronoun_evidence
+
+    from app.jobs.trained import trace
+    from app.jobs.words import WordTrace
+
+    text = c.snapshot.result.config.text
+    words = WordTrace(trace("e5", text), text)
+    counted = pronoun_evidence.contrast(words, "她", "小红", "小明")
+    to_xiaohong, to_xiaoming = (view.matrix() for view in layers.two_key_maps)
+    assert to_xiaohong.shape == to_xiaoming.shape == (12, 12)
+    assert int((to_xiaohong > to_xiaoming).sum()) == counted.key_wins
+    assert to_xiaoming.max() == pytest.approx(counted.rival_best[2]) and \
+        to_xiaohong.max() == pytest.approx(counted.key_best[2])
+    assert f"in {counted.key_wins} of 144 heads" in layers.two_keys_caption.text()
+    assert layers.tabs.currentIndex() == layers.tabs.count() - 1 and window.dock_groups.current == "model"
 
 
 SENTENCE = "The animal didn't cross the street because it was too tired."

@@ -12,7 +12,7 @@ from PySide6.QtCore import QCoreApplication, QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from ..controller import Controller
-from ..text import fill
+from ..text import fill, shown_piece
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView
 from .base import Panel
 
@@ -105,7 +105,8 @@ class AttentionPanel(Panel):
         self.stage.setEnabled(words is None)  # by words: the softmax weights (scores do not add up)
         if words is not None:
             self.heatmap.set_axis_titles(self.tr("query word"), self.tr("key word"))
-            self.heatmap.set_matrix(words.weights[head], list(words.words), list(words.words),
+            shown = [shown_piece(word) for word in words.words]
+            self.heatmap.set_matrix(words.weights[head], shown, shown,
                                     levels=(0.0, words.weight_max), colormap=WEIGHTS_MAP)
             self.heatmap.set_highlight_row(int(words.word_index[min(self.controller.focus, result.n - 1)]))
             if words.count == result.n:  # say why nothing changed (issue 25.8)
@@ -118,7 +119,7 @@ class AttentionPanel(Panel):
         if stage == "value_norms" and snapshot.analysis is None:
             stage = "weights"
         matrix = snapshot.stage_matrix(stage)[head]  # (n, n)
-        labels = result.token_texts
+        labels = [shown_piece(text) for text in result.token_texts]
         # a switched-off head moves nothing: all zeros, drawn on 0 … 1 rather than a blank 0 … 1e-06 scale
         switched_off = stage == "value_norms" and (snapshot.layer, head) in getattr(snapshot, "ablate", ())
         self.heatmap.set_matrix(

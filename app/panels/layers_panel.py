@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from ..controller import Controller
 from ..i18n import error_text
 from ..heatmap import WEIGHTS_MAP, HeatmapView
-from ..text import escape, fill
+from ..text import escape, fill, shown_piece
 from .base import Panel
 
 SELECTED_PEN = pg.mkPen("#ff2d55", width=3)
@@ -54,7 +54,9 @@ class LayersPanel(Panel):
         self.tabs.addTab(self._build_overview(), self.tr("Overview: layers × heads"))
         self.tabs.addTab(self._build_curve(), self.tr("Across layers"))
         self.tabs.addTab(self._build_compare(), self.tr("Compare two sentences"))
+        self.tabs.addTab(self._build_two_keys(), self.tr("Two keys"))
         self.comparison = None
+        self.two_keys = None  # (model, text, app.jobs.words.key_grids) the Two keys tab shows
         self._compare_timer = QTimer(self, singleShot=True, interval=300)
         self._compare_timer.timeout.connect(self._submit_compare)
         self.set_model_connected()
@@ -142,6 +144,58 @@ class LayersPanel(Panel):
         layout.addWidget(self.compare_plot, 1)
         return page
 
+    def _build_two_keys(self) -> QWidget:
+        """One query's weight to two candidate words (她 → 小红 and 她 → 小明) in every layer and head, side
+        by side on one colour scale: which heads favour which word, cell by cell."""
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.two_keys_caption = QLabel()
+        self.two_keys_caption.setObjectName("twoKeysCaption")
+        self.two_keys_caption.setWordWrap(True)
+        self.two_keys_caption.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
+        layout.addWidget(self.two_keys_caption)
+        row = QHBoxLayout()
+        self.two_key_maps = []
+        for name in ("twoKeysKeyHeatmap", "twoKeysRivalHeatmap"):
+            view = HeatmapView(title="")
+            view.setObjectName(name)
+            view.set_axis_titles(self.tr("layer"), self.tr("head"))
+            view.setToolTip(self.tr("Click a cell to open that layer and head"))
+            view.cellClicked.connect(self._open)
+            row.addWidget(view, 1)
+            self.two_key_maps.append(view)
+        layout.addLayout(row, 1)
+        self._clear_two_keys()
+        return page
+
+    def show_two_keys(self, model: str, text: str, value: dict) -> None:
+        """Show ``value`` (app.jobs.words.key_grids of ``model`` on ``text``) and bring its tab forward."""
+        self.two_keys = (model, text, value)
+        to_key, to_rival = value["to_key"], value["to_rival"]  # (layers, heads) each
+        layers, heads = to_key.shape
+        top = max(float(to_key.max()), float(to_rival.max()), 1e-6)  # one scale: the two maps compare by colour
+        for view, grid, word in zip(self.two_key_maps, (to_key, to_rival), (value["key"], value["rival"])):
+            view.set_matrix(grid, [str(i) for i in range(layers)], [str(h) for h in range(heads)],
+                            levels=(0.0, top), colormap=WEIGHTS_MAP, show_values=True)
+            best = np.unravel_index(int(np.argmax(grid)), grid.shape)
+            view.plot.setTitle(fill(self.tr("“%1” → “%2”: largest %3 (layer %4, head %5)"), escape(value["query"]),
+                                    escape(word), f"{grid[best]:.2f}", best[0], best[1]))
+        wins = int((to_key > to_rival).sum())
+        self.two_keys_caption.setText(fill(self.tr(
+            "“%1” → “%2” is larger than “%1” → “%3” in %4 of %5 heads (layer × head, one colour scale for both)."),
+            value["query"], value["key"], value["rival"], wins, to_key.size))
+        self.tabs.setCurrentIndex(self.tabs.count() - 1)
+
+    def _clear_two_keys(self) -> None:
+        self.two_keys = None
+        for view in self.two_key_maps:
+            view.clear_matrix()
+            view.plot.setTitle("")
+        self.two_keys_caption.setText(self.tr(
+            "A preset that weighs one word against another (Presets → MiniLM or Multilingual: “it” → “animal”, "
+            "她 → 小红) shows both words' layer × head grids here, side by side."))
+
     # ------------------------------------------------------------------ state
     def sync(self) -> None:
         if self.controller.snapshot is not None:
@@ -179,12 +233,15 @@ class LayersPanel(Panel):
             previous = self.key_combo.currentText()
             self.key_combo.clear()
             for index, text in enumerate(tokens):
-                self.key_combo.addItem(f"#{index} {text}", index)
+                self.key_combo.addItem(f"#{index} {shown_piece(text)}", index)
             match = self.key_combo.findText(previous)
             wanted = getattr(self, "wanted_key", None)  # a preset's key ("it" → "animal"), once its tokens are here
             if wanted is not None and 0 <= wanted < len(tokens):
                 match, self.wanted_key = wanted, None
-            self.key_combo.setCurrentIndex(match if match >= 0 else _default_key(tokens))
+            special = snapshot.facts.special_tokens if snapshot.facts is not None else frozenset()
+            self.key_combo.setCurrentIndex(match if match >= 0 else _default_key(tokens, special))
+        if self.two_keys is not None and self.two_keys[:2] != (snapshot.model, snapshot.result.config.text):
+            self._clear_two_keys()  # the grids belong to their model and sentence
         self._show_overview(snapshot)
         self._show_pair()
         self._show_curve()
@@ -213,6 +270,7 @@ class LayersPanel(Panel):
         with QSignalBlocker(self.key_combo), QSignalBlocker(self.word_combo):
             self.key_combo.clear()
             self.word_combo.clear()
+        self._clear_two_keys()
         self.note.setStyleSheet("")
         self.note.setText(self.tr("Choose the MiniLM model (toolbar: Model) to see a trained model's layers and heads."))
 
@@ -375,10 +433,10 @@ def _tick_whole_layers(plot: pg.PlotWidget, count: int) -> None:
     plot.getAxis("bottom").setTicks([[(layer, str(layer)) for layer in range(count)], []])
 
 
-def _default_key(tokens: list[str]) -> int:
-    """The first real word piece (not [CLS]) as the default key."""
+def _default_key(tokens: list[str], special=frozenset()) -> int:
+    """The first real word piece as the default key: not the model's special tokens ([CLS], <s>, …)."""
     for index, text in enumerate(tokens):
-        if text not in ("[CLS]", "[SEP]"):
+        if text not in ("[CLS]", "[SEP]") and text not in special:
             return index
     return 0
 
