@@ -367,14 +367,16 @@ class Controller(QObject):
         self.last_failure = None
         previous, self.snapshot = self.snapshot, value
         n, heads = value.result.n, value.result.weights.shape[0]
-        asked = (self.layer, self.head)
-        if value.model == self.model and not model_info(value.model).configurable:
-            self.layer = value.layer  # the worker keeps the layer within the model (a switch from a deeper one)
         if self._pending_selection is not None:
             self.head, self.focus = self._pending_selection
             self._pending_selection = None
         elif not self._follow_end and previous is not None and previous.model != value.model:
             self.focus = same_token(previous.result.token_texts, self.focus, value.result.token_texts, self.focus)
+        asked = (self.layer, self.head)  # what was asked for, to say so when it is not in this model
+        if value.model == self.model and not model_info(value.model).configurable:
+            self.layer = value.layer  # the worker keeps the layer within the model (a switch from a deeper one)
+        if model_info(value.model).configurable and (previous is None or previous.model == value.model):
+            asked = (self.layer, min(self.head, heads - 1))  # the toy's own head count typed lower: nothing to say
         self.head = min(self.head, heads - 1)
         self.focus = n - 1 if self._follow_end else min(self.focus, n - 1)
         self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
@@ -420,17 +422,14 @@ class Controller(QObject):
 
         from .text import fill
 
-        def tr(text: str) -> str:
-            return QCoreApplication.translate("Controller", text)
-
         title = QCoreApplication.translate("Model", model_info(snapshot.model).title)
         parts = []
         if self.layer != asked[0]:
-            parts.append(fill(tr("layer %1 → %2 (it has %3 layers)"), asked[0], self.layer, self.layer + 1))
+            parts.append(fill(self.tr("layer %1 → %2 (it has %3 layers)"), asked[0], self.layer, self.layer + 1))
         if self.head != asked[1]:
-            parts.append(fill(tr("head %1 → %2 (it has %3 heads)"), asked[1], self.head,
+            parts.append(fill(self.tr("head %1 → %2 (it has %3 heads)"), asked[1], self.head,
                               snapshot.result.weights.shape[0]))
-        return fill(tr("%1: %2"), title, "; ".join(parts))
+        return fill(self.tr("%1: %2"), title, "; ".join(parts))
 
     @property
     def last_error(self) -> str:

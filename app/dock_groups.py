@@ -39,8 +39,10 @@ TIPS = {
 }
 DEFAULT_GROUP = "basics"
 # share of the window's height the bottom area takes when a group is first shown (the player's charts and
-# the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at
-BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.45, "analysis": 0.46, "evidence": 0.46}
+# the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at.
+# Model: a real-model preset opens it under its captioned heatmap, which keeps 16 labelled rows at 1366 × 768
+# with 0.40 (0.45 left it 224 pixels: 8 of 16 labels); Model layers turns its map when shorter (fit_room)
+BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.40, "analysis": 0.46, "evidence": 0.46}
 
 
 def _tr(text: str) -> str:

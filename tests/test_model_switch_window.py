@@ -36,6 +36,7 @@ def test_a_multilingual_preset_after_another_models_preset_opens_on_its_own_mode
     c, panel = window.controller, window.panels["attention"]
     window.apply_preset(_index(first))
     _settle(window, lambda: c.snapshot.model != "toy" and bool(panel.preset_caption.text()))
+    assert "(it has" not in window.statusBar().currentMessage()  # the preset's own head is no clamped one
     item = window.apply_preset(_index("她 → 小红"))
     _settle(window, lambda: c.snapshot.model == "e5" and bool(panel.preset_caption.text()))
     assert c.model == "e5" and window.navigation.preset_opener.preset.title == item.title

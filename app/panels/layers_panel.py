@@ -17,12 +17,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QLineEdit, QTabWidget, QVBoxLayout, QWidget,
+    QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QScrollArea, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from ..controller import Controller
 from ..i18n import error_text
 from ..heatmap import WEIGHTS_MAP, HeatmapView
+from ..layout_sizes import bottom_room
 from ..text import escape, fill, shown_piece
 from .base import Panel
 
@@ -30,6 +31,9 @@ SELECTED_PEN = pg.mkPen("#ff2d55", width=3)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
 UNK_WARNING_SHARE = 0.25  # warn when more than this share of the word pieces are [UNK]
 COMPARE_LANE = "minilm-compare"
+LAYER_ROW = 9  # pixels a layer's row of the weight map needs for its label (the map thins labels below ~7)
+OVERVIEW_CHROME = 150  # the note, the tabs, the key row, the map's title, axes and margins
+TWO_KEYS_CHROME = 60  # a two-keys map's title, bottom axis and margins
 
 
 class LayersPanel(Panel):
@@ -55,6 +59,7 @@ class LayersPanel(Panel):
         self.tabs.addTab(self._build_curve(), self.tr("Across layers"))
         self.tabs.addTab(self._build_compare(), self.tr("Compare two sentences"))
         self.tabs.addTab(self._build_two_keys(), self.tr("Two keys"))
+        self._compact = False  # the weight map turned (layers along the width), the thumbnails hidden: fit_room
         self.comparison = None
         self.two_keys = None  # (model, text, app.jobs.words.key_grids) the Two keys tab shows
         self._compare_timer = QTimer(self, singleShot=True, interval=300)
@@ -82,7 +87,7 @@ class LayersPanel(Panel):
         self.pair_map.setObjectName("layersPairHeatmap")
         self.pair_map.set_axis_titles(self.tr("layer"), self.tr("head"))
         self.pair_map.setToolTip(self.tr("Click a cell to open that layer and head"))
-        self.pair_map.cellClicked.connect(self._open)
+        self.pair_map.cellClicked.connect(self._open_pair_cell)
         left.addWidget(self.pair_map, 1)
         layout.addLayout(left, 1)
         self.grid = pg.GraphicsLayoutWidget()
@@ -155,7 +160,15 @@ class LayersPanel(Panel):
         self.two_keys_caption.setWordWrap(True)
         self.two_keys_caption.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
         layout.addWidget(self.two_keys_caption)
-        row = QHBoxLayout()
+        # the maps in a scroll area of their own: their rows' least height scrolls this tab only (a tab
+        # widget takes its tallest page's minimum, which would make every tab scroll in a short dock)
+        self.two_keys_scroll = QScrollArea()
+        self.two_keys_scroll.setWidgetResizable(True)
+        self.two_keys_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        holder = QWidget()
+        row = QHBoxLayout(holder)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.two_keys_scroll.setWidget(holder)
         self.two_key_maps = []
         for name in ("twoKeysKeyHeatmap", "twoKeysRivalHeatmap"):
             view = HeatmapView(title="")
@@ -165,7 +178,7 @@ class LayersPanel(Panel):
             view.cellClicked.connect(self._open)
             row.addWidget(view, 1)
             self.two_key_maps.append(view)
-        layout.addLayout(row, 1)
+        layout.addWidget(self.two_keys_scroll, 1)
         self._clear_two_keys()
         return page
 
@@ -175,16 +188,22 @@ class LayersPanel(Panel):
         to_key, to_rival = value["to_key"], value["to_rival"]  # (layers, heads) each
         layers, heads = to_key.shape
         top = max(float(to_key.max()), float(to_rival.max()), 1e-6)  # one scale: the two maps compare by colour
+        # a short dock scrolls this tab, the rows stay readable
+        self.two_keys_scroll.widget().setMinimumHeight(layers * LAYER_ROW + TWO_KEYS_CHROME)
+        largest = []
         for view, grid, word in zip(self.two_key_maps, (to_key, to_rival), (value["key"], value["rival"])):
+            # the title short (a long one set the panel's least width past a 1024-pixel screen's dock)
             view.set_matrix(grid, [str(i) for i in range(layers)], [str(h) for h in range(heads)],
                             levels=(0.0, top), colormap=WEIGHTS_MAP, show_values=True)
+            view.plot.setTitle(fill("“%1” → “%2”", escape(value["query"]), escape(word)))
             best = np.unravel_index(int(np.argmax(grid)), grid.shape)
-            view.plot.setTitle(fill(self.tr("“%1” → “%2”: largest %3 (layer %4, head %5)"), escape(value["query"]),
-                                    escape(word), f"{grid[best]:.2f}", best[0], best[1]))
+            largest.append(fill(self.tr("largest “%1” → “%2”: %3 (layer %4, head %5)"), value["query"], word,
+                                f"{grid[best]:.2f}", best[0], best[1]))
         wins = int((to_key > to_rival).sum())
         self.two_keys_caption.setText(fill(self.tr(
-            "“%1” → “%2” is larger than “%1” → “%3” in %4 of %5 heads (layer × head, one colour scale for both)."),
-            value["query"], value["key"], value["rival"], wins, to_key.size))
+            "“%1” → “%2” is larger than “%1” → “%3” in %4 of %5 heads (rows: layers, columns: heads, one colour "
+            "scale for both); %6."), value["query"], value["key"], value["rival"], wins, to_key.size,
+            "; ".join(largest)))
         self.tabs.setCurrentIndex(self.tabs.count() - 1)
 
     def _clear_two_keys(self) -> None:
@@ -243,6 +262,7 @@ class LayersPanel(Panel):
         if self.two_keys is not None and self.two_keys[:2] != (snapshot.model, snapshot.result.config.text):
             self._clear_two_keys()  # the grids belong to their model and sentence
         self._show_overview(snapshot)
+        self.fit_room()  # the layer count decides whether the map is turned
         self._show_pair()
         self._show_curve()
         self._compare_timer.start()
@@ -332,6 +352,23 @@ class LayersPanel(Panel):
         query, key = self.controller.focus, self.key_combo.currentData()
         return np.stack([view.weights[:, query, key] for view in snapshot.bert.layers])  # (layers, heads)
 
+    def fit_room(self) -> None:
+        """Short room (1024 × 600: the rows of 12 or 30 layers came out a few pixels each, only layer 0
+        labelled, SmolLM2's layers past 16 cut): the weight map turns to layers along the width, heads
+        down, and takes the whole width; the thumbnails, dots at that size, wait for a taller dock."""
+        room = self.room()
+        snapshot = self.controller.snapshot
+        if room is None or room.height() <= 0 or snapshot is None or snapshot.bert is None:
+            return
+        height = max(room.height(), bottom_room(self) or 0)
+        compact = height < snapshot.bert.num_layers * LAYER_ROW + OVERVIEW_CHROME
+        if compact != self._compact:
+            self._compact = compact
+            self.grid.setVisible(not compact)
+            self.pair_map.set_axis_titles(*((self.tr("head"), self.tr("layer")) if compact
+                                            else (self.tr("layer"), self.tr("head"))))
+            self._show_pair()
+
     def _show_pair(self) -> None:
         weights = self.pair_weights()
         if weights is None:
@@ -339,8 +376,12 @@ class LayersPanel(Panel):
         bert = self.controller.snapshot.bert
         query, key = self.controller.focus, self.key_combo.currentData()
         layers, heads = weights.shape
-        self.pair_map.set_matrix(weights, [str(i) for i in range(layers)], [str(h) for h in range(heads)],
-                                 levels=(0.0, 1.0), colormap=WEIGHTS_MAP, show_values=True)
+        if self._compact:  # (heads, layers): every layer a labelled column
+            self.pair_map.set_matrix(weights.T, [str(h) for h in range(heads)], [str(i) for i in range(layers)],
+                                     levels=(0.0, 1.0), colormap=WEIGHTS_MAP, show_values=False)
+        else:
+            self.pair_map.set_matrix(weights, [str(i) for i in range(layers)], [str(h) for h in range(heads)],
+                                     levels=(0.0, 1.0), colormap=WEIGHTS_MAP, show_values=True)
         best = np.unravel_index(int(np.argmax(weights)), weights.shape)
         self.pair_map.plot.setTitle(fill(self.tr("“%1” → “%2”: strongest at layer %3, head %4 (%5)"),
                                          escape(bert.token_texts[query]), escape(bert.token_texts[key]), best[0], best[1],
@@ -397,6 +438,10 @@ class LayersPanel(Panel):
             text, ", ".join(f"{c:.3f}" for c in cosines), lowest, f"{cosines[lowest]:.3f}"))
 
     # ------------------------------------------------------------------ opening a head
+    def _open_pair_cell(self, row: int, column: int) -> None:
+        """A cell of the weight map: (layer, head), or (head, layer) when it is turned (short room)."""
+        self._open(*((column, row) if self._compact else (row, column)))
+
     def _open(self, layer: int, head: int) -> None:
         self.controller.select(head=head)
         self.controller.set_model(self.controller.snapshot.model, layer)
