@@ -3,6 +3,7 @@
 stands as layers × heads with the thumbnails again when the dock is tall."""
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtWidgets import QApplication
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -37,10 +38,13 @@ def test_a_short_dock_turns_the_weight_map_so_every_layer_is_a_column(qtbot, smo
         assert (panel.pair_map.matrix() == weights.T).all()  # heads down, layers across
         columns = _labelled(panel.pair_map, "bottom")
         assert columns[0] == 0 and columns[-1] >= 28 and len(columns) >= 15  # every layer's column, labelled at least every other
+        best = np.unravel_index(int(np.argmax(weights)), weights.shape)
+        assert panel.pair_best.isVisibleTo(panel)  # the map's title line goes to its rows
+        assert f"strongest at layer {best[0]}, head {best[1]}" in panel.pair_best.text()
         box.resize(709, 600)  # tall: layers down again, and the thumbnails
         for _ in range(10):
             QApplication.processEvents()
-        assert not panel._compact and panel.grid.isVisibleTo(panel)
+        assert not panel._compact and panel.grid.isVisibleTo(panel) and not panel.pair_best.isVisibleTo(panel)
         assert (panel.pair_map.matrix() == weights).all()
     finally:
         controller.shutdown()

@@ -17,13 +17,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QScrollArea, QTabWidget, QVBoxLayout, QWidget,
+    QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QScrollArea, QSizePolicy, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from ..controller import Controller
 from ..i18n import error_text
 from ..heatmap import WEIGHTS_MAP, HeatmapView
-from ..layout_sizes import bottom_room
 from ..text import escape, fill, shown_piece
 from .base import Panel
 
@@ -33,6 +32,7 @@ UNK_WARNING_SHARE = 0.25  # warn when more than this share of the word pieces ar
 COMPARE_LANE = "minilm-compare"
 LAYER_ROW = 9  # pixels a layer's row of the weight map needs for its label (the map thins labels below ~7)
 OVERVIEW_CHROME = 150  # the note, the tabs, the key row, the map's title, axes and margins
+PLOT_LEAST = 60  # pixels: the across-layers and comparison curves' least height
 TWO_KEYS_CHROME = 60  # a two-keys map's title, bottom axis and margins
 
 
@@ -82,6 +82,11 @@ class LayersPanel(Panel):
         self.key_combo.setToolTip(self.tr("The key token: each cell shows how much the focused token attends to it"))
         self.key_combo.currentIndexChanged.connect(lambda _: self._show_pair())
         row.addWidget(self.key_combo, 1)
+        self.pair_best = QLabel()  # the strongest cell, here instead of the map's title when the dock is short
+        self.pair_best.setObjectName("layersPairBest")
+        self.pair_best.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
+        self.pair_best.setVisible(False)
+        row.addWidget(self.pair_best)
         left.addLayout(row)
         self.pair_map = HeatmapView(title="")
         self.pair_map.setObjectName("layersPairHeatmap")
@@ -114,6 +119,7 @@ class LayersPanel(Panel):
         self.curve_plot.setLabel("left", self.tr("cosine to its layer-0 vector"))
         self.curve_plot.showGrid(x=True, y=True, alpha=0.3)
         _plain_axes(self.curve_plot)
+        _hint_not_counted(self.curve_plot)
         self.curve = self.curve_plot.plot(pen=pg.mkPen("#4c78a8", width=3), symbol="o", symbolBrush="#4c78a8")
         layout.addWidget(self.curve_plot, 1)
         return page
@@ -145,6 +151,7 @@ class LayersPanel(Panel):
         self.compare_plot.setLabel("left", self.tr("cosine between the two sentences"))
         self.compare_plot.showGrid(x=True, y=True, alpha=0.3)
         _plain_axes(self.compare_plot)
+        _hint_not_counted(self.compare_plot)
         self.compare_curve = self.compare_plot.plot(pen=pg.mkPen("#f58518", width=3), symbol="o", symbolBrush="#f58518")
         layout.addWidget(self.compare_plot, 1)
         return page
@@ -165,6 +172,9 @@ class LayersPanel(Panel):
         self.two_keys_scroll = QScrollArea()
         self.two_keys_scroll.setWidgetResizable(True)
         self.two_keys_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # its size hint (the maps' whole height) must not count either: the page's height-for-width would
+        # carry it and make the dock grow into the heatmap above
+        self.two_keys_scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
         holder = QWidget()
         row = QHBoxLayout(holder)
         row.setContentsMargins(0, 0, 0, 0)
@@ -360,8 +370,9 @@ class LayersPanel(Panel):
         snapshot = self.controller.snapshot
         if room is None or room.height() <= 0 or snapshot is None or snapshot.bert is None:
             return
-        height = max(room.height(), bottom_room(self) or 0)
-        compact = height < snapshot.bert.num_layers * LAYER_ROW + OVERVIEW_CHROME
+        # the room the dock has, not what it could grow to (bottom_room): grown to thirty rows of thumbnails
+        # it took the heatmap's height above, whose rows then lost their labels (1366 × 768, SmolLM2)
+        compact = room.height() < snapshot.bert.num_layers * LAYER_ROW + OVERVIEW_CHROME
         if compact != self._compact:
             self._compact = compact
             self.grid.setVisible(not compact)
@@ -383,9 +394,12 @@ class LayersPanel(Panel):
             self.pair_map.set_matrix(weights, [str(i) for i in range(layers)], [str(h) for h in range(heads)],
                                      levels=(0.0, 1.0), colormap=WEIGHTS_MAP, show_values=True)
         best = np.unravel_index(int(np.argmax(weights)), weights.shape)
-        self.pair_map.plot.setTitle(fill(self.tr("“%1” → “%2”: strongest at layer %3, head %4 (%5)"),
-                                         escape(bert.token_texts[query]), escape(bert.token_texts[key]), best[0], best[1],
-                                         f"{weights[best]:.2f}"))
+        strongest = fill(self.tr("“%1” → “%2”: strongest at layer %3, head %4 (%5)"), bert.token_texts[query],
+                         bert.token_texts[key], best[0], best[1], f"{weights[best]:.2f}")
+        # a short dock: the title's line goes to the map's rows, the words beside the key's box
+        self.pair_best.setText(strongest if self._compact else "")
+        self.pair_best.setVisible(self._compact)
+        self.pair_map.plot.setTitle(None if self._compact else escape(strongest))
 
     def _show_curve(self) -> None:
         snapshot = self.controller.snapshot
@@ -471,6 +485,14 @@ def _plain_axes(plot: pg.PlotWidget) -> None:
     """Cosines read as cosines: no SI prefix (pyqtgraph would show 0.29–0.84 as 290–840 "(x0.001)")."""
     for name in ("left", "bottom"):
         plot.getAxis(name).enableAutoSIPrefix(False)
+
+
+def _hint_not_counted(plot: QWidget) -> None:
+    """A plot under a word-wrapped caption: its size hint is left out of its page's height for a width
+    (which a tab widget passes on and the dock grew to: 528 pixels for the Across layers tab, taken from
+    the heatmap above), and it keeps a readable least height instead."""
+    plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
+    plot.setMinimumHeight(PLOT_LEAST)
 
 
 def _tick_whole_layers(plot: pg.PlotWidget, count: int) -> None:
