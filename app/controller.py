@@ -47,6 +47,7 @@ class Controller(QObject):
     byWordsChanged = Signal(bool)  # the pieces / words switch
     ablateChanged = Signal(object)  # the frozenset of switched-off (layer, head) pairs
     cancelled = Signal()  # the user asked to stop (Esc / Cancel): long panel jobs stop too
+    adjusted = Signal(str)  # a model switch moved the layer or head into the new model: said once (translated)
 
     def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -276,6 +277,13 @@ class Controller(QObject):
         self.modelChanged.emit(model)
         if changed:
             self.recompute()
+            if self.switching_model():  # loading or running another model takes seconds: busy at once
+                self._busy_timer.stop()
+                self.busyChanged.emit(True)
+
+    def switching_model(self) -> bool:
+        """True while the picture on screen is of another model than the one asked for."""
+        return self.snapshot is not None and self.snapshot.model != self.model
 
     def _switch_ablation(self, model: str) -> None:
         """Switched-off heads belong to a model (issue 25 #2): leaving a model keeps its set aside,
@@ -357,16 +365,25 @@ class Controller(QObject):
         self.busyChanged.emit(False)
         self._last_seconds = seconds = self._compute.seconds
         self.last_failure = None
-        self.snapshot = value
+        previous, self.snapshot = self.snapshot, value
         n, heads = value.result.n, value.result.weights.shape[0]
         if self._pending_selection is not None:
             self.head, self.focus = self._pending_selection
             self._pending_selection = None
+        elif not self._follow_end and previous is not None and previous.model != value.model:
+            self.focus = same_token(previous.result.token_texts, self.focus, value.result.token_texts, self.focus)
+        asked = (self.layer, self.head)  # what was asked for, to say so when it is not in this model
+        if value.model == self.model and not model_info(value.model).configurable:
+            self.layer = value.layer  # the worker keeps the layer within the model (a switch from a deeper one)
+        if model_info(value.model).configurable and (previous is None or previous.model == value.model):
+            asked = (self.layer, min(self.head, heads - 1))  # the toy's own head count typed lower: nothing to say
         self.head = min(self.head, heads - 1)
         self.focus = n - 1 if self._follow_end else min(self.focus, n - 1)
         self.cell = (min(self.cell[0], n - 1), min(self.cell[1], n - 1))
         self.snapshotArrived.emit(value)
         self.timingMeasured.emit(seconds)
+        if (self.layer, self.head) != asked:
+            self.adjusted.emit(self._adjusted_text(value, asked))
         # the main heatmap repaints before the other panels update (latency of the picture
         # the user watches), and no single event-loop turn does all the work
         generation = self._compute.generation
@@ -398,6 +415,21 @@ class Controller(QObject):
         self._awaiting = False
         self.busyChanged.emit(False)
         self.computeFailed.emit(error)
+
+    def _adjusted_text(self, snapshot, asked: tuple[int, int]) -> str:
+        """One line: the layer or head asked for is not in this model, so the last one is shown."""
+        from PySide6.QtCore import QCoreApplication
+
+        from .text import fill
+
+        title = QCoreApplication.translate("Model", model_info(snapshot.model).title)
+        parts = []
+        if self.layer != asked[0]:
+            parts.append(fill(self.tr("layer %1 → %2 (it has %3 layers)"), asked[0], self.layer, self.layer + 1))
+        if self.head != asked[1]:
+            parts.append(fill(self.tr("head %1 → %2 (it has %3 heads)"), asked[1], self.head,
+                              snapshot.result.weights.shape[0]))
+        return fill(self.tr("%1: %2"), title, "; ".join(parts))
 
     @property
     def last_error(self) -> str:
@@ -437,3 +469,19 @@ class Controller(QObject):
         # the panel lists at most 24 keys: build only those terms (a 2,048-key row is ~80 ms of Python)
         self._explain.submit(explain, self.snapshot.result, self.head, self.focus, EXPLAIN_TERMS)
 
+
+def _plain(piece: str) -> str:
+    """A token's text without its tokenizer's marks (▁ and Ġ word starts, ## continuations, spaces, case)."""
+    return piece.replace("▁", " ").replace("Ġ", " ").removeprefix("##").strip().lower()
+
+
+def same_token(before: list[str], focus: int, after: list[str], fallback: int) -> int:
+    """The position in ``after`` (another model's tokens of the same text) of the token focused in
+    ``before``: the same occurrence of the same word (the second "the" stays the second), or
+    ``fallback`` when the new tokenizer has no such token."""
+    if not 0 <= focus < len(before) or not _plain(before[focus]):
+        return fallback
+    word = _plain(before[focus])
+    occurrence = sum(_plain(t) == word for t in before[:focus])
+    matches = [i for i, t in enumerate(after) if _plain(t) == word]
+    return matches[occurrence] if occurrence < len(matches) else fallback

@@ -39,8 +39,10 @@ TIPS = {
 }
 DEFAULT_GROUP = "basics"
 # share of the window's height the bottom area takes when a group is first shown (the player's charts and
-# the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at
-BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.45, "analysis": 0.46, "evidence": 0.46}
+# the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at.
+# Model: a real-model preset opens it under its captioned heatmap, which keeps 16 labelled rows at 1366 × 768
+# with 0.40 (0.45 left it 224 pixels: 8 of 16 labels); Model layers turns its map when shorter (fit_room)
+BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.40, "analysis": 0.46, "evidence": 0.46}
 
 
 def _tr(text: str) -> str:
@@ -139,7 +141,10 @@ class DockGroups(QObject):
                 self.docks[key].show()
             shown = raise_key or self._on_top.get(name) or self.keys(name)[0]  # the tab it was left on
             self.docks[shown].raise_()
-            QTimer.singleShot(0, self.docks[shown], self.docks[shown].raise_)  # again once a tab just shown is in its tab bar
+            # again once a tab just shown is in its tab bar, unless another group was chosen since (the
+            # language switch selects the default group, then the one shown): raised then, it would
+            # read as code bringing a dock of another group forward and switch back to it
+            QTimer.singleShot(0, self.docks[shown], lambda key=shown: self._raise_again(key))
             share = BOTTOM_SHARE.get(name, 0) * (0.85 if self.window.height() < 700 else 1.0)  # small screens: the
             height = self._heights.get(name) or int(self.window.height() * share) or None  # input and heatmap first
             if height and self.window.isVisible():
@@ -151,6 +156,10 @@ class DockGroups(QObject):
                 QTimer.singleShot(0, self.window, lambda: self._fit(shown if name not in self._heights else None))
         finally:
             self._switching = False
+
+    def _raise_again(self, key: str) -> None:
+        if self.group_of.get(key) == self.current:
+            self.docks[key].raise_()
 
     def _fit(self, key: str | None, tries: int = 3) -> None:
         from .layout_sizes import fit_bottom, keep_head_grid_whole

@@ -70,7 +70,14 @@ class LocalModelsDialog(QDialog):
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        # why a model cannot open is a sentence or two (a pickle's refusal says how to convert it): the
+        # last column takes the width left and wraps, and each row grows to its reason's lines
+        for column in (1, 2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(True)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.cellDoubleClicked.connect(lambda row, _: self.open_selected())
         layout.addWidget(self.table)
@@ -162,8 +169,7 @@ class LocalModelsDialog(QDialog):
                 if not model.can_open:
                     item.setForeground(Qt.GlobalColor.darkGray)
                 self.table.setItem(row, column, item)
-        self.table.resizeColumnsToContents()
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.resizeRowsToContents()
 
     # ------------------------------------------------------------ actions
     def _selection_changed(self) -> None:
@@ -206,7 +212,7 @@ class LocalModelsDialog(QDialog):
 
 
 def _short(problem: str, path: Path) -> str:
-    """The refusal without the path it starts with (the tooltip has all of it), at most 110 characters."""
+    """The refusal without the path it starts with (the tooltip has all of it); the cell wraps the rest whole."""
     for prefix in (str(path / "config.json"), str(path)):
         for colon in (": ", "："):  # the Chinese templates use a full-width colon
             if problem.startswith(prefix + colon):
@@ -215,7 +221,7 @@ def _short(problem: str, path: Path) -> str:
         else:
             continue
         break
-    return problem[:110] + ("…" if len(problem) > 110 else "")
+    return problem
 
 
 def show(window, roots=None) -> LocalModelsDialog:

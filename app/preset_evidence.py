@@ -1,4 +1,4 @@
-"""The honest part of the meaning presets' captions (issue 21), worker side: sentences built from
+"""The honest part of the meaning presets' captions, worker side: sentences built from
 engine.analysis.pronoun_evidence for a preset's ``evidence`` items, each a translatable template (context
 "PresetEvidence") filled with numbers from the model's own runs.
 
@@ -7,7 +7,7 @@ Items (a tuple on the preset):
     ("rival", word)                  query → key against query → word over every layer and head
     ("next_word",)                   the strongest head's mean weight on the next word
     ("pair", clean, corrupt, query)  an encoder's minimal pair: patching along two columns
-    ("pair", clean, corrupt, None, answer)   a decoder's: p(answer) after each sentence
+    ("pair", clean, corrupt, None, answer, rival)   a decoder's: p(answer) and p(rival) after each sentence
 """
 from __future__ import annotations
 
@@ -50,8 +50,14 @@ PAIR_DECODER = QT_TRANSLATE_NOOP(
     "PresetEvidence",
     "Minimal pair: p(“%1”) after “%2” is %3, after “%4” %5 (p(“%6”): %7 and %8). %9")
 DECODER_TELLS = QT_TRANSLATE_NOOP("PresetEvidence", "The model prefers the right noun in each sentence.")
+DECODER_MOVES = QT_TRANSLATE_NOOP(
+    "PresetEvidence",
+    "The odds of “%1” against “%2” fall from %3:1 to %4:1: the second sentence moves the model towards “%2”, "
+    "but “%1” stays far ahead in both — a shift, not a resolution, and attention to “%1” cannot show more.")
 DECODER_DOES_NOT = QT_TRANSLATE_NOOP(
-    "PresetEvidence", "This model does not tell the two apart: its attention to “animal” shows no resolution.")
+    "PresetEvidence",
+    "The odds of “%1” against “%2” are %3:1 and %4:1: the model does not move towards “%2” in the second "
+    "sentence.")
 
 
 def _tr(text: str) -> str:
@@ -82,16 +88,26 @@ def evidence_sentences(model, trace, preset, finding) -> list[str]:
     return out
 
 
+def decoder_verdict(answer_p: tuple[float, float], rival_p: tuple[float, float], answer: str, rival: str) -> str:
+    """What p(answer) and p(rival) after the two sentences say, graded by the odds answer : rival: the
+    right noun ahead in each sentence; a move towards the rival with the answer still ahead; or no move.
+    (Saying "does not tell the two apart" of odds that fall from 50:1 to 19:1 overstated it.)"""
+    before, after = answer_p[0] / max(rival_p[0], 1e-12), answer_p[1] / max(rival_p[1], 1e-12)
+    if before > 1 > after:
+        return _tr(DECODER_TELLS)
+    template = DECODER_MOVES if after < before else DECODER_DOES_NOT
+    return fill(_tr(template), answer, rival, f"{before:.0f}", f"{after:.0f}")
+
+
 def pair_sentence(model, item) -> str:
     _, clean, corrupt, query, *rest = item
     if rest:  # a decoder: p(answer) and p(rival answer) after each sentence
         answer, rival = rest[0], rest[1]
         a = pe.decoder_pair(model, clean, corrupt, answer)
         b = pe.decoder_pair(model, clean, corrupt, rival)
-        tells = a[0] > a[1] and b[1] > b[0]
         return fill(_tr(PAIR_DECODER), answer.strip(), pe.last_word(clean), f"{a[0]:.3f}", pe.last_word(corrupt),
                     f"{a[1]:.3f}", rival.strip(), f"{b[0]:.4f}", f"{b[1]:.4f}",
-                    _tr(DECODER_TELLS if tells else DECODER_DOES_NOT))
+                    decoder_verdict(a, b, answer.strip(), rival.strip()))
     ev = pe.minimal_pair(model, clean, corrupt, query=query)
     share = lambda value: f"{pe.restored_share(value, ev):.2f}"  # noqa: E731
     cross = pe.crossover_layer(ev)

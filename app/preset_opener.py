@@ -25,6 +25,7 @@ class PresetOpener(QObject):
     captionChanged = Signal(str)
     compareRequested = Signal(object)  # (word A, sentence B, word B) of a preset about two sentences
     keyChosen = Signal(int)  # the key token of a real-model preset's relation ("animal"): Model layers' target
+    twoKeysFound = Signal(object)  # (model, text, app.jobs.words.key_grids) of a preset that weighs the key against a rival
     opened = Signal(object)  # the (translated) Preset, once its focus, head and stage are on screen
 
     def __init__(self, controller, parent: QObject | None = None) -> None:
@@ -33,6 +34,9 @@ class PresetOpener(QObject):
         self.preset: Preset | None = None  # the preset on screen (or being opened)
         self.caption = ""
         self._pending = False  # waiting for the result to find the focus token in
+        self._opening: Preset | None = None  # the real-model preset whose finding the worker is looking up
+        self._recaption = False  # that finding only translates the caption (the language switch), opens nothing
+        self.index: int | None = None  # the preset's entry in the Presets menu
         self._config = None  # the settings the caption belongs to
         self._cell = None  # (model, layer, query, key) to inspect once a real model's snapshot is on screen
         self._lane = controller.worker.lane("preset", self)
@@ -46,8 +50,9 @@ class PresetOpener(QObject):
     def open(self, index: int) -> Preset:
         """Open entry ``index`` of :func:`app.presets.menu_presets`."""
         item = translated(menu_presets()[index])
+        self.index, self._recaption = index, False
         self._lane.cancel()  # a real-model preset still being looked up must not open over this one
-        self.preset, self._pending, self._cell = item, False, None
+        self.preset, self._pending, self._cell, self._opening = item, False, None, None
         self._show("")
         c = self.controller
         if model_info(item.model).configurable:
@@ -59,14 +64,22 @@ class PresetOpener(QObject):
         else:
             from .jobs.words import preset_finding
 
+            # set before by-words recomputes: that recompute emits the settings on screen, which may be the
+            # previous preset's, and must not read as a redo that brings that preset back
+            self._opening = item
             c.set_by_words(bool(item.by_words))
             self._config = c.config.replace(text=item.settings["text"])
             self._lane.submit(preset_finding, item.model, item, c.report_progress)
         return item
 
     def _on_found(self, finding) -> None:
-        item, c = self.preset, self.controller
+        item, c = self._opening, self.controller  # the preset the finding was looked up for
         if item is None:
+            return
+        self._opening, self.preset = None, item
+        if self._recaption:
+            self._recaption = False
+            self._show(finding["caption"])
             return
         self._show(finding["caption"])
         if finding["key"] is not None:  # by pieces: the relation's cell goes to the inspector
@@ -74,16 +87,22 @@ class PresetOpener(QObject):
         c.apply_view_state(ViewState(self._config, head=finding["head"], focus=finding["focus"], stage=item.stage,
                                      model=item.model, layer=finding["layer"], sentence_b=c.sentence_b,
                                      by_words=bool(item.by_words)))
-        if finding["key"] is not None:
-            self.keyChosen.emit(int(finding["key"]))
+        if finding.get("key_piece") is not None:  # by words too: the key word's first piece
+            self.keyChosen.emit(int(finding["key_piece"]))
         if finding["compare"] is not None:
             self.compareRequested.emit(finding["compare"])
+        if finding.get("two_keys") is not None:
+            self.twoKeysFound.emit((item.model, self._config.text, finding["two_keys"]))
         self.opened.emit(item)
 
     def _on_not_found(self, _error) -> None:
         """The model is missing (or the words are not in the sentence): open it anyway; the controller
         reports why (and how to install the model) as for any computation."""
-        item, c = self.preset, self.controller
+        item, c = self._opening, self.controller
+        self._opening = None
+        if self._recaption:  # the caption's figures cannot be found again: the preset shows without them
+            self._recaption = False
+            return
         if item is not None:
             c.apply_view_state(ViewState(self._config, stage=item.stage, model=item.model, sentence_b=c.sentence_b,
                                          by_words=bool(item.by_words)))
@@ -102,6 +121,22 @@ class PresetOpener(QObject):
         self._show(item.caption)
         self.opened.emit(item)
 
+    def adopt(self, other: "PresetOpener") -> None:
+        """Show the caption of the preset ``other`` has open, translated again (the window was rebuilt
+        in another language, with ``other``'s settings, model and selection already applied)."""
+        if other.index is None or other.preset is None:
+            return
+        item = translated(menu_presets()[other.index])
+        self.preset, self.index, self._config = item, other.index, other._config
+        if model_info(item.model).configurable:
+            self._show(item.caption)
+            return
+        from .jobs.words import preset_finding
+
+        # the caption's figures are the worker's finding: found again (the model is loaded), in this language
+        self._opening, self._recaption = item, True
+        self._lane.submit(preset_finding, item.model, item, self.controller.report_progress)
+
     # ------------------------------------------------------------------ the caption
     def _show(self, text: str) -> None:
         self.caption = text
@@ -114,7 +149,7 @@ class PresetOpener(QObject):
             self.preset = None
             self._show("")
         last = getattr(self, "_last_shown", None)
-        if not self.caption and last is not None and config == last[0] and self.controller.model == last[1]:
+        if not self.caption and last is not None and self._opening is None and config == last[0] and self.controller.model == last[1]:
             self.preset = last[2]  # undo, then redo: the preset's settings are back, so is its explanation
             self._show(last[3])
 

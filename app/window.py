@@ -81,6 +81,10 @@ class MainWindow(QMainWindow):
         c.snapshotArrived.connect(self.status.on_snapshot_changed)
         c.computeFailed.connect(self.status.on_compute_failed)
         c.busyChanged.connect(self.status.on_busy_changed)
+        c.adjusted.connect(self.status.on_adjusted)
+        self._saved_view = None  # what the open session file holds (mark_saved), for the title's modified mark
+        for signal in (c.configChanged, c.modelChanged, c.ablateChanged, c.byWordsChanged, c.sentenceBChanged):
+            signal.connect(self._update_modified)
         c.recompute()
         if restore:
             self.saved_state.restore_view()
@@ -116,6 +120,23 @@ class MainWindow(QMainWindow):
         self.saved_state.save()
         super().closeEvent(event)
 
+    def _session_view(self) -> tuple:
+        """What a session saves that a change of settings, model or lesson moves (not the selection,
+        which is only known once a result arrives)."""
+        c = self.controller
+        return (c.config, c.model, c.layer, c.by_words, c.ablate, c.sentence_b, self.lesson and dict(self.lesson))
+
+    def mark_saved(self) -> None:
+        """The open session file holds what is on screen now (opened or saved): no modified mark."""
+        self._saved_view = self._session_view()
+        self.setWindowModified(False)
+
+    def _update_modified(self, *_args) -> None:
+        """The title marks the session modified ("name.json* — …") once the settings, the model (a
+        lesson's step switches it) or the heads differ from the file's."""
+        if self._saved_view is not None:
+            self.setWindowModified(self._session_view() != self._saved_view)
+
     def undo(self) -> None:
         """Go back to the settings before the last change."""
         self.controller.undo()
@@ -146,6 +167,7 @@ class MainWindow(QMainWindow):
         if self.sessions.session_path:  # the title keeps the open session's name (issue 25, cosmetic)
             new.sessions.set_session_title(self.sessions.session_path)
         new.dock_groups.select(self.dock_groups.current)
+        new.navigation.adopt_preset(self.navigation)
         new.show()
         self.close()
         self.successor = new  # Qt keeps no reference to a parentless window: this one does

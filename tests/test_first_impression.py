@@ -38,11 +38,19 @@ def test_title_names_the_open_session(window, tmp_path):
     assert window.windowTitle() == "Attention Explorer"
     path = tmp_path / "my-sentence.json"
     assert window.save_session(str(path))
-    assert window.windowTitle() == "my-sentence.json — Attention Explorer"
+    assert window.windowTitle() == "my-sentence.json[*] — Attention Explorer"  # [*]: where Qt marks "modified"
+    assert not window.isWindowModified()
     other = tmp_path / "other.json"
     other.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
     assert window.open_session(str(other))
-    assert window.windowTitle().startswith("other.json")
+    assert window.windowTitle().startswith("other.json") and not window.isWindowModified()
+    # a lesson's step (a preset on another model) changes what the file holds: the title says so
+    window.lesson = {"tutorial": 0, "step": 1}
+    window.controller.set_model("minilm")
+    assert window.isWindowModified()
+    assert window.save_session(str(other)) and not window.isWindowModified()
+    window.controller.update_config(text="Another sentence.")
+    assert window.isWindowModified()
 
 
 def test_file_dialogs_remember_the_folder_per_kind(window, tmp_path):

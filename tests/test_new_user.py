@@ -561,7 +561,7 @@ def test_title_keeps_the_session_name_after_a_language_switch(window, tmp_path):
 
     new = window.switch_language(i18n.CHINESE)
     try:
-        assert new is not window and new.windowTitle().startswith("my-session.json — ")
+        assert new is not window and new.windowTitle().startswith("my-session.json[*] — ")
         assert new.wait_until_idle(30)
     finally:
         new.close()

@@ -215,3 +215,23 @@ def test_panel_rope_pairs_are_rotations_by_the_engines_angles(lab, qtbot):
         x, y = pair["before"]
         c, s = math.cos(pair["angle"]), math.sin(pair["angle"])
         assert pair["after"] == pytest.approx((c * x - s * y, s * x + c * y), abs=1e-5)
+
+
+def test_the_lab_on_a_trained_model_says_it_runs_the_toy_engine_not_that_rope_is_off(standalone_panel):
+    """SmolLM2 rotates its queries and keys; its snapshot carries no toy RoPE pairs, which the lab read
+    as "RoPE is off"."""
+    import dataclasses
+
+    from app.jobs.snapshot import take_snapshot
+    from app.panels.positional_panel import PositionalPanel
+
+    controller, panel = standalone_panel(PositionalPanel, 900, 500)
+    toy = take_snapshot(CAT)
+    panel.controller.snapshot = toy
+    panel.show_snapshot(toy)
+    assert panel.rope_hint.text().startswith("RoPE is off")
+    trained = dataclasses.replace(toy, model="smollm2")
+    panel.controller.snapshot = trained
+    panel.show_snapshot(trained)
+    assert "RoPE is off" not in panel.rope_hint.text() and "SmolLM2" in panel.rope_hint.text()
+    assert "toy engine" in panel.pe_caption.text() and "not sinusoidal" not in panel.pe_caption.text()

@@ -76,6 +76,20 @@ def compare_words(model_name: str, text_a: str, word_a: str, text_b: str, word_b
 
 
 # ----------------------------------------------------------------------------- model presets
+def key_grids(trace, query: str, key: str, rival: str) -> dict:
+    """The weight from ``query`` to ``key`` and to ``rival`` in every layer and head of ``trace`` (pieces,
+    or a WordTrace's words), for Model layers to show side by side: the caption's count of heads where
+    one wins is two grids a reader can compare cell by cell."""
+    from engine.analysis.meaning import find_token
+
+    texts = list(trace.token_texts)
+    qi, ki, ri = find_token(texts, query), find_token(texts, key), find_token(texts, rival)
+    rows = np.stack([np.asarray(layer.weights, dtype=np.float64)[:, qi, :] for layer in trace.layers])  # (L, H, n)
+    return {"query": texts[qi], "key": texts[ki], "rival": texts[ri],
+            "to_key": rows[:, :, ki].copy(), "to_rival": rows[:, :, ri].copy()}  # (L, H) each
+
+
+
 def preset_finding(model_name: str, preset, progress=None) -> dict:
     """Worker job: the trace of a model preset's sentence and where its relation is strongest
     (engine.analysis.meaning.strongest_head, by words when the preset says so). Returns layer, head, the
@@ -102,6 +116,13 @@ def preset_finding(model_name: str, preset, progress=None) -> dict:
 
         seen = words if getattr(preset, "by_words", False) else bert
         caption = " ".join([caption, *evidence_sentences(loaded_model(model_name), seen, preset, finding)])
+    rival = next((item[1] for item in getattr(preset, "evidence", ()) or () if item[0] == "rival"), None)
+    seen = words if getattr(preset, "by_words", False) else bert
+    two_keys = None if rival is None else key_grids(seen, preset.focus, preset.key, rival)
     key = None if getattr(preset, "by_words", False) else finding.key_index  # a piece, for the inspector
+    # the key word's first piece: Model layers' target (by words too: its weight map reads pieces)
+    key_piece = int(np.flatnonzero(words.word_index == finding.key_index)[0]) \
+        if getattr(preset, "by_words", False) else finding.key_index
     return {"layer": finding.layer, "head": finding.head, "focus": focus, "caption": caption, "key": key,
+            "key_piece": key_piece, "two_keys": two_keys,
             "weight": finding.weight, "model": model_name, "text": text, "compare": getattr(preset, "compare", None)}

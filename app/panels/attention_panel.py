@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtCore import QCoreApplication, QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import (
+    QBoxLayout, QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
+)
 
 from ..controller import Controller
-from ..text import fill
+from ..text import fill, shown_piece
 from ..heatmap import DIVERGING_MAP, WEIGHTS_MAP, HeatmapView
 from .base import Panel
+
+
+HEATMAP_ROW = 13  # pixels a heatmap row needs for its label to be drawn (the view thins labels below it)
+HEATMAP_AXES = 70  # the heatmap's axis titles, column labels and margins
+HEATMAP_SHARE = 0.62  # at most this share of the panel is kept for the heatmap before the caption shrinks
+BESIDE_WIDTH = 400  # a panel at least this wide puts a caption that would squash the heatmap beside it
+BESIDE_SHARE = 0.34  # of the panel's width, for the caption beside the heatmap
+QWIDGETSIZE_MAX = (1 << 24) - 1
 
 
 class AttentionPanel(Panel):
@@ -75,12 +85,23 @@ class AttentionPanel(Panel):
         self.preset_caption.setWordWrap(True)
         self.preset_caption.setTextFormat(Qt.TextFormat.PlainText)
         self.preset_caption.setStyleSheet("background: #fff8e1; border: 1px solid #ffe082; padding: 3px;")
-        self.preset_caption.setVisible(False)
-        layout.addWidget(self.preset_caption)
+        # a long caption (a real-model preset's evidence runs to ten lines) scrolls in a box that leaves the
+        # heatmap its rows: at 1366 × 768 it took all but a strip and hid 11 of SmolLM2's 16 row labels
+        self.preset_scroll = QScrollArea()
+        self.preset_scroll.setObjectName("presetCaptionScroll")
+        self.preset_scroll.setWidgetResizable(True)
+        self.preset_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.preset_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.preset_scroll.setWidget(self.preset_caption)
+        self.preset_scroll.setVisible(False)
+        # the caption over the heatmap, or (short panel) beside it on the right: see fit_room
+        self._body = QBoxLayout(QBoxLayout.Direction.TopToBottom)
+        self._body.addWidget(self.preset_scroll)
+        layout.addLayout(self._body, 1)
         self.heatmap = HeatmapView()
         self.heatmap.setObjectName("attentionHeatmap")
         self.heatmap.set_axis_titles(self.tr("query token"), self.tr("key token"))
-        layout.addWidget(self.heatmap, 1)
+        self._body.addWidget(self.heatmap, 1)
         self.head.valueChanged.connect(lambda value: controller.select(head=value))
         self.stage.currentIndexChanged.connect(lambda _: controller.select(stage=self.stage.currentData()))
         self.heatmap.cellHovered.connect(self._on_cell_hovered)
@@ -89,6 +110,7 @@ class AttentionPanel(Panel):
         self.set_model_connected(snapshots=False)  # snapshots: the controller's snapshotArrived, first
         self.by_words.toggled.connect(controller.set_by_words)
         controller.byWordsChanged.connect(self._on_by_words_changed)
+        controller.modelChanged.connect(self._on_model_changed)
         self.stage.setCurrentIndex(self.stage.findData(controller.stage))
 
     def _block_notes(self, snapshot, stage: str) -> str:
@@ -118,7 +140,8 @@ class AttentionPanel(Panel):
         self.stage.setEnabled(words is None)  # by words: the softmax weights (scores do not add up)
         if words is not None:
             self.heatmap.set_axis_titles(self.tr("query word"), self.tr("key word"))
-            self.heatmap.set_matrix(words.weights[head], list(words.words), list(words.words),
+            shown = [shown_piece(word) for word in words.words]
+            self.heatmap.set_matrix(words.weights[head], shown, shown,
                                     levels=(0.0, words.weight_max), colormap=WEIGHTS_MAP)
             self.heatmap.set_highlight_row(int(words.word_index[min(self.controller.focus, result.n - 1)]))
             if words.count == result.n:  # say why nothing changed (issue 25.8)
@@ -131,7 +154,7 @@ class AttentionPanel(Panel):
         if stage == "value_norms" and snapshot.analysis is None:
             stage = "weights"
         matrix = snapshot.stage_matrix(stage)[head]  # (n, n)
-        labels = result.token_texts
+        labels = [shown_piece(text) for text in result.token_texts]
         # a switched-off head moves nothing: all zeros, drawn on 0 … 1 rather than a blank 0 … 1e-06 scale
         switched_off = stage == "value_norms" and (snapshot.layer, head) in getattr(snapshot, "ablate", ())
         self.heatmap.set_matrix(
@@ -141,6 +164,8 @@ class AttentionPanel(Panel):
             display=snapshot.display_of(stage, head),
         )
         self.heatmap.set_highlight_row(self.controller.focus)
+        if self.preset_caption.text():
+            self.fit_room()  # the heatmap's row count may have changed
         self.caption.setToolTip(self.VALUE_NOTE() if stage == "value_norms" else "")
         if switched_off:
             self.caption.setText(fill(self.tr("head %1 of layer %2 is switched off: it moves nothing (every "
@@ -170,10 +195,61 @@ class AttentionPanel(Panel):
         if marker not in self.caption.text():
             self.caption.setText(marker + " · " + self.caption.text() if self.caption.text() else marker)
 
+    def _on_model_changed(self, _model: str) -> None:
+        """Another model was asked for: until its picture arrives (seconds for a model that loads) the
+        heatmap says whose it still is."""
+        snapshot = self.controller.snapshot
+        if self.controller.switching_model():
+            from engine.models import model_info
+
+            self.caption.setText(fill(self.tr("still %1's picture: computing %2…"),
+                                      QCoreApplication.translate("Model", model_info(snapshot.model).title),
+                                      QCoreApplication.translate("Model", model_info(self.controller.model).title)))
+        elif snapshot is not None:
+            self.refresh()
+
     def show_preset_caption(self, text: str) -> None:
         """The open preset's caption over the heatmap ("" hides it)."""
         self.preset_caption.setText(text)
         self.preset_caption.setVisible(bool(text))
+        self.preset_scroll.setVisible(bool(text))
+        self.fit_room()
+
+    def fit_room(self) -> None:
+        """Where the preset's caption goes. Over the heatmap, whole when the heatmap keeps HEATMAP_ROW
+        pixels a row (every row labelled) and at most HEATMAP_SHARE of the panel, else as much as that
+        leaves and the rest scrolls; when even two lines would take the rows' room (a short dock: 1366 ×
+        768 with a bottom place open), beside the heatmap on the right, the heatmap the whole height."""
+        if not self.preset_caption.text():
+            return
+        line = self.preset_caption.fontMetrics().lineSpacing()
+        matrix = self.heatmap.matrix()
+        rows = matrix.shape[0] if matrix is not None else 8
+        spacing = self.layout().spacing()
+        above = sum(w.sizeHint().height() + spacing for w in (self.caption, self.head) if w.isVisible()) + 12
+        heatmap = min(rows * HEATMAP_ROW + HEATMAP_AXES, int(self.height() * HEATMAP_SHARE))
+        room = self.height() - above - heatmap - spacing
+        beside = room < 2 * line + 8 and self.width() >= BESIDE_WIDTH
+        if beside:
+            self._body.setDirection(QBoxLayout.Direction.RightToLeft)  # the caption (first) on the right
+            self.preset_scroll.setMinimumHeight(0)
+            self.preset_scroll.setMaximumHeight(QWIDGETSIZE_MAX)
+            self.preset_scroll.setFixedWidth(int(self.width() * BESIDE_SHARE))
+            return
+        self._body.setDirection(QBoxLayout.Direction.TopToBottom)
+        self.preset_scroll.setMinimumWidth(0)
+        self.preset_scroll.setMaximumWidth(QWIDGETSIZE_MAX)
+        width = self.width() - 2 * self.layout().contentsMargins().left()
+        whole = self.preset_caption.heightForWidth(max(width - 2, 50))
+        self.preset_scroll.setFixedHeight(max(min(whole, room), min(whole, 2 * line + 8)))
+
+    def caption_beside(self) -> bool:
+        """True when the preset's caption stands beside the heatmap (a short panel)."""
+        return self._body.direction() == QBoxLayout.Direction.RightToLeft
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt name
+        super().resizeEvent(event)
+        self.fit_room()
 
     def _on_by_words_changed(self, on: bool) -> None:
         with QSignalBlocker(self.by_words):

@@ -17,19 +17,23 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSignalBlocker, Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QLabel, QLineEdit, QTabWidget, QVBoxLayout, QWidget,
+    QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QScrollArea, QSizePolicy, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from ..controller import Controller
 from ..i18n import error_text
 from ..heatmap import WEIGHTS_MAP, HeatmapView
-from ..text import escape, fill
+from ..text import escape, fill, shown_piece
 from .base import Panel
 
 SELECTED_PEN = pg.mkPen("#ff2d55", width=3)
 PLAIN_PEN = pg.mkPen("#c0c4c8", width=1)
 UNK_WARNING_SHARE = 0.25  # warn when more than this share of the word pieces are [UNK]
 COMPARE_LANE = "minilm-compare"
+LAYER_ROW = 9  # pixels a layer's row of the weight map needs for its label (the map thins labels below ~7)
+OVERVIEW_CHROME = 150  # the note, the tabs, the key row, the map's title, axes and margins
+PLOT_LEAST = 60  # pixels: the across-layers and comparison curves' least height
+TWO_KEYS_CHROME = 60  # a two-keys map's title, bottom axis and margins
 
 
 class LayersPanel(Panel):
@@ -54,7 +58,10 @@ class LayersPanel(Panel):
         self.tabs.addTab(self._build_overview(), self.tr("Overview: layers × heads"))
         self.tabs.addTab(self._build_curve(), self.tr("Across layers"))
         self.tabs.addTab(self._build_compare(), self.tr("Compare two sentences"))
+        self.tabs.addTab(self._build_two_keys(), self.tr("Two keys"))
+        self._compact = False  # the weight map turned (layers along the width), the thumbnails hidden: fit_room
         self.comparison = None
+        self.two_keys = None  # (model, text, app.jobs.words.key_grids) the Two keys tab shows
         self._compare_timer = QTimer(self, singleShot=True, interval=300)
         self._compare_timer.timeout.connect(self._submit_compare)
         self.set_model_connected()
@@ -75,12 +82,17 @@ class LayersPanel(Panel):
         self.key_combo.setToolTip(self.tr("The key token: each cell shows how much the focused token attends to it"))
         self.key_combo.currentIndexChanged.connect(lambda _: self._show_pair())
         row.addWidget(self.key_combo, 1)
+        self.pair_best = QLabel()  # the strongest cell, here instead of the map's title when the dock is short
+        self.pair_best.setObjectName("layersPairBest")
+        self.pair_best.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
+        self.pair_best.setVisible(False)
+        row.addWidget(self.pair_best)
         left.addLayout(row)
         self.pair_map = HeatmapView(title="")
         self.pair_map.setObjectName("layersPairHeatmap")
         self.pair_map.set_axis_titles(self.tr("layer"), self.tr("head"))
         self.pair_map.setToolTip(self.tr("Click a cell to open that layer and head"))
-        self.pair_map.cellClicked.connect(self._open)
+        self.pair_map.cellClicked.connect(self._open_pair_cell)
         left.addWidget(self.pair_map, 1)
         layout.addLayout(left, 1)
         self.grid = pg.GraphicsLayoutWidget()
@@ -107,6 +119,7 @@ class LayersPanel(Panel):
         self.curve_plot.setLabel("left", self.tr("cosine to its layer-0 vector"))
         self.curve_plot.showGrid(x=True, y=True, alpha=0.3)
         _plain_axes(self.curve_plot)
+        _hint_not_counted(self.curve_plot)
         self.curve = self.curve_plot.plot(pen=pg.mkPen("#4c78a8", width=3), symbol="o", symbolBrush="#4c78a8")
         layout.addWidget(self.curve_plot, 1)
         return page
@@ -138,9 +151,79 @@ class LayersPanel(Panel):
         self.compare_plot.setLabel("left", self.tr("cosine between the two sentences"))
         self.compare_plot.showGrid(x=True, y=True, alpha=0.3)
         _plain_axes(self.compare_plot)
+        _hint_not_counted(self.compare_plot)
         self.compare_curve = self.compare_plot.plot(pen=pg.mkPen("#f58518", width=3), symbol="o", symbolBrush="#f58518")
         layout.addWidget(self.compare_plot, 1)
         return page
+
+    def _build_two_keys(self) -> QWidget:
+        """One query's weight to two candidate words (她 → 小红 and 她 → 小明) in every layer and head, side
+        by side on one colour scale: which heads favour which word, cell by cell."""
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.two_keys_caption = QLabel()
+        self.two_keys_caption.setObjectName("twoKeysCaption")
+        self.two_keys_caption.setWordWrap(True)
+        self.two_keys_caption.setTextFormat(Qt.TextFormat.PlainText)  # holds token text
+        layout.addWidget(self.two_keys_caption)
+        # the maps in a scroll area of their own: their rows' least height scrolls this tab only (a tab
+        # widget takes its tallest page's minimum, which would make every tab scroll in a short dock)
+        self.two_keys_scroll = QScrollArea()
+        self.two_keys_scroll.setWidgetResizable(True)
+        self.two_keys_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # its size hint (the maps' whole height) must not count either: the page's height-for-width would
+        # carry it and make the dock grow into the heatmap above
+        self.two_keys_scroll.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
+        holder = QWidget()
+        row = QHBoxLayout(holder)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.two_keys_scroll.setWidget(holder)
+        self.two_key_maps = []
+        for name in ("twoKeysKeyHeatmap", "twoKeysRivalHeatmap"):
+            view = HeatmapView(title="")
+            view.setObjectName(name)
+            view.set_axis_titles(self.tr("layer"), self.tr("head"))
+            view.setToolTip(self.tr("Click a cell to open that layer and head"))
+            view.cellClicked.connect(self._open)
+            row.addWidget(view, 1)
+            self.two_key_maps.append(view)
+        layout.addWidget(self.two_keys_scroll, 1)
+        self._clear_two_keys()
+        return page
+
+    def show_two_keys(self, model: str, text: str, value: dict) -> None:
+        """Show ``value`` (app.jobs.words.key_grids of ``model`` on ``text``) and bring its tab forward."""
+        self.two_keys = (model, text, value)
+        to_key, to_rival = value["to_key"], value["to_rival"]  # (layers, heads) each
+        layers, heads = to_key.shape
+        top = max(float(to_key.max()), float(to_rival.max()), 1e-6)  # one scale: the two maps compare by colour
+        # a short dock scrolls this tab, the rows stay readable
+        self.two_keys_scroll.widget().setMinimumHeight(layers * LAYER_ROW + TWO_KEYS_CHROME)
+        largest = []
+        for view, grid, word in zip(self.two_key_maps, (to_key, to_rival), (value["key"], value["rival"])):
+            # the title short (a long one set the panel's least width past a 1024-pixel screen's dock)
+            view.set_matrix(grid, [str(i) for i in range(layers)], [str(h) for h in range(heads)],
+                            levels=(0.0, top), colormap=WEIGHTS_MAP, show_values=True)
+            view.plot.setTitle(fill("“%1” → “%2”", escape(value["query"]), escape(word)))
+            best = np.unravel_index(int(np.argmax(grid)), grid.shape)
+            largest.append(fill(self.tr("largest “%1” → “%2”: %3 (layer %4, head %5)"), value["query"], word,
+                                f"{grid[best]:.2f}", best[0], best[1]))
+        wins = int((to_key > to_rival).sum())
+        self.two_keys_caption.setText(fill(self.tr(
+            "“%1” → “%2” is larger than “%1” → “%3” in %4 of %5 heads (rows: layers, columns: heads, one colour "
+            "scale for both); %6."), value["query"], value["key"], value["rival"], wins, to_key.size,
+            "; ".join(largest)))
+        self.tabs.setCurrentIndex(self.tabs.count() - 1)
+
+    def _clear_two_keys(self) -> None:
+        self.two_keys = None
+        for view in self.two_key_maps:
+            view.clear_matrix()
+            view.plot.setTitle("")
+        self.two_keys_caption.setText(self.tr(
+            "A preset that weighs one word against another (Presets → MiniLM or Multilingual: “it” → “animal”, "
+            "她 → 小红) shows both words' layer × head grids here, side by side."))
 
     # ------------------------------------------------------------------ state
     def sync(self) -> None:
@@ -179,13 +262,17 @@ class LayersPanel(Panel):
             previous = self.key_combo.currentText()
             self.key_combo.clear()
             for index, text in enumerate(tokens):
-                self.key_combo.addItem(f"#{index} {text}", index)
+                self.key_combo.addItem(f"#{index} {shown_piece(text)}", index)
             match = self.key_combo.findText(previous)
             wanted = getattr(self, "wanted_key", None)  # a preset's key ("it" → "animal"), once its tokens are here
             if wanted is not None and 0 <= wanted < len(tokens):
                 match, self.wanted_key = wanted, None
-            self.key_combo.setCurrentIndex(match if match >= 0 else _default_key(tokens))
+            special = snapshot.facts.special_tokens if snapshot.facts is not None else frozenset()
+            self.key_combo.setCurrentIndex(match if match >= 0 else _default_key(tokens, special))
+        if self.two_keys is not None and self.two_keys[:2] != (snapshot.model, snapshot.result.config.text):
+            self._clear_two_keys()  # the grids belong to their model and sentence
         self._show_overview(snapshot)
+        self.fit_room()  # the layer count decides whether the map is turned
         self._show_pair()
         self._show_curve()
         self._compare_timer.start()
@@ -213,6 +300,7 @@ class LayersPanel(Panel):
         with QSignalBlocker(self.key_combo), QSignalBlocker(self.word_combo):
             self.key_combo.clear()
             self.word_combo.clear()
+        self._clear_two_keys()
         self.note.setStyleSheet("")
         self.note.setText(self.tr("Choose the MiniLM model (toolbar: Model) to see a trained model's layers and heads."))
 
@@ -274,6 +362,24 @@ class LayersPanel(Panel):
         query, key = self.controller.focus, self.key_combo.currentData()
         return np.stack([view.weights[:, query, key] for view in snapshot.bert.layers])  # (layers, heads)
 
+    def fit_room(self) -> None:
+        """Short room (1024 × 600: the rows of 12 or 30 layers came out a few pixels each, only layer 0
+        labelled, SmolLM2's layers past 16 cut): the weight map turns to layers along the width, heads
+        down, and takes the whole width; the thumbnails, dots at that size, wait for a taller dock."""
+        room = self.room()
+        snapshot = self.controller.snapshot
+        if room is None or room.height() <= 0 or snapshot is None or snapshot.bert is None:
+            return
+        # the room the dock has, not what it could grow to (bottom_room): grown to thirty rows of thumbnails
+        # it took the heatmap's height above, whose rows then lost their labels (1366 × 768, SmolLM2)
+        compact = room.height() < snapshot.bert.num_layers * LAYER_ROW + OVERVIEW_CHROME
+        if compact != self._compact:
+            self._compact = compact
+            self.grid.setVisible(not compact)
+            self.pair_map.set_axis_titles(*((self.tr("head"), self.tr("layer")) if compact
+                                            else (self.tr("layer"), self.tr("head"))))
+            self._show_pair()
+
     def _show_pair(self) -> None:
         weights = self.pair_weights()
         if weights is None:
@@ -281,12 +387,19 @@ class LayersPanel(Panel):
         bert = self.controller.snapshot.bert
         query, key = self.controller.focus, self.key_combo.currentData()
         layers, heads = weights.shape
-        self.pair_map.set_matrix(weights, [str(i) for i in range(layers)], [str(h) for h in range(heads)],
-                                 levels=(0.0, 1.0), colormap=WEIGHTS_MAP, show_values=True)
+        if self._compact:  # (heads, layers): every layer a labelled column
+            self.pair_map.set_matrix(weights.T, [str(h) for h in range(heads)], [str(i) for i in range(layers)],
+                                     levels=(0.0, 1.0), colormap=WEIGHTS_MAP, show_values=False)
+        else:
+            self.pair_map.set_matrix(weights, [str(i) for i in range(layers)], [str(h) for h in range(heads)],
+                                     levels=(0.0, 1.0), colormap=WEIGHTS_MAP, show_values=True)
         best = np.unravel_index(int(np.argmax(weights)), weights.shape)
-        self.pair_map.plot.setTitle(fill(self.tr("“%1” → “%2”: strongest at layer %3, head %4 (%5)"),
-                                         escape(bert.token_texts[query]), escape(bert.token_texts[key]), best[0], best[1],
-                                         f"{weights[best]:.2f}"))
+        strongest = fill(self.tr("“%1” → “%2”: strongest at layer %3, head %4 (%5)"), bert.token_texts[query],
+                         bert.token_texts[key], best[0], best[1], f"{weights[best]:.2f}")
+        # a short dock: the title's line goes to the map's rows, the words beside the key's box
+        self.pair_best.setText(strongest if self._compact else "")
+        self.pair_best.setVisible(self._compact)
+        self.pair_map.plot.setTitle(None if self._compact else escape(strongest))
 
     def _show_curve(self) -> None:
         snapshot = self.controller.snapshot
@@ -339,6 +452,10 @@ class LayersPanel(Panel):
             text, ", ".join(f"{c:.3f}" for c in cosines), lowest, f"{cosines[lowest]:.3f}"))
 
     # ------------------------------------------------------------------ opening a head
+    def _open_pair_cell(self, row: int, column: int) -> None:
+        """A cell of the weight map: (layer, head), or (head, layer) when it is turned (short room)."""
+        self._open(*((column, row) if self._compact else (row, column)))
+
     def _open(self, layer: int, head: int) -> None:
         self.controller.select(head=head)
         self.controller.set_model(self.controller.snapshot.model, layer)
@@ -370,15 +487,23 @@ def _plain_axes(plot: pg.PlotWidget) -> None:
         plot.getAxis(name).enableAutoSIPrefix(False)
 
 
+def _hint_not_counted(plot: QWidget) -> None:
+    """A plot under a word-wrapped caption: its size hint is left out of its page's height for a width
+    (which a tab widget passes on and the dock grew to: 528 pixels for the Across layers tab, taken from
+    the heatmap above), and it keeps a readable least height instead."""
+    plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
+    plot.setMinimumHeight(PLOT_LEAST)
+
+
 def _tick_whole_layers(plot: pg.PlotWidget, count: int) -> None:
     """One tick per hidden state 0 … count − 1: a layer is a whole number, never 0.5."""
     plot.getAxis("bottom").setTicks([[(layer, str(layer)) for layer in range(count)], []])
 
 
-def _default_key(tokens: list[str]) -> int:
-    """The first real word piece (not [CLS]) as the default key."""
+def _default_key(tokens: list[str], special=frozenset()) -> int:
+    """The first real word piece as the default key: not the model's special tokens ([CLS], <s>, …)."""
     for index, text in enumerate(tokens):
-        if text not in ("[CLS]", "[SEP]"):
+        if text not in ("[CLS]", "[SEP]") and text not in special:
             return index
     return 0
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
+
+from engine.models import model_info
 
 from ..controller import Controller
 from ..i18n import error_text
@@ -121,6 +123,7 @@ class NextTokenPanel(Panel):
         self._generate_lane.failed.connect(self._on_failed)
         # the bars' job is submitted as soon as the trace arrives (submitting costs the GUI nothing)
         controller.snapshotArrived.connect(self.show_snapshot)
+        controller.modelChanged.connect(self._on_model_changed)
         self.set_model_connected(snapshots=False)
         self._show_empty()
 
@@ -224,6 +227,10 @@ class NextTokenPanel(Panel):
                 self._paint()
         return False
 
+    def _on_model_changed(self, _model: str) -> None:
+        if self.trace() is None:  # the note says whether a decoder is on its way
+            self._show_empty()
+
     def _show_empty(self) -> None:
         self.bars = None
         self.logits = None
@@ -234,6 +241,10 @@ class NextTokenPanel(Panel):
         self.shown_label.setText("")
         self.greedy_button.setEnabled(False)
         self.sample_button.setEnabled(False)
+        wanted = model_info(self.controller.model)
+        if wanted.predicts_next_token:  # a decoder was chosen, its first picture is still being computed
+            self.note.setText(fill(self.tr("Computing %1's predictions…"), QCoreApplication.translate("Model", wanted.title)))
+            return
         self.note.setText(self.tr("Next-token predictions need a decoder: choose SmolLM2 in the Model toolbar, or "
                                   "File → Open model… for a GGUF file. MiniLM and the toy engine do not predict "
                                   "the next token."))
@@ -252,6 +263,7 @@ class NextTokenPanel(Panel):
         brushes = [TOP_BRUSH] + [BAR_BRUSH] * (count - 1)
         self.bar_item.setOpts(x0=np.zeros(count), y=np.arange(count), height=np.full(count, 0.75), width=widths,
                               brushes=brushes)
+        end = bar_axis_end(float(probabilities.max())) if count else 1.0
         while len(self.labels) < count:  # the labels are made once and reused (a TextItem costs ~1 ms to make)
             label = pg.TextItem("", color="#222", anchor=(0, 0.5))
             self.plot.addItem(label)
@@ -260,10 +272,13 @@ class NextTokenPanel(Panel):
             label.setVisible(i < count)
             if i < count:
                 p = probabilities[i]
+                inside = label_inside(float(p), end)
                 label.setText(f"{p:.1%}" if p >= 0.001 else f"{p:.2e}")
+                label.setAnchor((1, 0.5) if inside else (0, 0.5))  # a long bar holds its label at its end
+                label.setColor("#fff" if inside else "#222")
                 label.setPos(float(p), i)
         self.plot.getAxis("left").setTicks([[(i, visible_text(text)) for i, text in enumerate(value["texts"][:count])], []])
-        self.plot.setXRange(0, max(float(probabilities.max()) * 1.25, 0.05) if count else 1, padding=0)
+        self.plot.setXRange(0, end, padding=0)
         self.plot.setYRange(-0.6, max(count, 1) - 0.4, padding=0)
         position = value["position"]
         context = trace.tokens[position].text
@@ -319,6 +334,17 @@ def _bars_for(top_bars, model: str, logits: dict, k: int, temperature: float, to
     value = top_bars(model, logits["logits"], k, temperature, top_k, top_p)
     value.update(trace=logits["trace"], position=logits["position"])
     return value
+
+
+def bar_axis_end(largest: float) -> float:
+    """The probability axis' end: room after the longest bar for its label, never past 1 (a probability
+    axis running to 1.2 reads as a mistake); at least 0.05 so tiny bars stay visible."""
+    return min(max(largest * 1.25, 0.05), 1.0)
+
+
+def label_inside(probability: float, end: float) -> bool:
+    """Whether a bar's label goes inside its end: the room after it (a fifth of the axis) is too short."""
+    return probability > 0.8 * end
 
 
 def visible_text(text: str) -> str:

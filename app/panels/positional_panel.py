@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QBoxLayout, QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QStackedWidget, QTabWidget,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from engine import EngineError
 from engine.toy.labs import ShuffleResult, shuffle_test
 from engine.core.positional import dot_by_distance, rope_angles, sinusoidal
+from engine.models import model_info
 
 from ..controller import Controller
 from ..heatmap import DIVERGING_MAP, HeatmapView
@@ -229,9 +230,10 @@ class PositionalPanel(Panel):
 
     def _build_rope(self) -> QWidget:
         self.rope_stack = QStackedWidget()
-        self.rope_hint = QLabel(self.tr(
+        self._rope_off = self.tr(
             "RoPE is off. Choose positional encoding “RoPE” to see each pair (q[2i], q[2i+1])\n"
-            "of the focused token rotated by θ = pos · 10000^(−2i/d_k)."))
+            "of the focused token rotated by θ = pos · 10000^(−2i/d_k).")
+        self.rope_hint = QLabel(self._rope_off)
         self.rope_hint.setObjectName("ropeHint")
         self.rope_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.rope_hint.setWordWrap(True)
@@ -354,7 +356,10 @@ class PositionalPanel(Panel):
     # ------------------------------------------------------------------ pictures
     def _show_pe(self, matrix: np.ndarray, labels: list[str], *, added: bool) -> None:
         formula = self.tr("PE[pos, 2i] = sin(pos / 10000^(2i/d_model)),  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))")
-        if added:
+        other = self._other_model_note(self.controller.snapshot)
+        if other:
+            note = other
+        elif added:
             note = self.tr("Added to each token's embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).")
         else:
             note = self.tr("Not added now (positional encoding is not sinusoidal): what x would get.")
@@ -555,10 +560,20 @@ class PositionalPanel(Panel):
         super().resizeEvent(event)
         self.fit_room()  # the columns' widths: the text's lines
 
+    def _other_model_note(self, snapshot) -> str:
+        """"" for the toy engine; for a trained model, that this lab runs the toy engine's settings (its
+        positions are the model's own: "RoPE is off" would be false for SmolLM2, which rotates)."""
+        if snapshot is None or self.accepts(snapshot):
+            return ""
+        title = QCoreApplication.translate("Model", model_info(snapshot.model).title)
+        return fill(self.tr("This lab runs the toy engine's settings. %1 places tokens its own way, fixed by its "
+                            "weights: choose “Toy engine” in the Model toolbar to try the encodings here."), title)
+
     def _draw_rope(self) -> None:
         snapshot = self.controller.snapshot
         self.rope_data = []
         if snapshot is None or snapshot.result.q_unrotated is None:
+            self.rope_hint.setText(self._other_model_note(snapshot) or self._rope_off)
             self.rope_stack.setCurrentIndex(0)
             self.rope_canvas.setMinimumHeight(0)  # the stack takes its largest page's minimum: none for the hint
             return

@@ -9,7 +9,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QListView, QVBoxLayout, QWidget
 
 from ..controller import Controller
-from ..text import fill, plain_tip
+from ..text import fill, plain_tip, shown_piece
 from .base import Panel
 
 CHIP_STYLE = """
@@ -41,7 +41,7 @@ class TokensModel(QAbstractListModel):
             return None
         token = self.tokens[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return token.text
+            return shown_piece(token.text)
         if role == Qt.ItemDataRole.ToolTipRole:
             return plain_tip(fill(self.tooltip, index.row(), token.text, token.start, token.end))
         return None

@@ -44,7 +44,15 @@ class Help:
         return True
 
     def guide(self) -> None:
-        self.show(Q.translate("MainWindow", "Getting started"), Q.translate("MainWindow", 
+        """Getting started: the places, models and file kinds read from the tables that define them, so
+        the guide names every place (and its shortcut) and every family that opens."""
+        from engine.models.gguf_file import ARCHITECTURES
+        from engine.models.hf_folder import FAMILIES
+
+        from ..dock_groups import GROUPS
+
+        places = ", ".join(f"<b>{html.escape(Q.translate('DockGroups', title))}</b>" for _name, title in GROUPS)
+        self.show(Q.translate("MainWindow", "Getting started"), fill(Q.translate("MainWindow",
             "<h3>Getting started</h3>"
             "<ol><li><b>Input</b> (left): type a sentence, English or Chinese; every edit recomputes. The settings "
             "below it (d_model, heads, positions, mask, scaling, temperature) shape the <i>toy engine</i>, a small "
@@ -55,20 +63,24 @@ class Help:
             "<b>Cell inspector</b> (Basics, along the bottom); click a token chip to focus it.</li>"
             "<li><b>Head grid</b> and <b>Worked arithmetic</b> (right): every head at once, and the hand "
             "calculation for the focused token with the real numbers.</li>"
-            "<li>The places along the bottom, chosen in the toolbar (Ctrl+Alt+1 … 5): <b>Basics</b> (vector diffs, "
-            "matrices, a second sentence, the cell inspector), <b>Steps</b> (the step-through player: F8 next step, F7 back, F9 play, "
-            "also while you type), <b>Labs</b> (positions, the √d_k scaling, vectors in the plane), <b>Model</b> "
-            "(trained models: Model layers, Across languages, Next token, Logit lens) and <b>Analysis</b> "
-            "(rollout, switching heads off, the head dashboard).</li>"
+            "<li>The places along the bottom, chosen in the toolbar (Ctrl+Alt+1 … %1): %2. Basics holds the vector "
+            "diffs, matrices, a second sentence and the cell inspector; Steps the step-through player (F8 next "
+            "step, F7 back, F9 play, also while you type); Labs positions, the √d_k scaling and vectors in the "
+            "plane; Model the trained models' Model layers, Across languages, Next token and Logit lens; Analysis "
+            "rollout, switching heads off and the head dashboard; Evidence activation patching and leave-one-out "
+            "(what changes when a token's activations are swapped or a word is left out).</li>"
             "<li><b>Trained models</b> (Model toolbar): MiniLM-L6, an English encoder (“it” → “animal”); "
             "multilingual-e5-small, which reads Chinese by words; and the decoder SmolLM2-135M, with next-token "
-            "bars, Generate (Ctrl+Return) and the logit lens. <b>File → Open model…</b> opens any GGUF file of "
-            "the llama or qwen2 family. A model that is not installed says, under the toolbar, the command that "
-            "installs it into this app's Python: run it in a terminal and start the app again.</li>"
+            "bars, Generate (Ctrl+Return) and the logit lens. <b>File → Open model…</b> opens a GGUF file of "
+            "the families %3; <b>File → Open model folder…</b> a Hugging Face folder of %4; <b>Model → Local "
+            "models…</b> lists the ones already on this computer. A model that is not installed says, under the "
+            "toolbar, the command that installs it into this app's Python: run it in a terminal and start the "
+            "app again.</li>"
             "<li><b>Presets</b> load the tutorials' examples; <b>File</b> saves sessions and exports images and "
             "data; Ctrl+Z undoes a settings change (inside the text box it undoes your typing).</li></ol>"
             "<p>Every panel can be moved, tabbed or closed; <b>View → Reset layout</b> brings them back. This "
-            "guide opens on the first start; later from <b>Help → Getting started</b> (F1).</p>"))
+            "guide opens on the first start; later from <b>Help → Getting started</b> (F1).</p>"),
+            len(GROUPS), places, ", ".join(ARCHITECTURES), ", ".join(sorted(set(FAMILIES)))))
 
     def shortcuts(self) -> None:
         from .menus import shortcut_rows

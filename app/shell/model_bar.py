@@ -1,7 +1,9 @@
 """The Model toolbar (model, layer), the dock groups' toolbar and the notice row under them."""
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication as Q, QSignalBlocker, Qt
+import re
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication as Q, QSignalBlocker, Qt
 from PySide6.QtWidgets import QLabel
 
 from engine.core.errors import ModelNotInstalled
@@ -9,6 +11,25 @@ from engine.models import MODELS, model_info
 
 from .. import bindings
 from ..text import fill
+
+
+# the engine's loading messages (English, with values) → the interface language's
+PROGRESS_MESSAGES = (
+    (re.compile(r"layer (\d+) of (\d+)"), QT_TRANSLATE_NOOP("MainWindow", "layer %1 of %2")),
+    (re.compile(r"checking (.+)"), QT_TRANSLATE_NOOP("MainWindow", "checking %1")),
+    (re.compile(r"reading (.+)"), QT_TRANSLATE_NOOP("MainWindow", "reading %1")),
+    (re.compile(r"ready"), QT_TRANSLATE_NOOP("MainWindow", "ready")),
+)
+
+
+def progress_text(message: str) -> str:
+    """A model's loading message in the interface language (the status bar mixed languages:
+    "正在加载 SmolLM2-135M（解码器）：ready（100%）"); one the table does not know is shown as it came."""
+    for pattern, template in PROGRESS_MESSAGES:
+        match = pattern.fullmatch(message)
+        if match:
+            return fill(Q.translate("MainWindow", template), *match.groups())
+    return message
 
 
 class ModelBar:
@@ -72,24 +93,42 @@ class ModelBar:
             panel.setToolTip("" if supported else Q.translate("MainWindow", "Uses the toy engine: choose “Toy engine” in the Model toolbar"))
         if not pretrained:
             self.w.panels["input"].show_model_facts("")
+        switched, self._model = model != getattr(self, "_model", None), model
         if pretrained:
             self.model_note.clear()
-            dock = "next" if capabilities.next_token_logits else "layers"
-            self.w.docks[dock].show()
-            self.w.docks[dock].raise_()
+            if switched and self._bring_forward(capabilities):
+                dock = "next" if capabilities.next_token_logits else "layers"
+                self.w.docks[dock].show()
+                self.w.docks[dock].raise_()
         elif isinstance(self.w.controller.last_failure, ModelNotInstalled):
             self.model_note.setText(self.w.controller.last_error)
         else:  # back on the toy engine by choice: an old model's message is no longer true
             self.model_note.clear()
 
+    def _bring_forward(self, capabilities) -> bool:
+        """Whether switching to a trained model brings its dock (Next token, Model layers) forward: only
+        inside the Model place, or when nothing in the place shown can show the model. The place the
+        user chose (Analysis, Evidence) stays; a typed layer never moves it."""
+        groups = self.w.dock_groups
+        if groups.current == "model":
+            return True
+        return not any(self.w.panels[key].supports(capabilities) for key in groups.keys(groups.current))
+
     def _on_model_progress(self, fraction: float, message: str) -> None:
-        self.w.busy.setVisible(fraction < 1.0)
-        self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Loading %1: %2 (%3%)"), Q.translate(
-            "Model", model_info(self.w.controller.model).title), message, int(fraction * 100)))
+        title = Q.translate("Model", model_info(self.w.controller.model).title)
+        if fraction >= 1.0:  # loaded; its first picture is still being computed, so the busy sign stays
+            self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "%1 loaded: computing its picture…"), title))
+            return
+        self.w.busy.setVisible(True)
+        self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Loading %1: %2 (%3%)"), title,
+                                            progress_text(message), int(fraction * 100)))
 
 
     def on_snapshot(self, snapshot) -> None:
-        """The layer box's range follows the model on screen."""
+        """The layer box's range follows the model on screen, and its value the layer shown (kept within
+        the model by the worker when the model before was deeper)."""
         if snapshot.bert is not None:
             with QSignalBlocker(self.layer_spin):
                 self.layer_spin.setMaximum(snapshot.bert.num_layers - 1)
+                if snapshot.model == self.w.controller.model:
+                    self.layer_spin.setValue(self.w.controller.layer)

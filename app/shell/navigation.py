@@ -80,6 +80,10 @@ class Navigation:
 
     def apply_preset(self, index: int):
         """Open entry ``index`` of the Presets menu: settings or model, focus, head, stage and caption."""
+        return self.opener().open(index)
+
+    def opener(self):
+        """The preset opener (app/preset_opener.py), built on first use."""
         if self.preset_opener is None:
             from ..preset_opener import PresetOpener
 
@@ -87,7 +91,19 @@ class Navigation:
             self.preset_opener.captionChanged.connect(self.w.panels["attention"].show_preset_caption)
             self.preset_opener.compareRequested.connect(self._open_comparison)
             self.preset_opener.keyChosen.connect(lambda key: self.w.panel("layers").want_key(key))
-        return self.preset_opener.open(index)
+            self.preset_opener.twoKeysFound.connect(self._show_two_keys)
+        return self.preset_opener
+
+    def adopt_preset(self, other: "Navigation") -> None:
+        """The language switch: the preset open in ``other``'s window keeps its caption here, in the new language."""
+        if other.preset_opener is not None and other.preset_opener.caption:
+            self.opener().adopt(other.preset_opener)
+
+    def _show_two_keys(self, value) -> None:
+        """A preset that weighs its key against a rival: both layer × head grids, side by side, in Model layers."""
+        self.w.docks["layers"].show()
+        self.w.docks["layers"].raise_()
+        self.w.panel("layers").show_two_keys(*value)
 
     def _open_comparison(self, words) -> None:
         """A preset about two sentences: the Across languages panel with its words."""

@@ -242,8 +242,9 @@ class Sessions(QObject):
     def set_session_title(self, path: str) -> None:
         """The title names the open session file: "name.json — Attention Explorer"."""
         self.session_path = str(Path(path).resolve())
-        self.w.setWindowTitle(f"{Path(path).name} — {APPLICATION}")
+        self.w.setWindowTitle(f"{Path(path).name}[*] — {APPLICATION}")  # [*]: Qt's modified mark
         self.w.setWindowFilePath(self.session_path)
+        self.w.mark_saved()
 
     def _remember_recent(self, path: str) -> None:
         path = str(Path(path).resolve())

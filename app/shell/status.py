@@ -57,6 +57,10 @@ class StatusParts:
         elif not self.w.controller.last_error:
             self.w.statusBar().clearMessage()
 
+    def on_adjusted(self, message: str) -> None:
+        """The layer or head asked for is not in the new model: said once, for a while."""
+        self.w.statusBar().showMessage(message, 12000)
+
     def on_compute_failed(self, error) -> None:
         self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Not updated: %1"), error_text(error)))
         self.w.panels["input"].show_error(error)

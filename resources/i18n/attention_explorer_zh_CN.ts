@@ -222,6 +222,10 @@
         <translation>已过期：图中是最后一次可用设置的结果</translation>
     </message>
     <message>
+        <source>still %1's picture: computing %2…</source>
+        <translation>仍是 %1 的图：正在计算 %2…</translation>
+    </message>
+    <message>
         <source>Value-weighted attention ‖α_ij · f(x_j)‖ (Kobayashi et al., 2020): the length of what key j actually adds to query i's output, its weight times its value vector carried through W_O. A bright weight on [CLS] or [SEP] may move almost nothing.</source>
         <translation>值加权注意力 ‖α_ij · f(x_j)‖（Kobayashi 等，2020）：键 j 实际加到查询 i 输出上的向量长度，即其权重乘以经 W_O 变换后的值向量。[CLS] 或 [SEP] 上的高权重可能几乎什么都没移动。</translation>
     </message>
@@ -439,6 +443,21 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>largest |A − B| = %1 (red: A larger, blue: B larger)</source>
         <translation>最大 |A − B| = %1（红：A 更大，蓝：B 更大）</translation>
+    </message>
+</context>
+<context>
+    <name>Controller</name>
+    <message>
+        <source>layer %1 → %2 (it has %3 layers)</source>
+        <translation>第 %1 层 → 第 %2 层（它只有 %3 层）</translation>
+    </message>
+    <message>
+        <source>head %1 → %2 (it has %3 heads)</source>
+        <translation>头 %1 → 头 %2（它只有 %3 个头）</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
     </message>
 </context>
 <context>
@@ -2921,6 +2940,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>比较两个句子</translation>
     </message>
     <message>
+        <source>Two keys</source>
+        <translation>两个键</translation>
+    </message>
+    <message>
         <source>Weight from the focused token to</source>
         <translation>当前词元对此词元的权重：</translation>
     </message>
@@ -2963,6 +2986,18 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>cosine between the two sentences</source>
         <translation>两个句子间的余弦相似度</translation>
+    </message>
+    <message>
+        <source>largest “%1” → “%2”: %3 (layer %4, head %5)</source>
+        <translation>“%1” → “%2” 最大：%3（第 %4 层，头 %5）</translation>
+    </message>
+    <message>
+        <source>“%1” → “%2” is larger than “%1” → “%3” in %4 of %5 heads (rows: layers, columns: heads, one colour scale for both); %6.</source>
+        <translation>在 %5 个头中，有 %4 个头的“%1” → “%2”大于“%1” → “%3”（行：层，列：头，两图同一色标）；%6。</translation>
+    </message>
+    <message>
+        <source>A preset that weighs one word against another (Presets → MiniLM or Multilingual: “it” → “animal”, 她 → 小红) shows both words' layer × head grids here, side by side.</source>
+        <translation>比较两个候选词的预设（示例 → MiniLM 或多语言模型：“it” → “animal”、她 → 小红）会在这里并排显示两个词的层 × 头网格。</translation>
     </message>
     <message>
         <source>Choose the MiniLM model (toolbar: Model) to see a trained model's layers and heads.</source>
@@ -3249,6 +3284,22 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Leave-one-out</source>
         <translation>逐词去除</translation>
+    </message>
+    <message>
+        <source>layer %1 of %2</source>
+        <translation>第 %1 层，共 %2 层</translation>
+    </message>
+    <message>
+        <source>checking %1</source>
+        <translation>正在校验 %1</translation>
+    </message>
+    <message>
+        <source>reading %1</source>
+        <translation>正在读取 %1</translation>
+    </message>
+    <message>
+        <source>ready</source>
+        <translation>就绪</translation>
     </message>
     <message>
         <source>Model</source>
@@ -3555,6 +3606,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>每个面板显示的预训练模型层（从 0 开始）</translation>
     </message>
     <message>
+        <source>%1 loaded: computing its picture…</source>
+        <translation>%1 已加载：正在计算它的图…</translation>
+    </message>
+    <message>
         <source>Loading %1: %2 (%3%)</source>
         <translation>正在加载 %1：%2（%3%）</translation>
     </message>
@@ -3719,8 +3774,8 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>入门</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt; (left): type a sentence, English or Chinese; every edit recomputes. The settings below it (d_model, heads, positions, mask, scaling, temperature) shape the &lt;i&gt;toy engine&lt;/i&gt;, a small random model whose every number you can follow.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. &lt;i&gt;Stage&lt;/i&gt; shows raw scores, scaled scores, softmax weights or what each key actually moves (value-weighted); &lt;b&gt;By words&lt;/b&gt; (Ctrl+Shift+W) rolls word pieces up into words. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt; (Basics, along the bottom); click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt; and &lt;b&gt;Worked arithmetic&lt;/b&gt; (right): every head at once, and the hand calculation for the focused token with the real numbers.&lt;/li&gt;&lt;li&gt;The places along the bottom, chosen in the toolbar (Ctrl+Alt+1 … 5): &lt;b&gt;Basics&lt;/b&gt; (vector diffs, matrices, a second sentence, the cell inspector), &lt;b&gt;Steps&lt;/b&gt; (the step-through player: F8 next step, F7 back, F9 play, also while you type), &lt;b&gt;Labs&lt;/b&gt; (positions, the √d_k scaling, vectors in the plane), &lt;b&gt;Model&lt;/b&gt; (trained models: Model layers, Across languages, Next token, Logit lens) and &lt;b&gt;Analysis&lt;/b&gt; (rollout, switching heads off, the head dashboard).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Trained models&lt;/b&gt; (Model toolbar): MiniLM-L6, an English encoder (“it” → “animal”); multilingual-e5-small, which reads Chinese by words; and the decoder SmolLM2-135M, with next-token bars, Generate (Ctrl+Return) and the logit lens. &lt;b&gt;File → Open model…&lt;/b&gt; opens any GGUF file of the llama or qwen2 family. A model that is not installed says, under the toolbar, the command that installs it into this app's Python: run it in a terminal and start the app again.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials' examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data; Ctrl+Z undoes a settings change (inside the text box it undoes your typing).&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back. This guide opens on the first start; later from &lt;b&gt;Help → Getting started&lt;/b&gt; (F1).&lt;/p&gt;</source>
-        <translation>&lt;h3&gt;入门&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;输入&lt;/b&gt;（左侧）：输入一个英文或中文句子；每次编辑都会重新计算。下面的设置（d_model、头数、位置编码、掩码、缩放、温度）决定&lt;i&gt;玩具引擎&lt;/i&gt;——一个小型随机模型，它的每个数字你都能跟着算。&lt;/li&gt;&lt;li&gt;&lt;b&gt;注意力热力图&lt;/b&gt;：行 = 查询词元，列 = 键词元，颜色 = 权重。&lt;i&gt;阶段&lt;/i&gt;可显示原始分数、缩放后的分数、softmax 权重，或每个键实际搬运了多少（值加权）；&lt;b&gt;按词&lt;/b&gt;（Ctrl+Shift+W）把子词合并成词。点击单元格可在&lt;b&gt;单元格拆解&lt;/b&gt;（底部的“基础”中）逐步拆开；点击词元标签可设为焦点。&lt;/li&gt;&lt;li&gt;&lt;b&gt;多头总览&lt;/b&gt;和&lt;b&gt;手算过程&lt;/b&gt;（右侧）：一次看所有头，以及焦点词元用真实数字的手算过程。&lt;/li&gt;&lt;li&gt;底部的几个区域，在工具栏中选择（Ctrl+Alt+1 … 5）：&lt;b&gt;基础&lt;/b&gt;（向量变化、矩阵、第二个句子、单元格拆解）、&lt;b&gt;步骤&lt;/b&gt;（逐步演示：F8 下一步，F7 上一步，F9 播放，打字时也可用）、&lt;b&gt;实验&lt;/b&gt;（位置编码、√d_k 缩放、平面中的向量）、&lt;b&gt;模型&lt;/b&gt;（训练好的模型：模型各层、跨语言对比、下一个词元、Logit lens）和&lt;b&gt;分析&lt;/b&gt;（注意力展开、关闭注意力头、头仪表板）。&lt;/li&gt;&lt;li&gt;&lt;b&gt;训练好的模型&lt;/b&gt;（“模型”工具栏）：MiniLM-L6，一个英文编码器（“it” → “animal”）；multilingual-e5-small，按词读中文；以及解码器 SmolLM2-135M，带下一个词元的概率条、生成（Ctrl+Return）和 logit lens。&lt;b&gt;文件 → 打开模型…&lt;/b&gt;可打开 llama 或 qwen2 系列的任何 GGUF 文件。未安装的模型会在工具栏下方给出把它安装到本程序所用 Python 中的命令：在终端中运行它，然后重新启动程序。&lt;/li&gt;&lt;li&gt;&lt;b&gt;预设&lt;/b&gt;载入教程中的例子；&lt;b&gt;文件&lt;/b&gt;保存会话、导出图片和数据；Ctrl+Z 撤销设置的更改（在文本框内撤销你的输入）。&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;每个面板都可以移动、合并为标签页或关闭；&lt;b&gt;视图 → 重置布局&lt;/b&gt;可以把它们恢复。本指南在首次启动时打开；之后可从&lt;b&gt;帮助 → 入门&lt;/b&gt;（F1）打开。&lt;/p&gt;</translation>
+        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt; (left): type a sentence, English or Chinese; every edit recomputes. The settings below it (d_model, heads, positions, mask, scaling, temperature) shape the &lt;i&gt;toy engine&lt;/i&gt;, a small random model whose every number you can follow.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. &lt;i&gt;Stage&lt;/i&gt; shows raw scores, scaled scores, softmax weights or what each key actually moves (value-weighted); &lt;b&gt;By words&lt;/b&gt; (Ctrl+Shift+W) rolls word pieces up into words. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt; (Basics, along the bottom); click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt; and &lt;b&gt;Worked arithmetic&lt;/b&gt; (right): every head at once, and the hand calculation for the focused token with the real numbers.&lt;/li&gt;&lt;li&gt;The places along the bottom, chosen in the toolbar (Ctrl+Alt+1 … %1): %2. Basics holds the vector diffs, matrices, a second sentence and the cell inspector; Steps the step-through player (F8 next step, F7 back, F9 play, also while you type); Labs positions, the √d_k scaling and vectors in the plane; Model the trained models' Model layers, Across languages, Next token and Logit lens; Analysis rollout, switching heads off and the head dashboard; Evidence activation patching and leave-one-out (what changes when a token's activations are swapped or a word is left out).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Trained models&lt;/b&gt; (Model toolbar): MiniLM-L6, an English encoder (“it” → “animal”); multilingual-e5-small, which reads Chinese by words; and the decoder SmolLM2-135M, with next-token bars, Generate (Ctrl+Return) and the logit lens. &lt;b&gt;File → Open model…&lt;/b&gt; opens a GGUF file of the families %3; &lt;b&gt;File → Open model folder…&lt;/b&gt; a Hugging Face folder of %4; &lt;b&gt;Model → Local models…&lt;/b&gt; lists the ones already on this computer. A model that is not installed says, under the toolbar, the command that installs it into this app's Python: run it in a terminal and start the app again.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials' examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data; Ctrl+Z undoes a settings change (inside the text box it undoes your typing).&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back. This guide opens on the first start; later from &lt;b&gt;Help → Getting started&lt;/b&gt; (F1).&lt;/p&gt;</source>
+        <translation>&lt;h3&gt;入门&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;输入&lt;/b&gt;（左侧）：输入一个英文或中文句子；每次编辑都会重新计算。下面的设置（d_model、头数、位置编码、掩码、缩放、温度）决定&lt;i&gt;玩具引擎&lt;/i&gt;——一个小型随机模型，它的每个数字你都能跟着算。&lt;/li&gt;&lt;li&gt;&lt;b&gt;注意力热力图&lt;/b&gt;：行 = 查询词元，列 = 键词元，颜色 = 权重。&lt;i&gt;阶段&lt;/i&gt;可显示原始分数、缩放后的分数、softmax 权重，或每个键实际搬运了多少（值加权）；&lt;b&gt;按词&lt;/b&gt;（Ctrl+Shift+W）把子词合并成词。点击单元格可在&lt;b&gt;单元格拆解&lt;/b&gt;（底部的“基础”中）逐步拆开；点击词元标签可设为焦点。&lt;/li&gt;&lt;li&gt;&lt;b&gt;多头总览&lt;/b&gt;和&lt;b&gt;手算过程&lt;/b&gt;（右侧）：一次看所有头，以及焦点词元用真实数字的手算过程。&lt;/li&gt;&lt;li&gt;底部的几个区域，在工具栏中选择（Ctrl+Alt+1 … %1）：%2。基础放着向量变化、矩阵、第二个句子和单元格拆解；步骤是逐步演示（F8 下一步，F7 上一步，F9 播放，打字时也可用）；实验是位置编码、√d_k 缩放和平面中的向量；模型是训练好的模型的模型各层、跨语言对比、下一个词元和 Logit lens；分析是注意力展开、关闭注意力头和头仪表板；证据是激活修补和逐词删除（交换某个词元的激活或去掉一个词时，结果如何变化）。&lt;/li&gt;&lt;li&gt;&lt;b&gt;训练好的模型&lt;/b&gt;（“模型”工具栏）：MiniLM-L6，一个英文编码器（“it” → “animal”）；multilingual-e5-small，按词读中文；以及解码器 SmolLM2-135M，带下一个词元的概率条、生成（Ctrl+Return）和 logit lens。&lt;b&gt;文件 → 打开模型…&lt;/b&gt;可打开 %3 系列的 GGUF 文件；&lt;b&gt;文件 → 打开模型文件夹…&lt;/b&gt;可打开 %4 的 Hugging Face 文件夹；&lt;b&gt;模型 → 本地模型…&lt;/b&gt;列出这台电脑上已有的模型。未安装的模型会在工具栏下方给出把它安装到本程序所用 Python 中的命令：在终端中运行它，然后重新启动程序。&lt;/li&gt;&lt;li&gt;&lt;b&gt;预设&lt;/b&gt;载入教程中的例子；&lt;b&gt;文件&lt;/b&gt;保存会话、导出图片和数据；Ctrl+Z 撤销设置的更改（在文本框内撤销你的输入）。&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;每个面板都可以移动、合并为标签页或关闭；&lt;b&gt;视图 → 重置布局&lt;/b&gt;可以把它们恢复。本指南在首次启动时打开；之后可从&lt;b&gt;帮助 → 入门&lt;/b&gt;（F1）打开。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Keyboard shortcuts</source>
@@ -3879,6 +3934,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Append a token drawn from the bars' distribution (Ctrl+Shift+Return); undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)</source>
         <translation>按条形图的分布采样一个词元并追加（Ctrl+Shift+Return）；撤销可去掉它（在本面板按 Ctrl+Z，任何地方按 Ctrl+Alt+Z）</translation>
+    </message>
+    <message>
+        <source>Computing %1's predictions…</source>
+        <translation>正在计算 %1 的预测…</translation>
     </message>
     <message>
         <source>Next-token predictions need a decoder: choose SmolLM2 in the Model toolbar, or File → Open model… for a GGUF file. MiniLM and the toy engine do not predict the next token.</source>
@@ -4702,6 +4761,10 @@ shuffled: %2</source>
         <translation>Δ 权重 · 头 %1</translation>
     </message>
     <message>
+        <source>This lab runs the toy engine's settings. %1 places tokens its own way, fixed by its weights: choose “Toy engine” in the Model toolbar to try the encodings here.</source>
+        <translation>这个实验运行的是教学引擎的设置。%1 用它自己的方式给词元定位，由它的权重固定：在模型工具栏中选择“教学引擎”，即可在这里试验各种编码。</translation>
+    </message>
+    <message>
         <source>q of “%1” (position %2, head %3): each pair (q[2i], q[2i+1]) turns by θ = pos · 10000^(−2i/d_k).
 Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the positions, only on their distance m − n: shifting both tokens by the same amount leaves it unchanged.</source>
         <translation>“%1”的 q（位置 %2，头 %3）：每一对 (q[2i], q[2i+1]) 旋转 θ = pos · 10000^(−2i/d_k)。
@@ -4865,8 +4928,12 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>模型在每句中都偏向正确的名词。</translation>
     </message>
     <message>
-        <source>This model does not tell the two apart: its attention to “animal” shows no resolution.</source>
-        <translation>这个模型分不清两者：它对“animal”的注意力并不表示代词已被解析。</translation>
+        <source>The odds of “%1” against “%2” fall from %3:1 to %4:1: the second sentence moves the model towards “%2”, but “%1” stays far ahead in both — a shift, not a resolution, and attention to “%1” cannot show more.</source>
+        <translation>“%1”对“%2”的赔率从 %3:1 降到 %4:1：第二句让模型向“%2”移动，但两句中“%1”都遥遥领先——这是偏移，不是消解；对“%1”的注意力也说明不了更多。</translation>
+    </message>
+    <message>
+        <source>The odds of “%1” against “%2” are %3:1 and %4:1: the model does not move towards “%2” in the second sentence.</source>
+        <translation>“%1”对“%2”的赔率为 %3:1 和 %4:1：在第二句中模型并没有向“%2”移动。</translation>
     </message>
 </context>
 <context>
