@@ -21,7 +21,7 @@ def _documented(kind: str) -> list[str]:
     section = text.split("## Which keys each file holds", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith(f"| {kind}")]
     assert len(rows) == 1, kind
-    return re.findall(r"`([a-z_]+)`", rows[0].split("|")[2])
+    return re.findall(r"`([a-z_0-9]+)`", rows[0].split("|")[2])
 
 
 @pytest.mark.parametrize("model", sorted(KINDS))
