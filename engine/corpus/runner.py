@@ -23,8 +23,8 @@ from ..core.errors import EngineError
 from ..analysis.ablation import check_ablation
 from .batch import measure_batch, model_facts, token_limit
 from .outputs import write_results
-from .shards import Summary, make_manifest, prepare_folder, reduce_shards, write_shard
-from .texts import read_corpus
+from .shards import IDENTITY, Summary, check_folder, make_manifest, prepare_folder, reduce_shards, write_shard
+from .texts import Corpus, read_corpus
 
 DEFAULT_BATCH = 16  # texts a shard: a killed job loses at most this many per worker
 DEFAULT_MAX_TOKENS = 512  # longer texts are skipped and counted (the head-pair distances grow as n²)
@@ -85,15 +85,25 @@ def open_executor(scheduler: str | None, workers: int = 2):
     return DaskExecutor(scheduler, workers)
 
 
-def run_job(spec: JobSpec, executor, progress: Callable | None = None) -> JobResult:
-    """Compute ``spec`` with ``executor`` (open_executor's); ``progress(done, total, elapsed,
-    done_here)`` after every batch: texts done in all, texts of the job, seconds since this run
-    started, texts this run computed."""
+def check_job(spec: JobSpec) -> Corpus:
+    """The corpus of ``spec``, read and checked, and its folder checked against the job as far as
+    it is known without the model: what the command line does before it starts a cluster."""
     if spec.batch_size < 1:
         raise EngineError("the batch size must be at least 1, not {size}", field="batch_size", size=spec.batch_size)
     if spec.limit is not None and spec.limit < 1:
         raise EngineError("--limit must be at least 1, not {limit}", field="limit", limit=spec.limit)
     corpus = read_corpus(spec.texts, spec.field)
+    count = min(len(corpus.texts), spec.limit or len(corpus.texts))
+    known = make_manifest(spec.model, spec.ablate, corpus.sha256, spec.field, count, spec.batch_size, 0, 0, 0)
+    check_folder(spec.out, {key: known[key] for key in IDENTITY if key != "max_tokens"})
+    return corpus
+
+
+def run_job(spec: JobSpec, executor, progress: Callable | None = None, corpus: Corpus | None = None) -> JobResult:
+    """Compute ``spec`` with ``executor`` (open_executor's); ``progress(done, total, elapsed,
+    done_here)`` after every batch: texts done in all, texts of the job, seconds since this run
+    started, texts this run computed. ``corpus``: :func:`check_job`'s, when it was called."""
+    corpus = corpus if corpus is not None else check_job(spec)
     texts = corpus.texts[:spec.limit] if spec.limit else corpus.texts
     facts = executor.facts(spec.model)
     ablate = check_ablation(spec.ablate, facts["layers"], facts["heads"])

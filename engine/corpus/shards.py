@@ -63,21 +63,35 @@ def prepare_folder(out, manifest: dict) -> set[int]:
     folder.mkdir(exist_ok=True)
     path = folder / MANIFEST
     shards = complete_batches(folder)
-    if path.exists():
-        found = load_json(path, "job manifest")
-        different = [key for key in IDENTITY if not isinstance(found, dict) or found.get(key) != manifest[key]]
-        if different:
-            raise EngineError("{out!r} holds another job's results (its {keys} differ from this job's): choose "
-                              "another --out folder, or empty this one", field="out", out=str(out),
-                              keys=", ".join(different))
-    elif shards:
-        raise EngineError("{out!r} holds batches of a job without its manifest.json: choose another --out folder, "
-                          "or empty this one", field="out", out=str(out))
-    else:
+    if not check_folder(out, manifest):
         with atomic_write(path) as stream:
             stream.write((json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
     remove_stale_temporaries(folder)  # the half-written shards of a killed job
     return {index for index in shards if index < manifest["batches"]}
+
+
+def check_folder(out, manifest: dict) -> bool:
+    """Whether ``out`` already holds this job's manifest; :class:`EngineError` when it holds
+    another job's (a key of :data:`IDENTITY` that ``manifest`` has differs) or shards without a
+    manifest. Keys missing from ``manifest`` are not compared: the command line checks a folder
+    before the model's shape (and so its token limit) is known."""
+    folder = Path(out)
+    if not folder.is_dir():
+        return False
+    path = folder / MANIFEST
+    if path.exists():
+        found = load_json(path, "job manifest")
+        different = [key for key in IDENTITY if key in manifest
+                     and (not isinstance(found, dict) or found.get(key) != manifest[key])]
+        if different:
+            raise EngineError("{out!r} holds another job's results (its {keys} differ from this job's): choose "
+                              "another --out folder, or empty this one", field="out", out=str(out),
+                              keys=", ".join(different))
+        return True
+    if complete_batches(folder):
+        raise EngineError("{out!r} holds batches of a job without its manifest.json: choose another --out folder, "
+                          "or empty this one", field="out", out=str(out))
+    return False
 
 
 def complete_batches(folder) -> set[int]:
