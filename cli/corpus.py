@@ -154,7 +154,8 @@ def run(args: list[str]) -> None:
                    ablate=parse_ablate(options.ablate), batch_size=options.batch_size or DEFAULT_BATCH,
                    limit=options.limit, max_tokens=options.max_tokens or DEFAULT_MAX_TOKENS)
     corpus = check_job(spec)  # a bad corpus or another job's folder: said before a cluster starts
-    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")  # Dask's own INFO lines would drown the progress
+    # Dask logs a lost scheduler as a traceback; the job's own line says it (and what to do)
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
     progress = Progress()
     scheduler = None if options.in_process else (options.scheduler or "local")
     try:

@@ -140,3 +140,54 @@ def test_an_unreachable_scheduler_is_one_line_within_ten_seconds(corpus_path, tm
     assert done.stderr.splitlines() == [done.stderr.strip()]
     assert done.stderr.startswith("error: cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 5 s")
     assert not (tmp_path / "job").exists()  # the job not started
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_scheduler_that_dies_mid_job_stops_it_resumable(corpus_path, minilm_reference, tmp_path):
+    """A user's cluster (`dask scheduler`, `dask worker` started elsewhere: their folder is not this
+    project's, so the worker imports the engine the job uploads), its scheduler killed mid-job."""
+    from engine.core.errors import EngineError
+    from engine.corpus.dask_executor import DaskExecutor
+
+    address = f"tcp://127.0.0.1:{free_port()}"
+    dask = str(Path(sys.executable).parent / "dask")
+    scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+                                  "--no-dashboard"], cwd=tmp_path, start_new_session=True, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"],
+                              cwd=tmp_path, start_new_session=True, stderr=subprocess.DEVNULL,
+                              env={**os.environ, "PYTHONPATH": ""})
+    lost = []
+
+    def kill_the_scheduler(done, total, elapsed, done_here):
+        if done_here and not lost:
+            os.killpg(scheduler.pid, signal.SIGKILL)
+            lost.append(done)
+
+    try:
+        executor = None
+        deadline = time.monotonic() + 30
+        while executor is None:
+            try:
+                executor = DaskExecutor(address)
+            except EngineError:
+                assert time.monotonic() < deadline, "the scheduler did not start"
+        with executor, pytest.raises(EngineError, match=r"the Dask cluster \(the Dask scheduler at .*\) stopped "
+                                                        r"answering .* run the same command again to resume"):
+            run_job(JobSpec("minilm", str(corpus_path), str(tmp_path / "job"), batch_size=BATCH), executor,
+                    kill_the_scheduler)
+    finally:
+        for process in (scheduler, worker):
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+    saved = complete_batches(tmp_path / "job")
+    assert lost and 1 <= len(saved) < TEXTS // BATCH
+    run_job(JobSpec("minilm", str(corpus_path), str(tmp_path / "job"), batch_size=BATCH), InProcess())
+    assert_same(folder_arrays(tmp_path / "job"), minilm_reference)

@@ -133,8 +133,8 @@ class DaskExecutor:
             raise self._lost(finished, error) from None
 
     def _lost(self, finished: int, error: BaseException) -> EngineError:
-        return EngineError("the Dask cluster ({name}) stopped answering after {finished} batches ({reason}): the "
-                           "finished batches are saved; run the same command again to resume", field="scheduler",
+        return EngineError("the Dask cluster ({name}) stopped answering ({reason}); the {finished} batches it "
+                           "finished are saved: run the same command again to resume", field="scheduler",
                            name=self.name, finished=finished,
                            reason=" ".join(str(error).split())[:200] or type(error).__name__)
 
