@@ -83,6 +83,16 @@ def check_against_one_by_one(model, name, path, out, ablate=frozenset()):
 def test_means_equal_single_sentence_tables_toy(toy, corpus_file, tmp_path):
     result, expected = check_against_one_by_one(toy, "toy", corpus_file, tmp_path / "job")
     assert expected["punctuation"].max() > 0.05  # the sentences have punctuation the heads see
+    # each head's most typical text: the least sum over measures of squared deviations in standard deviations
+    for head in range(4):
+        scores = []
+        for t in range(50):
+            score = 0.0
+            for m in CORPUS_MEASURES:
+                spread = expected[m][:, 0, head].std()
+                score += ((expected[m][t, 0, head] - expected[m][:, 0, head].mean()) / (spread or 1.0)) ** 2
+            scores.append(score)
+        assert result.summary.typical[0, head] == int(np.argmin(scores))
 
 
 @pytest.mark.slow

@@ -36,7 +36,8 @@ def test_a_job_writes_the_head_table_the_distances_and_the_map(tmp_path, texts, 
         "head_map.csv", "head_stats.csv", "head_stats.npz", "manifest.json"]
     stats = np.load(job / "head_stats.npz")
     columns = ["layer", "head", "count", *CORPUS_MEASURES, *(f"{m}_std" for m in CORPUS_MEASURES), "typical_text"]
-    assert sorted(stats.files) == sorted(columns + ["texts", "skipped", "tokens", "model", "ablated_heads"])
+    assert sorted(stats.files) == sorted(columns + ["texts", "skipped", "tokens", "model", "ablated_heads",
+                                                 "typical_sentence"])
     with open(job / "head_stats.csv", newline="") as stream:
         rows = list(csv.reader(stream))
     assert rows[0] == columns and len(rows) == 5
@@ -44,6 +45,7 @@ def test_a_job_writes_the_head_table_the_distances_and_the_map(tmp_path, texts, 
         assert row[:3] == ["0", str(head), "25"]
         assert [float(v) for v in row[3:-1]] == pytest.approx([float(stats[c][head]) for c in columns[3:-1]], abs=1e-6)
         assert int(row[-1]) == stats["typical_text"][head] and 0 <= int(row[-1]) < 25
+        assert stats["typical_sentence"][head] == sentences(30)[int(row[-1])]
     clusters = np.load(job / "head_clusters.npz")
     with open(job / "head_map.csv", newline="") as stream:
         points = list(csv.reader(stream))

@@ -2,7 +2,8 @@
 
     head_stats.npz      per head (K = layers · heads rows, layer by layer): layer, head, count,
                         each measure's mean and <measure>_std, typical_text (the corpus index of
-                        the head's most typical text); texts, skipped, tokens; model, ablated_heads
+                        the head's most typical text) and typical_sentence (that text); texts,
+                        skipped, tokens; model, ablated_heads
     head_stats.csv      the same table, one row a head
     head_clusters.npz   distance (K, K) mean Jensen–Shannon distance per token, embedding (K, 2)
                         classical MDS, layer, head
@@ -52,14 +53,16 @@ def _cell(value) -> str:
     return str(int(value)) if np.issubdtype(type(value), np.integer) else f"{float(value):.6f}"
 
 
-def write_results(folder, summary: Summary, model: str, ablate) -> dict[str, np.ndarray]:
-    """Write :data:`RESULT_FILES` into ``folder``; the clusters' arrays (distance, embedding)."""
+def write_results(folder, summary: Summary, model: str, ablate, texts) -> dict[str, np.ndarray]:
+    """Write :data:`RESULT_FILES` into ``folder`` (``texts``: the job's, for each head's typical
+    sentence, so the window can open a head on it without the corpus file); the clusters' arrays."""
     folder = Path(folder)
     columns = head_rows(summary)
+    typical = np.array([texts[i] if i >= 0 else "" for i in columns["typical_text"]], dtype=str)  # (K,)
     embedding = classical_mds(summary.distance)  # (K, 2)
     ablated = np.array(sorted(ablate), dtype=np.int64).reshape(-1, 2)  # (k, 2)
     with atomic_write(folder / "head_stats.npz") as stream:
-        np.savez(stream, **columns, texts=np.int64(summary.texts), skipped=np.int64(summary.skipped),
+        np.savez(stream, **columns, typical_sentence=typical, texts=np.int64(summary.texts), skipped=np.int64(summary.skipped),
                  tokens=np.int64(summary.tokens), model=np.array(model), ablated_heads=ablated)
     names = list(columns)
     write_bytes_atomic(folder / "head_stats.csv",

@@ -125,5 +125,5 @@ def run_job(spec: JobSpec, executor, progress: Callable | None = None, corpus: C
         if progress is not None:
             progress(done_texts, len(texts), time.monotonic() - started, here)
     summary = reduce_shards(spec.out, manifest["batches"], facts["layers"], facts["heads"])
-    arrays = write_results(Path(spec.out), summary, spec.model, ablate)
+    arrays = write_results(Path(spec.out), summary, spec.model, ablate, texts)
     return JobResult(summary, manifest, len(calls), corpus.skipped_line(), arrays)
