@@ -50,12 +50,12 @@ def corpus_stats(attentions: np.ndarray, special: np.ndarray, punctuation: np.nd
     return stats
 
 
-def _xlog2x_sum(p: np.ndarray) -> np.ndarray:
-    """Σ over the last axis of p·log₂ p (0·log 0 = 0), float64."""
+def _xlog2x(p: np.ndarray) -> np.ndarray:
+    """p·log₂ p elementwise (0·log 0 = 0), float64."""
     terms = np.maximum(p, 5e-324)  # log2(5e-324) = −1074, times 0 is 0: no masked log (see head_stats)
     np.log2(terms, out=terms)
     terms *= p
-    return terms.sum(axis=-1)
+    return terms
 
 
 def pair_distance_sums(attentions: np.ndarray) -> np.ndarray:
@@ -65,15 +65,21 @@ def pair_distance_sums(attentions: np.ndarray) -> np.ndarray:
     is the head distance of the module docstring."""
     layers, heads, n, _ = attentions.shape
     k = layers * heads
-    p = np.asarray(attentions, dtype=np.float64).reshape(k, n, n)  # (K, n, n): K heads' rows
-    entropy = -_xlog2x_sum(p)  # (K, n) bits
+    a = np.asarray(attentions, dtype=np.float64).reshape(k, n, n)  # (K, n, n): K heads' rows
+    # only the (query, key) cells some head weighs enter a row's entropies (a key no head weighs adds
+    # 0 · log 0 to every one): a decoder's future keys are half the cells, skipped
+    rows, keys = np.nonzero(a.max(axis=0) > 0)  # (T,) each, sorted by row
+    starts = np.searchsorted(rows, np.arange(n))  # (n,) where each row's cells begin
+    p = a[:, rows, keys]  # (K, T)
+    entropy = -np.add.reduceat(_xlog2x(p), starts, axis=-1)  # (K, n) bits
     sums = np.zeros((k, k))
-    block = max(1, PAIR_BLOCK_ELEMENTS // max(1, k * n * n))
+    block = max(1, PAIR_BLOCK_ELEMENTS // max(1, k * p.shape[1]))
     for start in range(0, k, block):
         stop = min(k, start + block)
         # only heads g ≥ start are paired with this block (the matrix is symmetric); the rest mirrors
-        mixed = (p[start:stop, None] + p[None, start:]) * 0.5  # (B, K − start, n, n)
-        divergence = -_xlog2x_sum(mixed) - 0.5 * (entropy[start:stop, None] + entropy[None, start:])  # (B, K', n)
+        mixed = (p[start:stop, None] + p[None, start:]) * 0.5  # (B, K − start, T)
+        mixed_entropy = -np.add.reduceat(_xlog2x(mixed), starts, axis=-1)  # (B, K − start, n)
+        divergence = mixed_entropy - 0.5 * (entropy[start:stop, None] + entropy[None, start:])
         np.maximum(divergence, 0.0, out=divergence)  # rounding can leave −1e−16 where p = q
         sums[start:stop, start:] = np.sqrt(divergence).sum(axis=-1)
     upper = np.triu(sums)
