@@ -263,3 +263,19 @@ def test_lines_that_cannot_be_read_are_skipped_and_counted(tmp_path):
     assert corpus.skipped_line() == "skipped 3 lines: 2 not UTF-8, 1 over 100,000 characters"
     jsonl = read_corpus(write(tmp_path, b'{"text": "A."}\n{"text": 3}\nnot json\n{"text": "B.", "id": 1}\n'), "text")
     assert jsonl.texts == ("A.", "B.") and jsonl.skipped["json"] == 2
+
+
+def test_means_equal_single_sentence_tables_of_a_decoder_with_a_head_off(corpus_file, tmp_path):
+    """A llama-style decoder (a tiny random GGUF: causal rows, byte-level pieces, its end token special)."""
+    from engine.models import load_model, register_gguf
+    from tiny_gguf import write_tiny_gguf
+
+    path = tmp_path / "tiny.gguf"
+    write_tiny_gguf(path, "llama")
+    name = register_gguf(path)
+    model = load_model(name)
+    ablate = frozenset({(0, 2)})
+    result, expected = check_against_one_by_one(model, name, corpus_file, tmp_path / "job", ablate)
+    assert model.facts.kind == "decoder" and expected["previous"].max() > 0
+    plain = one_by_one(model, sentences(3))["entropy"][:, 1:]
+    assert np.abs(plain - expected["entropy"][:3, 1:]).max() > 1e-6  # layer 1 sees head 0.2 switched off
