@@ -279,3 +279,58 @@ def test_means_equal_single_sentence_tables_of_a_decoder_with_a_head_off(corpus_
     assert model.facts.kind == "decoder" and expected["previous"].max() > 0
     plain = one_by_one(model, sentences(3))["entropy"][:, 1:]
     assert np.abs(plain - expected["entropy"][:3, 1:]).max() > 1e-6  # layer 1 sees head 0.2 switched off
+    # the joint map of query head 1 pairs its queries after RoPE with the keys of its key/value head,
+    # 1 // (4 query heads / 2 kv heads) = 0
+    from engine.corpus.qk_map import joint_map
+
+    names = ["blocks.0.attn.hook_rot_q", "blocks.0.attn.hook_rot_k"]
+    caches = [model.run_with_cache(text, names, ablate=ablate)[1] for text in sentences()]
+    q = np.concatenate([cache[names[0]][:, 1] for cache in caches])
+    k = np.concatenate([cache[names[1]][:, 0] for cache in caches])
+    saved = np.load(tmp_path / "job" / "qk_map.npz")
+    np.testing.assert_allclose(saved["points"][1], joint_map(q, k), rtol=1e-4, atol=1e-4)
+
+
+def test_joint_query_key_map_equals_a_float64_reference():
+    """AttentionViz's normalisation by hand (keys moved to the queries' mean, both scaled to one mean
+    norm keeping every q·k), then PCA by the covariance's eigenvectors; the map equals it up to signs."""
+    from engine.corpus.qk_map import joint_map, normalise
+
+    rng = np.random.default_rng(5)
+    q = rng.normal(size=(30, 8)) * 2.0 + 1.0
+    k = rng.normal(size=(30, 8)) * 0.5 - 3.0
+    nq, nk = normalise(q, k)
+    k_moved = np.array([row - k.mean(axis=0) + q.mean(axis=0) for row in k])
+    mean_q = sum(math.sqrt(sum(x * x for x in row)) for row in q) / 30
+    mean_k = sum(math.sqrt(sum(x * x for x in row)) for row in k_moved) / 30
+    c = math.sqrt(mean_k / mean_q)
+    np.testing.assert_allclose(nq, q * c, rtol=1e-12)
+    np.testing.assert_allclose(nk, k_moved / c, rtol=1e-12)
+    np.testing.assert_allclose(nq @ nk.T, q @ k_moved.T, rtol=1e-10)  # every dot product kept
+    assert np.linalg.norm(nq, axis=1).mean() == pytest.approx(np.linalg.norm(nk, axis=1).mean(), rel=1e-12)
+    both = np.concatenate([nq, nk])
+    centred = both - both.mean(axis=0)
+    values, vectors = np.linalg.eigh(centred.T @ centred)
+    reference = centred @ vectors[:, np.argsort(values)[::-1][:2]]
+    reference *= np.sign(reference[np.abs(reference).argmax(axis=0), [0, 1]])
+    np.testing.assert_allclose(joint_map(q, k), reference, atol=1e-9)
+
+
+def test_a_job_keeps_the_joint_map_of_its_first_texts(toy, corpus_file, tmp_path):
+    from engine.corpus.qk_map import QK_SAMPLE_TEXTS, joint_map
+
+    assert QK_SAMPLE_TEXTS >= 50
+    run_job(JobSpec("toy", str(corpus_file), str(tmp_path / "job"), batch_size=8), InProcess())
+    saved = np.load(tmp_path / "job" / "qk_map.npz")
+    tokens = [toy.tokenize(text) for text in sentences()]
+    assert saved["token"].tolist() == [piece.text for t in tokens for piece in t.tokens]
+    assert saved["text_index"].tolist() == [i for i, t in enumerate(tokens) for _ in range(t.n)]
+    assert saved["sentence"][-1] == sentences()[-1]
+    n = sum(t.n for t in tokens)
+    assert saved["points"].shape == (4, 2 * n, 2) and saved["points"].dtype == np.float32
+    head = 3
+    q = np.concatenate([toy.run_with_cache(text, ["blocks.0.attn.hook_q"])[1]["blocks.0.attn.hook_q"][:, head]
+                        for text in sentences()])  # (N, d_head)
+    k = np.concatenate([toy.run_with_cache(text, ["blocks.0.attn.hook_k"])[1]["blocks.0.attn.hook_k"][:, head]
+                        for text in sentences()])
+    np.testing.assert_allclose(saved["points"][head], joint_map(q, k), rtol=1e-5, atol=1e-5)

@@ -33,7 +33,7 @@ def test_a_job_writes_the_head_table_the_distances_and_the_map(tmp_path, texts, 
     job = tmp_path / "job"
     assert sorted(p.name for p in job.iterdir()) == [
         "batch-000000.npz", "batch-000001.npz", "batch-000002.npz", "head_clusters.npz", "head_distances.csv",
-        "head_map.csv", "head_stats.csv", "head_stats.npz", "manifest.json"]
+        "head_map.csv", "head_stats.csv", "head_stats.npz", "manifest.json", "qk_map.npz"]
     stats = np.load(job / "head_stats.npz")
     columns = ["layer", "head", "count", *CORPUS_MEASURES, *(f"{m}_std" for m in CORPUS_MEASURES), "typical_text"]
     assert sorted(stats.files) == sorted(columns + ["texts", "skipped", "tokens", "model", "ablated_heads",

@@ -9,6 +9,9 @@
                         classical MDS, layer, head
     head_distances.csv  the distance matrix, rows and columns named layer.head
     head_map.csv        layer, head, x, y: the embedding
+    qk_map.npz          the joint query-key map of every head (engine/corpus/qk_map.py) over the
+                        tokens of the corpus's first texts: points (K, 2N, 2) float32, the N queries
+                        then the N keys; token (N,), text_index (N,), and sentence (N,) its text
 """
 from __future__ import annotations
 
@@ -22,9 +25,11 @@ from ..core.errors import EngineError
 from ..files.safe_io import atomic_write, write_bytes_atomic
 from .clusters import classical_mds
 from .measures import CORPUS_MEASURES
-from .shards import Summary
+from .qk_map import QK_SAMPLE_TEXTS, joint_map
+from .shards import Summary, read_shard
 
-RESULT_FILES = ("head_stats.npz", "head_stats.csv", "head_clusters.npz", "head_distances.csv", "head_map.csv")
+RESULT_FILES = ("head_stats.npz", "head_stats.csv", "head_clusters.npz", "head_distances.csv", "head_map.csv",
+                "qk_map.npz")
 
 
 def head_rows(summary: Summary) -> dict[str, np.ndarray]:
@@ -79,14 +84,38 @@ def write_results(folder, summary: Summary, model: str, ablate, texts) -> dict[s
     return {"distance": summary.distance, "embedding": embedding}
 
 
+def write_qk_map(folder, batch_size: int, batches: int, texts) -> None:
+    """qk_map.npz from the shards holding the sampled texts' queries and keys (the first batches)."""
+    queries, keys, text_index, tokens = [], [], [], []
+    for index in range(min(batches, -(-QK_SAMPLE_TEXTS // batch_size))):
+        shard = read_shard(folder, index)
+        if "qk_queries" in shard:
+            queries.append(shard["qk_queries"])
+            keys.append(shard["qk_keys"])
+            text_index.append(shard["qk_text_index"])
+            tokens.append(shard["qk_token"])
+    if not queries:  # every sampled text was over the token limit
+        return
+    q, k = np.concatenate(queries, axis=1), np.concatenate(keys, axis=1)  # (K, N, d_head) each
+    points = np.stack([joint_map(q[head], k[head]) for head in range(len(q))]).astype(np.float32)  # (K, 2N, 2)
+    text_index = np.concatenate(text_index)  # (N,)
+    with atomic_write(Path(folder) / "qk_map.npz") as stream:
+        np.savez(stream, points=points, token=np.concatenate(tokens), text_index=text_index,
+                 sentence=np.array([texts[i] for i in text_index], dtype=str))
+
+
 def read_results(folder) -> dict[str, np.ndarray]:
-    """head_stats.npz and head_clusters.npz of a finished job, as one dict of arrays."""
+    """head_stats.npz, head_clusters.npz and qk_map.npz (when written) of a finished job, as one
+    dict of arrays (qk_map's: qk_points, qk_token, qk_text_index, qk_sentence)."""
     arrays = {}
-    for name in ("head_stats.npz", "head_clusters.npz"):
+    for name in ("head_stats.npz", "head_clusters.npz", "qk_map.npz"):
         path = Path(folder) / name
+        if name == "qk_map.npz" and not path.exists():  # no sampled text within the token limit
+            continue
         try:
             with np.load(path, allow_pickle=False) as data:
-                arrays.update({key: data[key] for key in data.files})
+                prefix = "qk_" if name == "qk_map.npz" else ""
+                arrays.update({prefix + key: data[key] for key in data.files})
         except FileNotFoundError:
             raise EngineError("{folder!r} holds no finished corpus job ({name} is missing): run `./run corpus` "
                               "into it, or let the job finish", field="out", folder=str(folder), name=name) from None

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..core.errors import EngineError
+from ..core.parallel import blas_single_threaded
 from ..analysis.ablation import check_ablation
 from .batch import measure_batch, model_facts, token_limit
-from .outputs import write_results
+from .outputs import write_qk_map, write_results
 from .shards import IDENTITY, Summary, check_folder, make_manifest, prepare_folder, reduce_shards, write_shard
 from .texts import Corpus, read_corpus
 
@@ -103,7 +104,11 @@ def run_job(spec: JobSpec, executor, progress: Callable | None = None, corpus: C
     """Compute ``spec`` with ``executor`` (open_executor's); ``progress(done, total, elapsed,
     done_here)`` after every batch: texts done in all, texts of the job, seconds since this run
     started, texts this run computed. ``corpus``: :func:`check_job`'s, when it was called."""
-    corpus = corpus if corpus is not None else check_job(spec)
+    with blas_single_threaded():  # small matrices all the way (engine/corpus/batch.py says why)
+        return _run(spec, executor, progress, corpus if corpus is not None else check_job(spec))
+
+
+def _run(spec: JobSpec, executor, progress: Callable | None, corpus: Corpus) -> JobResult:
     texts = corpus.texts[:spec.limit] if spec.limit else corpus.texts
     facts = executor.facts(spec.model)
     ablate = check_ablation(spec.ablate, facts["layers"], facts["heads"])
@@ -126,4 +131,5 @@ def run_job(spec: JobSpec, executor, progress: Callable | None = None, corpus: C
             progress(done_texts, len(texts), time.monotonic() - started, here)
     summary = reduce_shards(spec.out, manifest["batches"], facts["layers"], facts["heads"])
     arrays = write_results(Path(spec.out), summary, spec.model, ablate, texts)
+    write_qk_map(spec.out, size, manifest["batches"], texts)
     return JobResult(summary, manifest, len(calls), corpus.skipped_line(), arrays)
