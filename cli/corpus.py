@@ -5,8 +5,8 @@
     ./run corpus --model minilm --texts sentences.txt --out off-3 --ablate 0.3 --limit 1000
 
 Writes into the --out folder the per-head table (head_stats.npz, head_stats.csv), the head-pair
-distances and the heads' 2-D map (head_clusters.npz, head_distances.csv, head_map.csv) and one
-shard a batch (engine/corpus/ says what each holds). Progress goes to stderr. Interrupted (Ctrl+C,
+distances and the heads' 2-D map (head_clusters.npz, head_distances.csv, head_map.csv), every
+head's joint query-key map over the first texts (qk_map.npz) and one shard a batch (engine/corpus/ says what each holds). Progress goes to stderr. Interrupted (Ctrl+C,
 SIGTERM, a lost scheduler), the folder keeps every finished batch: the same command resumes it.
 Bad input is one ``error: …`` line and exit code 2; an interruption exits with 128 + the signal.
 """
@@ -144,6 +144,7 @@ def format_seconds(seconds: float) -> str:
 def run(args: list[str]) -> None:
     """Parse ``args``, run the job, print the line that says what was written."""
     options = build_parser().parse_args(args)
+    from engine.corpus.outputs import RESULT_FILES
     from engine.corpus.runner import DEFAULT_BATCH, DEFAULT_MAX_TOKENS, JobSpec, check_job, open_executor, run_job
 
     for flag, value in (("--workers", options.workers), ("--limit", options.limit),
@@ -165,9 +166,9 @@ def run(args: list[str]) -> None:
         progress.end()
     summary, manifest = result.summary, result.manifest
     skipped = f" ({summary.skipped:,} over {manifest['max_tokens']:,} tokens skipped)" if summary.skipped else ""
+    written = [name for name in RESULT_FILES if os.path.exists(os.path.join(options.out, name))]
     print(f"wrote {options.out}: {summary.texts:,} texts{skipped}, {manifest['layers']} layers × "
-          f"{manifest['heads']} heads: head_stats.csv, head_stats.npz, head_clusters.npz, head_distances.csv, "
-          f"head_map.csv", flush=True)
+          f"{manifest['heads']} heads: {', '.join(written)}", flush=True)
     if result.skipped_lines:
         sys.stderr.write(f"note: {result.skipped_lines} of {options.texts}\n")
 

@@ -180,7 +180,7 @@ def test_punctuation_mask():
 
 def folder_arrays(folder: Path) -> dict:
     arrays = {}
-    for name in ("head_stats.npz", "head_clusters.npz"):
+    for name in ("head_stats.npz", "head_clusters.npz", "qk_map.npz"):
         with np.load(folder / name) as data:
             arrays.update({f"{name}:{key}": data[key] for key in data.files})
     return arrays

@@ -26,8 +26,8 @@ def texts(tmp_path):
 def test_a_job_writes_the_head_table_the_distances_and_the_map(tmp_path, texts, capsys):
     assert corpus(tmp_path, "--limit", "25", "--batch-size", "10") == 0
     out, err = capsys.readouterr()
-    assert out == (f"wrote {tmp_path / 'job'}: 25 texts, 1 layers × 4 heads: head_stats.csv, head_stats.npz, "
-                   f"head_clusters.npz, head_distances.csv, head_map.csv\n")
+    assert out == (f"wrote {tmp_path / 'job'}: 25 texts, 1 layers × 4 heads: head_stats.npz, head_stats.csv, "
+                   f"head_clusters.npz, head_distances.csv, head_map.csv, qk_map.npz\n")
     assert err.splitlines()[-1] == f"note: skipped 1 line: 1 not UTF-8 of {texts}"
     assert "corpus: 0 / 25 texts" in err and "corpus: 25 / 25 texts" in err
     job = tmp_path / "job"

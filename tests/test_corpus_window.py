@@ -57,3 +57,22 @@ def test_a_folder_without_a_job_is_one_line(window, qtbot, tmp_path):
     panel.open_folder(str(tmp_path))
     qtbot.waitUntil(lambda: "holds no finished corpus job" in panel.caption.text(), timeout=10000)
     assert panel.table_model.rowCount() == 0 and len(panel.points()) == 0
+
+
+def test_the_joint_query_key_map_follows_the_table(window, qtbot, toy_job):
+    panel = dock(window, "corpus")
+    settle(window, qtbot)
+    panel.open_folder(str(toy_job))
+    qtbot.waitUntil(lambda: panel.arrays is not None, timeout=10000)
+    saved = np.load(toy_job / "qk_map.npz")
+    n = len(saved["token"])
+    panel.tabs.setCurrentIndex(1)
+    panel.view.sortByColumn(0, Qt.SortOrder.DescendingOrder)  # 0.3 first
+    panel.view.setCurrentIndex(panel.proxy.index(0, 0))
+    assert panel.qk_head.currentText() == "0.3"
+    queries, keys = panel.qk_points()
+    np.testing.assert_array_equal(queries, saved["points"][3][:n])
+    np.testing.assert_array_equal(keys, saved["points"][3][n:])
+    assert panel.qk_caption.text().startswith(f"Head 0.3: the queries and keys of {n:,} tokens from the first 24 texts")
+    last = n - 1
+    assert panel.qk_queries.opts["tip"](0, 0, last) == f"{saved['token'][last]!r}\n{sentences(24)[-1]}"

@@ -5,16 +5,18 @@ and shows the per-head table (means over the corpus, sortable, each cell's toolt
 and the head clusters: every head a point of the 2-D MDS of the heads' Jensen–Shannon distances
 (Clark et al. 2019), coloured by layer or by a measure. A click on a point or a double-click on a
 row opens that head in the window: the job's model, its switched-off heads and the corpus
-sentence where the head is most typical.
+sentence where the head is most typical. The joint query–key map (AttentionViz, Yeh et al. 2023;
+engine/corpus/qk_map.py) shows the head chosen in the table: its queries and keys over the
+corpus's first texts in one plane, a point's tooltip its token and sentence.
 """
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QCoreApplication, QModelIndex, \
-    QSortFilterProxyModel, Qt
+    QSignalBlocker, QSortFilterProxyModel, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
-                               QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget)
+                               QPushButton, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from engine.corpus.measures import CORPUS_MEASURES
 from engine.corpus.outputs import read_results
@@ -38,6 +40,7 @@ TITLES = {
 }
 COLUMNS = ("head", "count") + CORPUS_MEASURES
 COLOURS = pg.colormap.get("viridis")
+QUERY_BRUSH, KEY_BRUSH = pg.mkBrush(31, 119, 180, 170), pg.mkBrush(255, 127, 14, 170)  # AttentionViz: blue, orange
 
 
 def title(name: str) -> str:
@@ -132,6 +135,7 @@ class CorpusPanel(Panel):
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.view.doubleClicked.connect(self._on_row_double_clicked)
+        self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
         split.addWidget(self.view)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -161,7 +165,11 @@ class CorpusPanel(Panel):
         self.selected_point = pg.ScatterPlotItem(size=16, pen=pg.mkPen("#ff2d55", width=2), brush=pg.mkBrush(None))
         self.plot.addItem(self.selected_point)
         right_layout.addWidget(self.plot, 1)
-        split.addWidget(right)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("corpusTabs")
+        self.tabs.addTab(right, self.tr("Head clusters"))
+        self.tabs.addTab(self._build_qk_tab(), self.tr("Query–key map"))
+        split.addWidget(self.tabs)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         layout.addWidget(split, 1)
@@ -169,6 +177,36 @@ class CorpusPanel(Panel):
         self._reading.done.connect(self._on_read)
         self._reading.failed.connect(self._on_read_failed)
         self.set_model_connected()
+
+    def _build_qk_tab(self) -> QWidget:
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(QLabel(self.tr("Head")))
+        self.qk_head = QComboBox()
+        self.qk_head.setObjectName("corpusQkHead")
+        self.qk_head.currentIndexChanged.connect(lambda _: self._plot_qk())
+        row.addWidget(self.qk_head, 1)
+        layout.addLayout(row)
+        self.qk_caption = QLabel()
+        self.qk_caption.setObjectName("corpusQkCaption")
+        self.qk_caption.setWordWrap(True)
+        layout.addWidget(self.qk_caption)
+        self.qk_plot = pg.PlotWidget(background="w")
+        self.qk_plot.setObjectName("corpusQkMap")
+        self.qk_plot.setMenuEnabled(False)
+        self.qk_plot.setMinimumHeight(160)
+        self.qk_plot.setAspectLocked(True)
+        self.qk_plot.addLegend(offset=(8, 8))
+        self.qk_queries = pg.ScatterPlotItem(size=6, pen=None, brush=QUERY_BRUSH, name=self.tr("queries"),
+                                             hoverable=True, tip=self._token_tip)
+        self.qk_keys = pg.ScatterPlotItem(size=6, pen=None, brush=KEY_BRUSH, name=self.tr("keys"),
+                                          hoverable=True, tip=self._token_tip)
+        self.qk_plot.addItem(self.qk_queries)
+        self.qk_plot.addItem(self.qk_keys)
+        layout.addWidget(self.qk_plot, 1)
+        return tab
 
     # ------------------------------------------------------------------ opening a job
     def _on_open_clicked(self) -> None:
@@ -198,12 +236,20 @@ class CorpusPanel(Panel):
                          ", ".join(f"{int(l)}.{int(h)}" for l, h in arrays["ablated_heads"]))
         self.caption.setText(text + self.tr(". Click a head to open it on its most typical sentence."))
         self._plot()
+        with QSignalBlocker(self.qk_head):
+            self.qk_head.clear()
+            if "qk_points" in arrays:
+                for layer, head in zip(arrays["layer"], arrays["head"]):
+                    self.qk_head.addItem(f"{int(layer)}.{int(head)}")
+        self._plot_qk()
 
     def _on_read_failed(self, error: BaseException) -> None:
         self.arrays = None
         self.table_model.set_arrays(None)
         self.scatter.setData([])
         self.selected_point.setData([])
+        self.qk_head.clear()
+        self._plot_qk()
         self.caption.setText(error_text(error))
 
     # ------------------------------------------------------------------ the clusters
@@ -237,6 +283,38 @@ class CorpusPanel(Panel):
     def _on_row_double_clicked(self, index) -> None:
         row = self.proxy.mapToSource(index).row()
         self.open_head(int(self.arrays["layer"][row]), int(self.arrays["head"][row]))
+
+    # ------------------------------------------------------------------ the joint query-key map
+    def _on_row_changed(self, current, _previous) -> None:
+        if current.isValid() and self.qk_head.count():
+            self.qk_head.setCurrentIndex(self.proxy.mapToSource(current).row())
+
+    def _plot_qk(self) -> None:
+        """The chosen head's N queries and N keys (qk_points[row]: (2N, 2), queries first)."""
+        row = self.qk_head.currentIndex()
+        if self.arrays is None or "qk_points" not in self.arrays or row < 0:
+            self.qk_queries.setData([])
+            self.qk_keys.setData([])
+            self.qk_caption.setText(self.tr("No query–key map in this job (open a job folder)."))
+            return
+        points = self.arrays["qk_points"][row]  # (2N, 2)
+        n = len(points) // 2
+        index = np.arange(n)
+        self.qk_queries.setData(x=points[:n, 0], y=points[:n, 1], data=index)
+        self.qk_keys.setData(x=points[n:, 0], y=points[n:, 1], data=index)
+        texts = len(np.unique(self.arrays["qk_text_index"]))
+        self.qk_caption.setText(fill(self.tr("Head %1: the queries and keys of %2 tokens from the first %3 texts, "
+                                             "keys moved to the queries' mean and both scaled to one mean norm "
+                                             "(no dot product changes), then PCA. A query near a key: a large score."),
+                                     self.qk_head.currentText(), f"{n:,}", texts))
+
+    def _token_tip(self, x, y, data) -> str:
+        index = int(data)
+        return f"{self.arrays['qk_token'][index]!r}\n{self.arrays['qk_sentence'][index]}"
+
+    def qk_points(self) -> tuple[np.ndarray, np.ndarray]:
+        """(queries (N, 2), keys (N, 2)) as the map shows them (tests)."""
+        return tuple(np.column_stack(item.getData()) for item in (self.qk_queries, self.qk_keys))
 
     # ------------------------------------------------------------------ a head in the window
     def open_head(self, layer: int, head: int) -> None:
