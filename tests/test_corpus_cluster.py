@@ -178,6 +178,7 @@ def test_a_scheduler_that_dies_mid_job_stops_it_resumable(corpus_path, minilm_re
                 executor = DaskExecutor(address)
             except EngineError:
                 assert time.monotonic() < deadline, "the scheduler did not start"
+                time.sleep(0.2)
         with executor, pytest.raises(EngineError, match=r"the Dask cluster \(the Dask scheduler at .*\) stopped "
                                                         r"answering .* run the same command again to resume"):
             run_job(JobSpec("minilm", str(corpus_path), str(tmp_path / "job"), batch_size=BATCH), executor,

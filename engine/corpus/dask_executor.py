@@ -20,6 +20,7 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import tempfile
 import zipfile
 from pathlib import Path
@@ -60,11 +61,19 @@ def _workers_ignore_sigint():
         signal.signal(signal.SIGINT, previous)
 
 
+def _reachable(address: str) -> None:
+    """OSError unless something accepts a TCP connection at ``address`` within CONNECT_SECONDS:
+    a refused port is said at once, before Dask's client retries it for the whole timeout."""
+    host, port = address.split("://", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS):
+        pass
+
+
 class DaskExecutor:
     """A ``distributed.Client`` on a local cluster or at a scheduler's address."""
 
     def __init__(self, scheduler: str = "local", workers: int = 2) -> None:
-        distributed = _distributed()
+        distributed = _distributed()  # ~1 s to import: a missing package is said before anything else
         self.cluster = None
         self.address = scheduler
         if scheduler == "local":
@@ -78,6 +87,7 @@ class DaskExecutor:
             raise EngineError("--scheduler takes a Dask scheduler's address such as tcp://HOST:8786, not {address!r}",
                               field="scheduler", address=scheduler)
         try:
+            _reachable(scheduler)
             self.client = distributed.Client(scheduler, timeout=CONNECT_SECONDS)
         except Exception as error:  # noqa: BLE001 - refused, timed out, a bad address, a non-Dask server answering garbage
             raise EngineError("cannot reach the Dask scheduler at {address} within {seconds} s ({reason}): check the "
