@@ -28,7 +28,7 @@ def qk_hook_names(model) -> tuple[list[str], list[str]]:
     """The hook points of every layer's queries and keys as they enter q·k (after RoPE when rotary)."""
     names = set(model.hook_names())
     layers = model.facts.layers
-    rotary = f"blocks.0.attn.hook_rot_q" in names
+    rotary = "blocks.0.attn.hook_rot_q" in names
     q = [f"blocks.{l}.attn.hook_{'rot_q' if rotary else 'q'}" for l in range(layers)]
     k = [f"blocks.{l}.attn.hook_{'rot_k' if rotary else 'k'}" for l in range(layers)]
     return q, k
