@@ -192,3 +192,18 @@ def test_a_scheduler_that_dies_mid_job_stops_it_resumable(corpus_path, minilm_re
     assert lost and 1 <= len(saved) < TEXTS // BATCH
     run_job(JobSpec("minilm", str(corpus_path), str(tmp_path / "job"), batch_size=BATCH), InProcess())
     assert_same(folder_arrays(tmp_path / "job"), minilm_reference)
+
+
+@pytest.mark.filterwarnings("ignore:Port .* is already in use")
+def test_a_scheduler_without_workers_is_one_line(monkeypatch):
+    import distributed
+
+    from engine.core.errors import EngineError
+    from engine.corpus import dask_executor
+
+    monkeypatch.setattr(dask_executor, "WORKER_SECONDS", 1)
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None) as empty:  # a tcp:// scheduler
+        with dask_executor.DaskExecutor(empty.scheduler_address) as executor:
+            with pytest.raises(EngineError, match=r"the Dask scheduler at tcp://.* has no workers \(waited 1 s\): "
+                                                  r"start some with `dask worker tcp://"):
+                executor.facts("toy")

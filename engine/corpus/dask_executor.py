@@ -22,6 +22,7 @@ import re
 import signal
 import socket
 import tempfile
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Iterator
@@ -30,6 +31,7 @@ from ..core.errors import EngineError
 from .batch import measure_batch, model_facts
 
 CONNECT_SECONDS = 5
+WORKER_SECONDS = 30  # a scheduler with no worker yet (one starting beside it) gets this long
 ENGINE_DIR = Path(__file__).resolve().parent.parent  # the engine package the workers import
 ADDRESS = re.compile(r"(?:tcp|tls)://[^\s/]+:[0-9]{1,5}")  # what --scheduler accepts
 _LOST = (OSError, TimeoutError, asyncio.CancelledError, concurrent.futures.CancelledError)
@@ -77,7 +79,9 @@ class DaskExecutor:
         self.cluster = None
         self.address = scheduler
         if scheduler == "local":
-            with _workers_ignore_sigint():
+            with _workers_ignore_sigint(), warnings.catch_warnings():
+                # its HTTP server moves off a port another cluster holds, with a warning on stderr
+                warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
                 self.cluster = distributed.LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
                                                         dashboard_address=None)
             self.client = distributed.Client(self.cluster)
@@ -107,7 +111,14 @@ class DaskExecutor:
             self.client.upload_file(archive)
 
     def facts(self, model: str) -> dict:
-        """The model's shape, from a worker: it imports the project and loads the model, or says why not."""
+        """The model's shape, from a worker: it imports the project and loads the model, or says why not.
+        A scheduler without workers is waited for WORKER_SECONDS, then said (a job would wait forever)."""
+        try:
+            self.client.wait_for_workers(1, timeout=WORKER_SECONDS)
+        except TimeoutError:
+            raise EngineError("the Dask scheduler at {address} has no workers (waited {seconds} s): start some with "
+                              "`dask worker {address}`", field="scheduler", address=self.address,
+                              seconds=WORKER_SECONDS) from None
         try:
             return self.client.submit(model_facts, model, pure=False).result()
         except _LOST as error:

@@ -1373,6 +1373,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>Dask 集群（{name}）不再应答（{reason}）；它完成的 {finished} 个批次已保存：再次运行同一条命令即可继续</translation>
     </message>
     <message>
+        <source>the Dask scheduler at {address} has no workers (waited {seconds} s): start some with `dask worker {address}`</source>
+        <translation>位于 {address} 的 Dask 调度器没有工作进程（已等待 {seconds} 秒）：请用 `dask worker {address}` 启动一些</translation>
+    </message>
+    <message>
         <source>the answer is empty: give the token whose probability to measure, e.g. ' Paris'</source>
         <translation>答案为空：请给出要测量其概率的词元，例如 ' Paris'</translation>
     </message>
