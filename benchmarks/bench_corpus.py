@@ -8,8 +8,9 @@ Each figure is one run of ``./run corpus`` (``main.py corpus``) in a fresh proce
 folder: ``--in-process`` and the default local cluster (two worker processes, one thread each).
 texts/s is the job's own rate (its last progress line: texts over the seconds since its first
 batch was submitted, model loading in the workers included, process and cluster start-up not);
-wall s includes everything. Peak MB is the largest resident set of the job's process and of its
-worker processes (getrusage of the waited children, read in a wrapper process started for each run);
+wall s includes everything. Peak MB is the largest resident set of any one of the job's processes
+(the job's own or one worker's: getrusage of the waited children, read in a wrapper process started
+for each run; a local cluster holds the model once in each worker, so its total is about twice that);
 CPU ms/text is the CPU time of the job's process and its workers over the texts (start-up and
 model loading included): on a shared, loaded machine the figure that does not depend on the load.
 The sentences are made from a few templates in the seeds' style (short English sentences with
