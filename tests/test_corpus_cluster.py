@@ -98,7 +98,7 @@ def test_the_job_killed_mid_run_resumes_and_equals_an_uninterrupted_run(corpus_p
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and (not out.is_dir() or len(complete_batches(out)) < 2):
             assert job.poll() is None, job.stderr.read().decode()
-            time.sleep(0.05)
+            time.sleep(0.01)
     finally:
         os.killpg(job.pid, signal.SIGKILL)  # the job's process and its cluster's workers (its session)
         job.wait(10)
@@ -119,7 +119,7 @@ def test_ctrl_c_leaves_a_folder_the_same_command_resumes(corpus_path, minilm_ref
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not out.is_dir() or not complete_batches(out)):
-        time.sleep(0.02)
+        time.sleep(0.01)
     os.killpg(job.pid, signal.SIGINT)
     stdout, stderr = job.communicate(timeout=30)
     assert job.returncode == 130 and stdout == ""
