@@ -1142,7 +1142,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>layers {first} … {last} do not exist: the model has layers 0 … {top}</source>
-        <translation type="unfinished" />
+        <translation>第 {first} … {last} 层不存在：该模型只有第 0 … {top} 层</translation>
     </message>
     <message>
         <source>leave-one-out runs the model once per token: {n} tokens is more than {limit}; shorten the text</source>
@@ -1538,7 +1538,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
     <message>
         <source>{analysis} reads at most {limit} tokens; this text has {count}: shorten it</source>
-        <translation type="unfinished" />
+        <translation>{analysis} 最多读取 {limit} 个词元；这段文本有 {count} 个：请缩短它</translation>
     </message>
     <message>
         <source>{file} cannot be read as a tokenizer ({reason}): download it again</source>
