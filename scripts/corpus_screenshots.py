@@ -77,9 +77,6 @@ def main() -> None:
         panel.tabs.setCurrentIndex(0)
         panel.view.doubleClicked.emit(panel.proxy.index(0, 0))
         settle(window, 2.0)
-        window.docks["corpus"].show()
-        window.docks["corpus"].raise_()
-        settle(window, 1.0)
         path = out / f"corpus-{language}-opened.png"
         window.grab().save(str(path))
         print("wrote", path)

@@ -49,6 +49,7 @@ def test_the_corpus_dock_shows_a_job_and_opens_a_head(window, qtbot, toy_job):
     assert c.config.text == sentences(24)[int(stats["typical_text"][top])]
     x, y = panel.selected_point.getData()
     assert (float(x[0]), float(y[0])) == tuple(clusters["embedding"][top])
+    assert window.docks["corpus"].isVisible() and window.dock_groups.current == "analysis"
 
 
 def test_a_folder_without_a_job_is_one_line(window, qtbot, tmp_path):

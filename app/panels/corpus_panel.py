@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QCoreApplication, QModelIndex, \
-    QSignalBlocker, QSortFilterProxyModel, Qt
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
+    QSignalBlocker, QSortFilterProxyModel, Qt, QTimer
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
                                QPushButton, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from engine.corpus.measures import CORPUS_MEASURES
@@ -335,6 +335,17 @@ class CorpusPanel(Panel):
             self.caption.setText(error_text(error))
             return
         controller.select(head=head)
+        # a pretrained model raises Model layers (or Next token), whose group then replaces this one's
+        # one turn later: come forward again after it, so the map just clicked stays on screen
+        QTimer.singleShot(0, self, self._come_forward)
+
+    def _come_forward(self) -> None:
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QDockWidget):
+            parent = parent.parentWidget()
+        if parent is not None:
+            parent.show()
+            parent.raise_()
 
     def show_snapshot(self, snapshot) -> None:
         self.show_selection()
