@@ -677,6 +677,7 @@ def main(argv: list[str] | None = None, window=None) -> int:
     if args[0] in ("-h", "--help"):
         print(top_parser().format_help(), end="")
         return 0
+    if args[0] == "corpus": return __import__("cli.corpus", fromlist=["main"]).main(args[1:])  # noqa: E701 (its own file)
     if args[0] not in ("export", "patch"):
         return _fail(f"unknown command {args[0]!r}: use `export` or `patch` (see --help), or no arguments for the "
                      f"window", 2)

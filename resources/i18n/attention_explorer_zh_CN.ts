@@ -461,6 +461,125 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     </message>
 </context>
 <context>
+    <name>CorpusPanel</name>
+    <message>
+        <source>head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>texts</source>
+        <translation>文本数</translation>
+    </message>
+    <message>
+        <source>entropy (bits)</source>
+        <translation>熵（比特）</translation>
+    </message>
+    <message>
+        <source>on first token</source>
+        <translation>在第一个词元上</translation>
+    </message>
+    <message>
+        <source>on special tokens</source>
+        <translation>在特殊词元上</translation>
+    </message>
+    <message>
+        <source>on previous token</source>
+        <translation>在前一个词元上</translation>
+    </message>
+    <message>
+        <source>on itself</source>
+        <translation>在自身上</translation>
+    </message>
+    <message>
+        <source>on punctuation</source>
+        <translation>在标点上</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>mean %1, standard deviation %2 over %3 texts</source>
+        <translation>均值 %1，标准差 %2（共 %3 条文本）</translation>
+    </message>
+    <message>
+        <source>Open job folder…</source>
+        <translation>打开任务文件夹…</translation>
+    </message>
+    <message>
+        <source>A folder written by ./run corpus --out FOLDER</source>
+        <translation>由 ./run corpus --out FOLDER 写出的文件夹</translation>
+    </message>
+    <message>
+        <source>No corpus job open. Run one with ./run corpus --model MODEL --texts FILE --out FOLDER, then open its folder.</source>
+        <translation>尚未打开语料任务。先运行 ./run corpus --model MODEL --texts FILE --out FOLDER，再打开它的文件夹。</translation>
+    </message>
+    <message>
+        <source>Colour by</source>
+        <translation>着色依据</translation>
+    </message>
+    <message>
+        <source>MDS axis 1 (Jensen–Shannon distance)</source>
+        <translation>MDS 第 1 轴（Jensen–Shannon 距离）</translation>
+    </message>
+    <message>
+        <source>MDS axis 2</source>
+        <translation>MDS 第 2 轴</translation>
+    </message>
+    <message>
+        <source>Head clusters</source>
+        <translation>头的聚类</translation>
+    </message>
+    <message>
+        <source>Query–key map</source>
+        <translation>查询–键联合图</translation>
+    </message>
+    <message>
+        <source>Head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>queries</source>
+        <translation>查询</translation>
+    </message>
+    <message>
+        <source>keys</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <source>Open a corpus job's folder</source>
+        <translation>打开语料任务的文件夹</translation>
+    </message>
+    <message>
+        <source>Reading %1 …</source>
+        <translation>正在读取 %1 …</translation>
+    </message>
+    <message>
+        <source>%1: %2 texts, %3 layers × %4 heads</source>
+        <translation>%1：%2 条文本，%3 层 × %4 头</translation>
+    </message>
+    <message>
+        <source> (%1 long texts skipped)</source>
+        <translation>（跳过了 %1 条过长的文本）</translation>
+    </message>
+    <message>
+        <source>; heads switched off: %1</source>
+        <translation>；已关闭的头：%1</translation>
+    </message>
+    <message>
+        <source>. Click a head to open it on its most typical sentence.</source>
+        <translation>。点击一个头，即在它最典型的句子上打开它。</translation>
+    </message>
+    <message>
+        <source>No query–key map in this job (open a job folder).</source>
+        <translation>此任务没有查询–键联合图（请打开一个任务文件夹）。</translation>
+    </message>
+    <message>
+        <source>Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the queries' mean and both scaled to one mean norm (no dot product changes), then PCA. A query near a key: a large score.</source>
+        <translation>头 %1：前 %3 条文本中 %2 个词元的查询和键；键平移到查询的均值处，两者缩放到相同的平均范数（点积都不变），再做 PCA。查询靠近某个键：得分大。</translation>
+    </message>
+</context>
+<context>
     <name>DashboardPanel</name>
     <message>
         <source>layer</source>
@@ -909,6 +1028,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>这条轨迹的 .json 将包含 {count:,} 个数（约 {size}），写出要好几分钟：请改为导出 .npz（约 {npz}，几秒即可写完），或缩短文本</translation>
     </message>
     <message>
+        <source>--limit must be at least 1, not {limit}</source>
+        <translation>--limit 至少为 1，而不是 {limit}</translation>
+    </message>
+    <message>
+        <source>--scheduler takes a Dask scheduler's address such as tcp://HOST:8786, not {address!r}</source>
+        <translation>--scheduler 需要 Dask 调度器的地址，例如 tcp://HOST:8786，而不是 {address!r}</translation>
+    </message>
+    <message>
         <source>a GIF image</source>
         <translation>一张 GIF 图片</translation>
     </message>
@@ -1029,6 +1156,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>按词：{count} 个词，但权重的形状是 {shape}</translation>
     </message>
     <message>
+        <source>cannot reach the Dask scheduler at {address} within {seconds} s ({reason}): check the address (tcp://HOST:8786) and that `dask scheduler` runs there</source>
+        <translation>{seconds} 秒内无法连接位于 {address} 的 Dask 调度器（{reason}）：请检查地址（tcp://HOST:8786），并确认那里正在运行 `dask scheduler`</translation>
+    </message>
+    <message>
         <source>cannot read {file}: {reason}</source>
         <translation>无法读取 {file}：{reason}</translation>
     </message>
@@ -1071,6 +1202,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>no hook point {name!r} in this model; closest: {closest}</source>
         <translation>此模型没有钩子点 {name!r}；最接近的是：{closest}</translation>
+    </message>
+    <message>
+        <source>no line of {path!r} is a JSON object with a string {name!r}: check --field</source>
+        <translation>{path!r} 中没有一行是带字符串字段 {name!r} 的 JSON 对象：请检查 --field</translation>
     </message>
     <message>
         <source>no patching grid {grid!r}; choose from {names}</source>
@@ -1193,6 +1328,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>投影矩阵 {name} 的第 {row} 行必须是 {d_model} 个数的列表；实际是 {value!r}</translation>
     </message>
     <message>
+        <source>running on a Dask cluster needs the dask[distributed] package, which this Python lacks: use `./run corpus …` (it installs requirements.txt) or pip install 'dask[distributed]'</source>
+        <translation>在 Dask 集群上运行需要 dask[distributed] 包，而此 Python 中没有：请使用 `./run corpus …`（它会安装 requirements.txt），或 pip install 'dask[distributed]'</translation>
+    </message>
+    <message>
         <source>scale must be true or false; got {scale!r}</source>
         <translation>scale 必须是 true 或 false；当前为 {scale!r}</translation>
     </message>
@@ -1281,12 +1420,48 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>.npy 投影矩阵文件 {path} 必须是 (3, d, d) 或 (4, d, d) 数组；实际是 {shape}</translation>
     </message>
     <message>
+        <source>the Dask cluster ({name}) stopped answering ({reason}); the {finished} batches it finished are saved: run the same command again to resume</source>
+        <translation>Dask 集群（{name}）不再应答（{reason}）；它完成的 {finished} 个批次已保存：再次运行同一条命令即可继续</translation>
+    </message>
+    <message>
+        <source>the Dask scheduler at {address} has no workers (waited {seconds} s): start some with `dask worker {address}`</source>
+        <translation>位于 {address} 的 Dask 调度器没有工作进程（已等待 {seconds} 秒）：请用 `dask worker {address}` 启动一些</translation>
+    </message>
+    <message>
         <source>the answer is empty: give the token whose probability to measure, e.g. ' Paris'</source>
         <translation>答案为空：请给出要测量其概率的词元，例如 ' Paris'</translation>
     </message>
     <message>
         <source>the answer {answer!r} has no tokens: give a word, e.g. ' Paris'</source>
         <translation>答案 {answer!r} 没有词元：请给出一个词，例如 ' Paris'</translation>
+    </message>
+    <message>
+        <source>the batch file {path!r} cannot be read ({reason}): delete it and run the job again to redo that batch</source>
+        <translation>无法读取批次文件 {path!r}（{reason}）：删除它并再次运行任务，即可重算这一批</translation>
+    </message>
+    <message>
+        <source>the batch size must be at least 1, not {size}</source>
+        <translation>批大小至少为 1，而不是 {size}</translation>
+    </message>
+    <message>
+        <source>the corpus file {path!r} holds no text of at most {limit} characters: one text a line</source>
+        <translation>语料文件 {path!r} 中没有不超过 {limit} 个字符的文本：请每行写一条文本</translation>
+    </message>
+    <message>
+        <source>the corpus file {path!r} is binary (it holds NUL bytes), not text: write one text a line in UTF-8</source>
+        <translation>语料文件 {path!r} 是二进制文件（含有 NUL 字节），不是文本：请用 UTF-8 每行写一条文本</translation>
+    </message>
+    <message>
+        <source>the corpus file {path!r} is empty: write one text a line (UTF-8)</source>
+        <translation>语料文件 {path!r} 是空的：请每行写一条文本（UTF-8）</translation>
+    </message>
+    <message>
+        <source>the corpus file {path!r} is not UTF-8 text (Latin-1, GBK …?): save it as UTF-8</source>
+        <translation>语料文件 {path!r} 不是 UTF-8 文本（Latin-1、GBK……？）：请另存为 UTF-8</translation>
+    </message>
+    <message>
+        <source>the folder {parent!r} does not exist: create it first</source>
+        <translation>文件夹 {parent!r} 不存在：请先创建它</translation>
     </message>
     <message>
         <source>the hook on {name} is not a function</source>
@@ -1613,6 +1788,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file}：{key} 为 {value!r}；应为 {lower} 到 {upper} 之间的整数</translation>
     </message>
     <message>
+        <source>{folder!r} holds no finished corpus job ({name} is missing): run `./run corpus` into it, or let the job finish</source>
+        <translation>{folder!r} 中没有已完成的语料任务（缺少 {name}）：请用 `./run corpus` 输出到这里，或等任务完成</translation>
+    </message>
+    <message>
         <source>{folder} is not a folder</source>
         <translation>{folder} 不是文件夹</translation>
     </message>
@@ -1915,6 +2094,22 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{n} tokens need about {need} in the window (the trace on screen and the next one, {each} each), over the {budget} memory budget: shorten the text (at most about {longest} tokens fit in the window)</source>
         <translation>{n} 个词元在窗口中约需 {need}（屏幕上的追踪和下一次的追踪，各约 {each}），超过 {budget} 的内存预算：请缩短文本（窗口中最多约可容纳 {longest} 个词元）</translation>
+    </message>
+    <message>
+        <source>{out!r} holds another job's results (its {keys} differ from this job's): choose another --out folder, or empty this one</source>
+        <translation>{out!r} 中是另一个任务的结果（它的 {keys} 与本任务不同）：请换一个 --out 文件夹，或清空这个文件夹</translation>
+    </message>
+    <message>
+        <source>{out!r} holds batches of a job without its manifest.json: choose another --out folder, or empty this one</source>
+        <translation>{out!r} 中有某个任务的批次文件，却没有它的 manifest.json：请换一个 --out 文件夹，或清空这个文件夹</translation>
+    </message>
+    <message>
+        <source>{out!r} is a file; --out names a folder for the job's results</source>
+        <translation>{out!r} 是一个文件；--out 应指定存放任务结果的文件夹</translation>
+    </message>
+    <message>
+        <source>{path!r} cannot be read: {reason}</source>
+        <translation>无法读取 {path!r}：{reason}</translation>
     </message>
     <message>
         <source>{path} does not exist. Install the model with: {command}</source>
@@ -3276,6 +3471,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Head dashboard</source>
         <translation>头仪表板</translation>
+    </message>
+    <message>
+        <source>Corpus</source>
+        <translation>语料</translation>
     </message>
     <message>
         <source>Activation patching</source>
