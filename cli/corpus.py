@@ -76,7 +76,7 @@ def parse_ablate(text: str | None) -> frozenset:
 
 def model_name(value: str) -> str:
     """The registry name of --model: a bundled name, gguf:/hf: names, a .gguf file or a model folder."""
-    from engine.files.safe_io import check_model_path
+    from engine.core.safe_io import check_model_path
     from engine.models import MODELS, model_info, register_folder, register_gguf
 
     if value in MODELS:

@@ -38,7 +38,7 @@ def main() -> None:
     out = Path(os.environ.get("CORPUS_SHOTS", "/tmp/corpus-shots"))
     out.mkdir(parents=True, exist_ok=True)
     app = QApplication(sys.argv[:1])
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
     from app.i18n import install_translator
     from app.shell.identity import use_settings_folder
     from app.window import MainWindow

@@ -36,7 +36,7 @@ def wait(app, condition, seconds: float = 300) -> None:
 
 def main() -> None:
     app = QApplication(sys.argv[:1])
-    from app.fonts import install_cjk_font
+    from figures.fonts import install_cjk_font
     from app.i18n import CHINESE, ENGLISH, install_translator
     from app.shell.identity import use_settings_folder
     from app.window import MainWindow

@@ -46,8 +46,7 @@ class Help:
     def guide(self) -> None:
         """Getting started: the places, models and file kinds read from the tables that define them, so
         the guide names every place (and its shortcut) and every family that opens."""
-        from engine.models.gguf_file import ARCHITECTURES
-        from engine.models.hf_folder import FAMILIES
+        from engine.models.families import folder_families, gguf_architectures
 
         from ..dock_groups import GROUPS
 
@@ -80,7 +79,7 @@ class Help:
             "data; Ctrl+Z undoes a settings change (inside the text box it undoes your typing).</li></ol>"
             "<p>Every panel can be moved, tabbed or closed; <b>View → Reset layout</b> brings them back. This "
             "guide opens on the first start; later from <b>Help → Getting started</b> (F1).</p>"),
-            len(GROUPS), places, ", ".join(ARCHITECTURES), ", ".join(sorted(set(FAMILIES)))))
+            len(GROUPS), places, gguf_architectures(), folder_families()))
 
     def shortcuts(self) -> None:
         from .menus import shortcut_rows

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import EngineError
-from ..files.safe_io import atomic_write, write_bytes_atomic
+from ..core.safe_io import atomic_write, write_bytes_atomic
 from .clusters import classical_mds
 from .measures import CORPUS_MEASURES
 from .qk_map import QK_SAMPLE_TEXTS, joint_map

@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 from ..core.errors import EngineError
 from ..core.parallel import blas_single_threaded
-from ..analysis.ablation import check_ablation
+from ..core.hooks import check_ablation
 from .batch import measure_batch, model_facts, token_limit
 from .outputs import write_qk_map, write_results
 from .shards import IDENTITY, Summary, check_folder, make_manifest, prepare_folder, reduce_shards, write_shard

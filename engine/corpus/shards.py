@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import EngineError
-from ..files.safe_io import atomic_write, load_json, remove_stale_temporaries
+from ..core.safe_io import atomic_write, load_json, remove_stale_temporaries
 from .measures import CORPUS_MEASURES
 
 MANIFEST = "manifest.json"

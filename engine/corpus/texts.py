@@ -14,7 +14,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..core.errors import EngineError
-from ..files.safe_io import parse_json, read_limited
+from ..core.safe_io import parse_json, read_limited
 
 MAX_CORPUS_BYTES = 512 * 1024**2  # ~5 M sentences; the texts are held in memory while the job runs
 MAX_TEXT_CHARS = 100_000  # one text; a model reads at most a few thousand tokens of it anyway

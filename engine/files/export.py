@@ -22,7 +22,7 @@ from ..core.safe_io import atomic_write
 from ..toy.trace import ARRAY_NAMES, AttentionResult
 
 DATA_SUFFIXES = (".npz", ".json", ".csv")
-IMAGE_SUFFIXES = (".png", ".svg")  # drawn by app/render.py (needs Qt)
+IMAGE_SUFFIXES = (".png", ".svg")  # drawn by figures/render.py (needs Qt)
 ALL_SUFFIXES = DATA_SUFFIXES + IMAGE_SUFFIXES
 OPTIONAL_ARRAYS = ("q_unrotated", "k_unrotated", "mask")  # saved when present (rope / causal)
 FORMAT_NAME, FORMAT_VERSION = "attention-explorer-trace", 1
