@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
         "leave-one-out: a decoder's p(--answer) or an encoder's sentence-embedding cosine without each token")
     add("--answer", metavar="TOKEN", help="decoders' --occlusion: the answer token, e.g. ' Paris' (its first token "
         "when it has several)")
+    add("--value-zeroing", action="store_true", help=".npz/.json: also write value_zeroing (layers, n, n) and "
+        "value_zeroing_rollout: how much each token's output changes when another token's values are zeroed, "
+        "layer by layer (Mohebbi et al. 2023)")
     return parser
 
 
@@ -187,6 +190,13 @@ def _evidence(options, model, trace, attentions) -> dict:
         extra["occlusion_baseline"] = np.float64(result.baseline)
     elif options.answer is not None:
         raise UsageError("--answer is read by --occlusion (and `./run patch`); add --occlusion")
+    if options.value_zeroing:
+        from engine.analysis.request import RunRequest
+        from engine.analysis.value_zeroing import value_zeroing
+        from engine.models.toy import ToyModel
+
+        runner = model if model is not None else ToyModel(trace.config)  # the toy's run is its own model
+        extra.update(value_zeroing(runner, RunRequest(text=options.text, ablate=ablate)).arrays())
     return extra
 
 
@@ -223,7 +233,7 @@ def _export_data(options, model, trace, evidence=None) -> None:
     request = RunRequest(text=options.text, ablate=_parse_ablate(options.ablate), by_words=options.by == "words")
     runs = Runs(model, request, trace=trace)
     if evidence and output_suffix(options.out) == ".csv":
-        raise UsageError("--flow and --occlusion are written to .npz or .json, not .csv")
+        raise UsageError("--flow, --occlusion and --value-zeroing are written to .npz or .json, not .csv")
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
@@ -408,8 +418,8 @@ def export(args: list[str]) -> None:
     if options.by == "words" and image and options.stage != "weights":
         raise UsageError(f"--by words draws the softmax weights (a word's scores do not add up from its pieces'); "
                          f"leave out --stage {options.stage}")
-    if (options.flow or options.occlusion) and image:
-        raise UsageError("--flow and --occlusion are written to data files (.npz, .json), not to images")
+    if (options.flow or options.occlusion or options.value_zeroing) and image:
+        raise UsageError("--flow, --occlusion and --value-zeroing are written to data files (.npz, .json), not to images")
     if not model_info(options.model).configurable:
         return _export_pretrained(options, image)
     if options.layer is not None:

@@ -106,3 +106,27 @@ def test_smollm2_equals_transformers_with_and_without_switched_off_heads(smollm2
     ablated = value_zeroing(smollm2_model, RunRequest(text=text, ablate=ablate))
     assert_equal_to(ablated, reference, "smollm2_ablated")
     assert np.abs(ablated.scores - reference["smollm2_scores"]).max() > 1e-3  # the heads made a difference
+
+
+def test_export_writes_the_engines_value_zeroing(tmp_path):
+    from cli.commands import main
+
+    out = tmp_path / "vz.npz"
+    assert main(["main.py", "export", "--text", TEXT, "--value-zeroing", "--out", str(out)]) == 0
+    from engine.models import model_info
+
+    config = AttentionConfig(text=TEXT)
+    expected = value_zeroing(ToyModel(config), RunRequest(text=TEXT))
+    with np.load(out) as data:
+        np.testing.assert_array_equal(data["value_zeroing"], expected.scores)
+        np.testing.assert_array_equal(data["value_zeroing_rollout"], expected.rollout)
+    assert model_info("toy").configurable
+
+
+def test_export_refuses_value_zeroing_in_a_picture(tmp_path, capsys):
+    from cli.commands import main
+
+    out = tmp_path / "vz.png"
+    assert main(["main.py", "export", "--text", TEXT, "--value-zeroing", "--out", str(out)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "--value-zeroing" in lines[0] and not out.exists()
