@@ -126,7 +126,7 @@ mutant("diffs-cosine-is-norm", "app/panels/diffs_panel.py", 'f"{result.cosine[fo
 mutant("gguf-untied-head-ignored", "engine/models/llama.py",
        "if names.output_head and names.output_head in tensors else embeddings)", "if False else embeddings)")
 mutant("smollm2-digits-grouped", "engine/text/bpe.py", '"smollm": (True, _GPT2_REGEX),', '"smollm": (False, _GPT2_REGEX),')
-mutant("generate-sample-is-greedy", "app/jobs/decoder_view.py", "pick_token(probabilities, greedy=greedy, rng=rng)",
+mutant("generate-sample-is-greedy", "engine/analysis/next_token.py", "pick_token(probabilities, greedy=greedy, rng=rng)",
        "pick_token(probabilities, greedy=True, rng=rng)")
 mutant("sample-button-greedy", "app/panels/next_token_panel.py", "self.sample_button.clicked.connect(lambda: self.generate(greedy=False))",
        "self.sample_button.clicked.connect(lambda: self.generate(greedy=True))")
@@ -153,7 +153,8 @@ mutant("task-not-interrupted-by-cancel", "app/worker.py", "            self._sta
 mutant("worker-queues-after-shutdown", "app/worker.py", "if self._stopping:\n                return  # no thread will run it",
        "if False:\n                return  # no thread will run it")
 mutant("atomic-write-signal-window", "engine/core/safe_io.py", "    held = _hold_signals()\n", "    held = None\n")
-mutant("atomic-write-temp-kept", "engine/core/safe_io.py", "                os.unlink(temporary)", "                pass")
+mutant("atomic-write-temp-kept", "engine/core/safe_io.py", "        if remove:\n            with contextlib.suppress(OSError):\n                os.unlink(temporary)",
+       "        if remove:\n            pass")
 # tenth session: the player's heights by rows, the rollout caption's own-token case
 mutant("player-height-ignores-rows", "app/panels/player_panel.py",
        "least = view_height(self._rows, side) if self._rows else MIN_VIEW_HEIGHT", "least = MIN_VIEW_HEIGHT")
@@ -173,6 +174,18 @@ mutant("encoder-row-attention-first-rows", "engine/models/bert.py",
        "head_outputs_out=head_outputs[:, rows])", "head_outputs_out=head_outputs[:, :rows.stop - rows.start])")
 mutant("softmax-unshifted-no-fallback", "engine/core/attention.py",
        "    if not (sums.min() > _SUM_FLOOR and sums.max() < _SUM_CEILING):  # NaN fails too", "    if False:")
+
+# actions declared but never triggered: a menu row wired to the wrong way, a history that keeps a redo
+mutant("menu-previous-head-goes-next", "app/shell/menus.py", "w.navigation.step_head(-1)", "w.navigation.step_head(1)")
+mutant("redo-survives-a-new-change", "app/controller.py", "        self._redo.clear()\n", "        pass\n")
+# interactions never combined: the ablation's hook after the user's on the same hook_z
+mutant("ablation-hook-after-the-users", "engine/core/hooks.py", "zero_heads(heads), first=True)", "zero_heads(heads), first=False)")
+# fixtures of one format only: a sharded index naming a file outside its folder; one id past the embedding
+mutant("shard-outside-the-folder", "engine/models/safetensors_file.py",
+       "Path(shard).name != shard or ", "")
+mutant("tokenizer-id-one-past", "engine/models/hf_folder.py", "    if top >= vocab:", "    if top > vocab:")
+# the layer batches rerun only the plain block: claimed for every decoder
+mutant("layer-batches-for-every-block", "engine/models/decoder.py", "layer_batches=c.plain_block", "layer_batches=True")
 
 def _copy_tree(destination: Path) -> None:
     """The tracked and untracked-but-not-ignored files, as they are now (no .venv, no .git)."""
