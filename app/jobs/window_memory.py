@@ -3,7 +3,7 @@
 The window keeps the snapshot on screen (its trace, views of it) until the next one arrives, and
 every edit makes a whole new trace (the KV cache copies the unchanged prefix into it): two traces
 live at once. So each computation gets half the memory budget, counting the trace, the forward
-pass's temporaries and the layer view the snapshot makes (issue 26 #6: an edit of the first word
+pass's temporaries and the layer view the snapshot makes (an edit of the first word
 at the command line's limit took 5.3 GB for a 2 GiB budget). The command line holds one trace
 and keeps the whole budget (engine.core.memory.check_export_budget).
 """

@@ -19,7 +19,7 @@ its weights came from; the config then says "half".
 
 Tensors are read with ordinary reads, never a memory map, one at a time and only when asked
 for (:class:`GGUFTensors`): the loader turns each into its final array before the next is read
-(peak ≈ the float32 weights once, issue 26 item 8), and no array of a loaded model refers to
+(peak ≈ the float32 weights once), and no array of a loaded model refers to
 the file, so a file rewritten on disk cannot kill the program (SIGBUS, item 1); a file changed
 while it is being read is refused. Every value is checked as it is read: a NaN or an infinity in
 a tensor is refused naming the tensor and the index.
@@ -126,7 +126,7 @@ class GGUFFile:
         try:
             self._opened = self._identity()
             first = self._stream.read(16)
-            if not first.startswith(b"GGUF"):  # say what it is instead (issue 25.10): engine.models.file_kind
+            if not first.startswith(b"GGUF"):  # say what it is instead: engine.models.file_kind
                 raise EngineError("{name} is not a GGUF model file: it is {kind}", field="model", name=self.name,
                                   kind=regular_kind(first))
             self.header: Header = read_header(self._stream, size, self.name)
