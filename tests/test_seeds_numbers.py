@@ -438,7 +438,7 @@ def test_item_1_9_eleven_boxes_for_the_players_nine_stages():
     in_rows("1.9", "11", "9")
 
 
-# ============================================================================ the meaning presets' table (issue 21)
+# ============================================================================ the meaning presets' table
 def meaning_rows(prefix: str) -> list[str]:
     """The issue-21 table's row starting with ``prefix`` in both documents (the row with a mark)."""
     from pathlib import Path
