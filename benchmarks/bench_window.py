@@ -1,8 +1,8 @@
 """Latency of the window, measured in the app (not a timed test).
 
-Prints, with the targets side by side (issue 3):
+Prints, with the targets side by side:
 - text change → repainted attention heatmap (the paint finished), median over edits: ≤ 16 ms at
-  12 tokens, d_model 64 / 4 heads; ≤ 33 ms (two frames, issue 11) at 128 tokens, 512 / 8;
+  12 tokens, d_model 64 / 4 heads; ≤ 33 ms (two frames) at 128 tokens, 512 / 8;
 - the GUI thread's longest stall while the worker computes 2048 tokens at 512 / 8: ≤ 50 ms
   (a 2 ms QTimer records the gaps between its ticks; a stall is a gap minus the interval);
 - start-up to the first heatmap painted (a fresh process, `python main.py` with a probe): ≤ 1.5 s.
