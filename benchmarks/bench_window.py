@@ -71,7 +71,7 @@ def watch_heatmap_paints() -> None:
 def edit_latency(window, n: int, d_model: int, heads: int, edits: int) -> list[float]:
     """Seconds from a text change to the first paint of the heatmap showing that text.
 
-    The window runs its own event loop (QEventLoop.exec, as under app.exec) rather than a
+    The window runs its own event loop (QEventLoop.exec, as under QApplication.exec) rather than a
     processEvents() busy loop: such a loop holds the GIL and starves the worker thread (the
     computation of 128 tokens took 13–150 ms under it, 9 ms alone). The arrival is recorded by
     the controller's snapshotArrived signal, so a paint in the same event-loop turn as the

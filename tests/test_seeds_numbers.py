@@ -358,7 +358,7 @@ def test_item_0_12_and_1_3_e5_word_similarity(e5_model):
 
 
 def _strongest(trace, query, key):
-    """engine.meaning.strongest_head, and the same by a plain search over every (layer, head)."""
+    """engine.analysis.meaning.strongest_head, and the same by a plain search over every (layer, head)."""
     from engine.analysis.meaning import find_token, strongest_head
 
     finding = strongest_head(trace, query, key)

@@ -18,7 +18,7 @@ from .snapshot import DISPLAY_SIZE
 
 def view_bytes(n: int, config) -> int:
     """Bytes a snapshot of one decoder layer makes beside the trace (engine/models/decoder_view.py,
-    app/snapshot.summarise): attend's scores, scaled scores and weights recomputed for the layer
+    app/jobs/snapshot.py's summarise): attend's scores, scaled scores and weights recomputed for the layer
     (3·heads·n², the first two kept) and the causal mask (n² bool); summarise's display average
     (heads·1024² when n > 1024) and one head's visible scaled scores (n²); the layer's (n, d)
     vectors (x, positional zeros, concat, output, diffs: 12·n·d) — float32 but the mask."""

@@ -513,7 +513,7 @@ def read_tokenizer_spec(reader: GGUFFile, vocab_rows: int | None = None) -> Toke
     for merge in merges:
         left, space, right = merge.partition(" ")
         if not space or not left or not right or left not in known or right not in known \
-                or left + right not in known:  # split at the first space, as engine/bpe.py does
+                or left + right not in known:  # split at the first space, as engine/text/bpe.py does
             raise EngineError("{name}: tokenizer.ggml.merges holds {merge}, which is not two tokens of the "
                               "vocabulary separated by a space (whose joining is also a token)", field="model",
                               name=name, merge=_short(merge))
