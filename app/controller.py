@@ -62,15 +62,15 @@ class Controller(QObject):
         self.layer = 0  # layer shown by a pretrained model
         self.sentence_b = ""  # the comparison's sentence B (the compare panel keeps it here)
         self.by_words = False  # show attention rolled up by words (snapshot.words), not by pieces
-        self.ablate: frozenset = frozenset()  # (layer, head) pairs switched off in the current model (issue 14)
-        self._ablate_by_model: dict[str, frozenset] = {}  # the other models' switched-off heads (issue 25 #2)
+        self.ablate: frozenset = frozenset()  # (layer, head) pairs switched off in the current model
+        self._ablate_by_model: dict[str, frozenset] = {}  # the other models' switched-off heads
         self._follow_end = False  # the next result moves the focus to its last token (set_config)
         self._typed_from_empty = False  # the text box was emptied: what is typed next starts a new text
         self._pending_selection = None  # (head, focus) of apply_view_state, taken when its result arrives
         self._undo: list = []  # settings before each change, oldest first: AttentionConfig or (config, ablate, model)
         self._redo: list = []
-        # the focus when each entry was left, aligned with _undo / _redo: undo and redo put it back (issue 25,
-        # cosmetic: undoing a preset moved the focus to another token)
+        # the focus when each entry was left, aligned with _undo / _redo: undo and redo put it back
+        # (undoing a preset moved the focus to another token)
         self._undo_focus: list[int] = []
         self._redo_focus: list[int] = []
         self.last_failure: BaseException | None = None  # why the latest computation failed (None: it did not)
@@ -112,8 +112,8 @@ class Controller(QObject):
             self.historyChanged.emit(True, False)
         shown = self.snapshot.result if self.snapshot is not None else None
         # typing at the end with the last token focused: the focus follows the end of the text (a
-        # decoder's next-token bars predict what comes after it); any other change keeps the focus
-        # (issue 25.6): judged against the text last asked for, not the one on screen — typing from an
+        # decoder's next-token bars predict what comes after it); any other change keeps the focus.
+        # It is judged against the text last asked for, not the one on screen — typing from an
         # empty box (which has no result) or faster than the results arrive still follows the end
         previous = self.config.text
         at_end = self._follow_end or self._typed_from_empty or shown is None or (
@@ -126,7 +126,7 @@ class Controller(QObject):
         self._compute.cancel()  # an answer for older settings must not arrive during the debounce
         now = time.perf_counter()
         # leading edge: the first edit after a typing pause computes at once when the last computation
-        # was short (issue 11: text change → heatmap in two frames at 128 tokens); the edits of a burst
+        # was short (text change → heatmap in two frames at 128 tokens); the edits of a burst
         # that follow it wait for the pause (trailing edge), as before
         paused = now - self._edited_at > DEBOUNCE_MS / 1000 and self._last_seconds < LEADING_EDGE_S \
             and not self._debounce.isActive()
@@ -139,8 +139,9 @@ class Controller(QObject):
 
     def refuse(self, error: BaseException, text: str | None = None) -> None:
         """What is typed cannot be computed (``error``: an empty text, heads that do not divide):
-        the result on screen no longer matches the settings, so it is marked out of date (issue 25,
-        cosmetic), and an emptied text box makes the next text follow its end (issue 25.6)."""
+        the result on screen no longer matches the settings, so it is marked out of date
+        (a stale picture must not pass for the current one), and an emptied text box makes the next
+        text follow its end."""
         if text is not None and not text.strip():
             self._typed_from_empty = True
         self.last_failure = error
@@ -257,8 +258,8 @@ class Controller(QObject):
         self.set_config(self.config, immediate=True)
 
     def cancel(self) -> None:
-        """Stop the running/pending computation. It never edits the user's text or settings
-        (issue 11): the pictures stay on the last result, the settings stay as typed (F5 computes them)."""
+        """Stop the running/pending computation. It never edits the user's text or settings:
+        the pictures stay on the last result, the settings stay as typed (F5 computes them)."""
         self._debounce.stop()
         self._compute.cancel()  # the running job's result will be dropped on arrival
         self._busy_timer.stop()
@@ -286,7 +287,7 @@ class Controller(QObject):
         return self.snapshot is not None and self.snapshot.model != self.model
 
     def _switch_ablation(self, model: str) -> None:
-        """Switched-off heads belong to a model (issue 25 #2): leaving a model keeps its set aside,
+        """Switched-off heads belong to a model: leaving a model keeps its set aside,
         coming back restores it, and a model never computes with another's."""
         if model == self.model:
             return

@@ -1,6 +1,6 @@
 """A handful of named places instead of fourteen tabs: the bottom docks in groups.
 
-Issue 25.9: along the bottom, fourteen tabs were cut to "Vector d…", "Roll…" on a 1366-pixel
+Why: along the bottom, fourteen tabs were cut to "Vector d…", "Roll…" on a 1366-pixel
 screen, and a newcomer could not tell where to start. The bottom docks now belong to five
 groups (Basics, Steps, Labs, Model, Analysis); a switcher in the toolbar (and View → Panels,
 Ctrl+Alt+1…6) shows one group's docks as tabs and hides the others'. A hidden dock keeps its

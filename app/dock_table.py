@@ -41,7 +41,7 @@ DOCKS: tuple[Dock, ...] = (
     Dock("compare", QT_TRANSLATE_NOOP("MainWindow", "Comparison"), "compare_panel", "ComparePanel", "bottom", "basics",
          tab_with="diffs"),
     # along the bottom, its parts side by side: behind the worked arithmetic in the right column it had
-    # 100–300 px of height and scrolled at every size (issue 25)
+    # 100–300 px of height and scrolled at every size
     Dock("inspector", QT_TRANSLATE_NOOP("MainWindow", "Cell inspector"), "inspector_panel", "InspectorPanel", "bottom",
          "basics", tab_with="diffs"),
     Dock("plane", QT_TRANSLATE_NOOP("MainWindow", "Vectors in the plane"), "plane_panel", "PlanePanel", "bottom", "labs",

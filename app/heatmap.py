@@ -41,7 +41,7 @@ class HeatmapView(pg.GraphicsLayoutWidget):
         shows = (self.heat.colormap.name or id(self.heat.colormap), tuple(float(v) for v in self.heat.levels))
         if self.colorbar is not None and self._colorbar_shows != shows:
             # only what changed: each call draws the colour bar again (its map) or lays its numbers out
-            # again (its levels) in the next paint, which is the latency of the picture being typed at (issue 23)
+            # again (its levels) in the next paint, which is the latency of the picture being typed at
             if self._colorbar_shows is None or self._colorbar_shows[0] != shows[0]:
                 self.colorbar.setColorMap(self.heat.colormap)
             if self._colorbar_shows is None or self._colorbar_shows[1] != shows[1]:
@@ -52,7 +52,7 @@ class HeatmapView(pg.GraphicsLayoutWidget):
     def minimumSizeHint(self):  # noqa: N802 - Qt name
         """At least the size the scene's items need (token labels, the title, the colour bar and
         its numbers, the axes): a smaller widget drew the colour bar and the bottom axis past its
-        edge, clipped (issue 25.9: the vector diffs' "output − x" and the positional lab's PE map at
+        edge, clipped (the vector diffs' "output − x" and the positional lab's PE map at
         1024 × 600). A short view still thins its row labels out (update_ticks)."""
         from PySide6.QtCore import QSize
 

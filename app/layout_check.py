@@ -1,6 +1,6 @@
 """What the window cuts off: panels that scroll in their dock, and plots drawn past their widget.
 
-Issue 25's last must-show: screenshots at 1366 × 768, 1024 × 600 and 1920 × 1080, "nothing cut".
+Why: screenshots at 1366 × 768, 1024 × 600 and 1920 × 1080, "nothing cut".
 Looking at PNGs finds a cut once; this finds it in every test run. A dock's panel sits in a scroll
 area (app/window.py ``_scrolling``): a scroll bar on a shown dock means part of the panel is off
 screen. A pyqtgraph view whose items need more room than the widget has draws its axes, tick

@@ -1,6 +1,6 @@
 """The default proportions of the docks for the window's size, and which screen a layout fits.
 
-Issue 25.9: the sizes given once while the window was built (330 / 700 / 420 pixels) were those of
+Why: the sizes given once while the window was built (330 / 700 / 420 pixels) were those of
 a 1560-pixel window; after View → Reset layout the saved default state brought back sizes of a
 window never shown (the input 125 pixels wide at 1024 × 600). The proportions here are applied
 after every first start and reset, for the size the window has then.
@@ -71,7 +71,7 @@ def same_screen(saved, current: str) -> bool:
 
 def keep_head_grid_whole(window) -> None:
     """Give the head grid the height its rows need (two rows of thumbnails with 8 or more heads,
-    issue 25.9), taken from the worked arithmetic below it; nothing when it has it already."""
+    which were cut at 1366 × 768), taken from the worked arithmetic below it; nothing when it has it already."""
     heads, below = window.docks["heads"], window.docks["arithmetic"]
     if heads.isHidden() or heads.isFloating() or below.isHidden() or below.isFloating():
         return
@@ -104,8 +104,8 @@ def panel_height(window, key: str) -> int:
 
 
 def fit_bottom(window, key: str, grow_only: bool = False) -> None:
-    """Raise the bottom dock ``key`` to the height its panel needs, so it does not scroll (issue 25.9:
-    the vector diffs' axes, the player's charts, the layer grids were cut at 1024 × 600), taken from
+    """Raise the bottom dock ``key`` to the height its panel needs, so it does not scroll
+    (the vector diffs' axes, the player's charts, the layer grids were cut at 1024 × 600), taken from
     the heatmap above down to what the top row needs (top_least); lower a default share that leaves
     the top less than TOP_KEEP. A panel that needs still more scrolls. Then the head grid and the token
     chips get their rows within the top row. ``grow_only``: a panel whose content changed (the player's
@@ -196,7 +196,7 @@ class KeepHeightForWidth(QObject):
 
     Word-wrapped labels need more lines at a narrow width, but a QSplitter or QTabWidget between them
     and the dock's scroll area does not pass height-for-width on: the positional lab's formulas took
-    the height of the PE map below them, whose colour bar and axis were then cut (issue 25.9)."""
+    the height of the PE map below them, whose colour bar and axis were then cut."""
 
     def __init__(self, widget) -> None:
         super().__init__(widget)
@@ -221,7 +221,7 @@ def _line_kept(window):
     """Resize a column's docks inside: laid out at once (the next resizeDocks would read the old heights
     and write them back), and the line between the top row and the bottom group put back where it was
     (a column's resize sets its whole dock area to the docks' sum, which leaves out the arithmetic's tab
-    bar: the line moved ~26 px down each time, issue 25.9)."""
+    bar: the line moved ~26 px down each time)."""
     above = window.docks["attention"]
     bottom = next((d for d in shown_bottom(window)), None)
     heights = (above.height(), bottom.height()) if bottom is not None and above.isVisible() else None

@@ -1,4 +1,4 @@
-"""A chart's legend as a line of text above the chart, never drawn over the data (issue 11)."""
+"""A chart's legend as a line of text above the chart, never drawn over the data."""
 from __future__ import annotations
 
 import html

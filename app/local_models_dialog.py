@@ -23,7 +23,7 @@ def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the marke
     return text
 
 
-# engine.models.families.TOKENIZER_NOTES, for lupdate (the engine cannot call Qt)
+# engine.models.families.loading.TOKENIZER_NOTES, for lupdate (the engine cannot call Qt)
 FOLDER_TOKENIZER_NOTES = (
     QT_TRANSLATE_NOOP("Model", "WordPiece tokenizer (tokenizer.json)"),
     QT_TRANSLATE_NOOP("Model", "BPE tokenizer (tokenizer.json)"),

@@ -1,4 +1,4 @@
-"""A pretrained model's facts for the input panel, and the e5 prefix bar (issue 13).
+"""A pretrained model's facts for the input panel, and the e5 prefix bar.
 
 The facts come from the loaded model's declared ModelFacts (layers, heads, d_model, positions,
 tokenizer note; engine/models/contract.py) and its registry entry (title, licence, credit): no

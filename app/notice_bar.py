@@ -1,6 +1,6 @@
 """The model's message row: a missing model's install command, a file Open model… refused.
 
-Issue 25.4: the message used to be a label at the end of the model toolbar, pushed into the
+Why: the message used to be a label at the end of the model toolbar, pushed into the
 toolbar's overflow (») when long (SmolLM2's and e5's commands are) and drawn over the panel
 titles once opened. It now has a toolbar row of its own, under the model toolbar, shown only
 while there is a message: the label wraps to the window's width and its text can be selected

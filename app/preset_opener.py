@@ -140,7 +140,7 @@ class PresetOpener(QObject):
     # ------------------------------------------------------------------ the caption
     def _show(self, text: str) -> None:
         self.caption = text
-        if text and self.preset is not None:  # what redo brings back (issue 25, cosmetic)
+        if text and self.preset is not None:  # what redo brings back
             self._last_shown = (self._config, self.preset.model, self.preset, text)
         self.captionChanged.emit(text)
 

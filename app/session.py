@@ -91,7 +91,7 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
     clean = {}
     # the toy engine's heads are in the file's own settings; a pretrained model's head and focus are
     # checked once that model is loaded (app/session_models.py): here only a bound that keeps the
-    # widgets safe (issue 25 #1: a SmolLM2 session on head 8 was refused against the toy's 4 heads)
+    # widgets safe (a SmolLM2 session on head 8 was refused against the toy's 4 heads)
     toy = view.get("model", DEFAULT_MODEL) == DEFAULT_MODEL
     limits = {"head": config.heads - 1 if toy else MAX_INDEX - 1,
               "focus": len(config.text) if toy else MAX_INDEX - 1}  # a toy token is at least one character
@@ -122,7 +122,7 @@ def parse_session(text: str | bytes) -> tuple[AttentionConfig, dict]:
         raise SessionError("the session's view.{key} must be true or false", key="by_words")
     if "by_words" in view:
         clean["by_words"] = view["by_words"]
-    ablate = view.get("ablate", [])  # switched-off heads: [[layer, head], …] (issue 14)
+    ablate = view.get("ablate", [])  # switched-off heads: [[layer, head], …]
     if not isinstance(ablate, list) or len(ablate) > 4096 or not all(
             isinstance(pair, list) and len(pair) == 2
             and all(type(x) is int and 0 <= x < MAX_INDEX for x in pair) for pair in ablate):

@@ -1,4 +1,4 @@
-"""A session's view checked against the model it names (issue 25 #1, issue 26 #2 and #19).
+"""A session's view checked against the model it names.
 
 app/session.py checks what a file can say on its own (types, the toy engine's heads, a layer
 below MAX_INDEX). The head, layer, focus and switched-off heads of a pretrained model can only be

@@ -24,7 +24,7 @@ class ViewState:
     layer: int = 0  # layer shown by a pretrained model
     sentence_b: str = ""  # the comparison's sentence B ("" = none typed)
     by_words: bool = False  # attention rolled up by words (engine.text.words) instead of pieces
-    ablate: tuple = ()  # switched-off heads, sorted (layer, head) pairs (issue 14)
+    ablate: tuple = ()  # switched-off heads, sorted (layer, head) pairs
 
     def session_view(self) -> dict:
         """The "view" object of a session file."""

@@ -92,7 +92,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ the window's own
     def default_sizes(self) -> None:
         """The first start's proportions for the window's size (also after Reset layout: the
-        saved default state holds the sizes of a window not yet resized, issue 25.9)."""
+        saved default state holds the sizes of a window not yet resized)."""
         from .layout_sizes import apply_default_sizes
 
         apply_default_sizes(self)
@@ -142,7 +142,7 @@ class MainWindow(QMainWindow):
         self.controller.undo()
 
     def cancel_computation(self) -> None:
-        """Esc: stop computing; the text and settings stay as typed (issue 11), the pictures as they were."""
+        """Esc: stop computing; the text and settings stay as typed, the pictures as they were."""
         if self.controller.is_idle():
             self.controller.cancelled.emit()  # no computation: long panel jobs (the head ranking) still stop
             return
@@ -164,7 +164,7 @@ class MainWindow(QMainWindow):
         new.restoreState(self.saveState())
         new.controller.adopt_history(self.controller)
         new.controller.apply_view_state(self.controller.view_state())
-        if self.sessions.session_path:  # the title keeps the open session's name (issue 25, cosmetic)
+        if self.sessions.session_path:  # the title keeps the open session's name
             new.sessions.set_session_title(self.sessions.session_path)
         new.dock_groups.select(self.dock_groups.current)
         new.navigation.adopt_preset(self.navigation)

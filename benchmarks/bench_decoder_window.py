@@ -143,7 +143,7 @@ def bars_painted(repeats: int) -> list[float]:
         window.wait_until_idle(30)
         text += word
         painted.clear()
-        # the window's own event loop, as under app.exec(): a processEvents() busy loop would hold
+        # the window's own event loop, as under QApplication.exec(): a processEvents() busy loop would hold
         # the GIL and starve the worker thread between its matmuls
         loop = QEventLoop()
         done: list[float] = []

@@ -3,7 +3,7 @@
     python benchmarks/bench_hooks.py                               # SmolLM2 and MiniLM, 16 and 128 tokens
     python benchmarks/bench_hooks.py --models minilm --lengths 12 128 512 --repeats 30 --threads 2
 
-Issue 20's target: a run with one hook within 5 % of a run without. For each model and length:
+The target: a run with one hook within 5 % of a run without. For each model and length:
 - plain:  ``model.run(text)``
 - hooked: ``model.run_with_hooks(text, fwd_hooks=[("blocks.{L//2}.attn.hook_z", identity)])``,
   ``identity`` returning None (keep the array), so both runs compute the same numbers.

@@ -1,9 +1,9 @@
 """Peak resident memory of the largest computations the memory budget allows, against the budget.
 
-    python benchmarks/bench_memory.py            # issue 26 items 6–8: SmolLM2 at its limit, each path
+    python benchmarks/bench_memory.py            # SmolLM2 at its limit, each path
     python benchmarks/bench_memory.py --toy      # the toy engine's shapes below, one fresh process each
 
-Default (issue 26 items 6–8): every path that holds a SmolLM2 trace at the most tokens it allows
+Default: every path that holds a SmolLM2 trace at the most tokens it allows
 (the command line: engine alone, export .npz, .json refusal; the window, whose limit is lower:
 first computation, an edit of the first word, Model layers' sentence comparison), three GGUF
 models opened in turn and the loading peak, each in a fresh process started as main.py starts
@@ -81,7 +81,7 @@ def measure(n: int, d: int, h: int, positional: str, mask: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-# ---------------------------------------------------------------- issue 26 items 6–8: SmolLM2's paths
+# ---------------------------------------------------------------- SmolLM2's paths
 
 PRELUDE = """
 import json, os, resource, sys
@@ -265,7 +265,7 @@ def model_paths(only: str = "") -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--toy", action="store_true", help="the toy engine's shapes (the table before issue 26)")
+    parser.add_argument("--toy", action="store_true", help="the toy engine's shapes (the older table)")
     parser.add_argument("--only", default="", help="run only the paths whose name contains this")
     options = parser.parse_args()
     if not options.toy:

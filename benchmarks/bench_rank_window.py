@@ -1,4 +1,4 @@
-"""'Most important heads' in the window (issue 14): MiniLM on a 16-token sentence, 72 heads.
+"""'Most important heads' in the window: MiniLM on a 16-token sentence, 72 heads.
 
 Prints, over a few rounds: seconds from the button to the ranking on screen (wall and the
 process's CPU time: the machine is shared), and the GUI thread's longest stall meanwhile (a 2 ms

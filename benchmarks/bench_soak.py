@@ -1,4 +1,4 @@
-"""Soak of the window (issue 10; a benchmark, not a timed test).
+"""Soak of the window (a benchmark, not a timed test).
 
 1. In one process (offscreen): 1000 computations, then 500 rapid edits (a keystroke every 2 ms,
    the debounce and the lanes in charge); resident memory (VmRSS) and thread count before and after.

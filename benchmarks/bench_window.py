@@ -1,8 +1,8 @@
 """Latency of the window, measured in the app (not a timed test).
 
-Prints, with the targets side by side (issue 3):
+Prints, with the targets side by side:
 - text change → repainted attention heatmap (the paint finished), median over edits: ≤ 16 ms at
-  12 tokens, d_model 64 / 4 heads; ≤ 33 ms (two frames, issue 11) at 128 tokens, 512 / 8;
+  12 tokens, d_model 64 / 4 heads; ≤ 33 ms (two frames) at 128 tokens, 512 / 8;
 - the GUI thread's longest stall while the worker computes 2048 tokens at 512 / 8: ≤ 50 ms
   (a 2 ms QTimer records the gaps between its ticks; a stall is a gap minus the interval);
 - start-up to the first heatmap painted (a fresh process, `python main.py` with a probe): ≤ 1.5 s.
@@ -71,7 +71,7 @@ def watch_heatmap_paints() -> None:
 def edit_latency(window, n: int, d_model: int, heads: int, edits: int) -> list[float]:
     """Seconds from a text change to the first paint of the heatmap showing that text.
 
-    The window runs its own event loop (QEventLoop.exec, as under app.exec) rather than a
+    The window runs its own event loop (QEventLoop.exec, as under QApplication.exec) rather than a
     processEvents() busy loop: such a loop holds the GIL and starves the worker thread (the
     computation of 128 tokens took 13–150 ms under it, 9 ms alone). The arrival is recorded by
     the controller's snapshotArrived signal, so a paint in the same event-loop turn as the

@@ -319,7 +319,7 @@ def _export_pretrained(options, image: bool) -> None:
         raise UsageError(f"{', '.join(given)}: options of the toy engine, not used by --model {options.model}")
     from engine.text.text_rule import require_visible_text
 
-    require_visible_text(options.text)  # the toy engine's rule, for every model (issue 26, item 13)
+    require_visible_text(options.text)  # the toy engine's rule, for every model
     entry = model_info(options.model)
     if entry.predicts_next_token and not image:  # known before loading: refuse without spending the model's memory
         from engine.files.export import output_suffix
@@ -351,7 +351,7 @@ def _export_pretrained(options, image: bool) -> None:
 
 def check_decoder_export(model, text: str, budget: int | None = None) -> int:
     """Refuse, before computing, a decoder export whose trace and word view do not fit the memory
-    budget together (issue 26 #6: the forward pass checks only its own trace). Returns the bytes."""
+    budget together (the forward pass checks only its own trace). Returns the bytes."""
     from engine.core.memory import check_export_budget
     from engine.models.llama import estimate_forward_bytes
     from engine.text.words import words_of

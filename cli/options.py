@@ -1,5 +1,5 @@
 """The window's command-line options, declared once: ``./run --help`` (cli/commands.py's top
-parser), the window's own parsing at start (app/startup.py) and the dispatch that tells a window
+parser), the window's own parsing at start (app/shell/startup.py) and the dispatch that tells a window
 start from a command all read this table. Standard library only (exporting never imports Qt)."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """HeatmapPlot: a labelled matrix heatmap (pyqtgraph), the project's main picture, drawn in any
 GraphicsLayout: the window's views (app/heatmap.py adds hover and click) and the exported figures.
 
-Template: pyqtgraph's examples/MatrixDisplayExample.py — a row-major ImageItem translated by
+Template: pyqtgraph/examples/MatrixDisplayExample.py — a row-major ImageItem translated by
 (−0.5, −0.5) so cell (i, j) is centred on integer coordinates, an inverted y axis (row 0 on
 top), token labels as ticks (thinned when they would overlap), a colour bar. Masked cells
 (NaN / −∞) are transparent over a hatched backdrop, so they read as "masked", not as a colour.

@@ -191,7 +191,7 @@ def render_image(result: AttentionResult, head="all", stage: str = "weights", wi
     import pyqtgraph.exporters as exporters
 
     # laid out at most LAYOUT_WIDTH wide and scaled up to ``width``: labels grow with the picture (a
-    # 1600-pixel export for slides had ~10-pixel labels, issue 25 cosmetic)
+    # 1600-pixel export for slides had ~10-pixel labels)
     widget, plots = build_figure(result, head, stage, min(int(width), LAYOUT_WIDTH), label=label, words=words)
     try:
         _show_offscreen(widget, plots)
@@ -260,7 +260,7 @@ def _named_fonts(svg: bytes) -> bytes:
 
     pyqtgraph writes the application font's alias ("Sans Serif"), which another renderer (rsvg,
     a browser) resolves to a font of its own, often wider: "capital" came out as "capita", its
-    last letter under the heatmap (issue 25, cosmetic). The resolved family, the CJK fallback and
+    last letter under the heatmap. The resolved family, the CJK fallback and
     the generic family keep the text as wide as it was laid out wherever those fonts exist."""
     from PySide6.QtGui import QFontInfo
     from PySide6.QtWidgets import QApplication

@@ -1,4 +1,4 @@
-"""Screenshots of issue 21's views (to look at, and for docs/images): the patching dock with both
+"""Screenshots of the causal-evidence views (to look at, and for docs/images): the patching dock with both
 grids, attention flow beside rollout, leave-one-out bars, and the pronoun presets in English and
 Chinese.
 

@@ -1,4 +1,4 @@
-"""Screenshots of issue 22 under Xvfb, to look at: Local models on a cache laid out as the tools
+"""Screenshots of the model families under Xvfb, to look at: Local models on a cache laid out as the tools
 lay it out (tests/local_cache.py), a tiny gpt2 folder opened in the window, and the model list
 with the bundled models installed (run it with a fresh clone's .venv after ``./run``).
 

@@ -1,4 +1,4 @@
-"""Screenshots of issue 24's leftover views, English and Chinese: GPU against RNN, the paper's diagram,
+"""Screenshots of the later lessons' views, English and Chinese: GPU against RNN, the paper's diagram,
 the Netflix sum and the scaling lab's sensitivity sweep.
 
     xvfb-run -a -s "-screen 0 1366x768x24" python scripts/lessons2_screenshots.py   # → /tmp/lessons2/{en,zh_CN}/…

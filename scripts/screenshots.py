@@ -182,7 +182,7 @@ def decoder_only() -> None:
 
 
 def analysis_scenes(app, window, tokens) -> None:
-    """Issue 14 on MiniLM: value-weighted attention, rollout, switched-off heads and their
+    """The analyses on MiniLM: value-weighted attention, rollout, switched-off heads and their
     ranking, the head dashboard."""
     c = window.controller
     c.set_model("minilm", 3)
@@ -274,7 +274,7 @@ def main() -> None:
         print("MiniLM screenshot skipped:", error)
     decoder_scenes(app, window)
 
-    try:  # multilingual-e5-small (issue 13): 小明喜欢苹果 by words, then 苹果 and apple across languages
+    try:  # multilingual-e5-small: 小明喜欢苹果 by words, then 苹果 and apple across languages
         from app.presets import MODEL_PRESETS
         from engine.models.e5 import find_model_file
 

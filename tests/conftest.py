@@ -48,7 +48,7 @@ def window(qtbot):
     yield win
     # pytest-qt has closed the window by now (qtbot's widgets close before fixture teardown); a job
     # still running is let finish (closing mid-job is tested on its own). Nothing may stay pending:
-    # a closed window that queued work no thread runs made seven teardowns wait 60 s (issue 27).
+    # a closed window that queued work no thread runs made seven teardowns wait 60 s.
     assert win.controller.worker.wait_until_idle(60), "a job stayed pending after the window closed"
     win.close()
     # Closing asks the thread to stop and waits 0.1 s; the thread ends once it is woken and holds the

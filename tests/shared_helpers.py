@@ -17,7 +17,11 @@ MAIN = str(Path(__file__).resolve().parent.parent / "main.py")
 @pytest.fixture(autouse=True)
 def _registry_as_it_was():
     """Folders and files registered by a test (--model, open_model) leave the registry after it.
-    Autouse in every test module that imports it."""
+
+    Autouse only in the test modules that import it by name (pytest takes fixtures from a test
+    module's namespace), not in the whole suite: a module that imports only another helper from this
+    file, or none, and registers a file (several window and command-line tests do) leaves the
+    registered names for the tests after it."""
     before = set(MODELS)
     yield
     for name in set(MODELS) - before:

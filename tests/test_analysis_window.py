@@ -1,4 +1,4 @@
-"""Issue 14 in the window and on the command line: value-weighted attention as a stage, rollout,
+"""The analyses in the window and on the command line: value-weighted attention as a stage, rollout,
 switching heads off (view state, undo, sessions), "most important heads", the head dashboard, and
 the exports' analysis arrays. Every number shown is compared with the engine's arrays."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``export --ablate`` for every kind of model (issue 20 item 6, issue 26 item 10): a decoder's
+"""``export --ablate`` for every kind of model: a decoder's
 export is the ablated run (a hook on hook_z), a head the model lacks or a malformed value exits 2
 with one line naming the model's layers × heads. The decoder is a tiny GGUF file (tests/tiny_gguf.py)."""
 from __future__ import annotations
@@ -85,7 +85,7 @@ def test_toy_refuses_a_head_it_lacks_naming_layers_by_heads(tmp_path):
 
 
 def test_the_window_switches_a_decoders_heads_off(window, qtbot, tmp_path):
-    """The controller passes the switched-off heads to a decoder (issue 26 item 10)."""
+    """The controller passes the switched-off heads to a decoder."""
     from app.decoder_window import open_model
     from engine.models import MODELS
 

@@ -1,6 +1,6 @@
 """A closed window stops working at once, and the windows that replace it keep computing.
 
-The cause of issue 27's 60 s teardowns: an answer already queued when a window closed was still
+The cause of test teardowns that waited 60 s: an answer already queued when a window closed was still
 delivered, and its panel chained a follow-up job onto the stopped worker, pending for ever (and
 holding the closed window's arrays). The user never sees the closed window; the windows a user does
 see after a language switch or an opened session have a live worker of their own (checked here too).

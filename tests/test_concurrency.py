@@ -1,4 +1,4 @@
-"""The window under concurrent work (issue 26 #3, #6, #7, #14 and issue 25's hostile list): Generate
+"""The window under concurrent work (the races a hostile user provokes): Generate
 racing an edit or a model switch, model switches while a computation, a generation or the head
 ranking runs, fifty switches in a row, closing during a generation, models released, the trace
 cache bounded in bytes. Every test watches sys.excepthook, Qt's message handler and stderr.
@@ -66,7 +66,7 @@ def open_gguf(window, path: str) -> str:
 
 
 def assert_panels_current(window) -> None:
-    """No panel shows a result other than the controller's (issue 25 #3: nothing of the previous model)."""
+    """No panel shows a result other than the controller's (nothing of the previous model)."""
     c = window.controller
     snapshot = c.snapshot
     assert snapshot.model == c.model
@@ -88,7 +88,7 @@ def attention_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "attention-worker"]
 
 
-# ---------------------------------------------------------------------- Generate races (issue 26 #3)
+# ---------------------------------------------------------------------- Generate races
 
 def generate_then(window, gguf: str, act) -> list:
     """The decoder ``gguf`` on TEXT, Generate, then ``act()`` before the generated token arrives:
@@ -130,7 +130,7 @@ def test_switching_model_right_after_generate_never_appends_its_token(window, gg
     assert not problems and "Traceback" not in capfd.readouterr().err
 
 
-# ---------------------------------------------------------------------- the head ranking's own lane (#14)
+# ---------------------------------------------------------------------- the head ranking's own lane
 
 def test_a_long_lane_never_holds_the_thread_that_computes(qtbot):
     """Failed before (one thread): a computation waited behind the running ranking."""
@@ -155,7 +155,7 @@ def test_a_long_lane_never_holds_the_thread_that_computes(qtbot):
 
 
 def test_the_head_ranking_never_blocks_an_edit(window, monkeypatch, capfd):
-    """Issue 26 #14: "Most important heads" held the only worker (60 s on SmolLM2); here a ranking
+    """Failed before: "Most important heads" held the only worker (60 s on SmolLM2); here a ranking
     that blocks until released: edits still compute meanwhile, and cancelling frees it."""
     from app.jobs import analysis as analysis_jobs
 
@@ -277,7 +277,7 @@ def test_closing_during_a_generation(qtbot, ggufs, monkeypatch, capfd):
     assert not problems and "Traceback" not in capfd.readouterr().err
 
 
-# ---------------------------------------------------------------------- memory (issue 26 #6, #7)
+# ---------------------------------------------------------------------- memory: models and traces released
 
 def test_only_the_current_and_the_previous_model_stay_loaded(window, ggufs, monkeypatch, app_models_kept):
     """Failed before: every model opened stayed loaded (three SmolLM2 copies: 182 MB → 2,483 MB)."""
@@ -321,7 +321,7 @@ def test_held_bytes_counts_each_buffer_once():
 
 
 def test_the_trace_cache_is_bounded_in_bytes(ggufs, monkeypatch):
-    """Issue 26 #6: the cache kept four sentences whatever their size (four whole decoder traces)."""
+    """Failed before: the cache kept four sentences whatever their size (four whole decoder traces)."""
     from engine.models import cache as minilm_mode
     from engine.models import register_gguf
 

@@ -1,4 +1,4 @@
-"""SmolLM2 bugs that once survived the suite (issue 27), each checked against a number computed
+"""SmolLM2 bugs that once survived the suite, each checked against a number computed
 here: sampling draws from the distribution (not always the argmax), the logit lens caption names
 the first layer where the final answer is top-1, and the command line's --ablate reaches the decoder.
 (The untied output head and the one-digit-per-token pre-tokenizer are in tests/test_gguf_tiny.py.)

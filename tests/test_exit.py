@@ -1,4 +1,4 @@
-"""Issue 10 #7: the engine's thread pool at interpreter exit never fails a computation or delays the exit."""
+"""The engine's thread pool at interpreter exit never fails a computation or delays the exit."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor

@@ -1,4 +1,4 @@
-"""Issue 26 #6: what an export and the window hold beside the trace, counted before computing.
+"""What an export and the window hold beside the trace, counted before computing.
 
 The export wrote a SmolLM2 trace at 1,245 tokens with a 6.2 GB peak for a 2 GiB budget: the word
 view was rolled up whole ((L, H, n, w) and (L, H, w, w) at once) and np.savez got every array
@@ -179,7 +179,7 @@ def test_window_check_is_the_hand_count(tiny_decoder):
 
 
 def test_the_decoder_comparison_keeps_no_trace(tmp_path):
-    """Issue 26 #6: the comparison kept whole decoder traces (two cached, one as the KV cache)."""
+    """Failed before: the comparison kept whole decoder traces (two cached, one as the KV cache)."""
     from app.jobs import trained as minilm_mode
     from engine.models import cache as engine_cache
     from app.pretrained import take_pretrained_snapshot

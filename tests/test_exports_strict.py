@@ -75,7 +75,7 @@ def test_npz_holds_exactly_the_documented_arrays(tmp_path, result):
         names = set(data.files)
         # causal mask and RoPE: the mask and the unrotated q, k are saved too
         assert names == set(ARRAY_NAMES) | {"q_unrotated", "k_unrotated", "mask", "tokens", "token_spans", "config_json",
-                                            "value_norms", "rollout", "value_rollout", "head_stats"}  # + issue 14
+                                            "value_norms", "rollout", "value_rollout", "head_stats"}  # + the analyses
         np.testing.assert_array_equal(data["mask"], result.mask)
         np.testing.assert_array_equal(data["q_unrotated"], result.q_unrotated)
 
@@ -94,7 +94,7 @@ def test_minilm_npz_keys_in_order(tmp_path, minilm_model):
     trace = minilm_model.run(text)
     with np.load(out, allow_pickle=False) as data:
         assert data.files == ["tokens", "token_spans", "input_ids", "attentions", "hidden_states", "text",
-                              "words", "word_index", "word_attentions",  # the word view (issue 13)
+                              "words", "word_index", "word_attentions",  # the word view
                               "value_norms", "rollout", "value_rollout", "head_stats",  # what attention moves (14)
                               "attention_sink", "cosine_to_layer0"]  # the residual stream's summaries
         assert data["tokens"].tolist() == trace.token_texts

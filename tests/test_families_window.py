@@ -1,4 +1,4 @@
-"""Issue 22 in the window: a Hugging Face folder opened (File → Open model folder, --model), the
+"""The model families in the window: a Hugging Face folder opened (File → Open model folder, --model), the
 Local models dialog on a cache laid out by the test, and the bundled models' installer."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""First states a newcomer meets (issue 11, items 7–9): model facts, help, title, folders, the form."""
+"""First states a newcomer meets: model facts, help, title, folders, the form."""
 from __future__ import annotations
 
 import json

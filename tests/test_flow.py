@@ -69,7 +69,7 @@ def test_capacities_rows_sum_to_one(reference):
 
 
 def test_switched_off_heads_are_zero_weights_in_the_capacities(reference):
-    """Issue 21 leftover: flow used every head's pattern even when heads were switched off. A head
+    """Failed before: flow used every head's pattern even when heads were switched off. A head
     off counts as zero weights in its layer's mean over all heads (as the rollout's)."""
     a = reference["attentions"].astype(np.float64)
     layers, heads, n, _ = a.shape

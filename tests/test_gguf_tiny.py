@@ -60,7 +60,7 @@ def test_tiny_gguf_matches_transformers(tmp_path, architecture):
 @pytest.mark.parametrize("architecture", ["llama", "qwen2"])
 def test_an_untied_output_head_is_the_one_that_predicts(tmp_path, architecture):
     """A GGUF with its own output.weight: next-token logits, the logit lens and the logits at an
-    earlier position all read through it, not through the embeddings (issue 27: such files
+    earlier position all read through it, not through the embeddings (such files
     predicted through token_embd and no test noticed)."""
     path = tmp_path / f"untied-{architecture}.gguf"
     w = write_tiny_gguf(path, architecture, seed=5, untied=True)
@@ -95,7 +95,7 @@ def test_smollm_pre_tokenizer_keeps_every_digit_alone(tmp_path):
 
 
 def test_refuses_other_architecture_naming_it(tmp_path):
-    path = tmp_path / "falcon.gguf"  # (gpt2 is run since issue 22)
+    path = tmp_path / "falcon.gguf"  # (not gpt2: the app runs it now)
     write_tiny_gguf(path, "falcon")
     with pytest.raises(EngineError, match="'falcon'") as error:
         load_gguf(path)

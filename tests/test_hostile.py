@@ -1,4 +1,4 @@
-"""Hostile input (issue 10): command lines, embeddings tables, sessions, saved settings strings,
+"""Hostile input: command lines, embeddings tables, sessions, saved settings strings,
 signals on a real export, full disks. Every case must end in a result or in one clear error —
 exit 2 and one ``error:`` line on the command line, EngineError/SessionError in the library —
 never a traceback, a hang, an unbounded read, a lost file or a temporary file left behind."""
@@ -162,7 +162,7 @@ def test_closed_stdout_after_writing_is_still_success(tmp_path):
 # The child runs the real `main.py export`, with the temporary file's first write() wrapped: the
 # data is written, then a marker file appears and the child waits in signal.pause(). The test sends
 # the signal once the marker exists, so the signal always lands mid-write (never before the file or
-# after the rename), whatever the load: no sleeps, no deadlines (issue 27: the timed version failed
+# after the rename), whatever the load: no sleeps, no deadlines (the timed version failed
 # under load when the signal arrived in the instant between mkstemp and the cleanup's try).
 _PAUSED_EXPORT = """
 import os, runpy, signal, sys
@@ -632,7 +632,7 @@ def test_running_out_of_memory_says_what_and_what_to_do(monkeypatch):
     assert "d_model 8" in message and "2 heads" in message and "shorten the text" in message
 
 
-# ------------------------------------------------------------------ issue 26, item 18 and friends
+# ------------------------------------------------------------------ output paths that are not plain files
 def test_dangling_symlink_out_names_the_missing_target(tmp_path, capsys):
     link = tmp_path / "out.npz"
     link.symlink_to(tmp_path / "gone" / "t.npz")

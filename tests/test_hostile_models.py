@@ -1,4 +1,4 @@
-"""Hostile model files (issues 25 and 26): GGUF files a user opens (``--model FILE.gguf``) and the
+"""Hostile model files: GGUF files a user opens (``--model FILE.gguf``) and the
 e5 file variable. Every case must end in one clear error that names the file and the problem —
 exit 2 and one ``error:`` line on the command line, EngineError in the library — with memory
 bounded, no hang and nothing written; a model file rewritten on disk must never kill the program.
@@ -200,7 +200,7 @@ def _sparse(path):
         stream.truncate(4 * 1024**3)
 
 
-def _falcon(path):  # an architecture the app does not run (gpt2 it runs since issue 22)
+def _falcon(path):  # an architecture the app does not run (not gpt2: the app runs it now)
     tiny(path, "falcon")
 
 
@@ -604,7 +604,7 @@ print(json.dumps({"before": before, "peak": peak(), "weights": model.weights.nby
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_loading_smollm2_peaks_near_the_weights_once():
-    """Issue 26, item 8: loading peaked at 2.0× the float32 weights (every tensor dequantized,
+    """Loading peaked at 2.0× the float32 weights (every tensor dequantized,
     then copied into the final layout). Now each tensor goes into its final array before the
     next is read: the peak above the interpreter stays within 1.35× the weights."""
     from engine.models.smollm2 import find_smollm2
@@ -744,7 +744,7 @@ window.close()
 
 
 def test_a_model_file_rewritten_while_the_window_computes_does_not_crash(tmp_path):
-    """Issue 26's must-show: the window keeps computing on a GGUF that is truncated and rewritten
+    """The window keeps computing on a GGUF that is truncated and rewritten
     under it (a converter re-run to the same path); before, SIGBUS killed it with no message."""
     path = tmp_path / "m.gguf"
     tiny(path)

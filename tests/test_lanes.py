@@ -141,7 +141,7 @@ def test_an_answer_for_a_deleted_lane_is_dropped_quietly(qtbot, worker):
     assert worker.is_alive()
 
 
-# ---------------------------------------------------------------------- after shutdown (issue 27)
+# ---------------------------------------------------------------------- after shutdown
 # A closed window's lanes used to keep working: an answer already in Qt's event queue when the
 # window closed was delivered afterwards, its panel chained a follow-up job (the arithmetic panel's
 # value cell, the scaling sweep's next point) onto the stopped worker, and that job stayed pending

@@ -1,4 +1,4 @@
-"""Heads and layers of the real models in the window (issue 27's surviving bugs): a Ctrl+click
+"""Heads and layers of the real models in the window (bugs that once survived the suite): a Ctrl+click
 switches off the head of the layer on screen, the cross is drawn only in that layer, and a session
 reopens on its own layer. Numbers are checked against the engine's plain run: switching off a head
 of layer L leaves the attention of layers 0 … L exactly as before and changes the later ones.

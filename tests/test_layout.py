@@ -1,4 +1,4 @@
-"""The window as a new user meets it (issue 11): it fits a small screen with every panel shown."""
+"""The window as a new user meets it: it fits a small screen with every panel shown."""
 from __future__ import annotations
 
 import sys
@@ -57,9 +57,9 @@ def test_window_tour_fits_a_small_screen(window, model, monkeypatch):
         QApplication.processEvents()
     known = [e for e in errors if model == "minilm" and "could not broadcast" in str(e[1])]
     if known and len(known) == len(errors):
-        # issue 11 item 3 (a panel keeps the toy model's arrays after the switch) belongs to the
+        # a known bug (a panel keeps the toy model's arrays after the switch) belongs to the
         # panels' wiring, rewired on another branch; the sizes above were still checked
-        pytest.xfail(f"issue 11 item 3: {known[0][1]}")
+        pytest.xfail(f"a panel keeps the toy model's arrays: {known[0][1]}")
     assert not errors, errors
 
 
@@ -109,7 +109,7 @@ def test_panels_are_usable_at_the_default_size(window):
         QApplication.processEvents()
     shown = [view for view in player.views if view.isVisible()]
     # 240 px: rows still labelled and numbers readable; 250 left the weights stage scrolling under the
-    # head grid at 1366 × 768 (issue 25, seventh session)
+    # head grid at 1366 × 768
     assert shown and all(view.width() >= 220 and view.height() >= 240 for view in shown)
     diffs = _show(window, "diffs")
     import pyqtgraph as pg

@@ -1,4 +1,4 @@
-"""Issue 25's last must-show, checked on every run: at 1024 × 600, 1366 × 768 and 1920 × 1080 the first
+"""Nothing cut, checked on every run: at 1024 × 600, 1366 × 768 and 1920 × 1080 the first
 start and every group of docks show their panels whole (app/layout_check.py finds nothing cut).
 
 The window sizes are what those screens leave a maximised window under Xvfb (scripts/layout_screenshots.py

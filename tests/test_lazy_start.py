@@ -1,4 +1,4 @@
-"""A lazy panel on screen at start waits for the result being computed (issue 23's start-up): built in
+"""A lazy panel on screen at start waits for the result being computed (a faster start-up): built in
 the turn of its arrival, the vector diffs (~0.1–0.2 s) came before the main heatmap's first paint."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 22 item 3: the models a user already has, found on a cache laid out as the tools lay it out."""
+"""The models a user already has, found on a cache laid out as the tools lay it out."""
 from __future__ import annotations
 
 import os

@@ -1,5 +1,5 @@
-"""What a new user met (issue 25, "Annoys" and "Cosmetic"; issue 26 item 12): each test failed
-before its fix. Window tests run offscreen at the sizes the issue names."""
+"""What a new user met (what annoyed and what looked wrong): each test failed
+before its fix. Window tests run offscreen at the small and large screen sizes named in each test."""
 from __future__ import annotations
 
 import sys
@@ -257,7 +257,7 @@ def test_byte_fragments_join_their_character_then_their_word():
 
 
 def test_by_words_rolls_up_smollm2_on_chinese(window):
-    """Issue 25.8 / 26.12: SmolLM2 on 苹果很好吃 by words shows 苹果 / 很 / 好吃, never "苹 1/3",
+    """SmolLM2 on 苹果很好吃 by words shows 苹果 / 很 / 好吃, never "苹 1/3",
     with the numbers of the float64 roll-up of its own attention."""
     import numpy as np
 

@@ -1,4 +1,4 @@
-"""Numbers a newcomer reads must be right (issue 11, item 5)."""
+"""Numbers a newcomer reads must be right."""
 from __future__ import annotations
 
 import pytest

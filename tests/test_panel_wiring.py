@@ -1,5 +1,5 @@
 """The Panel base wires a panel to the controller (ndv's _set_model_connected) and panels choose
-models by capabilities, never by kind (issue 20, issue 23)."""
+models by capabilities, never by kind."""
 from __future__ import annotations
 
 import ast

@@ -154,7 +154,8 @@ def test_play_advances_and_stops_at_the_end(qtbot, player):
     panel.toggle_play()
     assert panel.is_playing() and panel.play_action.text() == "Pause"
     last = len(panel.stage_keys) - 1
-    qtbot.waitUntil(lambda: panel.stage_index == last and not panel.is_playing(), timeout=60000)  # returns when done; 5 s was missed under load (issue 27)
+    # returns when done; 5 s was missed under load
+    qtbot.waitUntil(lambda: panel.stage_index == last and not panel.is_playing(), timeout=60000)
     assert seen == list(range(1, last + 1))
     assert panel.play_action.text() == "Play" and not panel.next_action.isEnabled()
     panel.toggle_play()  # from the last stage: starts over

@@ -1,4 +1,4 @@
-"""Pictures a newcomer can read (issue 11, items 6 and 8): labels, masked cells, exported figures."""
+"""Pictures a newcomer can read: labels, masked cells, exported figures."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""./run installs the bundled models unless --no-models (issue 22 item 5), with a stand-in Python
+"""./run installs the bundled models unless --no-models, with a stand-in Python
 that records what it is asked to do: no network, no real venv."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 24's leftovers built: 0.26 (GPU vs RNN), 1.28 (sensitivity with and without ÷√d_k),
+"""The later lessons' labs: 0.26 (GPU vs RNN), 1.28 (sensitivity with and without ÷√d_k),
 1.40 (the movie sum), 1.9 (the block diagram). Each number against an independent float64 loop."""
 import math
 

@@ -197,7 +197,7 @@ def test_every_toy_preset_is_well_formed(index):
 
 def test_model_presets_name_their_words():
     for p in MODEL_PRESETS:
-        assert p.model in ("minilm", "e5", "smollm2") and p.focus and p.key  # smollm2: the minimal pair (issue 21)
+        assert p.model in ("minilm", "e5", "smollm2") and p.focus and p.key  # smollm2: the minimal pair
         assert all(f"%{i}" in p.caption for i in range(2, 6)) and "%1" in p.caption
         with pytest.raises(EngineError):
             p.config()
@@ -379,7 +379,7 @@ def test_a_session_keeps_the_custom_projections(tmp_path):
     np.testing.assert_array_equal(compute(loaded).scores, compute(config).scores)
 
 
-# ----------------------------------------------------------------------------- the document's numbers (issue 24)
+# ----------------------------------------------------------------------------- the document's numbers
 def doc_rows(number: str) -> tuple[str, str]:
     """Row ``number`` of docs/SEEDS.md and of docs/SEEDS.zh.md."""
     import re

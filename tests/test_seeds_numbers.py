@@ -358,7 +358,7 @@ def test_item_0_12_and_1_3_e5_word_similarity(e5_model):
 
 
 def _strongest(trace, query, key):
-    """engine.meaning.strongest_head, and the same by a plain search over every (layer, head)."""
+    """engine.analysis.meaning.strongest_head, and the same by a plain search over every (layer, head)."""
     from engine.analysis.meaning import find_token, strongest_head
 
     finding = strongest_head(trace, query, key)
@@ -438,7 +438,7 @@ def test_item_1_9_eleven_boxes_for_the_players_nine_stages():
     in_rows("1.9", "11", "9")
 
 
-# ============================================================================ the meaning presets' table (issue 21)
+# ============================================================================ the meaning presets' table
 def meaning_rows(prefix: str) -> list[str]:
     """The issue-21 table's row starting with ``prefix`` in both documents (the row with a mark)."""
     from pathlib import Path

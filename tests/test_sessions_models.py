@@ -1,4 +1,4 @@
-"""Sessions across models (issues 25 #1–#3 and 26 #2, #19): a session saved in every model on its
+"""Sessions across models (what hostile and ordinary users met): a session saved in every model on its
 last layer and head with heads switched off reopens exactly from the menu, the recent list,
 ``--session`` and the state restored at start-up; hostile sessions are refused with a message that
 names the value, the window unchanged and never stuck at "Opening…"; switched-off heads belong to
@@ -110,7 +110,7 @@ def go_to_last_layer_and_head(window, name: str, gguf_path: str) -> ViewState:
 
 @pytest.mark.parametrize("name,path_kind", [(n, p) for n in NAMES for p in PATHS])
 def test_a_session_on_the_last_layer_and_head_reopens_exactly(qtbot, tmp_path, tiny_gguf, name, path_kind, capsys):
-    """Issue 25 #1: failed for SmolLM2 (head 8), MiniLM and e5 (head 11) on every path: "the session's
+    """Failed for SmolLM2 (head 8), MiniLM and e5 (head 11) on every path: "the session's
     view.head must be at most 3"; the restored state was set aside for the same reason."""
     if not _installed(name):
         pytest.skip(f"{name} is not installed")
@@ -227,7 +227,7 @@ def _hostile_views(tmp_path):
 
 
 def test_hostile_sessions_are_refused_from_the_menu_and_change_nothing(window, tmp_path):
-    """Issue 26 #2: an unknown model, `gguf:` empty / relative / a loop, layer 2⁴⁰ crashed or stayed at
+    """Failed before: an unknown model, `gguf:` empty / relative / a loop, layer 2⁴⁰ crashed or stayed at
     "Opening…"; a layer or head the model lacks was accepted with the toy's numbers left on screen."""
     before = window.controller.view_state()
     shown = window.controller.snapshot
@@ -246,7 +246,7 @@ def test_hostile_sessions_are_refused_from_the_menu_and_change_nothing(window, t
 
 
 def test_a_hostile_session_prints_its_reason_on_the_command_line(tmp_path):
-    """Issue 25 #1: `error: could not open …json:` had nothing after the colon; issue 26 #2: a traceback and exit 1."""
+    """Failed before: `error: could not open …json:` had nothing after the colon, or a traceback and exit 1."""
     unusable = [({"model": f"hf:{path}"}, named) for path, named in _unusable_folders(tmp_path).values()]
     for view, named in (({"model": "gpt-7"}, "gpt-7"), ({"model": "toy", "layer": 2 ** 40}, str(2 ** 40)),
                         ({"model": "gguf:"}, "empty path"), *unusable):
@@ -283,7 +283,7 @@ def started_on_saved_view(qtbot, view: dict):
 @pytest.mark.parametrize("view", [{"model": "gpt-7"}, {"model": "gguf:relative.gguf"}, {"model": "toy", "layer": 2 ** 40},
                                   {"model": "toy", "head": 9}, "loop", {"model": "hf:/etc"}])
 def test_start_up_sets_a_hostile_saved_state_aside(qtbot, tmp_path, view):
-    """Issue 26 #2: start-up crashed on these saved states (or kept the toy with the state half applied)."""
+    """Failed before: start-up crashed on these saved states (or kept the toy with the state half applied)."""
     if view == "loop":
         loop = tmp_path / "loop.gguf"
         os.symlink(loop, loop)
@@ -314,7 +314,7 @@ def test_a_saved_state_on_a_pretrained_model_that_no_longer_fits_is_set_aside(qt
 
 
 def test_a_session_naming_a_model_file_asks_first_and_no_loads_nothing(window, tmp_path, tiny_gguf):
-    """Issue 26 #19: a session naming gguf:/any/path loaded it with no confirmation."""
+    """Failed before: a session naming gguf:/any/path loaded it with no confirmation."""
     import shutil
 
     from app.jobs import trained as minilm_mode
@@ -336,7 +336,7 @@ def test_a_session_naming_a_model_file_asks_first_and_no_loads_nothing(window, t
 # ---------------------------------------------------------------------- state across models
 
 def test_switched_off_heads_belong_to_their_model(window):
-    """Issue 25 #2: L0H2 off in the toy stayed off after choosing MiniLM, silently changing its results."""
+    """Failed before: L0H2 off in the toy stayed off after choosing MiniLM, silently changing its results."""
     if not _installed("minilm"):
         pytest.skip("MiniLM is not installed")
     c = window.controller
@@ -367,7 +367,7 @@ def test_switched_off_heads_belong_to_their_model(window):
 
 
 def test_the_cell_inspector_never_keeps_another_models_content(window):
-    """Issue 25 #3: on SmolLM2 (9 heads) the inspector still said "Head 11 · query #5 …" of MiniLM."""
+    """Failed before: on SmolLM2 (9 heads) the inspector still said "Head 11 · query #5 …" of MiniLM."""
     if not (_installed("minilm") and _installed("smollm2")):
         pytest.skip("MiniLM or SmolLM2 is not installed")
     c = window.controller
@@ -390,7 +390,7 @@ def test_the_cell_inspector_never_keeps_another_models_content(window):
 
 
 def test_a_session_on_a_model_that_is_not_installed_says_so(window, tmp_path, monkeypatch):
-    """Issue 25 #1: "say so clearly when the model is not installed"."""
+    """A user asked: "say so clearly when the model is not installed"."""
     from app.jobs import trained as minilm_mode
     from engine.core.errors import ModelNotInstalled
 

@@ -1,4 +1,4 @@
-"""The toy engine's snapshot runs numpy's BLAS on the worker's thread alone (issue 23): its second
+"""The toy engine's snapshot runs numpy's BLAS on the worker's thread alone: its second
 thread spins after every small matmul on the core the window paints with."""
 from __future__ import annotations
 

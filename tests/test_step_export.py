@@ -117,7 +117,7 @@ def test_the_window_exports_the_steps_from_the_file_menu(window, qtbot, tmp_path
 
 
 def test_the_steps_of_a_real_model_follow_its_player(minilm_model, tmp_path, capsys):
-    """issue 24 leftover 5: the player shows MiniLM's layer (its Q, K, V, scores, weights), so
+    """The player shows MiniLM's layer (its Q, K, V, scores, weights), so
     ``export --steps --model minilm`` writes those stages; the weights page holds the model's own."""
     from cli.commands import main
 

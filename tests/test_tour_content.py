@@ -1,5 +1,5 @@
 """The window tour, by content: after every model switch each visible panel shows numbers of the
-model on screen (issue 27: a cell inspector kept the previous model's head and cell through a
+model on screen (a cell inspector kept the previous model's head and cell through a
 switch, and the tour only checked exceptions and sizes).
 
 The tour goes toy (12 heads) → each installed model → toy (4 heads) → …, and before every

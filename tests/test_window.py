@@ -262,7 +262,7 @@ def test_busy_indicator_and_cancel_keep_the_last_picture(window, qtbot, monkeypa
         qtbot.waitUntil(lambda: window.busy.isVisible() and window.cancel_button.isVisible(), timeout=30000)
         qtbot.mouseClick(window.cancel_button, Qt.MouseButton.LeftButton)
         assert not window.busy.isVisible() and not window.cancel_button.isVisible()
-        assert window.controller.config == slow  # cancel never edits the user's settings (issue 11)
+        assert window.controller.config == slow  # cancel never edits the user's settings
         assert window.panels["input"].text.toPlainText() == slow.text
     finally:
         release.set()  # the cancelled job finishes in the background…
@@ -275,7 +275,7 @@ def test_busy_indicator_and_cancel_keep_the_last_picture(window, qtbot, monkeypa
 def test_closing_during_a_long_computation_is_quick(qtbot, monkeypatch):
     """Closing does not wait for the running job. The job is held (an event the test sets only
     after the close) instead of being made long, so the check needs no clock: the job is still
-    running when close() returns (issue 27: a 1 s wall-clock bound failed on a loaded machine)."""
+    running when close() returns (a 1 s wall-clock bound failed on a loaded machine)."""
     import threading
     import time
 
@@ -434,7 +434,7 @@ def test_every_panel_keeps_the_panel_contract(window):
         assert isinstance(panel, Panel), key
         panel.show_snapshot(window.controller.snapshot)
         panel.show_selection()
-        trained_only = key in {"patching", "occlusion"}  # causal evidence needs trained weights (issue 21)
+        trained_only = key in {"patching", "occlusion"}  # causal evidence needs trained weights
         assert (trained_only or window.panels[key].supports(toy)) and any(window.panels[key].supports(k)
                                                                           for k in (toy, encoder, decoder))
     assert not window.panels["compare"].supports(encoder) and window.panels["layers"].supports(encoder)

@@ -1,4 +1,4 @@
-"""Issue 11 and 16, the window: cancel keeps what you typed, panels never mix two models' arrays,
+"""The window's likeliest bugs: cancel keeps what you typed, panels never mix two models' arrays,
 one focus everywhere, the debounce, stale answers, focus clamping, translated tooltips, exports."""
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def _idle(window, panel=None, timeout: float = 60.0) -> None:
 
 def test_no_panel_keeps_an_old_models_arrays(window, qtbot):
     """Scaling lab open, 10 tokens, switch to MiniLM and back: no exception, and each panel shows the
-    current result or an empty state (issue 11 #3)."""
+    current result or an empty state."""
     import pytest
 
     if not _minilm_installed():
@@ -181,8 +181,8 @@ DAMAGED_STATES = {
 
 @pytest.mark.parametrize("name", list(DAMAGED_STATES))
 def test_a_saved_state_that_fails_is_set_aside(qtbot, name):
-    """Issue 10 #2: the app starts with the defaults, the bad state leaves QSettings' live keys, a
-    message says so after the first picture, and the next start is clean."""
+    """A saved state that breaks the start: the app starts with the defaults, the bad state leaves
+    QSettings' live keys, a message says so after the first picture, and the next start is clean."""
     from PySide6.QtCore import QSettings
 
     from app.window import MainWindow
@@ -235,10 +235,10 @@ def test_a_good_saved_state_is_restored(qtbot):
         win.close()
 
 
-# ---------------------------------------------------------------------- issue 16: the window's likeliest bugs
+# ---------------------------------------------------------------------- the window's likeliest bugs
 def test_a_burst_of_edits_computes_far_fewer_times_than_edits(window, monkeypatch):
     """Debounce removed → every edit computes. The debounce is stretched to 10 s for the burst, so
-    that no pause between two edits can reach it however loaded the machine (issue 27: at 40 ms a
+    that no pause between two edits can reach it however loaded the machine (at 40 ms a
     busy machine's pauses counted as typing pauses): at most the leading edge and the trailing one
     are asked of the worker."""
     import time
@@ -350,7 +350,8 @@ def _session_file(tmp_path, text: str):
 
 
 def test_a_session_text_too_long_for_the_window_is_refused(window, tmp_path):
-    """Issue 10 #7: the text box would lay out megabytes on the GUI thread; refused with a message instead."""
+    """A huge text would block the window: the text box would lay out megabytes on the GUI thread;
+    refused with a message instead."""
     before = window.panels["input"].text.toPlainText()
     assert not window.open_session(_session_file(tmp_path, "word " * 60_000))
     assert window.panels["input"].text.toPlainText() == before
@@ -360,7 +361,7 @@ def test_a_session_text_too_long_for_the_window_is_refused(window, tmp_path):
 def test_a_session_opened_from_the_menu_is_read_in_the_worker(window, tmp_path, monkeypatch):
     import threading
 
-    import app.session_models as window_module  # where the session job reads the file (issue 25)
+    import app.session_models as window_module  # where the session job reads the file
 
     threads = []
     real = window_module.load_session
@@ -380,7 +381,7 @@ def test_a_session_opened_from_the_menu_is_read_in_the_worker(window, tmp_path, 
 
 
 def test_export_heatmap_draws_the_chosen_head_at_the_stage_on_screen(window, tmp_path, monkeypatch):
-    """Issue 16: a one-head PNG of head 2 at the scores stage has head 2's scores in its cells: each
+    """A one-head PNG of head 2 at the scores stage has head 2's scores in its cells: each
     cell's pixel, read back through the colour map, follows the matrix (not head 0's, not the weights)."""
     import pyqtgraph as pg
     from PySide6.QtCore import QPointF

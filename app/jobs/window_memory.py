@@ -3,7 +3,7 @@
 The window keeps the snapshot on screen (its trace, views of it) until the next one arrives, and
 every edit makes a whole new trace (the KV cache copies the unchanged prefix into it): two traces
 live at once. So each computation gets half the memory budget, counting the trace, the forward
-pass's temporaries and the layer view the snapshot makes (issue 26 #6: an edit of the first word
+pass's temporaries and the layer view the snapshot makes (an edit of the first word
 at the command line's limit took 5.3 GB for a 2 GiB budget). The command line holds one trace
 and keeps the whole budget (engine.core.memory.check_export_budget).
 """
@@ -18,7 +18,7 @@ from .snapshot import DISPLAY_SIZE
 
 def view_bytes(n: int, config) -> int:
     """Bytes a snapshot of one decoder layer makes beside the trace (engine/models/decoder_view.py,
-    app/snapshot.summarise): attend's scores, scaled scores and weights recomputed for the layer
+    app/jobs/snapshot.py's summarise): attend's scores, scaled scores and weights recomputed for the layer
     (3·heads·n², the first two kept) and the causal mask (n² bool); summarise's display average
     (heads·1024² when n > 1024) and one head's visible scaled scores (n²); the layer's (n, d)
     vectors (x, positional zeros, concat, output, diffs: 12·n·d) — float32 but the mask."""

@@ -40,7 +40,7 @@ def word_view(text: str, tokens, weights: np.ndarray, all_layers: np.ndarray | N
               thumbnail_size: int, overview_size: int, special_tokens: frozenset = frozenset()) -> WordView:
     """``weights`` (heads, n, n) of ``tokens`` (spans in ``text``) by words; ``all_layers``
     (layers, heads, n, n) adds the rolled-up overview. ``shrink(matrices, size)`` block-averages
-    (app.snapshot.block_average: passed in, as app.snapshot imports this module)."""
+    (app.jobs.snapshot.block_average: passed in, as app.jobs.snapshot imports this module)."""
     block_average = shrink
     THUMBNAIL_SIZE, OVERVIEW_SIZE = thumbnail_size, overview_size  # noqa: N806
     words, word_index = words_of(text, tokens, special_tokens)  # the model's special tokens: words of their own

@@ -110,7 +110,7 @@ def preset_finding(model_name: str, preset, progress=None) -> dict:
         finding = strongest_head(bert, preset.focus, preset.key)
         focus = finding.query_index
     caption = fill(preset.caption, finding.query, finding.key, finding.layer, finding.head, f"{finding.weight:.2f}")
-    if getattr(preset, "evidence", ()):  # issue 21: what the single head does not show, from the model's runs
+    if getattr(preset, "evidence", ()):  # what the single head does not show, from the model's runs
         from .trained import model as loaded_model
         from ..preset_evidence import evidence_sentences
 

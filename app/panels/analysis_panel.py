@@ -49,7 +49,7 @@ def _bar_plot(title: str) -> tuple[pg.PlotWidget, pg.BarGraphItem]:
     plot.setMouseEnabled(x=False, y=False)
     plot.setTitle(title, color="#333", size="9pt")
     # a title line, the token names and a plot of ~50 px: the Analysis group whole in the bottom area at
-    # 1024 × 600 (issue 25.9; at 120 the rollout needed 193 px of the 185 there)
+    # 1024 × 600 (at 120 the rollout needed 193 px of the 185 there)
     plot.setMinimumHeight(100)
     bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=BAR_BRUSH)
     plot.addItem(bars)

@@ -57,7 +57,7 @@ class ArithmeticPanel(Panel):
         font.setStyleHint(QFont.StyleHint.Monospace)
         self.view.setFont(font)
         # three lines of the page, which scrolls inside the view: the scroll bar's own minimum (70 px of
-        # arrows and handle) made the panel 74 px, and it scrolled in its dock at 1024 × 600 (issue 25)
+        # arrows and handle) made the panel 74 px, and it scrolled in its dock at 1024 × 600
         frame = 2 * self.view.frameWidth() + 2 * int(self.view.document().documentMargin())
         self.view.setMinimumHeight(3 * self.view.fontMetrics().lineSpacing() + frame)
         layout.addWidget(self.view)

@@ -60,7 +60,7 @@ class AttentionPanel(Panel):
             self.stage.addItem(label, key)
         self.stage.setToolTip(self.tr("Which step of the computation the heatmap shows"))
         # the longest stage name made the row 483 px wide: the heatmap dock scrolled sideways at
-        # 1024 × 600 and hid the colour bar's labels (issue 25.9); the closed box shows ~14 characters
+        # 1024 × 600 and hid the colour bar's labels; the closed box shows ~14 characters
         self.stage.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.stage.setMinimumContentsLength(14)
         bar.addWidget(self.stage)
@@ -74,7 +74,7 @@ class AttentionPanel(Panel):
         bar.addStretch(1)
         layout.addLayout(bar)
         # "3 tokens · d_k = 16", the sink note, "out of date…": a line of its own that wraps, not the
-        # end of the selectors' row, where it was cut at 1024 × 600 (issue 25.9)
+        # end of the selectors' row, where it was cut at 1024 × 600
         self.caption = QLabel()
         self.caption.setObjectName("attentionCaption")
         self.caption.setWordWrap(True)
@@ -144,7 +144,7 @@ class AttentionPanel(Panel):
             self.heatmap.set_matrix(words.weights[head], shown, shown,
                                     levels=(0.0, words.weight_max), colormap=WEIGHTS_MAP)
             self.heatmap.set_highlight_row(int(words.word_index[min(self.controller.focus, result.n - 1)]))
-            if words.count == result.n:  # say why nothing changed (issue 25.8)
+            if words.count == result.n:  # say why nothing changed
                 self.caption.setText(fill(self.tr("By words: each of the %1 pieces is already a word (or a special "
                                                   "token), nothing to roll up"), result.n))
             else:

@@ -2,7 +2,7 @@
 
 A panel shows the controller's snapshot and selection, says which models it can show by the
 capabilities it needs (``NEEDS``, field names of engine/models/contract.py's Capabilities; never a
-model's kind, issue 20), and takes its worker lanes from :meth:`lane` (owned by
+model's kind), and takes its worker lanes from :meth:`lane` (owned by
 the panel, so they go with it). The base connects the controller's ``snapshotChanged`` and
 ``selectionChanged`` to :meth:`on_snapshot_changed` / :meth:`on_selection_changed` and disconnects
 them when the panel goes (ndv's ``_set_model_connected``): a panel calls
@@ -71,7 +71,7 @@ class Panel(QWidget):
     def accepts(self, snapshot) -> bool:
         """Whether the panel can show ``snapshot``: it exists and its model has the capabilities NEEDS names.
 
-        A panel given a snapshot it does not accept calls :meth:`clear` (issue 11: a panel shows the
+        A panel given a snapshot it does not accept calls :meth:`clear` (a panel shows the
         current result or an honest empty state, never pieces of two models)."""
         return snapshot is not None and self.supports(model_info(snapshot.model).capabilities)
 

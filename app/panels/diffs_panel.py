@@ -55,7 +55,7 @@ class DiffsPanel(Panel):
         self.bar_plot = LightPlot()
         self.bars.addItem(self.bar_plot)
         self.bar_plot.setLabel("bottom", self.tr("dimension"))
-        self.bars.setMinimumHeight(96)  # the bottom area at 1024 × 600 shows the bars whole (issue 25.9)
+        self.bars.setMinimumHeight(96)  # the bottom area at 1024 × 600 shows the bars whole
         self.before_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=BEFORE_BRUSH, name=self.tr("x (before)"))
         self.after_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=AFTER_BRUSH, name=self.tr("output (after)"))
         self.diff_curve = pg.PlotDataItem(pen=DIFF_PEN, name=self.tr("output − x"))

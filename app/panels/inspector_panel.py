@@ -102,7 +102,7 @@ class InspectorPanel(Panel):
         self.steps.setWordWrap(False)
         header = self.steps.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        # the numbers (Value) whole first; the explanation (How) takes what is left (issue 25.9: at 1366 × 768
+        # the numbers (Value) whole first; the explanation (How) takes what is left (at 1366 × 768
         # a 240-pixel How column pushed the values out of sight)
         # (_share_width gives Value its numbers' width, How takes the rest)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
@@ -176,7 +176,7 @@ class InspectorPanel(Panel):
         splitter.splitterMoved.connect(lambda *_: setattr(self, "_user_sized", True))
 
         controller.cellChanged.connect(self._on_cell_changed)
-        controller.modelChanged.connect(self._on_model_changed)  # another model: nothing of this one stays (issue 25 #3)
+        controller.modelChanged.connect(self._on_model_changed)  # another model: nothing of this one stays
         self.set_model_connected()
         self._lane = self.lane(LANE)
         self._lane.done.connect(self._on_inspected)
@@ -205,7 +205,7 @@ class InspectorPanel(Panel):
         else:
             title = html.escape(title)
         # 8 pt: at the default size the title was wider than the right column at 1024 × 600 and was drawn
-        # past the chart's edge (a title sets its plot's minimum width; issue 25.9)
+        # past the chart's edge (a title sets its plot's minimum width)
         self.bars.setTitle(title, color="#111", size="8pt")
         need = math.ceil(self.bars.plotItem.effectiveSizeHint(Qt.SizeHint.MinimumSize).width())
         self.bars.setMinimumWidth(need)
@@ -352,7 +352,7 @@ class InspectorPanel(Panel):
         self.k_bars.setOpts(x=dims, height=c.k_j, width=0.27)
         self.product_bars.setOpts(x=dims + 0.28, height=c.products, width=0.27)
         # 8 pt: at the default size the title was wider than the right column at 1024 × 600 and was drawn
-        # past the chart's edge (a title sets its plot's minimum width; issue 25.9)
+        # past the chart's edge (a title sets its plot's minimum width)
         self._chart_title = fill(self.tr("q_i · k_j = Σ of the green bars = %1"), number(c.dot))
         self._title_chart(self._two_line_title)
         ticks = [(int(i), str(i)) for i in dims[:: max(1, c.d_k // 16)]]

@@ -322,7 +322,7 @@ class LayersPanel(Panel):
             self.thumbs = []
             for layer in range(layers):
                 # a row as tall as its label's text made twelve layers 324 px tall: the last rows were cut
-                # off the bottom at 1366 × 768 (issue 25.9); the rows share the height the grid has
+                # off the bottom at 1366 × 768; the rows share the height the grid has
                 self.grid.addItem(_RowLabel(fill(self.tr("layer %1"), layer), layer, size="8pt", color="#333"),
                                   row=layer, col=0)
                 row = []
@@ -461,7 +461,7 @@ class LayersPanel(Panel):
         self.controller.set_model(self.controller.snapshot.model, layer)
 
     def _on_grid_clicked(self, event) -> None:
-        # right-click or Ctrl+click switches the head off (or on), as in the head grid (issue 21)
+        # right-click or Ctrl+click switches the head off (or on), as in the head grid
         toggle = event.button() == Qt.MouseButton.RightButton or (
             event.button() == Qt.MouseButton.LeftButton and event.modifiers() & Qt.KeyboardModifier.ControlModifier)
         if event.button() != Qt.MouseButton.LeftButton and not toggle:

@@ -311,7 +311,7 @@ class NextTokenPanel(Panel):
                                    s["temperature"], s["top_k"], s["top_p"], None)
 
     def _on_generated(self, text: str) -> None:
-        # the token applies only to the text and model it was computed for (issue 26 #3): text typed
+        # the token applies only to the text and model it was computed for: text typed
         # after Generate is never overwritten, and another model never gets SmolLM2's token
         target, self._generating_for = getattr(self, "_generating_for", None), None
         if target != (self.controller.model, self.controller.config.text):

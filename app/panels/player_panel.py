@@ -41,7 +41,7 @@ DEFAULT_SECONDS = 2.0  # per stage while playing
 
 MIN_VIEW_WIDTH, MIN_VIEW_HEIGHT = 220, 240  # px of one stage heatmap: rows labelled, numbers readable (whole at 1366 × 768)
 # … or less with few rows: its title and key axis, then ROW_PX a row (a label's height), at least
-# LEAST_VIEW_HEIGHT. Three tokens need 100 px, not 240: the player fits at 1024 × 600 (issue 25.9);
+# LEAST_VIEW_HEIGHT. Three tokens need 100 px, not 240: the player fits at 1024 × 600;
 # sixteen need the whole 240 (a lower one squashed them to 4-px rows, looked at)
 VIEW_CHROME, ROW_PX, LEAST_VIEW_HEIGHT = 64, 12, 100
 # Short and wide (the steps group at 1024 × 600: 701 × 211 px, and sixteen rows that need 240 under 79 px
@@ -231,7 +231,7 @@ class PlayerPanel(Panel):
     def _show_page(self, index: int) -> None:
         """Page ``index`` of the stack; only the page on screen counts for the panel's minimum height
         (a stack takes its largest page's: the token strip scrolled in its dock at 1366 × 768 for
-        heatmaps it did not show, issue 25.9)."""
+        heatmaps it did not show)."""
         for page in range(self.pages.count()):
             widget = self.pages.widget(page)
             policy = widget.sizePolicy()

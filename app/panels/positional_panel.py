@@ -225,7 +225,7 @@ class PositionalPanel(Panel):
         self.pe_map.setMinimumHeight(PE_MAP_HEIGHT)  # rows readable under three lines of formulas
         layout.addWidget(self.pe_map, 1)
         self._pe_page = page
-        self._page_height = KeepHeightForWidth(page)  # the wrapped formulas and the whole map (issue 25.9)
+        self._page_height = KeepHeightForWidth(page)  # the wrapped formulas and the whole map
         return page
 
     def _build_rope(self) -> QWidget:

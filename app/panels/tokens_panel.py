@@ -80,7 +80,7 @@ class TokensPanel(Panel):
 
     def rows_height(self, most_rows: int = 4) -> int:
         """Pixels of panel that show every row of chips, up to ``most_rows`` (the list scrolls past
-        them): the window gives the chips' dock this much (issue 25.9: a sixteen-token sentence's third
+        them): the window gives the chips' dock this much (a sixteen-token sentence's third
         row was cut under an empty input column)."""
         count = self.count()
         if count == 0:
@@ -104,7 +104,7 @@ class TokensPanel(Panel):
 
     def _select(self, row: int) -> None:
         """Make chip ``row`` the one selected chip. The selection model's signals are *not* blocked:
-        the view repaints the chips they name (blocked, the old chip stayed red on screen, issue 11 #4);
+        the view repaints the chips they name (blocked, the old chip stayed red on screen);
         ``_showing`` keeps the change from going back to the controller."""
         index = self.model.index(row)
         self._showing = True

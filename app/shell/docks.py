@@ -29,7 +29,7 @@ class LazyClass:
 
 def scrolling(widget: QWidget) -> QScrollArea:
     """``widget`` in a frameless scroll area: a panel shrinks down to its own minimum, then
-    scrolls, so no panel's minimum size pushes the window past the screen (issue 11)."""
+    scrolls, so no panel's minimum size pushes the window past the screen."""
     scroll = QScrollArea()
     scroll.setObjectName("panelScroll")
     scroll.setWidgetResizable(True)
@@ -56,7 +56,7 @@ class PanelHolder(QWidget):
     def _follow_height_for_width(self) -> None:
         """Word-wrapped rows need more height at a narrow width than the panel's minimum says; the
         scroll area asks the holder for its height at the width it has only when the holder's size
-        policy says so (issue 25.9: at 1024 × 600 and 1920 × 1080 the input's rows were squashed)."""
+        policy says so (at 1024 × 600 and 1920 × 1080 the input's rows were squashed)."""
         layout = self._panel.layout()
         policy = self.sizePolicy()
         policy.setHeightForWidth(layout is not None and layout.hasHeightForWidth())

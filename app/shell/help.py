@@ -36,7 +36,7 @@ class Help:
             APP_VERSION, numpy.__version__, pyside_version, pyqtgraph.__version__))
 
     def show_guide_once(self) -> bool:
-        """Open Getting started on the first run only (issue 25.11); True when it opened now."""
+        """Open Getting started on the first run only; True when it opened now."""
         if self.w.settings.value(self.GUIDE_SHOWN, False, type=bool):
             return False
         self.w.settings.setValue(self.GUIDE_SHOWN, True)

@@ -113,7 +113,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("player.show", "player", QT_TRANSLATE_NOOP("MainWindow", "Show the step-through player"),
             lambda w: w.navigation.show_player(), ("F6",)),
     # F7 / F8 / F9 first: a text or spin box with the focus (the usual state after typing) takes
-    # Ctrl+Left / Ctrl+Right for its cursor, never a function key (issue 25.5)
+    # Ctrl+Left / Ctrl+Right for its cursor, never a function key
     Command("player.next", "player", QT_TRANSLATE_NOOP("MainWindow", "Next step"), lambda w: w.navigation.show_player().next_stage(),
             ("F8", "Ctrl+Right")),
     Command("player.previous", "player", QT_TRANSLATE_NOOP("MainWindow", "Previous step"),

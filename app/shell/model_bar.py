@@ -64,10 +64,10 @@ class ModelBar:
         from ..dock_groups import DockGroups
         from ..notice_bar import NoticeBar
 
-        self.dock_groups = DockGroups(self.w, self.w.docks)  # Basics / Steps / Labs / Model / Analysis (issue 25.9)
+        self.dock_groups = DockGroups(self.w, self.w.docks)  # Basics / Steps / Labs / Model / Analysis
         self.w.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.dock_groups.toolbar)
         self.w.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
-        self.notice_bar = NoticeBar(self.w)  # the model's messages on a row of their own (issue 25.4)
+        self.notice_bar = NoticeBar(self.w)  # the model's messages on a row of their own
         self.w.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.notice_bar)
         self.model_note = self.notice_bar.label
         self.fields = {"model": self.model_combo, "layer": self.layer_spin}  # the binding table: view state → widget

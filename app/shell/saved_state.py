@@ -29,7 +29,7 @@ class SavedState:
     def restored_config(self) -> AttentionConfig | None:
         """The saved last state, read like a session file (engine/core/safe_io.py's guards, then
         engine.files.documents.parse_settings and the session's view checks). A state that fails is set
-        aside (issue 10 #2): renamed in QSettings, said in the status bar, and the app starts with defaults."""
+        aside: renamed in QSettings, said in the status bar, and the app starts with defaults."""
         from engine.core.safe_io import parse_json
 
         from ..session import FORMAT, VERSION, parse_session
@@ -78,7 +78,7 @@ class SavedState:
             return
         read = SessionRead("", self.w.controller.config, view)
         if view.get("model", MODELS_DEFAULT) != MODELS_DEFAULT:
-            # a pretrained model: loaded and the view checked in the worker (issue 25 #1); the toy engine
+            # a pretrained model: loaded and the view checked in the worker; the toy engine
             # shows the restored text meanwhile, and a view the model cannot take is set aside
             self.w.sessions.begin_request(ask=False, on_failed=None, restore=True)
             self.w.sessions.check_session(read)
@@ -92,7 +92,7 @@ class SavedState:
 
     def restore_layout(self) -> None:
         """The last run's geometry and docks, when saved on a screen of this size: a layout saved
-        on a small screen restored on a large one left the heatmap a thin strip (issue 25.9)."""
+        on a small screen restored on a large one left the heatmap a thin strip."""
         geometry = self.w.settings.value("geometry")
         state = self.w.settings.value("windowState")
         if same_screen(self.w.settings.value("layoutScreen"), screen_key(self.w)):

@@ -46,9 +46,9 @@ class Sessions(QObject):
     def open_session_in_background(self, path: str, *, ask: bool = True, on_failed=None, restore: bool = False) -> None:
         """Open a session without work on the GUI thread (the menu, the recent list, ``--session``,
         the state restored at start-up): the worker reads and parses the file (up to safe_io's 16 MiB
-        cap, issue 10 #7) and resolves its model; a model file is loaded only after the user said yes
-        (``ask``; issue 26 #19); the worker then loads the model and checks the view against it
-        (app/session_models.py, issue 25 #1). Nothing is applied until every check passed.
+        cap) and resolves its model; a model file is loaded only after the user said yes
+        (``ask``); the worker then loads the model and checks the view against it
+        (app/session_models.py). Nothing is applied until every check passed.
         ``on_failed(message)``: also called with the reason when it fails (the command line prints it)."""
         from ..session_models import read_session
 

@@ -64,7 +64,7 @@ class StatusParts:
     def on_compute_failed(self, error) -> None:
         self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Not updated: %1"), error_text(error)))
         self.w.panels["input"].show_error(error)
-        self.w.panels["attention"].mark_out_of_date()  # the picture is of the settings before (issue 25, cosmetic)
+        self.w.panels["attention"].mark_out_of_date()  # the picture is of the settings before
 
     def on_busy_changed(self, busy: bool) -> None:
         self.busy.setVisible(busy)

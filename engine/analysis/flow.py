@@ -43,11 +43,11 @@ layer by layer instead of synchronous rounds (1,115 discharges per pair, no fast
 node's excess to its largest (or smallest) capacities first instead of in index order (2× / 1.3×
 slower); solving from the sink's side in the reversed graph where the sink's cut is the smaller
 (1.5× slower); certifying at 1e-6 instead of 1e-10 (no fewer discharges: the excess that is left
-is real flow still being routed, not float dust). Seventh session: answering the trivial cut's value
+is real flow still being routed, not float dust). Also tried: answering the trivial cut's value
 from a constructed flow instead (capacity-capped pushes and pulls, product-form flows, pairs joined
 through a shared middle-layer distribution, sparsified middle layers) certified at most a third of
 the pairs at 64 tokens (and 2 % of them have a smaller cut): the flows that reach it use nearly
-every edge (benchmarks/README.md, "flow, seventh session").
+every edge (benchmarks/README.md, its "flow" section).
 """
 from __future__ import annotations
 

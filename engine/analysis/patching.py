@@ -4,7 +4,7 @@ Meng et al. (2022, causal tracing) and Wang et al. (2022, indirect object identi
 prompts of the same token count — clean ("The Eiffel Tower is in the city of") and corrupted
 ("The Colosseum is in the city of") — are run; then the corrupted run is repeated with one
 activation replaced by the clean run's, and a measure says how much of the clean behaviour
-came back. Built on the hook points (engine/hooks.py, TransformerLens's names):
+came back. Built on the hook points (engine/core/hooks.py, TransformerLens's names):
 
     resid_pre[l, p]  blocks.{l}.hook_resid_pre row p          (layers, n)
     attn_out[l, p]   blocks.{l}.hook_attn_out row p           (layers, n)

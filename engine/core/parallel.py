@@ -62,7 +62,7 @@ _exiting = False  # the interpreter is shutting down: blocks not yet taken are l
 
 
 def _on_exit() -> None:
-    """Run by threading._shutdown before it joins the pool's threads (issue 10 #7): they stop after
+    """Run by threading._shutdown before it joins the pool's threads: they stop after
     the block in hand instead of finishing a 2048-token computation nobody will see."""
     global _exiting
     _exiting = True

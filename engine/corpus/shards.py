@@ -5,7 +5,7 @@
     DIR/batch-000012.npz    batch 12's per-text rows, written once, atomically, under its name
     DIR/head_stats.npz …    the results (engine/corpus/runner.py), made from the shards
 
-A shard exists complete or not at all (engine/files/safe_io.py's atomic writer), so a job killed
+A shard exists complete or not at all (engine/core/safe_io.py's atomic writer), so a job killed
 at any moment loses at most the batches in flight, and a batch computed twice (a worker lost
 after finishing, a job restarted) is still one file: the reduction reads shards, never results
 as they arrive, and so counts every text once. A folder whose manifest names another job, or

@@ -56,7 +56,7 @@ def _arrays(result: AttentionResult) -> dict[str, np.ndarray]:
     return arrays
 
 
-# ---------------------------------------------------------------------- the analysis (issue 14)
+# ---------------------------------------------------------------------- the analysis
 ANALYSIS_NAMES = ("value_norms", "rollout", "value_rollout", "head_stats")
 
 

@@ -49,8 +49,9 @@ class ModelEntry:
 
     @property
     def capabilities(self):
-        """What the model can do, known before loading: the app asks this, never the kind (issue 20;
-        the loaded model's facts.capabilities adds what only its files tell, e.g. a sentence embedding)."""
+        """What the model can do, known before loading: the app asks this, never the kind (so a new
+        kind needs no change in the app; the loaded model's facts.capabilities adds what only its files
+        tell, e.g. a sentence embedding)."""
         from .contract import Capabilities
 
         return Capabilities(next_token_logits=self.predicts_next_token, configurable=self.configurable,

@@ -89,7 +89,7 @@ def find_model_file() -> Path:
     e5-small-q4.bin, located without importing the package."""
     configured = os.environ.get(PATH_VARIABLE)
     if configured:
-        try:  # a folder, a FIFO, /dev/zero, a symlink loop: each named for what it is (issue 26, item 15)
+        try:  # a folder, a FIFO, /dev/zero, a symlink loop: each named for what it is
             return check_model_path(configured, source=f"{PATH_VARIABLE}: ")[0]
         except ModelNotInstalled:
             raise ModelNotInstalled(

@@ -1,5 +1,5 @@
 """What a file is, from its first bytes: the message when Open model… is given something that
-is not a GGUF model (issue 25.10: a .safetensors file and a PNG both said "GGUF magic invalid").
+is not a GGUF model (a .safetensors file and a PNG both said "GGUF magic invalid").
 
 ``describe(path)`` reads at most 16 bytes of a regular file (never of a FIFO or a device, which
 could block or never end) and answers None for a GGUF file, else an EngineError whose template

@@ -2,8 +2,8 @@
 
 Finite weights can still overflow float32 on the way (float16 weights of 65504, a RoPE base
 that makes a frequency infinite): the window then drew NaN heatmaps and generation appended
-'\\x00' (issue 26, item 9). One short forward right after loading finds it once, before any
-text of the user's is run. Kept apart from engine/llama.py's forward so that it runs on
+'\\x00'. One short forward right after loading finds it once, before any
+text of the user's is run. Kept apart from engine/models/llama.py's forward so that it runs on
 whatever that forward returns: a DecoderTrace's hidden states, attentions and logits.
 """
 from __future__ import annotations

@@ -19,7 +19,7 @@ its weights came from; the config then says "half".
 
 Tensors are read with ordinary reads, never a memory map, one at a time and only when asked
 for (:class:`GGUFTensors`): the loader turns each into its final array before the next is read
-(peak ≈ the float32 weights once, issue 26 item 8), and no array of a loaded model refers to
+(peak ≈ the float32 weights once), and no array of a loaded model refers to
 the file, so a file rewritten on disk cannot kill the program (SIGBUS, item 1); a file changed
 while it is being read is refused. Every value is checked as it is read: a NaN or an infinity in
 a tensor is refused naming the tensor and the index.
@@ -126,7 +126,7 @@ class GGUFFile:
         try:
             self._opened = self._identity()
             first = self._stream.read(16)
-            if not first.startswith(b"GGUF"):  # say what it is instead (issue 25.10): engine.models.file_kind
+            if not first.startswith(b"GGUF"):  # say what it is instead: engine.models.file_kind
                 raise EngineError("{name} is not a GGUF model file: it is {kind}", field="model", name=self.name,
                                   kind=regular_kind(first))
             self.header: Header = read_header(self._stream, size, self.name)
@@ -513,7 +513,7 @@ def read_tokenizer_spec(reader: GGUFFile, vocab_rows: int | None = None) -> Toke
     for merge in merges:
         left, space, right = merge.partition(" ")
         if not space or not left or not right or left not in known or right not in known \
-                or left + right not in known:  # split at the first space, as engine/bpe.py does
+                or left + right not in known:  # split at the first space, as engine/text/bpe.py does
             raise EngineError("{name}: tokenizer.ggml.merges holds {merge}, which is not two tokens of the "
                               "vocabulary separated by a space (whose joining is also a token)", field="model",
                               name=name, merge=_short(merge))

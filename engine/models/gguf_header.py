@@ -3,7 +3,7 @@ against the file before allocating anything.
 
 Why not gguf's ``GGUFReader``: it maps the whole file and parses every field before any check,
 so a 64 MB file claiming an array of 64 M entries, 8 M empty strings or 2⁶² tensors cost gigabytes
-and tens of seconds before the first refusal (issue 26, item 5), and tensors stay views of the map
+and tens of seconds before the first refusal, and tensors stay views of the map
 (a file rewritten on disk then kills the process with SIGBUS, item 1). Here the header is read
 through an ordinary file object, a chunk at a time, and each count is checked the moment it is
 read: against the bytes left in the file, against :data:`MAX_HEADER_BYTES` (the header of a

@@ -304,7 +304,7 @@ GGUF_NAMES = WeightNames(
     q_bias="blk.{i}.attn_q.bias", k_bias="blk.{i}.attn_k.bias", v_bias="blk.{i}.attn_v.bias",
     q_norm="blk.{i}.attn_q_norm.weight", k_norm="blk.{i}.attn_k_norm.weight", rope_freqs="rope_freqs.weight",
     post_attention_norm="blk.{i}.post_attention_norm.weight", post_ffn_norm="blk.{i}.post_ffw_norm.weight",
-    # GPT-2's (llama.cpp names; its fused attn_qkv is split by engine.models.gguf_file.split_fused_qkv)
+    # GPT-2's (llama.cpp names; its fused attn_qkv is split by engine.models.gguf_file.GGUFTensors)
     output_bias="blk.{i}.attn_output.bias", attention_norm_bias="blk.{i}.attn_norm.bias",
     ffn_norm_bias="blk.{i}.ffn_norm.bias", up_bias="blk.{i}.ffn_up.bias", down_bias="blk.{i}.ffn_down.bias",
     position_embeddings="position_embd.weight", output_norm_bias="output_norm.bias",

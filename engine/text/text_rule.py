@@ -1,7 +1,7 @@
 """One rule for every model's text: it must hold a character to attend to.
 
 The toy engine refused a text of only spaces and control characters ("\\x01\\x02") while MiniLM
-wrote a trace of [CLS] [SEP] alone with exit 0 (issue 26, item 13). The rule is the tokenizers'
+wrote a trace of [CLS] [SEP] alone with exit 0. The rule is the tokenizers'
 own (engine.text.tokenize skips control, format, unassigned and separator characters), with the toy
 engine's message, so a text is refused alike whatever the model.
 """
