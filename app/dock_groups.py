@@ -34,7 +34,7 @@ TIPS = {
     "steps": QT_TRANSLATE_NOOP("DockGroups", "The step-through player: the pipeline one stage at a time"),
     "labs": QT_TRANSLATE_NOOP("DockGroups", "Positional encoding lab, Scaling lab, Vectors in the plane"),
     "model": QT_TRANSLATE_NOOP("DockGroups", "Trained models: Model layers, Across languages, Next token, Logit lens"),
-    "analysis": QT_TRANSLATE_NOOP("DockGroups", "Rollout, Switch heads off, Head dashboard"),
+    "analysis": QT_TRANSLATE_NOOP("DockGroups", "Rollout, Switch heads off, Head dashboard, Corpus"),
     "evidence": QT_TRANSLATE_NOOP("DockGroups", "Causal evidence: activation patching, leave-one-out"),
 }
 DEFAULT_GROUP = "basics"

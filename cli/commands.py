@@ -6,6 +6,8 @@
     ./run export --help                             # every option
     ./run patch --model minilm --clean TEXT --corrupt TEXT --out grids.npz   # activation patching
     ./run patch --help                              # every patching option
+    ./run corpus --model minilm --texts sentences.txt --out heads   # heads over a corpus
+    ./run corpus --help                             # every corpus option
 
 Every failure of ``export`` exits with code 2 and exactly one ``error: …`` line on stderr (bad
 input, a missing package, a full disk, even a bug); SIGINT, SIGTERM and SIGHUP exit with 128 +
@@ -48,16 +50,18 @@ class Interrupted(KeyboardInterrupt):
 
 
 def top_parser() -> argparse.ArgumentParser:
-    """``./run --help``: the window's options and the ``export`` command."""
+    """``./run --help``: the window's options and the commands (``export``, ``patch``, ``corpus``)."""
     parser = argparse.ArgumentParser(
         prog="./run", add_help=False,
         usage="./run [--session FILE] [--text TEXT]\n       ./run export --text TEXT --out FILE [options]"
-              "\n       ./run patch --model MODEL --clean TEXT --corrupt TEXT --out FILE [options]",
+              "\n       ./run patch --model MODEL --clean TEXT --corrupt TEXT --out FILE [options]"
+              "\n       ./run corpus --model MODEL --texts FILE --out FOLDER [options]",
         description="Attention Explorer: watch self-attention work. Without a command it opens the window "
                     "(a display is needed); `export` writes a trace or a picture, `patch` the activation-patching "
-                    "grids of a pretrained model (no display needed).",
+                    "grids of a pretrained model, `corpus` what each head does over a file of texts (no display "
+                    "needed).",
         epilog="examples:\n" + "\n".join("  " + line.strip() for line in __doc__.split("\n\n")[1].splitlines())
-               + "\n\n`./run export --help` and `./run patch --help` list every option.",
+               + "\n\n`./run export --help`, `./run patch --help` and `./run corpus --help` list every option.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_window_options(parser)
     parser.add_argument("-h", "--help", action="store_true", help="show this message and exit")
@@ -689,8 +693,8 @@ def main(argv: list[str] | None = None, window=None) -> int:
         return 0
     if args[0] == "corpus": return __import__("cli.corpus", fromlist=["main"]).main(args[1:])  # noqa: E701 (its own file)
     if args[0] not in ("export", "patch"):
-        return _fail(f"unknown command {args[0]!r}: use `export` or `patch` (see --help), or no arguments for the "
-                     f"window", 2)
+        return _fail(f"unknown command {args[0]!r}: use `export`, `patch` or `corpus` (see --help), or no arguments "
+                     f"for the window", 2)
     try:
         from engine.core.errors import EngineError
     except ImportError as error:

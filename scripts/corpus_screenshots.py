@@ -2,8 +2,8 @@
 
     ./run corpus --model minilm --texts sentences.txt --out /tmp/minilm1000 --limit 1000
     CORPUS_JOB=/tmp/minilm1000 xvfb-run -a -s "-screen 0 1366x768x24" python scripts/corpus_screenshots.py
-    # → /tmp/corpus-shots/corpus-{en,zh_CN}.png, …-qk.png (the joint query-key map), …-opened.png (a head
-    # opened), corpus-en-layer.png (coloured by layer)
+    # → /tmp/corpus-shots/corpus-{en,zh_CN}.png, …-qk.png (the joint query-key map), …-tsne.png (by t-SNE),
+    # …-opened.png (a head opened), corpus-en-layer.png (coloured by layer)
 
 A window as on a first run (a temporary settings folder) at the screen's size, the Corpus dock
 raised with the job open (coloured by the weight on the previous token, then by layer), then the
@@ -74,6 +74,12 @@ def main() -> None:
         path = out / f"corpus-{language}-qk.png"
         window.grab().save(str(path))
         print("wrote", path)
+        panel.qk_method.setCurrentIndex(panel.qk_method.findData("tsne"))  # the same head by t-SNE
+        settle(window)
+        path = out / f"corpus-{language}-tsne.png"
+        window.grab().save(str(path))
+        print("wrote", path)
+        panel.qk_method.setCurrentIndex(panel.qk_method.findData("points"))
         panel.tabs.setCurrentIndex(0)
         panel.view.doubleClicked.emit(panel.proxy.index(0, 0))
         settle(window, 2.0)

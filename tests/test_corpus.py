@@ -13,7 +13,7 @@ from engine.core.errors import EngineError
 from engine.corpus.clusters import classical_mds
 from engine.corpus.measures import CORPUS_MEASURES, pair_distance_sums, punctuation_mask
 from engine.corpus.runner import InProcess, JobSpec, run_job
-from engine.corpus.shards import shard_name
+from engine.corpus.shards import read_shard, shard_name
 from engine.corpus.texts import MAX_TEXT_CHARS, read_corpus
 from engine.models import load_model
 
@@ -334,3 +334,15 @@ def test_a_job_keeps_the_joint_map_of_its_first_texts(toy, corpus_file, tmp_path
     k = np.concatenate([toy.run_with_cache(text, ["blocks.0.attn.hook_k"])[1]["blocks.0.attn.hook_k"][:, head]
                         for text in sentences()])
     np.testing.assert_allclose(saved["points"][head], joint_map(q, k), rtol=1e-5, atol=1e-5)
+    # the t-SNE view: the first QK_TSNE_TOKENS tokens' queries then keys, from the same vectors the PCA view used
+    from engine.corpus.qk_map import QK_TSNE_TOKENS, joint_tsne, normalise
+    from engine.corpus.tsne import tsne
+
+    m = min(n, QK_TSNE_TOKENS)
+    assert n > QK_TSNE_TOKENS and saved["tsne"].shape == (4, 2 * m, 2) and saved["tsne"].dtype == np.float32
+    shards = [read_shard(tmp_path / "job", index) for index in range(-(-len(sentences()) // 8))]
+    q32 = np.concatenate([s["qk_queries"] for s in shards if "qk_queries" in s], axis=1)[head]
+    k32 = np.concatenate([s["qk_keys"] for s in shards if "qk_keys" in s], axis=1)[head]
+    np.testing.assert_array_equal(saved["tsne"][head], joint_tsne(q32, k32).astype(np.float32))
+    nq, nk = normalise(q32, k32)  # scaled over all n tokens, then the first m queries and their m keys
+    np.testing.assert_array_equal(joint_tsne(q32, k32), tsne(np.concatenate([nq[:m], nk[:m]])))

@@ -93,3 +93,15 @@ def test_bad_corpus_files_and_folders_are_one_line(tmp_path, capsys):
     assert {p.name: p.read_bytes() for p in (tmp_path / "job").iterdir()} == before
     assert main(["main.py", "corpus", "--help"]) == 0
     assert "--scheduler ADDR" in capsys.readouterr().out
+
+
+def test_the_top_help_and_an_unknown_command_name_corpus(capsys):
+    assert main(["main.py", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps the description
+    assert "./run corpus --model MODEL --texts FILE --out FOLDER [options]" in out  # usage
+    assert "`corpus` what each head does over a file of texts" in out  # description
+    assert "./run corpus --model minilm --texts sentences.txt --out heads" in out  # examples
+    assert "and `./run corpus --help` list every option" in out
+    assert main(["main.py", "corpora"]) == 2
+    assert capsys.readouterr().err == ("error: unknown command 'corpora': use `export`, `patch` or `corpus` (see --help), "
+                                       "or no arguments for the window\n")

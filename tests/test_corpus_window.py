@@ -77,3 +77,10 @@ def test_the_joint_query_key_map_follows_the_table(window, qtbot, toy_job):
     assert panel.qk_caption.text().startswith(f"Head 0.3: the queries and keys of {n:,} tokens from the first 24 texts")
     last = n - 1
     assert panel.qk_queries.opts["tip"](0, 0, last) == f"{saved['token'][last]!r}\n{sentences(24)[-1]}"
+    panel.qk_method.setCurrentIndex(panel.qk_method.findData("tsne"))  # the job's t-SNE coordinates, only drawn
+    m = len(saved["tsne"][3]) // 2
+    queries, keys = panel.qk_points()
+    np.testing.assert_array_equal(queries, saved["tsne"][3][:m])
+    np.testing.assert_array_equal(keys, saved["tsne"][3][m:])
+    assert "then t-SNE (perplexity 30)" in panel.qk_caption.text()
+    assert panel.qk_keys.opts["tip"](0, 0, m - 1) == f"{saved['token'][m - 1]!r}\n{saved['sentence'][m - 1]}"

@@ -7,7 +7,8 @@ and the head clusters: every head a point of the 2-D MDS of the heads' Jensen–
 row opens that head in the window: the job's model, its switched-off heads and the corpus
 sentence where the head is most typical. The joint query–key map (AttentionViz, Yeh et al. 2023;
 engine/corpus/qk_map.py) shows the head chosen in the table: its queries and keys over the
-corpus's first texts in one plane, a point's tooltip its token and sentence.
+corpus's first texts in one plane, by PCA or by t-SNE (both computed by the job), a point's tooltip
+its token and sentence.
 """
 from __future__ import annotations
 
@@ -188,6 +189,14 @@ class CorpusPanel(Panel):
         self.qk_head.setObjectName("corpusQkHead")
         self.qk_head.currentIndexChanged.connect(lambda _: self._plot_qk())
         row.addWidget(self.qk_head, 1)
+        self.qk_method = QComboBox()
+        self.qk_method.setObjectName("corpusQkMethod")
+        self.qk_method.addItem(self.tr("PCA"), "points")
+        self.qk_method.addItem(self.tr("t-SNE"), "tsne")
+        self.qk_method.setToolTip(self.tr("PCA keeps distances along its two axes; t-SNE keeps each point's near "
+                                          "neighbours (computed by the job, over the first 150 tokens)"))
+        self.qk_method.currentIndexChanged.connect(lambda _: self._plot_qk())
+        row.addWidget(self.qk_method)
         layout.addLayout(row)
         self.qk_caption = QLabel()
         self.qk_caption.setObjectName("corpusQkCaption")
@@ -290,23 +299,33 @@ class CorpusPanel(Panel):
             self.qk_head.setCurrentIndex(self.proxy.mapToSource(current).row())
 
     def _plot_qk(self) -> None:
-        """The chosen head's N queries and N keys (qk_points[row]: (2N, 2), queries first)."""
+        """The chosen head's N queries and N keys (qk_points[row]: (2N, 2), queries first), or by t-SNE
+        its first M (qk_tsne[row]: (2M, 2); computed by the job: here only drawn)."""
         row = self.qk_head.currentIndex()
-        if self.arrays is None or "qk_points" not in self.arrays or row < 0:
+        key = "qk_" + self.qk_method.currentData()
+        if self.arrays is None or key not in self.arrays or row < 0:
             self.qk_queries.setData([])
             self.qk_keys.setData([])
-            self.qk_caption.setText(self.tr("No query–key map in this job (open a job folder)."))
+            self.qk_caption.setText(self.tr("No query–key map in this job (open a job folder).") if key == "qk_points"
+                                    or self.arrays is None or "qk_points" not in self.arrays else
+                                    self.tr("This job has no t-SNE map (it was written before t-SNE was added: "
+                                            "run the job again into a new folder)."))
             return
-        points = self.arrays["qk_points"][row]  # (2N, 2)
+        points = self.arrays[key][row]  # (2N, 2) or (2M, 2)
         n = len(points) // 2
-        index = np.arange(n)
+        index = np.arange(n)  # the first n tokens: qk_token's and qk_sentence's rows
         self.qk_queries.setData(x=points[:n, 0], y=points[:n, 1], data=index)
         self.qk_keys.setData(x=points[n:, 0], y=points[n:, 1], data=index)
-        texts = len(np.unique(self.arrays["qk_text_index"]))
-        self.qk_caption.setText(fill(self.tr("Head %1: the queries and keys of %2 tokens from the first %3 texts, "
-                                             "keys moved to the queries' mean and both scaled to one mean norm "
-                                             "(no dot product changes), then PCA. A query near a key: a large score."),
-                                     self.qk_head.currentText(), f"{n:,}", texts))
+        texts = len(np.unique(self.arrays["qk_text_index"][:n]))
+        if key == "qk_points":
+            text = self.tr("Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the "
+                           "queries' mean and both scaled to one mean norm (no dot product changes), then PCA. "
+                           "A query near a key: a large score.")
+        else:
+            text = self.tr("Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the "
+                           "queries' mean and both scaled to one mean norm, then t-SNE (perplexity 30): near points "
+                           "are near in the model, but distances between groups and the axes mean nothing.")
+        self.qk_caption.setText(fill(text, self.qk_head.currentText(), f"{n:,}", texts))
 
     def _token_tip(self, x, y, data) -> str:
         index = int(data)

@@ -11,7 +11,8 @@
     head_map.csv        layer, head, x, y: the embedding
     qk_map.npz          the joint query-key map of every head (engine/corpus/qk_map.py) over the
                         tokens of the corpus's first texts: points (K, 2N, 2) float32, the N queries
-                        then the N keys; token (N,), text_index (N,), and sentence (N,) its text
+                        then the N keys; tsne (K, 2M, 2) float32, the first M = min(N, 150) tokens'
+                        queries then keys by t-SNE; token (N,), text_index (N,), and sentence (N,) its text
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from ..core.errors import EngineError
 from ..core.safe_io import atomic_write, write_bytes_atomic
 from .clusters import classical_mds
 from .measures import CORPUS_MEASURES
-from .qk_map import QK_SAMPLE_TEXTS, joint_map
+from .qk_map import QK_SAMPLE_TEXTS, joint_map, joint_tsne
 from .shards import Summary, read_shard
 
 RESULT_FILES = ("head_stats.npz", "head_stats.csv", "head_clusters.npz", "head_distances.csv", "head_map.csv",
@@ -98,15 +99,16 @@ def write_qk_map(folder, batch_size: int, batches: int, texts) -> None:
         return
     q, k = np.concatenate(queries, axis=1), np.concatenate(keys, axis=1)  # (K, N, d_head) each
     points = np.stack([joint_map(q[head], k[head]) for head in range(len(q))]).astype(np.float32)  # (K, 2N, 2)
+    tsne = np.stack([joint_tsne(q[head], k[head]) for head in range(len(q))]).astype(np.float32)  # (K, 2M, 2)
     text_index = np.concatenate(text_index)  # (N,)
     with atomic_write(Path(folder) / "qk_map.npz") as stream:
-        np.savez(stream, points=points, token=np.concatenate(tokens), text_index=text_index,
+        np.savez(stream, points=points, tsne=tsne, token=np.concatenate(tokens), text_index=text_index,
                  sentence=np.array([texts[i] for i in text_index], dtype=str))
 
 
 def read_results(folder) -> dict[str, np.ndarray]:
     """head_stats.npz, head_clusters.npz and qk_map.npz (when written) of a finished job, as one
-    dict of arrays (qk_map's: qk_points, qk_token, qk_text_index, qk_sentence)."""
+    dict of arrays (qk_map's: qk_points, qk_tsne, qk_token, qk_text_index, qk_sentence)."""
     arrays = {}
     for name in ("head_stats.npz", "head_clusters.npz", "qk_map.npz"):
         path = Path(folder) / name

@@ -11,17 +11,22 @@ dot product:
   mean norm (√(mean‖q‖ · mean‖k′‖)); every dot product q·k′ is unchanged.
 
 Then PCA of the 2N vectors together (centred on their joint mean; the first two principal axes,
-each axis's sign chosen so its largest coordinate is positive). The paper also offers t-SNE and UMAP;
-neither is a dependency here.
+each axis's sign chosen so its largest coordinate is positive). The paper also offers t-SNE and UMAP:
+:func:`joint_tsne` is the same normalised points by t-SNE (engine/corpus/tsne.py, exact, in NumPy),
+over the first :data:`QK_TSNE_TOKENS` tokens only (its cost grows as the square of the points); UMAP
+is not offered (not a dependency).
 
 :func:`sample_vectors` reads one text's queries and keys for every head from a cached run;
-:func:`joint_map` embeds one head's.
+:func:`joint_map` and :func:`joint_tsne` embed one head's.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .tsne import tsne
+
 QK_SAMPLE_TEXTS = 64  # texts at the start of the corpus whose queries and keys a job keeps
+QK_TSNE_TOKENS = 150  # tokens (each a query and a key) of the t-SNE view: 300 points, about 0.3 s a head
 
 
 def qk_hook_names(model) -> tuple[list[str], list[str]]:
@@ -70,3 +75,11 @@ def joint_map(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
     largest = coordinates[np.abs(coordinates).argmax(axis=0), np.arange(2)]
     coordinates *= np.where(largest < 0, -1.0, 1.0)
     return coordinates
+
+
+def joint_tsne(queries: np.ndarray, keys: np.ndarray, seed: int = 0) -> np.ndarray:
+    """(2M, 2) float64: the first M = min(N, QK_TSNE_TOKENS) queries then their keys of one head by
+    t-SNE, after :func:`normalise` (of all N, so the scaling is the PCA view's)."""
+    q, k = normalise(queries, keys)
+    m = min(len(q), QK_TSNE_TOKENS)
+    return tsne(np.concatenate([q[:m], k[:m]]), seed=seed)

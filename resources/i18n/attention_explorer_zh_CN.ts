@@ -539,6 +539,18 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>头</translation>
     </message>
     <message>
+        <source>PCA</source>
+        <translation>PCA</translation>
+    </message>
+    <message>
+        <source>t-SNE</source>
+        <translation>t-SNE</translation>
+    </message>
+    <message>
+        <source>PCA keeps distances along its two axes; t-SNE keeps each point's near neighbours (computed by the job, over the first 150 tokens)</source>
+        <translation>PCA 保留沿两条轴的距离；t-SNE 保留每个点的近邻（由任务计算，取前 150 个词元）</translation>
+    </message>
+    <message>
         <source>queries</source>
         <translation>查询</translation>
     </message>
@@ -575,8 +587,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>此任务没有查询–键联合图（请打开一个任务文件夹）。</translation>
     </message>
     <message>
+        <source>This job has no t-SNE map (it was written before t-SNE was added: run the job again into a new folder).</source>
+        <translation>此任务没有 t-SNE 图（它写于加入 t-SNE 之前：请把任务重新运行到一个新文件夹）。</translation>
+    </message>
+    <message>
         <source>Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the queries' mean and both scaled to one mean norm (no dot product changes), then PCA. A query near a key: a large score.</source>
         <translation>头 %1：前 %3 条文本中 %2 个词元的查询和键；键平移到查询的均值处，两者缩放到相同的平均范数（点积都不变），再做 PCA。查询靠近某个键：得分大。</translation>
+    </message>
+    <message>
+        <source>Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the queries' mean and both scaled to one mean norm, then t-SNE (perplexity 30): near points are near in the model, but distances between groups and the axes mean nothing.</source>
+        <translation>头 %1：前 %3 条文本中 %2 个词元的查询和键；键平移到查询的均值处，两者缩放到相同的平均范数，再做 t-SNE（困惑度 30）：相近的点在模型中也相近，但各组之间的距离和坐标轴没有含义。</translation>
     </message>
 </context>
 <context>
@@ -837,8 +857,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>训练好的模型：模型各层、跨语言对比、下一个词元、Logit lens（逐层读出）</translation>
     </message>
     <message>
-        <source>Rollout, Switch heads off, Head dashboard</source>
-        <translation>注意力展开、关闭注意力头、头仪表板</translation>
+        <source>Rollout, Switch heads off, Head dashboard, Corpus</source>
+        <translation>注意力展开、关闭注意力头、头仪表板、语料</translation>
     </message>
     <message>
         <source>Causal evidence: activation patching, leave-one-out</source>
