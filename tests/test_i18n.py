@@ -39,7 +39,8 @@ def test_every_message_is_translated_with_its_placeholders():
     # the Chinese has Chinese in it: at most formula-only entries stay as they are
     same = [s for _, s, t, _ in messages if s == t and LETTERS.search(re.sub(r"%\d|[A-Za-z]_\w+|d_model|d_k", "", s))]
     assert set(same) <= {"RoPE", "cos x", "exp", "softmax(8, 5, 7)", "Top-k", "Top-p", "Σ_c q_i[c] × k_j[c]", "JSON (*.json)",
-                         "SoftMax"}, same  # SoftMax: a box of the paper's diagram, named as the paper names it
+                         "SoftMax", "PCA", "t-SNE"}, same  # SoftMax: a box of the paper's diagram, named as the
+    # paper names it; PCA and t-SNE: the methods' names, written so in Chinese texts too
 
 
 def test_qm_is_built_from_the_ts(tmp_path):
