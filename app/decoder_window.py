@@ -50,8 +50,19 @@ def open_model(window, path_or_name: str) -> str:
     lane.pending = name
     window.busy.setVisible(True)
     window.statusBar().showMessage(fill(Q.translate("DecoderWindow", "Opening %1…"), model_info(name).title))
-    lane.submit(_load, name, window.controller.report_progress)
+
+    def progress(fraction: float, message: str) -> None:  # in the worker: an open cancelled by Esc says no more
+        if lane.pending == name:
+            window.controller.report_progress(fraction, message)
+
+    lane.submit(_load, name, progress)
     return name
+
+
+def opening(window) -> bool:
+    """True while a model file or folder is being opened (its progress is the window's to show)."""
+    lane = window.findChild(Lane, OPEN_LANE)
+    return lane is not None and bool(getattr(lane, "pending", ""))
 
 
 def add_model_choice(window, name: str) -> None:

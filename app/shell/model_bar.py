@@ -115,6 +115,10 @@ class ModelBar:
         return not any(self.w.panels[key].supports(capabilities) for key in groups.keys(groups.current))
 
     def _on_model_progress(self, fraction: float, message: str) -> None:
+        from ..decoder_window import opening
+
+        if self.w.controller.is_idle() and not opening(self.w):
+            return  # a load's report that arrived after Esc cancelled it: nothing is loading any more
         title = Q.translate("Model", model_info(self.w.controller.model).title)
         if fraction >= 1.0:  # loaded; its first picture is still being computed, so the busy sign stays
             self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "%1 loaded: computing its picture…"), title))
