@@ -45,7 +45,7 @@ from .gguf_header import MAX_HEADER_BYTES, Header, TensorInfo, read_header
 from ..core.install import pip_install
 from ..core.memory import WEIGHTS_BUDGET_ENV, weights_budget
 from .llama import DecoderConfig  # the block's config lives with the block; the reader fills it
-from ..core.safe_io import check_model_path
+from ..core.safe_io import check_finite, check_model_path
 from ..text.bpe import TokenizerSpec
 
 ADJACENT_ROPE = ("llama",)  # llama.cpp's rope type NORM (W_Q, W_K rows permuted); the others' NEOX: "half"
@@ -262,18 +262,6 @@ def _block_dequantizer(gguf, kind):
         return lambda rows: gguf.quants.dequantize(rows, kind)
     traits.init_grid()
     return traits.dequantize_rows
-
-
-def check_finite(values: np.ndarray, name: str, tensor: str) -> None:
-    """EngineError naming the tensor and the first index of a NaN or an infinity in ``values``."""
-    if np.isfinite(values).all():
-        return
-    bad = np.flatnonzero(~np.isfinite(values.ravel()))
-    index = [int(i) for i in np.unravel_index(int(bad[0]), values.shape)]
-    raise EngineError(
-        "{name}: tensor {tensor} holds {value} at index {index} ({count:,} values are not finite numbers): the "
-        "file is damaged or was converted wrongly", field="model", name=name, tensor=tensor,
-        value=str(values.ravel()[bad[0]]), index=index, count=len(bad))
 
 
 class GGUFTensors(Mapping):
