@@ -22,12 +22,11 @@ from __future__ import annotations
 import argparse
 import errno
 import os
-import re
 import signal
 import sys
 from pathlib import Path
 
-from .options import add_window_options, starts_window
+from .options import add_window_options, parse_ablate, starts_window
 
 IMAGE_SUFFIXES = (".png", ".svg")
 DEFAULT_WIDTH = 1200
@@ -206,16 +205,10 @@ def _evidence(options, model, trace, attentions) -> dict:
 
 def _parse_ablate(text: str | None) -> frozenset:
     """``--ablate 3.1,5.11`` → {(3, 1), (5, 11)} (checked against the model by :func:`_check_ablate`)."""
-    if not text:
-        return frozenset()
-    pairs = set()
-    for item in text.split(","):
-        match = re.fullmatch(r"([0-9]+)\.([0-9]+)", item.strip(), flags=re.ASCII)
-        if match is None:
-            raise UsageError(f"--ablate takes layer.head pairs of whole numbers separated by commas (e.g. 0.1,0.3); "
-                             f"got {item.strip()!r}")
-        pairs.add((int(match.group(1)), int(match.group(2))))
-    return frozenset(pairs)
+    try:
+        return parse_ablate(text)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _check_ablate(ablate: frozenset, layers: int, heads: int, title: str) -> None:

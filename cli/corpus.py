@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import sys
 import time
+
+from .options import parse_ablate as shared_parse_ablate
 
 PROGRESS_SECONDS = 1.0  # a terminal's progress line is redrawn at most this often
 PROGRESS_SECONDS_LOGGED = 15.0  # one line this often when stderr is a file (a cluster job's log)
@@ -62,16 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_ablate(text: str | None) -> frozenset:
-    """``0.1,3.5`` → {(0, 1), (3, 5)} (the model checks the pairs exist)."""
-    if not text:
-        return frozenset()
-    pairs = set()
-    for item in text.split(","):
-        match = re.fullmatch(r"([0-9]+)\.([0-9]+)", item.strip(), flags=re.ASCII)
-        if match is None:
-            raise UsageError(f"--ablate takes layer.head pairs separated by commas (e.g. 0.1,3.5); got {item.strip()!r}")
-        pairs.add((int(match.group(1)), int(match.group(2))))
-    return frozenset(pairs)
+    """``0.1,3.5`` → {(0, 1), (3, 5)} (cli/options.py's, as export and patch read it)."""
+    try:
+        return shared_parse_ablate(text)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def model_name(value: str) -> str:

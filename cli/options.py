@@ -4,6 +4,7 @@ start from a command all read this table. Standard library only (exporting never
 from __future__ import annotations
 
 import argparse
+import re
 
 # option → argparse keywords; a new window option is one row here
 WINDOW_OPTIONS: dict[str, dict] = {
@@ -32,3 +33,18 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="main.py", description="Attention Explorer: watch self-attention work.")
     add_window_options(parser)
     return parser.parse_args(argv)
+
+
+def parse_ablate(text: str | None) -> frozenset:
+    """``--ablate 3.1,5.11`` → {(3, 1), (5, 11)}, for every command that takes it (the model checks
+    that the pairs exist); ValueError with the one line to show otherwise."""
+    if not text:
+        return frozenset()
+    pairs = set()
+    for item in text.split(","):
+        match = re.fullmatch(r"([0-9]+)\.([0-9]+)", item.strip(), flags=re.ASCII)
+        if match is None:
+            raise ValueError(f"--ablate takes layer.head pairs of whole numbers separated by commas (e.g. 0.1,3.5); "
+                             f"got {item.strip()!r}")
+        pairs.add((int(match.group(1)), int(match.group(2))))
+    return frozenset(pairs)

@@ -59,7 +59,7 @@ def test_a_job_writes_the_head_table_the_distances_and_the_map(tmp_path, texts, 
 
 @pytest.mark.parametrize("extra, message", [
     (("--ablate", "0.9"), "error: cannot switch off layer 0 head 9"),
-    (("--ablate", "zero"), "error: --ablate takes layer.head pairs separated by commas (e.g. 0.1,3.5); got 'zero'"),
+    (("--ablate", "zero"), "error: --ablate takes layer.head pairs of whole numbers separated by commas (e.g. 0.1,3.5); got 'zero'"),
     (("--limit", "0"), "error: --limit must be at least 1, not 0"),
     (("--scheduler", "nonsense"), "error: --scheduler takes a Dask scheduler's address such as tcp://HOST:8786"),
     (("--field",), "error: argument --field: expected one argument"),
