@@ -7,7 +7,7 @@ screen. A pyqtgraph view whose items need more room than the widget has draws it
 labels and colour bars past the widget's edge, where they are clipped: its items' rectangles are
 compared with the view's.
 
-Used by scripts/layout_screenshots.py (printed beside every screenshot) and tests/test_layout_fit.py.
+Used by scripts/layout_screenshots.py (printed beside every screenshot) and tests/app/shell/test_layout_fit.py.
 """
 from __future__ import annotations
 

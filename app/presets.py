@@ -8,7 +8,7 @@ language, :func:`preset` the whole :class:`Preset`; Qt is imported only then.
 
 Two kinds:
 - ``PRESETS`` (model "toy"): the engine's own computation, every number reproducible; the
-  tests (tests/test_seeds.py) check each caption's figures against the engine.
+  tests (tests/engine/toy/test_seeds.py) check each caption's figures against the engine.
 - ``MODEL_PRESETS`` (ENGLISH_MODEL / MULTILINGUAL_MODEL of engine.models): a sentence for a real model, the query and
   key words of the relation; the layer, head and weight in the caption are found by
   :func:`engine.analysis.meaning.strongest_head` when the preset opens, never typed in.

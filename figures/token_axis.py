@@ -83,7 +83,7 @@ class TokenAxis(pg.AxisItem):
 
     def _draw(self, p, axis_spec, tick_specs, text_specs) -> None:
         """AxisItem.drawPicture, the bottom axis's labels drawn as cached QStaticText where drawText
-        would align them in their rectangles (within a pixel of pyqtgraph's: tests/test_heatmap_paint.py)."""
+        would align them in their rectangles (within a pixel of pyqtgraph's: tests/app/test_heatmap_paint.py)."""
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         pen, start, end = axis_spec

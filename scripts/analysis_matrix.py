@@ -8,7 +8,7 @@ The surfaces are the three a user meets: the window's panels (the app/jobs adapt
 draws, computed as the worker computes it), ``./run export`` (the command line, in this process)
 and File → Export data (the worker job the menu submits). Each is compared with the engine's own
 result (engine.analysis.table.run_analysis) within 1e-6, with and without two heads switched off
-and with and without by-words. tests/test_analysis_matrix.py runs the same cells.
+and with and without by-words. tests/engine/analysis/test_analysis_matrix.py runs the same cells.
 """
 from __future__ import annotations
 

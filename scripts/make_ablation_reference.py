@@ -1,5 +1,5 @@
 """Write tests/fixtures/ablation_reference.npz: all-MiniLM-L6-v2's hidden states in Hugging Face
-transformers (PyTorch, eager attention) with some heads switched off, for tests/test_analysis.py.
+transformers (PyTorch, eager attention) with some heads switched off, for tests/engine/analysis/test_analysis.py.
 
 Needs torch, transformers and the model package (tests do not):
 

@@ -1,6 +1,6 @@
 """Write tests/fixtures/families/: a tiny random model of each family the app opens as a Hugging
 Face folder (bert, xlm-roberta, gpt2, llama, qwen2, qwen3), GGUF files of the four decoders, and
-what transformers computes for each, for tests/test_families.py.
+what transformers computes for each, for tests/engine/models/test_families.py.
 
 Needs torch, transformers, tokenizers and gguf (tests do not; CI has no torch):
 

@@ -1,5 +1,5 @@
 """Write tests/fixtures/flow_reference.npz: attention flow (Abnar & Zuidema 2020) on
-all-MiniLM-L6-v2's own attentions, computed by networkx's maximum flow, for tests/test_flow.py.
+all-MiniLM-L6-v2's own attentions, computed by networkx's maximum flow, for tests/engine/analysis/test_flow.py.
 
 Two steps, two interpreters (the app's venv has the model, the reference venv has networkx):
 

@@ -1,6 +1,6 @@
 """Write tests/fixtures/hook_reference.npz: the activations at the model contract's hook points, as
 Hugging Face transformers (PyTorch, eager attention, float32) computes them, for
-tests/test_hook_reference.py.
+tests/engine/models/test_hook_reference.py.
 
 Needs torch, transformers, gguf, accelerate and the two model packages' files (tests do not):
 

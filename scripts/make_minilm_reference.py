@@ -1,5 +1,5 @@
 """Write tests/fixtures/minilm_reference.npz: what Hugging Face transformers (PyTorch, eager
-attention) computes for all-MiniLM-L6-v2 on a few sentences, for tests/test_minilm.py.
+attention) computes for all-MiniLM-L6-v2 on a few sentences, for tests/engine/models/test_minilm.py.
 
 Needs torch, transformers and the model package (tests do not):
 

@@ -1,6 +1,6 @@
 """Write tests/fixtures/patch_reference.npz: activation patching on SmolLM2-135M-Instruct done
 with Hugging Face transformers (PyTorch, eager, float32) and its own forward hooks, for
-tests/test_patching.py. The engine's code is not used.
+tests/engine/analysis/test_patching.py. The engine's code is not used.
 
 Needs torch, transformers, gguf and accelerate (tests do not):
 

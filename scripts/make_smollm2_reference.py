@@ -1,6 +1,6 @@
 """Write tests/fixtures/smollm2_reference.npz: what Hugging Face transformers (PyTorch, eager
 attention, float32) computes for SmolLM2-135M-Instruct loaded from the same GGUF file, for
-tests/test_decoder.py.
+tests/engine/models/test_smollm2.py.
 
 Needs torch, transformers, gguf and accelerate (tests do not):
 

@@ -1,6 +1,6 @@
 """Write tests/fixtures/value_zeroing_reference.npz: value zeroing (Mohebbi et al., EACL 2023) on
 all-MiniLM-L6-v2 and SmolLM2-135M computed with transformers and torch hooks, for
-tests/test_value_zeroing.py. Needs torch, transformers, gguf and accelerate (tests do not):
+tests/engine/analysis/test_value_zeroing.py. Needs torch, transformers, gguf and accelerate (tests do not):
 
     /work/refvenv/bin/python scripts/make_value_zeroing_reference.py
 

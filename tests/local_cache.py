@@ -1,13 +1,14 @@
 """A Hugging Face hub cache and an LM Studio folder laid out on disk the way those tools lay them
-out, with the family fixtures as models: for tests/test_local_models.py and the screenshot script."""
+out, with the family fixtures as models: for tests/engine/models/test_local_models.py and the screenshot script."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
 from pathlib import Path
+from tests import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures" / "families"
+FIXTURES = FIXTURES / "families"
 
 
 def hub_model(hub: Path, repo: str, family: str, revision: str = "0123abcd") -> Path:

@@ -1,17 +1,17 @@
-"""Small helpers several test files share (imported as ``shared_helpers``: the tests folder is on sys.path)."""
+"""Small helpers several test files share (``from tests.shared_helpers import …``)."""
 from __future__ import annotations
 
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests import ROOT
 from engine.models import MODELS
 
-MAIN = str(Path(__file__).resolve().parent.parent / "main.py")
+MAIN = str(ROOT / "main.py")
 
 
 @pytest.fixture(autouse=True)

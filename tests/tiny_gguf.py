@@ -1,6 +1,6 @@
 """Tiny random GGUF files (llama and qwen2) and a float64 reference forward pass for them.
 
-Shared by tests/test_gguf_tiny.py and scripts/make_smollm2_reference.py --tiny (which stores
+Shared by tests/engine/models/test_gguf_tiny.py and scripts/make_smollm2_reference.py --tiny (which stores
 transformers' outputs for the same files): no pytest, no engine imports beyond the byte alphabet.
 The files are written with gguf's GGUFWriter the way llama.cpp's converter writes them: for
 ``llama`` the rows of W_Q and W_K are permuted into llama.cpp's RoPE-pair order, for ``qwen2``

@@ -2,5 +2,5 @@
 
 Each part is built with the window and keeps its own state; parts reach each other through the
 window's public attributes (``window.sessions``, ``window.status`` …) and the controller, never
-through another part's ``_private`` names (tests/test_private_names.py).
+through another part's ``_private`` names (tests/project/test_private_names.py).
 """

@@ -16,7 +16,7 @@ What a model IS is declared, never probed: ``model.facts`` (:class:`ModelFacts`)
 family, kind, layers, heads, key/value heads, d_model, d_head, vocabulary size, special tokens
 (from its own tokenizer), maximum positions and :class:`Capabilities`; the app, the command
 line, presets and analyses read these (no getattr / hasattr / isinstance on models, no branch on
-a model's name or kind outside the registry: tests/test_contract.py greps for them).
+a model's name or kind outside the registry: tests/engine/models/test_contract.py greps for them).
 
 Every trace (the toy's AttentionResult, engine.models.bert.BertTrace, engine.models.llama.DecoderTrace) offers
 the :class:`Trace` protocol: tokens, spans, input_ids, attentions (L, H, n, n), hidden_states

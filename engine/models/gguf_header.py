@@ -10,7 +10,7 @@ read: against the bytes left in the file, against :data:`MAX_HEADER_BYTES` (the 
 real model is a few MB: SmolLM2's is 1.5 MB, Llama 3's vocabulary and merges about 8 MB) and
 against :data:`MAX_ARRAY` entries. Offsets are Python integers: 2⁶⁴ − 1 cannot wrap around.
 
-Values read the same as gguf's ``ReaderField.contents()`` (tests/test_gguf_tiny.py compares
+Values read the same as gguf's ``ReaderField.contents()`` (tests/engine/models/test_gguf_tiny.py compares
 both readers on every value type and byte order); ``types`` are the GGUF value type codes
 (equal to gguf's ``GGUFValueType`` members). Nothing here imports gguf, Qt or torch.
 """

@@ -20,7 +20,7 @@ Attention is batched as (B, kv_heads, group, n, n) over a (B, heads, n, d_k) que
 variant's rows before its start are zeros (their outputs are never read; a zero query gives
 finite uniform weights, no NaN). Everything is float32 in the same order of operations as
 :func:`engine.models.llama.forward`, so a variant's numbers equal a forward run's up to the
-GEMMs' summation order (tests/test_patching.py checks the grids against transformers within 1e-3).
+GEMMs' summation order (tests/engine/analysis/test_patching.py checks the grids against transformers within 1e-3).
 
 Switched-off heads (``ablate``): their outputs are zeroed before W_O in every layer a variant
 runs, as the hook on hook_z does in :func:`engine.models.llama.forward`; ``base`` must be the run

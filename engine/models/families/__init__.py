@@ -20,7 +20,7 @@ a model_type or a GGUF architecture is; every list of supported families the use
 here (:func:`folder_families`, :func:`gguf_architectures`). Adding a family touches: its module here;
 scripts/make_family_fixtures.py (its transformers config, and its GGUF tensors if llama.cpp writes it);
 the fixtures it writes (tests/fixtures/families/<name>/, <name>_reference.npz, <name>.gguf);
-tests/test_families.py (FAMILIES, GGUF_FAMILIES, DECODERS, a refusal per new config key); and, for a new
+tests/engine/models/test_families.py (FAMILIES, GGUF_FAMILIES, DECODERS, a refusal per new config key); and, for a new
 block feature, engine/models/llama.py's DecoderConfig flag beside its reference in reference_block.
 """
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Tests of app/: the controller, the worker, sessions, translations."""

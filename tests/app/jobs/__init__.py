@@ -1,0 +1,1 @@
+"""Tests of app/jobs/: the Qt-free work the worker's lanes run."""

@@ -1,0 +1,1 @@
+"""Tests of app/panels/: one dock's panel at a time."""

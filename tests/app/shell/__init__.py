@@ -1,0 +1,1 @@
+"""Tests of app/shell/: the window, its menus, layout, help and dialogs."""

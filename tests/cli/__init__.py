@@ -1,0 +1,1 @@
+"""Tests of cli/: the command line's files and its refusals."""

@@ -1,0 +1,1 @@
+"""Tests of engine/: pure NumPy, no window."""

@@ -1,0 +1,1 @@
+"""Tests of engine/analysis/: every analysis against an independent calculation."""

@@ -1,0 +1,1 @@
+"""Tests of engine/core/: attention, positions, hooks, threads."""

@@ -1,0 +1,1 @@
+"""Tests of engine/files/: what an export holds and costs."""

@@ -1,0 +1,1 @@
+"""Tests of engine/toy/ and the tutorial's seeds it reproduces."""

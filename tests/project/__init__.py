@@ -1,0 +1,1 @@
+"""Tests across the tree: import rules, packaging, the run scripts, the documents' paths."""
