@@ -46,9 +46,6 @@ from .arrays import heads_kept
 from .occlusion import Answer, answer_token
 from .request import NotApplicable
 
-ANSWER_NEEDED = "direct logit attribution needs an answer token: give one, e.g. ' Paris'"
-
-
 @dataclass(frozen=True, eq=False)
 class LogitAttribution:
     """Direct logit attribution of one run at one position (see the module docstring)."""
@@ -159,7 +156,8 @@ def logit_attribution(model, request, runs) -> LogitAttribution | NotApplicable:
             "{model} normalises them (or soft-caps its logits) first, so the parts would not add up",
             model=facts.name or facts.family))
     if request.answer is None:
-        return NotApplicable("dla", EngineError(ANSWER_NEEDED, field="answer"))
+        return NotApplicable("dla", EngineError(
+            "direct logit attribution needs an answer token: give one, e.g. ' Paris'", field="answer"))
     answer, contrast = answers(model, request)
     trace, cache = attribution_run(model, runs)
     layers, heads = facts.layers, facts.heads

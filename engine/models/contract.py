@@ -74,11 +74,11 @@ class Capabilities:
     configurable: bool = False  # runs the user's settings (d_model, heads, …): the toy engine
     kv_cache: bool = False  # ``run(…, previous=trace)`` computes only the new positions
     layer_batches: bool = False  # engine.models.llama_batch runs many patched variants of one layer at once
+    prefixes: tuple[str, ...] = ()  # text prefixes it was trained with (e5: "passage: ", "query: ")
     # the residual stream is the sum of the embedding, each head's z @ W_O, b_O and each MLP's output, read
     # by the logits through ln_final and W_U only (no norm on a block's outputs, no soft cap on the logits):
     # direct logit attribution adds up (engine.analysis.dla)
     logit_attribution: bool = False
-    prefixes: tuple[str, ...] = ()  # text prefixes it was trained with (e5: "passage: ", "query: ")
 
 
 @dataclass(frozen=True)

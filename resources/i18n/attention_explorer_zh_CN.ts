@@ -1192,6 +1192,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>无法写入 {path!r}：它是指向 {target!r} 的符号链接，而该目标的文件夹 {folder!r} 不存在</translation>
     </message>
     <message>
+        <source>direct logit attribution needs a residual stream that adds the layers' outputs as they are; {model} normalises them (or soft-caps its logits) first, so the parts would not add up</source>
+        <translation>直接 logit 归因要求残差流把各层输出原样相加；{model} 先对它们做了归一化（或对 logit 做了软截断），各部分加起来不会等于 logit</translation>
+    </message>
+    <message>
+        <source>direct logit attribution needs an answer token: give one, e.g. ' Paris'</source>
+        <translation>直接 logit 归因需要一个答案词元：请给出一个，例如 ' Paris'</translation>
+    </message>
+    <message>
         <source>exporting {n} tokens needs about {need} (the trace {trace} and {extra} to write it with its {words} words), over the {budget} memory budget: shorten the text</source>
         <translation>导出 {n} 个词元约需 {need}（追踪 {trace}，连同其 {words} 个词一起写出另需 {extra}），超过 {budget} 的内存预算：请缩短文本</translation>
     </message>
@@ -1202,6 +1210,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>ffmpeg could not write {path!r}: {reason}</source>
         <translation>ffmpeg 无法写入 {path!r}：{reason}</translation>
+    </message>
+    <message>
+        <source>it has no unembedding</source>
+        <translation>它没有反嵌入矩阵（unembedding）</translation>
     </message>
     <message>
         <source>layer {layer} does not exist: the toy engine has layer 0</source>
@@ -1464,6 +1476,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>批大小至少为 1，而不是 {size}</translation>
     </message>
     <message>
+        <source>the contrast {contrast!r} is the answer's own token {piece!r}: give another token, e.g. ' London'</source>
+        <translation>对照词 {contrast!r} 就是答案本身的词元 {piece!r}：请换一个词元，例如 ' London'</translation>
+    </message>
+    <message>
         <source>the corpus file {path!r} holds no text of at most {limit} characters: one text a line</source>
         <translation>语料文件 {path!r} 中没有不超过 {limit} 个字符的文本：请每行写一条文本</translation>
     </message>
@@ -1494,6 +1510,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the jieba tokenizer needs the jieba package: {command}</source>
         <translation>jieba 分词需要安装 jieba 包：{command}</translation>
+    </message>
+    <message>
+        <source>the logit lens grid was not asked for</source>
+        <translation>没有请求 logit lens 网格</translation>
     </message>
     <message>
         <source>the model chose its special token {token}: nothing was added after the text</source>
@@ -1630,6 +1650,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>{analysis} reads {kinds} models, not {kind} models ({model})</source>
         <translation>{analysis}只适用于 {kinds} 模型，不适用于 {kind} 模型（{model}）</translation>
+    </message>
+    <message>
+        <source>{analysis} reads {kinds} models, not {kind} models ({model}): {why}</source>
+        <translation>{analysis}只适用于 {kinds} 模型，不适用于 {kind} 模型（{model}）：{why}</translation>
     </message>
     <message>
         <source>{count} pieces did not finish a character (bytes {data}): nothing was added</source>
