@@ -243,6 +243,145 @@
     </message>
 </context>
 <context>
+    <name>AttributionPanel</name>
+    <message>
+        <source>Answer</source>
+        <translation>答案</translation>
+    </message>
+    <message>
+        <source>The token whose logit is split (its first token when it has several)</source>
+        <translation>要拆分其 logit 的词元（有多个词元时取第一个）</translation>
+    </message>
+    <message>
+        <source>Contrast</source>
+        <translation>对照</translation>
+    </message>
+    <message>
+        <source>optional, e.g. ' London'</source>
+        <translation>可选，例如 ' London'</translation>
+    </message>
+    <message>
+        <source>A second token: the logit difference answer − contrast is split</source>
+        <translation>第二个词元：拆分的是 logit 差“答案 − 对照”</translation>
+    </message>
+    <message>
+        <source>Lens grid</source>
+        <translation>透镜网格</translation>
+    </message>
+    <message>
+        <source>Also read every layer at every position through the unembedding (about one more forward pass)</source>
+        <translation>同时把每一层、每个位置都经反嵌入矩阵读出（约多一次前向计算）</translation>
+    </message>
+    <message>
+        <source>Attribute</source>
+        <translation>归因</translation>
+    </message>
+    <message>
+        <source>Split the answer's logit by the parts of the model that wrote it (one forward pass, in the background)</source>
+        <translation>按写入答案 logit 的模型各部分拆分它（一次前向计算，在后台进行）</translation>
+    </message>
+    <message>
+        <source>Type the answer a decoder should give after the text and press Attribute.</source>
+        <translation>输入解码器在这段文本之后应给出的答案，然后按“归因”。</translation>
+    </message>
+    <message>
+        <source>Each head's share of the logit</source>
+        <translation>每个头在 logit 中的份额</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>The logit after each part</source>
+        <translation>每个部分之后的 logit</translation>
+    </message>
+    <message>
+        <source>layer (0: the embedding; l + ½: after layer l's attention; l + 1: after its MLP)</source>
+        <translation>层（0：嵌入；l + ½：第 l 层注意力之后；l + 1：其 MLP 之后）</translation>
+    </message>
+    <message>
+        <source>Logit lens: p(answer) at each layer and token</source>
+        <translation>Logit 透镜：每层每个词元处的 p(答案)</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>Attribution reads a decoder's unembedding: choose SmolLM2, a GGUF file or a decoder's folder (an encoder has no unembedding; the toy engine has none).</source>
+        <translation>归因读取解码器的反嵌入矩阵：请选择 SmolLM2、GGUF 文件或解码器文件夹（编码器没有反嵌入矩阵，玩具引擎也没有）。</translation>
+    </message>
+    <message>
+        <source>Running the model with its hook points…</source>
+        <translation>正在带钩子点运行模型……</translation>
+    </message>
+    <message>
+        <source>The text, the switched-off heads or By words changed: press Attribute again.</source>
+        <translation>文本、关闭的头或“按词”已改变：请再按一次“归因”。</translation>
+    </message>
+    <message>
+        <source>The model changed: press Attribute for its attribution.</source>
+        <translation>模型已更换：按“归因”计算它的归因。</translation>
+    </message>
+    <message>
+        <source>emb</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>the logit of “%1”</source>
+        <translation>“%1”的 logit</translation>
+    </message>
+    <message>
+        <source>the logit difference “%1” − “%2”</source>
+        <translation>logit 差“%1” − “%2”</translation>
+    </message>
+    <message>
+        <source>After “%1”, %2 is %3 = embedding %4 + heads %5 + MLPs %6 + biases %7 (the parts sum to %8). Each part's direct share, read through the final norm with its scale frozen: what it writes straight to the output, not what it does through later layers.</source>
+        <translation>在“%1”之后，%2 为 %3 = 嵌入 %4 + 各头 %5 + 各 MLP %6 + 偏置 %7（各部分之和为 %8）。每个部分的直接份额是在冻结最终归一化尺度后读出的：它直接写入输出的量，不含它经由后面各层产生的作用。</translation>
+    </message>
+    <message>
+        <source>The answer has %1 tokens; the first, “%2”, is measured.</source>
+        <translation>答案有 %1 个词元；计算的是第一个“%2”。</translation>
+    </message>
+    <message>
+        <source>%1 heads switched off: they add 0.</source>
+        <translation>关闭了 %1 个头：它们贡献为 0。</translation>
+    </message>
+    <message>
+        <source>Heads: red pushes the answer up, blue down.</source>
+        <translation>头：红色把答案往上推，蓝色往下压。</translation>
+    </message>
+    <message>
+        <source>The lens grid was not asked for.</source>
+        <translation>未请求透镜网格。</translation>
+    </message>
+    <message>
+        <source>Lens: each cell reads that layer's residual stream as if it were the last; it shows what the stream already points to, not what the layer computes.</source>
+        <translation>透镜：每个格子把该层的残差流当作最后一层来读；它显示残差流此时已指向什么，而不是该层计算了什么。</translation>
+    </message>
+    <message>
+        <source>Head %1.%2: %3, most from %4.</source>
+        <translation>头 %1.%2：%3，主要来自 %4。</translation>
+    </message>
+    <message>
+        <source>the embedding</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>After “%1”, read at %2: top “%3” (%4), p(answer) %5.</source>
+        <translation>在“%1”之后，于%2读出：最可能“%3”（%4），p(答案) %5。</translation>
+    </message>
+</context>
+<context>
     <name>ComparePanel</name>
     <message>
         <source>Sentence B</source>
@@ -3527,6 +3666,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>Leave-one-out</source>
         <translation>逐词去除</translation>
+    </message>
+    <message>
+        <source>Attribution</source>
+        <translation>归因</translation>
     </message>
     <message>
         <source>layer %1 of %2</source>
