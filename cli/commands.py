@@ -197,7 +197,8 @@ def _evidence(options, model, trace, attentions) -> dict:
         extra["occlusion"] = result.values
         extra["occlusion_baseline"] = np.float64(result.baseline)
     elif options.answer is not None and not (options.dla or options.lens_grid):
-        raise UsageError("--answer is read by --occlusion, --dla and --lens-grid (and `./run patch`); add one of them")
+        raise UsageError("--answer is read by --occlusion, --dla and --lens-grid (and `./run patch`); add --occlusion, "
+                         "--dla or --lens-grid")
     if options.value_zeroing:
         from engine.analysis.request import RunRequest
         from engine.analysis.value_zeroing import value_zeroing
