@@ -207,10 +207,10 @@ class Decoder(HookedModel):
     def logit_lens(self, trace: DecoderTrace, position: int = -1, top_k: int = 5) -> LogitLens:
         return llama.logit_lens(self.weights, self.config, trace, position, top_k)
 
-    def lens_logits(self, trace: DecoderTrace, layer: int) -> np.ndarray:
-        """(n, vocab) float32: what the residual stream after ``layer`` blocks (hidden_states[layer];
-        ``layers``: the model's own output) would predict at every position (the logit lens's grid)."""
-        hidden = trace.hidden_states[layer]  # (n, d)
+    def lens_logits(self, trace: DecoderTrace, layer: int, rows: slice = slice(None)) -> np.ndarray:
+        """(rows, vocab) float32: what the residual stream after ``layer`` blocks (hidden_states[layer];
+        ``layers``: the model's own output) would predict at the positions ``rows`` (the logit lens's grid)."""
+        hidden = trace.hidden_states[layer, rows]  # (rows, d)
         return llama.lens_logits(self.weights, self.config, hidden, normed=layer == self.config.num_layers)
 
     def generate_step(self, trace: DecoderTrace, *, greedy: bool = True, temperature: float = 1.0, top_k: int = 0,
