@@ -41,6 +41,12 @@ def scene(app, window, suffix: str) -> None:
     c.select(head=3, focus=3)
     settle(app, window, 1.0)
     shoot(app, window, f"attribution{suffix}.png")
+    window.resizeDocks([window.docks["attribution"]], [520], Qt.Orientation.Vertical)
+    panel.colour.setCurrentIndex(panel.colour.findData("top_probabilities"))
+    panel.grid.cellHovered.emit(26, 8)  # layer 25's output after " of": its top token in the hover line
+    settle(app, window, 1.0)
+    shoot(app, window, f"attribution-lens{suffix}.png")
+    panel.colour.setCurrentIndex(0)
 
 
 def main() -> None:

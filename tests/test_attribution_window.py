@@ -45,6 +45,8 @@ def test_attribution_dock_draws_the_engine_results_and_opens_clicks(window, tmp_
     assert panel.heads.matrix()[0, 1] == 0.0  # the switched-off head adds nothing
     grid = lens_grid(model, request, Runs(model, request))
     np.testing.assert_allclose(panel.grid.matrix(), grid.p_answer, rtol=0, atol=1e-9)
+    panel.colour.setCurrentIndex(panel.colour.findData("top_probabilities"))
+    np.testing.assert_allclose(panel.grid.matrix(), grid.top_probabilities, rtol=0, atol=1e-9)
     curves = [item.getData()[1] for item in panel.layers.getPlotItem().listDataItems()]
     np.testing.assert_allclose(curves[0], expected.accumulated[:, -1], rtol=0, atol=1e-9)
     assert f"{expected.logit:.3f}" in panel.caption.text() and "1 heads switched off" in panel.caption.text()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from engine.models import model_info
 
@@ -62,6 +62,14 @@ class AttributionPanel(Panel):
         self.lens.setToolTip(self.tr("Also read every layer at every position through the unembedding (about one "
                                      "more forward pass)"))
         bar.addWidget(self.lens)
+        self.colour = QComboBox()
+        self.colour.setObjectName("attributionLensColour")
+        self.colour.addItem(self.tr("colour: p(answer)"), "p_answer")
+        self.colour.addItem(self.tr("colour: top token's p"), "top_probabilities")
+        self.colour.setToolTip(self.tr("What colours the lens grid's cells: the answer's probability, or how sure "
+                                       "each cell is of its own top token (the hover names it)"))
+        self.colour.currentIndexChanged.connect(lambda _index: self._draw() if self.result is not None else None)
+        bar.addWidget(self.colour)
         self.run_button = QPushButton(self.tr("Attribute"))
         self.run_button.setObjectName("attributionRun")
         self.run_button.setToolTip(self.tr("Split the answer's logit by the parts of the model that wrote it "
@@ -88,11 +96,10 @@ class AttributionPanel(Panel):
         self.layers.setMenuEnabled(False)
         self.layers.setMouseEnabled(x=False, y=False)
         self.layers.setTitle(self.tr("The logit after each part"), size="9pt")
-        self.layers.setLabel("bottom", self.tr("layer (0: the embedding; l + ½: after layer l's attention; l + 1: "
-                                               "after its MLP)"))
+        self.layers.setLabel("bottom", self.tr("layer (+0.5: after its attention, +1: after its MLP)"))
         self.layers.addLegend(offset=(4, 4))
         pictures.addWidget(self.layers, 3)
-        self.grid = HeatmapView(title=self.tr("Logit lens: p(answer) at each layer and token"))
+        self.grid = HeatmapView(title=self.tr("Logit lens: every layer at every token"))
         self.grid.setObjectName("attributionLensView")
         self.grid.set_axis_titles(self.tr("layer"), self.tr("token"))
         self.grid.cellClicked.connect(self._open_cell)
@@ -195,8 +202,8 @@ class AttributionPanel(Panel):
         grid = self.result.grid
         if grid is not None:
             rows = [self.tr("emb")] + [str(l) for l in range(layers)]
-            self.grid.set_matrix(grid.p_answer, rows, list(self.result.tokens), levels=(0.0, 1.0), colormap=LENS_MAP,
-                                 show_values=False)
+            self.grid.set_matrix(getattr(grid, self.colour.currentData()), rows, list(self.result.tokens),
+                                 levels=(0.0, 1.0), colormap=LENS_MAP, show_values=False)
         else:
             self.grid.clear_matrix()
         self._draw_layers()
@@ -206,7 +213,7 @@ class AttributionPanel(Panel):
         """The accumulated logit after each component: the last position, and the focused token's."""
         dla = self.result.dla
         self.layers.clear()
-        steps = np.arange(dla.accumulated.shape[0]) / 2.0  # 0: the embedding; l + ½ after layer l's attention, l + 1 its MLP
+        steps = np.arange(dla.accumulated.shape[0]) / 2.0  # 0: the embedding; l + 0.5 after layer l's attention, l + 1 its MLP
         tokens = self.result.tokens
         shown = [dla.position]
         focus = self.controller.focus

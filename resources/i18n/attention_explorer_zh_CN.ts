@@ -273,6 +273,18 @@
         <translation>同时把每一层、每个位置都经反嵌入矩阵读出（约多一次前向计算）</translation>
     </message>
     <message>
+        <source>colour: p(answer)</source>
+        <translation>着色：p(答案)</translation>
+    </message>
+    <message>
+        <source>colour: top token's p</source>
+        <translation>着色：最可能词元的概率</translation>
+    </message>
+    <message>
+        <source>What colours the lens grid's cells: the answer's probability, or how sure each cell is of its own top token (the hover names it)</source>
+        <translation>透镜网格格子的着色依据：答案的概率，或每个格子对自己最可能词元的把握（悬停时显示该词元）</translation>
+    </message>
+    <message>
         <source>Attribute</source>
         <translation>归因</translation>
     </message>
@@ -301,12 +313,12 @@
         <translation>每个部分之后的 logit</translation>
     </message>
     <message>
-        <source>layer (0: the embedding; l + ½: after layer l's attention; l + 1: after its MLP)</source>
-        <translation>层（0：嵌入；l + ½：第 l 层注意力之后；l + 1：其 MLP 之后）</translation>
+        <source>layer (+0.5: after its attention, +1: after its MLP)</source>
+        <translation>层（+0.5：其注意力之后，+1：其 MLP 之后）</translation>
     </message>
     <message>
-        <source>Logit lens: p(answer) at each layer and token</source>
-        <translation>Logit 透镜：每层每个词元处的 p(答案)</translation>
+        <source>Logit lens: every layer at every token</source>
+        <translation>Logit 透镜：每一层、每个词元</translation>
     </message>
     <message>
         <source>token</source>
