@@ -26,8 +26,8 @@ Keys per case ``<case>_``: ids (n,), answer, contrast (−1: none), position, em
 (layers, heads), mlp (layers,), head_positions (layers, heads, n), bias (b_O, β and b_U's share),
 logit (the model's own logit, or difference), accumulated (2·layers + 1, n) the logit read after
 the embedding and after each attention and MLP at every position, head_results (layers, heads, d)
-each head's output at the position before the norm (not for the second SmolLM2 case); plus ``cases``, ``texts``, ``models``,
-``ablate_<case>`` (k, 2) and ``meta``.
+each head's output at the position before the norm (not for the second SmolLM2 case), text, model,
+answer_text, contrast_text; plus ``cases``, ``ablate_<case>`` (k, 2) and ``meta``.
 """
 from __future__ import annotations
 

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from cli import commands as cli
-from engine.analysis.dla import logit_attribution
 from engine.analysis.lens_grid import lens_grid
 from engine.analysis.request import NotApplicable, RunRequest
 from engine.analysis.runs import Runs

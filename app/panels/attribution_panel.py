@@ -213,7 +213,8 @@ class AttributionPanel(Panel):
         """The accumulated logit after each component: the last position, and the focused token's."""
         dla = self.result.dla
         self.layers.clear()
-        steps = np.arange(dla.accumulated.shape[0]) / 2.0  # 0: the embedding; l + 0.5 after layer l's attention, l + 1 its MLP
+        # x: 0 the embedding; l + 0.5 after layer l's attention, l + 1 after its MLP
+        steps = np.arange(dla.accumulated.shape[0]) / 2.0
         tokens = self.result.tokens
         shown = [dla.position]
         focus = self.controller.focus
