@@ -2,7 +2,7 @@
 prompt, the head attribution grid, the logit layer by layer and the logit lens grid (to look at).
 
     xvfb-run -a -s "-screen 0 1366x768x24" .venv/bin/python scripts/attribution_screenshots.py
-    SCREENSHOTS_OUT=/tmp/shots …                                      # elsewhere than docs/images
+    SCREENSHOTS_OUT=/tmp/shots-dla …                                  # elsewhere than docs/images
 """
 from __future__ import annotations
 
