@@ -56,6 +56,10 @@ def test_attribution_dock_draws_the_engine_results_and_opens_clicks(window, tmp_
     panel.grid.cellClicked.emit(2, 3)  # lens row 2 is layer 1's output: opens layer 1, token 3
     wait_for(lambda: c.is_idle())
     assert c.snapshot.layer == 1 and c.focus == 3
+    panel.start()  # Esc while it runs: nothing is drawn, the caption says so
+    c.cancelled.emit()
+    assert panel.result is None and not panel.running and "Cancelled" in panel.caption.text()
+    assert window.wait_until_idle(60)
     c.set_model("toy")
     wait_for(lambda: c.is_idle() and c.snapshot is not None and c.snapshot.model == "toy")
     wait_for(lambda: panel.result is None and "no unembedding" in panel.caption.text())

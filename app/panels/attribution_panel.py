@@ -114,6 +114,7 @@ class AttributionPanel(Panel):
         self._lane.failed.connect(self._on_failed)
         self.result = None  # app.jobs.attribution.Attribution drawn
         self.running = False
+        controller.cancelled.connect(lambda: self._cancel() if self.running else None)  # Esc
         controller.modelChanged.connect(self._on_model_changed)
         controller.ablateChanged.connect(lambda _ablate: self._stale())
         controller.byWordsChanged.connect(lambda _on: self._stale())
@@ -165,6 +166,10 @@ class AttributionPanel(Panel):
                              answer=self.answer.text() or None, contrast=self.contrast.text() or None,
                              lens_grid=self.lens.isChecked())
         self._lane.start(attribution_task, snapshot.model, request)
+
+    def _cancel(self) -> None:
+        self.clear()
+        self.caption.setText(self.tr("Cancelled: press Attribute to run it again."))
 
     def _stale(self) -> None:
         if self.running:  # the result to come is of another input: drop it

@@ -333,6 +333,10 @@
         <translation>正在带钩子点运行模型……</translation>
     </message>
     <message>
+        <source>Cancelled: press Attribute to run it again.</source>
+        <translation>已取消：按“归因”重新运行。</translation>
+    </message>
+    <message>
         <source>The text, the switched-off heads or By words changed: press Attribute again.</source>
         <translation>文本、关闭的头或“按词”已改变：请再按一次“归因”。</translation>
     </message>
