@@ -13,8 +13,8 @@ from engine.analysis.dla import logit_attribution  # noqa: E402
 from engine.analysis.lens_grid import lens_grid  # noqa: E402
 from engine.analysis.request import RunRequest  # noqa: E402
 from engine.analysis.runs import Runs  # noqa: E402
-from engine.models import MODELS  # noqa: E402
 from shared_helpers import dock, wait_for  # noqa: E402
+from shared_helpers import _registry_as_it_was  # noqa: E402,F401 (autouse: the file opened leaves the registry)
 from tests.tiny_gguf import write_tiny_gguf  # noqa: E402
 
 TEXT = " the cat sat on the mat"
@@ -63,4 +63,3 @@ def test_attribution_dock_draws_the_engine_results_and_opens_clicks(window, tmp_
     c.set_model("toy")
     wait_for(lambda: c.is_idle() and c.snapshot is not None and c.snapshot.model == "toy")
     wait_for(lambda: panel.result is None and "no unembedding" in panel.caption.text())
-    MODELS.pop(name, None)

@@ -17,6 +17,7 @@ from engine.analysis.table import run_analysis
 from engine.core.errors import EngineError
 from engine.models.families.loading import load_folder
 from engine.text.words import words_of
+from shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: folders the exports register leave the registry)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REFERENCE = np.load(FIXTURES / "dla_reference.npz")
