@@ -166,6 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--value-zeroing", action="store_true", help=".npz/.json: also write value_zeroing (layers, n, n) and "
         "value_zeroing_rollout: how much each token's output changes when another token's values are zeroed, "
         "layer by layer (Mohebbi et al. 2023)")
+    add("--dla", action="store_true", help="decoders' .npz: also write direct logit attribution of --answer "
+        "(and --contrast): dla_embed, dla_heads, dla_mlp, dla_head_positions, dla_bias, dla_total, logit or logit_diff")
+    add("--contrast", metavar="TOKEN", help="--dla: a second token; the logit difference answer − contrast is split")
+    add("--lens-grid", action="store_true", help="decoders' .npz: also write the logit lens at every position: "
+        "lens_top_ids, lens_top_tokens, lens_p_answer (layers + 1, n)")
     return parser
 
 
@@ -191,8 +196,9 @@ def _evidence(options, model, trace, attentions) -> dict:
             sys.stderr.write(f"note: {result.answer.note}\n")
         extra["occlusion"] = result.values
         extra["occlusion_baseline"] = np.float64(result.baseline)
-    elif options.answer is not None:
-        raise UsageError("--answer is read by --occlusion (and `./run patch`); add --occlusion")
+    elif options.answer is not None and not (options.dla or options.lens_grid):
+        raise UsageError("--answer is read by --occlusion, --dla and --lens-grid (and `./run patch`); add --occlusion, "
+                         "--dla or --lens-grid")
     if options.value_zeroing:
         from engine.analysis.request import RunRequest
         from engine.analysis.value_zeroing import value_zeroing
@@ -227,8 +233,13 @@ def _export_data(options, model, trace, evidence=None) -> None:
     from engine.analysis.table import run_analysis
     from engine.files.export import export_run, output_suffix, save_head_table
 
-    request = RunRequest(text=options.text, ablate=_parse_ablate(options.ablate), by_words=options.by == "words")
+    asks = options.dla or options.lens_grid  # the answer reaches the analyses only when they are asked for
+    request = RunRequest(text=options.text, ablate=_parse_ablate(options.ablate), by_words=options.by == "words",
+                         answer=options.answer if asks else None, contrast=options.contrast if asks else None,
+                         lens_grid=options.lens_grid)
     runs = Runs(model, request, trace=trace)
+    if options.dla:
+        _check_dla(model, runs)
     if evidence and output_suffix(options.out) == ".csv":
         raise UsageError("--flow, --occlusion and --value-zeroing are written to .npz or .json, not .csv")
     if options.table == "head-stats":
@@ -240,6 +251,34 @@ def _export_data(options, model, trace, evidence=None) -> None:
         save_head_table(table.head_stats, options.out)
         return
     export_run(model, request, options.out, extra=evidence, runs=runs)
+
+
+def _check_dla(model, runs) -> None:
+    """``--dla``: the attribution before anything is written (a model it does not apply to, a bad
+    answer: one line); a note when the answer or the contrast was cut to its first token."""
+    from engine.analysis.request import NotApplicable
+    from engine.analysis.table import run_analysis
+
+    result = run_analysis("dla", model, runs=runs)  # its run is kept in runs: the export reuses it
+    if isinstance(result, NotApplicable):
+        raise result.reason
+    if result.note:
+        sys.stderr.write(f"note: {result.note}\n")
+
+
+def _check_attribution_options(options, entry=None) -> None:
+    """--dla / --contrast / --lens-grid: what they need, before a model is loaded."""
+    if options.contrast is not None and not options.dla:
+        raise UsageError("--contrast is read by --dla; add --dla")
+    if not (options.dla or options.lens_grid):
+        return
+    flag = "--dla" if options.dla else "--lens-grid"
+    if options.dla and options.answer is None:
+        raise UsageError("--dla needs --answer TOKEN: the token whose logit is split, e.g. --answer ' Paris'")
+    if entry is None or not entry.predicts_next_token:
+        title = "the toy engine" if entry is None else entry.title
+        raise UsageError(f"{flag} reads a decoder's unembedding; {title} has no unembedding: use a decoder "
+                         f"(--model smollm2, a .gguf file or a decoder's folder)")
 
 
 def _words_of(options, result, special_tokens: frozenset = frozenset()):
@@ -318,6 +357,7 @@ def _export_pretrained(options, image: bool) -> None:
 
     require_visible_text(options.text)  # the toy engine's rule, for every model
     entry = model_info(options.model)
+    _check_attribution_options(options, entry)
     if entry.predicts_next_token and not image:  # known before loading: refuse without spending the model's memory
         from engine.files.export import output_suffix
 
@@ -417,10 +457,13 @@ def export(args: list[str]) -> None:
                          f"leave out --stage {options.stage}")
     if (options.flow or options.occlusion or options.value_zeroing) and image:
         raise UsageError("--flow, --occlusion and --value-zeroing are written to data files (.npz, .json), not to images")
+    if (options.dla or options.lens_grid) and image:
+        raise UsageError("--dla and --lens-grid are written to .npz files, not to images")
     if not model_info(options.model).configurable:
         return _export_pretrained(options, image)
     if options.layer is not None:
         raise UsageError(f"--layer applies to pretrained models only, not --model {options.model}")
+    _check_attribution_options(options)
     config = _toy_config(options)
     head = _parse_head(options.head, config.heads)
     export_figure = _image_exporter() if image else None

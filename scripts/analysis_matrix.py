@@ -8,7 +8,8 @@ The surfaces are the three a user meets: the window's panels (the app/jobs adapt
 draws, computed as the worker computes it), ``./run export`` (the command line, in this process)
 and File → Export data (the worker job the menu submits). Each is compared with the engine's own
 result (engine.analysis.table.run_analysis) within 1e-6, with and without two heads switched off
-and with and without by-words. tests/engine/analysis/test_analysis_matrix.py runs the same cells.
+and with and without by-words; decoders are asked for the attribution and the lens grid of ANSWER.
+tests/engine/analysis/test_analysis_matrix.py runs the same cells.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ MODELS = {
     "smollm2": ("smollm2", "The Eiffel Tower is in the city of"),
 }
 FAST = ("toy", "gpt2 folder", "qwen3 gguf")
+ANSWER = " the"  # the decoders' answer token: direct logit attribution and the lens grid read it
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,15 @@ def window_arrays(name: str, request) -> dict:
             "the toy engine has one layer"
         for key in ("attention_sink", "cosine_to_layer0", "next_token", "logit_lens"):
             out[key] = reason
+    if decoder:  # the Attribution dock's worker task
+        from app.jobs.attribution import attribution_task
+
+        shown = attribution_task(_NeverInterrupted(), name, request)
+        out["dla"] = shown.dla.arrays()
+        out["lens_grid"] = shown.grid.arrays() if shown.grid is not None else "the lens grid was not asked for"
+    else:
+        for key in ("dla", "lens_grid"):
+            out[key] = "the Attribution dock reads decoders only"
     if snapshot.words is not None:  # the layer shown (0) by words
         words = snapshot.words
         out["words"] = {"words": np.array(words.words, dtype=str), "word_index": words.word_index,
@@ -137,6 +148,13 @@ def window_arrays(name: str, request) -> dict:
     else:
         out["words"] = "the window shows pieces (By words is off)"
     return out
+
+
+class _NeverInterrupted:
+    """A worker task's state for a task run here, in this thread."""
+
+    def is_interruption_requested(self) -> bool:
+        return False
 
 
 def export_arrays(name: str, request, folder: Path) -> dict:
@@ -149,6 +167,10 @@ def export_arrays(name: str, request, folder: Path) -> dict:
         args += ["--ablate", ",".join(f"{l}.{h}" for l, h in sorted(request.ablate))]
     if request.by_words:
         args += ["--by", "words"]
+    if request.answer is not None:
+        args += ["--dla", "--answer", request.answer]
+    if request.lens_grid:
+        args += ["--lens-grid"]
     with contextlib.redirect_stdout(io.StringIO()):  # its "wrote …" line
         code = cli.main(args)
     if code != 0:
@@ -207,8 +229,9 @@ def cells(kind: str, folder: Path) -> list[Cell]:
     found = []
     for ablated in (False, True):
         for by_words in (False, True):
+            decoder = model.facts.capabilities.next_token_logits  # an answer to attribute, a lens grid
             request = RunRequest(text=text, ablate=switched_off(model.facts) if ablated else frozenset(),
-                                 by_words=by_words)
+                                 by_words=by_words, answer=ANSWER if decoder else None, lens_grid=decoder)
             results = engine_results(model, request)
             surfaces = {"window": window_arrays(name, request), "export": export_arrays(name, request, folder),
                         "export data": export_data_arrays(name, request, folder)}

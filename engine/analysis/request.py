@@ -33,6 +33,7 @@ class RunRequest:
     position: int = -1  # the focused (query) position; -1: the last token
     answer: str | None = None  # the answer token's text (decoders: p(answer), patching's metric)
     contrast: str | None = None  # a second token for logit differences
+    lens_grid: bool = False  # the logit lens at every position (decoders; (layers + 1)·n rows through W_U)
     memory_budget: int = DEFAULT_MEMORY_BUDGET  # bytes a run may hold at once
 
     def checked(self, facts) -> "RunRequest":

@@ -20,12 +20,13 @@ from typing import Callable
 
 from ..models.contract import KINDS
 from ..core.errors import EngineError
-from . import ablation_effect, moves, next_token, residual, word_rollup
+from . import ablation_effect, dla, lens_grid, moves, next_token, residual, word_rollup
 from .moves import ANALYSIS_TOKENS
 from .request import NotApplicable, RunRequest, check_tokens
 from .runs import Runs
 
 ALL_KINDS = KINDS  # every kind of model the contract knows
+NO_UNEMBEDDING = EngineError("it has no unembedding")  # why only decoders read the logits
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Analysis:
     limit: int | None  # the most tokens it reads (None: only the memory budget limits it)
     function: Callable  # (model, request, runs) → result with arrays(), or NotApplicable
     title: str  # English, for reasons and the matrix
+    why: EngineError | None = None  # why other kinds of model do not have it (said after the kinds)
 
 
 ANALYSES: tuple[Analysis, ...] = (
@@ -50,6 +52,8 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("next_token", ("decoder",), None, next_token.next_token, "the next-token distribution"),
     Analysis("logit_lens", ("decoder",), None, next_token.logit_lens, "the logit lens"),
     Analysis("words", ALL_KINDS, None, word_rollup.word_rollup, "attention by words"),
+    Analysis("dla", ("decoder",), None, dla.logit_attribution, "direct logit attribution", NO_UNEMBEDDING),
+    Analysis("lens_grid", ("decoder",), None, lens_grid.lens_grid, "the logit lens grid", NO_UNEMBEDDING),
 )
 BY_NAME = {row.name: row for row in ANALYSES}
 
@@ -69,6 +73,11 @@ def run_analysis(name: str, model, request: RunRequest | None = None, runs: Runs
         runs = Runs(model, request)
     request = runs.request
     facts = model.facts
+    if facts.kind not in row.kinds and row.why is not None:
+        return NotApplicable(name, EngineError(
+            "{analysis} reads {kinds} models, not {kind} models ({model}): {why}", analysis=row.title,
+            kinds=" and ".join(row.kinds), model=facts.name or facts.family, kind=facts.kind,
+            why=row.why))
     if facts.kind not in row.kinds:
         return NotApplicable(name, EngineError(
             "{analysis} reads {kinds} models, not {kind} models ({model})", analysis=row.title,

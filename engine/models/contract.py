@@ -36,6 +36,8 @@ never reaches into a model's weights (read-only arrays, row-vector convention x 
     model.b_O          # (layers, d) its bias: attn_out = Σ_h z[:, h] @ W_O[l, h] + b_O[l]
     model.ln_final(x)  # (…, d) → (…, d) the norm between the last block and W_U (the identity for
                        # a post-LN encoder and the toy, which have none)
+    model.ln_final_w   # (d,) its weight γ, model.ln_final_b (d,) its shift β (zeros: RMSNorm); None without W_U
+    model.ln_final_centres  # True for a LayerNorm (subtracts the mean first), False for an RMSNorm
 
 With grouped-query attention a query head's W_V and b_V are its key/value head's, repeated for every
 query head that reads it, as TransformerLens's ``W_V`` does.
@@ -73,6 +75,10 @@ class Capabilities:
     kv_cache: bool = False  # ``run(…, previous=trace)`` computes only the new positions
     layer_batches: bool = False  # engine.models.llama_batch runs many patched variants of one layer at once
     prefixes: tuple[str, ...] = ()  # text prefixes it was trained with (e5: "passage: ", "query: ")
+    # the residual stream is the sum of the embedding, each head's z @ W_O, b_O and each MLP's output, read
+    # by the logits through ln_final and W_U only (no norm on a block's outputs, no soft cap on the logits):
+    # direct logit attribution adds up (engine.analysis.dla)
+    logit_attribution: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,10 @@ class Model(Protocol):
     b_V: np.ndarray  # (layers, heads, d_head)
     W_O: np.ndarray  # (layers, heads, d_head, d)
     b_O: np.ndarray  # (layers, d)
+
+    ln_final_w: np.ndarray | None  # (d,)
+    ln_final_b: np.ndarray | None  # (d,)
+    ln_final_centres: bool
 
     def ln_final(self, x: np.ndarray) -> np.ndarray: ...
 

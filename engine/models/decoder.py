@@ -59,7 +59,9 @@ class Decoder(HookedModel):
             d_model=c.hidden_size, d_head=c.head_dim, vocab_size=c.vocab_size,
             special_tokens=frozenset(special_tokens),
             max_positions=c.context_length, capabilities=Capabilities(next_token_logits=True, kv_cache=True,
-                                                                  layer_batches=c.plain_block),
+                                                                  layer_batches=c.plain_block,
+                                                                  logit_attribution=not c.post_norms
+                                                                  and not c.final_softcap),
             name=c.name or (path.name if path is not None else ""), tokenizer_note=tokenizer_note)
 
     def __repr__(self) -> str:
@@ -100,6 +102,19 @@ class Decoder(HookedModel):
     @cached_property
     def b_O(self) -> np.ndarray:
         return output_biases([w.output_bias for w in self.weights.layers], self.config.hidden_size)  # (layers, d)
+
+    @cached_property
+    def ln_final_w(self) -> np.ndarray:
+        return self.weights.output_norm  # (d,) γ of the final norm
+
+    @cached_property
+    def ln_final_b(self) -> np.ndarray:
+        bias = self.weights.output_norm_bias if self.config.norm == "layer" else None  # an RMSNorm adds no β
+        return bias if bias is not None else read_only(np.zeros(self.config.hidden_size, np.float32))  # (d,)
+
+    @property
+    def ln_final_centres(self) -> bool:
+        return self.config.norm == "layer"
 
     def ln_final(self, x: np.ndarray) -> np.ndarray:
         """The final norm of ``x`` (…, d), as before the logits: a new float32 array."""
@@ -191,6 +206,12 @@ class Decoder(HookedModel):
 
     def logit_lens(self, trace: DecoderTrace, position: int = -1, top_k: int = 5) -> LogitLens:
         return llama.logit_lens(self.weights, self.config, trace, position, top_k)
+
+    def lens_logits(self, trace: DecoderTrace, layer: int, rows: slice = slice(None)) -> np.ndarray:
+        """(rows, vocab) float32: what the residual stream after ``layer`` blocks (hidden_states[layer];
+        ``layers``: the model's own output) would predict at the positions ``rows`` (the logit lens's grid)."""
+        hidden = trace.hidden_states[layer, rows]  # (rows, d)
+        return llama.lens_logits(self.weights, self.config, hidden, normed=layer == self.config.num_layers)
 
     def generate_step(self, trace: DecoderTrace, *, greedy: bool = True, temperature: float = 1.0, top_k: int = 0,
                       top_p: float = 1.0, seed: int | None = None, rng: np.random.Generator | None = None,

@@ -36,6 +36,9 @@ class Encoder(HookedModel):
     # components (engine/models/contract.py): no output head, and no norm after the last block's own
     W_U = None
     b_U = None
+    ln_final_w = None
+    ln_final_b = None
+    ln_final_centres = False
 
     @property
     def W_E(self) -> np.ndarray:

@@ -943,14 +943,23 @@ def logit_lens(weights: LlamaWeights, config: DecoderConfig, trace: DecoderTrace
                top_k: int = 5) -> LogitLens:
     position = _position(trace, position)
     residuals = np.array(trace.hidden_states[:, position])  # (layers + 1, d)
-    normed = normalize(residuals[:-1], weights.output_norm, weights.output_norm_bias, config)  # the last is normed already
-    logits = final_logits(np.concatenate([normed, residuals[-1:]]) @ weights.output_head.T, config)  # (layers + 1, vocab)
+    logits = np.concatenate([lens_logits(weights, config, residuals[:-1]),
+                             lens_logits(weights, config, residuals[-1:], normed=True)])  # (layers + 1, vocab)
     probabilities = softmax64(logits)  # (layers + 1, vocab)
     k = max(1, min(int(top_k), config.vocab_size))
     top = np.argsort(-probabilities, axis=1, kind="stable")[:, :k]  # (layers + 1, k)
     final_id = int(top[-1, 0])
     return LogitLens(position, top, np.take_along_axis(probabilities, top, axis=1), final_id,
                      probabilities[:, final_id].copy())
+
+
+def lens_logits(weights: LlamaWeights, config: DecoderConfig, residuals: np.ndarray, *,
+                normed: bool = False) -> np.ndarray:
+    """(rows, vocab) float32 logits of residual-stream rows (rows, d) read as the last layer's: through
+    the final norm (skipped when ``normed``: the last hidden states have been through it) and the
+    output head, soft-capped where the family caps. The logit lens of one position or of a layer."""
+    rows = residuals if normed else normalize(residuals, weights.output_norm, weights.output_norm_bias, config)
+    return final_logits(rows @ weights.output_head.T, config)
 
 
 # ---------------------------------------------------------------- sampling

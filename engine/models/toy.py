@@ -45,6 +45,9 @@ class ToyModel(HookedModel):
     W_E = None
     W_U = None
     b_U = None
+    ln_final_w = None
+    ln_final_b = None
+    ln_final_centres = False
 
     @property
     def W_V(self) -> np.ndarray:

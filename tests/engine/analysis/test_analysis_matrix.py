@@ -61,6 +61,9 @@ def test_every_surface_gives_the_engines_arrays_or_says_why(cells_of, kind):
     # switched-off heads' effect: on every surface exactly when heads are off
     effect = [c for c in cells if c.analysis == "ablation_cosines"]
     assert all((c.status == "same") == c.ablated for c in effect)
+    # the attribution and the lens grid: on every surface for decoders (asked with an answer), nowhere else
+    attribution = [c for c in cells if c.analysis in ("dla", "lens_grid")]
+    assert all((c.status == "same") == (kind in ("gpt2 folder", "qwen3 gguf", "smollm2")) for c in attribution)
 
 
 def _export_keys(kind: str, tmp_path, ablated: bool, by_words: bool) -> set:
