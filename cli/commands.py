@@ -166,7 +166,28 @@ def build_parser() -> argparse.ArgumentParser:
     add("--value-zeroing", action="store_true", help=".npz/.json: also write value_zeroing (layers, n, n) and "
         "value_zeroing_rollout: how much each token's output changes when another token's values are zeroed, "
         "layer by layer (Mohebbi et al. 2023)")
+    add("--routes", action="store_true", help=".npz/.json of a pretrained model: also write route_edges, the "
+        "information-flow route to --position (default the last token) above --tau (Ferrando & Voita 2024)")
+    add("--tau", type=float, metavar="T", help="--routes: keep edges whose importance exceeds T, 0 < T < 1 "
+        "(default 0.04)")
+    add("--position", type=int, metavar="P", help="--routes: the token the route leads to (0-based; default the last)")
     return parser
+
+
+def _check_routes(options, image: bool, pretrained: bool) -> None:
+    """``--routes``, ``--tau`` and ``--position`` refused in one line before anything is computed."""
+    if not options.routes:
+        if options.tau is not None or options.position is not None:
+            raise UsageError("--tau and --position are read by --routes; add --routes")
+        return
+    if image:
+        raise UsageError("--routes is written to data files (.npz, .json), not to images")
+    if not pretrained:
+        raise UsageError("--routes needs a pretrained --model (the toy engine has no residual stream or MLP)")
+    if options.tau is not None:
+        from engine.analysis.routes import check_tau
+
+        check_tau(options.tau)
 
 
 def _evidence(options, model, trace, attentions) -> dict:
@@ -193,13 +214,6 @@ def _evidence(options, model, trace, attentions) -> dict:
         extra["occlusion_baseline"] = np.float64(result.baseline)
     elif options.answer is not None:
         raise UsageError("--answer is read by --occlusion (and `./run patch`); add --occlusion")
-    if options.value_zeroing:
-        from engine.analysis.request import RunRequest
-        from engine.analysis.value_zeroing import value_zeroing
-        from engine.models.toy import ToyModel
-
-        runner = model if model is not None else ToyModel(trace.config)  # the toy's run is its own model
-        extra.update(value_zeroing(runner, RunRequest(text=options.text, ablate=ablate)).arrays())
     return extra
 
 
@@ -227,10 +241,24 @@ def _export_data(options, model, trace, evidence=None) -> None:
     from engine.analysis.table import run_analysis
     from engine.files.export import export_run, output_suffix, save_head_table
 
-    request = RunRequest(text=options.text, ablate=_parse_ablate(options.ablate), by_words=options.by == "words")
+    request = RunRequest(text=options.text, ablate=_parse_ablate(options.ablate), by_words=options.by == "words",
+                         value_zeroing=options.value_zeroing)  # the analysis table's value_zeroing row
+    if options.routes:  # the analysis table's routes row reads τ and the position from the request
+        from dataclasses import replace
+
+        from engine.analysis.routes import DEFAULT_TAU
+
+        request = replace(request, tau=DEFAULT_TAU if options.tau is None else options.tau,
+                          position=-1 if options.position is None else options.position)
     runs = Runs(model, request, trace=trace)
-    if evidence and output_suffix(options.out) == ".csv":
-        raise UsageError("--flow, --occlusion and --value-zeroing are written to .npz or .json, not .csv")
+    if (evidence or options.value_zeroing or options.routes) and output_suffix(options.out) == ".csv":
+        raise UsageError("--flow, --occlusion, --value-zeroing and --routes are written to .npz or .json, not .csv")
+    for name, asked in (("value_zeroing", options.value_zeroing), ("routes", options.routes)):
+        if asked:  # the table would leave a text over the limit out with its reason: say it, write nothing
+            from engine.analysis.request import check_tokens
+            from engine.analysis.table import analysis
+
+            check_tokens(runs.trace.n, analysis(name).limit, analysis(name).title)
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
@@ -417,6 +445,7 @@ def export(args: list[str]) -> None:
                          f"leave out --stage {options.stage}")
     if (options.flow or options.occlusion or options.value_zeroing) and image:
         raise UsageError("--flow, --occlusion and --value-zeroing are written to data files (.npz, .json), not to images")
+    _check_routes(options, image, not model_info(options.model).configurable)
     if not model_info(options.model).configurable:
         return _export_pretrained(options, image)
     if options.layer is not None:

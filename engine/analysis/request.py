@@ -33,6 +33,8 @@ class RunRequest:
     position: int = -1  # the focused (query) position; -1: the last token
     answer: str | None = None  # the answer token's text (decoders: p(answer), patching's metric)
     contrast: str | None = None  # a second token for logit differences
+    tau: float | None = None  # information-flow routes' threshold; None: routes not asked for
+    value_zeroing: bool = False  # value zeroing asked for (layers · n one-layer runs: never by default)
     memory_budget: int = DEFAULT_MEMORY_BUDGET  # bytes a run may hold at once
 
     def checked(self, facts) -> "RunRequest":

@@ -20,7 +20,7 @@ from typing import Callable
 
 from ..models.contract import KINDS
 from ..core.errors import EngineError
-from . import ablation_effect, moves, next_token, residual, word_rollup
+from . import ablation_effect, moves, next_token, residual, routes, value_zeroing, word_rollup
 from .moves import ANALYSIS_TOKENS
 from .request import NotApplicable, RunRequest, check_tokens
 from .runs import Runs
@@ -50,6 +50,9 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("next_token", ("decoder",), None, next_token.next_token, "the next-token distribution"),
     Analysis("logit_lens", ("decoder",), None, next_token.logit_lens, "the logit lens"),
     Analysis("words", ALL_KINDS, None, word_rollup.word_rollup, "attention by words"),
+    Analysis("routes", ("encoder", "decoder"), routes.ROUTES_TOKENS, routes.routes_of, "information-flow routes"),
+    Analysis("value_zeroing", ALL_KINDS, value_zeroing.VALUE_ZEROING_TOKENS, value_zeroing.value_zeroing_of,
+             "value zeroing"),
 )
 BY_NAME = {row.name: row for row in ANALYSES}
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .request import RunRequest, check_tokens
+from ..core.errors import EngineError
+from .request import NotApplicable, RunRequest, check_tokens
 from .rollout import rollout, rows_normalised
 
 VALUE_ZEROING_TOKENS = 256  # layers · n one-layer runs of n tokens each: 256 tokens of MiniLM take seconds
@@ -100,3 +101,12 @@ def value_zeroing(model, request: RunRequest) -> ValueZeroing:
     distances = np.maximum(distances, 0.0)  # rounding can leave −1e-16 where nothing changed
     scores = rows_normalised(distances)
     return ValueZeroing(scores, distances, rollout(scores, residual=0.0), tuple(t.text for t in tokenized.tokens))
+
+
+def value_zeroing_of(model, request: RunRequest, runs=None):
+    """The analysis table's row: :func:`value_zeroing`, or NotApplicable when the request does not
+    ask for it (layers · n runs of a layer: never computed unasked)."""
+    if not request.value_zeroing:
+        return NotApplicable("value_zeroing", EngineError(
+            "value zeroing is computed when asked for (export --value-zeroing, the Analysis place)"))
+    return value_zeroing(model, request)
