@@ -63,4 +63,14 @@ def flow_task(state, attentions: np.ndarray, key, ablate: frozenset = frozenset(
     between batches of pairs instead of letting seconds of stale work run out."""
     if attentions.shape[-1] > FLOW_TOKENS:
         return key, None
-    return key, flow_of_run(attentions, ablate, cancelled=state.is_interruption_requested)
+    return key, flow_of_run(attentions, ablate, cancelled=state.is_interruption_requested, progress=state.set_progress)
+
+
+def focused_flow_of(attentions: np.ndarray, key, position: int, ablate: frozenset = frozenset()):
+    """(key, (n,) maximum flows from every input token to ``position``): the focused token's row,
+    n maximum flows, computed on each change of focus (engine.analysis.flow.focused_flow)."""
+    from engine.analysis.flow import focused_flow
+
+    if attentions.shape[-1] > FLOW_TOKENS:
+        return key, None
+    return key, focused_flow(attentions, position, ablate)

@@ -111,9 +111,22 @@ class RolloutPanel(Panel):
         layout.addLayout(row, 1)
         self._last_layers = -1
         self._flow_key, self._flow = None, None  # the snapshot the flow was computed for, and the flow (n, n)
-        self._flow_lane = self.lane("flow")
+        # the whole matrix (n² maximum flows: seconds) on the second thread, with progress; the focused
+        # token's row (n of them) on the first, on each change of focus, so it never waits for the matrix
+        self._flow_lane = self.lane("flow", long=True)
         self._flow_lane.done.connect(self._on_flow)
         self._flow_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
+        self._flow_lane.progressed.connect(self._on_flow_progress)
+        self._focused_key, self._focused = None, None  # (snapshot id, focus) and its row (n,)
+        self._focused_lane = self.lane("focused-flow")
+        self._focused_lane.done.connect(self._on_focused_flow)
+        self._focused_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
+        self.flow_progress = QProgressBar()
+        self.flow_progress.setObjectName("flowProgress")
+        self.flow_progress.setFormat(self.tr("whole matrix %p%"))
+        self.flow_progress.setMaximumWidth(160)
+        self.flow_progress.hide()
+        bar.insertWidget(bar.count() - 1, self.flow_progress)
         self.kind.currentIndexChanged.connect(lambda _: self.refresh())
         self.layer.valueChanged.connect(lambda _: self.refresh())
         self.set_model_connected()
@@ -132,6 +145,28 @@ class RolloutPanel(Panel):
     def _on_flow(self, value) -> None:
         key, flow = value
         self._flow_key, self._flow = key, flow
+        self.flow_progress.hide()
+        self.refresh()
+
+    def _on_flow_progress(self, done: int, total: int) -> None:
+        self.flow_progress.setRange(0, max(total, 1))
+        self.flow_progress.setValue(done)
+
+    def focused_flow(self) -> np.ndarray | None:
+        """(n,) flow to the focused token of the current snapshot (tests): the matrix's row once the
+        matrix is there, else the row computed alone, else None."""
+        snapshot = self.controller.snapshot
+        if snapshot is None:
+            return None
+        focus = min(self.controller.focus, len(snapshot.result.token_texts) - 1)
+        flow = self.flow()
+        if flow is not None:
+            return flow[focus]
+        return self._focused if self._focused_key == (id(snapshot), focus) else None
+
+    def _on_focused_flow(self, value) -> None:
+        key, row = value
+        self._focused_key, self._focused = key, row
         self.refresh()
 
     def _refresh_flow(self, snapshot) -> None:
@@ -148,38 +183,52 @@ class RolloutPanel(Panel):
             return self._show_nothing(fill(self.tr("Too many tokens for the attention flow (at most %1): one maximum "
                                                    "flow per pair of tokens."), FLOW_TOKENS))
         flow = self.flow()
+        labels = snapshot.result.token_texts
+        focus = min(self.controller.focus, len(labels) - 1)
         if flow is None:
+            from ..jobs.evidence import focused_flow_of
+
             if self._flow_key != ("pending", id(snapshot)):
                 self._flow_key = ("pending", id(snapshot))
+                self.flow_progress.setRange(0, 0)  # busy until the first batch reports
                 self._flow_lane.start(flow_task, attentions, id(snapshot), snapshot.ablate)  # a newer one stops it
-            # the rollout's picture is not left under the flow's caption while the flow is computed
-            return self._show_nothing(self.tr("Computing the attention flow (an exact maximum flow for every pair of "
-                                              "tokens)…"))
+            self.flow_progress.show()
+            if self.focused_flow() is None:
+                if self._focused_key != ("pending", id(snapshot), focus):
+                    self._focused_key = ("pending", id(snapshot), focus)
+                    self._focused_lane.submit(focused_flow_of, attentions, (id(snapshot), focus), focus,
+                                              snapshot.ablate)
+                # the rollout's picture is not left under the flow's caption while the flow is computed
+                return self._show_nothing(fill(self.tr("Computing the attention flow to “%1” (one maximum flow from "
+                                                       "each input token)…"), labels[focus]))
         analysis = snapshot.analysis
         if analysis is None or analysis.rollout is None:
             reason = None if analysis is None else analysis.reason("rollout")
             return self._show_nothing(self.tr("No rollout for this result.") if reason is None else error_text(reason))
         rollout = analysis.rollout[-1]
-        labels = snapshot.result.token_texts
-        focus = min(self.controller.focus, len(labels) - 1)
+        row = self.focused_flow()  # (n,) the matrix's row, or the focused token's own
         x = np.arange(n)
-        self.bars.setOpts(x=x - 0.2, height=flow[focus], width=0.4, brush=BAR_BRUSH)
+        self.bars.setOpts(x=x - 0.2, height=row, width=0.4, brush=BAR_BRUSH)
         if not hasattr(self, "rollout_bars"):
             self.rollout_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=pg.mkBrush("#9aa0a6"))
             self.plot.addItem(self.rollout_bars)
         self.rollout_bars.setOpts(x=x + 0.2, height=rollout[focus], width=0.4, brush=pg.mkBrush("#9aa0a6"))
         _token_ticks(self.plot, labels)
-        self.plot.setYRange(0, max(float(flow[focus].max()), 1e-6) * 1.05, padding=0)
+        self.plot.setYRange(0, max(float(row.max()), 1e-6) * 1.05, padding=0)
         self.plot.setTitle(fill(self.tr("“%1”: flow (blue) beside rollout (grey)"), labels[focus]), color="#333",
                            size="9pt")
-        self.heatmap.set_matrix(flow, labels, labels, levels=(0.0, max(float(flow.max()), 1e-6)), colormap=WEIGHTS_MAP)
-        self.heatmap.set_highlight_row(focus)
-        top = int(np.argmax(flow[focus]))
+        if flow is not None:
+            self.heatmap.set_matrix(flow, labels, labels, levels=(0.0, max(float(flow.max()), 1e-6)),
+                                    colormap=WEIGHTS_MAP)
+            self.heatmap.set_highlight_row(focus)
+        else:  # the focused row is drawn; the matrix arrives from the background with its progress
+            self.heatmap.clear_matrix()
+        top = int(np.argmax(row))
         self.caption.setText(fill(self.tr("Attention flow after the last layer: how much can get from each input token "
                                           "to “%1” when every edge of the rollout graph is a pipe of that capacity "
                                           "(Abnar & Zuidema 2020). Largest: “%2” %3 (rollout %4). Flow counts a path "
                                           "by its narrowest edge; rollout multiplies every path."),
-                                  labels[focus], labels[top], f"{flow[focus, top]:.2f}", f"{rollout[focus, top]:.2f}")
+                                  labels[focus], labels[top], f"{row[top]:.2f}", f"{rollout[focus, top]:.2f}")
                              + (" " + fill(self.tr("%1 switched-off heads count as zero weights in their layer's mean "
                                                    "(their patterns are still computed, but they move nothing): their "
                                                    "share stays with the residual, in flow and rollout alike."),
@@ -213,6 +262,7 @@ class RolloutPanel(Panel):
             return self._show_nothing("")
         if self.kind.currentData() == "flow":
             return self._refresh_flow(snapshot)
+        self.flow_progress.hide()
         self.layer.setEnabled(True)
         name = self.kind.currentData()
         analysis = snapshot.analysis
