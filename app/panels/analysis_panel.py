@@ -84,6 +84,8 @@ class RolloutPanel(Panel):
         self.kind.addItem(self.tr("attention weights"), "rollout")
         self.kind.addItem(self.tr("value-weighted attention"), "value_rollout")
         self.kind.addItem(self.tr("attention flow (maximum flow), beside rollout"), "flow")
+        self.kind.addItem(self.tr("value zeroing (what zeroing a token's values changes), beside rollout"),
+                          "value_zeroing")
         self.kind.setToolTip(self.tr("Raw: each layer's heads' mean weights. Value-weighted: each head counted by "
                                      "how much it moves (‖α·f(x)‖), not by how it spreads its weights"))
         bar.addWidget(self.kind)
@@ -121,6 +123,11 @@ class RolloutPanel(Panel):
         self._focused_lane = self.lane("focused-flow")
         self._focused_lane.done.connect(self._on_focused_flow)
         self._focused_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
+        self._zeroing_key, self._zeroing = None, None  # (model, text, ablate) and its ValueZeroing
+        self._zeroing_lane = self.lane("value-zeroing", long=True)  # layers · n runs of a layer: seconds
+        self._zeroing_lane.done.connect(self._on_value_zeroing)
+        self._zeroing_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
+        self._zeroing_lane.progressed.connect(self._on_flow_progress)
         self.flow_progress = QProgressBar()
         self.flow_progress.setObjectName("flowProgress")
         self.flow_progress.setFormat(self.tr("whole matrix %p%"))
@@ -169,6 +176,86 @@ class RolloutPanel(Panel):
         self._focused_key, self._focused = key, row
         self.refresh()
 
+    @staticmethod
+    def _zeroing_key_of(snapshot) -> tuple:
+        return snapshot.model, snapshot.result.config.text, snapshot.ablate
+
+    def value_zeroing(self):
+        """The ValueZeroing of the current snapshot's text and heads (tests), or None while not computed."""
+        snapshot = self.controller.snapshot
+        if snapshot is None or self._zeroing_key != self._zeroing_key_of(snapshot):
+            return None
+        return self._zeroing
+
+    def _on_value_zeroing(self, value) -> None:
+        key, zeroing = value
+        if zeroing is not None:  # None: stopped by a newer request
+            self._zeroing_key, self._zeroing = key, zeroing
+        self.flow_progress.hide()
+        self.refresh()
+
+    def _refresh_value_zeroing(self, snapshot) -> None:
+        """Value zeroing's rollout after the chosen layer (Mohebbi et al. 2023), bars beside the rollout's."""
+        from engine.analysis.request import RunRequest
+        from engine.analysis.value_zeroing import VALUE_ZEROING_TOKENS
+
+        from ..jobs.analysis import value_zeroing_task
+
+        labels = snapshot.result.token_texts
+        n = len(labels)
+        if n > VALUE_ZEROING_TOKENS:
+            return self._show_nothing(fill(self.tr("Too many tokens for value zeroing (at most %1; this text has %2): "
+                                                   "each token's values are zeroed in each layer in turn."),
+                                           VALUE_ZEROING_TOKENS, n))
+        zeroing = self.value_zeroing()
+        if zeroing is None:
+            key = self._zeroing_key_of(snapshot)
+            if self._zeroing_key != ("pending", key):
+                self._zeroing_key = ("pending", key)
+                self.flow_progress.setRange(0, 0)
+                self.flow_progress.setFormat(self.tr("value zeroing %p%"))
+                request = RunRequest(text=key[1], ablate=snapshot.ablate, value_zeroing=True)
+                self._zeroing_lane.start(lambda state: (key, value_zeroing_task(state, key[0], snapshot.result.config,
+                                                                               request)))
+            self.flow_progress.show()
+            return self._show_nothing(self.tr("Computing value zeroing (each token's values zeroed in each layer, the "
+                                              "layer run again)…"))
+        self.flow_progress.hide()
+        self.layer.setEnabled(True)
+        layers = zeroing.rollout.shape[0]
+        if layers != self._last_layers:
+            with QSignalBlocker(self.layer):
+                self.layer.setRange(0, layers - 1)
+                self.layer.setValue(layers - 1)
+            self._last_layers = layers
+        layer = min(self.layer.value(), layers - 1)
+        matrix = zeroing.rollout[layer]  # (n, n)
+        focus = min(self.controller.focus, n - 1)
+        analysis = snapshot.analysis
+        rollout = None if analysis is None or analysis.rollout is None else analysis.rollout[layer]
+        x = np.arange(n)
+        self.bars.setOpts(x=x - 0.2, height=matrix[focus], width=0.4, brush=BAR_BRUSH)
+        if not hasattr(self, "rollout_bars"):
+            self.rollout_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=pg.mkBrush("#9aa0a6"))
+            self.plot.addItem(self.rollout_bars)
+        if rollout is not None:
+            self.rollout_bars.setOpts(x=x + 0.2, height=rollout[focus], width=0.4, brush=pg.mkBrush("#9aa0a6"))
+        _token_ticks(self.plot, labels)
+        self.plot.setYRange(0, max(float(matrix[focus].max()), 1e-6) * 1.05, padding=0)
+        self.plot.setTitle(fill(self.tr("“%1”: value zeroing (blue) beside rollout (grey)"), labels[focus]),
+                           color="#333", size="9pt")
+        self.heatmap.set_matrix(matrix, labels, labels, levels=(0.0, max(float(matrix.max()), 1e-6)),
+                                colormap=WEIGHTS_MAP)
+        self.heatmap.set_highlight_row(focus)
+        top = int(np.argmax(matrix[focus]))
+        self.caption.setText(fill(self.tr("Value zeroing rolled up through layers 0 … %1 (Mohebbi et al. 2023): in "
+                                          "each layer, how much “%2”'s output turns (1 − cos) when one token's value "
+                                          "vectors are zeroed, rows made to sum to 1, then multiplied through the "
+                                          "layers. Largest: “%3” %4 (rollout %5). It measures what reached the "
+                                          "output, not where attention looked; it says nothing about the answer."),
+                                  layer, labels[focus], labels[top], f"{matrix[focus, top]:.2f}",
+                                  "–" if rollout is None else f"{rollout[focus, top]:.2f}"))
+
     def _refresh_flow(self, snapshot) -> None:
         """Flow after the last layer beside the rollout: bars of both for the focused token."""
         from engine.analysis.flow import FLOW_TOKENS
@@ -191,6 +278,7 @@ class RolloutPanel(Panel):
             if self._flow_key != ("pending", id(snapshot)):
                 self._flow_key = ("pending", id(snapshot))
                 self.flow_progress.setRange(0, 0)  # busy until the first batch reports
+                self.flow_progress.setFormat(self.tr("whole matrix %p%"))
                 self._flow_lane.start(flow_task, attentions, id(snapshot), snapshot.ablate)  # a newer one stops it
             self.flow_progress.show()
             if self.focused_flow() is None:
@@ -239,6 +327,9 @@ class RolloutPanel(Panel):
         snapshot = self.controller.snapshot
         if snapshot is not None and self.kind.currentData() == "flow":
             return self.flow()
+        if snapshot is not None and self.kind.currentData() == "value_zeroing":
+            zeroing = self.value_zeroing()
+            return None if zeroing is None else zeroing.rollout[min(self.layer.value(), zeroing.rollout.shape[0] - 1)]
         if snapshot is None or snapshot.analysis is None:
             return None
         rollouts = getattr(snapshot.analysis, self.kind.currentData())
@@ -262,6 +353,8 @@ class RolloutPanel(Panel):
             return self._show_nothing("")
         if self.kind.currentData() == "flow":
             return self._refresh_flow(snapshot)
+        if self.kind.currentData() == "value_zeroing":
+            return self._refresh_value_zeroing(snapshot)
         self.flow_progress.hide()
         self.layer.setEnabled(True)
         name = self.kind.currentData()
