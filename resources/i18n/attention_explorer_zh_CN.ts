@@ -1204,6 +1204,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>ffmpeg 无法写入 {path!r}：{reason}</translation>
     </message>
     <message>
+        <source>information-flow routes are computed when asked for (export --routes, the Routes panel)</source>
+        <translation>信息流路径只在被请求时计算（export --routes，或“信息流路径”面板）</translation>
+    </message>
+    <message>
+        <source>information-flow routes need a pretrained model (an encoder or a decoder): the toy engine has no residual stream or MLP</source>
+        <translation>信息流路径需要预训练模型（编码器或解码器）：玩具引擎没有残差流和 MLP</translation>
+    </message>
+    <message>
         <source>layer {layer} does not exist: the toy engine has layer 0</source>
         <translation>第 {layer} 层不存在：玩具引擎只有第 0 层</translation>
     </message>
@@ -1270,6 +1278,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>position {position} does not exist: the prompts have tokens 0 … {top}</source>
         <translation>位置 {position} 不存在：提示的词元为 0 … {top}</translation>
+    </message>
+    <message>
+        <source>position {position} does not exist: the text has {count} tokens (0 … {last})</source>
+        <translation>位置 {position} 不存在：这段文本有 {count} 个词元（0 … {last}）</translation>
     </message>
     <message>
         <source>position {position} is outside the text's {n} tokens</source>
@@ -1540,6 +1552,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>两个提示的词元数必须相同：干净 {a}（{clean}），损坏 {b}（{corrupt}）</translation>
     </message>
     <message>
+        <source>the routes' threshold τ must lie strictly between 0 and 1, not {tau}: try 0.04</source>
+        <translation>路径的阈值 τ 必须严格介于 0 和 1 之间，而不是 {tau}：可以试试 0.04</translation>
+    </message>
+    <message>
         <source>the saved text has {count} characters; the window shows at most {limit}</source>
         <translation>保存的文本有 {count} 个字符；窗口最多显示 {limit} 个</translation>
     </message>
@@ -1618,6 +1634,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>unknown model kind {kind!r}: one of {kinds}</source>
         <translation>未知的模型类型 {kind!r}：应为 {kinds} 之一</translation>
+    </message>
+    <message>
+        <source>value zeroing is computed when asked for (export --value-zeroing, the Analysis place)</source>
+        <translation>值置零只在被请求时计算（export --value-zeroing，或“分析”区域）</translation>
     </message>
     <message>
         <source>value-weighted attention would hold {size} beside the trace, more than the memory budget {budget}: shorten the text</source>
@@ -3497,6 +3517,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>语料</translation>
     </message>
     <message>
+        <source>Routes</source>
+        <translation>信息流路径</translation>
+    </message>
+    <message>
         <source>Activation patching</source>
         <translation>激活修补</translation>
     </message>
@@ -5281,6 +5305,10 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>注意力流（最大流），与 rollout 并列</translation>
     </message>
     <message>
+        <source>value zeroing (what zeroing a token's values changes), beside rollout</source>
+        <translation>值置零（将一个词元的值向量置零后改变了什么），与 rollout 并列</translation>
+    </message>
+    <message>
         <source>Raw: each layer's heads' mean weights. Value-weighted: each head counted by how much it moves (‖α·f(x)‖), not by how it spreads its weights</source>
         <translation>原始：每层各头的平均权重。值加权：按每个头实际移动的量（‖α·f(x)‖）计，而非它如何分配权重</translation>
     </message>
@@ -5301,12 +5329,36 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>输入词元</translation>
     </message>
     <message>
+        <source>whole matrix %p%</source>
+        <translation>整个矩阵 %p%</translation>
+    </message>
+    <message>
+        <source>Too many tokens for value zeroing (at most %1; this text has %2): each token's values are zeroed in each layer in turn.</source>
+        <translation>词元太多，无法做值置零（最多 %1 个；这段文本有 %2 个）：每一层都要依次把每个词元的值向量置零。</translation>
+    </message>
+    <message>
+        <source>value zeroing %p%</source>
+        <translation>值置零 %p%</translation>
+    </message>
+    <message>
+        <source>Computing value zeroing (each token's values zeroed in each layer, the layer run again)…</source>
+        <translation>正在计算值置零（每一层依次把每个词元的值向量置零，再重新运行该层）……</translation>
+    </message>
+    <message>
+        <source>“%1”: value zeroing (blue) beside rollout (grey)</source>
+        <translation>“%1”：值置零（蓝）与 rollout（灰）并列</translation>
+    </message>
+    <message>
+        <source>Value zeroing rolled up through layers 0 … %1 (Mohebbi et al. 2023): in each layer, how much “%2”'s output turns (1 − cos) when one token's value vectors are zeroed, rows made to sum to 1, then multiplied through the layers. Largest: “%3” %4 (rollout %5). It measures what reached the output, not where attention looked; it says nothing about the answer.</source>
+        <translation>值置零在第 0 … %1 层上累乘（Mohebbi 等，2023）：在每一层，把一个词元的值向量置零后，“%2”的输出转了多少（1 − cos），每行归一化为和 1，再逐层相乘。最大：“%3” %4（rollout %5）。它衡量的是什么到达了输出，而不是注意力看向哪里；它不说明答案。</translation>
+    </message>
+    <message>
         <source>Too many tokens for the attention flow (at most %1): one maximum flow per pair of tokens.</source>
         <translation>词元太多，无法计算注意力流（最多 %1 个）：每对词元要算一个最大流。</translation>
     </message>
     <message>
-        <source>Computing the attention flow (an exact maximum flow for every pair of tokens)…</source>
-        <translation>正在计算注意力流（每对词元一个精确最大流）……</translation>
+        <source>Computing the attention flow to “%1” (one maximum flow from each input token)…</source>
+        <translation>正在计算到“%1”的注意力流（每个输入词元一次最大流）……</translation>
     </message>
     <message>
         <source>No rollout for this result.</source>
@@ -5335,6 +5387,53 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>After layer %1, “%2” holds %3 of its own input token and %4 from “%5” (the largest share). Each layer: 0.5·attention + 0.5·identity (the residual), multiplied through the layers.</source>
         <translation>第 %1 层之后，“%2”含有 %3 的自身输入词元，以及来自“%5”的 %4（最大份额）。每一层：0.5·注意力 + 0.5·单位矩阵（残差），逐层相乘。</translation>
+    </message>
+</context>
+<context>
+    <name>RoutesPanel</name>
+    <message>
+        <source>Threshold τ</source>
+        <translation>阈值 τ</translation>
+    </message>
+    <message>
+        <source>Keep the edges whose share of their sum exceeds τ: lower shows more of the graph</source>
+        <translation>只保留在其所属求和中占比超过 τ 的边：τ 越低，图显示得越多</translation>
+    </message>
+    <message>
+        <source>layer (bottom: the embeddings)</source>
+        <translation>层（底部：嵌入）</translation>
+    </message>
+    <message>
+        <source>Information-flow routes need a pretrained model (an encoder or a decoder): the toy engine has no residual stream or MLP. Choose one in the Model bar.</source>
+        <translation>信息流路径需要预训练模型（编码器或解码器）：玩具引擎没有残差流和 MLP。请在“模型”工具栏中选择一个。</translation>
+    </message>
+    <message>
+        <source>Computing the routes (one run of the model with every edge measured)…</source>
+        <translation>正在计算路径（运行一次模型，测量每一条边）……</translation>
+    </message>
+    <message>
+        <source>The route to “%1” above τ = %2 (Ferrando &amp; Voita 2024): from its final vector down to the embeddings, the edges whose share of their sum exceeds τ. Blue: attention from a token (heads summed), grey: the residual, orange: the MLP; wider carries more. %3 attention edges, %4 MLP edges. It shows what the vectors were built from, not what the answer causally needs. Hover an edge for its importance; click a blue one to open its strongest head.</source>
+        <translation>到“%1”的路径，τ = %2（Ferrando 与 Voita，2024）：从它的最终向量一直向下到嵌入，保留在所属求和中占比超过 τ 的边。蓝色：来自某个词元的注意力（各头相加），灰色：残差，橙色：MLP；越宽携带越多。%3 条注意力边，%4 条 MLP 边。它显示向量由什么构成，而不是答案在因果上需要什么。把鼠标停在一条边上可看其重要性；点击蓝色边可打开其中最强的头。</translation>
+    </message>
+    <message>
+        <source>Layer %1, attention “%2” → “%3”: importance %4 (strongest heads: %5)</source>
+        <translation>第 %1 层，注意力 “%2” → “%3”：重要性 %4（最强的头：%5）</translation>
+    </message>
+    <message>
+        <source>the residual around attention</source>
+        <translation>绕过注意力的残差</translation>
+    </message>
+    <message>
+        <source>the MLP</source>
+        <translation>MLP</translation>
+    </message>
+    <message>
+        <source>the residual around the MLP</source>
+        <translation>绕过 MLP 的残差</translation>
+    </message>
+    <message>
+        <source>Layer %1, “%2”: %3, importance %4</source>
+        <translation>第 %1 层，“%2”：%3，重要性 %4</translation>
     </message>
 </context>
 <context>
