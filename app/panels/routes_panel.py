@@ -25,7 +25,10 @@ from ..text import fill
 from .base import Panel
 
 ROUTES_LANE = "routes"
-COLOURS = {"attention": "#1a73e8", "residual": "#9aa0a6", "mlp": "#f58518", "mlp_residual": "#9aa0a6"}
+COLOURS = {"attention": "#1a73e8", "residual": "#c4c7cc", "mlp": "#f58518", "mlp_residual": "#c4c7cc"}
+# the residual carries most of nearly every sum: drawn light and half as wide, so that what the
+# attention and the MLP add stands out against it
+RESIDUAL_WIDTH = 0.5
 TAU_STEPS = 100  # the slider's steps: τ = value / 100
 DEFAULT_TAU = 4  # τ = 0.04, the paper's figures'
 
@@ -139,7 +142,8 @@ class RoutesPanel(Panel):
         from ..jobs.routes import WIDTHS
 
         if (kind, width) not in self.lines:
-            pen = pg.mkPen(COLOURS[kind], width=WIDTHS[width])
+            scale = RESIDUAL_WIDTH if kind in ("residual", "mlp_residual") else 1.0
+            pen = pg.mkPen(COLOURS[kind], width=max(1.0, WIDTHS[width] * scale))
             item = pg.PlotDataItem(connect="pairs", pen=pen)
             item.setZValue(1 + width)
             self.plot.addItem(item)
@@ -168,7 +172,7 @@ class RoutesPanel(Panel):
         kinds = value.edges["kind"]
         self.caption.setText(fill(self.tr(
             "The route to “%1” above τ = %2 (Ferrando & Voita 2024): from its final vector down to the embeddings, the "
-            "edges whose share of their sum exceeds τ. Blue: attention from a token (heads summed), grey: the residual, "
+            "edges whose share of their sum exceeds τ. Blue: attention from a token (heads summed), light grey: the residual, "
             "orange: the MLP; wider carries more. %3 attention edges, %4 MLP edges. It shows what the vectors were "
             "built from, not what the answer causally needs. Hover an edge for its importance; click a blue one to "
             "open its strongest head."),
