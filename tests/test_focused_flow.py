@@ -63,3 +63,13 @@ def test_the_window_draws_the_focused_row_from_its_own_lane(window, qtbot, minil
     settle(window, qtbot)
     np.testing.assert_allclose(panel.bars.opts["height"], expected, atol=1e-9)
     assert not panel.flow_progress.isVisible()
+
+
+def test_a_causal_row_is_cut_to_the_tokens_before_and_still_the_matrixs_row():
+    attentions = np.tril(_attentions(n=10, seed=5))
+    attentions /= attentions.sum(-1, keepdims=True)
+    whole = attention_flow(attentions)
+    for position in (0, 3, 9):
+        row = focused_flow(attentions, position)
+        np.testing.assert_allclose(row, whole[position], atol=1e-10)
+        assert not row[position + 1:].any()

@@ -101,16 +101,22 @@ def _kept(attentions: np.ndarray, ablate) -> np.ndarray | None:
 def focused_flow(attentions: np.ndarray, position: int, ablate=frozenset(), *, cancelled=None) -> np.ndarray:
     """(n,) float64 maximum flow from every input token j to ``position`` after the last layer: one
     row of :func:`flow_of_run`, n maximum flows instead of n² (what the window computes on each
-    change of the focused token, while the whole matrix runs in the background). EngineError past
-    FLOW_TOKENS tokens, before any work."""
+    change of the focused token, while the whole matrix runs in the background). Under a causal
+    mask the graph is cut to the tokens up to ``position`` (no later one can reach it: flow 0).
+    EngineError past FLOW_TOKENS tokens, before any work."""
     from .request import check_tokens
 
     attentions = np.asarray(attentions)
     n = attentions.shape[-1]
     check_tokens(n, FLOW_TOKENS, "attention flow")
     position = int(position) % n
-    row = attention_flow(attentions, rows=[position], cancelled=cancelled, heads_kept=_kept(attentions, ablate))
-    return row[position]
+    capacities = flow_capacities(attentions, heads_kept=_kept(attentions, ablate))  # (layers, n, n)
+    seen = position + 1
+    if not capacities[:, :seen, seen:].any():  # a causal mask: later tokens never reach the position
+        capacities = np.ascontiguousarray(capacities[:, :seen, :seen])
+    row = np.zeros(n)
+    row[:capacities.shape[-1]] = max_flows(capacities, rows=[position], cancelled=cancelled)[position]
+    return row
 
 
 def flow_of_run(attentions: np.ndarray, ablate=frozenset(), *, cancelled=None, progress=None) -> np.ndarray:

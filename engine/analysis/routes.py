@@ -80,13 +80,14 @@ class Routes:
         return {"route_edges": self.edges}
 
 
-def proximities(parts: np.ndarray, whole: np.ndarray) -> np.ndarray:
+def proximities(parts: np.ndarray, whole: np.ndarray, *, scratch: bool = False) -> np.ndarray:
     """(…, k) float64 max(0, ‖y‖₁ − ‖y − c‖₁) of parts c (…, k, d) to their sums y (…, d). Each L1
-    norm is summed in the parts' own precision and the difference taken in float64: a float32
-    part's norm is within ~1e-7 of itself, and the normalised importances divide by the sum of
-    every part's proximity, which the residual's keeps near ‖y‖₁."""
+    norm is summed in float64 from the parts' own precision: a float32 part's norm is within ~1e-7
+    of itself, and the normalised importances divide by the sum of every part's proximity, which
+    the residual's keeps near ‖y‖₁. ``scratch``: ``parts`` may be overwritten (no second buffer)."""
     whole = np.asarray(whole)
-    distance = np.abs(whole[..., None, :].astype(parts.dtype) - parts).sum(-1, dtype=np.float64)
+    difference = np.subtract(whole[..., None, :].astype(parts.dtype), parts, out=parts if scratch else None)
+    distance = np.abs(difference, out=difference).sum(-1, dtype=np.float64)
     closer = np.abs(whole).sum(-1, dtype=np.float64)[..., None] - distance
     return np.maximum(closer, 0.0)
 
@@ -116,15 +117,19 @@ def block_importances(model, cache, layer: int, ablate: frozenset) -> tuple[np.n
             f[head] = 0.0
     d = f.shape[-1]
     by_row = np.ascontiguousarray(pattern.transpose(1, 0, 2))  # (n, H, n) [i, h, j]
-    rows = max(1, int(CHUNK_BYTES // (4 * heads * n * d)))
-    close = np.empty((n, heads * n + 1))  # [i, h·n + j] then the residual
+    # row blocks: at most CHUNK_BYTES each, and a few of them, so that under a causal mask a block
+    # reads only the columns its rows can see (a share with α = 0 is 0: proximity 0, as set below)
+    rows = max(1, min(int(CHUNK_BYTES // (4 * heads * n * d)), max(8, -(-n // 4))))
+    close = np.zeros((n, heads, n + 1))  # [i, h, j]; [i, 0, n] holds the residual's
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        shares = by_row[start:stop, :, :, None] * f[None]  # (rows, H, n, d): z_ij^h
-        close[start:stop, :-1] = proximities(shares.reshape(stop - start, heads * n, d), resid_mid[start:stop])
-    close[:, -1] = proximities(resid_pre[:, None], resid_mid)[:, 0]
-    share = normalised(close)
-    return share[:, :-1].reshape(n, heads, n).transpose(1, 0, 2), share[:, -1]
+        seen = stop if not by_row[start:stop, :, stop:].any() else n  # columns with any weight in these rows
+        shares = by_row[start:stop, :, :seen, None] * f[None, :, :seen]  # (rows, H, seen, d): z_ij^h
+        close[start:stop, :, :seen] = proximities(shares.reshape(stop - start, heads * seen, d), resid_mid[start:stop],
+                                                  scratch=True).reshape(stop - start, heads, seen)
+    close[:, 0, n] = proximities(resid_pre[:, None], resid_mid)[:, 0]
+    share = normalised(close.reshape(n, heads * (n + 1))).reshape(n, heads, n + 1)
+    return share[:, :, :n].transpose(1, 0, 2), share[:, 0, n]
 
 
 def mlp_importances(cache, layer: int) -> tuple[np.ndarray, np.ndarray]:
