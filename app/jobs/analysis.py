@@ -64,15 +64,3 @@ def rank_toy(config, progress=None, cancelled=None) -> HeadRanking:
     return rank_heads(lambda ablate: compute(config, ablate=ablate).output, mean_cosine_distance(baseline.output),
                       all_heads(1, config.heads), progress=progress, cancelled=cancelled)
 
-
-def value_zeroing_task(state, model_name: str, config, request):
-    """engine.analysis.value_zeroing of ``request`` by model ``model_name`` (the toy: its ``config``)
-    as a worker task: progress after each layer; a newer request or closing the window stops it."""
-    from engine.analysis.value_zeroing import value_zeroing
-    from engine.models import model_info
-    from engine.models.toy import ToyModel
-
-    from . import trained
-
-    model = ToyModel(config) if model_info(model_name).configurable else trained.model(model_name)
-    return value_zeroing(model, request, progress=state.set_progress, cancelled=state.is_interruption_requested)

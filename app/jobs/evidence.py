@@ -1,8 +1,8 @@
-"""Evidence beyond attention, worker side: activation patching, leave-one-out and attention flow
-for the window's docks (app/panels/evidence_panel.py, the Rollout panel). Each is the engine's one
-function of a run request (engine.analysis.patching / occlusion / flow), run as a worker task
-(app.worker.Lane.start): its rows or tokens arrive as partial results, Esc and a newer request
-interrupt it. Nothing here runs on the GUI thread.
+"""Evidence beyond attention, worker side: activation patching, leave-one-out, attention flow and
+value zeroing for the window's docks (app/panels/evidence_panel.py, the Rollout panel). Each is the
+engine's one function of a run request (engine.analysis.patching / occlusion / flow /
+value_zeroing), run as a worker task (app.worker.Lane.start): its rows or tokens arrive as partial
+results, Esc and a newer request interrupt it. Nothing here runs on the GUI thread.
 """
 from __future__ import annotations
 
@@ -74,3 +74,14 @@ def focused_flow_of(attentions: np.ndarray, key, position: int, ablate: frozense
     if attentions.shape[-1] > FLOW_TOKENS:
         return key, None
     return key, focused_flow(attentions, position, ablate)
+
+
+def value_zeroing_task(state, model_name: str, config, request):
+    """engine.analysis.value_zeroing of ``request`` by model ``model_name`` (the toy: its ``config``)
+    as a worker task: progress after each layer; a newer request or closing the window stops it."""
+    from engine.analysis.value_zeroing import value_zeroing
+    from engine.models import model_info
+    from engine.models.toy import ToyModel
+
+    model = ToyModel(config) if model_info(model_name).configurable else loaded_model(model_name)
+    return value_zeroing(model, request, progress=state.set_progress, cancelled=state.is_interruption_requested)

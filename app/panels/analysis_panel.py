@@ -199,7 +199,7 @@ class RolloutPanel(Panel):
         from engine.analysis.request import RunRequest
         from engine.analysis.value_zeroing import VALUE_ZEROING_TOKENS
 
-        from ..jobs.analysis import value_zeroing_task
+        from ..jobs.evidence import value_zeroing_task
 
         labels = snapshot.result.token_texts
         n = len(labels)
