@@ -110,8 +110,11 @@ def block_importances(model, cache, layer: int, ablate: frozenset) -> tuple[np.n
     group = heads // facts.kv_heads  # query heads that read one key/value head
     w_o = np.ascontiguousarray(model.W_O[layer], dtype=np.float32)  # (H, d_head, d)
     # f[h, j] = (x̂_j W_V^h + b_V^h) W_O^h: what head h would add from token j with all its attention
-    by_head = np.ascontiguousarray(values.transpose(1, 0, 2))  # (kv_heads, n, d_head): BLAS wants contiguous
-    f = np.stack([by_head[h // group] @ w_o[h] for h in range(heads)])  # (H, n, d)
+    # query head h reads key/value head h // group (grouped-query attention repeats each in order).
+    # einsum, not a BLAS call per head: nine (n, 64) @ (64, 576) products took 16 ms of CPU each in
+    # OpenBLAS here (its threads spin on calls this small), the einsum 1 ms for all nine
+    grouped = w_o.reshape(facts.kv_heads, group, *w_o.shape[1:])  # (kv_heads, group, d_head, d)
+    f = np.einsum("ngk,grkd->grnd", values, grouped).reshape(heads, n, -1)  # (H, n, d)
     for off_layer, head in ablate:
         if off_layer == layer:
             f[head] = 0.0
