@@ -56,6 +56,7 @@ import numpy as np
 from ..core.parallel import THREADS, run_parallel
 from .rollout import RESIDUAL, rows_normalised, mean_attention
 
+CAUSAL_GROUPS = 6  # a causal focused row's sources in this many cut graphs (focused_flow)
 FLOW_TOKENS = 64  # the command line and the window refuse longer inputs (n² problems, each growing with n)
 EPSILON = 1e-13  # a residual capacity at or below this is saturated (float64 dust from sums)
 DEAD = np.iinfo(np.int32).max  # height of a node that cannot reach the sink
@@ -102,7 +103,8 @@ def focused_flow(attentions: np.ndarray, position: int, ablate=frozenset(), *, c
     """(n,) float64 maximum flow from every input token j to ``position`` after the last layer: one
     row of :func:`flow_of_run`, n maximum flows instead of n² (what the window computes on each
     change of the focused token, while the whole matrix runs in the background). Under a causal
-    mask the graph is cut to the tokens up to ``position`` (no later one can reach it: flow 0).
+    mask each source's graph is cut to the tokens from it up to ``position`` (the flow reaches no
+    other; a later source's flow is 0).
     EngineError past FLOW_TOKENS tokens, before any work."""
     from .request import check_tokens
 
@@ -111,11 +113,25 @@ def focused_flow(attentions: np.ndarray, position: int, ablate=frozenset(), *, c
     check_tokens(n, FLOW_TOKENS, "attention flow")
     position = int(position) % n
     capacities = flow_capacities(attentions, heads_kept=_kept(attentions, ablate))  # (layers, n, n)
-    seen = position + 1
-    if not capacities[:, :seen, seen:].any():  # a causal mask: later tokens never reach the position
-        capacities = np.ascontiguousarray(capacities[:, :seen, :seen])
+    if len(capacities) == 1 or np.triu(capacities, 1).any():  # one layer, or tokens that see later ones
+        return max_flows(capacities, rows=[position], cancelled=cancelled)[position]
+    # a causal mask: from token j the flow only reaches tokens j … position (edges never go back, and a
+    # residual edge runs back only along flow), so sources j ≥ a solve in the graph cut to a … position.
+    # The sources go in CAUSAL_GROUPS contiguous groups, each in its own cut graph (~2.5× fewer edges
+    # than the whole graph for the row's n sources)
     row = np.zeros(n)
-    row[:capacities.shape[-1]] = max_flows(capacities, rows=[position], cancelled=cancelled)[position]
+    seen = position + 1
+    starts = np.linspace(0, seen, min(CAUSAL_GROUPS, seen) + 1).astype(int)
+
+    def solve(group: int) -> None:
+        if cancelled is not None and cancelled():
+            return
+        first, stop = starts[group], starts[group + 1]
+        cut = np.ascontiguousarray(capacities[:, first:seen, first:seen])  # (layers, m, m)
+        sources = np.arange(stop - first)
+        row[first:stop] = _preflow_values(cut, sources, np.full(len(sources), position - first))
+
+    run_parallel(solve, range(len(starts) - 1))
     return row
 
 
