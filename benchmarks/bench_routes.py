@@ -50,35 +50,42 @@ def median_ms(function, rounds: int) -> float:
     return statistics.median(times) * 1e3
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
-    print(f"{cpu_name()}; {blas_kernels()}; load average {os.getloadavg()[0]:.2f}; {args.rounds} rounds, medians")
-    smollm2, minilm = load_model("smollm2"), load_model("minilm")
-
+def measure_routes(smollm2, rounds: int) -> None:
     text = text_of(smollm2, 32)
     n = len(smollm2.tokenize(text).tokens)
     forwards, routes = [], []
-    for _ in range(args.rounds):  # interleaved: the load shifts both alike
+    for _ in range(rounds):  # interleaved: the load shifts both alike
         forwards.append(median_ms(lambda: smollm2.run(text, use_cache=False), 1))
         routes.append(median_ms(lambda: flow_routes(smollm2, RunRequest(text=text, tau=0.04)), 1))
     forward, route = statistics.median(forwards), statistics.median(routes)
     print(f"routes, SmolLM2, {n} tokens: forward {forward:.0f} ms, routes {route:.0f} ms, {route / forward:.2f}× "
           f"(target ≤ 3×)")
 
-    text = text_of(minilm, 32)
-    n = len(minilm.tokenize(text).tokens)
-    zeroing = median_ms(lambda: value_zeroing(minilm, RunRequest(text=text)), args.rounds)
-    print(f"value zeroing, MiniLM, {n} tokens: {zeroing:.0f} ms (target ≤ 2,000 ms)")
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", choices=("routes", "zeroing", "flow"), help="one of the three measures")
+    args = parser.parse_args()
+    wanted = (args.only,) if args.only else ("routes", "zeroing", "flow")
+    print(f"{cpu_name()}; {blas_kernels()}; load average {os.getloadavg()[0]:.2f}; {args.rounds} rounds, medians")
+    smollm2, minilm = load_model("smollm2"), load_model("minilm")
 
-    for name, model in (("MiniLM", minilm), ("SmolLM2", smollm2)):
-        text = text_of(model, 64)
-        attentions = model.run(text, use_cache=False).attentions  # (layers, heads, n, n)
-        n = attentions.shape[-1]
-        row = median_ms(lambda: focused_flow(attentions, n - 1), args.rounds)
-        print(f"focused flow, {name} ({attentions.shape[0]} layers), {n} tokens: {row:.0f} ms (target ≤ 300 ms)")
+    if "routes" in wanted:
+        measure_routes(smollm2, args.rounds)
+    if "zeroing" in wanted:
+        text = text_of(minilm, 32)
+        n = len(minilm.tokenize(text).tokens)
+        zeroing = median_ms(lambda: value_zeroing(minilm, RunRequest(text=text)), args.rounds)
+        print(f"value zeroing, MiniLM, {n} tokens: {zeroing:.0f} ms (target ≤ 2,000 ms)")
+    if "flow" in wanted:
+        for name, model in (("MiniLM", minilm), ("SmolLM2", smollm2)):
+            text = text_of(model, 64)
+            attentions = model.run(text, use_cache=False).attentions  # (layers, heads, n, n)
+            n = attentions.shape[-1]
+            row = median_ms(lambda: focused_flow(attentions, n - 1), args.rounds)
+            print(f"focused flow, {name} ({attentions.shape[0]} layers), {n} tokens: {row:.0f} ms (target ≤ 300 ms)")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
 
 
 if __name__ == "__main__":
