@@ -41,7 +41,7 @@ class RouteDrawing:
     segments: dict  # (kind, width index) → (x (2m,), y (2m,)) pairs of end points, connect="pairs"
     points: np.ndarray  # (e, 2) float midpoints of the drawn edges (hover and click)
     drawn: np.ndarray  # (e,) int: each midpoint's row in ``edges``
-    nodes: np.ndarray  # (v, 2) float (x, level) of the nodes on the route
+    nodes: np.ndarray  # (v, 2) float (x, level): the tokens reached at the embeddings, then the target
     heads: int
 
 
@@ -72,9 +72,10 @@ def drawing(edges: np.ndarray, layers: int, n: int, heads: int, key: tuple) -> R
                 ys = np.stack([y0[pick], y1[pick]], axis=1).ravel()
                 segments[(kind, w)] = (xs, ys)
     points = np.stack([(x0 + x1) / 2, (y0 + y1) / 2], axis=1) if len(rows) else np.zeros((0, 2))
-    nodes = np.unique(np.concatenate([np.stack([x0, y0], 1), np.stack([x1, y1], 1)]) if len(rows)
-                      else np.zeros((0, 2)), axis=0)
-    nodes = nodes[np.isclose(nodes[:, 0] % 1.0, 0.0)] if len(nodes) else nodes  # not the MLP's shifted ends
+    # the nodes drawn: the tokens the route reaches at the embeddings, and its target on top (a dot at
+    # every level of every token would stack into bars over the residual's lines)
+    reached = np.unique(source[y0 == 0])
+    nodes = np.concatenate([np.stack([reached, np.zeros(len(reached))], 1), [[key[3], 2.0 * layers]]])
     return RouteDrawing(key, layers, n, edges, segments, points, shown, nodes, heads)
 
 

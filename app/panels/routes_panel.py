@@ -70,7 +70,8 @@ class RoutesPanel(Panel):
         self.plot.getPlotItem().hideButtons()
         self.plot.setLabel("left", self.tr("layer (bottom: the embeddings)"))
         self.lines: dict = {}  # (kind, width index) → PlotDataItem
-        self.nodes = pg.ScatterPlotItem(size=5, brush=pg.mkBrush("#5f6368"), pen=None)
+        self.nodes = pg.ScatterPlotItem(size=9, pen=None)  # the tokens reached (blue) and the target (red)
+        self.nodes.setZValue(8)
         self.plot.addItem(self.nodes)
         self.hover = pg.ScatterPlotItem(size=11, brush=pg.mkBrush(0, 0, 0, 1), pen=None, hoverable=True,
                                         hoverBrush=pg.mkBrush("#ff2d55"), tip=self._tip)
@@ -158,7 +159,8 @@ class RoutesPanel(Panel):
             item.setData([], [])
         for (kind, width), (xs, ys) in value.segments.items():
             self._line(kind, width).setData(xs, ys)
-        self.nodes.setData(pos=value.nodes)
+        brushes = [pg.mkBrush(COLOURS["attention"])] * (len(value.nodes) - 1) + [pg.mkBrush("#ff2d55")]
+        self.nodes.setData(pos=value.nodes, brush=brushes)
         self.hover.setData(pos=value.points, data=np.arange(len(value.points)))
         labels = self.controller.snapshot.result.token_texts
         n = min(value.n, len(labels))
@@ -171,11 +173,12 @@ class RoutesPanel(Panel):
         focus = value.key[3]
         kinds = value.edges["kind"]
         self.caption.setText(fill(self.tr(
-            "The route to “%1” above τ = %2 (Ferrando & Voita 2024): from its final vector down to the embeddings, the "
-            "edges whose share of their sum exceeds τ. Blue: attention from a token (heads summed), light grey: the residual, "
-            "orange: the MLP; wider carries more. %3 attention edges, %4 MLP edges. It shows what the vectors were "
-            "built from, not what the answer causally needs. Hover an edge for its importance; click a blue one to "
-            "open its strongest head."),
+            "The route to “%1” above τ = %2 (Ferrando & Voita 2024): from its final vector down to the "
+            "embeddings, the edges whose share of their sum exceeds τ. Blue: attention from a token (heads "
+            "summed), light grey: the residual, orange: the MLP; wider carries more; dots: the target (red) and "
+            "the tokens the route reaches at the bottom. %3 attention edges, %4 MLP edges. It shows what the "
+            "vectors were built from, not what the answer causally needs. Hover an edge for its importance; click "
+            "a blue one to open its strongest head."),
             labels[focus] if focus < len(labels) else str(focus), f"{value.key[4]:.2f}",
             int((kinds == "attention").sum()), int((kinds == "mlp").sum())))
 

@@ -5412,8 +5412,8 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>正在计算路径（运行一次模型，测量每一条边）……</translation>
     </message>
     <message>
-        <source>The route to “%1” above τ = %2 (Ferrando &amp; Voita 2024): from its final vector down to the embeddings, the edges whose share of their sum exceeds τ. Blue: attention from a token (heads summed), light grey: the residual, orange: the MLP; wider carries more. %3 attention edges, %4 MLP edges. It shows what the vectors were built from, not what the answer causally needs. Hover an edge for its importance; click a blue one to open its strongest head.</source>
-        <translation>到“%1”的路径，τ = %2（Ferrando 与 Voita，2024）：从它的最终向量一直向下到嵌入，保留在所属求和中占比超过 τ 的边。蓝色：来自某个词元的注意力（各头相加），浅灰色：残差，橙色：MLP；越宽携带越多。%3 条注意力边，%4 条 MLP 边。它显示向量由什么构成，而不是答案在因果上需要什么。把鼠标停在一条边上可看其重要性；点击蓝色边可打开其中最强的头。</translation>
+        <source>The route to “%1” above τ = %2 (Ferrando &amp; Voita 2024): from its final vector down to the embeddings, the edges whose share of their sum exceeds τ. Blue: attention from a token (heads summed), light grey: the residual, orange: the MLP; wider carries more; dots: the target (red) and the tokens the route reaches at the bottom. %3 attention edges, %4 MLP edges. It shows what the vectors were built from, not what the answer causally needs. Hover an edge for its importance; click a blue one to open its strongest head.</source>
+        <translation>到“%1”的路径，τ = %2（Ferrando 与 Voita，2024）：从它的最终向量一直向下到嵌入，保留在所属求和中占比超过 τ 的边。蓝色：来自某个词元的注意力（各头相加），浅灰色：残差，橙色：MLP；越宽携带越多；圆点：目标（红）和路径在底部到达的词元。%3 条注意力边，%4 条 MLP 边。它显示向量由什么构成，而不是答案在因果上需要什么。把鼠标停在一条边上可看其重要性；点击蓝色边可打开其中最强的头。</translation>
     </message>
     <message>
         <source>Layer %1, attention “%2” → “%3”: importance %4 (strongest heads: %5)</source>
