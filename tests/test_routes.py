@@ -197,3 +197,21 @@ def test_export_refuses_routes_of_the_toy_and_in_a_picture(tmp_path, capsys):
     assert code == 2 and len(lines) == 1 and "pretrained" in lines[0]
     code, lines = _export(["--text", "the cat sat", "--routes", "--out", str(tmp_path / "t.png")], capsys)
     assert code == 2 and len(lines) == 1 and "images" in lines[0]
+
+
+def test_more_tokens_than_the_limit_say_the_limit_and_the_count_before_any_run(monkeypatch, tmp_path, capsys):
+    from engine.analysis import routes, table
+    from engine.models import register_folder
+    from engine.models.families.loading import load_folder
+
+    monkeypatch.setattr(routes, "ROUTES_TOKENS", 4)
+    monkeypatch.setattr(table, "BY_NAME", {**table.BY_NAME, "routes": table.Analysis(
+        "routes", ("encoder", "decoder"), 4, routes.routes_of, "the routes analysis")})
+    model = load_folder(FAMILIES / "qwen3")
+    monkeypatch.setattr(model, "run_with_cache", lambda *a, **k: pytest.fail("ran the model"))
+    with pytest.raises(EngineError, match="at most 4 tokens; this text has 6"):
+        flow_routes(model, RunRequest(text=TEXT, tau=0.1))
+    out = tmp_path / "long.npz"
+    code, lines = _export(["--model", register_folder(FAMILIES / "qwen3"), "--text", TEXT, "--routes",
+                           "--out", str(out)], capsys)
+    assert code == 2 and len(lines) == 1 and "at most 4 tokens; this text has 6" in lines[0] and not out.exists()

@@ -95,7 +95,7 @@ def route_of(model_name: str, text: str, ablate: frozenset, position: int, tau: 
     key = (model_name, text, frozenset(ablate))
     if _kept.get("key") != key:
         tokenized = model.tokenize(text)
-        check_tokens(len(tokenized.tokens), ROUTES_TOKENS, "Information-flow routes")
+        check_tokens(len(tokenized.tokens), ROUTES_TOKENS, "The routes analysis")
         arrays = importances(model, RunRequest(text=text, ablate=frozenset(ablate)).checked(model.facts), tokenized)
         _kept.clear()
         _kept.update(key=key, arrays=arrays)

@@ -204,7 +204,7 @@ def flow_routes(model, request: RunRequest) -> Routes:
     tau = check_tau(DEFAULT_TAU if request.tau is None else request.tau)
     tokenized = model.tokenize(request.text)
     n = len(tokenized.tokens)
-    check_tokens(n, ROUTES_TOKENS, "Information-flow routes")
+    check_tokens(n, ROUTES_TOKENS, "The routes analysis")
     position = request.position
     if not -n <= position < n:
         raise EngineError("position {position} does not exist: the text has {count} tokens (0 … {last})",

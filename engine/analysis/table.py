@@ -50,7 +50,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("next_token", ("decoder",), None, next_token.next_token, "the next-token distribution"),
     Analysis("logit_lens", ("decoder",), None, next_token.logit_lens, "the logit lens"),
     Analysis("words", ALL_KINDS, None, word_rollup.word_rollup, "attention by words"),
-    Analysis("routes", ("encoder", "decoder"), routes.ROUTES_TOKENS, routes.routes_of, "information-flow routes"),
+    Analysis("routes", ("encoder", "decoder"), routes.ROUTES_TOKENS, routes.routes_of, "the routes analysis"),
     Analysis("value_zeroing", ALL_KINDS, value_zeroing.VALUE_ZEROING_TOKENS, value_zeroing.value_zeroing_of,
              "value zeroing"),
 )
