@@ -51,6 +51,8 @@ every edge (benchmarks/README.md, its "flow" section).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..core.parallel import THREADS, run_parallel
@@ -173,6 +175,7 @@ def max_flows(capacities: np.ndarray, rows=None, cancelled=None, progress=None) 
     batch = max(1, PAIRS_PER_BATCH_ELEMENTS // per_pair)
     batch = min(batch, -(-len(sinks) // THREADS))  # one row's n pairs still fill every thread
     finished = [0]
+    counting = threading.Lock()  # batches finish on two threads
 
     def solve(start: int) -> None:  # batches are independent: each writes its own entries of `out`
         if cancelled is not None and cancelled():
@@ -180,8 +183,9 @@ def max_flows(capacities: np.ndarray, rows=None, cancelled=None, progress=None) 
         part = slice(start, start + batch)
         out[sinks[part], sources[part]] = _preflow_values(capacities, sources[part], sinks[part])
         if progress is not None:
-            finished[0] += len(sinks[part])  # one += under the GIL per batch: exact enough for a progress bar
-            progress(finished[0], len(sinks))
+            with counting:  # reported in order: the last report is every pair
+                finished[0] += len(sinks[part])
+                progress(finished[0], len(sinks))
 
     starts = range(0, len(sinks), batch)
     if len(starts) > 1:
