@@ -43,6 +43,7 @@ class RouteDrawing:
     drawn: np.ndarray  # (e,) int: each midpoint's row in ``edges``
     nodes: np.ndarray  # (v, 2) float (x, level): the tokens reached at the embeddings, then the target
     heads: int
+    counts: tuple[int, int]  # (attention edges, MLP edges) of the route, for the caption
 
 
 def width_index(importance: np.ndarray, tau: float) -> np.ndarray:
@@ -76,7 +77,8 @@ def drawing(edges: np.ndarray, layers: int, n: int, heads: int, key: tuple) -> R
     # every level of every token would stack into bars over the residual's lines)
     reached = np.unique(source[y0 == 0])
     nodes = np.concatenate([np.stack([reached, np.zeros(len(reached))], 1), [[key[3], 2.0 * layers]]])
-    return RouteDrawing(key, layers, n, edges, segments, points, shown, nodes, heads)
+    counts = (int((edges["kind"] == "attention").sum()), int((edges["kind"] == "mlp").sum()))
+    return RouteDrawing(key, layers, n, edges, segments, points, shown, nodes, heads, counts)
 
 
 def route_of(model_name: str, text: str, ablate: frozenset, position: int, tau: float) -> RouteDrawing:

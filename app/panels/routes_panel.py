@@ -171,7 +171,6 @@ class RoutesPanel(Panel):
         self.plot.setXRange(-0.5, value.n - 0.5, padding=0.02)
         self.plot.setYRange(0, 2 * value.layers, padding=0.03)
         focus = value.key[3]
-        kinds = value.edges["kind"]
         self.caption.setText(fill(self.tr(
             "The route to “%1” above τ = %2 (Ferrando & Voita 2024): from its final vector down to the "
             "embeddings, the edges whose share of their sum exceeds τ. Blue: attention from a token (heads "
@@ -180,7 +179,7 @@ class RoutesPanel(Panel):
             "vectors were built from, not what the answer causally needs. Hover an edge for its importance; click "
             "a blue one to open its strongest head."),
             labels[focus] if focus < len(labels) else str(focus), f"{value.key[4]:.2f}",
-            int((kinds == "attention").sum()), int((kinds == "mlp").sum())))
+            *value.counts))
 
     def _edge(self, index: int):
         return self.value.edges[self.value.drawn[index]]
