@@ -171,7 +171,28 @@ def build_parser() -> argparse.ArgumentParser:
     add("--contrast", metavar="TOKEN", help="--dla: a second token; the logit difference answer − contrast is split")
     add("--lens-grid", action="store_true", help="decoders' .npz: also write the logit lens at every position: "
         "lens_top_ids, lens_top_tokens, lens_p_answer (layers + 1, n)")
+    add("--routes", action="store_true", help=".npz/.json of a pretrained model: also write route_edges, the "
+        "information-flow route to --position (default the last token) above --tau (Ferrando & Voita 2024)")
+    add("--tau", type=float, metavar="T", help="--routes: keep edges whose importance exceeds T, 0 < T < 1 "
+        "(default 0.04)")
+    add("--position", type=int, metavar="P", help="--routes: the token the route leads to (0-based; default the last)")
     return parser
+
+
+def _check_routes(options, image: bool, pretrained: bool) -> None:
+    """``--routes``, ``--tau`` and ``--position`` refused in one line before anything is computed."""
+    if not options.routes:
+        if options.tau is not None or options.position is not None:
+            raise UsageError("--tau and --position are read by --routes; add --routes")
+        return
+    if image:
+        raise UsageError("--routes is written to data files (.npz, .json), not to images")
+    if not pretrained:
+        raise UsageError("--routes needs a pretrained --model (the toy engine has no residual stream or MLP)")
+    if options.tau is not None:
+        from engine.analysis.routes import check_tau
+
+        check_tau(options.tau)
 
 
 def _evidence(options, model, trace, attentions) -> dict:
@@ -199,13 +220,6 @@ def _evidence(options, model, trace, attentions) -> dict:
     elif options.answer is not None and not (options.dla or options.lens_grid):
         raise UsageError("--answer is read by --occlusion, --dla and --lens-grid (and `./run patch`); add --occlusion, "
                          "--dla or --lens-grid")
-    if options.value_zeroing:
-        from engine.analysis.request import RunRequest
-        from engine.analysis.value_zeroing import value_zeroing
-        from engine.models.toy import ToyModel
-
-        runner = model if model is not None else ToyModel(trace.config)  # the toy's run is its own model
-        extra.update(value_zeroing(runner, RunRequest(text=options.text, ablate=ablate)).arrays())
     return extra
 
 
@@ -236,12 +250,26 @@ def _export_data(options, model, trace, evidence=None) -> None:
     asks = options.dla or options.lens_grid  # the answer reaches the analyses only when they are asked for
     request = RunRequest(text=options.text, ablate=_parse_ablate(options.ablate), by_words=options.by == "words",
                          answer=options.answer if asks else None, contrast=options.contrast if asks else None,
-                         lens_grid=options.lens_grid)
+                         lens_grid=options.lens_grid,
+                         value_zeroing=options.value_zeroing)  # the analysis table's value_zeroing row
+    if options.routes:  # the analysis table's routes row reads τ and the position from the request
+        from dataclasses import replace
+
+        from engine.analysis.routes import DEFAULT_TAU
+
+        request = replace(request, tau=DEFAULT_TAU if options.tau is None else options.tau,
+                          position=-1 if options.position is None else options.position)
     runs = Runs(model, request, trace=trace)
     if options.dla:
         _check_dla(model, runs)
-    if evidence and output_suffix(options.out) == ".csv":
-        raise UsageError("--flow, --occlusion and --value-zeroing are written to .npz or .json, not .csv")
+    if (evidence or options.value_zeroing or options.routes) and output_suffix(options.out) == ".csv":
+        raise UsageError("--flow, --occlusion, --value-zeroing and --routes are written to .npz or .json, not .csv")
+    for name, asked in (("value_zeroing", options.value_zeroing), ("routes", options.routes)):
+        if asked:  # the table would leave a text over the limit out with its reason: say it, write nothing
+            from engine.analysis.request import check_tokens
+            from engine.analysis.table import analysis
+
+            check_tokens(runs.trace.n, analysis(name).limit, analysis(name).title)
     if options.table == "head-stats":
         if output_suffix(options.out) != ".csv":
             raise UsageError("--table head-stats writes a .csv file; .npz and .json always hold head_stats")
@@ -459,6 +487,7 @@ def export(args: list[str]) -> None:
         raise UsageError("--flow, --occlusion and --value-zeroing are written to data files (.npz, .json), not to images")
     if (options.dla or options.lens_grid) and image:
         raise UsageError("--dla and --lens-grid are written to .npz files, not to images")
+    _check_routes(options, image, not model_info(options.model).configurable)
     if not model_info(options.model).configurable:
         return _export_pretrained(options, image)
     if options.layer is not None:

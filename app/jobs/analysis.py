@@ -63,3 +63,4 @@ def rank_toy(config, progress=None, cancelled=None) -> HeadRanking:
     baseline = compute(config)
     return rank_heads(lambda ablate: compute(config, ablate=ablate).output, mean_cosine_distance(baseline.output),
                       all_heads(1, config.heads), progress=progress, cancelled=cancelled)
+

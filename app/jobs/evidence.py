@@ -1,8 +1,8 @@
-"""Evidence beyond attention, worker side: activation patching, leave-one-out and attention flow
-for the window's docks (app/panels/evidence_panel.py, the Rollout panel). Each is the engine's one
-function of a run request (engine.analysis.patching / occlusion / flow), run as a worker task
-(app.worker.Lane.start): its rows or tokens arrive as partial results, Esc and a newer request
-interrupt it. Nothing here runs on the GUI thread.
+"""Evidence beyond attention, worker side: activation patching, leave-one-out, attention flow and
+value zeroing for the window's docks (app/panels/evidence_panel.py, the Rollout panel). Each is the
+engine's one function of a run request (engine.analysis.patching / occlusion / flow /
+value_zeroing), run as a worker task (app.worker.Lane.start): its rows or tokens arrive as partial
+results, Esc and a newer request interrupt it. Nothing here runs on the GUI thread.
 """
 from __future__ import annotations
 
@@ -63,4 +63,25 @@ def flow_task(state, attentions: np.ndarray, key, ablate: frozenset = frozenset(
     between batches of pairs instead of letting seconds of stale work run out."""
     if attentions.shape[-1] > FLOW_TOKENS:
         return key, None
-    return key, flow_of_run(attentions, ablate, cancelled=state.is_interruption_requested)
+    return key, flow_of_run(attentions, ablate, cancelled=state.is_interruption_requested, progress=state.set_progress)
+
+
+def focused_flow_of(attentions: np.ndarray, key, position: int, ablate: frozenset = frozenset()):
+    """(key, (n,) maximum flows from every input token to ``position``): the focused token's row,
+    n maximum flows, computed on each change of focus (engine.analysis.flow.focused_flow)."""
+    from engine.analysis.flow import focused_flow
+
+    if attentions.shape[-1] > FLOW_TOKENS:
+        return key, None
+    return key, focused_flow(attentions, position, ablate)
+
+
+def value_zeroing_task(state, model_name: str, config, request):
+    """engine.analysis.value_zeroing of ``request`` by model ``model_name`` (the toy: its ``config``)
+    as a worker task: progress after each layer; a newer request or closing the window stops it."""
+    from engine.analysis.value_zeroing import value_zeroing
+    from engine.models import model_info
+    from engine.models.toy import ToyModel
+
+    model = ToyModel(config) if model_info(model_name).configurable else loaded_model(model_name)
+    return value_zeroing(model, request, progress=state.set_progress, cancelled=state.is_interruption_requested)

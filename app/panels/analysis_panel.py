@@ -84,6 +84,8 @@ class RolloutPanel(Panel):
         self.kind.addItem(self.tr("attention weights"), "rollout")
         self.kind.addItem(self.tr("value-weighted attention"), "value_rollout")
         self.kind.addItem(self.tr("attention flow (maximum flow), beside rollout"), "flow")
+        self.kind.addItem(self.tr("value zeroing (what zeroing a token's values changes), beside rollout"),
+                          "value_zeroing")
         self.kind.setToolTip(self.tr("Raw: each layer's heads' mean weights. Value-weighted: each head counted by "
                                      "how much it moves (‖α·f(x)‖), not by how it spreads its weights"))
         bar.addWidget(self.kind)
@@ -111,9 +113,27 @@ class RolloutPanel(Panel):
         layout.addLayout(row, 1)
         self._last_layers = -1
         self._flow_key, self._flow = None, None  # the snapshot the flow was computed for, and the flow (n, n)
-        self._flow_lane = self.lane("flow")
+        # the whole matrix (n² maximum flows: seconds) on the second thread, with progress; the focused
+        # token's row (n of them) on the first, on each change of focus, so it never waits for the matrix
+        self._flow_lane = self.lane("flow", long=True)
         self._flow_lane.done.connect(self._on_flow)
         self._flow_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
+        self._flow_lane.progressed.connect(self._on_flow_progress)
+        self._focused_key, self._focused = None, None  # (snapshot id, focus) and its row (n,)
+        self._focused_lane = self.lane("focused-flow")
+        self._focused_lane.done.connect(self._on_focused_flow)
+        self._focused_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
+        self._zeroing_key, self._zeroing = None, None  # (model, text, ablate) and its ValueZeroing
+        self._zeroing_lane = self.lane("value-zeroing", long=True)  # layers · n runs of a layer: seconds
+        self._zeroing_lane.done.connect(self._on_value_zeroing)
+        self._zeroing_lane.failed.connect(lambda error: self.caption.setText(error_text(error)))
+        self._zeroing_lane.progressed.connect(self._on_flow_progress)
+        self.flow_progress = QProgressBar()
+        self.flow_progress.setObjectName("flowProgress")
+        self.flow_progress.setFormat(self.tr("whole matrix %p%"))
+        self.flow_progress.setMaximumWidth(160)
+        self.flow_progress.hide()
+        bar.insertWidget(bar.count() - 1, self.flow_progress)
         self.kind.currentIndexChanged.connect(lambda _: self.refresh())
         self.layer.valueChanged.connect(lambda _: self.refresh())
         self.set_model_connected()
@@ -132,7 +152,109 @@ class RolloutPanel(Panel):
     def _on_flow(self, value) -> None:
         key, flow = value
         self._flow_key, self._flow = key, flow
+        self.flow_progress.hide()
         self.refresh()
+
+    def _on_flow_progress(self, done: int, total: int) -> None:
+        self.flow_progress.setRange(0, max(total, 1))
+        self.flow_progress.setValue(done)
+
+    def focused_flow(self) -> np.ndarray | None:
+        """(n,) flow to the focused token of the current snapshot (tests): the matrix's row once the
+        matrix is there, else the row computed alone, else None."""
+        snapshot = self.controller.snapshot
+        if snapshot is None:
+            return None
+        focus = min(self.controller.focus, len(snapshot.result.token_texts) - 1)
+        flow = self.flow()
+        if flow is not None:
+            return flow[focus]
+        return self._focused if self._focused_key == (id(snapshot), focus) else None
+
+    def _on_focused_flow(self, value) -> None:
+        key, row = value
+        self._focused_key, self._focused = key, row
+        self.refresh()
+
+    @staticmethod
+    def _zeroing_key_of(snapshot) -> tuple:
+        return snapshot.model, snapshot.result.config.text, snapshot.ablate
+
+    def value_zeroing(self):
+        """The ValueZeroing of the current snapshot's text and heads (tests), or None while not computed."""
+        snapshot = self.controller.snapshot
+        if snapshot is None or self._zeroing_key != self._zeroing_key_of(snapshot):
+            return None
+        return self._zeroing
+
+    def _on_value_zeroing(self, value) -> None:
+        key, zeroing = value
+        if zeroing is not None:  # None: stopped by a newer request
+            self._zeroing_key, self._zeroing = key, zeroing
+        self.flow_progress.hide()
+        self.refresh()
+
+    def _refresh_value_zeroing(self, snapshot) -> None:
+        """Value zeroing's rollout after the chosen layer (Mohebbi et al. 2023), bars beside the rollout's."""
+        from engine.analysis.request import RunRequest
+        from engine.analysis.value_zeroing import VALUE_ZEROING_TOKENS
+
+        from ..jobs.evidence import value_zeroing_task
+
+        labels = snapshot.result.token_texts
+        n = len(labels)
+        if n > VALUE_ZEROING_TOKENS:
+            return self._show_nothing(fill(self.tr("Too many tokens for value zeroing (at most %1; this text has %2): "
+                                                   "each token's values are zeroed in each layer in turn."),
+                                           VALUE_ZEROING_TOKENS, n))
+        zeroing = self.value_zeroing()
+        if zeroing is None:
+            key = self._zeroing_key_of(snapshot)
+            if self._zeroing_key != ("pending", key):
+                self._zeroing_key = ("pending", key)
+                self.flow_progress.setRange(0, 0)
+                self.flow_progress.setFormat(self.tr("value zeroing %p%"))
+                request = RunRequest(text=key[1], ablate=snapshot.ablate, value_zeroing=True)
+                self._zeroing_lane.start(lambda state: (key, value_zeroing_task(state, key[0], snapshot.result.config,
+                                                                               request)))
+            self.flow_progress.show()
+            return self._show_nothing(self.tr("Computing value zeroing (each token's values zeroed in each layer, the "
+                                              "layer run again)…"))
+        self.flow_progress.hide()
+        self.layer.setEnabled(True)
+        layers = zeroing.rollout.shape[0]
+        if layers != self._last_layers:
+            with QSignalBlocker(self.layer):
+                self.layer.setRange(0, layers - 1)
+                self.layer.setValue(layers - 1)
+            self._last_layers = layers
+        layer = min(self.layer.value(), layers - 1)
+        matrix = zeroing.rollout[layer]  # (n, n)
+        focus = min(self.controller.focus, n - 1)
+        analysis = snapshot.analysis
+        rollout = None if analysis is None or analysis.rollout is None else analysis.rollout[layer]
+        x = np.arange(n)
+        self.bars.setOpts(x=x - 0.2, height=matrix[focus], width=0.4, brush=BAR_BRUSH)
+        if not hasattr(self, "rollout_bars"):
+            self.rollout_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=pg.mkBrush("#9aa0a6"))
+            self.plot.addItem(self.rollout_bars)
+        if rollout is not None:
+            self.rollout_bars.setOpts(x=x + 0.2, height=rollout[focus], width=0.4, brush=pg.mkBrush("#9aa0a6"))
+        _token_ticks(self.plot, labels)
+        self.plot.setYRange(0, max(float(matrix[focus].max()), 1e-6) * 1.05, padding=0)
+        self.plot.setTitle(fill(self.tr("“%1”: value zeroing (blue) beside rollout (grey)"), labels[focus]),
+                           color="#333", size="9pt")
+        self.heatmap.set_matrix(matrix, labels, labels, levels=(0.0, max(float(matrix.max()), 1e-6)),
+                                colormap=WEIGHTS_MAP)
+        self.heatmap.set_highlight_row(focus)
+        top = int(np.argmax(matrix[focus]))
+        self.caption.setText(fill(self.tr("Value zeroing rolled up through layers 0 … %1 (Mohebbi et al. 2023): in "
+                                          "each layer, how much “%2”'s output turns (1 − cos) when one token's value "
+                                          "vectors are zeroed, rows made to sum to 1, then multiplied through the "
+                                          "layers. Largest: “%3” %4 (rollout %5). It measures what reached the "
+                                          "output, not where attention looked; it says nothing about the answer."),
+                                  layer, labels[focus], labels[top], f"{matrix[focus, top]:.2f}",
+                                  "–" if rollout is None else f"{rollout[focus, top]:.2f}"))
 
     def _refresh_flow(self, snapshot) -> None:
         """Flow after the last layer beside the rollout: bars of both for the focused token."""
@@ -148,38 +270,53 @@ class RolloutPanel(Panel):
             return self._show_nothing(fill(self.tr("Too many tokens for the attention flow (at most %1): one maximum "
                                                    "flow per pair of tokens."), FLOW_TOKENS))
         flow = self.flow()
+        labels = snapshot.result.token_texts
+        focus = min(self.controller.focus, len(labels) - 1)
         if flow is None:
+            from ..jobs.evidence import focused_flow_of
+
             if self._flow_key != ("pending", id(snapshot)):
                 self._flow_key = ("pending", id(snapshot))
+                self.flow_progress.setRange(0, 0)  # busy until the first batch reports
+                self.flow_progress.setFormat(self.tr("whole matrix %p%"))
                 self._flow_lane.start(flow_task, attentions, id(snapshot), snapshot.ablate)  # a newer one stops it
-            # the rollout's picture is not left under the flow's caption while the flow is computed
-            return self._show_nothing(self.tr("Computing the attention flow (an exact maximum flow for every pair of "
-                                              "tokens)…"))
+            self.flow_progress.show()
+            if self.focused_flow() is None:
+                if self._focused_key != ("pending", id(snapshot), focus):
+                    self._focused_key = ("pending", id(snapshot), focus)
+                    self._focused_lane.submit(focused_flow_of, attentions, (id(snapshot), focus), focus,
+                                              snapshot.ablate)
+                # the rollout's picture is not left under the flow's caption while the flow is computed
+                return self._show_nothing(fill(self.tr("Computing the attention flow to “%1” (one maximum flow from "
+                                                       "each input token)…"), labels[focus]))
         analysis = snapshot.analysis
         if analysis is None or analysis.rollout is None:
             reason = None if analysis is None else analysis.reason("rollout")
             return self._show_nothing(self.tr("No rollout for this result.") if reason is None else error_text(reason))
         rollout = analysis.rollout[-1]
-        labels = snapshot.result.token_texts
-        focus = min(self.controller.focus, len(labels) - 1)
+        row = self.focused_flow()  # (n,) the matrix's row, or the focused token's own
         x = np.arange(n)
-        self.bars.setOpts(x=x - 0.2, height=flow[focus], width=0.4, brush=BAR_BRUSH)
+        self.bars.setOpts(x=x - 0.2, height=row, width=0.4, brush=BAR_BRUSH)
         if not hasattr(self, "rollout_bars"):
             self.rollout_bars = pg.BarGraphItem(x=[], height=[], width=0.4, brush=pg.mkBrush("#9aa0a6"))
             self.plot.addItem(self.rollout_bars)
         self.rollout_bars.setOpts(x=x + 0.2, height=rollout[focus], width=0.4, brush=pg.mkBrush("#9aa0a6"))
         _token_ticks(self.plot, labels)
-        self.plot.setYRange(0, max(float(flow[focus].max()), 1e-6) * 1.05, padding=0)
+        self.plot.setYRange(0, max(float(row.max()), 1e-6) * 1.05, padding=0)
         self.plot.setTitle(fill(self.tr("“%1”: flow (blue) beside rollout (grey)"), labels[focus]), color="#333",
                            size="9pt")
-        self.heatmap.set_matrix(flow, labels, labels, levels=(0.0, max(float(flow.max()), 1e-6)), colormap=WEIGHTS_MAP)
-        self.heatmap.set_highlight_row(focus)
-        top = int(np.argmax(flow[focus]))
+        if flow is not None:
+            self.heatmap.set_matrix(flow, labels, labels, levels=(0.0, max(float(flow.max()), 1e-6)),
+                                    colormap=WEIGHTS_MAP)
+            self.heatmap.set_highlight_row(focus)
+        else:  # the focused row is drawn; the matrix arrives from the background with its progress
+            self.heatmap.clear_matrix()
+        top = int(np.argmax(row))
         self.caption.setText(fill(self.tr("Attention flow after the last layer: how much can get from each input token "
                                           "to “%1” when every edge of the rollout graph is a pipe of that capacity "
                                           "(Abnar & Zuidema 2020). Largest: “%2” %3 (rollout %4). Flow counts a path "
                                           "by its narrowest edge; rollout multiplies every path."),
-                                  labels[focus], labels[top], f"{flow[focus, top]:.2f}", f"{rollout[focus, top]:.2f}")
+                                  labels[focus], labels[top], f"{row[top]:.2f}", f"{rollout[focus, top]:.2f}")
                              + (" " + fill(self.tr("%1 switched-off heads count as zero weights in their layer's mean "
                                                    "(their patterns are still computed, but they move nothing): their "
                                                    "share stays with the residual, in flow and rollout alike."),
@@ -190,6 +327,9 @@ class RolloutPanel(Panel):
         snapshot = self.controller.snapshot
         if snapshot is not None and self.kind.currentData() == "flow":
             return self.flow()
+        if snapshot is not None and self.kind.currentData() == "value_zeroing":
+            zeroing = self.value_zeroing()
+            return None if zeroing is None else zeroing.rollout[min(self.layer.value(), zeroing.rollout.shape[0] - 1)]
         if snapshot is None or snapshot.analysis is None:
             return None
         rollouts = getattr(snapshot.analysis, self.kind.currentData())
@@ -213,6 +353,9 @@ class RolloutPanel(Panel):
             return self._show_nothing("")
         if self.kind.currentData() == "flow":
             return self._refresh_flow(snapshot)
+        if self.kind.currentData() == "value_zeroing":
+            return self._refresh_value_zeroing(snapshot)
+        self.flow_progress.hide()
         self.layer.setEnabled(True)
         name = self.kind.currentData()
         analysis = snapshot.analysis

@@ -51,11 +51,14 @@ every edge (benchmarks/README.md, its "flow" section).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from ..core.parallel import run_parallel
+from ..core.parallel import THREADS, run_parallel
 from .rollout import RESIDUAL, rows_normalised, mean_attention
 
+CAUSAL_GROUPS = 6  # a causal focused row's sources in this many cut graphs (focused_flow)
 FLOW_TOKENS = 64  # the command line and the window refuse longer inputs (n² problems, each growing with n)
 EPSILON = 1e-13  # a residual capacity at or below this is saturated (float64 dust from sums)
 DEAD = np.iinfo(np.int32).max  # height of a node that cannot reach the sink
@@ -78,30 +81,73 @@ def flow_capacities(attentions: np.ndarray, residual: float = RESIDUAL, heads_ke
 
 
 def attention_flow(attentions: np.ndarray, residual: float = RESIDUAL, rows=None,
-                   cancelled=None, heads_kept=None) -> np.ndarray:
+                   cancelled=None, heads_kept=None, progress=None) -> np.ndarray:
     """(n, n) float64 maximum flow from input token j (column) to position i after the last layer
     (row), for attentions (layers, heads, n, n). ``rows``: compute only these final positions
     (the other rows are NaN). ``cancelled``: optional callable polled between batches (True →
     stop and return what is done, the rest NaN). ``heads_kept``: (layers, heads) bool, False for
     the run's switched-off heads (:func:`flow_capacities`)."""
-    return max_flows(flow_capacities(attentions, residual, heads_kept), rows=rows, cancelled=cancelled)
+    return max_flows(flow_capacities(attentions, residual, heads_kept), rows=rows, cancelled=cancelled,
+                     progress=progress)
 
 
-def flow_of_run(attentions: np.ndarray, ablate=frozenset(), *, cancelled=None) -> np.ndarray:
+def _kept(attentions: np.ndarray, ablate) -> np.ndarray | None:
+    """(layers, heads) bool, False for the switched-off heads; None when every head is on."""
+    if not ablate:
+        return None
+    kept = np.ones(attentions.shape[:2], dtype=bool)  # (layers, heads)
+    for layer, head in ablate:
+        kept[layer, head] = False
+    return kept
+
+
+def focused_flow(attentions: np.ndarray, position: int, ablate=frozenset(), *, cancelled=None) -> np.ndarray:
+    """(n,) float64 maximum flow from every input token j to ``position`` after the last layer: one
+    row of :func:`flow_of_run`, n maximum flows instead of n² (what the window computes on each
+    change of the focused token, while the whole matrix runs in the background). Under a causal
+    mask each source's graph is cut to the tokens from it up to ``position`` (the flow reaches no
+    other; a later source's flow is 0).
+    EngineError past FLOW_TOKENS tokens, before any work."""
+    from .request import check_tokens
+
+    attentions = np.asarray(attentions)
+    n = attentions.shape[-1]
+    check_tokens(n, FLOW_TOKENS, "attention flow")
+    position = int(position) % n
+    capacities = flow_capacities(attentions, heads_kept=_kept(attentions, ablate))  # (layers, n, n)
+    if len(capacities) == 1 or np.triu(capacities, 1).any():  # one layer, or tokens that see later ones
+        return max_flows(capacities, rows=[position], cancelled=cancelled)[position]
+    # a causal mask: from token j the flow only reaches tokens j … position (edges never go back, and a
+    # residual edge runs back only along flow), so sources j ≥ a solve in the graph cut to a … position.
+    # The sources go in CAUSAL_GROUPS contiguous groups, each in its own cut graph (~2.5× fewer edges
+    # than the whole graph for the row's n sources)
+    row = np.zeros(n)
+    seen = position + 1
+    starts = np.linspace(0, seen, min(CAUSAL_GROUPS, seen) + 1).astype(int)
+
+    def solve(group: int) -> None:
+        if cancelled is not None and cancelled():
+            return
+        first, stop = starts[group], starts[group + 1]
+        cut = np.ascontiguousarray(capacities[:, first:seen, first:seen])  # (layers, m, m)
+        sources = np.arange(stop - first)
+        row[first:stop] = _preflow_values(cut, sources, np.full(len(sources), position - first))
+
+    run_parallel(solve, range(len(starts) - 1))
+    return row
+
+
+def flow_of_run(attentions: np.ndarray, ablate=frozenset(), *, cancelled=None, progress=None) -> np.ndarray:
     """(n, n) attention flow of one run's attentions (layers, heads, n, n) whose heads ``ablate``
     ((layer, head) pairs) were switched off: those heads count as zero weights in the heads' mean
     (engine.analysis.rollout.mean_attention). EngineError past FLOW_TOKENS tokens, before any work:
-    the one check the window and the command line share."""
+    the one check the window and the command line share. ``progress``: optional callable
+    ``(pairs done, pairs)`` after each batch of pairs."""
     from .request import check_tokens
 
     attentions = np.asarray(attentions)
     check_tokens(attentions.shape[-1], FLOW_TOKENS, "attention flow")
-    kept = None
-    if ablate:
-        kept = np.ones(attentions.shape[:2], dtype=bool)  # (layers, heads)
-        for layer, head in ablate:
-            kept[layer, head] = False
-    return attention_flow(attentions, heads_kept=kept, cancelled=cancelled)
+    return attention_flow(attentions, heads_kept=_kept(attentions, ablate), cancelled=cancelled, progress=progress)
 
 
 def flow(model, request, *, cancelled=None) -> np.ndarray:
@@ -112,9 +158,10 @@ def flow(model, request, *, cancelled=None) -> np.ndarray:
     return flow_of_run(trace.attentions, request.ablate, cancelled=cancelled)
 
 
-def max_flows(capacities: np.ndarray, rows=None, cancelled=None) -> np.ndarray:
+def max_flows(capacities: np.ndarray, rows=None, cancelled=None, progress=None) -> np.ndarray:
     """(n, n) maximum flow through layered capacities (layers, n, n) (edge (l, k) → (l+1, m) of
-    capacity ``capacities[l, m, k]``) from (0, j) to (L, i), at [i, j]; see the module docstring."""
+    capacity ``capacities[l, m, k]``) from (0, j) to (L, i), at [i, j]; see the module docstring.
+    ``progress(pairs done, pairs)`` after each batch."""
     capacities = np.asarray(capacities, dtype=np.float64)
     layers, n, _ = capacities.shape
     rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -126,12 +173,19 @@ def max_flows(capacities: np.ndarray, rows=None, cancelled=None) -> np.ndarray:
     sources = np.tile(np.arange(n), len(rows))
     per_pair = max(1, (layers - 2) * n * n + 2 * n)
     batch = max(1, PAIRS_PER_BATCH_ELEMENTS // per_pair)
+    batch = min(batch, -(-len(sinks) // THREADS))  # one row's n pairs still fill every thread
+    finished = [0]
+    counting = threading.Lock()  # batches finish on two threads
 
     def solve(start: int) -> None:  # batches are independent: each writes its own entries of `out`
         if cancelled is not None and cancelled():
             return
         part = slice(start, start + batch)
         out[sinks[part], sources[part]] = _preflow_values(capacities, sources[part], sinks[part])
+        if progress is not None:
+            with counting:  # reported in order: the last report is every pair
+                finished[0] += len(sinks[part])
+                progress(finished[0], len(sinks))
 
     starts = range(0, len(sinks), batch)
     if len(starts) > 1:

@@ -34,6 +34,8 @@ class RunRequest:
     answer: str | None = None  # the answer token's text (decoders: p(answer), patching's metric)
     contrast: str | None = None  # a second token for logit differences
     lens_grid: bool = False  # the logit lens at every position (decoders; (layers + 1)·n rows through W_U)
+    tau: float | None = None  # information-flow routes' threshold; None: routes not asked for
+    value_zeroing: bool = False  # value zeroing asked for (layers · n one-layer runs: never by default)
     memory_budget: int = DEFAULT_MEMORY_BUDGET  # bytes a run may hold at once
 
     def checked(self, facts) -> "RunRequest":

@@ -20,7 +20,7 @@ from typing import Callable
 
 from ..models.contract import KINDS
 from ..core.errors import EngineError
-from . import ablation_effect, dla, lens_grid, moves, next_token, residual, word_rollup
+from . import ablation_effect, dla, lens_grid, moves, next_token, residual, routes, value_zeroing, word_rollup
 from .moves import ANALYSIS_TOKENS
 from .request import NotApplicable, RunRequest, check_tokens
 from .runs import Runs
@@ -54,6 +54,9 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("words", ALL_KINDS, None, word_rollup.word_rollup, "attention by words"),
     Analysis("dla", ("decoder",), None, dla.logit_attribution, "direct logit attribution", NO_UNEMBEDDING),
     Analysis("lens_grid", ("decoder",), None, lens_grid.lens_grid, "the logit lens grid", NO_UNEMBEDDING),
+    Analysis("routes", ("encoder", "decoder"), routes.ROUTES_TOKENS, routes.routes_of, "the routes analysis"),
+    Analysis("value_zeroing", ALL_KINDS, value_zeroing.VALUE_ZEROING_TOKENS, value_zeroing.value_zeroing_of,
+             "value zeroing"),
 )
 BY_NAME = {row.name: row for row in ANALYSES}
 

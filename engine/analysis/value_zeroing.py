@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .request import RunRequest, check_tokens
+from ..core.errors import EngineError
+from .request import NotApplicable, RunRequest, check_tokens
 from .rollout import rollout, rows_normalised
 
 VALUE_ZEROING_TOKENS = 256  # layers · n one-layer runs of n tokens each: 256 tokens of MiniLM take seconds
@@ -67,8 +68,10 @@ def cosine_distances(zeroed: np.ndarray, original: np.ndarray) -> np.ndarray:
     return 1.0 - np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
 
-def value_zeroing(model, request: RunRequest) -> ValueZeroing:
-    """:class:`ValueZeroing` of ``request``'s text on ``model`` (any model of the contract)."""
+def value_zeroing(model, request: RunRequest, *, progress=None, cancelled=None) -> ValueZeroing | None:
+    """:class:`ValueZeroing` of ``request``'s text on ``model`` (any model of the contract).
+    ``progress(layers done, layers)`` after each layer; ``cancelled()`` polled before each layer
+    (True: stop, None returned)."""
     request = request.checked(model.facts)
     tokenized = model.tokenize(request.text)
     n = len(tokenized.tokens)
@@ -80,6 +83,8 @@ def value_zeroing(model, request: RunRequest) -> ValueZeroing:
     _, cache = model.run_with_cache(tokenized, wanted, ablate=request.ablate, memory_budget=request.memory_budget)
     distances = np.zeros((layers, n, n))  # (layers, n, n): [l, i, j] token i's change when j's values are zeroed
     for layer in range(layers):
+        if cancelled is not None and cancelled():
+            return None
         resid = np.array(cache[f"blocks.{layer}.hook_resid_pre"])  # (n, d) what enters the layer
         original = cache[outputs[layer]]  # (n, d)
         for j in range(n):
@@ -97,6 +102,17 @@ def value_zeroing(model, request: RunRequest) -> ValueZeroing:
                                  ablate=request.ablate, start_at_layer=layer, resid=resid, stop_at_layer=layer + 1,
                                  memory_budget=request.memory_budget)
             distances[layer, :, j] = cosine_distances(captured[0], original)
+        if progress is not None:
+            progress(layer + 1, layers)
     distances = np.maximum(distances, 0.0)  # rounding can leave −1e-16 where nothing changed
     scores = rows_normalised(distances)
     return ValueZeroing(scores, distances, rollout(scores, residual=0.0), tuple(t.text for t in tokenized.tokens))
+
+
+def value_zeroing_of(model, request: RunRequest, runs=None):
+    """The analysis table's row: :func:`value_zeroing`, or NotApplicable when the request does not
+    ask for it (layers · n runs of a layer: never computed unasked)."""
+    if not request.value_zeroing:
+        return NotApplicable("value_zeroing", EngineError(
+            "value zeroing is computed when asked for (export --value-zeroing, the Analysis place)"))
+    return value_zeroing(model, request)

@@ -61,11 +61,13 @@ ANALYSIS_NAMES = ("value_norms", "rollout", "value_rollout", "head_stats")
 
 
 def _json_ready(extra: dict | None) -> dict:
-    """The analysis arrays for JSON: the structured head table as a list of row objects."""
+    """The analysis arrays for JSON: a structured table (the head table, the route's edges) as a list
+    of row objects."""
+    cast = {"i": int, "U": str}  # other fields are floats
     ready = {}
     for name, value in (extra or {}).items():
         if isinstance(value, np.ndarray) and value.dtype.names:
-            ready[name] = [{c: (int(row[c]) if value.dtype[c].kind == "i" else float(row[c])) for c in value.dtype.names}
+            ready[name] = [{c: cast.get(value.dtype[c].kind, float)(row[c]) for c in value.dtype.names}
                            for row in value]
         else:
             ready[name] = value

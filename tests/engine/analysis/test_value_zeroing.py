@@ -130,3 +130,17 @@ def test_export_refuses_value_zeroing_in_a_picture(tmp_path, capsys):
     assert main(["main.py", "export", "--text", TEXT, "--value-zeroing", "--out", str(out)]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and "--value-zeroing" in lines[0] and not out.exists()
+
+
+def test_export_refuses_value_zeroing_over_its_limit_in_one_line(tmp_path, capsys):
+    """The analysis table leaves a text over a method's limit out with its reason; asked for on the
+    command line, it is one line saying the limit and the count, and no file."""
+    from cli.commands import main
+
+    out = tmp_path / "vz.npz"
+    text = " ".join(["a"] * (VALUE_ZEROING_TOKENS + 1))
+    assert main(["main.py", "export", "--text", text, "--tokenizer", "whitespace", "--d-model", "4", "--heads", "1",
+                 "--value-zeroing", "--out", str(out)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"at most {VALUE_ZEROING_TOKENS} tokens; this text has {VALUE_ZEROING_TOKENS + 1}" \
+        in lines[0] and not out.exists()
