@@ -79,6 +79,10 @@
         <translation>1 · 分数：查询与每个键的点积</translation>
     </message>
     <message>
+        <source>2 · Scale: divide by √query_pre_attn_scalar = √%1 = %2 (this model’s query scale, not √d_k = √%3)</source>
+        <translation>2 · 缩放：除以 √query_pre_attn_scalar = √%1 = %2（这个模型自己的查询缩放，不是 √d_k = √%3）</translation>
+    </message>
+    <message>
         <source>2 · Scale: divide by √d_k = √%1 = %2</source>
         <translation>2 · 缩放：除以 √d_k = √%1 = %2</translation>
     </message>
@@ -93,6 +97,10 @@
     <message>
         <source>2 · Scale: off (the scores are used as they are)</source>
         <translation>2 · 缩放：关闭（分数原样使用）</translation>
+    </message>
+    <message>
+        <source>, then cap: %1 · tanh(s / %1)</source>
+        <translation>，再加软上限：%1 · tanh(s / %1)</translation>
     </message>
     <message>
         <source>(masked: a future token → −∞)</source>
@@ -3003,6 +3011,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>头 %1 · 查询 #%2 “%3” → 键 #%4 “%5” · d_k = %6</translation>
     </message>
     <message>
+        <source>√query_pre_attn_scalar = √%1 (this model’s query scale, not √d_k = √%2)</source>
+        <translation>√query_pre_attn_scalar = √%1（这个模型自己的查询缩放，不是 √d_k = √%2）</translation>
+    </message>
+    <message>
         <source>√d_k × temperature = √%1 × %2</source>
         <translation>√d_k × 温度 = √%1 × %2</translation>
     </message>
@@ -3041,6 +3053,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
     <message>
         <source>and the weight, %1, is its share of the mixture</source>
         <translation>而权重 %1 是它在混合中的份额</translation>
+    </message>
+    <message>
+        <source>%1 · tanh(score ÷ divisor ÷ %1): this model caps its scores</source>
+        <translation>%1 · tanh(分数 ÷ 除数 ÷ %1)：这个模型给分数加了软上限</translation>
     </message>
     <message>
         <source>q_i · k_j = Σ of the green bars = %1</source>
@@ -4711,6 +4727,18 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
     <message>
         <source>Q = X·W_Q, K = X·W_K, V = X·W_V; head %1 takes columns %2–%3 (counted from 0, as the app does; %6–%7 counted from 1): %4 × %5 each.</source>
         <translation>Q = X·W_Q，K = X·W_K，V = X·W_V；头 %1 取第 %2–%3 列（本应用从 0 数；从 1 数为第 %6–%7 列）：各为 %4 × %5。</translation>
+    </message>
+    <message>
+        <source>Scaled = scores ÷ √query_pre_attn_scalar = ÷ √%1 = ÷ %2 (this model’s query scale, not √d_k = √%3).</source>
+        <translation>缩放后 = 分数 ÷ √query_pre_attn_scalar = ÷ √%1 = ÷ %2（这个模型自己的查询缩放，不是 √d_k = √%3）。</translation>
+    </message>
+    <message>
+        <source>Divide by a fixed scale so large dot products don't saturate the softmax; Gemma chose its own constant instead of d_k.</source>
+        <translation>除以一个固定的缩放让数值稳定：点积太大会让 softmax 饱和；Gemma 用自己选的常数代替 d_k。</translation>
+    </message>
+    <message>
+        <source>Then capped: %1 · tanh(s ÷ %1), so no score passes ±%1.</source>
+        <translation>再加软上限：%1 · tanh(s ÷ %1)，所以没有分数超过 ±%1。</translation>
     </message>
     <message>
         <source>Weights are non-negative (masked ones exactly 0) and each row sums to 1: how much a token attends to each other token.</source>
