@@ -1488,6 +1488,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>语料文件 {path!r} 不是 UTF-8 文本（Latin-1、GBK……？）：请另存为 UTF-8</translation>
     </message>
     <message>
+        <source>the corpus file {path!r} is {encoding} text, not UTF-8: save it as UTF-8</source>
+        <translation>语料文件 {path!r} 是 {encoding} 文本，不是 UTF-8：请另存为 UTF-8</translation>
+    </message>
+    <message>
         <source>the folder {parent!r} does not exist: create it first</source>
         <translation>文件夹 {parent!r} 不存在：请先创建它</translation>
     </message>
