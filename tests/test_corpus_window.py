@@ -42,6 +42,12 @@ def test_the_corpus_dock_shows_a_job_and_opens_a_head(window, qtbot, toy_job):
     panel.colour_by.setCurrentIndex(panel.colour_by.findData("previous"))
     brushes = [spot.brush().color() for spot in panel.scatter.points()]
     assert brushes[top] == panel.colours()[top] and brushes[top] != brushes[int(np.argmin(stats["previous"]))]
+    low, high = brushes[int(np.argmin(stats["previous"]))], brushes[top]  # the key names the ends' colours and values
+    assert panel.colour_key.text() == (f'<span style="color:{low.name()}">●</span> {stats["previous"].min():.3f} → '
+                                       f'<span style="color:{high.name()}">●</span> {stats["previous"].max():.3f}')
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("layer"))
+    assert panel.colour_key.text() == f'<span style="color:{low.name()}">●</span> layer 0'  # one layer, one colour
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("previous"))
     panel.view.doubleClicked.emit(panel.proxy.index(0, 0))  # the top head opens on its typical sentence
     settle(window, qtbot)
     c = window.controller

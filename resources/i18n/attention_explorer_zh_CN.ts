@@ -591,6 +591,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>。点击一个头，即在它最典型的句子上打开它。</translation>
     </message>
     <message>
+        <source>layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
         <source>No query–key map in this job (open a job folder).</source>
         <translation>此任务没有查询–键联合图（请打开一个任务文件夹）。</translation>
     </message>
