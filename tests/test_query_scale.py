@@ -111,7 +111,7 @@ def _gemma3_with_scale(tmp_path, scalar: int) -> Path:
     return folder
 
 
-def test_player_caption_says_which_scale(gemma2, tmp_path):
+def test_player_caption_says_which_scale(gemma2, tmp_path, qapp):
     from figures.stages import caption_lines
 
     _, _, view = gemma2
@@ -119,6 +119,17 @@ def test_player_caption_says_which_scale(gemma2, tmp_path):
     assert "÷ √query_pre_attn_scalar = ÷ √24 = ÷ 4.9 (this model’s query scale, not √d_k = √16)." in what
     assert "Then capped: 2 · tanh(s ÷ 2), so no score passes ±2." in what
     assert "Gemma" in why
+    from PySide6.QtWidgets import QApplication
+
+    from app import i18n
+
+    try:
+        i18n.install_translator(QApplication.instance(), "zh_CN")
+        chinese, _ = caption_lines("scaled", view, HEAD, view.n - 1, trained=True)
+    finally:
+        i18n.install_translator(QApplication.instance(), i18n.ENGLISH)
+    assert "缩放后 = 分数 ÷ √query_pre_attn_scalar = ÷ √24 = ÷ 4.9（这个模型自己的查询缩放，不是 √d_k = √16）。" in chinese
+    assert "再加软上限：2 · tanh(s ÷ 2)，所以没有分数超过 ±2。" in chinese
 
     model = load_folder(_gemma3_with_scale(tmp_path, 36))  # no cap; √36 = 6 against √d_k = 4
     assert model.config.score_divisor == 6.0
