@@ -141,3 +141,16 @@ def test_player_caption_says_which_scale(gemma2, tmp_path, qapp):
     what, _ = caption_lines("scaled", llama.layer_view(llama.run(TEXT, use_cache=False), 0), 0, 2, trained=True)
     assert f"Scaled = scores ÷ √d_k = ÷ √{d_k} = ÷ {math.sqrt(d_k):.3g}." in what
     assert "query_pre_attn_scalar" not in what
+
+
+def test_the_heatmap_says_the_scale_beside_the_scaled_scores(gemma2, standalone_panel):
+    from types import SimpleNamespace
+
+    from app.panels.attention_panel import AttentionPanel
+
+    model, _, view = gemma2
+    _, panel = standalone_panel(AttentionPanel, 700, 500)
+    snapshot = SimpleNamespace(bert=model, layer=LAYER, result=view)
+    assert panel._block_notes(snapshot, "scaled") == ("scores ÷ √query_pre_attn_scalar = ÷ √24 (this model’s scale, "
+                                                      "not √d_k) · scores soft-capped: 2 · tanh(s / 2)")
+    assert panel._block_notes(snapshot, "weights") == ""  # the softmax weights: neither applies to them

@@ -186,6 +186,10 @@
         <translation>滑动窗口：每个查询只看到自己和它之前的 %1 个词元（窗口外画斜线）</translation>
     </message>
     <message>
+        <source>scores ÷ √query_pre_attn_scalar = ÷ √%1 (this model’s scale, not √d_k)</source>
+        <translation>分数 ÷ √query_pre_attn_scalar = ÷ √%1（这个模型自己的缩放，不是 √d_k）</translation>
+    </message>
+    <message>
         <source>scores soft-capped: %1 · tanh(s / %1)</source>
         <translation>分数经过软上限：%1 · tanh(s / %1)</translation>
     </message>
