@@ -56,6 +56,9 @@ def test_gemma_arithmetic_uses_the_engines_divisor_and_cap(gemma2):
     assert (explanation.query_scale, explanation.softcap) == (24.0, 2.0)
     np.testing.assert_allclose([t.scaled for t in explanation.terms], capped, atol=2e-5)
     np.testing.assert_allclose([t.weight for t in explanation.terms], weights, atol=2e-6)
+    lines = explanation.to_text().splitlines()  # the plain-text form says the same
+    assert "2. Scale: divide by √query_pre_attn_scalar = √24 = 4.899 (this model's query scale, not √d_k)" in lines
+    assert f"   <s>: 2 · tanh({explanation.terms[0].score:.3f} / 4.899 / 2) = {capped[0]:.3f}" in lines
     for key in (0, 5, query):
         cell = inspect_cell(view, HEAD, query, key)
         assert cell.divisor == math.sqrt(24.0)
