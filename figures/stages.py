@@ -190,7 +190,11 @@ def caption_lines(key: str, result, head: int, focus: int, trained: bool = False
     if key == "scaled":
         root = f"{math.sqrt(d_k):.3g}"
         temperature = f"{config.temperature:g}"
-        if config.scale and config.temperature == 1:
+        if result.query_scale:  # the model's own scale (Gemma): the divisor the engine used
+            what = fill(Q.translate("PlayerPanel", "Scaled = scores ÷ √query_pre_attn_scalar = ÷ √%1 = ÷ %2 (this "
+                                    "model’s query scale, not √d_k = √%3)."), f"{result.query_scale:g}",
+                        f"{result.score_divisor:.3g}", d_k)
+        elif config.scale and config.temperature == 1:
             what = fill(Q.translate("PlayerPanel", "Scaled = scores ÷ √d_k = ÷ √%1 = ÷ %2."), d_k, root)
         elif config.scale:
             what = fill(Q.translate("PlayerPanel", "Scaled = scores ÷ (√d_k · temperature) = ÷ (√%1 · %2) = ÷ %3."), d_k, temperature,
@@ -201,6 +205,12 @@ def caption_lines(key: str, result, head: int, focus: int, trained: bool = False
             what = Q.translate("PlayerPanel", "Scaling is switched off: the scores go to the softmax unchanged.")
         why = (Q.translate("PlayerPanel", "Divide by √d_k so large dot products don't saturate the softmax.") if config.scale else
                Q.translate("PlayerPanel", "Without ÷ √d_k, large dot products can saturate the softmax (one weight near 1)."))
+        if result.query_scale:
+            why = Q.translate("PlayerPanel", "Divide by a fixed scale so large dot products don't saturate the softmax; "
+                              "Gemma chose its own constant instead of d_k.")
+        if result.attn_softcap:
+            what += " " + fill(Q.translate("PlayerPanel", "Then capped: %1 · tanh(s ÷ %1), so no score passes ±%1."),
+                               f"{result.attn_softcap:g}")
         if causal:
             what += " " + Q.translate("PlayerPanel", "Masked (future) positions become −∞.")
             why += " " + Q.translate("PlayerPanel", "−∞ → weight 0: no peeking at the future.")

@@ -126,7 +126,10 @@ class ArithmeticPanel(Panel):
                 shown = " + ".join(number(p) for p in products)
             out.append(f"{q_name} · k<sub>{esc(t.key_text)}</sub> = {vector(e.q)} · {vector(t.k)} = {shown} = <b>{number(t.score)}</b><br>")
         out.append("</p>")
-        if e.scale:
+        if e.query_scale:  # the model's own scale (Gemma), the number the engine divided by
+            step = fill(self.tr("2 · Scale: divide by √query_pre_attn_scalar = √%1 = %2 (this model’s query scale, "
+                                "not √d_k = √%3)"), f"{e.query_scale:g}", number(e.divisor), e.d_k)
+        elif e.scale:
             step = fill(self.tr("2 · Scale: divide by √d_k = √%1 = %2"), e.d_k, number(math.sqrt(e.d_k)))
             if e.temperature != 1:
                 step += fill(self.tr(" and by the temperature %1"), number(e.temperature))
@@ -134,11 +137,17 @@ class ArithmeticPanel(Panel):
             step = fill(self.tr("2 · Scale: √d_k is off; divide by the temperature %1"), number(e.temperature))
         else:
             step = self.tr("2 · Scale: off (the scores are used as they are)")
+        if e.softcap:
+            cap = f"{e.softcap:g}"
+            step += fill(self.tr(", then cap: %1 · tanh(s / %1)"), cap)
         out.append(f"<p><b>{esc(step)}</b><br>")
         masked = self.tr("(masked: a future token → −∞)")
         for t in keys:
             note = f" <span style='color:#c62828'>{esc(masked)}</span>" if t.masked else ""
-            out.append(f"{esc(t.key_text)}: {number(t.score)} / {number(e.divisor)} = <b>{number(t.scaled)}</b>{note}<br>")
+            quotient = f"{number(t.score)} / {number(e.divisor)}"
+            if e.softcap:
+                quotient = f"{cap} · tanh({quotient} / {cap})"
+            out.append(f"{esc(t.key_text)}: {quotient} = <b>{number(t.scaled)}</b>{note}<br>")
         out.append("</p>")
         heading = self.tr("3 · Softmax: exp of each scaled score, divided by their sum")
         out.append(f"<p><b>{esc(heading)}</b><br>")

@@ -115,13 +115,17 @@ class AttentionPanel(Panel):
 
     def _block_notes(self, snapshot, stage: str) -> str:
         """What the decoder's layer does beyond softmax(q·k/√d): its sliding window (the hatched cells
-        beyond it) and soft-capped scores, said beside the heatmap that shows them."""
+        beyond it), its own score scale and soft-capped scores, said beside the heatmap that shows them."""
         config = getattr(snapshot.bert, "config", None)
         notes = []
         window = config.window(snapshot.layer) if hasattr(config, "window") else 0
         if window and window < snapshot.result.n:
             notes.append(fill(self.tr("sliding window: each query sees itself and the %1 tokens before it "
                                       "(hatched beyond)"), window - 1))
+        query_scale = snapshot.result.query_scale  # the engine's own divisor, where the model sets one (Gemma)
+        if query_scale and stage == "scaled":
+            notes.append(fill(self.tr("scores ÷ √query_pre_attn_scalar = ÷ √%1 (this model’s scale, not √d_k)"),
+                              f"{query_scale:g}"))
         cap = getattr(config, "attn_softcap", 0.0)
         if cap and stage == "scaled":
             notes.append(fill(self.tr("scores soft-capped: %1 · tanh(s / %1)"), f"{cap:g}"))

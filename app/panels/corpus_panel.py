@@ -149,6 +149,10 @@ class CorpusPanel(Panel):
             self.colour_by.addItem(title(name), name)
         self.colour_by.currentIndexChanged.connect(lambda _: self._plot())
         colour_row.addWidget(self.colour_by, 1)
+        self.colour_key = QLabel()  # what the two ends of the colours stand for (the map has no axis for them)
+        self.colour_key.setObjectName("corpusColourKey")
+        self.colour_key.setTextFormat(Qt.TextFormat.RichText)
+        colour_row.addWidget(self.colour_key)
         right_layout.addLayout(colour_row)
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("corpusClusters")
@@ -278,7 +282,22 @@ class CorpusPanel(Panel):
                  for (x, y), layer, head, colour in zip(embedding, self.arrays["layer"], self.arrays["head"],
                                                         self.colours())]
         self.scatter.setData(spots)
+        self.colour_key.setText(self.colour_key_text())
         self.show_selection()
+
+    def colour_key_text(self) -> str:
+        """The lowest and the highest value of the colouring, each beside its colour: "● 0.003 → ● 0.985"."""
+        name = self.colour_by.currentData()
+        values = np.asarray(self.arrays[name], dtype=np.float64)
+        low, high = COLOURS.map(np.array([0.0, 1.0]), mode="qcolor")
+
+        def said(value: float) -> str:
+            return fill(self.tr("layer %1"), int(value)) if name == "layer" else f"{value:.3f}"
+
+        if values.max() == values.min():  # every head the same: one colour (colours() maps them all to the low end)
+            return f'<span style="color:{low.name()}">●</span> {said(values.min())}'
+        return (f'<span style="color:{low.name()}">●</span> {said(values.min())} → '
+                f'<span style="color:{high.name()}">●</span> {said(values.max())}')
 
     def points(self) -> np.ndarray:
         """(K, 2) positions of the scatter's points (tests)."""

@@ -309,7 +309,10 @@ class InspectorPanel(Panel):
         c = inspection
         self.header.setText(fill(self.tr("Head %1 · query #%2 “%3” → key #%4 “%5” · d_k = %6"),
                                  c.head, c.query, c.query_text, c.key, c.key_text, c.d_k))
-        if c.scale and c.temperature != 1:
+        if c.query_scale:  # the model's own scale (Gemma): the number the engine divided by
+            divisor_how = fill(self.tr("√query_pre_attn_scalar = √%1 (this model’s query scale, not √d_k = √%2)"),
+                               f"{c.query_scale:g}", c.d_k)
+        elif c.scale and c.temperature != 1:
             divisor_how = fill(self.tr("√d_k × temperature = √%1 × %2"), c.d_k, number(c.temperature))
         elif c.scale:
             divisor_how = fill(self.tr("√d_k = √%1"), c.d_k)
@@ -342,6 +345,11 @@ class InspectorPanel(Panel):
             masked_row = key in ("mask", "scaled", "exp", "weight") and c.masked
             item.setForeground(MASKED_COLOUR if masked_row else self.palette().text().color())
         self.steps.item(self.STEP_KEYS.index("divisor"), 1).setText(divisor_how)
+        self.steps.item(self.STEP_KEYS.index("divisor"), 1).setToolTip(divisor_how)
+        scaled_how = (fill(self.tr("%1 · tanh(score ÷ divisor ÷ %1): this model caps its scores"), f"{c.softcap:g}")
+                      if c.softcap else self.tr("score ÷ divisor"))
+        self.steps.item(self.STEP_KEYS.index("scaled"), 1).setText(scaled_how)
+        self.steps.item(self.STEP_KEYS.index("scaled"), 1).setToolTip(scaled_how)
         self._show_dimensions(c)
         if self.splitter.orientation() == Qt.Orientation.Horizontal:
             self._share_width()  # the values' width changed

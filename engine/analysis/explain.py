@@ -27,7 +27,7 @@ class KeyTerm:
     k: tuple[float, ...]  # k_j (d_k,)
     products: tuple[float, ...]  # q_i[c] · k_j[c] for every c: they sum to the score
     score: float  # q_i · k_j
-    scaled: float  # score / divisor, −inf when masked
+    scaled: float  # score / divisor (then capped when softcap), −inf when masked
     masked: bool
     exp_value: float  # exp(scaled) or exp(scaled − row_max) when shifted
     weight: float  # exp_value / normaliser
@@ -45,7 +45,7 @@ class Explanation:
     d_k: int
     scale: bool
     temperature: float
-    divisor: float  # √d_k · temperature (or temperature alone without scaling)
+    divisor: float  # what the engine divided q·k by: √d_k · temperature (or temperature alone), √query_scale
     q: tuple[float, ...]
     terms: tuple[KeyTerm, ...]
     row_max: float  # largest scaled score of the row
@@ -53,6 +53,8 @@ class Explanation:
     normaliser: float  # Σ_j exp_value_j
     output: tuple[float, ...]  # Σ_j weight_j · v_j = the head's output row for this token
     total_keys: int = 0  # keys in the row; ``terms`` lists them all unless explain() was given max_terms
+    query_scale: float = 0.0  # the divisor is √query_scale (Gemma's query_pre_attn_scalar), not √d_k; 0: √d_k
+    softcap: float = 0.0  # the scaled scores were capped: softcap · tanh(s / softcap) (Gemma 2); 0: no cap
 
     def to_text(self, digits: int = 3) -> str:
         """The calculation as plain lines of text."""
@@ -61,6 +63,9 @@ class Explanation:
             if math.isinf(value):
                 return "−∞" if value < 0 else "∞"
             return f"{value:.{digits}f}"
+
+        def num_plain(value: float) -> str:  # a setting such as 24 or 50.0: as few digits as it has
+            return f"{value:g}"
 
         def vec(values) -> str:
             return "[" + ", ".join(num(v) for v in values) + "]"
@@ -77,7 +82,10 @@ class Explanation:
             lines.append(
                 f"   {q_name} · k({term.key_text}) = {vec(self.q)} · {vec(term.k)} = {products} = {num(term.score)}"
             )
-        if self.scale:
+        if self.query_scale:
+            lines.append(f"2. Scale: divide by √query_pre_attn_scalar = √{num_plain(self.query_scale)} = "
+                         f"{num(self.divisor)} (this model's query scale, not √d_k)")
+        elif self.scale:
             lines.append(
                 f"2. Scale: divide by √d_k = √{self.d_k} = {num(math.sqrt(self.d_k))}"
                 + (f" and by temperature {num(self.temperature)}" if self.temperature != 1 else "")
@@ -86,9 +94,14 @@ class Explanation:
             lines.append(f"2. Scale: not by √d_k (off); divide by temperature {num(self.temperature)}")
         else:
             lines.append("2. Scale: off (scores used as they are)")
+        if self.softcap:
+            lines.append(f"   then capped: {num_plain(self.softcap)} · tanh(s / {num_plain(self.softcap)})")
         for term in self.terms:
             suffix = "  (masked: a future token → −∞)" if term.masked else ""
-            lines.append(f"   {term.key_text}: {num(term.score)} / {num(self.divisor)} = {num(term.scaled)}{suffix}")
+            quotient = f"{num(term.score)} / {num(self.divisor)}"
+            if self.softcap:
+                quotient = f"{num_plain(self.softcap)} · tanh({quotient} / {num_plain(self.softcap)})"
+            lines.append(f"   {term.key_text}: {quotient} = {num(term.scaled)}{suffix}")
         lines.append("3. Softmax: exp of each scaled score, divided by their sum")
         if self.shifted:
             lines.append(f"   (exp of s − max = s − {num(self.row_max)}: the same weights, without overflow or underflow)")
@@ -147,7 +160,6 @@ def explain(result, head: int, query: int, max_terms: int | None = None) -> Expl
         )
         for j in _listed_keys(weights, max_terms)
     )
-    divisor = (math.sqrt(config.d_k) if config.scale else 1.0) * config.temperature
     return Explanation(
         head=head,
         query_index=query,
@@ -155,7 +167,7 @@ def explain(result, head: int, query: int, max_terms: int | None = None) -> Expl
         d_k=config.d_k,
         scale=config.scale,
         temperature=config.temperature,
-        divisor=divisor,
+        divisor=result.score_divisor,
         q=tuple(q.tolist()),
         terms=terms,
         row_max=row_max,
@@ -163,6 +175,8 @@ def explain(result, head: int, query: int, max_terms: int | None = None) -> Expl
         normaliser=float(exp_values.sum()),
         output=tuple(result.head_outputs[head, query].astype(np.float64).tolist()),
         total_keys=n,
+        query_scale=float(result.query_scale),
+        softcap=float(result.attn_softcap),
     )
 
 

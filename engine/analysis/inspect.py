@@ -4,7 +4,9 @@ For head h, query token i and key token j it recomputes, in float64 from the tra
 every number between the two vectors and the weight (Vaswani et al., 2017, eq. 1):
 
     products = q_i ⊙ k_j            (d_k,)   they sum to the dot product q_i · k_j = scores[h, i, j]
-    scaled   = dot / divisor                  divisor = √d_k · temperature (or temperature alone)
+    scaled   = dot / divisor                  divisor = √d_k · temperature (or temperature alone), or the
+                                              model's own √query_scale (Gemma's query_pre_attn_scalar)
+    capped   = cap · tanh(scaled / cap)       only where the model caps its scores (Gemma 2)
     masked   → scaled = −∞                    (a future key under the causal mask)
     exp      = exp(scaled − row_max)          row_max = the largest visible scaled score of row i
     weight   = exp / Σ_j' exp(scaled_ij' − row_max)   = weights[h, i, j]
@@ -48,8 +50,8 @@ class CellInspection:
     products: np.ndarray  # (d_k,) q_i[c] · k_j[c]
     dot: float  # Σ products = q_i · k_j (float64)
     engine_score: float  # scores[h, i, j] as the engine stored it (float32)
-    divisor: float  # √d_k · temperature, or temperature when scaling is off
-    scaled: float  # dot / divisor, −∞ when masked
+    divisor: float  # √d_k · temperature, or temperature when scaling is off; √query_scale when the model sets it
+    scaled: float  # dot / divisor (then capped when softcap), −∞ when masked
     engine_scaled: float  # scaled[h, i, j] as the engine stored it
     masked: bool  # True: key j is hidden from query i (−∞ → weight 0)
     row_max: float  # max over visible keys j' of scaled[i, j']
@@ -61,6 +63,8 @@ class CellInspection:
     weighted_v: np.ndarray  # (d_k,) weight · v_j: what key j adds to o_i
     output: np.ndarray  # (d_k,) head_outputs[h, i] = Σ_j weight_ij · v_j
     share: float  # v_j's share of o_i: see below; NaN when o_i = 0
+    query_scale: float = 0.0  # the divisor is √query_scale (Gemma's query_pre_attn_scalar), not √d_k; 0: √d_k
+    softcap: float = 0.0  # scaled = softcap · tanh(dot / divisor / softcap) (Gemma 2); 0: no cap
 
     # ``share`` is the projection of weight·v_j on the output row, as a fraction of it:
     #     share_j = (weight_ij · v_j) · o_i / ‖o_i‖²
@@ -93,10 +97,14 @@ def inspect_cell(result, head: int, query: int, key: int) -> CellInspection:
     keys = result.k[head].astype(np.float64)  # (n, d_k)
     products_row = keys * q_i[None, :]  # (n, d_k): every key's element-wise products
     scores_row = products_row.sum(axis=1)  # (n,) q_i · k_j' for every j'
-    divisor = (math.sqrt(config.d_k) if config.scale else 1.0) * config.temperature
+    divisor = result.score_divisor  # the one the engine divided by (the model's own where it has one)
+    cap = float(result.attn_softcap)
+    quotient_row = scores_row / divisor  # (n,)
+    if cap:
+        quotient_row = cap * np.tanh(quotient_row / cap)
     # The engine marks hidden keys with −∞ in its scaled scores (causal mask or otherwise).
     masked_row = np.isneginf(result.scaled[head, query])  # (n,)
-    scaled_row = np.where(masked_row, -np.inf, scores_row / divisor)  # (n,)
+    scaled_row = np.where(masked_row, -np.inf, quotient_row)  # (n,)
     row_max = float(scaled_row[~masked_row].max())
     exp_row = np.where(masked_row, 0.0, np.exp(np.where(masked_row, row_max, scaled_row) - row_max))  # (n,)
     normaliser = float(exp_row.sum())
@@ -134,4 +142,6 @@ def inspect_cell(result, head: int, query: int, key: int) -> CellInspection:
         weighted_v=_frozen(weighted_v),
         output=_frozen(result.head_outputs[head, query]),
         share=share,
+        query_scale=float(result.query_scale),
+        softcap=cap,
     )

@@ -1,7 +1,8 @@
 """A corpus file: one text a line (UTF-8), or one JSON object a line with the text in a field (JSONL).
 
 Whole files are refused in one line when nothing in them can be a text: a binary file (NUL
-bytes), an empty one, one whose lines are all too long (a 10 MB line) or none of them UTF-8.
+bytes), an empty one, one whose lines are all too long (a 10 MB line) or none of them UTF-8, and one
+in UTF-16 or UTF-32 (a byte-order mark says so: named, not called binary for its NUL bytes).
 Otherwise the lines that cannot be read are skipped and counted by reason (:data:`SKIP_REASONS`),
 so a corpus of mixed encodings keeps its UTF-8 lines and says how many others it lost.
 Blank lines are no texts and are not counted as lost. The file's SHA-256 names the corpus in a
@@ -51,6 +52,10 @@ def read_corpus(path, field: str | None = None, limit: int = MAX_CORPUS_BYTES) -
     if not data.strip():
         raise EngineError("the corpus file {path!r} is empty: write one text a line (UTF-8)", field="texts",
                           path=name)
+    wide = _wide_encoding(data)
+    if wide:  # Notepad's "Unicode": every ASCII character has NUL bytes beside it, but it is text
+        raise EngineError("the corpus file {path!r} is {encoding} text, not UTF-8: save it as UTF-8", field="texts",
+                          path=name, encoding=wide)
     if b"\x00" in data:
         raise EngineError("the corpus file {path!r} is binary (it holds NUL bytes), not text: write one text a "
                           "line in UTF-8", field="texts", path=name)
@@ -92,6 +97,15 @@ def read_corpus(path, field: str | None = None, limit: int = MAX_CORPUS_BYTES) -
         raise EngineError("the corpus file {path!r} holds no text of at most {limit} characters: one text a line",
                           field="texts", path=name, limit=f"{MAX_TEXT_CHARS:,}")
     return Corpus(name, tuple(texts), sha256, field, skipped)
+
+
+def _wide_encoding(data: bytes) -> str:
+    """"UTF-16" or "UTF-32" when ``data`` starts with that encoding's byte-order mark, else ""."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):  # before UTF-16's FF FE, which it begins with
+        return "UTF-32"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    return ""
 
 
 def _json_text(line: str, field: str) -> str | None:

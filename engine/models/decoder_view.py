@@ -3,7 +3,8 @@ the encoders), so the heatmap, head grid, arithmetic, inspector and player show 
 x is the normed residual entering the projections, the key/value heads are repeated for the
 query heads that share them (grouped-query attention), scores are recomputed from the kept q and
 k with the causal mask (−∞ above the diagonal: the heatmap hatches those cells), narrowed by the
-layer's sliding window where the family has one (hatched the same way beyond it).
+layer's sliding window where the family has one (hatched the same way beyond it). The layer's own
+score scale (Gemma's query_pre_attn_scalar) and cap go with it, so the worked arithmetic writes them.
 """
 from __future__ import annotations
 
@@ -67,4 +68,6 @@ def layer_result(model, trace: DecoderTrace, layer: int) -> AttentionResult:
         ablate=frozenset((0, h) for (l, h) in trace.ablate if l == layer),
         estimated_bytes=trace.estimated_bytes,
         seconds=trace.seconds,
+        query_scale=config.query_scale,
+        attn_softcap=config.attn_softcap,
     )

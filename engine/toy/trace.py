@@ -2,6 +2,7 @@
 and of every layer view the panels draw (engine/models/bert_view.py, decoder_view.py)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -45,7 +46,7 @@ class AttentionResult(TraceBase):
     k: np.ndarray  # (heads, n, d_k), after RoPE when positional == rope
     v: np.ndarray  # (heads, n, d_k)
     scores: np.ndarray  # (heads, n, n) q·kᵀ
-    scaled: np.ndarray  # (heads, n, n) scores / √d_k / temperature, −∞ where masked
+    scaled: np.ndarray  # (heads, n, n) scores / score_divisor (capped when attn_softcap), −∞ where masked
     weights: np.ndarray  # (heads, n, n) softmax over keys: every row sums to 1
     head_outputs: np.ndarray  # (heads, n, d_k) weights · v
     concat: np.ndarray  # (n, d) heads side by side
@@ -60,9 +61,22 @@ class AttentionResult(TraceBase):
     ablate: frozenset = frozenset()  # (0, head) pairs switched off: head_outputs zeroed before W_O
     estimated_bytes: int = 0  # the memory estimate checked against the budget
     seconds: float = 0.0  # wall time of compute()
+    # A pretrained layer's own score scale and cap (engine/models/decoder_view.py), for the views that
+    # write the arithmetic out: Gemma divides by √query_pre_attn_scalar, not √d_k (0: √d_k, as config
+    # says), and Gemma 2 caps the scaled scores at cap · tanh(s / cap) before the mask (0: no cap).
+    query_scale: float = 0.0
+    attn_softcap: float = 0.0
 
     def __post_init__(self) -> None:
         freeze_arrays(self)
+
+    @property
+    def score_divisor(self) -> float:
+        """What q·k was divided by: √query_scale when the model sets one (the decoder's own
+        ``DecoderConfig.score_divisor``), else √d_k (when scaling is on) times the temperature."""
+        if self.query_scale:
+            return math.sqrt(self.query_scale)
+        return (math.sqrt(self.config.d_k) if self.config.scale else 1.0) * self.config.temperature
 
     @property
     def attentions(self) -> np.ndarray:

@@ -94,6 +94,36 @@ def test_bad_corpus_files_and_folders_are_one_line(tmp_path, capsys):
     assert "--scheduler ADDR" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("data, says", [
+    (b"", "is empty: write one text a line (UTF-8)"),
+    (b"x" * 10_000_000 + b"\n", "holds no text of at most 100,000 characters: one text a line"),
+    ("caf\u00e9\nna\u00efve\n".encode("latin-1"), "is not UTF-8 text (Latin-1, GBK …?): save it as UTF-8"),
+    ("小明喜欢苹果\n".encode("gbk"), "is not UTF-8 text (Latin-1, GBK …?): save it as UTF-8"),
+    ("One.\n".encode("utf-16"), "is UTF-16 text, not UTF-8: save it as UTF-8"),
+])
+def test_corpus_files_without_a_text_are_one_line_and_write_nothing(tmp_path, capsys, data, says):
+    (tmp_path / "texts.txt").write_bytes(data)
+    assert corpus(tmp_path) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"error: the corpus file '{tmp_path / 'texts.txt'}' {says}\n"
+    assert not (tmp_path / "job").exists()
+
+
+def test_texts_over_the_token_limit_are_counted_on_the_command_line(tmp_path, capsys):
+    from engine.models import load_model
+
+    toy = load_model("toy")
+    lines = sentences(30)
+    long = sum(toy.tokenize(text).n > 8 for text in lines)
+    assert 0 < long < 30
+    (tmp_path / "texts.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert corpus(tmp_path, "--max-tokens", "8") == 0
+    out, _ = capsys.readouterr()
+    assert f": {30 - long} texts ({long} over 8 tokens skipped), " in out.splitlines()[0]
+    stats = np.load(tmp_path / "job" / "head_stats.npz")
+    assert (int(stats["texts"]), int(stats["skipped"])) == (30 - long, long)
+
+
 def test_the_top_help_and_an_unknown_command_name_corpus(capsys):
     assert main(["main.py", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps the description

@@ -42,6 +42,12 @@ def test_the_corpus_dock_shows_a_job_and_opens_a_head(window, qtbot, toy_job):
     panel.colour_by.setCurrentIndex(panel.colour_by.findData("previous"))
     brushes = [spot.brush().color() for spot in panel.scatter.points()]
     assert brushes[top] == panel.colours()[top] and brushes[top] != brushes[int(np.argmin(stats["previous"]))]
+    low, high = brushes[int(np.argmin(stats["previous"]))], brushes[top]  # the key names the ends' colours and values
+    assert panel.colour_key.text() == (f'<span style="color:{low.name()}">●</span> {stats["previous"].min():.3f} → '
+                                       f'<span style="color:{high.name()}">●</span> {stats["previous"].max():.3f}')
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("layer"))
+    assert panel.colour_key.text() == f'<span style="color:{low.name()}">●</span> layer 0'  # one layer, one colour
+    panel.colour_by.setCurrentIndex(panel.colour_by.findData("previous"))
     panel.view.doubleClicked.emit(panel.proxy.index(0, 0))  # the top head opens on its typical sentence
     settle(window, qtbot)
     c = window.controller
@@ -84,3 +90,21 @@ def test_the_joint_query_key_map_follows_the_table(window, qtbot, toy_job):
     np.testing.assert_array_equal(keys, saved["tsne"][3][m:])
     assert "then t-SNE (perplexity 30)" in panel.qk_caption.text()
     assert panel.qk_keys.opts["tip"](0, 0, m - 1) == f"{saved['token'][m - 1]!r}\n{saved['sentence'][m - 1]}"
+
+
+def test_the_dock_says_how_many_long_texts_were_skipped(standalone_panel, qtbot, tmp_path):
+    from app.panels.corpus_panel import CorpusPanel
+    from engine.models import load_model
+
+    lines = sentences(24)
+    toy = load_model("toy")
+    long = sum(toy.tokenize(text).n > 8 for text in lines)
+    assert 0 < long < 24
+    path = tmp_path / "texts.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run_job(JobSpec("toy", str(path), str(tmp_path / "job"), max_tokens=8), InProcess())
+    _, panel = standalone_panel(CorpusPanel, 900, 600)
+    panel.open_folder(str(tmp_path / "job"))
+    qtbot.waitUntil(lambda: panel.arrays is not None, timeout=10000)
+    assert panel.caption.text().startswith(f"Toy engine (your settings): {24 - long} texts, 1 layers × 4 heads "
+                                           f"({long} long texts skipped). ")

@@ -254,6 +254,16 @@ def test_corpus_files_that_hold_no_text_are_refused(tmp_path):
         read_corpus(write(tmp_path, b'{"body": "x"}\n[1, 2]\n'), field="text")
 
 
+def test_utf16_and_utf32_files_are_named_not_called_binary(tmp_path):
+    """Notepad's "Unicode" is UTF-16 with a byte-order mark: NUL bytes beside every ASCII letter."""
+    text = "One text.\n小明喜欢苹果。\n"
+    for data, encoding in ((text.encode("utf-16"), "UTF-16"), (b"\xfe\xff" + text.encode("utf-16-be"), "UTF-16"),
+                           (text.encode("utf-32"), "UTF-32"), (b"\x00\x00\xfe\xff" + text.encode("utf-32-be"), "UTF-32")):
+        with pytest.raises(EngineError, match=f"is {encoding} text, not UTF-8: save it as UTF-8"):
+            read_corpus(write(tmp_path, data))
+    assert read_corpus(write(tmp_path, text.encode("utf-8-sig"))).texts == ("One text.", "小明喜欢苹果。")
+
+
 def test_lines_that_cannot_be_read_are_skipped_and_counted(tmp_path):
     data = ("\ufeffOne.\r\n" + "Two\u2028still two.\n").encode() + "caf\u00e9\n".encode("latin-1") \
         + b"y" * (MAX_TEXT_CHARS + 1) + b"\n\nThree.\n" + "\u00e9".encode("latin-1") + b"\n"
