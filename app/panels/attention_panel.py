@@ -107,6 +107,8 @@ class AttentionPanel(Panel):
         self.heatmap.cellHovered.connect(self._on_cell_hovered)
         self.heatmap.cellClicked.connect(self._on_cell_clicked)
         controller.snapshotArrived.connect(lambda _: self.refresh())
+        # a decoder's value-weighted stage: its arrays arrive after the snapshot (app.jobs.analysis_job)
+        controller.analysisArrived.connect(lambda _: self.refresh() if controller.stage == "value_norms" else None)
         self.set_model_connected(snapshots=False)  # snapshots: the controller's snapshotArrived, first
         self.by_words.toggled.connect(controller.set_by_words)
         controller.byWordsChanged.connect(self._on_by_words_changed)

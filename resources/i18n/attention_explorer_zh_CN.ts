@@ -61,6 +61,13 @@
     </message>
 </context>
 <context>
+    <name>AnalysisPanel</name>
+    <message>
+        <source>Computing the analysis of this result…</source>
+        <translation>正在计算这个结果的分析…</translation>
+    </message>
+</context>
+<context>
     <name>ArithmeticPanel</name>
     <message>
         <source>No calculation to show.</source>

@@ -1,0 +1,91 @@
+"""A decoder's Analysis arrays (value norms, rollouts, head table, the switched-off heads' cosines)
+are a worker job of their own, made for the snapshot on screen only while a view that reads them is
+shown (a dock of the Analysis place, or the heatmap's value-weighted stage), with the snapshot's own
+request; a newer snapshot drops an older job's answer. They were computed on every edit before,
+whether or not a view read them (SmolLM2 at 376 tokens: ~0.7 s beside a ~30 ms KV-cached step)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+from app.jobs import trained
+from engine.analysis.request import RunRequest
+from engine.analysis.table import run_all
+from engine.models import register_folder
+from shared_helpers import _registry_as_it_was, settle  # noqa: F401 (autouse: the tiny folder leaves the registry)
+
+FOLDER = Path(__file__).resolve().parent / "fixtures" / "families" / "llama"  # a tiny decoder (grouped keys)
+TEXT = "the cat sat on the mat"
+OFF = frozenset({(0, 1)})
+
+
+def _open(window, qtbot) -> str:
+    name = register_folder(FOLDER)
+    c = window.controller
+    c.set_config(c.config.replace(text=TEXT), immediate=True)
+    c.set_model(name)
+    settle(window, qtbot)
+    assert c.model == name and c.snapshot.model == name
+    return name
+
+
+def test_the_analysis_place_asks_for_a_decoders_arrays(window, qtbot):
+    c = window.controller
+    name = _open(window, qtbot)
+    assert window.dock_groups.current != "analysis" and c.stage != "value_norms"
+    assert c.snapshot.analysis is None  # no view reads them: not computed with the edit
+    c.set_ablation(OFF)
+    settle(window, qtbot)
+    assert c.snapshot.analysis is None and c.snapshot.ablate == OFF
+    window.dock_groups.select("analysis")
+    settle(window, qtbot)
+    analysis = c.snapshot.analysis
+    assert analysis is not None and analysis.ablate == OFF
+    model = trained.model(name)
+    expected = run_all(model, RunRequest(text=TEXT, ablate=OFF))  # the engine's table on the same request
+    np.testing.assert_allclose(analysis.value_norms, expected["value_norms"].value_norms, rtol=1e-6)
+    assert not analysis.value_norms[0, 1].any() and analysis.value_norms[0, 0].any()  # head 0.1 moves nothing
+    np.testing.assert_allclose(analysis.rollout, expected["rollout"].rollout, atol=1e-9)
+    np.testing.assert_allclose(analysis.cosines, expected["ablation_cosines"].cosines, atol=1e-6)
+    assert c.snapshot.value_thumbnails is not None  # the head grid's value-weighted thumbnails came with them
+    rollout = window.panel("rollout")
+    np.testing.assert_allclose(rollout.matrix(), analysis.rollout[-1], atol=1e-9)
+
+
+def test_the_value_weighted_stage_asks_for_them(window, qtbot):
+    c = window.controller
+    _open(window, qtbot)
+    assert c.snapshot.analysis is None
+    c.select(stage="value_norms")
+    settle(window, qtbot)
+    analysis = c.snapshot.analysis
+    assert analysis is not None
+    shown = window.panels["attention"].heatmap.matrix()
+    np.testing.assert_array_equal(shown, analysis.value_norms[c.layer, c.head])
+
+
+def test_an_edit_drops_the_arrays_of_the_text_before(window, qtbot, monkeypatch):
+    from app.jobs import analysis_job as jobs
+
+    made = []
+    slow = jobs.with_analysis
+
+    def with_analysis(snapshot):
+        time.sleep(0.5)  # still computing when the next edit's snapshot arrives
+        made.append(snapshot.result.config.text)
+        return slow(snapshot)
+
+    monkeypatch.setattr(jobs, "with_analysis", with_analysis)
+    c = window.controller
+    _open(window, qtbot)
+    window.dock_groups.select("analysis")
+    qtbot.waitUntil(lambda: c.analysis_pending(), timeout=10000)
+    longer = TEXT + " and the dog"
+    c.set_config(c.config.replace(text=longer), immediate=True)
+    settle(window, qtbot)
+    snapshot = c.snapshot
+    assert snapshot.result.config.text == longer
+    assert snapshot.analysis is not None and snapshot.analysis.value_norms.shape[-1] == snapshot.result.n
+    assert made[-1] == longer
+    assert window.panel("rollout").matrix().shape == (snapshot.result.n, snapshot.result.n)
