@@ -96,6 +96,7 @@ class Controller(QObject):
         self._analysis.done.connect(self._on_analysis_done)
         self._analysis.failed.connect(lambda _error: setattr(self, "_analysing", None))
         self._analysing: Snapshot | None = None  # the snapshot whose arrays the worker computes
+        self._earlier = None  # app.jobs.analysis_job.Analysed: the arrays of the snapshot just replaced, for one turn
         self.analysis_wanted = lambda: False  # the window's: a view reading the Analysis arrays is shown
         self._debounce = QTimer(self, singleShot=True)
         self._debounce.timeout.connect(self._submit)
@@ -375,6 +376,10 @@ class Controller(QObject):
         self._last_seconds = seconds = self._compute.seconds
         self.last_failure = None
         previous, self.snapshot = self.snapshot, value
+        if previous is not None and previous.analysis is not None:  # another layer of the same run: its arrays
+            from .jobs.analysis_job import Analysed
+
+            self._earlier = Analysed.of(previous)
         n, heads = value.result.n, value.result.weights.shape[0]
         if self._pending_selection is not None:
             self.head, self.focus = self._pending_selection
@@ -406,6 +411,7 @@ class Controller(QObject):
             self.snapshotChanged.emit(snapshot)
             self._awaiting = False
             self.request_analysis()
+            self._earlier = None  # not kept beside the snapshot on screen (a long text's arrays are large)
 
     # ----------------------------------------------------------------- the Analysis arrays
     def request_analysis(self) -> None:
@@ -421,7 +427,7 @@ class Controller(QObject):
         from .jobs.analysis_job import with_analysis
 
         self._analysing = snapshot
-        self._analysis.submit(with_analysis, snapshot)
+        self._analysis.submit(with_analysis, snapshot, self._earlier)
 
     def analysis_pending(self) -> bool:
         """True while the worker computes the Analysis arrays of the snapshot on screen."""

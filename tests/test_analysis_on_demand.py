@@ -71,10 +71,10 @@ def test_an_edit_drops_the_arrays_of_the_text_before(window, qtbot, monkeypatch)
     made = []
     slow = jobs.with_analysis
 
-    def with_analysis(snapshot):
+    def with_analysis(snapshot, earlier=None):
         time.sleep(0.5)  # still computing when the next edit's snapshot arrives
         made.append(snapshot.result.config.text)
-        return slow(snapshot)
+        return slow(snapshot, earlier)
 
     monkeypatch.setattr(jobs, "with_analysis", with_analysis)
     c = window.controller
@@ -89,3 +89,22 @@ def test_an_edit_drops_the_arrays_of_the_text_before(window, qtbot, monkeypatch)
     assert snapshot.analysis is not None and snapshot.analysis.value_norms.shape[-1] == snapshot.result.n
     assert made[-1] == longer
     assert window.panel("rollout").matrix().shape == (snapshot.result.n, snapshot.result.n)
+
+
+def test_another_layer_of_the_same_run_keeps_its_arrays(window, qtbot):
+    from app.jobs.snapshot import THUMBNAIL_SIZE, block_average
+
+    c = window.controller
+    name = _open(window, qtbot)
+    window.dock_groups.select("analysis")
+    settle(window, qtbot)
+    first = c.snapshot.analysis
+    assert first is not None and c.layer == 0
+    c.set_model(name, 1)
+    settle(window, qtbot)
+    assert c.snapshot.layer == 1
+    assert c.snapshot.analysis is first  # not computed again for a layer of the same text
+    np.testing.assert_array_equal(c.snapshot.value_thumbnails, block_average(first.value_norms[1], THUMBNAIL_SIZE))
+    c.set_ablation(OFF)  # another run: its own arrays
+    settle(window, qtbot)
+    assert c.snapshot.analysis is not first and c.snapshot.analysis.ablate == OFF
