@@ -53,16 +53,25 @@ def test_the_analysis_place_asks_for_a_decoders_arrays(window, qtbot):
     np.testing.assert_allclose(rollout.matrix(), analysis.rollout[-1], atol=1e-9)
 
 
-def test_the_value_weighted_stage_asks_for_them(window, qtbot):
+def test_the_value_weighted_stage_asks_for_them(window, qtbot, monkeypatch):
+    from app.jobs import analysis_job as jobs
+
+    slow = jobs.with_analysis
+    monkeypatch.setattr(jobs, "with_analysis", lambda *args: (time.sleep(0.5), slow(*args))[1])
     c = window.controller
     _open(window, qtbot)
     assert c.snapshot.analysis is None
     c.select(stage="value_norms")
+    panel = window.panels["attention"]
+    qtbot.waitUntil(lambda: c.analysis_pending(), timeout=10000)
+    panel.refresh()
+    assert panel.caption.text().startswith("softmax weights until value-weighted attention is computed")
+    np.testing.assert_array_equal(panel.heatmap.matrix(), c.snapshot.result.weights[c.head])  # said, not mislabelled
     settle(window, qtbot)
     analysis = c.snapshot.analysis
     assert analysis is not None
-    shown = window.panels["attention"].heatmap.matrix()
-    np.testing.assert_array_equal(shown, analysis.value_norms[c.layer, c.head])
+    np.testing.assert_array_equal(panel.heatmap.matrix(), analysis.value_norms[c.layer, c.head])
+    assert "until value-weighted" not in panel.caption.text()
 
 
 def test_an_edit_drops_the_arrays_of_the_text_before(window, qtbot, monkeypatch):

@@ -153,7 +153,8 @@ class AttentionPanel(Panel):
                 self.caption.setText(fill(self.tr("%1 words from %2 pieces · rows sum to 1"), words.count, result.n))
             return
         self.heatmap.set_axis_titles(self.tr("query token"), self.tr("key token"))
-        if stage == "value_norms" and snapshot.analysis is None:
+        waiting = stage == "value_norms" and snapshot.analysis is None  # a decoder's: its arrays follow in a job
+        if waiting:
             stage = "weights"
         matrix = snapshot.stage_matrix(stage)[head]  # (n, n)
         labels = [shown_piece(text) for text in result.token_texts]
@@ -188,6 +189,9 @@ class AttentionPanel(Panel):
             note = sink_text(snapshot, snapshot.layer, head)
             self.caption.setText(self.caption.text() + (" · " + note if note else ""))
             self.caption.setToolTip(sink_tip(snapshot, snapshot.layer, head))
+        if waiting:  # the softmax weights meanwhile, said so (the arrays' job is asked for after this paint)
+            self.caption.setText(self.tr("softmax weights until value-weighted attention is computed…") + " · "
+                                 + self.caption.text())
         if self.controller.by_words:  # asked for words, but this result has none: said, not pieces silently
             self.caption.setText(self.caption.text() + " · " + self.tr("by words does not apply to this result"))
 

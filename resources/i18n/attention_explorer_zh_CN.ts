@@ -221,6 +221,10 @@
         <translation>%1 个词元 · d_k = %2</translation>
     </message>
     <message>
+        <source>softmax weights until value-weighted attention is computed…</source>
+        <translation>值加权注意力算出之前先显示 softmax 权重…</translation>
+    </message>
+    <message>
         <source>by words does not apply to this result</source>
         <translation>按词不适用于此结果</translation>
     </message>
