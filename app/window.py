@@ -82,7 +82,7 @@ class MainWindow(QMainWindow):
         c.computeFailed.connect(self.status.on_compute_failed)
         c.busyChanged.connect(self.status.on_busy_changed)
         c.adjusted.connect(self.status.on_adjusted)
-        # a decoder's snapshot comes without the Analysis arrays: the worker makes them while a dock reading them is shown
+        # a decoder's snapshot comes without the Analysis arrays: made in the worker while a dock reading them is shown
         readers = [self.docks[key] for key in ("rollout", "ablation", "dashboard")]
         c.analysis_wanted = lambda: any(dock.isVisible() for dock in readers)
         for dock in readers:

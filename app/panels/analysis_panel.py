@@ -491,8 +491,6 @@ class HeadTableModel(QAbstractTableModel):
 
 
 def measure_title(name: str) -> str:
-    from PySide6.QtCore import QCoreApplication
-
     return QCoreApplication.translate("DashboardPanel", MEASURE_TITLES[name])
 
 
@@ -607,8 +605,6 @@ class DashboardPanel(Panel):
             heads = [head for head in named if head.pattern == pattern]
             shown = ", ".join(f"{_head_name(h.layer, h.head)} ({h.value:.2f})" for h in heads[:6])
             more = fill(self.tr(" and %1 more"), len(heads) - 6) if len(heads) > 6 else ""
-            from PySide6.QtCore import QCoreApplication
-
             title = QCoreApplication.translate("DashboardPanel", PATTERN_TITLES[pattern])
             lines.append(f"{title}: {shown}{more}")
         return "\n".join(lines)
