@@ -22,11 +22,15 @@ from PySide6.QtWidgets import (
     QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from engine.analysis.request import RunRequest
 from engine.models import model_info
 
 from ..controller import Controller
 from ..heatmap import HeatmapView
 from ..i18n import error_text
+# the tasks at the dock's build, not at the first click: importing the patching engine there took ~17 ms
+# of the GUI thread's turn that answered Patch
+from ..jobs.evidence import leave_one_out_task, patching_task
 from ..text import fill
 from .base import Panel
 
@@ -200,10 +204,6 @@ class PatchingPanel(Panel):
     def start(self) -> None:
         """One worker task: check the prompts, run both, then the grids row by row (each row
         arrives as a partial result), with the window's switched-off heads."""
-        from engine.analysis.request import RunRequest
-
-        from ..jobs.evidence import patching_task
-
         model = self.controller.model
         if model_info(model).configurable:
             self.caption.setText(self.tr("Patching needs a pretrained model: choose one in the Model bar."))
@@ -411,10 +411,6 @@ class OcclusionPanel(Panel):
         self.run_button.setEnabled(True)
 
     def start(self) -> None:
-        from engine.analysis.request import RunRequest
-
-        from ..jobs.evidence import leave_one_out_task
-
         snapshot = self.controller.snapshot
         if snapshot is None or model_info(snapshot.model).configurable:
             self.caption.setText(self.tr("Leave-one-out needs a pretrained model: choose one in the Model bar."))
