@@ -48,6 +48,7 @@ class Controller(QObject):
     ablateChanged = Signal(object)  # the frozenset of switched-off (layer, head) pairs
     cancelled = Signal()  # the user asked to stop (Esc / Cancel): long panel jobs stop too
     adjusted = Signal(str)  # a model switch moved the layer or head into the new model: said once (translated)
+    analysisArrived = Signal(object)  # the snapshot on screen again, with the Analysis arrays it came without
 
     def __init__(self, config: AttentionConfig | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -90,6 +91,13 @@ class Controller(QObject):
         self._explain.done.connect(self._on_explained)
         self._explain.failed.connect(lambda _error: self.explanationChanged.emit(None))
         self._warmup = self.worker.lane("warmup", self)
+        # the Analysis arrays of a snapshot that came without them (a decoder's), asked for while a view reads them
+        self._analysis = self.worker.lane("analysis", self)
+        self._analysis.done.connect(self._on_analysis_done)
+        self._analysis.failed.connect(lambda _error: setattr(self, "_analysing", None))
+        self._analysing: Snapshot | None = None  # the snapshot whose arrays the worker computes
+        self._earlier = None  # app.jobs.analysis_job.Analysed: the arrays of the snapshot just replaced, for one turn
+        self.analysis_wanted = lambda: False  # the window's: a view reading the Analysis arrays is shown
         self._debounce = QTimer(self, singleShot=True)
         self._debounce.timeout.connect(self._submit)
         self._busy_timer = QTimer(self, singleShot=True, interval=BUSY_AFTER_MS)
@@ -327,7 +335,8 @@ class Controller(QObject):
 
     def is_idle(self) -> bool:
         """True when nothing is pending and the latest request is on screen (or failed)."""
-        return not self._debounce.isActive() and not self._awaiting and not self._deferred_pending
+        return (not self._debounce.isActive() and not self._awaiting and not self._deferred_pending
+                and self._analysing is None)
 
     def deferred(self, handler):
         """Wrap a panel's slot so it runs in an event-loop turn of its own.
@@ -367,6 +376,10 @@ class Controller(QObject):
         self._last_seconds = seconds = self._compute.seconds
         self.last_failure = None
         previous, self.snapshot = self.snapshot, value
+        if previous is not None and previous.analysis is not None:  # another layer of the same run: its arrays
+            from .jobs.analysis_job import Analysed
+
+            self._earlier = Analysed.of(previous)
         n, heads = value.result.n, value.result.weights.shape[0]
         if self._pending_selection is not None:
             self.head, self.focus = self._pending_selection
@@ -397,6 +410,37 @@ class Controller(QObject):
             self._request_explanation()
             self.snapshotChanged.emit(snapshot)
             self._awaiting = False
+            self.request_analysis()
+            self._earlier = None  # not kept beside the snapshot on screen (a long text's arrays are large)
+
+    # ----------------------------------------------------------------- the Analysis arrays
+    def request_analysis(self) -> None:
+        """Ask the worker for the Analysis arrays (value norms, rollouts, head table, the switched-off
+        heads' cosines) of the snapshot on screen, when it came without them and a view that reads
+        them is shown: the heatmap's value-weighted stage or a dock of the Analysis place. One job
+        (app.jobs.analysis_job.with_analysis); a newer snapshot drops its answer."""
+        snapshot = self.snapshot
+        if snapshot is None or snapshot.analysis is not None or self._analysing is snapshot or self._awaiting:
+            return
+        if self.stage != "value_norms" and not self.analysis_wanted():
+            return
+        from .jobs.analysis_job import with_analysis
+
+        self._analysing = snapshot
+        self._analysis.submit(with_analysis, snapshot, self._earlier)
+
+    def analysis_pending(self) -> bool:
+        """True while the worker computes the Analysis arrays of the snapshot on screen."""
+        return self._analysing is not None and self._analysing is self.snapshot
+
+    def _on_analysis_done(self, value) -> None:
+        asked, self._analysing = self._analysing, None
+        if asked is None or asked is not self.snapshot or value.result is not asked.result:
+            self.request_analysis()  # made for a snapshot no longer on screen: the one on screen's, if wanted
+            return
+        self.snapshot = value
+        self.analysisArrived.emit(value)
+        self.snapshotChanged.emit(value)
 
     def _on_explained(self, value) -> None:
         self.explanation = value
@@ -455,6 +499,8 @@ class Controller(QObject):
             self.selectionChanged.emit()
             if head is not None or focus is not None:
                 self._request_explanation()
+            if stage == "value_norms":
+                self.request_analysis()
 
     def inspect(self, query: int, key: int) -> None:
         """Select heatmap cell (query, key): focuses the query and tells the inspector."""

@@ -35,7 +35,7 @@ TIPS = {
     "labs": QT_TRANSLATE_NOOP("DockGroups", "Positional encoding lab, Scaling lab, Vectors in the plane"),
     "model": QT_TRANSLATE_NOOP("DockGroups", "Trained models: Model layers, Across languages, Next token, Logit lens"),
     "analysis": QT_TRANSLATE_NOOP("DockGroups", "Rollout, Switch heads off, Head dashboard, Corpus"),
-    "evidence": QT_TRANSLATE_NOOP("DockGroups", "Causal evidence: activation patching, leave-one-out"),
+    "evidence": QT_TRANSLATE_NOOP("DockGroups", "How a prediction is built: activation patching, leave-one-out, attribution, routes"),
 }
 DEFAULT_GROUP = "basics"
 # share of the window's height the bottom area takes when a group is first shown (the player's charts and

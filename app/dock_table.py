@@ -64,14 +64,14 @@ DOCKS: tuple[Dock, ...] = (
     Dock("dashboard", QT_TRANSLATE_NOOP("MainWindow", "Head dashboard"), "analysis_panel", "DashboardPanel", "bottom", "analysis",
          tab_with="diffs"),
     Dock("corpus", QT_TRANSLATE_NOOP("MainWindow", "Corpus"), "corpus_panel", "CorpusPanel", "bottom", "analysis", tab_with="diffs"),
-    Dock("routes", QT_TRANSLATE_NOOP("MainWindow", "Routes"), "routes_panel", "RoutesPanel", "bottom", "analysis",
-         tab_with="diffs"),
     Dock("patching", QT_TRANSLATE_NOOP("MainWindow", "Activation patching"), "evidence_panel", "PatchingPanel", "bottom", "evidence",
          tab_with="diffs"),
     Dock("occlusion", QT_TRANSLATE_NOOP("MainWindow", "Leave-one-out"), "evidence_panel", "OcclusionPanel", "bottom", "evidence",
          tab_with="diffs"),
     Dock("attribution", QT_TRANSLATE_NOOP("MainWindow", "Attribution"), "attribution_panel", "AttributionPanel", "bottom",
          "evidence", tab_with="diffs"),
+    Dock("routes", QT_TRANSLATE_NOOP("MainWindow", "Routes"), "routes_panel", "RoutesPanel", "bottom", "evidence",
+         tab_with="diffs"),
 )
 
 

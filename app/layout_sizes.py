@@ -238,17 +238,3 @@ def shown_bottom(window):
     keys = groups.keys(groups.current) if groups is not None else ()
     return [window.docks[k] for k in keys if window.docks[k].isVisible() and not window.docks[k].isFloating()
             and not window.docks[k].visibleRegion().isEmpty()]
-
-
-ROW_PIXELS = 13  # px a labelled heatmap row needs for its label at 8 pt or more (app/heatmap.py shrinks it to row / 1.15)
-
-
-def readable_rows_height(view, rows: int) -> int:
-    """Height of HeatmapView ``view`` at which its ``rows`` labelled rows keep labels of 8 pt or more: its
-    axes, title and margins (measured at its current size) and ROW_PIXELS a row. Beyond the rows labelled
-    one by one (LABEL_EVERY_TOKEN) the labels are thinned at the full font: that many rows' worth."""
-    from .heatmap import LABEL_EVERY_TOKEN
-
-    box = view.plot.getViewBox().sceneBoundingRect().height()
-    chrome = view.height() - box if view.height() > 0 and box > 0 else view.minimumSizeHint().height()
-    return int(chrome + ROW_PIXELS * min(max(rows, 1), LABEL_EVERY_TOKEN)) + 1

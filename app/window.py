@@ -82,6 +82,11 @@ class MainWindow(QMainWindow):
         c.computeFailed.connect(self.status.on_compute_failed)
         c.busyChanged.connect(self.status.on_busy_changed)
         c.adjusted.connect(self.status.on_adjusted)
+        # a decoder's snapshot comes without the Analysis arrays: made in the worker while a dock reading them is shown
+        readers = [self.docks[key] for key in ("rollout", "ablation", "dashboard")]
+        c.analysis_wanted = lambda: any(dock.isVisible() for dock in readers)
+        for dock in readers:
+            dock.visibilityChanged.connect(lambda shown: c.request_analysis() if shown else None)
         self._saved_view = None  # what the open session file holds (mark_saved), for the title's modified mark
         for signal in (c.configChanged, c.modelChanged, c.ablateChanged, c.byWordsChanged, c.sentenceBChanged):
             signal.connect(self._update_modified)

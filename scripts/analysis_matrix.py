@@ -102,6 +102,7 @@ def window_arrays(name: str, request) -> dict:
     from engine.models import model_info
 
     from app.jobs import decoder_view, trained
+    from app.jobs.analysis_job import with_analysis
     from app.jobs.snapshot import take_snapshot
     from app.pretrained import take_pretrained_snapshot
 
@@ -110,7 +111,7 @@ def window_arrays(name: str, request) -> dict:
     else:
         trained.shown_traces.pop(name, None)  # a whole run, not the prefix of an earlier one
         snapshot = take_pretrained_snapshot(name, request.text, 0, None, request.by_words, request.ablate)
-    analysis = snapshot.analysis
+    analysis = with_analysis(snapshot).analysis  # a decoder's: the job the window submits when a view reads them
     out = {}
     for key, attribute in (("value_norms", "value_norms"), ("rollout", "rollout"), ("value_rollout", "value_rollout"),
                            ("head_stats", "head_stats"), ("ablation_cosines", "cosines")):

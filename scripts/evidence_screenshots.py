@@ -4,6 +4,7 @@ Chinese.
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/evidence_screenshots.py
     SCREENSHOTS_OUT=/tmp/shots …                                      # elsewhere than docs/images
+    EVIDENCE_SCENES=smollm2 xvfb-run -a -s "-screen 0 1366x768x24" …  # SmolLM2's 30 × 16 grid, maximised
 """
 from __future__ import annotations
 
@@ -46,8 +47,39 @@ def preset(app, window, fragment: str, name: str) -> None:
     shoot(app, window, name)
 
 
+CLEAN = "The famous Eiffel Tower, built long ago, is found in the city of"  # 16 SmolLM2 tokens
+CORRUPT = "The famous Colosseum, built long ago, is found in the city of"
+
+
+def smollm2_grid(app) -> None:
+    """SmolLM2's 30-layer residual grid over 16 tokens and its head grid, in a window maximised on
+    the screen Xvfb was given (the grid should fit whole at 1366 × 768: no scroll bar). Xvfb has no window
+    manager to maximise it: the window takes what a maximised one gets there (tests/test_layout_fit.py's sizes)."""
+    window = screenshots.open_window(app)
+    screen = window.screen().size()
+    window.resize(screen.width() - 16, screen.height() - 48)
+    window.reset_layout()  # the first start's proportions for this size
+    settle(app, window, 1.0)
+    window.model_combo.setCurrentIndex(window.model_combo.findData("smollm2"))
+    settle(app, window, 2.0)
+    window.dock_groups.select("evidence")
+    panel = raise_dock(window, "patching")
+    settle(app, window, 1.0)
+    panel.clean.setText(CLEAN)
+    panel.corrupt.setText(CORRUPT)
+    panel.answer.setText(" Paris")
+    panel.start()
+    wait(app, lambda: not panel.running)
+    shoot(app, window, f"evidence-patching-smollm2-{screen.width()}x{screen.height()}.png")
+    window.close()
+
+
 def main() -> None:
     app = QApplication(sys.argv[:1])
+    screenshots.OUT.mkdir(parents=True, exist_ok=True)
+    if os.environ.get("EVIDENCE_SCENES") == "smollm2":
+        smollm2_grid(app)
+        return
     window = screenshots.open_window(app)
     screenshots.set_text(window, ANIMAL)
     settle(app, window)

@@ -46,23 +46,9 @@ def window(qtbot):
     win.show()
     assert win.wait_until_idle(30), "the first computation did not arrive"
     yield win
-    # pytest-qt has closed the window by now (qtbot's widgets close before fixture teardown); a job
-    # still running is let finish (closing mid-job is tested on its own). Nothing may stay pending:
-    # a closed window that queued work no thread runs made seven teardowns wait 60 s.
-    assert win.controller.worker.wait_until_idle(60), "a job stayed pending after the window closed"
-    win.close()
-    # Closing asks the thread to stop and waits 0.1 s; the thread ends once it is woken and holds the
-    # GIL, which on a busy machine takes longer: a thread that was never told to stop still fails here.
-    assert_thread_ends(win.controller.worker.is_alive, "the worker thread outlived its window")
+    from tests.shared_helpers import close_window  # here: imported at the top, its autouse fixture would be suite-wide
 
-
-def assert_thread_ends(alive, message: str, timeout: float = 10.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while alive() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not alive(), message
+    close_window(win)
 
 
 @pytest.fixture(autouse=True)

@@ -46,6 +46,26 @@ def wait_for(condition, timeout: float = 60.0) -> None:
     raise AssertionError("timed out")
 
 
+def close_window(win) -> None:
+    """The window fixture's end. pytest-qt has closed the window by now (qtbot's widgets close before
+    fixture teardown); a job still running is let finish (closing mid-job is tested on its own).
+    Nothing may stay pending: a closed window that queued work no thread runs made seven teardowns
+    wait 60 s."""
+    assert win.controller.worker.wait_until_idle(60), "a job stayed pending after the window closed"
+    win.close()
+    # Closing asks the thread to stop and waits 0.1 s; the thread ends once it is woken and holds the
+    # GIL, which on a busy machine takes longer: a thread that was never told to stop still fails here.
+    assert_thread_ends(win.controller.worker.is_alive, "the worker thread outlived its window")
+
+
+def assert_thread_ends(alive, message: str, timeout: float = 10.0) -> None:
+    """Wait up to ``timeout`` s for ``alive()`` to turn false; AssertionError(``message``) if it does not."""
+    deadline = time.monotonic() + timeout
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not alive(), message
+
+
 def dock(window, key):
     """Show and raise the dock ``key``; its panel."""
     window.docks[key].show()

@@ -5,6 +5,7 @@ The engine computes; this adapter keeps what the panels draw: value-weighted att
 (layers, heads, n, n), rollout and value-weighted rollout (layers, n, n), the head table and,
 when heads are switched off, each token's final-vector cosine with and without. An analysis that
 does not apply keeps its one-line reason (``reasons``), which the panel shows instead of a picture.
+A decoder's snapshot comes without them: app.jobs.analysis_job adds them in a job of its own.
 """
 from __future__ import annotations
 

@@ -32,11 +32,9 @@ SINK_SHARE = 0.5  # name the attention sink when the first token gets at least t
 def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablate: frozenset = frozenset(),
                           by_words: bool = False):
     """Snapshot of ``layer`` for ``text`` by decoder ``name`` (trace attached, KV cache reused),
-    the heads of ``ablate`` switched off (EngineError naming a head the model lacks), and the
-    Analysis place's arrays; ``by_words``: rolled up by words too (byte fragments join their
-    character, characters their word)."""
-    from .analysis import analyse
-
+    the heads of ``ablate`` switched off (EngineError naming a head the model lacks); ``by_words``:
+    rolled up by words too (byte fragments join their character, characters their word). Without
+    the Analysis place's arrays: app.jobs.analysis_job.with_analysis adds them when a view reads them."""
     model = trained.model(name, progress)
     request = RunRequest(text=text, ablate=frozenset(ablate), by_words=by_words).checked(model.facts)
     tokenized = model.tokenize(text)
@@ -45,9 +43,6 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablat
     # use_cache=False: the model's own kept trace is neither read nor replaced; the trace on screen is the cache
     trace = model.run(tokenized, ablate=request.ablate, previous=_last.get(name), use_cache=False)
     _last[name] = trace
-    plain = None
-    if request.ablate:  # the final vectors with every head on, for the switched-off heads' effect
-        plain = model.run(tokenized, use_cache=False)  # the KV cache stays the trace on screen
     result = model.layer_view(trace, layer)
     overview = np.stack([block_average(trace.attentions[i], OVERVIEW_SIZE) for i in range(trace.num_layers)])
     view = DecoderView(trace)
@@ -64,9 +59,8 @@ def take_decoder_snapshot(name: str, text: str, layer: int, progress=None, ablat
         words = word_view(text, trace.tokens, result.weights, trace.attentions, shrink=block_average,
                           thumbnail_size=THUMBNAIL_SIZE, overview_size=OVERVIEW_SIZE,
                           special_tokens=model.facts.special_tokens)
-    analysis = analyse(model, Runs(model, request, trace=trace, plain=plain))
     return summarise(result, bert=view, layer=layer, overview=overview, model=name, ablate=trace.ablate,
-                     facts=model.facts, words=words, analysis=analysis)
+                     facts=model.facts, words=words)
 
 
 # ---------------------------------------------------------------- the panels' worker jobs

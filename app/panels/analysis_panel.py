@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import (
-    QT_TRANSLATE_NOOP, QAbstractTableModel, QModelIndex, QSignalBlocker, QSortFilterProxyModel, Qt,
+    QT_TRANSLATE_NOOP, QAbstractTableModel, QCoreApplication, QModelIndex, QSignalBlocker, QSortFilterProxyModel, Qt,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QProgressBar,
@@ -41,6 +41,11 @@ SELECTED_BRUSH = pg.mkBrush("#ff2d55")
 POINT_BRUSH = pg.mkBrush(26, 115, 232, 160)
 TOP_HEADS = 10
 RANK_LANE = "rank-heads"
+
+
+def _computing() -> str:
+    """What a view of the Analysis arrays says while the worker computes them (a decoder's come after its snapshot)."""
+    return QCoreApplication.translate("AnalysisPanel", "Computing the analysis of this result…")
 
 
 def _bar_plot(title: str) -> tuple[pg.PlotWidget, pg.BarGraphItem]:
@@ -292,7 +297,7 @@ class RolloutPanel(Panel):
         analysis = snapshot.analysis
         if analysis is None or analysis.rollout is None:
             reason = None if analysis is None else analysis.reason("rollout")
-            return self._show_nothing(self.tr("No rollout for this result.") if reason is None else error_text(reason))
+            return self._show_nothing(self._no_rollout() if reason is None else error_text(reason))
         rollout = analysis.rollout[-1]
         row = self.focused_flow()  # (n,) the matrix's row, or the focused token's own
         x = np.arange(n)
@@ -337,6 +342,9 @@ class RolloutPanel(Panel):
             return None
         return rollouts[min(self.layer.value(), rollouts.shape[0] - 1)]
 
+    def _no_rollout(self) -> str:
+        return _computing() if self.controller.analysis_pending() else self.tr("No rollout for this result.")
+
     def _show_nothing(self, text: str) -> None:
         """No picture for this snapshot: ``text`` says why (never the previous model's picture)."""
         self.caption.setText(text)
@@ -362,7 +370,7 @@ class RolloutPanel(Panel):
         rollouts = None if analysis is None else getattr(analysis, name)
         if rollouts is None:
             reason = None if analysis is None else analysis.reason(name)
-            return self._show_nothing(self.tr("No rollout for this result.") if reason is None else error_text(reason))
+            return self._show_nothing(self._no_rollout() if reason is None else error_text(reason))
         layers = rollouts.shape[0]
         if layers != self._last_layers:  # a new model: start at the last layer (the final vectors)
             with QSignalBlocker(self.layer):
@@ -479,8 +487,10 @@ class AblationPanel(Panel):
                                             "grid, or click a cell of the effects grid, to switch it off."))
             else:  # heads are off but their effect is not known: say which, and why
                 reason = None if analysis is None else analysis.reason("ablation_cosines")
+                why = _computing() if analysis is None and self.controller.analysis_pending() else \
+                    "" if reason is None else error_text(reason)
                 self.status.setText(fill(self.tr("Switched off: %1. %2"), ", ".join(_head_name(l, h) for l, h in off),
-                                         "" if reason is None else error_text(reason)))
+                                         why))
             self.bars.setOpts(x=[], height=[])
             self.plot.getAxis("bottom").setTicks([[]])  # no bars, no labels of an older sentence
         else:
@@ -624,8 +634,6 @@ class HeadTableModel(QAbstractTableModel):
 
 
 def measure_title(name: str) -> str:
-    from PySide6.QtCore import QCoreApplication
-
     return QCoreApplication.translate("DashboardPanel", MEASURE_TITLES[name])
 
 
@@ -718,7 +726,8 @@ class DashboardPanel(Panel):
             self.scatter.setData([])
             self.selected_point.setData([])
             reason = None if snapshot.analysis is None else snapshot.analysis.reason("head_stats")
-            self.caption.setText(self.tr("No head statistics for this result.") if reason is None
+            self.caption.setText(_computing() if snapshot.analysis is None and self.controller.analysis_pending()
+                                 else self.tr("No head statistics for this result.") if reason is None
                                  else error_text(reason))
             return
         if self.table_model.table is None or len(self.table_model.table) != len(table) or \
@@ -739,8 +748,6 @@ class DashboardPanel(Panel):
             heads = [head for head in named if head.pattern == pattern]
             shown = ", ".join(f"{_head_name(h.layer, h.head)} ({h.value:.2f})" for h in heads[:6])
             more = fill(self.tr(" and %1 more"), len(heads) - 6) if len(heads) > 6 else ""
-            from PySide6.QtCore import QCoreApplication
-
             title = QCoreApplication.translate("DashboardPanel", PATTERN_TITLES[pattern])
             lines.append(f"{title}: {shown}{more}")
         return "\n".join(lines)

@@ -107,6 +107,8 @@ class AttentionPanel(Panel):
         self.heatmap.cellHovered.connect(self._on_cell_hovered)
         self.heatmap.cellClicked.connect(self._on_cell_clicked)
         controller.snapshotArrived.connect(lambda _: self.refresh())
+        # a decoder's value-weighted stage: its arrays arrive after the snapshot (app.jobs.analysis_job)
+        controller.analysisArrived.connect(lambda _: self.refresh() if controller.stage == "value_norms" else None)
         self.set_model_connected(snapshots=False)  # snapshots: the controller's snapshotArrived, first
         self.by_words.toggled.connect(controller.set_by_words)
         controller.byWordsChanged.connect(self._on_by_words_changed)
@@ -155,7 +157,8 @@ class AttentionPanel(Panel):
                 self.caption.setText(fill(self.tr("%1 words from %2 pieces · rows sum to 1"), words.count, result.n))
             return
         self.heatmap.set_axis_titles(self.tr("query token"), self.tr("key token"))
-        if stage == "value_norms" and snapshot.analysis is None:
+        waiting = stage == "value_norms" and snapshot.analysis is None  # a decoder's: its arrays follow in a job
+        if waiting:
             stage = "weights"
         matrix = snapshot.stage_matrix(stage)[head]  # (n, n)
         labels = [shown_piece(text) for text in result.token_texts]
@@ -190,6 +193,9 @@ class AttentionPanel(Panel):
             note = sink_text(snapshot, snapshot.layer, head)
             self.caption.setText(self.caption.text() + (" · " + note if note else ""))
             self.caption.setToolTip(sink_tip(snapshot, snapshot.layer, head))
+        if waiting:  # the softmax weights meanwhile, said so (the arrays' job is asked for after this paint)
+            self.caption.setText(self.tr("softmax weights until value-weighted attention is computed…") + " · "
+                                 + self.caption.text())
         if self.controller.by_words:  # asked for words, but this result has none: said, not pieces silently
             self.caption.setText(self.caption.text() + " · " + self.tr("by words does not apply to this result"))
 

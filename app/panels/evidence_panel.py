@@ -22,18 +22,27 @@ from PySide6.QtWidgets import (
     QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from engine.analysis.request import RunRequest
 from engine.models import model_info
 
 from ..controller import Controller
 from ..heatmap import HeatmapView
-from ..layout_sizes import readable_rows_height
 from ..i18n import error_text
+# the tasks at the dock's build, not at the first click: importing the patching engine there took ~17 ms
+# of the GUI thread's turn that answered Patch
+from ..jobs.evidence import leave_one_out_task, patching_task
 from ..text import fill
 from .base import Panel
 
 BAR_BRUSH = pg.mkBrush("#1a73e8")
 PATCH_MAP = "inferno"
 TOKEN_GRIDS = ("resid_pre", "attn_out", "mlp_out")
+# px: each grid's least height whatever the model, set once. The grids take the dock's room and their rows
+# share it (SmolLM2's 30 layers at 1366 × 768: ~5 px a row, every fourth layer labelled, the token axis
+# shown); a height grown to every row's label scrolled the dock there, layers 23–29 and the tokens out of
+# sight, and growing the dock at the click re-laid the window out while the grid ran (a 46–75 ms stall).
+# No more than the evidence group's room at 1024 × 600 leaves under the form (185 px in all).
+GRID_LEAST = 96
 
 
 def _finite_range(*grids) -> tuple[float, float]:
@@ -137,11 +146,13 @@ class PatchingPanel(Panel):
         self.token_map.setObjectName("patchTokenGrid")
         self.token_map.set_axis_titles(self.tr("layer"), self.tr("token (patched position)"))
         self.token_map.cellClicked.connect(self._open_token)
+        self.token_map.setMinimumHeight(GRID_LEAST)
         maps.addWidget(self.token_map, 3)
         self.head_map = HeatmapView()
         self.head_map.setObjectName("patchHeadGrid")
         self.head_map.set_axis_titles(self.tr("layer"), self.tr("head"))
         self.head_map.cellClicked.connect(self._open_head)
+        self.head_map.setMinimumHeight(GRID_LEAST)
         maps.addWidget(self.head_map, 2)
         layout.addLayout(maps, 1)
         self._lane = self.lane("patching", long=True)  # a grid never holds the thread that computes edits
@@ -187,18 +198,12 @@ class PatchingPanel(Panel):
         self.setup, self.grids, self.model = None, {}, None
         self.token_map.clear_matrix()
         self.head_map.clear_matrix()
-        self.token_map.setMinimumHeight(0)  # nothing drawn: the form alone sets the panel's height
-        self.head_map.setMinimumHeight(0)
         self._finish()
 
     # ------------------------------------------------------------------ running
     def start(self) -> None:
         """One worker task: check the prompts, run both, then the grids row by row (each row
         arrives as a partial result), with the window's switched-off heads."""
-        from engine.analysis.request import RunRequest
-
-        from ..jobs.evidence import patching_task
-
         model = self.controller.model
         if model_info(model).configurable:
             self.caption.setText(self.tr("Patching needs a pretrained model: choose one in the Model bar."))
@@ -212,12 +217,6 @@ class PatchingPanel(Panel):
         self.cancel_button.setVisible(True)
         self.run_button.setEnabled(False)
         self.caption.setText(self.tr("Running both prompts…"))
-        snapshot = self.controller.snapshot
-        if snapshot is not None and snapshot.model == model and snapshot.facts is not None:
-            # the grids' room now, as the click's answer: the dock growing when the first rows
-            # arrive re-lays the window out while the task computes (the longest stall of a grid)
-            for view in (self.token_map, self.head_map):
-                view.setMinimumHeight(readable_rows_height(view, snapshot.facts.layers))
         request = RunRequest(text=self.clean.text(), answer=self.answer.text() or None, position=self.position.value(),
                              ablate=self.controller.ablate)
         self._lane.start(patching_task, model, request, self.corrupt.text(), (self.grid.currentData(), "head_z"))
@@ -294,8 +293,6 @@ class PatchingPanel(Panel):
                                   value_format="{:.2f}")
         self.head_map.set_matrix(self.grids["head_z"], layers, [f"H{h}" for h in range(s.heads)], levels=levels,
                                  colormap=PATCH_MAP, value_format="{:.2f}")
-        for view in (self.token_map, self.head_map):  # every layer's row readable once drawn: the dock grows to it
-            view.setMinimumHeight(readable_rows_height(view, s.layers))
         done = sum(int(np.isfinite(g).sum()) for g in self.grids.values())
         total = sum(g.size for g in self.grids.values())
         measure = (fill(self.tr("p(“%1”) at the last position"), s.answer.piece) if s.decoder
@@ -414,10 +411,6 @@ class OcclusionPanel(Panel):
         self.run_button.setEnabled(True)
 
     def start(self) -> None:
-        from engine.analysis.request import RunRequest
-
-        from ..jobs.evidence import leave_one_out_task
-
         snapshot = self.controller.snapshot
         if snapshot is None or model_info(snapshot.model).configurable:
             self.caption.setText(self.tr("Leave-one-out needs a pretrained model: choose one in the Model bar."))

@@ -48,9 +48,14 @@ class Runs:
         return self._plain
 
     def output_weights(self) -> list[np.ndarray]:
-        """Each layer's row-vector W_O (heads·d_head, d): the trace's own (the toy holds it), else the model's."""
+        """Each layer's row-vector W_O (heads·d_head, d): the trace's own (the toy holds it), else the
+        contract's ``model.W_O`` (layers, heads, d_head, d) with each layer's heads stacked as rows
+        (views: no copy, and no reach into the model's weights)."""
         own = self.trace.own_output_weights()
-        return own if own is not None else [layer.output_weight for layer in self.model.weights.layers]
+        if own is not None:
+            return own
+        w_o = self.model.W_O  # (layers, heads, d_head, d)
+        return [layer.reshape(-1, layer.shape[-1]) for layer in w_o]  # (heads·d_head, d) each
 
     def memo(self, key: str, make: Callable):
         """``make()`` once per key: results two analyses share."""
