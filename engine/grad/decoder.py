@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import EngineError
 from ..core.positional import rope_tables
-from .pieces import (DTYPE, attention_backward, attention_forward, gelu_backward, gelu_forward, norm_backward,
+from .pieces import (DTYPE, attention_backward, attention_forward, check_finite, gelu_backward, linear, gelu_forward, norm_backward,
                      norm_forward, rotate, silu_mul_backward, silu_mul_forward)
 
 
@@ -58,8 +58,11 @@ def _ablation_mask(config, ablate) -> np.ndarray:
     return mask
 
 
-def forward(weights, config, h: np.ndarray, ablate=frozenset()):
-    """h (B, n, d) the input → (output (B, n, d) after the final norm, saved activations)."""
+def forward(weights, config, h: np.ndarray, ablate=frozenset(), record: list | None = None):
+    """h (B, n, d) the input → (output (B, n, d) after the final norm, saved activations).
+
+    ``record``: a list that gets, per layer, the values at its hook points {"hook_resid_pre",
+    "hook_attn_out", "hook_mlp_out": (B, n, d), "attn.hook_z": (B, n, H, d_k) after switching off}."""
     c = config
     batch, n, d = h.shape
     heads, kv, d_k = c.num_heads, c.num_kv_heads, c.head_dim
@@ -69,8 +72,9 @@ def forward(weights, config, h: np.ndarray, ablate=frozenset()):
     h = np.array(h, dtype=np.promote_types(np.asarray(h).dtype, DTYPE))  # float64 for finite differences
     layers = []
     for index, w in enumerate(weights.layers):
+        resid_pre = h  # not changed in place below: h is rebound to resid_pre + attn_out
         x, norm1 = norm_forward(h, w.attention_norm, w.attention_norm_bias, c.rms_norm_eps, c.norm)
-        qkv = x @ w.qkv_weight  # (B, n, (H + 2K)·d_k)
+        qkv = linear(x, w.qkv_weight)  # (B, n, (H + 2K)·d_k)
         if w.qkv_bias is not None:
             qkv += w.qkv_bias
         qkv = qkv.reshape(batch, n, heads + 2 * kv, d_k).transpose(0, 2, 1, 3)  # (B, H + 2K, n, d_k)
@@ -81,12 +85,12 @@ def forward(weights, config, h: np.ndarray, ablate=frozenset()):
             q, k = np.ascontiguousarray(q), np.ascontiguousarray(k)
         z, pattern = attention_forward(q, k, v, c.score_divisor, causal=True)  # (B, H, n, d_k), (B, H, n, n)
         z *= mask[index][None, :, None, None]  # switched-off heads reach W_O as zeros
-        attn_out = z.transpose(0, 2, 1, 3).reshape(batch, n, heads * d_k) @ w.output_weight  # (B, n, d)
+        attn_out = linear(z.transpose(0, 2, 1, 3).reshape(batch, n, heads * d_k), w.output_weight)  # (B, n, d)
         if w.output_bias is not None:
             attn_out += w.output_bias
         h = h + attn_out
         x2, norm2 = norm_forward(h, w.ffn_norm, w.ffn_norm_bias, c.rms_norm_eps, c.norm)
-        up = x2 @ w.gate_up_weight  # (B, n, 2·d_ff) [gate | up] or (B, n, d_ff)
+        up = linear(x2, w.gate_up_weight)  # (B, n, 2·d_ff) [gate | up] or (B, n, d_ff)
         if w.up_bias is not None:
             up += w.up_bias
         if gated:
@@ -95,10 +99,14 @@ def forward(weights, config, h: np.ndarray, ablate=frozenset()):
                          else gelu_forward(gate, tanh=True) * value)
         else:
             activated = gelu_forward(up, tanh=c.mlp == "gelu_tanh")
-        mlp_out = activated @ w.down_weight
+        mlp_out = linear(activated, w.down_weight)
         if w.down_bias is not None:
             mlp_out += w.down_bias
+        if record is not None:
+            record.append({"hook_resid_pre": resid_pre, "hook_attn_out": attn_out, "hook_mlp_out": mlp_out,
+                           "attn.hook_z": z.transpose(0, 2, 1, 3)})
         h += mlp_out
+        check_finite(h, index)
         layers.append((norm1, q, k, v, pattern, norm2, up))
     out, final = norm_forward(h, weights.output_norm, weights.output_norm_bias, c.rms_norm_eps, c.norm)
     return out, (layers, final, cos, sin, mask)
@@ -122,7 +130,7 @@ def backward(weights, config, saved, grad_out: np.ndarray, points: bool = True):
         w = weights.layers[index]
         norm1, q, k, v, pattern, norm2, up = layers[index]
         grad_mlp_out = grad
-        grad_activated = grad_mlp_out @ w.down_weight.T  # (B, n, d_ff)
+        grad_activated = linear(grad_mlp_out, w.down_weight.T)  # (B, n, d_ff)
         if gated:
             gate, value = up[..., : c.intermediate_size], up[..., c.intermediate_size:]
             if c.mlp == "swiglu":
@@ -133,15 +141,15 @@ def backward(weights, config, saved, grad_out: np.ndarray, points: bool = True):
             grad_up = np.concatenate([grad_gate, grad_value], axis=-1)  # (B, n, 2·d_ff)
         else:
             grad_up = gelu_backward(grad_activated, up, tanh=c.mlp == "gelu_tanh")
-        grad_mid = grad + norm_backward(grad_up @ w.gate_up_weight.T, norm2)  # ∂/∂ hook_resid_mid
+        grad_mid = grad + norm_backward(linear(grad_up, w.gate_up_weight.T), norm2)  # ∂/∂ hook_resid_mid
         grad_attn_out = grad_mid
-        grad_z = (grad_attn_out @ w.output_weight.T).reshape(batch, n, heads, d_k).transpose(0, 2, 1, 3)
+        grad_z = linear(grad_attn_out, w.output_weight.T).reshape(batch, n, heads, d_k).transpose(0, 2, 1, 3)
         grad_z = grad_z * mask[index][None, :, None, None]  # (B, H, n, d_k); 0 for switched-off heads
         grad_q, grad_k, grad_v, grad_pattern = attention_backward(grad_z, q, k, v, pattern, c.score_divisor)
         if cos is not None:
             grad_q, grad_k = rotate(grad_q, cos, -sin, c.rope_style), rotate(grad_k, cos, -sin, c.rope_style)
         grad_qkv = np.concatenate([grad_q, grad_k, grad_v], axis=1)  # (B, H + 2K, n, d_k)
-        grad_x = grad_qkv.transpose(0, 2, 1, 3).reshape(batch, n, (heads + 2 * kv) * d_k) @ w.qkv_weight.T
+        grad_x = linear(grad_qkv.transpose(0, 2, 1, 3).reshape(batch, n, (heads + 2 * kv) * d_k), w.qkv_weight.T)
         grad = grad_mid + norm_backward(grad_x, norm1)  # ∂/∂ hook_resid_pre
         if points:
             by_layer[index] = {"hook_resid_pre": grad, "hook_attn_out": grad_attn_out, "hook_mlp_out": grad_mlp_out,

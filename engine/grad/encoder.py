@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pieces import DTYPE, attention_backward, attention_forward, gelu_backward, gelu_forward, norm_backward, norm_forward
+from .pieces import (DTYPE, attention_backward, attention_forward, check_finite, gelu_backward, linear, gelu_forward, norm_backward,
+                     norm_forward)
 
 
 def embed(weights, config, ids: np.ndarray, token_type_ids: np.ndarray | None = None) -> np.ndarray:
@@ -34,8 +35,9 @@ def saved_bytes(config, batch: int, n: int) -> int:
     return 4 * batch * (c.num_layers * per_layer + temporary + n * c.hidden_size)
 
 
-def forward(weights, config, h: np.ndarray, ablate=frozenset()):
-    """h (B, n, d) the input → (output (B, n, d), saved activations)."""
+def forward(weights, config, h: np.ndarray, ablate=frozenset(), record: list | None = None):
+    """h (B, n, d) the input → (output (B, n, d), saved activations); ``record``: as
+    engine.grad.decoder.forward's, the values at the hook points per layer."""
     c = config
     batch, n, d = h.shape
     heads, d_k, eps = c.num_heads, c.d_k, c.layer_norm_eps
@@ -45,16 +47,20 @@ def forward(weights, config, h: np.ndarray, ablate=frozenset()):
     h = np.array(h, dtype=np.promote_types(np.asarray(h).dtype, DTYPE))  # float64 for finite differences
     layers = []
     for index, w in enumerate(weights.layers):
-        qkv = h @ w.qkv_weight + w.qkv_bias  # (B, n, 3d)
+        qkv = linear(h, w.qkv_weight) + w.qkv_bias  # (B, n, 3d)
         qkv = qkv.reshape(batch, n, 3 * heads, d_k).transpose(0, 2, 1, 3)  # (B, 3H, n, d_k)
         q, k, v = (np.ascontiguousarray(qkv[:, i * heads: (i + 1) * heads]) for i in range(3))
         z, pattern = attention_forward(q, k, v, np.sqrt(d_k).item(), causal=False)
         z *= mask[index][None, :, None, None]
-        attn_out = z.transpose(0, 2, 1, 3).reshape(batch, n, d) @ w.output_weight + w.output_bias
+        attn_out = linear(z.transpose(0, 2, 1, 3).reshape(batch, n, d), w.output_weight) + w.output_bias
         a, norm1 = norm_forward(h + attn_out, w.attention_norm_weight, w.attention_norm_bias, eps, "layer")
-        up = a @ w.intermediate_weight + w.intermediate_bias  # (B, n, d_ff)
-        mlp_out = gelu_forward(up, tanh=False) @ w.ffn_output_weight + w.ffn_output_bias
+        up = linear(a, w.intermediate_weight) + w.intermediate_bias  # (B, n, d_ff)
+        mlp_out = linear(gelu_forward(up, tanh=False), w.ffn_output_weight) + w.ffn_output_bias
+        if record is not None:
+            record.append({"hook_resid_pre": h, "hook_attn_out": attn_out, "hook_mlp_out": mlp_out,
+                           "attn.hook_z": z.transpose(0, 2, 1, 3)})
         h, norm2 = norm_forward(a + mlp_out, w.output_norm_weight, w.output_norm_bias, eps, "layer")
+        check_finite(h, index)
         layers.append((q, k, v, pattern, norm1, up, norm2))
     return h, (layers, mask)
 
@@ -73,15 +79,15 @@ def backward(weights, config, saved, grad_out: np.ndarray, points: bool = True):
         q, k, v, pattern, norm1, up, norm2 = layers[index]
         grad_post = norm_backward(grad, norm2)  # ∂/∂ hook_resid_post = a + mlp_out
         grad_mlp_out = grad_post
-        grad_up = gelu_backward(grad_mlp_out @ w.ffn_output_weight.T, up, tanh=False)
-        grad_a = grad_post + grad_up @ w.intermediate_weight.T  # ∂/∂ ln1.hook_out
+        grad_up = gelu_backward(linear(grad_mlp_out, w.ffn_output_weight.T), up, tanh=False)
+        grad_a = grad_post + linear(grad_up, w.intermediate_weight.T)  # ∂/∂ ln1.hook_out
         grad_mid = norm_backward(grad_a, norm1)  # ∂/∂ hook_resid_mid
         grad_attn_out = grad_mid
-        grad_z = (grad_attn_out @ w.output_weight.T).reshape(batch, n, heads, d_k).transpose(0, 2, 1, 3)
+        grad_z = linear(grad_attn_out, w.output_weight.T).reshape(batch, n, heads, d_k).transpose(0, 2, 1, 3)
         grad_z = grad_z * mask[index][None, :, None, None]
         grad_q, grad_k, grad_v, grad_pattern = attention_backward(grad_z, q, k, v, pattern, np.sqrt(d_k).item())
         grad_qkv = np.concatenate([grad_q, grad_k, grad_v], axis=1).transpose(0, 2, 1, 3).reshape(batch, n, 3 * d)
-        grad = grad_mid + grad_qkv @ w.qkv_weight.T  # ∂/∂ hook_resid_pre
+        grad = grad_mid + linear(grad_qkv, w.qkv_weight.T)  # ∂/∂ hook_resid_pre
         if points:
             by_layer[index] = {"hook_resid_pre": grad, "hook_attn_out": grad_attn_out, "hook_mlp_out": grad_mlp_out,
                                "attn.hook_z": grad_z.transpose(0, 2, 1, 3), "attn.hook_pattern": grad_pattern}

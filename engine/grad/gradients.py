@@ -81,9 +81,10 @@ def output_head(model) -> np.ndarray | None:
     return None if model.W_U is None else model.W_U.T
 
 
-def forward_output(model, inputs: np.ndarray, *, ablate=frozenset(),
-                   memory_budget: int = DEFAULT_MEMORY_BUDGET) -> tuple[np.ndarray, object]:
-    """(output (B, n, d), saved activations) of the block stack on ``inputs`` (B, n, d)."""
+def forward_output(model, inputs: np.ndarray, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
+                   record: list | None = None) -> tuple[np.ndarray, object]:
+    """(output (B, n, d), saved activations) of the block stack on ``inputs`` (B, n, d); ``record``:
+    a list that gets each layer's values at its hook points."""
     module, weights, config = _backend(model)
     inputs = np.asarray(inputs, np.float32)
     if inputs.ndim != 3 or inputs.shape[2] != model.facts.d_model:
@@ -91,7 +92,14 @@ def forward_output(model, inputs: np.ndarray, *, ablate=frozenset(),
                           shape=tuple(inputs.shape))
     ablate = check_ablation(ablate, model.facts.layers, model.facts.heads)
     check_budget(model, inputs.shape[0], inputs.shape[1], memory_budget)
-    return module.forward(weights, config, inputs, ablate)
+    return module.forward(weights, config, inputs, ablate, record)
+
+
+def backward(model, saved, grad_output: np.ndarray, points: bool = True):
+    """(∂/∂input (B, n, d), per layer {point: gradient}) from a :func:`forward_output`'s ``saved`` and
+    the gradient of its output: several targets' backwards from one forward."""
+    module, weights, config = _backend(model)
+    return module.backward(weights, config, saved, grad_output, points=points)
 
 
 def gradients(model, inputs: np.ndarray, target: Target, *, ablate=frozenset(), points: bool = True,

@@ -15,9 +15,24 @@ import math
 
 import numpy as np
 
+from ..core.errors import EngineError
 from ..core.layers import erf
 
 DTYPE = np.float32
+
+
+def check_finite(array: np.ndarray, layer: int) -> None:
+    """EngineError naming the layer whose output is NaN or infinite (a damaged weight there): a
+    gradient through it would be NaN everywhere below, and nothing of it is shown."""
+    if not np.isfinite(array).all():
+        raise EngineError("the forward pass became NaN or infinite in layer {layer}: a weight there is damaged; "
+                          "no gradient", field="model", layer=layer)
+
+
+def linear(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """x (..., in) @ weight (in, out) as one 2-D matrix product over all rows: numpy's stacked
+    matmul with a transposed weight (the backward's ``w.T``) runs one small product per leading index."""
+    return (x.reshape(-1, x.shape[-1]) @ weight).reshape(*x.shape[:-1], weight.shape[1])
 
 
 # ---------------------------------------------------------------- norms

@@ -5,7 +5,8 @@ its values (B,) and its gradient with respect to that output (B, n, d).
   target at the last position, the answer's).
 - ``logit``: the logit of a token; ``logit_diff``: logit(token) − logit(other).
 - ``cosine``: the cosine of a position's output vector to a reference vector (an encoder: how
-  much a token's final vector points toward something, e.g. another text's).
+  much a token's final vector points toward something, e.g. another text's); position None: of
+  the mean over every position (the sentence embedding sentence-transformers and e5 pool).
 
 Logits = output[position] · headᵀ (the decoder's output head (vocab, d)); the softmax is taken
 in float64 (a vocabulary of 49k in float32 loses the small probabilities).
@@ -24,7 +25,7 @@ KINDS = ("log_prob", "logit", "logit_diff", "cosine")
 @dataclass(frozen=True, eq=False)
 class Target:
     kind: str  # one of KINDS
-    position: int = -1  # the row of the output read (-1: the last)
+    position: int | None = -1  # the row of the output read (-1: the last; None: the mean of every row, cosine)
     token: int = -1  # log_prob, logit, logit_diff
     other: int = -1  # logit_diff: the token subtracted
     reference: np.ndarray | None = None  # cosine: (d,)
@@ -35,6 +36,8 @@ class Target:
                               kinds=", ".join(KINDS), kind=self.kind)
         if self.kind == "cosine" and (self.reference is None or not np.any(self.reference)):
             raise EngineError("a cosine target needs a reference vector that is not zero", field="target")
+        if self.position is None and self.kind != "cosine":
+            raise EngineError("a logit target reads one position", field="target")
 
     def describe(self) -> str:
         """One line in English: what was differentiated (the command line prints it)."""
@@ -42,16 +45,21 @@ class Target:
                 "logit": "logit of token {token} at position {position}",
                 "logit_diff": "logit(token {token}) − logit(token {other}) at position {position}",
                 "cosine": "cosine of position {position}'s output vector to the reference"}[self.kind].format(
-            token=self.token, other=self.other, position=self.position)
+            token=self.token, other=self.other, position="every" if self.position is None else self.position)
 
 
 def evaluate(target: Target, output: np.ndarray, head: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """(values (B,) float64, ∂value/∂output (B, n, d), output's dtype) of ``target`` on ``output`` (B, n, d).
     ``head``: the output head (vocab, d) for the logit targets (None for an encoder)."""
     batch, n, d = output.shape
+    grad = np.zeros_like(output)  # output's dtype
+    if target.position is None:  # the mean of every row: each row gets 1/n of the mean's gradient
+        values, grad_mean = evaluate(Target("cosine", 0, reference=target.reference), output.mean(axis=1, keepdims=True),
+                                     None)
+        grad += grad_mean / output.dtype.type(n)
+        return values, grad
     position = target.position % n
     row = output[:, position].astype(np.float64)  # (B, d)
-    grad = np.zeros_like(output)  # output's dtype
     if target.kind == "cosine":
         reference = np.asarray(target.reference, np.float64)  # (d,)
         norms = np.linalg.norm(row, axis=1)  # (B,)
