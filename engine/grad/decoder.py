@@ -17,8 +17,8 @@ import numpy as np
 
 from ..core.errors import EngineError
 from ..core.positional import rope_tables
-from .pieces import (DTYPE, attention_backward, attention_forward, check_finite, gelu_backward, linear, gelu_forward, norm_backward,
-                     norm_forward, rotate, silu_mul_backward, silu_mul_forward)
+from .pieces import (DTYPE, attention_backward, attention_forward, check_finite, gelu_backward, gelu_forward,
+                     linear, norm_backward, norm_forward, rotate, silu_mul_backward, silu_mul_forward)
 
 
 def check_supported(config) -> None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pieces import (DTYPE, attention_backward, attention_forward, check_finite, gelu_backward, linear, gelu_forward, norm_backward,
-                     norm_forward)
+from .pieces import (DTYPE, attention_backward, attention_forward, check_finite, gelu_backward, gelu_forward,
+                     linear, norm_backward, norm_forward)
 
 
 def embed(weights, config, ids: np.ndarray, token_type_ids: np.ndarray | None = None) -> np.ndarray:
