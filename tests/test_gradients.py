@@ -272,3 +272,21 @@ def test_disagreement_names_the_cells_furthest_apart():
     correlation, cells = disagreement(estimate, exact, top=2)
     assert correlation == pytest.approx(np.corrcoef([0.0, 1.5, 2.0], [0.0, 1.0, 2.0])[0, 1])
     assert cells == [(0, 1, 1.5, 1.0), (0, 0, 0.0, 0.0)]
+
+
+@pytest.mark.parametrize("target", [
+    Target("log_prob", position=-1, token=3), Target("logit", position=1, token=5),
+    Target("logit_diff", position=2, token=5, other=0), Target("cosine", position=0, reference=np.arange(1.0, 9.0)),
+    Target("cosine", position=None, reference=np.arange(1.0, 9.0) - 4.5)])
+def test_each_target_s_gradient_equals_central_differences(target):
+    """Each target alone, on a random float64 output (2, 4, 8) and head (11, 8): Σ grad·u against the
+    central difference along u (the mean-pooled cosine divides its gradient among the rows)."""
+    rng = np.random.default_rng(3)
+    output, head, u = rng.standard_normal((2, 4, 8)), rng.standard_normal((11, 8)), rng.standard_normal((2, 4, 8))
+    values, grad = evaluate(target, output, head)
+    eps = 1e-6
+    numeric = (evaluate(target, output + eps * u, head)[0] - evaluate(target, output - eps * u, head)[0]) / (2 * eps)
+    np.testing.assert_allclose((grad * u).sum(axis=(1, 2)), numeric, rtol=1e-6, atol=1e-9)
+    if target.kind == "log_prob":
+        logits = output[:, -1] @ head.T
+        np.testing.assert_allclose(values, logits[:, 3] - np.log(np.exp(logits).sum(axis=1)))
