@@ -32,9 +32,11 @@ from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..grad.gradients import backward, check_supported, forward_output, input_of, output_head
 from ..grad.targets import Target, evaluate
 from .occlusion import Answer, answer_token
-from .patching import GRIDS, PATCH_TOKENS, _POINT, _tokens_line, is_decoder_model
+from .patching import GRIDS, PATCH_TOKENS, is_decoder_model
 
 SUFFIX = "_atp"
+POINTS = {"resid_pre": "hook_resid_pre", "attn_out": "hook_attn_out", "mlp_out": "hook_mlp_out",
+          "head_z": "attn.hook_z"}  # each grid's hook point, as patching's
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +61,7 @@ def _first_order(clean: list, corrupt: list, grads: list, grids) -> dict:
     """grid name → Σ (clean − corrupted)·gradient per cell: (layers, n) for a row grid, (layers, heads) for head_z."""
     out = {}
     for name in grids:
-        point = _POINT[name]
+        point = POINTS[name]
         cells = []
         for layer, grad in enumerate(grads):
             delta = clean[layer][point][0].astype(np.float64) - corrupt[layer][point][0]
@@ -82,9 +84,9 @@ def attribution_patching(model, clean: str, corrupt: str, answer: str | None = N
     clean_tok, corrupt_tok = model.tokenize(clean), model.tokenize(corrupt)
     n, m = len(clean_tok.input_ids), len(corrupt_tok.input_ids)
     if n != m:
+        pieces = lambda tokenized: " | ".join(t.text for t in tokenized.tokens)  # noqa: E731
         raise EngineError("the prompts must have the same number of tokens: clean {a} ({clean}), corrupted {b} "
-                          "({corrupt})", field="text", a=n, b=m, clean=_tokens_line(clean_tok),
-                          corrupt=_tokens_line(corrupt_tok))
+                          "({corrupt})", field="text", a=n, b=m, clean=pieces(clean_tok), corrupt=pieces(corrupt_tok))
     if n > PATCH_TOKENS:
         raise EngineError("{n} tokens is more than {limit} for patching (a grid runs the model layers × {n} times); "
                           "shorten the prompts", field="text", n=n, limit=PATCH_TOKENS)

@@ -39,14 +39,14 @@ class Gradients:
 
 def _backend(model):
     """(module, weights, config) of the model's block, or EngineError where gradients do not apply."""
-    facts = model.facts
-    if facts.kind == "decoder" and facts.capabilities.layer_batches:
+    capabilities = model.facts.capabilities  # declared by the model (engine/models/contract.py)
+    if capabilities.layer_batches:  # engine.models.llama's plain block, whose weights llama_batch reads too
         decoder_backward.check_supported(model.config)
         return decoder_backward, model.weights, model.config
-    if facts.kind == "encoder":
+    if not capabilities.next_token_logits and not capabilities.configurable:  # the BERT-shaped encoders
         return encoder_backward, model.weights, model.config
     raise EngineError("gradients need a pretrained encoder or decoder of the Llama, Qwen2, GPT-2 or BERT "
-                      "shape; {family} is not one", field="model", family=facts.family)
+                      "shape; {family} is not one", field="model", family=model.facts.family)
 
 
 def check_supported(model) -> None:

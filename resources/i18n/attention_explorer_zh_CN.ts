@@ -1088,6 +1088,14 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一个 ZIP 压缩包（PyTorch 的 .pt / .bin 文件、wheel 和 .npz 文件也都是 ZIP 压缩包）</translation>
     </message>
     <message>
+        <source>a baseline is zero or a token id in 0 … {top}; got {baseline!r}</source>
+        <translation>基线是零或 0 … {top} 之间的词元编号；收到的是 {baseline!r}</translation>
+    </message>
+    <message>
+        <source>a cosine target needs a reference vector that is not zero</source>
+        <translation>余弦目标需要一个非零的参考向量</translation>
+    </message>
+    <message>
         <source>a decoder's leave-one-out needs --answer: the token whose probability to measure</source>
         <translation>解码器的逐词去除需要 --answer：要测量其概率的词元</translation>
     </message>
@@ -1120,12 +1128,24 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一个文件夹（请选择其中的 .gguf 文件）</translation>
     </message>
     <message>
+        <source>a gradient target is one of {kinds}; got {kind!r}</source>
+        <translation>梯度目标是 {kinds} 之一；收到的是 {kind!r}</translation>
+    </message>
+    <message>
         <source>a gzip-compressed file: unpack it first</source>
         <translation>一个 gzip 压缩文件：请先解压</translation>
     </message>
     <message>
         <source>a hook is a (name, function) pair; got {item!r}</source>
         <translation>钩子应为 (名称, 函数) 二元组；收到的是 {item!r}</translation>
+    </message>
+    <message>
+        <source>a logit target needs a model with an output head (a decoder)</source>
+        <translation>logit 目标需要有输出头的模型（解码器）</translation>
+    </message>
+    <message>
+        <source>a logit target reads one position</source>
+        <translation>logit 目标只读取一个位置</translation>
     </message>
     <message>
         <source>a model runs a text or the Tokenized its tokenize() returned; got {kind}</source>
@@ -1202,6 +1222,22 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>ffmpeg could not write {path!r}: {reason}</source>
         <translation>ffmpeg 无法写入 {path!r}：{reason}</translation>
+    </message>
+    <message>
+        <source>gradients follow the Llama, Qwen2 and GPT-2 blocks; {family} has features they do not (sliding windows, soft-capping, q/k or output norms)</source>
+        <translation>梯度支持 Llama、Qwen2 和 GPT-2 的层结构；{family} 有它们没有的部件（滑动窗口、软截断、q/k 归一化或输出归一化）</translation>
+    </message>
+    <message>
+        <source>gradients need a pretrained encoder or decoder of the Llama, Qwen2, GPT-2 or BERT shape; {family} is not one</source>
+        <translation>梯度需要 Llama、Qwen2、GPT-2 或 BERT 结构的预训练编码器或解码器；{family} 不是</translation>
+    </message>
+    <message>
+        <source>inputs must be (batch, tokens, {d}); got {shape}</source>
+        <translation>输入的形状必须是 (批量, 词元数, {d})；收到的是 {shape}</translation>
+    </message>
+    <message>
+        <source>integrated gradients take 1 … {top} steps for {n} tokens (the {budget} memory budget sets the top); got {steps}</source>
+        <translation>对 {n} 个词元，积分梯度的步数为 1 … {top}（上限由 {budget} 的内存预算决定）；收到的是 {steps}</translation>
     </message>
     <message>
         <source>layer {layer} does not exist: the toy engine has layer 0</source>
@@ -1456,6 +1492,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>答案 {answer!r} 没有词元：请给出一个词，例如 ' Paris'</translation>
     </message>
     <message>
+        <source>the baseline has {got} tokens, the text {n}</source>
+        <translation>基线有 {got} 个词元，文本有 {n} 个</translation>
+    </message>
+    <message>
         <source>the batch file {path!r} cannot be read ({reason}): delete it and run the job again to redo that batch</source>
         <translation>无法读取批次文件 {path!r}（{reason}）：删除它并再次运行任务，即可重算这一批</translation>
     </message>
@@ -1482,6 +1522,26 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the folder {parent!r} does not exist: create it first</source>
         <translation>文件夹 {parent!r} 不存在：请先创建它</translation>
+    </message>
+    <message>
+        <source>the forward pass became NaN or infinite in layer {layer}: a weight there is damaged; no gradient</source>
+        <translation>前向计算在第 {layer} 层出现 NaN 或无穷大：该层的权重已损坏；无法求梯度</translation>
+    </message>
+    <message>
+        <source>the forward pass gave a value that is not a number (a weight or the input is NaN or infinite): no gradient</source>
+        <translation>前向计算得到了非数值（某个权重或输入是 NaN 或无穷大）：无法求梯度</translation>
+    </message>
+    <message>
+        <source>the gradient became NaN or infinite at blocks.{layer}.{point}: a weight there is damaged</source>
+        <translation>梯度在 blocks.{layer}.{point} 处变成 NaN 或无穷大：该处的权重已损坏</translation>
+    </message>
+    <message>
+        <source>the gradient became NaN or infinite: a weight is damaged</source>
+        <translation>梯度变成了 NaN 或无穷大：有权重已损坏</translation>
+    </message>
+    <message>
+        <source>the gradient of {n} tokens × {batch} inputs keeps about {need} of activations, over the {budget} memory budget: shorten the text or take fewer steps</source>
+        <translation>{n} 个词元 × {batch} 个输入的梯度需要保留约 {need} 的激活值，超过了 {budget} 的内存预算：请缩短文本或减少步数</translation>
     </message>
     <message>
         <source>the hook on {name} is not a function</source>
@@ -1538,6 +1598,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>the prompts must have the same number of tokens: clean {a} ({clean}), corrupted {b} ({corrupt})</source>
         <translation>两个提示的词元数必须相同：干净 {a}（{clean}），损坏 {b}（{corrupt}）</translation>
+    </message>
+    <message>
+        <source>the saliency method is one of {methods}; got {method!r}</source>
+        <translation>显著性方法是 {methods} 之一；收到的是 {method!r}</translation>
     </message>
     <message>
         <source>the saved text has {count} characters; the window shows at most {limit}</source>
