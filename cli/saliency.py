@@ -5,7 +5,8 @@ has several: a note on stderr says so); an encoder's cosine of the sentence embe
 of the last layer over every token) to --answer's own sentence embedding. The method: the gradient
 norm, input × gradient (default) or integrated gradients (--ig-steps midpoint steps from a zero
 baseline, or --baseline ID: that token's input in every place). Integrated gradients print their completeness (the
-attributions' sum minus t(input) − t(baseline)) beside the file.
+attributions' sum minus t(input) − t(baseline)) beside the file. With --by words, ``word_saliency``
+(w,) rolls it up by the export's words (engine.grad.saliency.by_words).
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def saliency_arrays(options, model, ablate: frozenset) -> dict[str, np.ndarray]:
     saliency_method and, for integrated gradients, ig_completeness."""
     from engine.analysis.occlusion import answer_token, sentence_embedding
     from engine.grad.gradients import check_supported
-    from engine.grad.saliency import DEFAULT_STEPS, saliency
+    from engine.grad.saliency import DEFAULT_STEPS, by_words, saliency
     from engine.grad.targets import Target
 
     check_supported(model)
@@ -69,7 +70,10 @@ def saliency_arrays(options, model, ablate: frozenset) -> dict[str, np.ndarray]:
                  f"{result.scores.sum():.6g}, t(input) − t(baseline) = {result.value - result.baseline_value:.6g}, "
                  f"completeness {result.completeness:+.3g}")
     print(line)
-    return result.arrays()
+    arrays = result.arrays()
+    if options.by == "words":  # the words and word_index the export writes anyway name the entries
+        arrays["word_saliency"] = by_words(result, options.text, tokenized.tokens, model.facts.special_tokens)[1]
+    return arrays
 
 
 def _baseline_id(text: str) -> int | None:

@@ -79,6 +79,19 @@ def test_bad_saliency_flags_exit_2_with_one_line_and_no_file(tiny, tmp_path, cap
     assert not out.exists()
 
 
+def test_by_words_adds_the_pieces_sum_per_word(tiny, tmp_path, capsys):
+    out = tmp_path / "w.npz"
+    done = run(capsys, "export", "--model", str(tiny), "--text", TEXT, "--saliency", "--answer", " cat", "--by", "words",
+               "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    with np.load(out) as data:
+        expected = np.zeros(len(data["words"]))
+        for piece, word in enumerate(data["word_index"]):
+            expected[word] += data["saliency"][piece]
+        np.testing.assert_allclose(data["word_saliency"], expected, rtol=1e-12)
+        assert len(data["words"]) < len(data["saliency"])  # some word has several pieces here
+
+
 def test_an_answer_of_several_tokens_is_measured_by_its_first_with_a_note(tiny, tmp_path, capsys):
     done = run(capsys, "export", "--model", str(tiny), "--text", TEXT, "--saliency", "--answer", " the cat",
                "--out", str(tmp_path / "n.npz"))
