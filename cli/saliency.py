@@ -43,28 +43,19 @@ def check_options(options) -> None:
 def saliency_arrays(options, model, ablate: frozenset) -> dict[str, np.ndarray]:
     """The arrays ``--saliency`` adds to the export (docs/FORMAT.md): saliency, saliency_target,
     saliency_method and, for integrated gradients, ig_completeness."""
-    from engine.analysis.occlusion import answer_token, sentence_embedding
-    from engine.grad.gradients import check_supported
-    from engine.grad.saliency import DEFAULT_STEPS, by_words, saliency
-    from engine.grad.targets import Target
+    from engine.analysis.request import RunRequest
+    from engine.analysis.saliency_request import request_saliency
+    from engine.grad.saliency import DEFAULT_STEPS, by_words
 
-    check_supported(model)
-    tokenized = model.tokenize(options.text)
-    if model.facts.capabilities.next_token_logits:
-        answer = answer_token(model, options.answer)
-        if answer.note:
-            sys.stderr.write(f"note: {answer.note}\n")
-        target = Target("log_prob", token=answer.id)
-        described = f"log p({answer.piece!r}) at the last position"
-    else:
-        reference = sentence_embedding(model.run(options.answer, ablate=ablate))
-        target = Target("cosine", position=None, reference=reference)
-        described = f"cosine of the sentence embedding to {options.answer!r}'s"
     baseline = None if options.baseline is None else _baseline_id(options.baseline)
     method = options.method or "ixg"
     steps = DEFAULT_STEPS if options.ig_steps is None else options.ig_steps
-    result = saliency(model, tokenized, target, method, steps=steps, baseline=baseline, ablate=ablate)
-    line = f"saliency ({method}) of {described} = {result.value:.6g}"
+    request = RunRequest(text=options.text, ablate=ablate, answer=options.answer)
+    found = request_saliency(model, request, method, steps, baseline)
+    if found.note:
+        sys.stderr.write(f"note: {found.note}\n")
+    result = found.result
+    line = f"saliency ({method}) of {found.described} = {result.value:.6g}"
     if method == "ig":
         line += (f"; integrated gradients over {result.steps} steps from {result.baseline}: the attributions sum to "
                  f"{result.scores.sum():.6g}, t(input) − t(baseline) = {result.value - result.baseline_value:.6g}, "
@@ -72,7 +63,8 @@ def saliency_arrays(options, model, ablate: frozenset) -> dict[str, np.ndarray]:
     print(line)
     arrays = result.arrays()
     if options.by == "words":  # the words and word_index the export writes anyway name the entries
-        arrays["word_saliency"] = by_words(result, options.text, tokenized.tokens, model.facts.special_tokens)[1]
+        tokens = model.tokenize(options.text).tokens
+        arrays["word_saliency"] = by_words(result, options.text, tokens, model.facts.special_tokens)[1]
     return arrays
 
 
