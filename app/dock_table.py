@@ -68,6 +68,8 @@ DOCKS: tuple[Dock, ...] = (
          tab_with="diffs"),
     Dock("occlusion", QT_TRANSLATE_NOOP("MainWindow", "Leave-one-out"), "evidence_panel", "OcclusionPanel", "bottom", "evidence",
          tab_with="diffs"),
+    Dock("saliency", QT_TRANSLATE_NOOP("MainWindow", "Saliency"), "saliency_panel", "SaliencyPanel", "bottom", "evidence",
+         tab_with="diffs"),
 )
 
 

@@ -1388,6 +1388,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>在 Dask 集群上运行需要 dask[distributed] 包，而此 Python 中没有：请使用 `./run corpus …`（它会安装 requirements.txt），或 pip install 'dask[distributed]'</translation>
     </message>
     <message>
+        <source>saliency needs an answer: a decoder's answer token (e.g. ' Paris'), or for an encoder a text whose sentence embedding the input's is compared with</source>
+        <translation>显著性需要一个答案：解码器填答案词元（例如 ' Paris'），编码器填一段文本，用它的句向量与输入的句向量比较</translation>
+    </message>
+    <message>
         <source>scale must be true or false; got {scale!r}</source>
         <translation>scale 必须是 true 或 false；当前为 {scale!r}</translation>
     </message>
@@ -3569,6 +3573,10 @@ The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>逐词去除</translation>
     </message>
     <message>
+        <source>Saliency</source>
+        <translation>显著性</translation>
+    </message>
+    <message>
         <source>layer %1 of %2</source>
         <translation>第 %1 层，共 %2 层</translation>
     </message>
@@ -5399,6 +5407,61 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
     <message>
         <source>After layer %1, “%2” holds %3 of its own input token and %4 from “%5” (the largest share). Each layer: 0.5·attention + 0.5·identity (the residual), multiplied through the layers.</source>
         <translation>第 %1 层之后，“%2”含有 %3 的自身输入词元，以及来自“%5”的 %4（最大份额）。每一层：0.5·注意力 + 0.5·单位矩阵（残差），逐层相乘。</translation>
+    </message>
+</context>
+<context>
+    <name>SaliencyPanel</name>
+    <message>
+        <source>Answer</source>
+        <translation>答案</translation>
+    </message>
+    <message>
+        <source>A decoder: the answer token. An encoder: a text whose meaning the sentence's is compared with.</source>
+        <translation>解码器：答案词元。编码器：一段文本，把句子的意思与它比较。</translation>
+    </message>
+    <message>
+        <source>Input × gradient</source>
+        <translation>输入 × 梯度</translation>
+    </message>
+    <message>
+        <source>Gradient norm</source>
+        <translation>梯度范数</translation>
+    </message>
+    <message>
+        <source>Integrated gradients</source>
+        <translation>积分梯度</translation>
+    </message>
+    <message>
+        <source>Compute saliency</source>
+        <translation>计算显著性</translation>
+    </message>
+    <message>
+        <source>The text or the switched-off heads changed: press the button again.</source>
+        <translation>文本或关闭的头变了：请再按一次按钮。</translation>
+    </message>
+    <message>
+        <source>The text changed: press the button again for its saliency.</source>
+        <translation>文本变了：再按一次按钮，计算它的显著性。</translation>
+    </message>
+    <message>
+        <source>Saliency needs a pretrained model: choose one in the Model bar.</source>
+        <translation>显著性需要预训练模型：请在模型栏中选择一个。</translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation>正在计算…</translation>
+    </message>
+    <message>
+        <source>%1 = %2. Each bar: the token's %3 (red: it pulls the target down).</source>
+        <translation>%1 = %2。每根柱：该词元的%3（红色：它把目标往下拉）。</translation>
+    </message>
+    <message>
+        <source>The attributions sum to %1; the target changed by %2 from the baseline (completeness %3).</source>
+        <translation>归因之和为 %1；目标相对基线变化了 %2（完备性 %3）。</translation>
+    </message>
+    <message>
+        <source>With %1 heads switched off.</source>
+        <translation>关闭了 %1 个头。</translation>
     </message>
 </context>
 <context>
