@@ -2,8 +2,8 @@
 
 Why: along the bottom, fourteen tabs were cut to "Vector d…", "Roll…" on a 1366-pixel
 screen, and a newcomer could not tell where to start. The bottom docks now belong to five
-groups (Basics, Steps, Labs, Model, Analysis); a switcher in the toolbar (and View → Panels,
-Ctrl+Alt+1…6) shows one group's docks as tabs and hides the others'. A hidden dock keeps its
+groups (Basics, Steps, Labs, Model, Analysis, Evidence, Prediction); a switcher in the toolbar (and View → Panels,
+Ctrl+Alt+1…7) shows one group's docks as tabs and hides the others'. A hidden dock keeps its
 place in the tab row (Qt keeps a placeholder), so switching back restores it as it was.
 
 Code elsewhere that shows a dock (``dock.show(); dock.raise_()``: the player's F6, a decoder
@@ -26,6 +26,7 @@ GROUPS = (
     ("model", QT_TRANSLATE_NOOP("DockGroups", "Model")),
     ("analysis", QT_TRANSLATE_NOOP("DockGroups", "Analysis")),
     ("evidence", QT_TRANSLATE_NOOP("DockGroups", "Evidence")),
+    ("prediction", QT_TRANSLATE_NOOP("DockGroups", "Prediction")),
 )
 # What each group holds, for the switcher's tooltips
 TIPS = {
@@ -35,14 +36,16 @@ TIPS = {
     "labs": QT_TRANSLATE_NOOP("DockGroups", "Positional encoding lab, Scaling lab, Vectors in the plane"),
     "model": QT_TRANSLATE_NOOP("DockGroups", "Trained models: Model layers, Across languages, Next token, Logit lens"),
     "analysis": QT_TRANSLATE_NOOP("DockGroups", "Rollout, Switch heads off, Head dashboard, Corpus"),
-    "evidence": QT_TRANSLATE_NOOP("DockGroups", "How a prediction is built: activation patching, leave-one-out, attribution, routes"),
+    "evidence": QT_TRANSLATE_NOOP("DockGroups", "Causal evidence: activation patching, leave-one-out"),
+    "prediction": QT_TRANSLATE_NOOP("DockGroups", "How a prediction is built: direct logit attribution and the lens grid, "
+                                                  "information-flow routes, saliency from gradients"),
 }
 DEFAULT_GROUP = "basics"
 # share of the window's height the bottom area takes when a group is first shown (the player's charts and
 # the layer grids need more than the vector diffs); afterwards each group keeps the height it was left at.
 # Model: a real-model preset opens it under its captioned heatmap, which keeps 16 labelled rows at 1366 × 768
 # with 0.40 (0.45 left it 224 pixels: 8 of 16 labels); Model layers turns its map when shorter (fit_room)
-BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.40, "analysis": 0.46, "evidence": 0.46}
+BOTTOM_SHARE = {"basics": 0.40, "steps": 0.48, "labs": 0.45, "model": 0.40, "analysis": 0.46, "evidence": 0.46, "prediction": 0.46}
 
 
 def _tr(text: str) -> str:

@@ -69,8 +69,10 @@ DOCKS: tuple[Dock, ...] = (
     Dock("occlusion", QT_TRANSLATE_NOOP("MainWindow", "Leave-one-out"), "evidence_panel", "OcclusionPanel", "bottom", "evidence",
          tab_with="diffs"),
     Dock("attribution", QT_TRANSLATE_NOOP("MainWindow", "Attribution"), "attribution_panel", "AttributionPanel", "bottom",
-         "evidence", tab_with="diffs"),
-    Dock("routes", QT_TRANSLATE_NOOP("MainWindow", "Routes"), "routes_panel", "RoutesPanel", "bottom", "evidence",
+         "prediction", tab_with="diffs"),
+    Dock("routes", QT_TRANSLATE_NOOP("MainWindow", "Routes"), "routes_panel", "RoutesPanel", "bottom", "prediction",
+         tab_with="diffs"),
+    Dock("saliency", QT_TRANSLATE_NOOP("MainWindow", "Saliency"), "saliency_panel", "SaliencyPanel", "bottom", "prediction",
          tab_with="diffs"),
 )
 

@@ -161,8 +161,17 @@ def build_parser() -> argparse.ArgumentParser:
         "each input token (column) to each final position (row) (Abnar & Zuidema 2020)")
     add("--occlusion", action="store_true", help=".npz/.json of a pretrained model: also write occlusion (n,), "
         "leave-one-out: a decoder's p(--answer) or an encoder's sentence-embedding cosine without each token")
-    add("--answer", metavar="TOKEN", help="decoders' --occlusion: the answer token, e.g. ' Paris' (its first token "
-        "when it has several)")
+    add("--answer", metavar="TOKEN", help="decoders' --occlusion and --saliency: the answer token, e.g. ' Paris' (its "
+        "first token when it has several); encoders' --saliency: the text compared with")
+    add("--saliency", action="store_true", help=".npz/.json of a pretrained model: also write saliency (n,), "
+        "saliency_target and saliency_method (with --method ig, ig_completeness): how much each token's input "
+        "pushed the target, a decoder's log p(--answer) or an encoder's sentence-embedding cosine to --answer's")
+    add("--method", choices=("grad", "ixg", "ig"), help="--saliency: the gradient norm, input × gradient (default) "
+        "or integrated gradients")
+    add("--ig-steps", type=int, metavar="M", help="--method ig: midpoint steps from the baseline (default 32; the "
+        "memory budget sets the top)")
+    add("--baseline", metavar="zero|ID", help="--method ig: zero (default) or a token id whose input stands in "
+        "every place (e.g. a padding token's)")
     add("--value-zeroing", action="store_true", help=".npz/.json: also write value_zeroing (layers, n, n) and "
         "value_zeroing_rollout: how much each token's output changes when another token's values are zeroed, "
         "layer by layer (Mohebbi et al. 2023)")
@@ -217,9 +226,15 @@ def _evidence(options, model, trace, attentions) -> dict:
             sys.stderr.write(f"note: {result.answer.note}\n")
         extra["occlusion"] = result.values
         extra["occlusion_baseline"] = np.float64(result.baseline)
-    elif options.answer is not None and not (options.dla or options.lens_grid):
-        raise UsageError("--answer is read by --occlusion, --dla and --lens-grid (and `./run patch`); add --occlusion, "
-                         "--dla or --lens-grid")
+    elif options.answer is not None and not (options.dla or options.lens_grid or options.saliency):
+        raise UsageError("--answer is read by --occlusion, --saliency, --dla and --lens-grid (and `./run patch`); add "
+                         "--occlusion, --saliency, --dla or --lens-grid")
+    if options.saliency:
+        if model is None:
+            raise UsageError("--saliency needs a pretrained --model (the toy engine has no vocabulary to aim at)")
+        from cli.saliency import saliency_arrays
+
+        extra.update(saliency_arrays(options, model, ablate))
     return extra
 
 
@@ -483,11 +498,18 @@ def export(args: list[str]) -> None:
     if options.by == "words" and image and options.stage != "weights":
         raise UsageError(f"--by words draws the softmax weights (a word's scores do not add up from its pieces'); "
                          f"leave out --stage {options.stage}")
-    if (options.flow or options.occlusion or options.value_zeroing) and image:
-        raise UsageError("--flow, --occlusion and --value-zeroing are written to data files (.npz, .json), not to images")
+    if (options.flow or options.occlusion or options.value_zeroing or options.saliency) and image:
+        raise UsageError("--flow, --occlusion, --value-zeroing and --saliency are written to data files (.npz, .json), "
+                         "not to images")
     if (options.dla or options.lens_grid) and image:
         raise UsageError("--dla and --lens-grid are written to .npz files, not to images")
     _check_routes(options, image, not model_info(options.model).configurable)
+    from cli.saliency import SaliencyUsage, check_options
+
+    try:
+        check_options(options)
+    except SaliencyUsage as error:
+        raise UsageError(str(error)) from None
     if not model_info(options.model).configurable:
         return _export_pretrained(options, image)
     if options.layer is not None:
@@ -596,6 +618,8 @@ def patch_parser() -> argparse.ArgumentParser:
     add("--grids", default="resid_pre,attn_out,mlp_out,head_z", metavar="G[,G…]",
         help="which grids (default all four)")
     add("--out", required=True, metavar="FILE", help="output: .npz .json .csv (.png .svg picture)")
+    add("--approx", action="store_true", help=".npz/.json: also write attribution patching's first-order estimate "
+        "of each grid (one backward of the corrupted run) under the grid's key with the suffix _atp")
     return parser
 
 
@@ -613,6 +637,8 @@ def patch(args: list[str]) -> None:
     options = patch_parser().parse_args(args)
     suffix = output_suffix(options.out, ALL_SUFFIXES)
     _check_output(options.out)
+    if options.approx and suffix not in (".npz", ".json"):
+        raise UsageError("--approx writes its grids to .npz or .json")
     grids = tuple(g.strip() for g in options.grids.split(",") if g.strip())
     if not grids or any(g not in patching.GRIDS for g in grids):
         raise UsageError(f"--grids takes names from {', '.join(patching.GRIDS)}; got {options.grids!r}")
@@ -637,6 +663,11 @@ def patch(args: list[str]) -> None:
     for note in result.notes:
         sys.stderr.write(f"note: {note}\n")
     arrays = result.arrays()
+    if options.approx:
+        from engine.analysis.attribution_patching import attribution_patching
+
+        arrays.update(attribution_patching(model, options.clean, options.corrupt, options.answer, options.position,
+                                           grids=grids).arrays())
     if export_figure is not None:
         export_figure(arrays, options.out)
     elif suffix == ".npz":

@@ -54,7 +54,7 @@ CORRUPT = "The famous Colosseum, built long ago, is found in the city of"
 def smollm2_grid(app) -> None:
     """SmolLM2's 30-layer residual grid over 16 tokens and its head grid, in a window maximised on
     the screen Xvfb was given (the grid should fit whole at 1366 × 768: no scroll bar). Xvfb has no window
-    manager to maximise it: the window takes what a maximised one gets there (tests/test_layout_fit.py's sizes)."""
+    manager to maximise it: the window takes what a maximised one gets there (tests/app/shell/test_layout_fit.py's sizes)."""
     window = screenshots.open_window(app)
     screen = window.screen().size()
     window.resize(screen.width() - 16, screen.height() - 48)

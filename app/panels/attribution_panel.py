@@ -29,6 +29,7 @@ from ..text import fill
 from .base import Panel
 
 LENS_MAP = "viridis"
+CRAMPED_HEIGHT = 260  # px: a dock this short (a 600-pixel screen) shows the caption's first sentence
 LAST_PEN = pg.mkPen("#1a73e8", width=2)
 FOCUS_PEN = pg.mkPen("#e8710a", width=2, style=Qt.PenStyle.DashLine)
 
@@ -43,18 +44,21 @@ class AttributionPanel(Panel):
         self.setObjectName("attributionPanel")
         self.controller = controller
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)  # three pictures side by side on a 1024-pixel screen
         layout.setContentsMargins(4, 4, 4, 4)
         bar = QHBoxLayout()
         bar.addWidget(QLabel(self.tr("Answer")))
         self.answer = QLineEdit(" Paris")
         self.answer.setObjectName("attributionAnswer")
         self.answer.setToolTip(self.tr("The token whose logit is split (its first token when it has several)"))
+        self.answer.setMinimumWidth(60)
         bar.addWidget(self.answer, 1)
         bar.addWidget(QLabel(self.tr("Contrast")))
         self.contrast = QLineEdit()
         self.contrast.setObjectName("attributionContrast")
         self.contrast.setPlaceholderText(self.tr("optional, e.g. ' London'"))
         self.contrast.setToolTip(self.tr("A second token: the logit difference answer − contrast is split"))
+        self.contrast.setMinimumWidth(60)
         bar.addWidget(self.contrast, 1)
         self.lens = QCheckBox(self.tr("Lens grid"))
         self.lens.setObjectName("attributionLensGrid")
@@ -69,6 +73,8 @@ class AttributionPanel(Panel):
         self.colour.setToolTip(self.tr("What colours the lens grid's cells: the answer's probability, or how sure "
                                        "each cell is of its own top token (the hover names it)"))
         self.colour.currentIndexChanged.connect(lambda _index: self._draw() if self.result is not None else None)
+        self.colour.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.colour.setMinimumContentsLength(7)  # narrower than its longest item on a 1024-pixel screen
         bar.addWidget(self.colour)
         self.run_button = QPushButton(self.tr("Attribute"))
         self.run_button.setObjectName("attributionRun")
@@ -79,12 +85,14 @@ class AttributionPanel(Panel):
         self.contrast.returnPressed.connect(self.start)
         bar.addWidget(self.run_button)
         layout.addLayout(bar)
+        self._captions = None  # (short, whole) of the result's caption, or None while a message shows
         self.caption = QLabel(self.tr("Type the answer a decoder should give after the text and press Attribute."))
         self.caption.setObjectName("attributionCaption")
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.caption)
-        pictures = QHBoxLayout()
+        pictures = self.pictures = QHBoxLayout()
+        pictures.setSpacing(2)
         self.heads = HeatmapView(title=self.tr("Each head's share of the logit"))
         self.heads.setObjectName("attributionHeads")
         self.heads.set_axis_titles(self.tr("layer"), self.tr("head"))
@@ -105,6 +113,7 @@ class AttributionPanel(Panel):
         self.grid.cellClicked.connect(self._open_cell)
         self.grid.cellHovered.connect(self._on_cell_hovered)
         pictures.addWidget(self.grid, 3)
+        self.layers.setMinimumWidth(160)  # its title whole on a 1024-pixel screen
         layout.addLayout(pictures, 1)
         self.hover = QLabel()
         self.hover.setObjectName("attributionHover")
@@ -126,7 +135,7 @@ class AttributionPanel(Panel):
             return
         if not self._decoder(snapshot):
             self.clear()
-            self.caption.setText(self.tr("Attribution reads a decoder's unembedding: choose SmolLM2, a GGUF file or a "
+            self._say(self.tr("Attribution reads a decoder's unembedding: choose SmolLM2, a GGUF file or a "
                                          "decoder's folder (an encoder has no unembedding; the toy engine has none)."))
             return
         if self.result is not None and snapshot.result.config.text != self.result.request.text:
@@ -160,7 +169,7 @@ class AttributionPanel(Panel):
         self.clear()
         self.running = True
         self.run_button.setEnabled(False)
-        self.caption.setText(self.tr("Running the model with its hook points…"))
+        self._say(self.tr("Running the model with its hook points…"))
         c = self.controller
         request = RunRequest(text=snapshot.result.config.text, ablate=c.ablate, by_words=c.by_words,
                              answer=self.answer.text() or None, contrast=self.contrast.text() or None,
@@ -169,7 +178,7 @@ class AttributionPanel(Panel):
 
     def _cancel(self) -> None:
         self.clear()
-        self.caption.setText(self.tr("Cancelled: press Attribute to run it again."))
+        self._say(self.tr("Cancelled: press Attribute to run it again."))
 
     def _stale(self) -> None:
         if self.running:  # the result to come is of another input: drop it
@@ -177,18 +186,18 @@ class AttributionPanel(Panel):
         if self.result is not None or not self.run_button.isEnabled():
             return
         if self.caption.text():
-            self.caption.setText(self.tr("The text, the switched-off heads or By words changed: press Attribute "
+            self._say(self.tr("The text, the switched-off heads or By words changed: press Attribute "
                                          "again."))
 
     def _on_model_changed(self, model: str) -> None:
         if self.result is not None and self.result.model != model:  # never drawn over another model
             self.clear()
-            self.caption.setText(self.tr("The model changed: press Attribute for its attribution."))
+            self._say(self.tr("The model changed: press Attribute for its attribution."))
 
     def _on_failed(self, error) -> None:
         self.running = False
         self.run_button.setEnabled(True)
-        self.caption.setText(error_text(error))
+        self._say(error_text(error))
 
     def _on_done(self, result) -> None:
         if not self.running or result.model != self.controller.model:
@@ -239,11 +248,12 @@ class AttributionPanel(Panel):
         dla = self.result.dla
         tokens = self.result.tokens
         text = fill(self.tr("After “%1”, %2 is %3 = embedding %4 + heads %5 + MLPs %6 + biases %7 (the parts "
-                            "sum to %8). Each part's direct share, read through the final norm with its scale "
-                            "frozen: what it writes straight to the output, not what it does through later "
-                            "layers."),
+                            "sum to %8)."),
                     tokens[dla.position], self._measure(), f"{dla.logit:.3f}", f"{dla.embed:.2f}",
                     f"{dla.heads.sum():.2f}", f"{dla.mlp.sum():.2f}", f"{dla.bias:.2f}", f"{dla.total:.3f}")
+        short = text
+        text += " " + self.tr("Each part's direct share, read through the final norm with its scale frozen: what it "
+                              "writes straight to the output, not what it does through later layers.")
         if dla.note:
             text += " " + fill(self.tr("The answer has %1 tokens; the first, “%2”, is measured."),
                                dla.answer.pieces, dla.answer.piece)
@@ -252,13 +262,45 @@ class AttributionPanel(Panel):
         layer, head = self._selected_head()
         if layer is not None:
             text += " " + self._head_sources(layer, head)
+            short += " " + self._head_sources(layer, head)
         text += " " + self.tr("Heads: red pushes the answer up, blue down.")
         if self.result.grid is None:
             text += " " + self.tr("The lens grid was not asked for.")
         else:
             text += " " + self.tr("Lens: each cell reads that layer's residual stream as if it were the last; it "
                                   "shows what the stream already points to, not what the layer computes.")
+        self._captions = (short, text)
+        self._fit_caption()
+
+    def _say(self, text: str) -> None:
+        """A message in the caption's place (no result's caption behind it)."""
+        self._captions = None
+        self.caption.setToolTip("")
         self.caption.setText(text)
+
+    def _fit_caption(self) -> None:
+        """A short dock (a 600-pixel screen) shows the sum and the selected head; the whole caption, with
+        what the pictures leave out, is then the caption's tooltip: the pictures keep their room."""
+        if self._captions is None:
+            return
+        short, whole = self._captions
+        room = self.room()
+        cramped = room is not None and room.height() < CRAMPED_HEIGHT
+        self.caption.setText(short if cramped else whole)
+        self.caption.setToolTip(whole if cramped else "")
+
+    def fit_room(self) -> None:
+        """A room narrower than the three pictures' least widths (a 1024-pixel screen): the middle one, the
+        logit after each part, steps aside for the head grid and the lens; a short room shows the caption's
+        first sentence."""
+        room = self.room()
+        if room is None:
+            return
+        margins = self.layout().contentsMargins()
+        need = (self.heads.minimumSizeHint().width() + self.layers.minimumWidth() + self.grid.minimumSizeHint().width()
+                + margins.left() + margins.right() + 2 * self.pictures.spacing())
+        self.layers.setVisible(room.width() >= need)
+        self._fit_caption()
 
     def _selected_head(self) -> tuple[int | None, int]:
         snapshot = self.controller.snapshot

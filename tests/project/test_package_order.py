@@ -1,4 +1,4 @@
-"""The engine's packages import in one direction: core < text < toy < models < analysis < files < corpus.
+"""The engine's packages import in one direction: core < text < toy < models < grad < analysis < files < corpus.
 
 A package may import the packages before it in :data:`ORDER`, never one after it, at module level
 or inside a function (a deferred import is the same dependency). So core knows no model, text no
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tests.project.test_imports import module_graph
 
-ORDER = ("core", "text", "toy", "models", "analysis", "files", "corpus")  # a corpus job maps the analyses over texts
+ORDER = ("core", "text", "toy", "models", "grad", "analysis", "files", "corpus")  # a corpus job maps the analyses over texts
 
 
 def package_of(module: str) -> str | None:

@@ -24,7 +24,7 @@ SIZES = {"1024x600": (1008, 552), "1366x768": (1350, 720), "1920x1080": (1560, 1
 # and numbers readable). The input's form (its rarely used settings behind "More"), the next-token bars
 # (as many as fit, "top 5 of 10") and the cell inspector (rows as tall as their text) fit; so do the
 # head grid, the worked arithmetic, the model layers, the rollout and the activation patching's form
-# (its grids share the dock's room: tests/test_patching_layout.py).
+# (its grids share the dock's room: tests/app/shell/test_patching_layout.py).
 ALLOWED = {
     "1024x600": set(),
     "1366x768": set(),

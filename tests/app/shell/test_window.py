@@ -434,7 +434,7 @@ def test_every_panel_keeps_the_panel_contract(window):
         assert isinstance(panel, Panel), key
         panel.show_snapshot(window.controller.snapshot)
         panel.show_selection()
-        trained_only = key in {"patching", "occlusion"}  # causal evidence needs trained weights
+        trained_only = key in {"patching", "occlusion", "saliency"}  # causal evidence needs trained weights
         assert (trained_only or window.panels[key].supports(toy)) and any(window.panels[key].supports(k)
                                                                           for k in (toy, encoder, decoder))
     assert not window.panels["compare"].supports(encoder) and window.panels["layers"].supports(encoder)

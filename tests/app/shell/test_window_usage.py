@@ -400,7 +400,7 @@ def _visible_tab_bars(window):
 def test_bottom_docks_form_a_handful_of_named_groups(window):
     window.resize(1366, 768)
     groups = window.dock_groups
-    assert groups.names() == ["basics", "steps", "labs", "model", "analysis", "evidence"]
+    assert groups.names() == ["basics", "steps", "labs", "model", "analysis", "evidence", "prediction"]
     grouped = set(groups.group_of)
     assert grouped == {k for k in window.docks if k not in ("input", "tokens", "attention", "heads", "arithmetic")}
     assert groups.keys("basics") == ("diffs", "matrices", "compare", "inspector")

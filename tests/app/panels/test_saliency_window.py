@@ -1,0 +1,33 @@
+"""The Saliency dock: bars of the worker's result (never computed on the GUI thread), the method and the
+window's switched-off heads honoured, on MiniLM (its target: the sentence-embedding cosine to the answer text's)."""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.analysis.request import RunRequest
+from engine.analysis.saliency_request import request_saliency
+from tests.shared_helpers import dock as _dock, settle as _settle  # noqa: E402
+
+TEXT = "The cat sat on the mat."
+ANSWER = "A kitten rests on a rug."
+
+
+def test_saliency_bars_by_method_with_heads_off(window, qtbot, minilm):
+    c = window.controller
+    c.set_config(c.config.replace(text=TEXT), immediate=True)
+    window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
+    _settle(window, qtbot)
+    off = frozenset({(0, 1), (3, 5)})
+    c.set_ablation(off)
+    qtbot.waitUntil(lambda: c.snapshot is not None and c.snapshot.ablate == off, timeout=120000)
+    panel = _dock(window, "saliency")
+    panel.answer.setText(ANSWER)
+    panel.method.setCurrentIndex(panel.method.findData("ig"))
+    panel.start()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=120000)
+    expected = request_saliency(minilm, RunRequest(text=TEXT, ablate=off, answer=ANSWER), "ig").result
+    plain = request_saliency(minilm, RunRequest(text=TEXT, answer=ANSWER), "ig").result
+    np.testing.assert_allclose(panel.values(), expected.scores, atol=1e-9)
+    np.testing.assert_allclose(panel.bars.opts["height"], expected.scores, atol=1e-9)
+    assert np.abs(plain.scores - expected.scores).max() > 1e-4  # ignoring the switched-off heads fails
+    assert "completeness" in panel.caption.text() and "2 heads switched off" in panel.caption.text()
