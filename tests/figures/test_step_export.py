@@ -61,6 +61,7 @@ def test_the_pages_hold_the_engines_numbers(pages):
     assert "小明" in by_key["tokens"].caption
 
 
+@pytest.mark.slow
 def test_the_mp4_decodes_to_one_frame_per_stage(pages, tmp_path):
     imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
     from figures.steps import export_steps
@@ -74,6 +75,7 @@ def test_the_mp4_decodes_to_one_frame_per_stage(pages, tmp_path):
     assert "Video: h264" in info, info
 
 
+@pytest.mark.slow
 def test_the_pdf_has_one_page_per_stage(pages, tmp_path):
     from figures.steps import export_steps
 
@@ -104,6 +106,7 @@ def test_the_command_line_writes_the_steps_and_refuses_other_suffixes(tmp_path, 
     assert not (tmp_path / "steps.png").exists()
 
 
+@pytest.mark.slow
 def test_the_window_exports_the_steps_from_the_file_menu(window, qtbot, tmp_path):
     from PySide6.QtGui import QAction
 
@@ -117,6 +120,7 @@ def test_the_window_exports_the_steps_from_the_file_menu(window, qtbot, tmp_path
     assert len(re.findall(rb"/Type\s*/Page\b", path.read_bytes())) == len(STAGE_KEYS)
 
 
+@pytest.mark.slow
 def test_the_steps_of_a_real_model_follow_its_player(minilm_model, tmp_path, capsys):
     """The player shows MiniLM's layer (its Q, K, V, scores, weights), so
     ``export --steps --model minilm`` writes those stages; the weights page holds the model's own."""
@@ -171,6 +175,7 @@ def test_a_frame_is_the_stage_its_heatmaps_and_caption_never_the_players_control
     assert light_grey.mean() < 0.1, light_grey.mean()  # the player's grab: 0.84; antialiased text: ~0.02
 
 
+@pytest.mark.slow
 def test_the_window_exports_the_frames_the_command_line_draws(window, qtbot, tmp_path):
     """File → Export step-through draws the player's result with its head and focus through the same
     figures.steps as the command line: the frames hold no control of the window."""
@@ -191,6 +196,7 @@ def test_the_window_exports_the_frames_the_command_line_draws(window, qtbot, tmp
         assert np.abs(frame.astype(int) - drawn).mean() < 2.0, index
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("pdfimages") or not shutil.which("pdftotext"), reason="needs poppler-utils")
 def test_the_pdf_prints_each_caption_once(pages, tmp_path):
     """The caption is the page's text; the page's picture is the heatmaps alone (it held the player's
@@ -219,6 +225,7 @@ def run_cli(*args, cwd=None):
                           text=True, cwd=cwd or root, env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_steps_print_nothing_but_their_line(tmp_path):
     """Qt's offscreen "This plugin does not support propagateSizeHints()" came eight times on stderr."""
     out = tmp_path / "steps.gif"
@@ -235,6 +242,7 @@ def peak_kib():
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="reads Linux's /proc")
 def test_too_many_tokens_to_draw_are_refused_before_drawing(tmp_path):
     """5,000 tokens took 2.1 GB and 13 s through the player: refused by the estimate before the trace is
@@ -262,6 +270,7 @@ sys.exit(code)"""
     assert int(peak) * 1024 < 400 * 1024**2  # kB: refused before the trace (5,000² × 4 heads: 1.3 GB)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="reads Linux's /proc")
 def test_the_drawing_estimate_bounds_what_drawing_takes(tmp_path):
     """The estimate is measured: drawing 1,600 tokens' stages takes less than it says."""
@@ -319,6 +328,7 @@ def test_a_full_disk_fails_the_mp4_and_keeps_the_old_file(tmp_path, monkeypatch,
     assert (folder / "x.mp4").read_bytes() == b"a good video"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() != 0,
                     reason="mounting a small file system needs root")
 def test_a_really_full_disk_fails_the_mp4(tmp_path):

@@ -8,6 +8,8 @@ import pytest
 
 from app.presets import TOY, MODEL_PRESETS, menu_presets
 
+pytestmark = pytest.mark.slow  # a whole window a test
+
 # title fragment → (focus token, its row at the preset's stage, to the tutorial's printed precision)
 TUTORIAL_ROWS = {
     "the hand calculation": ("喜欢", [0.155, 0.422, 0.422], 3),  # weights; the tutorial rounds to 0.16/0.42/0.42

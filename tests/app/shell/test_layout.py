@@ -6,6 +6,8 @@ import sys
 import pytest
 from PySide6.QtWidgets import QApplication
 
+pytestmark = pytest.mark.slow  # a whole window a test
+
 SMALL_SCREEN = (1366, 768)
 SMALLEST_WINDOW = (1024, 700)
 

@@ -3,11 +3,14 @@ one focus everywhere, the debounce, stale answers, focus clamping, translated to
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
 
 from engine import AttentionConfig
+
+pytestmark = pytest.mark.slow  # a whole window a test
 
 
 def _words(n: int) -> str:
@@ -163,8 +166,6 @@ def test_one_focused_chip_whatever_moved_the_focus(window, qtbot):
     QApplication.processEvents()
     assert _red_chips(tokens) == [1]
 
-
-import pytest  # noqa: E402
 
 DAMAGED_STATES = {
     "seed 2**40": ('{"text": "hi", "seed": %d}' % 2**40, '{"head": 0}'),

@@ -262,6 +262,7 @@ def test_bad_folder_is_one_error_line(tmp_path, name, capsys):
     assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
 
 
+@pytest.mark.slow
 def test_pickle_only_folder_exits_2_with_one_line_as_a_process(tmp_path):
     import subprocess
     import sys
@@ -526,6 +527,7 @@ def test_the_registry_lists_every_family_module():
     assert families.folder_families().split(", ") == list(families.registry())
 
 
+@pytest.mark.slow
 def test_no_family_branch_outside_the_family_modules():
     import re
     import subprocess
