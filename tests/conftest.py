@@ -158,3 +158,69 @@ def smollm2_model():
 def minilm(minilm_model):
     """The real MiniLM (the older name of ``minilm_model``)."""
     return minilm_model
+
+
+@pytest.fixture
+def require_model():
+    """require(name): skip the test, naming the install command, where registry model ``name`` is
+    not installed (nothing is loaded to find out)."""
+    from engine.models import model_info
+
+    def require(name: str) -> None:
+        entry = model_info(name)
+        if not entry.is_installed():
+            pytest.skip(f"{name} is not installed: {entry.install_command}")
+
+    return require
+
+
+# ---------------------------------------------------------------------- small random decoders
+# Hugging Face style names, as a family's table would give them (engine.models.llama.WeightNames)
+RANDOM_DECODER_NAMES = dict(
+    token_embeddings="embed", output_norm="norm", output_head="lm_head", attention_norm="l{i}.ln1",
+    q="l{i}.q", k="l{i}.k", v="l{i}.v", output="l{i}.o", ffn_norm="l{i}.ln2", gate="l{i}.gate", up="l{i}.up",
+    down="l{i}.down", q_bias="l{i}.q.b", k_bias="l{i}.k.b", v_bias="l{i}.v.b", output_bias="l{i}.o.b",
+    attention_norm_bias="l{i}.ln1.b", ffn_norm_bias="l{i}.ln2.b", gate_bias="l{i}.gate.b", up_bias="l{i}.up.b",
+    down_bias="l{i}.down.b", q_norm="l{i}.qn", k_norm="l{i}.kn", position_embeddings="wpe", output_norm_bias="norm.b",
+)
+
+
+@pytest.fixture(scope="session")
+def random_decoder():
+    """make(norm, mlp, positions, kv, *, layers, vocab, biases, qk_norm, untied, seed, spread) →
+    (config, tensors, weights): a small decoder of any block shape (d 16, 4 heads of 4, FF 24, 12
+    positions) with random weights of a visible spread (near-uniform attention hides layout bugs), read
+    through a weight-name table as a family would. ``positions``: "adjacent" | "half" (rotary, the two
+    row layouts) or "learned"."""
+    import numpy as np
+
+    from engine.models.llama import DecoderConfig, WeightNames, prepare_weights
+
+    d, heads, d_ff, context = 16, 4, 24, 12
+    names = WeightNames(**RANDOM_DECODER_NAMES)
+
+    def make(norm, mlp, positions, kv, *, layers, vocab, biases, qk_norm, untied, seed, spread):
+        config = DecoderConfig(
+            architecture="test", num_layers=layers, hidden_size=d, intermediate_size=d_ff, num_heads=heads,
+            num_kv_heads=kv, head_dim=d // heads, vocab_size=vocab, rope_theta=100.0, rms_norm_eps=1e-5,
+            context_length=context, rope_style="half" if positions == "learned" else positions, norm=norm,
+            mlp=mlp, positions="learned" if positions == "learned" else "rotary", qk_norm=qk_norm)
+        rng = np.random.default_rng(seed)
+        f = lambda *shape, s=spread: (rng.standard_normal(shape) * s).astype(np.float32)  # noqa: E731
+        d_k = d // heads
+        t = {"embed": f(vocab, d, s=1.0), "norm": 1 + f(d, s=0.1), "norm.b": f(d, s=0.1), "wpe": f(context, d)}
+        if untied:
+            t["lm_head"] = f(vocab, d)
+        for i in range(layers):
+            p = f"l{i}."
+            t.update({p + "ln1": 1 + f(d, s=0.1), p + "ln2": 1 + f(d, s=0.1), p + "q": f(heads * d_k, d),
+                      p + "k": f(kv * d_k, d), p + "v": f(kv * d_k, d), p + "o": f(d, heads * d_k),
+                      p + "up": f(d_ff, d), p + "gate": f(d_ff, d), p + "down": f(d, d_ff), p + "qn": 1 + f(d_k, s=0.1),
+                      p + "kn": 1 + f(d_k, s=0.1), p + "ln1.b": f(d, s=0.1), p + "ln2.b": f(d, s=0.1)})
+            if biases:
+                t.update({p + "q.b": f(heads * d_k, s=0.1), p + "k.b": f(kv * d_k, s=0.1),
+                          p + "v.b": f(kv * d_k, s=0.1), p + "o.b": f(d, s=0.1), p + "up.b": f(d_ff, s=0.1),
+                          p + "gate.b": f(d_ff, s=0.1), p + "down.b": f(d, s=0.1)})
+        return config, t, prepare_weights(t, config, names)
+
+    return make
