@@ -71,7 +71,7 @@ mutant("minilm-npz-hidden-renamed", "engine/files/export.py", '"hidden_states": 
 
 # cli/commands.py: exit codes and the image/data decision
 mutant("cli-usage-exit-1", "cli/commands.py", "return _fail(error, 2)", "return _fail(error, 1)")
-mutant("cli-unknown-command-exit-1", "cli/commands.py", 'f"window", 2)', 'f"window", 1)')
+mutant("cli-unknown-command-exit-1", "cli/commands.py", 'f"for the window", 2)', 'f"for the window", 1)')
 mutant("export-suffix-lower-dropped", "engine/files/export.py", "    suffix = Path(path).suffix.lower()\n    if suffix not in allowed:", "    suffix = Path(path).suffix\n    if suffix not in allowed:")
 mutant("cli-no-scale-ignored", "cli/commands.py", '        settings["scale"] = False', '        pass')
 
