@@ -35,6 +35,19 @@ def _isolated_settings(tmp_path_factory, request):
     yield folder
 
 
+@pytest.fixture(autouse=True)
+def _registry_as_it_was():
+    """Folders and files a test registers (--model FILE.gguf, Open model folder) leave the registry
+    after it: every test, so that the registry a test reads (``patch --help``'s list of models) does
+    not depend on which tests ran before it in the same process."""
+    from engine.models import MODELS
+
+    before = set(MODELS)
+    yield
+    for name in set(MODELS) - before:
+        MODELS.pop(name, None)
+
+
 @pytest.fixture
 def window(qtbot):
     """A MainWindow with no restored state, shown offscreen; closed and its worker joined after."""

@@ -98,15 +98,8 @@ def test_presets_name_the_tutorials_not_their_file_ids():
 
 
 @pytest.mark.slow
-def test_minilm_mode_shows_the_models_own_facts(window):
-    pytest.importorskip("safetensors")
-    from engine import EngineError
-    from engine.models.minilm import load_minilm
-
-    try:
-        load_minilm()
-    except EngineError as error:
-        pytest.skip(f"MiniLM not installed: {error}")
+def test_minilm_mode_shows_the_models_own_facts(window, require_model):
+    require_model("minilm")
     panel = window.panels["input"]
     window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
     assert window.wait_until_idle(120)

@@ -13,15 +13,11 @@ SMALLEST_WINDOW = (1024, 700)
 
 
 def _models() -> list[str]:
-    models = ["toy"]
-    try:
-        from engine.models.minilm import load_minilm
+    """The toy engine, and MiniLM where it is installed (asked, not loaded: this runs at collection,
+    in every run, the fast ones too)."""
+    from engine.models import model_info
 
-        load_minilm()
-        models.append("minilm")
-    except Exception:  # noqa: BLE001 - not installed here: the toy engine alone is toured
-        pass
-    return models
+    return ["toy"] + (["minilm"] if model_info("minilm").is_installed() else [])
 
 
 def _fits(size, limit) -> bool:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 from engine.models import MODELS
 
 from tests.local_cache import lay_out
-from tests.shared_helpers import _registry_as_it_was, wait_for  # noqa: F401 (the first: autouse)
+from tests.shared_helpers import wait_for
 
 FIXTURES = FIXTURES / "families"
 

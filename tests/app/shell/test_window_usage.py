@@ -58,11 +58,8 @@ def test_focus_stays_where_the_user_put_it(window):
 
 
 @pytest.mark.slow
-def test_decoder_bars_predict_after_the_last_typed_token(window):
-    from engine.models import model_info
-
-    if not model_info("smollm2").is_installed():
-        pytest.skip("SmolLM2 not installed")
+def test_decoder_bars_predict_after_the_last_typed_token(window, require_model):
+    require_model("smollm2")
     window.controller.set_model("smollm2")
     assert window.wait_until_idle(180)
     window.panels["input"].text.setPlainText("")
@@ -205,11 +202,8 @@ def test_tokens_that_look_like_markup_are_shown_as_written(window, qtbot):
 
 
 @pytest.mark.slow
-def test_e5_special_tokens_in_model_layers_titles_are_plain(window):
-    from engine.models import model_info
-
-    if not model_info("e5").is_installed():
-        pytest.skip("multilingual-e5 not installed")
+def test_e5_special_tokens_in_model_layers_titles_are_plain(window, require_model):
+    require_model("e5")
     window.panels["input"].text.setPlainText("小明喜欢苹果")
     window.controller.set_model("e5")
     assert window.wait_until_idle(180)
@@ -266,15 +260,12 @@ def test_byte_fragments_join_their_character_then_their_word():
 
 
 @pytest.mark.slow
-def test_by_words_rolls_up_smollm2_on_chinese(window):
+def test_by_words_rolls_up_smollm2_on_chinese(window, require_model):
     """SmolLM2 on 苹果很好吃 by words shows 苹果 / 很 / 好吃, never "苹 1/3",
     with the numbers of the float64 roll-up of its own attention."""
     import numpy as np
 
-    from engine.models import model_info
-
-    if not model_info("smollm2").is_installed():
-        pytest.skip("SmolLM2 not installed")
+    require_model("smollm2")
     window.panels["input"].text.setPlainText("苹果很好吃")
     window.controller.set_model("smollm2")
     assert window.wait_until_idle(180)
@@ -626,11 +617,8 @@ def test_undo_and_redo_of_a_preset_keep_the_focus_and_the_explanation(window):
 
 
 @pytest.mark.slow
-def test_minilm_it_animal_preset_targets_animal_in_model_layers(window):
-    from engine.models import model_info
-
-    if not model_info("minilm").is_installed():
-        pytest.skip("MiniLM not installed")
+def test_minilm_it_animal_preset_targets_animal_in_model_layers(window, require_model):
+    require_model("minilm")
     window.apply_preset(_preset_index("MiniLM: “it” → “animal”"))
     import time
 

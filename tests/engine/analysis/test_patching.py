@@ -104,8 +104,14 @@ def test_batched_rows_equal_transformers(setup, reference, grid):
                                    err_msg=str(layer))
 
 
-def test_whole_grid_and_cancel(setup, reference):
-    result = patching.patch(setup, grids=("resid_pre",))
+@pytest.fixture(scope="module")
+def resid_grid(setup):
+    """The whole residual grid of CLEAN → CORRUPT, computed once (the longest run of this file)."""
+    return patching.patch(setup, grids=("resid_pre",))
+
+
+def test_whole_grid_and_cancel(setup, reference, resid_grid):
+    result = resid_grid
     np.testing.assert_allclose(result.grids["resid_pre"], reference["resid_pre"], rtol=P_REL, atol=1e-12)
     np.testing.assert_allclose(result.logit_diffs["resid_pre"], reference["resid_pre_logit_diff"], atol=1e-3, rtol=0)
     seen = []
@@ -155,9 +161,21 @@ def test_encoder_cosine(minilm):
     assert value == pytest.approx(setup.corrupt_value, abs=1e-6)
 
 
-def test_cli_patch_npz_json_and_errors(tmp_path, decoder, reference, capsys):
+def test_cli_patch_npz_json_and_errors(tmp_path, decoder, reference, capsys, resid_grid, monkeypatch):
     from cli.commands import main
 
+    # the grid is computed once for this file: the command gets it when it asks for exactly that run
+    # (a command that swapped the prompts, lost the answer or asked for other grids computes its own)
+    asked = []
+    real = patching.activation_patching
+
+    def known(model, request, corrupt, grids, **options):
+        asked.append((request.text, corrupt, request.answer, tuple(grids), request.ablate))
+        if asked[-1] == (CLEAN, CORRUPT, " Paris", ("resid_pre",), frozenset()) and not options:
+            return resid_grid
+        return real(model, request, corrupt, grids, **options)
+
+    monkeypatch.setattr(patching, "activation_patching", known)
     out = tmp_path / "p.npz"
     code = main(["run", "patch", "--model", "smollm2", "--clean", CLEAN, "--corrupt", CORRUPT, "--answer", " Paris",
                  "--grids", "resid_pre", "--out", str(out)])
@@ -187,14 +205,20 @@ def softmax64(logits):
     return z / z.sum()
 
 
-def test_heads_off_equal_the_ablated_runs(decoder):
+def test_heads_off_equal_the_ablated_runs(decoder, monkeypatch):
     """With heads switched off every patched run has them off: clean and corrupted are the ablated
     runs' p(answer), each cell a hooked run of the corrupted prompt with the same heads off."""
     from engine.analysis.request import RunRequest
 
     request = RunRequest(text=CLEAN, ablate=HEADS_OFF, answer=" Paris")
-    result = patching.activation_patching(decoder, request, CORRUPT, grids=("head_z",))
-    s = result.setup
+    # the request as the window and the command line hand it over; of its grid, the rows checked
+    # below (the whole head grid is 30 layer batches: most of this test's time, for 3 rows' worth)
+    made = []
+    monkeypatch.setattr(patching, "patch", lambda setup, grids, **options: made.append((setup, grids)))
+    patching.activation_patching(decoder, request, CORRUPT, grids=("head_z",))
+    (s, grids), = made
+    assert grids == ("head_z",)
+    head_rows = {layer: patching.patch_row(s, "head_z", layer).values for layer in (0, 12, 29)}
     answer = decoder.tokenize(" Paris").input_ids[0]
     clean = float(softmax64(decoder.run(CLEAN, ablate=HEADS_OFF, use_cache=False).next_token_logits)[answer])
     corrupt = float(softmax64(decoder.run(CORRUPT, ablate=HEADS_OFF, use_cache=False).next_token_logits)[answer])
@@ -213,8 +237,8 @@ def test_heads_off_equal_the_ablated_runs(decoder):
 
     for layer, h in ((0, 1), (0, 6), (12, 4), (29, 3)):
         expected = _hooked(decoder, f"blocks.{layer}.attn.hook_z", head(layer, h), HEADS_OFF)
-        assert_p_equal(result.grids["head_z"][layer, h], expected, (layer, h))
-    assert result.grids["head_z"][0, 1] == pytest.approx(corrupt, abs=1e-5)  # a head that is off stays off
+        assert_p_equal(head_rows[layer][h], expected, (layer, h))
+    assert head_rows[0][1] == pytest.approx(corrupt, abs=1e-5)  # a head that is off stays off
     for layer, p in ((3, 2), (20, 8)):  # residual cells, one grid row as the window's task runs it
         row = patching.patch_row(s, "resid_pre", layer)
 

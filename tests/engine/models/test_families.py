@@ -23,7 +23,6 @@ from engine.core import memory
 from engine.core.errors import EngineError
 from engine.models import MODELS, hf_folder, safetensors_file
 from engine.models.families.loading import load_folder
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: the registry as it was after each test)
 
 FIXTURES = FIXTURES / "families"
 FAMILIES = ("bert", "xlm-roberta", "gpt2", "llama", "qwen2", "qwen3", "mistral", "llama-old", "phi3", "gemma2",

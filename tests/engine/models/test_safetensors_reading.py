@@ -23,7 +23,6 @@ from cli import commands as cli
 from engine.core.errors import EngineError
 from engine.models import safetensors_file
 from engine.models.families.loading import load_folder
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: the registry as it was after each test)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "families"
 
