@@ -7,9 +7,10 @@ module, ``@pytest.mark.slow`` on a function, ``pytest.param(…, marks=pytest.ma
 plugin fails a test that does either without the mark:
 
 - at collection, a test that asks for a fixture of SLOW_FIXTURES (conftest's window and models);
-- while it runs, a test that builds an ``app.window.MainWindow`` or gets a bundled model from the
-  registry's door (``engine.models.cache.model``, ``engine.models.load_model``), even one another
-  test loaded before: which test ran first must not decide.
+- while it runs, a test that asks for one of those fixtures by name (``request.getfixturevalue``),
+  builds an ``app.window.MainWindow`` or gets a bundled model from the registry's door
+  (``engine.models.cache.model``, ``engine.models.load_model``), even one another test loaded
+  before: which test ran first must not decide.
 
 Tests that start processes or render large figures are marked slow by hand where they take seconds;
 nothing here reads a test's source.
@@ -108,6 +109,16 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     _seen.clear()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Fixtures asked for by name while the test runs (``request.getfixturevalue("minilm_model")``)
+    are in its request's fixture names once asked; collection cannot see them."""
+    yield
+    request = getattr(item, "_request", None)
+    asked = SLOW_FIXTURES.intersection(getattr(request, "fixturenames", ()))
+    _seen.extend(f"the fixture {name!r}" for name in sorted(asked))
 
 
 @pytest.hookimpl(trylast=True)

@@ -29,6 +29,9 @@ def test_toy_model_is_fast():
 
 
 def _run(pytester, source: str, *args: str):
+    """The example run in this process: it imports nothing this process has not imported (pytester
+    forgets the modules an in-process run imports, and a second copy of an engine module breaks the
+    tests after it)."""
     pytester.makepyfile(test_example=source)
     return pytester.runpytest_inprocess("-p", "tests.slow_marks", "-p", "no:cacheprovider", *args)
 
@@ -54,6 +57,26 @@ def test_a_bundled_model_in_an_unmarked_test_fails_it(pytester, empty_model_cach
     assert "test_toy_model_is_fast used" not in result.stdout.str()
 
 
+def test_a_slow_fixture_asked_for_by_name_in_an_unmarked_test_fails_it(pytester):
+    pytester.makeconftest("import pytest\n\n@pytest.fixture(scope='session')\ndef minilm_model():\n    return None\n")
+    source = """
+import pytest
+
+@pytest.mark.parametrize("name", ["minilm_model"])
+def test_unmarked(name, request):
+    request.getfixturevalue(name)
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["minilm_model"])
+def test_marked(name, request):
+    request.getfixturevalue(name)
+"""
+    result = _run(pytester, source)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 2 and outcomes.get("errors") == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_unmarked?minilm_model? used the fixture 'minilm_model' but is not marked*"])
+
+
 def test_a_slow_fixture_in_an_unmarked_test_stops_the_collection(pytester):
     pytester.makeconftest("import pytest\n\n@pytest.fixture\ndef window():\n    return None\n")
     source = "import pytest\n\ndef test_unmarked(window):\n    pass\n\n@pytest.mark.slow\ndef test_marked(window):\n    pass\n"
@@ -64,7 +87,7 @@ def test_a_slow_fixture_in_an_unmarked_test_stops_the_collection(pytester):
 
 
 @pytest.mark.slow
-def test_a_main_window_in_an_unmarked_test_fails_it(pytester, qtbot):
+def test_a_main_window_in_an_unmarked_test_fails_it(pytester, monkeypatch, tmp_path):
     source = """
 import pytest
 from app.window import MainWindow
@@ -83,7 +106,15 @@ def test_unmarked_window(qtbot):
 def test_marked_window(qtbot):
     _build_and_close(qtbot)
 """
-    result = _run(pytester, source)
+    # in a process of its own: building a window imports half the app, which an in-process run would
+    # import a second time; its settings go to a folder of the test's, never the user's
+    from tests import ROOT
+
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    pytester.makepyfile(test_example=source)
+    result = pytester.runpytest_subprocess("-p", "tests.slow_marks", "-p", "no:cacheprovider", timeout=300)
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 2 and outcomes.get("errors") == 1, result.stdout.str()
     result.stdout.fnmatch_lines(["*test_unmarked_window used a MainWindow but is not marked @pytest.mark.slow*"])
