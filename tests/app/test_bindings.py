@@ -2,6 +2,7 @@
 once and read, written and watched through it."""
 from __future__ import annotations
 
+import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox
 
 from app import bindings
@@ -23,6 +24,7 @@ def test_read_write_and_changed_for_each_kind_of_widget(qtbot):
     assert seen == [combo, spin, check, exact]  # each widget's own change signal, once
 
 
+@pytest.mark.slow
 def test_the_input_form_round_trips_every_bound_field(window):
     panel = window.panels["input"]
     config = AttentionConfig(text="the cat sat", tokenizer="whitespace", d_model=24, heads=3, seed=12345,
@@ -36,6 +38,7 @@ def test_the_input_form_round_trips_every_bound_field(window):
     assert window.wait_until_idle(30)
 
 
+@pytest.mark.slow
 def test_the_model_bar_follows_the_controller(window):
     assert set(window.model_bar.fields) == {"model", "layer"}
     assert bindings.read(window.model_combo) == window.controller.model

@@ -7,7 +7,10 @@ see after a language switch or an opened session have a live worker of their own
 """
 import time
 
+import pytest
 from PySide6.QtWidgets import QApplication
+
+pytestmark = pytest.mark.slow  # a whole window a test
 
 
 def test_an_answer_in_flight_at_close_starts_no_job(window, qtbot):

@@ -104,6 +104,7 @@ def generate_then(window, gguf: str, act) -> list:
     return problems
 
 
+@pytest.mark.slow
 def test_text_typed_right_after_generate_is_never_overwritten(window, ggufs, capfd):
     """Failed before: the generated text replaced what was typed after Generate."""
     c = window.controller
@@ -113,6 +114,7 @@ def test_text_typed_right_after_generate_is_never_overwritten(window, ggufs, cap
     assert not problems and "Traceback" not in capfd.readouterr().err
 
 
+@pytest.mark.slow
 def test_switching_model_right_after_generate_never_appends_its_token(window, ggufs, capfd):
     """Failed before: switching to another model right after Generate still appended the decoder's token."""
     from app import decoder_window
@@ -154,6 +156,7 @@ def test_a_long_lane_never_holds_the_thread_that_computes(qtbot):
         assert worker.shutdown(2.0)
 
 
+@pytest.mark.slow
 def test_the_head_ranking_never_blocks_an_edit(window, monkeypatch, capfd):
     """Failed before: "Most important heads" held the only worker (60 s on SmolLM2); here a ranking
     that blocks until released: edits still compute meanwhile, and cancelling frees it."""
@@ -190,6 +193,7 @@ def test_the_head_ranking_never_blocks_an_edit(window, monkeypatch, capfd):
 
 # ---------------------------------------------------------------------- model switches
 
+@pytest.mark.slow
 def test_model_switches_while_computing_generating_and_ranking(window, ggufs, capfd):
     from app import decoder_window
 
@@ -225,6 +229,7 @@ def test_model_switches_while_computing_generating_and_ranking(window, ggufs, ca
     assert len(attention_threads()) <= 2
 
 
+@pytest.mark.slow
 def test_fifty_switches_in_a_row(window, ggufs, capfd):
     c = window.controller
     c.update_config(text=TEXT)
@@ -242,6 +247,7 @@ def test_fifty_switches_in_a_row(window, ggufs, capfd):
     assert not problems and "Traceback" not in capfd.readouterr().err
 
 
+@pytest.mark.slow
 def test_closing_during_a_generation(qtbot, ggufs, monkeypatch, capfd):
     from app import decoder_window
     from app.jobs import decoder_view as decoder_mode
@@ -279,6 +285,7 @@ def test_closing_during_a_generation(qtbot, ggufs, monkeypatch, capfd):
 
 # ---------------------------------------------------------------------- memory: models and traces released
 
+@pytest.mark.slow
 def test_only_the_current_and_the_previous_model_stay_loaded(window, ggufs, monkeypatch, app_models_kept):
     """Failed before: every model opened stayed loaded (three SmolLM2 copies: 182 MB → 2,483 MB)."""
     from engine.models import cache as minilm_mode

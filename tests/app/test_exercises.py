@@ -74,6 +74,7 @@ def test_every_exercise_names_one_preset():
         assert preset_index(exercise) >= 0
 
 
+@pytest.mark.slow
 def test_the_dialog_reveals_by_keyboard_and_by_click(window, qtbot):
     from PySide6.QtCore import Qt
 
@@ -129,6 +130,7 @@ def test_the_session_keeps_the_lesson_and_old_sessions_still_open(tmp_path):
             load_session(tmp_path / "bad.json")
 
 
+@pytest.mark.slow
 def test_the_lesson_path_opens_its_steps_and_comes_back_with_the_session(window, qtbot, tmp_path):
     from PySide6.QtCore import Qt
 

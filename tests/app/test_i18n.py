@@ -76,6 +76,7 @@ def _translatable_strings(path: Path) -> set[tuple[str, str]]:
     return found
 
 
+@pytest.mark.slow
 def test_every_string_of_the_code_is_in_the_ts():
     """lupdate cannot read tr() inside f-strings or non-literal texts: this catches both, and strings
     added since the .ts was last updated."""
@@ -241,6 +242,7 @@ def _show_every_dock(window, qtbot) -> None:
     assert window.wait_until_idle(30)
 
 
+@pytest.mark.slow
 def test_the_chinese_window_shows_no_english_source_string(chinese_window, qtbot):
     from app.i18n import active_language, install_language_menu
 
@@ -259,6 +261,7 @@ def test_the_chinese_window_shows_no_english_source_string(chinese_window, qtbot
         assert expected in texts, expected
 
 
+@pytest.mark.slow
 def test_switching_keeps_settings_selection_and_layout(chinese_window):
     window = chinese_window
     c = window.controller
@@ -270,6 +273,7 @@ def test_switching_keeps_settings_selection_and_layout(chinese_window):
     assert QSettings("AttentionExplorer", "AttentionExplorer").value("language") == "zh_CN"
 
 
+@pytest.mark.slow
 def test_switching_keeps_sentence_b_and_the_model(window, qtbot):
     """Typed work survives a language switch: the comparison's sentence B, MiniLM and its layer."""
     from PySide6.QtWidgets import QApplication
@@ -292,6 +296,7 @@ def test_switching_keeps_sentence_b_and_the_model(window, qtbot):
         i18n.install_translator(QApplication.instance(), i18n.ENGLISH)
 
 
+@pytest.mark.slow
 def test_language_menu_switches_back_to_english(window, qtbot):
     from PySide6.QtWidgets import QApplication
 
@@ -419,6 +424,7 @@ def test_engine_messages_are_translated_with_their_values(qapp):
         i18n.install_translator(qapp, "en")
 
 
+@pytest.mark.slow
 def test_every_engine_template_has_a_chinese_translation_with_its_fields(qapp):
     """Each template raised in engine/ or app/ translates (context EngineError) and fills from the same values."""
     import string
@@ -439,6 +445,7 @@ def test_every_engine_template_has_a_chinese_translation_with_its_fields(qapp):
         i18n.install_translator(qapp, "en")
 
 
+@pytest.mark.slow
 def test_app_never_parses_an_engine_message():
     """app/ tells errors apart by their class and field: no text of an engine template is compared,
     searched or matched there, nothing looks for "pip install", no `in str(error)`."""

@@ -10,6 +10,8 @@ from PySide6.QtWidgets import QApplication
 
 from app.presets import menu_presets
 
+pytestmark = pytest.mark.slow  # whole windows and real models
+
 
 def _index(fragment: str) -> int:
     matches = [i for i, p in enumerate(menu_presets()) if fragment in p.title]

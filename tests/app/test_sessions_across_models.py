@@ -22,6 +22,8 @@ from engine import AttentionConfig
 from engine.core.memory import format_bytes
 from engine.models import MODELS
 
+pytestmark = pytest.mark.slow  # whole windows, real models and processes started
+
 TEXT = "The cat sat on the mat because it was tired"
 PATHS = ("menu", "recent", "cli", "restore")
 NAMES = ("toy", "minilm", "e5", "smollm2", "gguf")

@@ -6,6 +6,8 @@ from tests import FIXTURES
 from app.view_state import ViewState
 from engine import AttentionConfig, EngineError
 
+pytestmark = pytest.mark.slow  # a whole window a test
+
 FIXTURE = FIXTURES / "session_before_view_state.json"  # written by the code before
 
 

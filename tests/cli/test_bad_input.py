@@ -136,6 +136,7 @@ def tiny_disk(tmp_path):
         subprocess.run(["umount", str(folder)], check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".npz", ".png", ".json"])
 def test_real_full_disk(tiny_disk, suffix):
     out = tiny_disk / f"out{suffix}"
@@ -146,6 +147,7 @@ def test_real_full_disk(tiny_disk, suffix):
     assert os.listdir(tiny_disk) == []
 
 
+@pytest.mark.slow
 def test_closed_stdout_after_writing_is_still_success(tmp_path):
     out = tmp_path / "trace.npz"
     read_end, write_end = os.pipe()
@@ -199,6 +201,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 @pytest.mark.parametrize("suffix", [".json", ".npz"])
 def test_signal_mid_export_leaves_nothing(tmp_path, signum, suffix):
@@ -244,6 +247,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_signal_right_after_the_temporary_file_is_made_leaves_nothing(tmp_path, signum):
     out = tmp_path / "o.npz"
@@ -285,6 +289,7 @@ HOSTILE_ARGS = {  # name → (arguments after "export", the output's name); each
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(HOSTILE_ARGS))
 def test_hostile_command_line(tmp_path, name, capsys):
     args, out_name = HOSTILE_ARGS[name]
@@ -392,6 +397,7 @@ def test_oversized_table_is_refused_before_reading(tmp_path, capsys):
     assert "too large" in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "folder"])
 def test_non_regular_table_is_refused_without_blocking(tmp_path, kind):
     """A real process with a timeout: today's main blocks on the FIFO and reads /dev/zero forever."""
@@ -545,6 +551,7 @@ def test_hostile_session_files(tmp_path, kind):
 
 
 # ------------------------------------------------------------------ 5. memory bounded, the estimate true
+@pytest.mark.slow
 def test_token_vector_memo_caps_bytes_not_numbers(monkeypatch):
     """At d_model 1 a remembered vector costs ~300 B for 4 B of data: the cap must count that."""
     import tracemalloc
@@ -569,6 +576,7 @@ def test_token_vector_memo_caps_bytes_not_numbers(monkeypatch):
     assert held <= 1 << 19, held
 
 
+@pytest.mark.slow
 def test_json_export_streams(tmp_path):
     """The .json writer holds a row at a time, not every number as a Python float."""
     import tracemalloc
@@ -604,6 +612,7 @@ print(json.dumps([after - before, estimate_trace_bytes(n, d, h)]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, d, h", [(1, 4096, 1), (600, 2048, 1), (1500, 64, 16)])
 def test_estimate_covers_the_measured_peak(n, d, h):
     """Peak resident memory of a real process (the weights' temporaries included) ≤ the estimate."""
@@ -660,6 +669,7 @@ def test_stale_temporary_files_of_a_killed_export_are_removed_on_the_next_write(
     assert sorted(os.listdir(tmp_path)) == sorted(["t.npz", *(o.name for o in others)])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs a second process holding the lock")
 def test_a_temporary_file_a_live_writer_holds_is_kept(tmp_path):
     """A second export writing into the same folder right now keeps its temporary file."""
@@ -685,6 +695,7 @@ def test_a_temporary_file_a_live_writer_holds_is_kept(tmp_path):
     del fcntl
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_stdout_on_dev_full_still_exits_0_after_writing(tmp_path):
     out = tmp_path / "t.npz"
@@ -694,6 +705,7 @@ def test_stdout_on_dev_full_still_exits_0_after_writing(tmp_path):
     assert out.stat().st_size > 0 and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_bad_input_with_stderr_closed_exits_2(tmp_path):
     env = dict(os.environ, PYTHONUTF8="1")
     done = subprocess.run([sys.executable, MAIN, "export", "--text", "a", "--heads", "3", "--d-model", "4",
@@ -730,6 +742,7 @@ def test_a_json_export_too_big_to_write_in_time_is_refused_with_the_estimate(tmp
     assert os.listdir(tmp_path) == [] and time.perf_counter() - started < 120
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ["one\r\ntwo", "one\u2029two", "one\rtwo\u2028three"])
 def test_a_sessions_line_breaks_survive_an_unrelated_edit(window, tmp_path, text):
     """The text box gives every line break back as \\n: a session's \\r\\n or U+2029 used to
@@ -747,6 +760,7 @@ def test_a_sessions_line_breaks_survive_an_unrelated_edit(window, tmp_path, text
     assert window.controller.config.text == "one two"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writer", ["atomic_write", "temporary_beside"])
 def test_a_write_cut_short_by_the_programs_exit_leaves_no_temporary_file(tmp_path, writer):
     """Closing the window during a step-through export left a 0-byte .ae-XXXXXXXX.tmp (3 of 9 runs): the

@@ -39,6 +39,7 @@ CASES = {  # label: (command line without --out, the option whose value is not U
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", list(CASES))
 def test_text_that_is_not_utf8_is_one_line_naming_the_option(tmp_path, label):
     """The bytes reach Python as lone surrogates (surrogateescape); they are refused before any model loads."""
@@ -82,6 +83,7 @@ def test_an_output_folder_path_longer_than_the_system_allows(tmp_path, capsys):
     assert "too long" in line or "does not exist" in line, line
 
 
+@pytest.mark.slow
 def test_an_output_name_that_is_not_utf8_is_a_name_like_any_other(tmp_path):
     """Only text is checked: a file name may hold any bytes (Linux), and the export writes it."""
     env = dict(os.environ, PYTHONUTF8="1", LC_ALL="C.UTF-8")

@@ -105,6 +105,7 @@ def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
         save_trace(result, tmp_path / "missing" / "trace.npz")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", list(CHECKS))
 def test_cli_export_contents_match_compute(tmp_path, suffix):
     (tmp_path / "table.json").write_text(json.dumps(TABLE), encoding="utf-8")
@@ -115,6 +116,7 @@ def test_cli_export_contents_match_compute(tmp_path, suffix):
     CHECKS[suffix](out, compute(AttentionConfig(**CONFIG, embeddings=TABLE)))
 
 
+@pytest.mark.slow
 def test_cli_defaults_and_chinese_auto_tokenizer(tmp_path):
     out = tmp_path / "trace.csv"
     done = run("export", "--text", "小明喜欢苹果", "--no-scale", "--weights", "identity", "--out", str(out))
@@ -207,6 +209,7 @@ def bad_runs(tmp_path_factory):
         return dict(zip(SUBPROCESS_CASES, pool.map(one, SUBPROCESS_CASES)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SUBPROCESS_CASES)
 def test_bad_input_exits_2_with_one_error_line_and_no_file(bad_runs, name):
     done, before, after = bad_runs[name]
@@ -226,6 +229,7 @@ def test_more_bad_input_in_process(tmp_path, name, capsys):
     assert sorted(os.listdir(tmp_path)) == before
 
 
+@pytest.mark.slow
 def test_failed_export_keeps_an_existing_file(tmp_path):
     out = tmp_path / "trace.json"
     out.write_text("old")
@@ -233,6 +237,7 @@ def test_failed_export_keeps_an_existing_file(tmp_path):
     assert out.read_text() == "old" and os.listdir(tmp_path) == ["trace.json"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes into read-only folders")
 def test_read_only_folder(tmp_path):
     folder = tmp_path / "locked"
@@ -264,6 +269,7 @@ def test_unexpected_exception_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_unknown_command_and_help():
     assert_one_error_line(run("frobnicate"))
     done = run("--help")
@@ -303,6 +309,7 @@ def test_export_without_pyqtgraph_says_what_to_install(tmp_path, monkeypatch, ca
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_real_png_and_svg_export(tmp_path):
     from PySide6.QtGui import QImage
 
@@ -348,6 +355,7 @@ def test_no_arguments_start_the_window(monkeypatch, capsys):
     assert capsys.readouterr().err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_help_names_the_patch_command_and_patch_help_offers_only_what_it_takes():
     """`./run --help` said nothing of `./run patch`; `patch --help` offered toy (then refused it) and did
     not say that a GGUF file or a model folder is taken."""

@@ -32,6 +32,7 @@ def tiny(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_decoder_export_is_the_ablated_run(tiny, tmp_path):
     out = tmp_path / "d.npz"
     done = _run("--model", str(tiny), "--text", TEXT, "--ablate", "1.2,0.3", "--out", str(out))
@@ -72,6 +73,7 @@ def test_bad_ablate_values_exit_2_with_one_line(tiny, tmp_path, value, capsys):
         assert "layer.head pairs of whole numbers" in lines[0] and repr(value) in lines[0], lines[0]
 
 
+@pytest.mark.slow
 def test_bad_ablate_value_as_a_process_exits_2_with_one_line(tiny, tmp_path):
     done = _run("--model", str(tiny), "--text", TEXT, "--ablate", "0.4", "--out", str(tmp_path / "x.npz"))
     lines = done.stderr.strip().splitlines()
@@ -79,11 +81,13 @@ def test_bad_ablate_value_as_a_process_exits_2_with_one_line(tiny, tmp_path):
     assert f"{LAYERS} × {HEADS} (layers × heads" in lines[0] and not (tmp_path / "x.npz").exists()
 
 
+@pytest.mark.slow
 def test_toy_refuses_a_head_it_lacks_naming_layers_by_heads(tmp_path):
     done = _run("--text", "a b", "--heads", "2", "--d-model", "8", "--ablate", "0.2", "--out", str(tmp_path / "t.npz"))
     assert done.returncode == 2 and "1 × 2 (layers × heads" in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_the_window_switches_a_decoders_heads_off(window, qtbot, tmp_path):
     """The controller passes the switched-off heads to a decoder."""
     from app.decoder_window import open_model

@@ -88,6 +88,7 @@ def test_suffixes_are_case_insensitive(tmp_path, qapp, name, magic):
     assert [path.name for path in tmp_path.iterdir()] == [name]  # nothing else written beside it
 
 
+@pytest.mark.slow
 def test_minilm_npz_keys_in_order(tmp_path, minilm_model):
     text = "The cat sat on the mat."
     out = export(tmp_path, "m.npz", "--model", "minilm", "--text", text)
@@ -174,6 +175,7 @@ def _expected_positions(matrix: np.ndarray, stage: str) -> np.ndarray:
     return np.where(finite, (matrix - low) / (high - low), np.nan)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", ["weights", "scaled", "scores"])
 def test_one_head_png_shows_that_heads_matrix_of_that_stage(tmp_path, qapp, picture_result, stage):
     from app.heatmap import DIVERGING_MAP, WEIGHTS_MAP
@@ -196,6 +198,7 @@ def test_one_head_png_shows_that_heads_matrix_of_that_stage(tmp_path, qapp, pict
         assert not np.allclose(shown, weights, atol=0.05)
 
 
+@pytest.mark.slow
 def test_head_2_and_head_0_figures_differ(tmp_path, qapp, picture_result):
     from app.heatmap import WEIGHTS_MAP
 

@@ -24,6 +24,7 @@ def test_toy_flow_is_the_one_layer_capacity(tmp_path):
     np.testing.assert_allclose(max_flows(mixed[None]), mixed)
 
 
+@pytest.mark.slow
 def test_minilm_flow_and_occlusion(tmp_path, minilm):
     from engine.analysis.flow import attention_flow
     from engine.analysis.occlusion import occlusion
@@ -36,6 +37,7 @@ def test_minilm_flow_and_occlusion(tmp_path, minilm):
         assert float(data["occlusion_baseline"]) == 1.0
 
 
+@pytest.mark.slow
 def test_minilm_flow_with_heads_switched_off(tmp_path, minilm):
     from engine.analysis.flow import attention_flow
 
@@ -65,6 +67,7 @@ def test_misuse_is_one_line(tmp_path, capsys):
         assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_patch_pictures_and_tables(tmp_path, minilm):
     import csv
     import json

@@ -34,6 +34,18 @@ def gif_frames(path) -> list[np.ndarray]:
     return frames
 
 
+def gif_timing(path) -> tuple[list[int], int]:
+    """(each frame's duration in ms as the file stores it, the loop count: 0 is for ever)."""
+    from PIL import Image
+
+    image = Image.open(path)
+    durations = []
+    for index in range(image.n_frames):
+        image.seek(index)
+        durations.append(image.info["duration"])
+    return durations, image.info.get("loop")
+
+
 def test_the_gif_has_one_frame_per_stage_and_every_frame_differs(pages, tmp_path):
     from figures.steps import export_steps
 
@@ -41,6 +53,8 @@ def test_the_gif_has_one_frame_per_stage_and_every_frame_differs(pages, tmp_path
     export_steps(pages, path)
     frames = gif_frames(path)
     assert len(frames) == len(STAGE_KEYS) == 9
+    # each frame stays SECONDS_PER_STAGE (the GIF stores milliseconds), and the film loops
+    assert gif_timing(path) == ([2000] * 9, 0)
     for i in range(len(frames)):
         for j in range(i + 1, len(frames)):
             changed = np.any(frames[i] != frames[j], axis=2).mean()
@@ -61,6 +75,7 @@ def test_the_pages_hold_the_engines_numbers(pages):
     assert "小明" in by_key["tokens"].caption
 
 
+@pytest.mark.slow
 def test_the_mp4_decodes_to_one_frame_per_stage(pages, tmp_path):
     imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
     from figures.steps import export_steps
@@ -74,6 +89,7 @@ def test_the_mp4_decodes_to_one_frame_per_stage(pages, tmp_path):
     assert "Video: h264" in info, info
 
 
+@pytest.mark.slow
 def test_the_pdf_has_one_page_per_stage(pages, tmp_path):
     from figures.steps import export_steps
 
@@ -104,6 +120,7 @@ def test_the_command_line_writes_the_steps_and_refuses_other_suffixes(tmp_path, 
     assert not (tmp_path / "steps.png").exists()
 
 
+@pytest.mark.slow
 def test_the_window_exports_the_steps_from_the_file_menu(window, qtbot, tmp_path):
     from PySide6.QtGui import QAction
 
@@ -117,6 +134,7 @@ def test_the_window_exports_the_steps_from_the_file_menu(window, qtbot, tmp_path
     assert len(re.findall(rb"/Type\s*/Page\b", path.read_bytes())) == len(STAGE_KEYS)
 
 
+@pytest.mark.slow
 def test_the_steps_of_a_real_model_follow_its_player(minilm_model, tmp_path, capsys):
     """The player shows MiniLM's layer (its Q, K, V, scores, weights), so
     ``export --steps --model minilm`` writes those stages; the weights page holds the model's own."""
@@ -171,6 +189,7 @@ def test_a_frame_is_the_stage_its_heatmaps_and_caption_never_the_players_control
     assert light_grey.mean() < 0.1, light_grey.mean()  # the player's grab: 0.84; antialiased text: ~0.02
 
 
+@pytest.mark.slow
 def test_the_window_exports_the_frames_the_command_line_draws(window, qtbot, tmp_path):
     """File → Export step-through draws the player's result with its head and focus through the same
     figures.steps as the command line: the frames hold no control of the window."""
@@ -179,9 +198,15 @@ def test_the_window_exports_the_frames_the_command_line_draws(window, qtbot, tmp
 
     player = window.show_player()
     qtbot.waitUntil(lambda: player.shown_result() is not None, timeout=10000)
+    player.set_stage(STAGE_KEYS.index("weights"))
+    before = (player.stage_index, player.caption(), window.controller.stage, window.controller.head,
+              window.controller.focus)
     path = tmp_path / "window.gif"
     assert window.exports.export_steps(str(path))
     qtbot.waitUntil(path.exists, timeout=30000)
+    # drawing every stage leaves the player where the user left it, with its own caption
+    assert (player.stage_index, player.caption(), window.controller.stage, window.controller.head,
+            window.controller.focus) == before
     result = player.shown_result()
     expected = stage_pages(result, head=window.controller.head, focus=window.controller.focus)
     frames = gif_frames(path)
@@ -191,10 +216,12 @@ def test_the_window_exports_the_frames_the_command_line_draws(window, qtbot, tmp
         assert np.abs(frame.astype(int) - drawn).mean() < 2.0, index
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which("pdfimages") or not shutil.which("pdftotext"), reason="needs poppler-utils")
-def test_the_pdf_prints_each_caption_once(pages, tmp_path):
+def test_the_pdf_prints_each_stage_in_order_with_its_caption_once_and_its_tables(pages, tmp_path):
     """The caption is the page's text; the page's picture is the heatmaps alone (it held the player's
-    captions a second time, and its controls)."""
+    captions a second time, and its controls). Page i is stage i, and its tables are the stage's
+    matrices row by row (side by side, as printed), read back by poppler."""
     from figures.steps import export_steps
 
     path = tmp_path / "xiaoming.pdf"
@@ -202,10 +229,40 @@ def test_the_pdf_prints_each_caption_once(pages, tmp_path):
     text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout
     for page in pages:
         assert text.count(page.caption.splitlines()[0][:40]) == 1, page.name
+    laid_out = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True,
+                              check=True).stdout.split("\f")
+    assert len(laid_out) - 1 == len(pages)  # a form feed after every page
+    for index, (page_text, page) in enumerate(zip(laid_out, pages)):
+        lines = page_text.splitlines()
+        assert lines[0].startswith(f"{index + 1} / {len(pages)} · {page.name} · "), (index, lines[0])
+        assert printed_tables(lines) == expected_tables(page.matrices), page.name
     listing = subprocess.run(["pdfimages", "-list", str(path)], capture_output=True, text=True, check=True).stdout
     sizes = [tuple(int(v) for v in line.split()[3:5]) for line in listing.splitlines()[2:]
              if line.split()[2] == "image"]  # page num type width height …
     assert sizes == [(page.image.width(), page.image.height()) for page in pages]
+
+
+TABLE_HEADER = re.compile(r"(\w+) \((\d+) × (\d+)\)")
+HEADER_LINE = re.compile(r"(?:\w+ \(\d+ × \d+\)\s*)+")  # a line of nothing but table headers
+PRINTED_NUMBER = re.compile(r"-?\d+\.\d{3}|-∞")
+
+
+def printed_tables(lines: list[str]) -> list[list[str]]:
+    """The page's table lines from the first header on: [names and shapes], then each line's numbers."""
+    start = next((i for i, line in enumerate(lines) if HEADER_LINE.fullmatch(line.strip())), len(lines))
+    rows = [[" ".join(match) for match in TABLE_HEADER.findall(lines[start])]] if start < len(lines) else []
+    rows += [PRINTED_NUMBER.findall(line) for line in lines[start + 1:]]
+    return [row for row in rows if row]
+
+
+def expected_tables(matrices: dict) -> list[list[str]]:
+    """The same from the matrices, written here: the tables side by side, row i of each on line i."""
+    if not matrices:
+        return []
+    rows = [[f"{name} {m.shape[0]} {m.shape[1]}" for name, m in matrices.items()]]
+    for i in range(max(m.shape[0] for m in matrices.values())):
+        rows.append([f"{float(value):.3f}" for m in matrices.values() if i < m.shape[0] for value in m[i]])
+    return rows
 
 
 # ---------------------------------------------------------------------------- hostile input
@@ -219,6 +276,7 @@ def run_cli(*args, cwd=None):
                           text=True, cwd=cwd or root, env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_steps_print_nothing_but_their_line(tmp_path):
     """Qt's offscreen "This plugin does not support propagateSizeHints()" came eight times on stderr."""
     out = tmp_path / "steps.gif"
@@ -235,6 +293,7 @@ def peak_kib():
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="reads Linux's /proc")
 def test_too_many_tokens_to_draw_are_refused_before_drawing(tmp_path):
     """5,000 tokens took 2.1 GB and 13 s through the player: refused by the estimate before the trace is
@@ -262,6 +321,7 @@ sys.exit(code)"""
     assert int(peak) * 1024 < 400 * 1024**2  # kB: refused before the trace (5,000² × 4 heads: 1.3 GB)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="reads Linux's /proc")
 def test_the_drawing_estimate_bounds_what_drawing_takes(tmp_path):
     """The estimate is measured: drawing 1,600 tokens' stages takes less than it says."""
@@ -319,6 +379,7 @@ def test_a_full_disk_fails_the_mp4_and_keeps_the_old_file(tmp_path, monkeypatch,
     assert (folder / "x.mp4").read_bytes() == b"a good video"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() != 0,
                     reason="mounting a small file system needs root")
 def test_a_really_full_disk_fails_the_mp4(tmp_path):

@@ -24,7 +24,7 @@ def _documented(kind: str) -> list[str]:
     return re.findall(r"`([a-z_0-9]+)`", rows[0].split("|")[2])
 
 
-@pytest.mark.parametrize("model", sorted(KINDS))
+@pytest.mark.parametrize("model", [pytest.param(m, marks=pytest.mark.slow) if m != "toy" else m for m in sorted(KINDS)])
 def test_each_kinds_npz_holds_the_documented_keys_in_order(tmp_path, model, request):
     if model != "toy":
         request.getfixturevalue(f"{model}_model")  # loaded once (skips when the model is not installed)

@@ -127,3 +127,29 @@ def test_the_checks_catch_a_moved_module(tmp_path):
     note.write_text("engine.attention.attend moved; engine.core.attention.attend, engine.__file__, cli.npz and "
                     "engine.models.register_gguf are real\n")
     assert [entry.rpartition(": ")[2] for entry in stale([note], DOTTED, module_exists)] == ["engine.attention.attend"]
+
+
+def layout_section() -> str:
+    """README.md's *Layout* section: from its heading to the next heading of the same level."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("\n## Layout\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def code_folders() -> list[str]:
+    """Every folder of Python modules in the packages and in tests/ (fixtures and caches aside)."""
+    found = []
+    for top in (*PACKAGES, "tests"):
+        for folder in sorted(p for p in (ROOT / top).rglob("*") if p.is_dir()):
+            relative = folder.relative_to(ROOT).as_posix()
+            if "__pycache__" in relative or relative.startswith("tests/fixtures") or not any(folder.glob("*.py")):
+                continue
+            found.append(relative + "/")
+    return [f"{top}/" for top in PACKAGES] + found
+
+
+def test_the_readme_layout_names_every_folder_of_the_tree():
+    """The map is whole: a new package folder (engine/models/families/, tests/app/panels/) is in it."""
+    section = layout_section()
+    assert [folder for folder in code_folders() if f"`{folder}`" not in section] == []

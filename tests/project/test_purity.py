@@ -53,6 +53,7 @@ def loaded_qt_after(code: str) -> list[str]:
     return eval(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_importing_and_running_the_engine_loads_no_qt():
     modules = ", ".join(".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
                         for p in ENGINE_FILES)
@@ -62,6 +63,7 @@ engine.explain(r, 0, 1).to_text()"""
     assert loaded_qt_after(code) == []
 
 
+@pytest.mark.slow
 def test_data_export_from_the_command_line_loads_no_qt(tmp_path):
     out = str(tmp_path / "trace.npz")
     code = f"""import sys
@@ -86,6 +88,7 @@ def test_the_command_line_the_engine_and_the_figures_never_import_the_app(folder
         assert not re.search(r"^\s*(from app|import app)\b", text, flags=re.MULTILINE), path
 
 
+@pytest.mark.slow
 def test_exports_of_images_and_steps_load_no_app_module(tmp_path):
     """What runs, not only what is written: a PNG and a step-through GIF load no module of app."""
     png, gif = str(tmp_path / "x.png"), str(tmp_path / "x.gif")

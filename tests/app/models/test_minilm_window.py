@@ -11,6 +11,8 @@ pytest.importorskip("tokenizers")
 from engine.core.errors import ModelNotInstalled  # noqa: E402
 from tests.shared_helpers import main_in_a_process  # noqa: E402
 
+pytestmark = pytest.mark.slow  # whole windows, real models and processes started
+
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 

@@ -20,6 +20,8 @@ from engine.analysis.head_stats import head_stats, special_mask
 from engine.analysis.rollout import attention_rollout
 from tests.shared_helpers import dock as _dock, settle as _settle  # noqa: E402
 
+pytestmark = pytest.mark.slow  # whole windows, real models and processes started
+
 MAIN = str(ROOT / "main.py")
 ANIMAL = "The animal didn't cross the street because it was too tired."
 

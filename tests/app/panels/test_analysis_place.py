@@ -96,6 +96,7 @@ def test_flow_then_rollout_never_shows_one_under_the_others_label(window, qtbot,
     assert "flow" not in rollout.caption.text() and "where" in rollout.plot.plotItem.titleLabel.text
 
 
+@pytest.mark.slow
 def test_over_the_token_limit_the_panels_say_so_and_keep_no_picture(window, qtbot):
     rollout, dashboard = dock(window, "rollout"), dock(window, "dashboard")
     settle(window, qtbot)

@@ -13,6 +13,8 @@ from engine.analysis.flow import attention_flow
 from engine.analysis.occlusion import occlusion
 from tests.shared_helpers import dock as _dock, settle as _settle  # noqa: E402
 
+pytestmark = pytest.mark.slow  # whole windows and real models
+
 ANIMAL = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
 

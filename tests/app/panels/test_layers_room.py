@@ -4,7 +4,10 @@ stands as layers × heads with the thumbnails again when the dock is tall."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtWidgets import QApplication
+
+pytestmark = pytest.mark.slow  # a real model
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 

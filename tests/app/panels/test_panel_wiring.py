@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+import pytest
 import shiboken6
 from PySide6.QtWidgets import QApplication
 
@@ -92,6 +93,7 @@ def test_app_never_branches_on_a_model_s_kind():
     assert problems == []
 
 
+@pytest.mark.slow
 def test_every_dock_comes_from_the_table_with_its_group(window):
     from app.dock_table import DOCKS, group_keys
 

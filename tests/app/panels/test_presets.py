@@ -8,6 +8,8 @@ import pytest
 
 from app.presets import TOY, MODEL_PRESETS, menu_presets
 
+pytestmark = pytest.mark.slow  # a whole window a test
+
 # title fragment → (focus token, its row at the preset's stage, to the tutorial's printed precision)
 TUTORIAL_ROWS = {
     "the hand calculation": ("喜欢", [0.155, 0.422, 0.422], 3),  # weights; the tutorial rounds to 0.16/0.42/0.42
@@ -95,12 +97,8 @@ def test_a_menu_entry_opens_each_preset(window):
     assert window.panels["attention"].preset_caption.text().startswith("“Self-Attention 本质”")
 
 
-def test_minilm_preset_opens_at_the_strongest_head_with_the_caption_filled(window, qtbot):
-    pytest.importorskip("safetensors")
-    from engine.models import MODELS
-
-    if not MODELS[MODEL_PRESETS[0].model].is_installed():
-        pytest.skip("MiniLM is not installed")
+def test_minilm_preset_opens_at_the_strongest_head_with_the_caption_filled(window, qtbot, require_model):
+    require_model(MODEL_PRESETS[0].model)
     index = next(i for i, p in enumerate(menu_presets()) if p.model != "toy" and p.key == "cake" and p.focus == "it")
     window.apply_preset(index)
     caption = window.panels["attention"].preset_caption
@@ -144,12 +142,10 @@ def test_projections_from_a_file_show_as_custom_weights_and_errors_as_for_the_ta
     assert c.config.projections is not None and panel.weights.currentData() == "custom"
 
 
-def test_word_similarity_in_minilm_puts_pie_nearer_cake_than_keyboard(window, qtbot):
-    pytest.importorskip("safetensors")
-    from engine.models import ENGLISH_MODEL, MODELS
+def test_word_similarity_in_minilm_puts_pie_nearer_cake_than_keyboard(window, qtbot, require_model):
+    from engine.models import ENGLISH_MODEL
 
-    if not MODELS[ENGLISH_MODEL].is_installed():
-        pytest.skip("MiniLM is not installed")
+    require_model(ENGLISH_MODEL)
     panel = window.navigation.show_similarity()
     panel.model.setCurrentIndex(panel.model.findData(ENGLISH_MODEL))
     panel.words.setText("cake pie keyboard")

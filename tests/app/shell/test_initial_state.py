@@ -10,6 +10,7 @@ from tests import ROOT
 
 
 
+@pytest.mark.slow
 def test_examples_table_is_the_tutorials_and_loads(window):
     table = json.loads((ROOT / "examples" / "table.json").read_text(encoding="utf-8"))
     assert table == {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}
@@ -22,6 +23,7 @@ def test_examples_table_is_the_tutorials_and_loads(window):
     assert dict(window.controller.config.embeddings)["苹果"] == (1.0, 1.0)
 
 
+@pytest.mark.slow
 def test_divisible_message_does_not_move_the_form(window):
     panel = window.panels["input"]
     seed_top = panel.seed.mapTo(panel, panel.seed.rect().topLeft()).y()
@@ -34,6 +36,7 @@ def test_divisible_message_does_not_move_the_form(window):
     assert panel.seed.mapTo(panel, panel.seed.rect().topLeft()).y() == seed_top
 
 
+@pytest.mark.slow
 def test_title_names_the_open_session(window, tmp_path):
     assert window.windowTitle() == "Attention Explorer"
     path = tmp_path / "my-sentence.json"
@@ -53,6 +56,7 @@ def test_title_names_the_open_session(window, tmp_path):
     assert window.isWindowModified()
 
 
+@pytest.mark.slow
 def test_file_dialogs_remember_the_folder_per_kind(window, tmp_path):
     sessions, images = tmp_path / "sessions", tmp_path / "images"
     sessions.mkdir()
@@ -64,6 +68,7 @@ def test_file_dialogs_remember_the_folder_per_kind(window, tmp_path):
     assert Path(window.sessions.last_folder("x.png", "image")) == images / "x.png"
 
 
+@pytest.mark.slow
 def test_help_has_a_guide_shortcuts_and_credits(window, monkeypatch):
     from PySide6.QtWidgets import QMessageBox, QTextBrowser
 
@@ -92,15 +97,9 @@ def test_presets_name_the_tutorials_not_their_file_ids():
     assert any("Self-Attention 本质" in title for title in titles)
 
 
-def test_minilm_mode_shows_the_models_own_facts(window):
-    pytest.importorskip("safetensors")
-    from engine import EngineError
-    from engine.models.minilm import load_minilm
-
-    try:
-        load_minilm()
-    except EngineError as error:
-        pytest.skip(f"MiniLM not installed: {error}")
+@pytest.mark.slow
+def test_minilm_mode_shows_the_models_own_facts(window, require_model):
+    require_model("minilm")
     panel = window.panels["input"]
     window.model_combo.setCurrentIndex(window.model_combo.findData("minilm"))
     assert window.wait_until_idle(120)

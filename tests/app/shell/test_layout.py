@@ -6,20 +6,18 @@ import sys
 import pytest
 from PySide6.QtWidgets import QApplication
 
+pytestmark = pytest.mark.slow  # a whole window a test
+
 SMALL_SCREEN = (1366, 768)
 SMALLEST_WINDOW = (1024, 700)
 
 
 def _models() -> list[str]:
-    models = ["toy"]
-    try:
-        from engine.models.minilm import load_minilm
+    """The toy engine, and MiniLM where it is installed (asked, not loaded: this runs at collection,
+    in every run, the fast ones too)."""
+    from engine.models import model_info
 
-        load_minilm()
-        models.append("minilm")
-    except Exception:  # noqa: BLE001 - not installed here: the toy engine alone is toured
-        pass
-    return models
+    return ["toy"] + (["minilm"] if model_info("minilm").is_installed() else [])
 
 
 def _fits(size, limit) -> bool:

@@ -114,6 +114,7 @@ def _settle_lab(window, lab) -> None:
     _settle(window)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", list(SIZES))
 def test_every_group_shows_its_panels_whole(window, size):
     """Before the fixes at 1024 × 600: the heatmap scrolled sideways (its colour bar's numbers and the
@@ -130,6 +131,7 @@ SENTENCES = {"minilm": "The animal didn't cross the street because it was too ti
              "smollm2": "The capital of France is"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", ["1366x768", "1024x600"])
 @pytest.mark.parametrize("model", list(SENTENCES))
 def test_every_group_shows_a_real_models_panels_whole(window, request, model, size):
@@ -146,6 +148,7 @@ def test_every_group_shows_a_real_models_panels_whole(window, request, model, si
     assert not found, found
 
 
+@pytest.mark.slow
 def test_heatmap_caption_and_colour_bar_fit_at_1024_by_600(window):
     """The brief's own case: no sideways scroll bar in the heatmap dock, the note whole on its line,
     the colour bar and its numbers inside the heatmap's widget."""
@@ -165,6 +168,7 @@ def test_heatmap_caption_and_colour_bar_fit_at_1024_by_600(window):
     assert clipped_items(view) == []
 
 
+@pytest.mark.slow
 def test_the_checker_finds_a_cut(window):
     """The checker itself can fail: a panel taller than its dock is reported, a colour bar squeezed
     into a narrow view too."""
@@ -212,6 +216,7 @@ def test_a_heatmap_asks_for_the_width_its_colour_bar_needs(qapp):
     holder.deleteLater()
 
 
+@pytest.mark.slow
 def test_player_token_page_does_not_need_the_heatmaps_height(window):
     """The stack took its largest page's minimum: the token strip scrolled for heatmaps not shown."""
     from app.panels.player_panel import MIN_VIEW_HEIGHT
@@ -228,6 +233,7 @@ def test_player_token_page_does_not_need_the_heatmaps_height(window):
     assert player.minimumSizeHint().height() >= MIN_VIEW_HEIGHT, player.minimumSizeHint()
 
 
+@pytest.mark.slow
 def test_the_players_heatmaps_are_as_tall_as_their_rows_need(window):
     """Three tokens: 100 px, not 240 (the player fits at 1024 × 600); sixteen: 240; the concat stage's
     W_O (d_model rows) 240 with three tokens too: the rows of the tallest matrix shown count."""
@@ -284,6 +290,7 @@ def _player_at(window, stage: str):
     return player
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", ["1024x600", "1366x768"])
 def test_the_player_puts_its_captions_beside_sixteen_rows_when_short(window, size):
     """Sixteen tokens at 1024 × 600: the weights' 240-px heatmap under the controls and two captions needed
@@ -313,6 +320,7 @@ def test_the_player_puts_its_captions_beside_sixteen_rows_when_short(window, siz
     assert not player.is_beside() and dock_scrolls(dock) == []
 
 
+@pytest.mark.slow
 def test_the_player_stays_stacked_when_its_dock_can_grow_to_it(window):
     """Five rows (SmolLM2's "The capital of France is") at 1024 × 600 need 203 px stacked, 7 more than the
     group's share gives: the dock grows to them (app/layout_sizes.py bottom_room), as before; beside is
@@ -330,6 +338,7 @@ def test_the_player_stays_stacked_when_its_dock_can_grow_to_it(window):
     assert bottom_room(window.panel("input")) is None  # not a bottom dock
 
 
+@pytest.mark.slow
 def test_three_heatmaps_of_sixteen_rows_still_scroll_at_1024_by_600(window):
     """What is still short (see MODEL_ALLOWED): Q, K and V side by side leave no width for a column beside
     them, and stacked they need 319 px in 211. The player says so by scrolling, not by squashing its rows."""
@@ -341,6 +350,7 @@ def test_three_heatmaps_of_sixteen_rows_still_scroll_at_1024_by_600(window):
     assert "up and down" in dock_scrolls(window.docks["player"])
 
 
+@pytest.mark.slow
 def test_the_positional_lab_is_compact_when_short_and_whole_when_tall(window):
     """At 1024 × 600 the lab needed 258 px in 185 (377 once shuffled, and sideways: the difference map's
     title is 378 px wide): compact, it shows the PE formula alone ("Details" for the rest), the shuffle's
@@ -384,6 +394,7 @@ def test_the_positional_lab_is_compact_when_short_and_whole_when_tall(window):
     assert dock_scrolls(dock) == [] and clipped_children(lab) == []
 
 
+@pytest.mark.slow
 def test_a_groups_height_is_its_share_not_seventy_percent_of_it(window):
     """resizeDocks given the bottom dock alone scaled its size with the top's old one: the groups
     came out at ~70 % of their share. At 1920 × 1080 the share is well inside the limits."""
@@ -397,6 +408,7 @@ def test_a_groups_height_is_its_share_not_seventy_percent_of_it(window):
     assert abs(dock.height() - wanted) <= 8, (dock.height(), wanted)
 
 
+@pytest.mark.slow
 def test_token_chips_keep_their_row_under_the_form(window):
     """The chips took a quarter of the left column (an empty box while the form scrolled at 1920 ×
     1080), then lost height to a taller bottom area (scrolled at 1024 × 600)."""
@@ -435,6 +447,7 @@ def test_model_layers_rows_share_the_grids_height(qapp):
     grid.deleteLater()
 
 
+@pytest.mark.slow
 def test_every_row_of_chips_is_shown_after_a_longer_sentence(window):
     """A sixteen-token sentence in a 300-pixel column wraps its chips to three rows: the chips' dock
     kept one row's height and the third row was cut under an input column with room to spare."""
@@ -451,6 +464,7 @@ def test_every_row_of_chips_is_shown_after_a_longer_sentence(window):
     assert chips.visualRect(panel.model.index(0)).top() >= 0
 
 
+@pytest.mark.slow
 def test_a_closed_window_drops_its_pending_layout_timers(qapp, qtbot, tmp_path):
     """The layout's deferred fits (chips, group heights) ran on a deleted window after a language
     switch or a close: "Internal C++ object (MainWindow) already deleted" in the event loop (pytest-qt
@@ -473,6 +487,7 @@ def test_a_closed_window_drops_its_pending_layout_timers(qapp, qtbot, tmp_path):
     qtbot.wait(400)  # past the 200 ms second try
 
 
+@pytest.mark.slow
 def test_a_layout_saved_with_the_top_row_in_the_left_column_is_not_restored(qtbot):
     """Before the left column ran down beside the bottom groups, the heatmap and the head grid were
     split off the input inside the left dock area: restored as saved, that area would take the whole
@@ -488,6 +503,7 @@ def test_a_layout_saved_with_the_top_row_in_the_left_column_is_not_restored(qtbo
     second.close()
 
 
+@pytest.mark.slow
 def test_a_layout_saved_with_the_inspector_behind_the_arithmetic_is_not_restored(qtbot):
     """Before the cell inspector moved to the Basics group it was tabbed behind the worked arithmetic,
     where it scrolled at every size: restored as saved, it would stay there, outside every group."""
@@ -518,6 +534,7 @@ def _restored_after(qtbot, arrange):
     return second
 
 
+@pytest.mark.slow
 def test_more_settings_follow_the_room_until_chosen_then_remember(window):
     """The input's rarely used settings: hidden at 1024 × 600 (the form scrolled), shown at 1920 × 1080;
     once the user opens or closes them, a new panel (the next start) keeps that choice at any size."""
@@ -546,6 +563,7 @@ def test_more_settings_follow_the_room_until_chosen_then_remember(window):
     again.deleteLater()
 
 
+@pytest.mark.slow
 def test_a_message_about_a_hidden_setting_shows_it(window):
     panel = window.panels["input"]
     _at(window, "1024x600")
@@ -554,6 +572,7 @@ def test_a_message_about_a_hidden_setting_shows_it(window):
     assert panel.more_shown() and panel.messages["seed"].isVisible()
 
 
+@pytest.mark.slow
 def test_next_token_bars_are_as_many_as_fit_and_the_engines_numbers(window):
     """Ten bars in a 120-pixel chart drew their labels over each other (SmolLM2 at 1024 × 600): the chart
     shows the likeliest that fit, each with its label's height, says "top k of 10", and every bar is the
@@ -584,6 +603,7 @@ def test_next_token_bars_are_as_many_as_fit_and_the_engines_numbers(window):
         assert panel.plot.getAxis("bottom").isVisible() == (shown == BARS)
 
 
+@pytest.mark.slow
 def test_the_inspectors_numbers_and_six_steps_fit_at_1024_by_600(window):
     """Its rows were the style's 30 px (four steps in 185 px, the panel scrolled), the Value column was
     cut under the chart and the per-dimension table's headers and numbers were cut."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication, QTextBrowser
@@ -20,6 +21,7 @@ def _activate(window, qtbot) -> None:
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=3000)
 
 
+@pytest.mark.slow
 def test_every_row_is_one_action_in_its_menu_with_its_keys(window):
     ids = [command.id for command in COMMANDS]
     assert len(ids) == len(set(ids)), "a command id twice"
@@ -33,6 +35,7 @@ def test_every_row_is_one_action_in_its_menu_with_its_keys(window):
     assert menu_titles == [window.menus[key].title() if key in window.menus else "&Model" for key in MENUS]
 
 
+@pytest.mark.slow
 def test_the_shortcuts_dialog_lists_every_command_with_keys(window):
     window.help.shortcuts()
     text = window.help.dialog.findChild(QTextBrowser, "helpText").toPlainText()
@@ -57,6 +60,7 @@ def test_every_title_and_tip_is_a_translation_source_of_the_window():
     assert {title for title in MENUS.values() if title} <= marked
 
 
+@pytest.mark.slow
 def test_undo_and_both_redos_outside_a_text_box_and_the_box_keeps_its_own(window, qtbot):
     _activate(window, qtbot)
     c = window.controller

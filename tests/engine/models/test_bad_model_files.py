@@ -427,6 +427,7 @@ BOMBS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(BOMBS))
 def test_small_files_claiming_huge_counts_are_refused_fast_in_bounded_memory(tmp_path, name):
     make, words = BOMBS[name]
@@ -483,6 +484,7 @@ def _spawn_on_tiny(tmp_path, script: str):
     return process, path, good
 
 
+@pytest.mark.slow
 def test_a_model_file_rewritten_while_the_model_computes_does_not_crash(tmp_path):
     """Before: float32 tensors stayed views of the file's memory map, and the first computation
     after a truncation died of SIGBUS (exit -7) with no message."""
@@ -515,6 +517,7 @@ print(loaded, refused, flush=True)
 """
 
 
+@pytest.mark.slow
 def test_loading_a_model_file_while_it_is_rewritten_loads_or_refuses(tmp_path):
     """Every load either succeeds or ends in an EngineError (cut, changed while read): no crash."""
     process, path, good = _spawn_on_tiny(tmp_path, LOAD_LOOP_SCRIPT)
@@ -602,6 +605,7 @@ print(json.dumps({"before": before, "peak": peak(), "weights": model.weights.nby
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_loading_smollm2_peaks_near_the_weights_once():
     """Loading peaked at 2.0× the float32 weights (every tensor dequantized,
@@ -683,6 +687,7 @@ WINDOW_CASES = ["cut in the header", "NaN weight", "finite weights that overflow
                 "BOS id 2**64-1", "symlink loop", "fifo"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WINDOW_CASES)
 def test_hostile_gguf_in_the_window_is_named_and_the_window_stays_usable(window, tmp_path, name, monkeypatch):
     """File → Open model… on a hostile file: the model note names the file and the problem, no
@@ -743,6 +748,7 @@ window.close()
 """
 
 
+@pytest.mark.slow
 def test_a_model_file_rewritten_while_the_window_computes_does_not_crash(tmp_path):
     """The window keeps computing on a GGUF that is truncated and rewritten
     under it (a converter re-run to the same path); before, SIGBUS killed it with no message."""

@@ -1,9 +1,8 @@
 """The two block shapes built from a config, each against the short float64 reference block beside
 it: the decoder (engine.models.llama.forward vs reference_block) in every combination of LayerNorm |
 RMSNorm, SwiGLU | GELU | GELU-tanh, rotary (both row layouts) | learned positions, grouped-query
-attention, biases, q/k norm and tied | separate unembedding; the post-LN encoder
-(engine.models.bert.forward vs reference_encoder_block). Weights are random, read through a weight-name
-table (engine.models.llama.WeightNames) as a family would."""
+attention, biases, q/k norm and tied | separate unembedding (random weights: conftest's
+random_decoder); the post-LN encoder (engine.models.bert.forward vs reference_encoder_block)."""
 from __future__ import annotations
 
 import itertools
@@ -17,39 +16,9 @@ from engine.models.bert import BertConfig, reference_encoder_block
 from engine.models.bert import forward as bert_forward
 from engine.models.bert import prepare_weights as bert_weights
 from engine.core.hooks import HookRun
-from engine.models.llama import DecoderConfig, WeightNames, forward, hook_names, prepare_weights, reference_block
+from engine.models.llama import DecoderConfig, forward, hook_names, reference_block
 
 D, HEADS, D_FF, LAYERS, VOCAB, CONTEXT = 16, 4, 24, 2, 50, 12
-
-# Hugging Face style names, as a family's table would give them
-HF = WeightNames(
-    token_embeddings="embed", output_norm="norm", output_head="lm_head", attention_norm="l{i}.ln1",
-    q="l{i}.q", k="l{i}.k", v="l{i}.v", output="l{i}.o", ffn_norm="l{i}.ln2", gate="l{i}.gate", up="l{i}.up",
-    down="l{i}.down", q_bias="l{i}.q.b", k_bias="l{i}.k.b", v_bias="l{i}.v.b", output_bias="l{i}.o.b",
-    attention_norm_bias="l{i}.ln1.b", ffn_norm_bias="l{i}.ln2.b", gate_bias="l{i}.gate.b", up_bias="l{i}.up.b",
-    down_bias="l{i}.down.b", q_norm="l{i}.qn", k_norm="l{i}.kn", position_embeddings="wpe", output_norm_bias="norm.b",
-)
-
-
-def _tensors(config: DecoderConfig, biases: bool, tied: bool, seed: int) -> dict:
-    rng = np.random.default_rng(seed)
-    f = lambda *shape, s=0.3: (rng.standard_normal(shape) * s).astype(np.float32)  # noqa: E731
-    d_k, kv = config.head_dim, config.num_kv_heads
-    t = {"embed": f(VOCAB, D, s=1.0), "norm": 1 + f(D, s=0.1), "norm.b": f(D, s=0.1), "wpe": f(CONTEXT, D)}
-    if not tied:
-        t["lm_head"] = f(VOCAB, D)
-    for i in range(LAYERS):
-        p = f"l{i}."
-        t.update({p + "ln1": 1 + f(D, s=0.1), p + "ln2": 1 + f(D, s=0.1), p + "q": f(HEADS * d_k, D),
-                  p + "k": f(kv * d_k, D), p + "v": f(kv * d_k, D), p + "o": f(D, HEADS * d_k), p + "up": f(D_FF, D),
-                  p + "gate": f(D_FF, D), p + "down": f(D, D_FF), p + "qn": 1 + f(d_k, s=0.1),
-                  p + "kn": 1 + f(d_k, s=0.1), p + "ln1.b": f(D, s=0.1), p + "ln2.b": f(D, s=0.1)})
-        if biases:
-            t.update({p + "q.b": f(HEADS * d_k, s=0.1), p + "k.b": f(kv * d_k, s=0.1), p + "v.b": f(kv * d_k, s=0.1),
-                      p + "o.b": f(D, s=0.1), p + "up.b": f(D_FF, s=0.1), p + "gate.b": f(D_FF, s=0.1),
-                      p + "down.b": f(D, s=0.1)})
-    return t
-
 
 SHAPES = list(itertools.product(("rms", "layer"), ("swiglu", "gelu", "gelu_tanh"),
                                 ("adjacent", "half", "learned")))
@@ -57,15 +26,10 @@ SHAPES = list(itertools.product(("rms", "layer"), ("swiglu", "gelu", "gelu_tanh"
 
 @pytest.mark.parametrize("norm, mlp, positions", SHAPES)
 @pytest.mark.parametrize("kv, biases, qk_norm, tied", [(2, False, False, True), (4, True, True, False)])
-def test_decoder_block_matches_its_reference(norm, mlp, positions, kv, biases, qk_norm, tied):
-    config = DecoderConfig(
-        architecture="test", num_layers=LAYERS, hidden_size=D, intermediate_size=D_FF, num_heads=HEADS,
-        num_kv_heads=kv, head_dim=D // HEADS, vocab_size=VOCAB, rope_theta=100.0, rms_norm_eps=1e-5,
-        context_length=CONTEXT, rope_style="half" if positions == "learned" else positions, norm=norm, mlp=mlp,
-        positions="learned" if positions == "learned" else "rotary", qk_norm=qk_norm)
+def test_decoder_block_matches_its_reference(random_decoder, norm, mlp, positions, kv, biases, qk_norm, tied):
     seed = zlib.crc32(repr((norm, mlp, positions, kv)).encode()) % 1000  # hash() is salted per process: unrepeatable
-    tensors = _tensors(config, biases, tied, seed=seed)
-    weights = prepare_weights(tensors, config, HF)
+    config, tensors, weights = random_decoder(norm, mlp, positions, kv, layers=LAYERS, vocab=VOCAB, biases=biases,
+                                              qk_norm=qk_norm, untied=not tied, seed=seed, spread=0.3)
     assert (weights.output_head is weights.token_embeddings) == tied
     assert (weights.layers[0].qkv_bias is not None) == biases and (weights.layers[0].q_norm is not None) == qk_norm
     ids = [3, 14, 15, 9, 26, 5, 35, 8]
@@ -96,11 +60,10 @@ def test_decoder_block_matches_its_reference(norm, mlp, positions, kv, biases, q
     np.testing.assert_allclose(longer.next_token_logits, full.next_token_logits, atol=1e-5 * np.abs(full.next_token_logits).max())
 
 
-def test_the_reference_block_can_fail():
+def test_the_reference_block_can_fail(random_decoder):
     """A reference that agreed with anything would prove nothing: one wrong flag moves it."""
-    config = DecoderConfig("test", LAYERS, D, D_FF, HEADS, 2, D // HEADS, VOCAB, 100.0, 1e-5, CONTEXT,
-                           rope_style="half")
-    weights = prepare_weights(_tensors(config, False, True, 0), config, HF)
+    config, _, weights = random_decoder("rms", "swiglu", "half", 2, layers=LAYERS, vocab=VOCAB, biases=False,
+                                        qk_norm=False, untied=False, seed=0, spread=0.3)
     h = np.random.default_rng(1).standard_normal((6, D))
     right = reference_block(h, weights.layers[0], config, weights.inverse_frequency)
     for change in ({"rope_style": "adjacent"}, {"norm": "layer"}):

@@ -193,6 +193,7 @@ def test_facts_refuse_nonsense():
         ModelFacts("x", "decoder", 1, 9, 2, 4, 4, 0, frozenset(), 0)
 
 
+@pytest.mark.slow
 def test_every_registered_model_that_is_installed_keeps_the_contract():
     checked = 0
     for name, entry in list(MODELS.items()):

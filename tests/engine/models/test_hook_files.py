@@ -19,7 +19,6 @@ import pytest
 
 from tests import FIXTURES
 from engine.models import load_model, register_path
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: the registry as it was after each test)
 
 FAMILIES = FIXTURES / "families"
 TOL = 1e-5

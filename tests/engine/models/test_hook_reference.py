@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 from tests import FIXTURES
 
+pytestmark = pytest.mark.slow  # a real model
+
 HOOKS = FIXTURES / "hook_reference.npz"
 ABLATION = FIXTURES / "ablation_reference.npz"
 SMOLLM2_TEXT = "The capital of France is"

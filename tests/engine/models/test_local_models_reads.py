@@ -33,6 +33,7 @@ def hostile_ref(hub: Path, kind: str) -> Path:
     return snapshot
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["/dev/zero", "fifo", "sparse 4 GiB"])
 def test_a_hostile_refs_main_neither_hangs_nor_fills_memory(tmp_path, kind):
     hub = tmp_path / "hub"

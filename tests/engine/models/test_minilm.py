@@ -52,6 +52,7 @@ def test_fixture_is_small():
     assert FIXTURE.stat().st_size < 3_000_000
 
 
+@pytest.mark.slow
 def test_tokenization_matches_reference(model, reference):
     for i, text in enumerate(reference["texts"]):
         tokenized = model.tokenize(str(text))
@@ -64,12 +65,14 @@ def test_tokenization_matches_reference(model, reference):
     assert len(reference["ids_6"]) == 256
 
 
+@pytest.mark.slow
 def test_chinese_maps_to_unk(model):
     tokenized = model.tokenize("小明喜欢苹果")
     assert [t.text for t in tokenized.tokens] == ["[CLS]", "小", "明"] + ["[UNK]"] * 4 + ["[SEP]"]
     assert [(t.start, t.end) for t in tokenized.tokens[1:-1]] == [(i, i + 1) for i in range(6)]
 
 
+@pytest.mark.slow
 def test_attention_and_hidden_states_match_transformers(traces, reference):
     worst_attention = worst_hidden = 0.0
     for i, trace in enumerate(traces):
@@ -89,6 +92,7 @@ def test_attention_and_hidden_states_match_transformers(traces, reference):
     assert worst_hidden < TOLERANCE
 
 
+@pytest.mark.slow
 def test_it_attends_to_animal(traces, reference):
     trace = traces[0]
     texts = trace.token_texts
@@ -98,6 +102,7 @@ def test_it_attends_to_animal(traces, reference):
         assert reference["attentions_0"][layer, head, it, animal] > 0.5
 
 
+@pytest.mark.slow
 def test_trace_is_consistent_and_read_only(traces):
     trace = traces[1]  # "I ate the apple."
     n = trace.n
@@ -123,6 +128,7 @@ def test_trace_is_consistent_and_read_only(traces):
         trace.tokens = ()
 
 
+@pytest.mark.slow
 def test_long_text_is_truncated_to_512(model):
     trace = model.run("apple " * 600)
     assert trace.n == 512 and trace.truncated
@@ -130,17 +136,20 @@ def test_long_text_is_truncated_to_512(model):
     assert trace.estimated_bytes < 2 * 1024**3
 
 
+@pytest.mark.slow
 def test_memory_budget_refuses(model):
     with pytest.raises(EngineError, match="memory budget"):
         model.run("I ate the apple.", memory_budget=1000)
     assert estimate_forward_bytes(512, model.config) < 2 * 1024**3
 
 
+@pytest.mark.slow
 def test_empty_text_is_refused(model):
     with pytest.raises(EngineError, match="empty"):
         model.run("   ")
 
 
+@pytest.mark.slow
 def test_progress_is_reported(model):
     calls = []
     model.run("I ate the apple.", progress=lambda fraction, message: calls.append(fraction))
@@ -186,6 +195,7 @@ def test_missing_backend_says_how_to_install(monkeypatch):
         minilm.load_minilm()
 
 
+@pytest.mark.slow
 def test_no_torch_or_qt_at_run_time():
     _require_model()
     code = (

@@ -16,43 +16,17 @@ from engine.analysis.occlusion import probability
 from engine.models.contract import Capabilities
 from engine.core.hooks import HookRun
 from engine.models import llama_batch
-from engine.models.llama import DecoderConfig, WeightNames, forward, hook_names, prepare_weights
+from engine.models.llama import forward, hook_names
 
-D, HEADS, D_FF, LAYERS, VOCAB, CONTEXT = 16, 4, 24, 3, 40, 12
-NAMES = WeightNames(
-    token_embeddings="embed", output_norm="norm", output_head="lm_head", attention_norm="l{i}.ln1",
-    q="l{i}.q", k="l{i}.k", v="l{i}.v", output="l{i}.o", ffn_norm="l{i}.ln2", gate="l{i}.gate", up="l{i}.up",
-    down="l{i}.down", q_bias="l{i}.q.b", k_bias="l{i}.k.b", v_bias="l{i}.v.b", output_bias="l{i}.o.b",
-    attention_norm_bias="l{i}.ln1.b", ffn_norm_bias="l{i}.ln2.b", up_bias="l{i}.up.b", down_bias="l{i}.down.b",
-    gate_bias="l{i}.gate.b", q_norm="l{i}.qn", k_norm="l{i}.kn", position_embeddings="wpe", output_norm_bias="norm.b",
-)
+HEADS, LAYERS, VOCAB = 4, 3, 40  # conftest.random_decoder: d 16, 4 heads, 12 positions
 CLEAN = [3, 14, 15, 9, 26, 5, 35, 8]
 CORRUPT = [3, 14, 21, 30, 26, 5, 35, 8]  # two positions differ
 
 
-def decoder(norm, mlp, positions, kv, extras, seed):
-    config = DecoderConfig(
-        architecture="test", num_layers=LAYERS, hidden_size=D, intermediate_size=D_FF, num_heads=HEADS,
-        num_kv_heads=kv, head_dim=D // HEADS, vocab_size=VOCAB, rope_theta=100.0, rms_norm_eps=1e-5,
-        context_length=CONTEXT, rope_style="half" if positions == "learned" else positions, norm=norm, mlp=mlp,
-        positions="learned" if positions == "learned" else "rotary", qk_norm=extras)
-    rng = np.random.default_rng(seed)
-    f = lambda *shape, s=0.5: (rng.standard_normal(shape) * s).astype(np.float32)  # noqa: E731
-    d_k = D // HEADS
-    t = {"embed": f(VOCAB, D, s=1.0), "norm": 1 + f(D, s=0.1), "norm.b": f(D, s=0.1), "wpe": f(CONTEXT, D)}
-    if extras:
-        t["lm_head"] = f(VOCAB, D)
-    for i in range(LAYERS):
-        p = f"l{i}."
-        t.update({p + "ln1": 1 + f(D, s=0.1), p + "ln2": 1 + f(D, s=0.1), p + "q": f(HEADS * d_k, D),
-                  p + "k": f(kv * d_k, D), p + "v": f(kv * d_k, D), p + "o": f(D, HEADS * d_k), p + "up": f(D_FF, D),
-                  p + "gate": f(D_FF, D), p + "down": f(D, D_FF), p + "qn": 1 + f(d_k, s=0.1),
-                  p + "kn": 1 + f(d_k, s=0.1), p + "ln1.b": f(D, s=0.1), p + "ln2.b": f(D, s=0.1)})
-        if extras:
-            t.update({p + "q.b": f(HEADS * d_k, s=0.1), p + "k.b": f(kv * d_k, s=0.1), p + "v.b": f(kv * d_k, s=0.1),
-                      p + "o.b": f(D, s=0.1), p + "up.b": f(D_FF, s=0.1), p + "gate.b": f(D_FF, s=0.1),
-                      p + "down.b": f(D, s=0.1)})
-    return config, prepare_weights(t, config, NAMES)
+def decoder(random_decoder, norm, mlp, positions, kv, extras, seed):
+    """``extras``: biases, q/k norm and a separate unembedding together."""
+    return random_decoder(norm, mlp, positions, kv, layers=LAYERS, vocab=VOCAB, biases=extras, qk_norm=extras,
+                          untied=extras, seed=seed, spread=0.5)
 
 
 def setup_for(config, weights, ablate=frozenset()):
@@ -98,8 +72,8 @@ SHAPES = [("rms", "swiglu", "adjacent", 2, False), ("rms", "swiglu", "half", 4, 
 
 
 @pytest.mark.parametrize("norm, mlp, positions, kv, extras", SHAPES)
-def test_batched_grids_equal_hooked_full_runs(norm, mlp, positions, kv, extras, monkeypatch):
-    config, weights = decoder(norm, mlp, positions, kv, extras, seed=len(norm) * 7 + len(mlp) + kv)
+def test_batched_grids_equal_hooked_full_runs(random_decoder, norm, mlp, positions, kv, extras, monkeypatch):
+    config, _, weights = decoder(random_decoder, norm, mlp, positions, kv, extras, seed=len(norm) * 7 + len(mlp) + kv)
     setup = setup_for(config, weights)
     assert patching.batched(setup)
     monkeypatch.setattr(llama_batch, "ROWS_PER_CHUNK", 11)  # several chunks per layer batch
@@ -120,10 +94,10 @@ def test_batched_grids_equal_hooked_full_runs(norm, mlp, positions, kv, extras, 
 
 
 @pytest.mark.parametrize("shape", [SHAPES[0], SHAPES[2]])
-def test_switched_off_heads_equal_hooked_full_runs_with_them_off(shape):
+def test_switched_off_heads_equal_hooked_full_runs_with_them_off(random_decoder, shape):
     """Heads off in layers 0 and 2 (the layer a batch enters and one it runs through): every cell
     equals a full run with the same heads off and the one patch hook."""
-    config, weights = decoder(*shape, seed=11)
+    config, _, weights = decoder(random_decoder, *shape, seed=11)
     off = frozenset({(0, 1), (2, 0), (2, 3)})
     setup = setup_for(config, weights, off)
     plain = setup_for(config, weights)

@@ -32,11 +32,10 @@ def test_the_toy_model_runs_the_default_settings_on_the_text():
         np.testing.assert_array_equal(result.arrays()[name], array)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n, e in MODELS.items() if not e.configurable])
-def test_a_pretrained_model_runs_what_the_command_line_exports(name, tmp_path):
-    entry = model_info(name)
-    if not entry.is_installed():
-        pytest.skip(f"{name} is not installed: {entry.install_command}")
+def test_a_pretrained_model_runs_what_the_command_line_exports(name, tmp_path, require_model):
+    require_model(name)
     text = "The animal didn't cross the street."
     trace = load_model(name).run(text)
     out = tmp_path / "t.npz"

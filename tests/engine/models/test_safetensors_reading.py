@@ -23,7 +23,6 @@ from cli import commands as cli
 from engine.core.errors import EngineError
 from engine.models import safetensors_file
 from engine.models.families.loading import load_folder
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: the registry as it was after each test)
 
 FIXTURES = ROOT / "tests" / "fixtures" / "families"
 
@@ -48,6 +47,7 @@ def run_child(code: str, *args: str) -> subprocess.CompletedProcess:
                           timeout=120, cwd=str(ROOT), env=dict(os.environ, PYTHONUTF8="1"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["bert", "llama", "qwen2"])  # float32, float16, bfloat16 on disk
 def test_a_file_cut_while_its_tensors_are_read_is_refused_not_fatal(tmp_path, family):
     """The file is cut after its header was checked and the first tensor read: the next read must come
@@ -77,6 +77,7 @@ def test_a_file_cut_while_its_tensors_are_read_is_refused_not_fatal(tmp_path, fa
         assert done.stdout.startswith("refused:") and "changed or was cut" in done.stdout, (label, done.stdout)
 
 
+@pytest.mark.slow
 def test_a_folder_cut_while_another_thread_loads_it(tmp_path):
     """One thread loads the folder again and again while another cuts and restores its weights at each
     cut point: every load gives a model or an EngineError, the process never dies."""
@@ -213,6 +214,7 @@ def test_a_file_replaced_after_its_header_was_read_is_refused(tmp_path):
         safetensors_file.read_tensors(header)
 
 
+@pytest.mark.slow
 def test_a_fifo_put_in_its_place_after_the_header_was_read_does_not_block(tmp_path):
     folder = copy_family(tmp_path, "bert")
     weights = folder / "model.safetensors"

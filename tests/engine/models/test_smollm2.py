@@ -37,6 +37,7 @@ def traces(model, reference):
     return [model.run(str(text), use_cache=False) for text in reference["texts"]]
 
 
+@pytest.mark.slow
 def test_config_from_the_file(model):
     c = model.config
     assert (c.architecture, c.num_layers, c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim) == (
@@ -46,6 +47,7 @@ def test_config_from_the_file(model):
     assert model.sha256 == smollm2.GGUF_SHA256
 
 
+@pytest.mark.slow
 def test_token_ids_identical_to_the_reference(model, reference, traces):
     assert traces[0].input_ids.tolist() == [504, 3575, 282, 4649, 314]  # no BOS
     for i, trace in enumerate(traces):
@@ -55,6 +57,7 @@ def test_token_ids_identical_to_the_reference(model, reference, traces):
         assert ids.tolist() == reference[f"tokenizer_ids_{j}"].tolist(), str(text)
 
 
+@pytest.mark.slow
 def test_attentions_hidden_states_and_logits_agree(reference, traces):
     for i, trace in enumerate(traces):
         expected = reference[f"attentions_{i}"]
@@ -70,6 +73,7 @@ def test_attentions_hidden_states_and_logits_agree(reference, traces):
         assert np.abs(ours - theirs).max() < TOLERANCE
 
 
+@pytest.mark.slow
 def test_next_token_at_every_position(model, reference, traces):
     for i, trace in enumerate(traces):
         for position in range(trace.n):
@@ -77,12 +81,14 @@ def test_next_token_at_every_position(model, reference, traces):
             assert np.argsort(-logits)[:5].tolist() == reference[f"top_ids_{i}"][position].tolist()
 
 
+@pytest.mark.slow
 def test_paris(model, traces):
     (token, text, probability), = model.top_tokens(traces[0], k=1)
     assert (token, text) == (7042, " Paris")
     assert probability == pytest.approx(0.7725, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_chinese_pieces_are_never_mojibake(model, traces, reference):
     trace = traces[2]
     text = str(reference["texts"][2])
@@ -94,6 +100,7 @@ def test_chinese_pieces_are_never_mojibake(model, traces, reference):
     assert model.tokenizer.tokens_from_ids(trace.input_ids) == (text, trace.tokens)
 
 
+@pytest.mark.slow
 def test_kv_cache_gives_the_same_arrays(model):
     first = model.run("The capital of France is", use_cache=False)
     cached = model.run("The capital of France is Paris, and", previous=first)
@@ -108,6 +115,7 @@ def test_kv_cache_gives_the_same_arrays(model):
     np.testing.assert_allclose(shorter.next_token_logits, first.next_token_logits, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_both_ways_of_threading_give_the_same_trace(model, monkeypatch):
     """Below llama.OWN_THREADS_FROM new positions OpenBLAS's threads split each matmul, from it the
     engine's threads split the rows: the same numbers either way (rounding aside)."""
@@ -122,6 +130,7 @@ def test_both_ways_of_threading_give_the_same_trace(model, monkeypatch):
                                    atol=1e-5 * float(np.abs(getattr(blas, name)).max()), err_msg=name)
 
 
+@pytest.mark.slow
 def test_generate_step_appends_the_greedy_token(model):
     trace = model.run("The capital of France is", use_cache=False)
     step = model.generate_step(trace)
@@ -133,6 +142,7 @@ def test_generate_step_appends_the_greedy_token(model):
     assert a.input_ids[-1] in [t for t, _, _ in model.top_tokens(trace, k=5)]
 
 
+@pytest.mark.slow
 def test_ablation_zeroes_the_head_and_changes_the_output(model):
     plain = model.run("The capital of France is", use_cache=False)
     ablated = model.run("The capital of France is", ablate={(2, 4)}, previous=plain)
@@ -144,6 +154,7 @@ def test_ablation_zeroes_the_head_and_changes_the_output(model):
         model.run("Hi", ablate={(0, 9)})
 
 
+@pytest.mark.slow
 def test_logit_lens_against_a_float64_readout(model, traces):
     trace = traces[0]
     lens = model.logit_lens(trace, position=-1, top_k=3)
@@ -159,6 +170,7 @@ def test_logit_lens_against_a_float64_readout(model, traces):
         assert lens.final_probability[layer] == pytest.approx(p[7042], rel=1e-3, abs=1e-7)
 
 
+@pytest.mark.slow
 def test_layer_scores_recomputed_from_q_and_k(traces):
     trace = traces[1]
     scores, scaled = trace.layer_scores(5)
@@ -170,6 +182,7 @@ def test_layer_scores_recomputed_from_q_and_k(traces):
     assert scores.shape == (9, n, n)
 
 
+@pytest.mark.slow
 def test_memory_budget_refuses_and_names_the_longest_text(model):
     with pytest.raises(EngineError, match="memory budget") as error:
         model.run("The capital of France is", memory_budget=1_000_000)
@@ -182,6 +195,7 @@ def test_memory_budget_refuses_and_names_the_longest_text(model):
     assert trace.estimated_bytes >= trace.nbytes
 
 
+@pytest.mark.slow
 def test_export_arrays(model, traces):
     arrays = model.export_arrays(traces[0])
     assert arrays["tokens"].tolist() == ["The", " capital", " of", " France", " is"]
@@ -223,6 +237,7 @@ def test_reshape_probabilities_against_a_loop():
     assert abs(draws.count(5) / 200 - p[5]) < 0.1 and llama.pick_token(p) == 5
 
 
+@pytest.mark.slow
 def test_memory_estimate_covers_the_measured_peak(model):
     """NumPy reports its allocations to tracemalloc: the forward pass's peak (trace + temporaries)
     must stay under the estimate the budget is checked against (fails if, e.g., every layer's
@@ -239,6 +254,7 @@ def test_memory_estimate_covers_the_measured_peak(model):
     assert trace.nbytes <= peak <= trace.estimated_bytes
 
 
+@pytest.mark.slow
 def test_layer_views_name_the_trace_arrays(traces):
     trace = traces[0]
     assert len(trace.layers) == 30

@@ -11,7 +11,6 @@ import pytest
 
 from tests import FIXTURES
 from cli import commands as cli
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: the registry as it was after each test)
 
 FIXTURES = FIXTURES / "families"
 

@@ -33,6 +33,7 @@ SENTENCES = [
 ]
 
 
+@pytest.mark.slow
 def test_same_tokens_as_jieba(tokenizers):
     reference, fast_built, fast_cached = tokenizers
     rng = random.Random(7)
@@ -55,6 +56,7 @@ def test_prefix_semantics(tokenizers):
         freq["不存在的词组合乱七八糟"]
 
 
+@pytest.mark.slow
 def test_jieba_starts_without_pkg_resources():
     """The window's first sentence is Chinese: importing pkg_resources for jieba cost 0.56 s of a
     1.6 s start-up. In a fresh process the segmenter works and pkg_resources stays unimported."""

@@ -24,6 +24,7 @@ def test_a_name_typed_in_the_text_is_special_only_when_the_model_says_so():
         find_token(["[CLS]"], "[CLS]", special_tokens=frozenset({"[CLS]"}))
 
 
+@pytest.mark.slow  # every bundled model
 @pytest.mark.parametrize("name", ["minilm_model", "e5_model", "smollm2_model"])
 def test_the_default_agrees_with_each_models_tokenizer(name, request):
     model = request.getfixturevalue(name)

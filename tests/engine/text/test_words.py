@@ -137,6 +137,7 @@ def test_every_piece_has_a_word_and_indices_do_not_decrease():
     assert word_index[-2] == word_index[-3]  # the trailing ▁ joins the last word before it
 
 
+@pytest.mark.slow
 def test_minilm_pieces_roll_up_to_words(minilm_model):
     text = "Unbelievably, the tokenizer splits words."
     trace = minilm_model.run(text)

@@ -138,6 +138,7 @@ def test_doc_1_40_the_partial_movie_sum():
 
 
 # ------------------------------------------------------------------ the views, in a window
+@pytest.mark.slow
 def test_the_three_lesson_views_open_from_the_lessons_menu(window, qtbot):
     from app.diagram_view import BOXES
     from app.panels.player_panel import STAGE_KEYS

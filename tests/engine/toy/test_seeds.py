@@ -319,6 +319,7 @@ def test_strongest_head_finds_the_largest_weight():
         find_token(["[CLS]", "[SEP]"], "[CLS]", special_tokens=frozenset({"[CLS]", "[SEP]"}))  # the model's own: never a word
 
 
+@pytest.mark.slow
 def test_minilm_findings_fill_the_captions(minilm_model):
     model = minilm_model  # loaded once per test process (tests/conftest.py)
     found = {}
@@ -541,6 +542,7 @@ def _e5_apple_cosines(e5_words, text_b):
     return independent
 
 
+@pytest.mark.slow
 def test_doc_0_2_and_0_23_e5_layers_counted_from_0(e5_words):
     cosines = _e5_apple_cosines(e5_words, "苹果发布了新手机")
     assert len(cosines) == 13  # the embeddings, then layers 0 … 11
@@ -556,6 +558,7 @@ def test_doc_0_2_and_0_23_e5_layers_counted_from_0(e5_words):
     assert "0.745（第 10 层之后" in chinese and "0.904（第 11 层之后" in chinese
 
 
+@pytest.mark.slow
 def test_doc_findings_she_row_columns(e5_words):
     _name, words_of_text = e5_words
     _bert, words = words_of_text("小明把苹果给了小红，她很高兴。")

@@ -290,6 +290,7 @@ def minilm_trace(minilm_model):
     return lambda text: minilm_model.run(text)
 
 
+@pytest.mark.slow
 def test_item_0_2_and_0_23_minilm_apple_layer_by_layer(minilm_model):
     pytest.importorskip("tokenizers")
     from app.jobs.words import compare_words, find_word, word_vectors
@@ -310,6 +311,7 @@ def test_item_0_2_and_0_23_minilm_apple_layer_by_layer(minilm_model):
     in_rows("0.23", "0.686")
 
 
+@pytest.mark.slow
 def test_item_0_2_e5_all_thirteen_values(e5_model):
     from app.jobs.words import compare_words
 
@@ -338,6 +340,7 @@ def _similarities(model, name: str, words):
     return found
 
 
+@pytest.mark.slow
 def test_item_0_12_and_1_3_minilm_word_similarity(minilm_model):
     found = _similarities(minilm_model, "minilm", ("dog", "cat", "car"))
     assert (printed(found["static"][0, 1]), printed(found["static"][0, 2])) == ("0.424", "0.248")
@@ -347,6 +350,7 @@ def test_item_0_12_and_1_3_minilm_word_similarity(minilm_model):
     in_rows("1.3", "0.357", "0.040")
 
 
+@pytest.mark.slow
 def test_item_0_12_and_1_3_e5_word_similarity(e5_model):
     found = _similarities(e5_model, "e5", ("狗", "猫", "汽车"))
     figures = [printed(found[kind][0, j]) for kind in ("static", "contextual") for j in (1, 2)]
@@ -375,6 +379,7 @@ CAKE = "I ate the cake and it was delicious."
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
+@pytest.mark.slow
 def test_item_1_7_1_42_0_29_and_the_findings_table(minilm_trace):
     cake = minilm_trace(CAKE)
     rows = {}
@@ -392,6 +397,7 @@ def test_item_1_7_1_42_0_29_and_the_findings_table(minilm_trace):
     in_rows("0.29", "0.677")
 
 
+@pytest.mark.slow
 def test_item_1_14_where_it_looks_in_l5h11_and_elsewhere(minilm_trace):
     from engine.analysis.meaning import find_token
 
@@ -407,6 +413,7 @@ def test_item_1_14_where_it_looks_in_l5h11_and_elsewhere(minilm_trace):
     in_rows("1.14", "0.636", "0.007", "0.006", "0.9998", "0.458")
 
 
+@pytest.mark.slow
 def test_item_4_34_e5_wo_to_xuexi_by_words(e5_model):
     from app.jobs.trained import trace
     from app.jobs.words import WordTrace
@@ -459,6 +466,7 @@ def has(rows, *texts) -> None:
             assert text in row, (text, row)
 
 
+@pytest.mark.slow
 def test_meaning_table_minilm_it_cake_column(minilm_model):
     from engine.analysis import pronoun_evidence as pe
 
@@ -470,6 +478,7 @@ def test_meaning_table_minilm_it_cake_column(minilm_model):
     has(meaning_rows("MiniLM it → cake"), "L5H11", "0.636", "11", "0.74", "4")
 
 
+@pytest.mark.slow
 def test_meaning_table_minilm_it_animal(minilm_model):
     from engine.analysis import pronoun_evidence as pe
 
@@ -489,6 +498,7 @@ def test_meaning_table_minilm_it_animal(minilm_model):
     has(rows[:1], "only 36", "3 heads", "*street* in 1", "3 of 16 rows", "from layer 3")
 
 
+@pytest.mark.slow
 def test_meaning_table_e5_she_and_the_cat(e5_model):
     from app.jobs.trained import trace
     from app.jobs.words import WordTrace
@@ -518,6 +528,7 @@ def test_meaning_table_e5_she_and_the_cat(e5_model):
     has(meaning_rows("e5 猫追老鼠"), "L2H6", "1.00", "0.83")
 
 
+@pytest.mark.slow
 def test_meaning_table_smollm2(smollm2_model):
     from engine.analysis import pronoun_evidence as pe
 
