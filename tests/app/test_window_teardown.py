@@ -15,6 +15,7 @@ from tests.shared_helpers import assert_thread_ends, close_window
 LATE = 0.6  # s the job still runs after the window's close (its join waits 0.1 s)
 
 
+@pytest.mark.slow  # a window
 def test_the_window_fixture_waits_for_a_worker_thread_that_ends_late(qtbot):
     from app.window import MainWindow
 

@@ -6,14 +6,18 @@ whether or not a view read them (SmolLM2 at 376 tokens: ~0.7 s beside a ~30 ms K
 from __future__ import annotations
 
 import time
-from tests import FIXTURES
 
 import numpy as np
+import pytest
+
 from app.jobs import trained
 from engine.analysis.request import RunRequest
 from engine.analysis.table import run_all
 from engine.models import register_folder
-from tests.shared_helpers import _registry_as_it_was, settle  # noqa: F401 (autouse: the tiny folder leaves the registry)
+from tests import FIXTURES
+from tests.shared_helpers import settle
+
+pytestmark = pytest.mark.slow  # a window
 
 FOLDER = FIXTURES / "families" / "llama"  # a tiny decoder (grouped keys)
 TEXT = "the cat sat on the mat"

@@ -14,8 +14,9 @@ from engine.analysis.lens_grid import lens_grid  # noqa: E402
 from engine.analysis.request import RunRequest  # noqa: E402
 from engine.analysis.runs import Runs  # noqa: E402
 from tests.shared_helpers import dock, wait_for  # noqa: E402
-from tests.shared_helpers import _registry_as_it_was  # noqa: E402,F401 (autouse: the file opened leaves the registry)
 from tests.tiny_gguf import write_tiny_gguf  # noqa: E402
+
+pytestmark = pytest.mark.slow  # a window
 
 TEXT = " the cat sat on the mat"
 

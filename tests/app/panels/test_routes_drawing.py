@@ -13,7 +13,6 @@ from engine.analysis.request import RunRequest
 from engine.analysis.routes import flow_routes
 from engine.core.errors import EngineError
 from tests import FIXTURES
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: registered files leave the registry)
 
 pytest.importorskip("tokenizers")
 

@@ -3,10 +3,13 @@ window's switched-off heads honoured, on MiniLM (its target: the sentence-embedd
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from engine.analysis.request import RunRequest
 from engine.analysis.saliency_request import request_saliency
 from tests.shared_helpers import dock as _dock, settle as _settle  # noqa: E402
+
+pytestmark = pytest.mark.slow  # a window, and a bundled model
 
 TEXT = "The cat sat on the mat."
 ANSWER = "A kitten rests on a rug."

@@ -8,11 +8,14 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QApplication
 
 from app.layout_check import cut_report
 from engine.analysis import patching
+
+pytestmark = pytest.mark.slow  # a window, and a bundled model
 
 CLEAN = "The famous Eiffel Tower, built long ago, is found in the city of"  # 16 SmolLM2 tokens
 CORRUPT = "The famous Colosseum, built long ago, is found in the city of"

@@ -16,7 +16,6 @@ from engine.analysis.table import run_analysis
 from engine.core.errors import EngineError
 from engine.models.families.loading import load_folder
 from engine.text.words import words_of
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: folders the exports register leave the registry)
 
 from tests import FIXTURES
 REFERENCE = np.load(FIXTURES / "dla_reference.npz")
@@ -84,6 +83,7 @@ def test_head_results_equal_the_reference(tiny, case):
     assert_head_results(tiny[case], case)
 
 
+@pytest.mark.slow  # a bundled model
 def test_smollm2_equals_the_reference(smollm2_model):
     for case in ("smollm2", "smollm2_ablated"):
         assert_equals_reference(smollm2_model, case)

@@ -14,7 +14,6 @@ from engine.analysis.request import NotApplicable, RunRequest
 from engine.analysis.routes import EDGE_KINDS, flow_routes, route_edges
 from engine.core.errors import EngineError
 from tests import FIXTURES
-from tests.shared_helpers import _registry_as_it_was  # noqa: F401 (autouse: registered files leave the registry)
 
 pytest.importorskip("tokenizers")
 

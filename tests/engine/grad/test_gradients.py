@@ -92,15 +92,18 @@ def test_tiny_models_gradients_equal_autograd(family, reference):
     check_against_reference(model, reference, family, tokenized_ids(reference[f"{family}_ids"]))
 
 
+@pytest.mark.slow  # a bundled model
 def test_smollm2_gradients_equal_autograd(smollm2_model, reference):
     check_against_reference(smollm2_model, reference, "smollm2", smollm2_model.tokenize("The capital of France is"),
                             SMOLLM2_TOL)
 
 
+@pytest.mark.slow  # a bundled model
 def test_minilm_gradients_equal_autograd(minilm_model, reference):
     check_against_reference(minilm_model, reference, "minilm", minilm_model.tokenize("The cat sat on the mat."))
 
 
+@pytest.mark.slow  # a bundled model
 def test_smollm2_logit_difference_gradient_equals_autograd(smollm2_model, reference):
     tokenized = smollm2_model.tokenize("The capital of France is")
     target = Target("logit_diff", token=int(reference["smollm2_answer"]), other=int(reference["smollm2_other"]))
@@ -170,6 +173,7 @@ def check_ig(model, reference, name: str, tokenized, baseline, suffix: str = "",
     assert set(result.arrays()) == {"saliency", "saliency_target", "saliency_method", "ig_completeness"}
 
 
+@pytest.mark.slow  # a bundled model
 def test_smollm2_integrated_gradients_equal_torch(smollm2_model, reference):
     """The same numbers as torch's from zero and from the padding token; neither is complete at 32 steps
     on SmolLM2 (the attributions sum to 28.1 where t(x) − t(0) = 10.5: along the path the target swings
@@ -180,6 +184,7 @@ def test_smollm2_integrated_gradients_equal_torch(smollm2_model, reference):
              complete=False)
 
 
+@pytest.mark.slow  # a bundled model
 def test_minilm_integrated_gradients_from_the_pad_token_equal_torch(minilm_model, reference):
     check_ig(minilm_model, reference, "minilm", minilm_model.tokenize("The cat sat on the mat."),
              int(reference["minilm_pad"]))
@@ -246,6 +251,7 @@ def test_the_toy_is_refused():
 # ---------------------------------------------------------------- attribution patching
 
 
+@pytest.mark.slow  # a bundled model
 def test_smollm2_attribution_patching_equals_torch(smollm2_model, reference):
     """Each cell's first-order change equals the torch script's Σ (clean − corrupted)·∂/∂ within 1e-4 of the
     grid's norm; the p(answer) grid is p(corrupted)·(1 + Σ …·∂log p)."""
