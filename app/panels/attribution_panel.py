@@ -51,14 +51,12 @@ class AttributionPanel(Panel):
         self.answer = QLineEdit(" Paris")
         self.answer.setObjectName("attributionAnswer")
         self.answer.setToolTip(self.tr("The token whose logit is split (its first token when it has several)"))
-        self.answer.setMinimumWidth(60)
         bar.addWidget(self.answer, 1)
         bar.addWidget(QLabel(self.tr("Contrast")))
         self.contrast = QLineEdit()
         self.contrast.setObjectName("attributionContrast")
         self.contrast.setPlaceholderText(self.tr("optional, e.g. ' London'"))
         self.contrast.setToolTip(self.tr("A second token: the logit difference answer − contrast is split"))
-        self.contrast.setMinimumWidth(60)
         bar.addWidget(self.contrast, 1)
         self.lens = QCheckBox(self.tr("Lens grid"))
         self.lens.setObjectName("attributionLensGrid")
@@ -73,8 +71,6 @@ class AttributionPanel(Panel):
         self.colour.setToolTip(self.tr("What colours the lens grid's cells: the answer's probability, or how sure "
                                        "each cell is of its own top token (the hover names it)"))
         self.colour.currentIndexChanged.connect(lambda _index: self._draw() if self.result is not None else None)
-        self.colour.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.colour.setMinimumContentsLength(7)  # narrower than its longest item on a 1024-pixel screen
         bar.addWidget(self.colour)
         self.run_button = QPushButton(self.tr("Attribute"))
         self.run_button.setObjectName("attributionRun")
