@@ -118,10 +118,35 @@ class Exports(QObject):
 
         snapshot = self.w.controller.snapshot
         config = snapshot.result.config
-        request = RunRequest(text=config.text, ablate=snapshot.ablate, by_words=self.w.controller.by_words)
+        request = RunRequest(text=config.text, ablate=frozenset(snapshot.ablate), by_words=self.w.controller.by_words)
+        request = self._asked_by_the_prediction_docks(request)
         self.w.sessions.remember_folder("data", path)
         self._export_lane.submit(saved_to, lambda request_, target: export_shown(snapshot.model, config, request_,
                                                                                 target), request, path)
+
+    def _asked_by_the_prediction_docks(self, request):
+        """``request`` with what the Prediction docks show for the same text and switched-off heads: the
+        Attribution dock's answer, contrast and lens grid, the Routes dock's token and τ. Export data then
+        writes their keys too, as ``export --dla --answer A [--contrast C] --lens-grid --routes --tau T
+        --position P`` does; a dock never opened, or showing another text, adds nothing."""
+        from dataclasses import replace
+
+        attribution = getattr(self._built("attribution"), "result", None)
+        if attribution is not None and attribution.request.text == request.text \
+                and frozenset(attribution.request.ablate) == request.ablate:
+            request = replace(request, answer=attribution.request.answer, contrast=attribution.request.contrast,
+                              lens_grid=attribution.request.lens_grid)
+        drawing = getattr(self._built("routes"), "value", None)  # key: (model, text, ablate, token, τ)
+        if drawing is not None and drawing.key[1] == request.text and frozenset(drawing.key[2]) == request.ablate:
+            request = replace(request, tau=drawing.key[4], position=drawing.key[3])
+        return request
+
+    def _built(self, key: str):
+        """The panel of dock ``key`` if it was ever built (a lazy dock never shown has none)."""
+        from ..lazy import LazyPanel
+
+        widget = self.w.panels.get(key)
+        return widget.panel if isinstance(widget, LazyPanel) else widget
 
     def _on_exported(self, path: str) -> None:
         self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Exported %1"), path), 4000)

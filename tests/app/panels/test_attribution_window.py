@@ -50,6 +50,16 @@ def test_attribution_dock_draws_the_engine_results_and_opens_clicks(window, tmp_
     np.testing.assert_allclose(panel.grid.matrix(), grid.top_probabilities, rtol=0, atol=1e-9)
     curves = [item.getData()[1] for item in panel.layers.getPlotItem().listDataItems()]
     np.testing.assert_allclose(curves[0], expected.accumulated[:, -1], rtol=0, atol=1e-9)
+    # File → Export data writes the attribution on screen, as `export --dla --contrast --lens-grid` does
+    out = tmp_path / "shown.npz"
+    window.exports.export_data(str(out))
+    wait_for(lambda: out.exists(), timeout=120)
+    with np.load(out) as saved:
+        np.testing.assert_allclose(saved["dla_heads"], expected.heads, rtol=0, atol=1e-9)
+        assert saved["dla_heads"][0, 1] == 0.0
+        np.testing.assert_allclose(saved["logit_diff"], expected.logit, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(saved["lens_p_answer"], grid.p_answer, rtol=0, atol=1e-9)
+        assert "route_edges" not in saved  # the Routes dock was never opened
     assert f"{expected.logit:.3f}" in panel.caption.text() and "1 heads switched off" in panel.caption.text()
     panel.heads.cellClicked.emit(1, 2)  # a head cell selects that head of that layer
     wait_for(lambda: c.is_idle() and c.snapshot.layer == 1)

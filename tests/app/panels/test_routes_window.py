@@ -15,7 +15,7 @@ TEXT = "The cat sat because it was tired."
 
 
 @pytest.mark.slow
-def test_the_routes_graph_is_the_engines_route(window, qtbot, minilm):
+def test_the_routes_graph_is_the_engines_route(window, qtbot, minilm, tmp_path):
     c = window.controller
     panel = dock(window, "routes")
     settle(window, qtbot)
@@ -32,6 +32,15 @@ def test_the_routes_graph_is_the_engines_route(window, qtbot, minilm):
     np.testing.assert_array_equal(panel.value.edges[["layer", "kind", "head", "from", "to"]],
                                   expected.edges[["layer", "kind", "head", "from", "to"]])
     np.testing.assert_allclose(panel.value.edges["importance"], expected.edges["importance"], atol=1e-9)
+    # File → Export data writes the route on screen, as `export --routes --tau 0.08 --position 5` does
+    out = tmp_path / "shown.npz"
+    window.exports.export_data(str(out))
+    qtbot.waitUntil(lambda: out.exists(), timeout=60000)
+    with np.load(out) as saved:
+        np.testing.assert_array_equal(saved["route_edges"][["layer", "head", "from", "to"]],
+                                      expected.edges[["layer", "head", "from", "to"]])
+        np.testing.assert_allclose(saved["route_edges"]["importance"], expected.edges["importance"], atol=1e-9)
+        assert "dla_heads" not in saved  # an encoder, and no attribution asked
     drawn = sum(len(item.getData()[0]) for item in panel.lines.values() if item.getData()[0] is not None) // 2
     assert drawn == int(np.isin(expected.edges["kind"], ("attention", "residual", "mlp", "mlp_residual")).sum())
     # a click on an attention edge of layer 3 (if any) opens that layer's strongest head
