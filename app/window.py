@@ -183,6 +183,11 @@ class MainWindow(QMainWindow):
         widget = self.panels[key]
         return widget.build() if isinstance(widget, LazyPanel) else widget
 
+    def built_panel(self, key: str) -> QWidget | None:
+        """The panel behind dock ``key`` if it exists: None for a lazy dock never shown (nothing built)."""
+        widget = self.panels.get(key)
+        return widget.panel if isinstance(widget, LazyPanel) else widget
+
     def warn(self, title: str, error: BaseException) -> None:
         """An error in the status bar and, on a real screen, a message box."""
         self.status.warn(title, error)

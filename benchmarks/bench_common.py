@@ -1,5 +1,5 @@
-"""What the model benchmarks share: the English text they cut their inputs from, and the CPU's name
-for the figures' header line. Imported as ``bench_common`` (a script's own folder is on sys.path)."""
+"""What the model benchmarks share: the English text they cut their inputs from (and the cut to a
+token count), and the CPU's name for the figures' header line. Imported as ``bench_common`` (a script's own folder is on sys.path)."""
 from __future__ import annotations
 
 import os
@@ -12,6 +12,17 @@ TEXT = (
     "each one matters for its own meaning. A query asks a question, the keys answer how well "
     "they match, and the values carry what is passed on. "
 )
+
+
+
+def text_of(model, tokens: int) -> str:
+    """The prefix of TEXT (repeated) that ``model`` reads as ``tokens`` tokens, specials included."""
+    words = (TEXT * 8).split()
+    for count in range(1, len(words) + 1):
+        text = " ".join(words[:count])
+        if len(model.tokenize(text).tokens) >= tokens:
+            return text
+    return " ".join(words)
 
 
 def blas_kernels() -> str:

@@ -21,22 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_common import TEXT, blas_kernels, cpu_name  # noqa: E402
+from bench_common import blas_kernels, cpu_name, text_of  # noqa: E402
 from engine.analysis.dla import logit_attribution  # noqa: E402
 from engine.analysis.lens_grid import lens_grid  # noqa: E402
 from engine.analysis.request import RunRequest  # noqa: E402
 from engine.analysis.runs import Runs  # noqa: E402
 from engine.models import load_model  # noqa: E402
-
-
-def text_of(model, tokens: int) -> str:
-    """The prefix of TEXT (repeated) that ``model`` reads as ``tokens`` tokens."""
-    words = (TEXT * 8).split()
-    for count in range(1, len(words) + 1):
-        text = " ".join(words[:count])
-        if len(model.tokenize(text).tokens) >= tokens:
-            return text
-    return " ".join(words)
 
 
 def timed(function) -> float:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import (
-    QT_TRANSLATE_NOOP, QAbstractTableModel, QCoreApplication, QModelIndex, QSignalBlocker, QSortFilterProxyModel, Qt,
+    QT_TRANSLATE_NOOP, QAbstractTableModel, QCoreApplication, QModelIndex, QSignalBlocker, Qt,
 )
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QProgressBar,
-    QPushButton, QSpinBox, QTableView, QVBoxLayout, QWidget,
+    QComboBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QProgressBar,
+    QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from engine.analysis.head_stats import MEASURES, name_heads
@@ -34,6 +34,7 @@ from ..heatmap import WEIGHTS_MAP, HeatmapView
 from ..i18n import error_text
 from ..text import escape, fill
 from .base import Panel
+from .sorted_table import sorted_table
 
 BAR_BRUSH = pg.mkBrush("#1a73e8")
 LOW_BRUSH = pg.mkBrush("#d93025")
@@ -670,18 +671,7 @@ class DashboardPanel(Panel):
         layout.addWidget(self.caption)
         row = QHBoxLayout()
         self.table_model = HeadTableModel(self)
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.table_model)
-        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
-        self.view = QTableView()
-        self.view.setObjectName("headTable")
-        self.view.setModel(self.proxy)
-        self.view.setSortingEnabled(True)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.verticalHeader().setVisible(False)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.proxy, self.view = sorted_table(self.table_model, "headTable", self)
         self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
         row.addWidget(self.view, 3)
         right = QVBoxLayout()

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QCoreApplication, QModelIndex, \
-    QSignalBlocker, QSortFilterProxyModel, Qt, QTimer
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
-                               QPushButton, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
+    QSignalBlocker, Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel,
+                               QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from engine.corpus.measures import CORPUS_MEASURES
 from engine.corpus.outputs import read_results
@@ -27,6 +27,7 @@ from ..controller import Controller
 from ..i18n import error_text
 from ..text import fill
 from .base import Panel
+from .sorted_table import sorted_table
 
 TITLES = {
     "head": QT_TRANSLATE_NOOP("CorpusPanel", "head"),
@@ -123,18 +124,7 @@ class CorpusPanel(Panel):
         layout.addLayout(top)
         split = QSplitter(Qt.Orientation.Horizontal)
         self.table_model = CorpusTableModel(self)
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.table_model)
-        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
-        self.view = QTableView()
-        self.view.setObjectName("corpusTable")
-        self.view.setModel(self.proxy)
-        self.view.setSortingEnabled(True)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.verticalHeader().setVisible(False)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.proxy, self.view = sorted_table(self.table_model, "corpusTable", self)
         self.view.doubleClicked.connect(self._on_row_double_clicked)
         self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
         split.addWidget(self.view)

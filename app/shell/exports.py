@@ -131,22 +131,15 @@ class Exports(QObject):
         --position P`` does; a dock never opened, or showing another text, adds nothing."""
         from dataclasses import replace
 
-        attribution = getattr(self._built("attribution"), "result", None)
+        attribution = getattr(self.w.built_panel("attribution"), "result", None)
         if attribution is not None and attribution.request.text == request.text \
                 and frozenset(attribution.request.ablate) == request.ablate:
             request = replace(request, answer=attribution.request.answer, contrast=attribution.request.contrast,
                               lens_grid=attribution.request.lens_grid)
-        drawing = getattr(self._built("routes"), "value", None)  # key: (model, text, ablate, token, τ)
+        drawing = getattr(self.w.built_panel("routes"), "value", None)  # key: (model, text, ablate, token, τ)
         if drawing is not None and drawing.key[1] == request.text and frozenset(drawing.key[2]) == request.ablate:
             request = replace(request, tau=drawing.key[4], position=drawing.key[3])
         return request
-
-    def _built(self, key: str):
-        """The panel of dock ``key`` if it was ever built (a lazy dock never shown has none)."""
-        from ..lazy import LazyPanel
-
-        widget = self.w.panels.get(key)
-        return widget.panel if isinstance(widget, LazyPanel) else widget
 
     def _on_exported(self, path: str) -> None:
         self.w.statusBar().showMessage(fill(Q.translate("MainWindow", "Exported %1"), path), 4000)

@@ -16,7 +16,8 @@ import math
 import numpy as np
 
 from ..core.errors import EngineError
-from ..core.layers import erf
+from ..core import positional
+from ..core.layers import erf, gelu, gelu_tanh, silu_mul
 
 DTYPE = np.float32
 
@@ -73,10 +74,9 @@ def norm_backward(grad_out: np.ndarray, saved) -> np.ndarray:
 
 
 def silu_mul_forward(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """SiLU(gate) ⊙ up (a new array; gate and up stay as they were: the backward reads them)."""
-    with np.errstate(over="ignore"):  # e^(88+) → inf → gate / inf = 0, SiLU's limit
-        sigmoid = 1.0 / (1.0 + np.exp(-gate))
-    return gate * sigmoid * up
+    """SiLU(gate) ⊙ up, the forward's own function on a copy: gate and up stay as they were (the
+    backward reads them)."""
+    return silu_mul(np.array(gate), up)
 
 
 def silu_mul_backward(grad: np.ndarray, gate: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -94,10 +94,8 @@ _TANH_C = math.sqrt(2.0 / math.pi)
 
 
 def gelu_forward(x: np.ndarray, tanh: bool) -> np.ndarray:
-    """Exact GELU x·Φ(x) (erf from engine.core.layers) or its tanh form (GPT-2's gelu_new)."""
-    if tanh:
-        return DTYPE(0.5) * x * (DTYPE(1.0) + np.tanh(DTYPE(_TANH_C) * (x + DTYPE(0.044715) * x * x * x)))
-    return x * (DTYPE(0.5) + DTYPE(0.5) * erf(x * DTYPE(_SQRT_HALF)))
+    """Exact GELU x·Φ(x) or its tanh form (GPT-2's gelu_new): the forward's own functions, a new array."""
+    return gelu_tanh(x) if tanh else gelu(x)
 
 
 def gelu_backward(grad: np.ndarray, x: np.ndarray, tanh: bool) -> np.ndarray:
@@ -116,19 +114,10 @@ def gelu_backward(grad: np.ndarray, x: np.ndarray, tanh: bool) -> np.ndarray:
 
 
 def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str) -> np.ndarray:
-    """x (…, n, d_k) rotated by the angles whose cos, sin (n, d_k/2) are given (a new array):
-    pairs (i, i + d_k/2) ("half", transformers') or (2i, 2i + 1) ("adjacent"). The backward of a
-    rotation is the rotation by the opposite angle: ``rotate(grad, cos, -sin, style)``."""
-    half = x.shape[-1] // 2
-    first, second = (x[..., 0::2], x[..., 1::2]) if style == "adjacent" else (x[..., :half], x[..., half:])
-    out = np.empty_like(x)
-    if style == "adjacent":
-        out[..., 0::2] = first * cos - second * sin
-        out[..., 1::2] = second * cos + first * sin
-    else:
-        out[..., :half] = first * cos - second * sin
-        out[..., half:] = second * cos + first * sin
-    return out
+    """x (…, n, d_k) rotated by the angles whose cos, sin (n, d_k/2) are given, as a new array (the
+    forward's engine.core.positional.rotate on a copy). The backward of a rotation is the rotation by
+    the opposite angle: ``rotate(grad, cos, -sin, style)``."""
+    return positional.rotate(np.array(x), cos, sin, style)
 
 
 # ---------------------------------------------------------------- attention
