@@ -144,3 +144,20 @@ def test_saliency_of_the_toy_aims_at_the_answers_mean_output():
     assert found.tokens == ("the", "cat", "sat", "on", "the", "mat")
     with pytest.raises(EngineError, match="integrated gradients need a baseline"):
         request_saliency(model, RunRequest(text="the cat", answer="a dog"), "ig")
+
+
+def test_the_toy_is_refused_over_the_memory_budget_and_on_a_nan_input(reference):
+    """The saved activations are counted before the forward (B·(4·n·d + 5·H·n² + 6·n·d) floats here);
+    a NaN in the input is named as the forward's, no gradient given."""
+    model = ToyModel(settings(reference, "a"))
+    x = input_of(model, model.tokenize(model.config.text))[None]  # (1, 6, 8)
+    need = toy_backward.saved_bytes(model.config, 1, 6)
+    assert need == 4 * (4 * 6 * 8 + 5 * 2 * 36 + 6 * 6 * 8)
+    target = target_of(reference, "a")
+    gradients(model, x, target, memory_budget=need)
+    with pytest.raises(EngineError, match="memory budget"):
+        gradients(model, np.repeat(x, 2, axis=0), target, memory_budget=need)
+    broken = x.copy()
+    broken[0, 2, 3] = np.nan
+    with pytest.raises(EngineError, match="NaN or infinite in layer 0"):
+        gradients(model, broken, target)
