@@ -162,10 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--occlusion", action="store_true", help=".npz/.json of a pretrained model: also write occlusion (n,), "
         "leave-one-out: a decoder's p(--answer) or an encoder's sentence-embedding cosine without each token")
     add("--answer", metavar="TOKEN", help="decoders' --occlusion and --saliency: the answer token, e.g. ' Paris' (its "
-        "first token when it has several); encoders' --saliency: the text compared with")
-    add("--saliency", action="store_true", help=".npz/.json of a pretrained model: also write saliency (n,), "
+        "first token when it has several); encoders' and the toy's --saliency: the text compared with")
+    add("--saliency", action="store_true", help=".npz/.json: also write saliency (n,), "
         "saliency_target and saliency_method (with --method ig, ig_completeness): how much each token's input "
-        "pushed the target, a decoder's log p(--answer) or an encoder's sentence-embedding cosine to --answer's")
+        "pushed the target, a decoder's log p(--answer) or an encoder's (the toy's) sentence-embedding cosine to "
+        "--answer's")
     add("--method", choices=("grad", "ixg", "ig"), help="--saliency: the gradient norm, input × gradient (default) "
         "or integrated gradients")
     add("--ig-steps", type=int, metavar="M", help="--method ig: midpoint steps from the baseline (default 32; the "
@@ -230,9 +231,12 @@ def _evidence(options, model, trace, attentions) -> dict:
         raise UsageError("--answer is read by --occlusion, --saliency, --dla and --lens-grid (and `./run patch`); add "
                          "--occlusion, --saliency, --dla or --lens-grid")
     if options.saliency:
-        if model is None:
-            raise UsageError("--saliency needs a pretrained --model (the toy engine has no vocabulary to aim at)")
         from cli.saliency import saliency_arrays
+
+        if model is None:  # the toy engine: its run's settings, an encoder's target (engine.grad.toy)
+            from engine.models.toy import ToyModel
+
+            model = ToyModel(trace.config)
 
         extra.update(saliency_arrays(options, model, ablate))
     return extra

@@ -2,7 +2,8 @@
 
 The target t: a decoder's log p(--answer) at the last position (the answer's first token when it
 has several: a note on stderr says so); an encoder's cosine of the sentence embedding (the mean
-of the last layer over every token) to --answer's own sentence embedding. The method: the gradient
+of the last layer over every token) to --answer's own sentence embedding; the toy engine's the same,
+with the run's settings (integrated gradients refused there). The method: the gradient
 norm, input × gradient (default) or integrated gradients (--ig-steps midpoint steps from a zero
 baseline, or --baseline ID: that token's input in every place). Integrated gradients print their completeness (the
 attributions' sum minus t(input) − t(baseline)) beside the file. With --by words, ``word_saliency``

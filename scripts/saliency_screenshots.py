@@ -1,5 +1,6 @@
 """Screenshots of the Saliency dock (to look at): SmolLM2's integrated gradients of log p(" Paris"), and
-MiniLM's input × gradient of the sentence-embedding cosine to another sentence's.
+MiniLM's input × gradient of the sentence-embedding cosine to another sentence's, and the toy engine's
+(its default settings: the cosine of its mean output to the answer text's).
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/saliency_screenshots.py
     SCREENSHOTS_OUT=/tmp/shots …                                      # elsewhere than docs/images
@@ -29,7 +30,9 @@ def main() -> None:
     window = screenshots.open_window(app)
     for model, text, answer, method, name in (
             ("smollm2", "The capital of France is", " Paris", "ig", "saliency-smollm2-ig.png"),
-            ("minilm", "The cat sat on the mat.", "A kitten rests on a rug.", "ixg", "saliency-minilm-ixg.png")):
+            ("minilm", "The cat sat on the mat.", "A kitten rests on a rug.", "ixg", "saliency-minilm-ixg.png"),
+            ("toy", "The cat sat on the mat because it was tired", "A kitten rests on a rug", "ixg",
+             "saliency-toy-ixg.png")):
         screenshots.set_text(window, text)
         window.model_combo.setCurrentIndex(window.model_combo.findData(model))
         settle(app, window, 2.0)

@@ -8,6 +8,10 @@ from engine.analysis.saliency_request import request_saliency
 from .trained import model as loaded_model
 
 
-def saliency_task(state, model_name: str, request, method: str):
-    """The saliency of ``request``'s text by ``method`` on model ``model_name``."""
-    return request_saliency(loaded_model(model_name), request, method)
+def saliency_task(state, model_name: str, settings, request, method: str):
+    """The saliency of ``request``'s text by ``method`` on model ``model_name`` (the toy: with its
+    ``settings``, the window's AttentionConfig)."""
+    from engine.models.toy import ToyModel
+
+    model = ToyModel(settings) if settings is not None else loaded_model(model_name)
+    return request_saliency(model, request, method)

@@ -3,8 +3,10 @@ NumPy), by the method chosen: the gradient norm, input × gradient or integrated
 steps from zero, their completeness said under the bars).
 
 The target is the request's answer (engine.analysis.saliency_request): a decoder's log p(answer) at
-the last position, an encoder's sentence-embedding cosine to the answer text's. Computed in a worker
-lane with the window's switched-off heads; a new text or other heads mid-job drop the result.
+the last position, an encoder's sentence-embedding cosine to the answer text's; the toy engine, with
+the window's settings, an encoder's (integrated gradients refused there: its zero baseline outputs
+zero). Computed in a worker lane with the window's switched-off heads; a new text (the toy: new
+settings) or other heads mid-job drop the result.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ POSITIVE, NEGATIVE = pg.mkBrush("#1a73e8"), pg.mkBrush("#d93025")
 class SaliencyPanel(Panel):
     """Saliency bars per token of the answer's target."""
 
-    NEEDS = {"configurable": False}  # trained weights
+    NEEDS: dict[str, bool] = {}  # every model: the toy through engine.grad.toy
 
     def __init__(self, controller: Controller, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -69,6 +71,7 @@ class SaliencyPanel(Panel):
         self.result = None  # the engine.analysis.saliency_request.RequestSaliency drawn
         self.model = None
         self._text, self._ablate = "", frozenset()
+        self._settings = None  # the toy's settings of the running or drawn result (None: a pretrained model)
         self.running = False
         controller.cancelled.connect(lambda: self.clear() if self.running else None)
         controller.modelChanged.connect(lambda m: self.clear() if self.model not in (None, m) else None)
@@ -77,12 +80,14 @@ class SaliencyPanel(Panel):
     def show_snapshot(self, snapshot) -> None:
         if snapshot is None:
             return
-        changed = snapshot.result.config.text != self._text or snapshot.ablate != self._ablate
+        changed = (snapshot.result.config.text != self._text or snapshot.ablate != self._ablate
+                   or (self._settings is not None and snapshot.result.config != self._settings))
         if self.running and changed:  # a new edit mid-job: its result would be of another input
             self.clear()
             self.caption.setText(self.tr("The text or the switched-off heads changed: press the button again."))
         elif self.result is not None and changed:
-            self.caption.setText(self.tr("The text changed: press the button again for its saliency."))
+            self.caption.setText(self.tr("The text or the settings changed: press the button again for its "
+                                         "saliency."))
 
     def show_selection(self) -> None:
         pass
@@ -90,7 +95,7 @@ class SaliencyPanel(Panel):
     def clear(self) -> None:
         self._lane.cancel()
         self.running = False
-        self.result, self.model = None, None
+        self.result, self.model, self._settings = None, None, None
         self.bars.setOpts(x=[], height=[])
         self.run_button.setEnabled(True)
 
@@ -100,16 +105,16 @@ class SaliencyPanel(Panel):
         from ..jobs.saliency import saliency_task
 
         snapshot = self.controller.snapshot
-        if snapshot is None or model_info(snapshot.model).configurable:
-            self.caption.setText(self.tr("Saliency needs a pretrained model: choose one in the Model bar."))
+        if snapshot is None:
             return
         self.clear()
         self.model, self._text, self._ablate = snapshot.model, snapshot.result.config.text, snapshot.ablate
+        self._settings = snapshot.result.config if model_info(snapshot.model).configurable else None
         self.running = True
         self.run_button.setEnabled(False)
         self.caption.setText(self.tr("Computing…"))
         request = RunRequest(text=self._text, ablate=self._ablate, answer=self.answer.text() or None)
-        self._lane.start(saliency_task, self.model, request, self.method.currentData())
+        self._lane.start(saliency_task, self.model, self._settings, request, self.method.currentData())
 
     def _on_failed(self, error) -> None:
         self.running = False

@@ -4,6 +4,9 @@ the target, so the window's Saliency dock and ``./run export --saliency`` measur
 A decoder: log p(answer) at the last position (the answer's first token; ``note`` says so when it
 has several). An encoder: the cosine of the sentence embedding (the mean of the last layer over
 every token, as occlusion's) to the answer text's own, run alone with the same switched-off heads.
+The toy engine: an encoder's target on its output (engine.grad.toy), the answer run with the same
+settings; integrated gradients are refused there (from a zero input the toy, with no biases,
+outputs zero, whose cosine has no value: the completeness would be NaN).
 """
 from __future__ import annotations
 
@@ -43,6 +46,10 @@ def request_target(model, answer: str | None, ablate=frozenset()) -> tuple[Targe
 
 def request_saliency(model, request, method: str = "ixg", steps: int = DEFAULT_STEPS, baseline=None) -> RequestSaliency:
     """The saliency per token of ``request``'s text (its answer, its switched-off heads)."""
+    if method == "ig" and model.facts.capabilities.configurable:
+        raise EngineError("integrated gradients need a baseline with an output: the toy engine has no biases, so at "
+                          "its zero baseline the output is zero and a cosine to it has no value; choose the gradient "
+                          "norm or input × gradient", field="method")
     target, described, note = request_target(model, request.answer, request.ablate)
     tokenized = model.tokenize(request.text)
     result = saliency(model, tokenized, target, method, steps=steps, baseline=baseline, ablate=request.ablate)

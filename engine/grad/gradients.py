@@ -8,7 +8,8 @@ that keeps its activations, one backward (engine.grad.decoder, engine.grad.encod
 
 The models it follows: every decoder of engine.models.llama whose block engine.models.llama_batch
 also runs (``layer_batches``: Llama, Qwen2, GPT-2 shapes; not q/k norms) and the BERT-shaped
-encoders (MiniLM, e5, BERT folders). The toy engine has no vocabulary and no target: refused.
+encoders (MiniLM, e5, BERT folders), and the toy engine (engine.grad.toy: no vocabulary, so an
+encoder's cosine target; its points are its own, hook_q … hook_attn_out, no hook_mlp_out).
 The activations are checked against the memory budget before anything runs.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..core.hooks import check_ablation
 from ..core.memory import DEFAULT_MEMORY_BUDGET, format_bytes
 from . import decoder as decoder_backward
 from . import encoder as encoder_backward
+from . import toy as toy_backward
 from .targets import Target, evaluate
 
 POINTS = ("hook_resid_pre", "hook_attn_out", "hook_mlp_out", "attn.hook_z", "attn.hook_pattern")
@@ -45,6 +47,8 @@ def _backend(model):
         return decoder_backward, model.weights, model.config
     if not capabilities.next_token_logits and not capabilities.configurable:  # the BERT-shaped encoders
         return encoder_backward, model.weights, model.config
+    if capabilities.configurable:  # the toy engine: its W_Q … W_O follow its settings
+        return toy_backward, toy_backward.weights_of(model.config), model.config
     raise EngineError("gradients need a pretrained encoder or decoder of the Llama, Qwen2, GPT-2 or BERT "
                       "shape; {family} is not one", field="model", family=model.facts.family)
 
@@ -59,6 +63,8 @@ def input_of(model, tokenized) -> np.ndarray:
     module, weights, config = _backend(model)
     if module is encoder_backward:
         return module.embed(weights, config, tokenized.input_ids, tokenized.token_type_ids)
+    if module is toy_backward:  # the toy embeds a token by its text
+        return module.embed(weights, config, tokenized)
     return module.embed(weights, config, tokenized.input_ids)
 
 
@@ -122,7 +128,7 @@ def gradients(model, inputs: np.ndarray, target: Target, *, ablate=frozenset(), 
         return Gradients(values, inputs, grad_input, {})
     names = {}
     for layer in range(len(by_layer) - 1, -1, -1):  # the order the backward went: the first non-finite is where
-        for point in POINTS:
+        for point in by_layer[layer]:  # POINTS (the toy: its own points)
             grad = by_layer[layer][point]
             if not np.isfinite(grad).all():
                 raise EngineError("the gradient became NaN or infinite at blocks.{layer}.{point}: a weight there "

@@ -1,5 +1,6 @@
 """The Saliency dock: bars of the worker's result (never computed on the GUI thread), the method and the
-window's switched-off heads honoured, on MiniLM (its target: the sentence-embedding cosine to the answer text's)."""
+window's switched-off heads honoured, on MiniLM (its target: the sentence-embedding cosine to the answer
+text's) and on the toy engine with the window's settings."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,3 +35,27 @@ def test_saliency_bars_by_method_with_heads_off(window, qtbot, minilm):
     np.testing.assert_allclose(panel.bars.opts["height"], expected.scores, atol=1e-9)
     assert np.abs(plain.scores - expected.scores).max() > 1e-4  # ignoring the switched-off heads fails
     assert "completeness" in panel.caption.text() and "2 heads switched off" in panel.caption.text()
+
+
+def test_saliency_of_the_toy_follows_the_windows_settings(window, qtbot):
+    """The toy engine: bars of the window's own settings (the default toy's differ), a change of the
+    settings said under them, integrated gradients refused with the reason."""
+    from engine.models.toy import ToyModel
+
+    c = window.controller
+    c.set_config(c.config.replace(text=TEXT, d_model=16, heads=2, seed=3, mask="causal"), immediate=True)
+    qtbot.waitUntil(lambda: c.snapshot is not None and c.snapshot.result.config.d_model == 16, timeout=30000)
+    panel = _dock(window, "saliency")
+    panel.answer.setText(ANSWER)
+    panel.method.setCurrentIndex(panel.method.findData("ixg"))
+    panel.start()
+    qtbot.waitUntil(lambda: panel.result is not None, timeout=30000)
+    expected = request_saliency(ToyModel(c.config), RunRequest(text=TEXT, answer=ANSWER), "ixg").result
+    default = request_saliency(ToyModel(), RunRequest(text=TEXT, answer=ANSWER), "ixg").result
+    np.testing.assert_allclose(panel.bars.opts["height"], expected.scores, atol=1e-9)
+    assert np.abs(default.scores - expected.scores).max() > 1e-4  # the default toy's bars would fail
+    c.set_config(c.config.replace(seed=4), immediate=True)
+    qtbot.waitUntil(lambda: "settings changed" in panel.caption.text(), timeout=30000)
+    panel.method.setCurrentIndex(panel.method.findData("ig"))
+    panel.start()
+    qtbot.waitUntil(lambda: "integrated gradients need" in panel.caption.text(), timeout=30000)

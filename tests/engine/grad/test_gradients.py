@@ -241,11 +241,17 @@ def test_a_nan_weight_is_named_where_the_gradient_became_nan():
         gradients(broken, x, Target("log_prob", token=7))
 
 
-def test_the_toy_is_refused():
+def test_the_toy_is_followed_and_a_model_of_no_known_shape_refused():
+    """The toy's input is its trace's x (tests/engine/grad/test_toy_gradients.py checks its gradients); a
+    decoder whose block llama_batch does not run is refused before anything runs."""
     from engine.models import load_model
+    from engine.models.contract import Capabilities
 
+    toy = load_model("toy")
+    np.testing.assert_array_equal(input_of(toy, toy.tokenize("the cat sat")), toy.run("the cat sat").x)
+    other = SimpleNamespace(facts=SimpleNamespace(capabilities=Capabilities(next_token_logits=True), family="mamba"))
     with pytest.raises(EngineError, match="gradients need"):
-        input_of(load_model("toy"), tokenized_ids([0, 1]))
+        input_of(other, tokenized_ids([0, 1]))
 
 
 # ---------------------------------------------------------------- attribution patching
