@@ -10,8 +10,8 @@ choice at that position, so a row shows how early each prediction forms.
     grid.top_ids            # (layers + 1, n) int64
     grid.p_answer           # (layers + 1, n) float64
 
-One layer and at most ROWS_AT_ONCE positions at a time: (rows, vocab) logits and probabilities,
-never (layers + 1, n, vocab) at once (SmolLM2 at 512 tokens would hold 3 GB in float64).
+At most ROWS_AT_ONCE residual rows at a time (of any layers): (rows, vocab) float32 logits, never
+(layers + 1, n, vocab) at once (SmolLM2 at 512 tokens would hold 3 GB in float64).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ..core.errors import EngineError
 from .occlusion import Answer, answer_token
 from .request import NotApplicable
 
-ROWS_AT_ONCE = 128  # positions read through the unembedding together: 128 × 49,152 float32 is 25 MB
+ROWS_AT_ONCE = 256  # residual rows read through the unembedding together: 256 × 49,152 float32 is 50 MB
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,14 +57,24 @@ def lens_grid(model, request, runs) -> LensGrid | NotApplicable:
     top_probabilities = np.empty((layers + 1, n))
     p_answer = np.empty((layers + 1, n))
     answer_ids = np.full(n, answer.id if answer is not None else 0, np.int64)
-    for layer in range(layers, -1, -1):  # the model's own output first: it names each column's answer without one
-        for start in range(0, n, ROWS_AT_ONCE):
-            rows = slice(start, min(start + ROWS_AT_ONCE, n))
-            logits = model.lens_logits(trace, layer, rows)  # (rows, vocab) float32
-            if layer == layers and answer is None:
-                answer_ids[rows] = np.argmax(logits, axis=1)
-            top_ids[layer, rows], top_probabilities[layer, rows], p_answer[layer, rows] = \
-                _read_cells(logits, answer_ids[rows])
+    hidden = trace.hidden_states  # (layers + 1, n, d)
+    # the model's own output first (its rows are normed already): it names each column's answer without one
+    for start in range(0, n, ROWS_AT_ONCE):
+        rows = slice(start, min(start + ROWS_AT_ONCE, n))
+        logits = model.residual_logits(hidden[layers, rows], normed=True)  # (rows, vocab) float32
+        if answer is None:
+            answer_ids[rows] = np.argmax(logits, axis=1)
+        top_ids[layers, rows], top_probabilities[layers, rows], p_answer[layers, rows] = \
+            _read_cells(logits, answer_ids[rows])
+    # then the other layers' rows together: one product of ROWS_AT_ONCE rows is about twice as fast
+    # as a layer's few rows at a time
+    below = hidden[:layers].reshape(layers * n, -1)  # (layers · n, d) layer-major
+    answers = np.tile(answer_ids, layers)  # (layers · n,)
+    flat_ids, flat_top, flat_answer = (a[:layers].reshape(-1) for a in (top_ids, top_probabilities, p_answer))
+    for start in range(0, len(below), ROWS_AT_ONCE):
+        rows = slice(start, min(start + ROWS_AT_ONCE, len(below)))
+        flat_ids[rows], flat_top[rows], flat_answer[rows] = _read_cells(model.residual_logits(below[rows]),
+                                                                        answers[rows])
     display = model.tokenizer.display
     texts = tuple(tuple(display([int(i) for i in row])) for row in top_ids)
     return LensGrid(top_ids, texts, top_probabilities, p_answer, answer_ids, answer)

@@ -211,7 +211,12 @@ class Decoder(HookedModel):
         """(rows, vocab) float32: what the residual stream after ``layer`` blocks (hidden_states[layer];
         ``layers``: the model's own output) would predict at the positions ``rows`` (the logit lens's grid)."""
         hidden = trace.hidden_states[layer, rows]  # (rows, d)
-        return llama.lens_logits(self.weights, self.config, hidden, normed=layer == self.config.num_layers)
+        return self.residual_logits(hidden, normed=layer == self.config.num_layers)
+
+    def residual_logits(self, residuals: np.ndarray, *, normed: bool = False) -> np.ndarray:
+        """(rows, vocab) float32: residual-stream rows (rows, d) of any layers and positions read as the
+        last layer's output, through the final norm (skipped when ``normed``) and the output head."""
+        return llama.lens_logits(self.weights, self.config, residuals, normed=normed)
 
     def generate_step(self, trace: DecoderTrace, *, greedy: bool = True, temperature: float = 1.0, top_k: int = 0,
                       top_p: float = 1.0, seed: int | None = None, rng: np.random.Generator | None = None,
