@@ -47,7 +47,7 @@ def main() -> None:
     n = len(model.tokenize(text).tokens)
     request = RunRequest(text=text, answer=" the", lens_grid=True)
     trace = model.run(text, use_cache=False)
-    layers = model.facts.layers
+    rows = trace.hidden_states.reshape(-1, trace.hidden_states.shape[-1])  # ((layers + 1) · n, d)
     forwards, attributions, grids, products = [], [], [], []
     for _ in range(args.rounds):
         forwards.append(timed(lambda: model.run(text, use_cache=False)))
@@ -55,8 +55,8 @@ def main() -> None:
         runs = Runs(model, request, trace=model.run(text, use_cache=False))  # the grid reads a run the window holds
         grids.append(timed(lambda: lens_grid(model, request, runs)))
         # the floor of any grid with the same cells: the (layers + 1) · n rows through the unembedding,
-        # read the way the grid reads them, and nothing else
-        products.append(timed(lambda: [model.lens_logits(trace, layer) for layer in range(layers + 1)]))
+        # 256 at a time as the grid reads them, and nothing else
+        products.append(timed(lambda: [model.residual_logits(rows[start:start + 256]) for start in range(0, len(rows), 256)]))
     forward = statistics.median(forwards) * 1e3
     print(f"SmolLM2, {n} tokens: forward {forward:.1f} ms")
     for name, times in (("attribution (its own cached run)", attributions), ("lens grid (of a held run)", grids),
