@@ -6,8 +6,8 @@ that keeps its activations, one backward (engine.grad.decoder, engine.grad.encod
     result.values[0], result.grad_input[0]               # log p(answer), (n, d)
     result.points["blocks.3.attn.hook_z"][0]             # (n, heads, d_head)
 
-The models it follows: every decoder of engine.models.llama whose block engine.models.llama_batch
-also runs (``layer_batches``: Llama, Qwen2, GPT-2 shapes; not q/k norms) and the BERT-shaped
+The models it follows: every decoder of engine.models.llama (Llama, Qwen2/3, GPT-2, Mistral, Phi-3,
+Gemma 2/3, OLMo 2: engine.grad.decoder follows their block features) and the BERT-shaped
 encoders (MiniLM, e5, BERT folders). The toy engine has no vocabulary and no target: refused.
 The activations are checked against the memory budget before anything runs.
 """
@@ -23,6 +23,7 @@ from ..core.memory import DEFAULT_MEMORY_BUDGET, format_bytes
 from . import decoder as decoder_backward
 from . import encoder as encoder_backward
 from .targets import Target, evaluate
+from ..models.llama import DecoderConfig
 
 POINTS = ("hook_resid_pre", "hook_attn_out", "hook_mlp_out", "attn.hook_z", "attn.hook_pattern")
 
@@ -45,6 +46,9 @@ def _backend(model):
         return decoder_backward, model.weights, model.config
     if not capabilities.next_token_logits and not capabilities.configurable:  # the BERT-shaped encoders
         return encoder_backward, model.weights, model.config
+    if isinstance(getattr(model, "config", None), DecoderConfig):  # engine.models.llama's other blocks (Gemma, …)
+        decoder_backward.check_supported(model.config)
+        return decoder_backward, model.weights, model.config
     raise EngineError("gradients need a pretrained encoder or decoder of the Llama, Qwen2, GPT-2 or BERT "
                       "shape; {family} is not one", field="model", family=model.facts.family)
 
@@ -81,6 +85,12 @@ def output_head(model) -> np.ndarray | None:
     return None if model.W_U is None else model.W_U.T
 
 
+def logit_softcap(model) -> float:
+    """The cap of the output head's logits where the family caps them (Gemma 2), else 0."""
+    config = getattr(model, "config", None)
+    return decoder_backward.final_softcap(config) if isinstance(config, DecoderConfig) else 0.0
+
+
 def forward_output(model, inputs: np.ndarray, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
                    record: list | None = None) -> tuple[np.ndarray, object]:
     """(output (B, n, d), saved activations) of the block stack on ``inputs`` (B, n, d); ``record``:
@@ -114,7 +124,7 @@ def gradients(model, inputs: np.ndarray, target: Target, *, ablate=frozenset(), 
     if not np.isfinite(output).all():
         raise EngineError("the forward pass gave a value that is not a number (a weight or the input is NaN or "
                           "infinite): no gradient", field="model")
-    values, grad_output = evaluate(target, output, output_head(model))
+    values, grad_output = evaluate(target, output, output_head(model), logit_softcap(model))
     grad_input, by_layer = module.backward(weights, config, saved, grad_output, points=points)
     if not points:
         if not np.isfinite(grad_input).all():

@@ -8,6 +8,7 @@ reference's largest magnitude, with no head switched off and with two off.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -17,7 +18,7 @@ import pytest
 from engine.core.errors import EngineError
 from engine.grad import decoder as decoder_backward
 from engine.grad import encoder as encoder_backward
-from engine.grad.gradients import gradients, input_of, output_head
+from engine.grad.gradients import gradients, input_of, logit_softcap, output_head
 from engine.grad.saliency import by_words, check_steps, max_steps, saliency
 from engine.grad.targets import Target, evaluate
 from engine.models.contract import Tokenized
@@ -111,7 +112,8 @@ def test_smollm2_logit_difference_gradient_equals_autograd(smollm2_model, refere
 
 
 @pytest.mark.parametrize("family,module", [("llama", decoder_backward), ("gpt2", decoder_backward),
-                                           ("bert", encoder_backward)])
+                                           ("bert", encoder_backward), ("gemma2", decoder_backward),
+                                           ("olmo2", decoder_backward)])
 def test_gradient_equals_float64_central_differences(family, module):
     """∂t/∂x along three random directions u: the backward's Σ grad·u against (t(x + εu) − t(x − εu)) / 2ε,
     every number in float64 (the weights' float32 values taken as exact)."""
@@ -121,13 +123,15 @@ def test_gradient_equals_float64_central_differences(family, module):
         else Target("log_prob", token=11)
     ablate = frozenset({(1, 2)})
 
+    cap = logit_softcap(model)  # Gemma 2's logits are capped at 3
+
     def t(inputs):
         output, _ = module.forward(model.weights, model.config, inputs, ablate)
-        return evaluate(target, output, output_head(model))[0][0]
+        return evaluate(target, output, output_head(model), cap)[0][0]
 
     output, saved = module.forward(model.weights, model.config, x, ablate)
     assert output.dtype == np.float64
-    _, grad_output = evaluate(target, output, output_head(model))
+    _, grad_output = evaluate(target, output, output_head(model), cap)
     grad, _ = module.backward(model.weights, model.config, saved, grad_output, points=False)
     rng = np.random.default_rng(7)
     for _ in range(3):
@@ -291,3 +295,39 @@ def test_each_target_s_gradient_equals_central_differences(target):
     if target.kind == "log_prob":
         logits = output[:, -1] @ head.T
         np.testing.assert_allclose(values, logits[:, 3] - np.log(np.exp(logits).sum(axis=1)))
+
+
+@pytest.mark.parametrize("kind", ["log_prob", "logit", "logit_diff"])
+def test_soft_capped_logit_targets_equal_a_float64_loop_and_central_differences(kind):
+    """Logits cap·tanh(raw / cap) (Gemma 2's final soft-capping): the value against a loop over the
+    vocabulary in float64, the gradient against central differences along u."""
+    rng = np.random.default_rng(5)
+    output, head, u = rng.standard_normal((2, 3, 6)), 2 * rng.standard_normal((9, 6)), rng.standard_normal((2, 3, 6))
+    cap = 1.5
+    target = Target(kind, position=1, token=4, other=7)
+    values, grad = evaluate(target, output, head, cap)
+    for b in range(2):
+        capped = [cap * math.tanh(sum(output[b, 1, j] * head[v, j] for j in range(6)) / cap) for v in range(9)]
+        expected = {"logit": capped[4], "logit_diff": capped[4] - capped[7],
+                    "log_prob": capped[4] - math.log(sum(math.exp(c) for c in capped))}[kind]
+        assert values[b] == pytest.approx(expected, rel=1e-12)
+    eps = 1e-6
+    numeric = (evaluate(target, output + eps * u, head, cap)[0] - evaluate(target, output - eps * u, head, cap)[0]) / (2 * eps)
+    np.testing.assert_allclose((grad * u).sum(axis=(1, 2)), numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_a_block_feature_the_backward_does_not_follow_is_refused_by_name():
+    """A DecoderConfig with a field the backward does not know (a feature added to the forward later) is
+    refused naming it; every tiny family's config passes."""
+    import dataclasses
+
+    from engine.models.llama import DecoderConfig
+
+    base = tiny("gemma2").config
+    extended = dataclasses.make_dataclass("Extended", [("logit_scale", float, 0.0)], bases=(DecoderConfig,),
+                                          frozen=True)
+    config = extended(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)}, logit_scale=2.0)
+    with pytest.raises(EngineError, match="do not follow logit_scale of gemma2's block"):
+        decoder_backward.check_supported(config)
+    for family in ("gpt2", "llama", "qwen2", "qwen3", "gemma2", "gemma3", "olmo2", "mistral", "phi3"):
+        decoder_backward.check_supported(tiny(family).config)
