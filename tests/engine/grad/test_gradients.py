@@ -83,9 +83,24 @@ def check_against_reference(model, reference, name: str, tokenized, tol: float =
             assert not result.points[f"blocks.{layer}.attn.hook_z"][0][:, head].any()
 
 
-@pytest.mark.parametrize("family", ["gpt2", "llama", "qwen2", "bert"])
+@pytest.mark.parametrize("family", ["gpt2", "llama", "qwen2", "bert", "qwen3", "gemma2", "gemma3", "olmo2"])
 def test_tiny_models_gradients_equal_autograd(family, reference):
+    """qwen3: q/k norms per head; gemma2: soft-capped scores and logits, a window of 4 on layer 0 (7 tokens),
+    norms after attention and MLP, √24 as the score divisor, GeGLU, √d embeddings; gemma3: q/k norms and
+    RoPE base 10⁴ on its windowed layer, 10⁶ on the other; olmo2: norms only after attention and MLP, q/k
+    normed over the whole projection."""
     model = tiny(family)
+    check_against_reference(model, reference, family, tokenized_ids(reference[f"{family}_ids"]))
+
+
+@pytest.mark.parametrize("family", ["qwen3", "olmo2"])
+def test_tiny_gguf_forms_gradients_equal_the_folders_autograd(family, reference):
+    """The GGUF forms of the tiny folders with the same block (their configs differ only in ε rounded to
+    float32; Gemma's GGUF forms follow llama.cpp's windows and query scale, another forward): the q/k norm
+    weights read from GGUF reach the backward as the folder's do."""
+    from engine.models.decoder import load_gguf
+
+    model = load_gguf(FAMILIES / f"{family}.gguf")
     check_against_reference(model, reference, family, tokenized_ids(reference[f"{family}_ids"]))
 
 
