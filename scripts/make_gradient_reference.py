@@ -71,6 +71,11 @@ TINY_ABLATE = ((0, 1), (1, 2))
 # the tiny folders and the Probe kind that reads them ("post": attn_out and mlp_out after the output norms)
 TINY_FAMILIES = {"gpt2": "gpt2", "llama": "llama", "qwen2": "llama", "bert": "bert", "qwen3": "llama",
                  "gemma2": "post", "gemma3": "post", "olmo2": "post"}
+# the Gemma GGUF files hold the folders' weights, read as llama.cpp reads them (engine/models/families/gemma2.py,
+# gemma3.py): scores / √head_dim (no query_pre_attn_scalar in GGUF), and gemma3's window on every layer (its
+# pattern of 6 from the metadata); the folder's model with those settings is their reference
+TINY_GGUF = {"gemma2_gguf": ("gemma2", {"query_pre_attn_scalar": 16}),
+             "gemma3_gguf": ("gemma3", {"layer_types": ["sliding_attention", "sliding_attention"]})}
 STEPS = 32
 CLEAN, CORRUPT = "The Eiffel Tower is in the city of", "The Colosseum is in the city of"
 
@@ -382,13 +387,14 @@ def minilm(torch, store: dict, meta: dict) -> None:
 def tiny(torch, store: dict) -> None:
     from transformers import AutoModelForCausalLM, BertModel
 
-    for family in TINY_FAMILIES:
-        folder = FAMILIES / family
+    for family in (*TINY_FAMILIES, *TINY_GGUF):
+        base, overrides = TINY_GGUF.get(family, (family, {}))
+        folder = FAMILIES / base
         if family == "bert":
             model = in_float64(BertModel.from_pretrained(str(folder), attn_implementation="eager"))
         else:
             model = in_float64(AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="eager",
-                                                                    dtype=torch.float32))
+                                                                    dtype=torch.float32, **overrides))
         layers = tuple(range(model.config.num_hidden_layers))
         ids = list(TINY_IDS)
         for suffix, ablate in (("", ()), ("_ablated", TINY_ABLATE)):
@@ -397,7 +403,7 @@ def tiny(torch, store: dict) -> None:
                 out = run_encoder(model, ids, 1, reference, layers, ablate)
                 store[f"{family}_reference"] = reference
             else:
-                out = run_decoder(model, TINY_FAMILIES[family], ids, 7, layers, ablate)
+                out = run_decoder(model, TINY_FAMILIES[base], ids, 7, layers, ablate)
             store.update({f"{family}_{k}{suffix}": v for k, v in out.items()
                           if suffix == "" or k.startswith(("grad", "value"))})
         store.update({f"{family}_ids": np.array(ids, np.int64), f"{family}_layers": np.array(layers, np.int64),

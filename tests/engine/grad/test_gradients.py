@@ -93,15 +93,17 @@ def test_tiny_models_gradients_equal_autograd(family, reference):
     check_against_reference(model, reference, family, tokenized_ids(reference[f"{family}_ids"]))
 
 
-@pytest.mark.parametrize("family", ["qwen3", "olmo2"])
-def test_tiny_gguf_forms_gradients_equal_the_folders_autograd(family, reference):
-    """The GGUF forms of the tiny folders with the same block (their configs differ only in ε rounded to
-    float32; Gemma's GGUF forms follow llama.cpp's windows and query scale, another forward): the q/k norm
-    weights read from GGUF reach the backward as the folder's do."""
+@pytest.mark.parametrize("family,name", [("qwen3", "qwen3"), ("olmo2", "olmo2"), ("gemma2", "gemma2_gguf"),
+                                         ("gemma3", "gemma3_gguf")])
+def test_tiny_gguf_forms_gradients_equal_autograd(family, name, reference):
+    """The GGUF forms of the tiny folders: the same weights, q/k norms read from GGUF. Qwen3's and OLMo 2's
+    run the folder's block (ε rounded to float32) against the folder's reference; Gemma's as llama.cpp reads
+    them (scores / √head_dim, Gemma 3's window on both layers and so its local RoPE base on both), against
+    the folder's model given those settings."""
     from engine.models.decoder import load_gguf
 
     model = load_gguf(FAMILIES / f"{family}.gguf")
-    check_against_reference(model, reference, family, tokenized_ids(reference[f"{family}_ids"]))
+    check_against_reference(model, reference, name, tokenized_ids(reference[f"{name}_ids"]))
 
 
 @pytest.mark.slow  # a bundled model
