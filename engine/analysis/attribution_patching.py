@@ -30,6 +30,7 @@ from ..core.errors import EngineError
 from ..core.hooks import check_ablation
 from ..core.memory import DEFAULT_MEMORY_BUDGET
 from ..grad.gradients import backward, check_supported, forward_output, input_of, output_head
+from ..grad.gradients import logit_softcap
 from ..grad.targets import Target, evaluate
 from .occlusion import Answer, answer_token
 from .patching import GRIDS, PATCH_TOKENS, is_decoder_model
@@ -107,14 +108,15 @@ def attribution_patching(model, clean: str, corrupt: str, answer: str | None = N
         ranked = np.argsort(-logits)
         other = int(ranked[0] if ranked[0] != target.id else ranked[1])
         log_p = Target("log_prob", token=target.id)
-        corrupt_log_p, grad_out = evaluate(log_p, corrupt_out, head)
-        clean_log_p, _ = evaluate(log_p, clean_out, head)
+        cap = logit_softcap(model)  # Gemma 2's capped logits, as its forward gives them
+        corrupt_log_p, grad_out = evaluate(log_p, corrupt_out, head, cap)
+        clean_log_p, _ = evaluate(log_p, clean_out, head, cap)
         _, grads = backward(model, saved, grad_out)
         corrupt_p = float(np.exp(corrupt_log_p[0]))
         estimate = {name: corrupt_p + corrupt_p * change
                     for name, change in _first_order(clean_points, corrupt_points, grads, grids).items()}
         difference = Target("logit_diff", token=target.id, other=other)
-        corrupt_diff, grad_out = evaluate(difference, corrupt_out, head)
+        corrupt_diff, grad_out = evaluate(difference, corrupt_out, head, cap)
         _, grads = backward(model, saved, grad_out)
         diffs = {name: float(corrupt_diff[0]) + change
                  for name, change in _first_order(clean_points, corrupt_points, grads, grids).items()}

@@ -6,10 +6,10 @@ that keeps its activations, one backward (engine.grad.decoder, engine.grad.encod
     result.values[0], result.grad_input[0]               # log p(answer), (n, d)
     result.points["blocks.3.attn.hook_z"][0]             # (n, heads, d_head)
 
-The models it follows: every decoder of engine.models.llama whose block engine.models.llama_batch
-also runs (``layer_batches``: Llama, Qwen2, GPT-2 shapes; not q/k norms) and the BERT-shaped
-encoders (MiniLM, e5, BERT folders), and the toy engine (engine.grad.toy: no vocabulary, so an
-encoder's cosine target; its points are its own, hook_q … hook_attn_out, no hook_mlp_out).
+The models it follows: every decoder of engine.models.llama (Llama, Qwen2/3, GPT-2, Mistral, Phi-3,
+Gemma 2/3, OLMo 2: engine.grad.decoder follows their block features), the BERT-shaped encoders
+(MiniLM, e5, BERT folders), and the toy engine (engine.grad.toy: no vocabulary, so an encoder's
+cosine target; its points are its own, hook_q … hook_attn_out, no hook_mlp_out).
 The activations are checked against the memory budget before anything runs.
 """
 from __future__ import annotations
@@ -41,16 +41,16 @@ class Gradients:
 
 def _backend(model):
     """(module, weights, config) of the model's block, or EngineError where gradients do not apply."""
-    capabilities = model.facts.capabilities  # declared by the model (engine/models/contract.py)
-    if capabilities.layer_batches:  # engine.models.llama's plain block, whose weights llama_batch reads too
+    facts = model.facts  # declared by the model (engine/models/contract.py)
+    if not facts.capabilities.gradients:
+        raise EngineError("gradients are taken for the toy engine, BERT-shaped encoders and Llama-family decoders "
+                          "(GPT-2, Qwen, Gemma, OLMo …); {family} is none of them", field="model", family=facts.family)
+    if facts.capabilities.next_token_logits:  # every block shape engine.models.llama runs (engine.grad.decoder follows it)
         decoder_backward.check_supported(model.config)
         return decoder_backward, model.weights, model.config
-    if not capabilities.next_token_logits and not capabilities.configurable:  # the BERT-shaped encoders
-        return encoder_backward, model.weights, model.config
-    if capabilities.configurable:  # the toy engine: its W_Q … W_O follow its settings
+    if facts.capabilities.configurable:  # the toy engine: its W_Q … W_O follow its settings
         return toy_backward, toy_backward.weights_of(model.config), model.config
-    raise EngineError("gradients need a pretrained encoder or decoder of the Llama, Qwen2, GPT-2 or BERT "
-                      "shape; {family} is not one", field="model", family=model.facts.family)
+    return encoder_backward, model.weights, model.config  # the BERT-shaped encoders
 
 
 def check_supported(model) -> None:
@@ -87,6 +87,11 @@ def output_head(model) -> np.ndarray | None:
     return None if model.W_U is None else model.W_U.T
 
 
+def logit_softcap(model) -> float:
+    """The cap of the output head's logits where the family caps them (Gemma 2), else 0."""
+    return decoder_backward.final_softcap(model.config) if model.facts.capabilities.next_token_logits else 0.0
+
+
 def forward_output(model, inputs: np.ndarray, *, ablate=frozenset(), memory_budget: int = DEFAULT_MEMORY_BUDGET,
                    record: list | None = None) -> tuple[np.ndarray, object]:
     """(output (B, n, d), saved activations) of the block stack on ``inputs`` (B, n, d); ``record``:
@@ -120,7 +125,7 @@ def gradients(model, inputs: np.ndarray, target: Target, *, ablate=frozenset(), 
     if not np.isfinite(output).all():
         raise EngineError("the forward pass gave a value that is not a number (a weight or the input is NaN or "
                           "infinite): no gradient", field="model")
-    values, grad_output = evaluate(target, output, output_head(model))
+    values, grad_output = evaluate(target, output, output_head(model), logit_softcap(model))
     grad_input, by_layer = module.backward(weights, config, saved, grad_output, points=points)
     if not points:
         if not np.isfinite(grad_input).all():

@@ -1,5 +1,6 @@
 """The backward of the layers every block is made of, on batched float32 arrays: the norms, the
-MLP activations, RoPE, and softmax attention with grouped-query heads.
+MLP activations, RoPE, and softmax attention with grouped-query heads (and the newer families'
+sliding window and soft-capped scores).
 
 Each forward here keeps what its backward reads (a small tuple, the "saved" activations); the
 backward takes the gradient of the output and returns the gradient of the input. Only gradients
@@ -18,6 +19,7 @@ import numpy as np
 from ..core.errors import EngineError
 from ..core import positional
 from ..core.layers import erf, gelu, gelu_tanh, silu_mul
+from ..models.block_features import soft_cap, window_mask
 
 DTYPE = np.float32
 
@@ -123,19 +125,31 @@ def rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, style: str) -> np.nd
 # ---------------------------------------------------------------- attention
 
 
-def attention_forward(q: np.ndarray, k: np.ndarray, v: np.ndarray, divisor: float, causal: bool):
-    """Softmax attention with grouped-query heads → (z, pattern).
-
-    q (B, H, n, d_k), k and v (B, K, n, d_k); z (B, H, n, d_k), pattern (B, H, n, n). Query head h
-    reads key/value head h // G (transformers' repeat_kv)."""
+def _scores(q: np.ndarray, k: np.ndarray, divisor: float) -> np.ndarray:
+    """(B, H, n, n) q·kᵀ / divisor, a new array; query head h reads key head h // G."""
     batch, heads, n, d_k = q.shape
     kv = k.shape[1]
     grouped = q.reshape(batch, kv, heads // kv * n, d_k)  # (B, K, G·n, d_k): a group's queries stacked
     scores = grouped @ k.transpose(0, 1, 3, 2)  # (B, K, G·n, n)
-    scores *= DTYPE(1.0 / divisor)
-    scores = scores.reshape(batch, heads, n, n)
+    scores *= scores.dtype.type(1.0 / divisor)
+    return scores.reshape(batch, heads, n, n)
+
+
+def attention_forward(q: np.ndarray, k: np.ndarray, v: np.ndarray, divisor: float, causal: bool, *,
+                      window: int = 0, softcap: float = 0.0):
+    """Softmax attention with grouped-query heads → (z, pattern).
+
+    q (B, H, n, d_k), k and v (B, K, n, d_k); z (B, H, n, d_k), pattern (B, H, n, n). Query head h
+    reads key/value head h // G (transformers' repeat_kv). ``softcap``: the scores become
+    cap·tanh(s / cap) before the mask (Gemma 2); ``window``: a query sees only itself and the
+    window − 1 keys before it (engine.models.block_features, as the forward's attend_features)."""
+    batch, heads, n, d_k = q.shape
+    kv = k.shape[1]
+    scores = _scores(q, k, divisor)  # (B, H, n, n)
+    if softcap:
+        soft_cap(scores, softcap)
     if causal:
-        scores[..., np.triu(np.ones((n, n), dtype=bool), 1)] = -np.inf
+        scores[..., window_mask(n, n, window)] = -np.inf
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
@@ -145,12 +159,14 @@ def attention_forward(q: np.ndarray, k: np.ndarray, v: np.ndarray, divisor: floa
 
 
 def attention_backward(grad_z: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray, pattern: np.ndarray,
-                       divisor: float):
+                       divisor: float, softcap: float = 0.0):
     """(∂/∂q, ∂/∂k, ∂/∂v, ∂/∂pattern) from ∂/∂z, shapes as :func:`attention_forward`'s.
 
     ∂/∂pattern = ∂z·vᵀ on every cell (above the diagonal too, as autograd gives it: the cell's
     weight is 0 there but a change of it would reach z); through the softmax only the cells
-    with weight pass: ∂/∂scores = P ⊙ (∂P − Σ_j ∂P·P)."""
+    with weight pass: ∂/∂scores = P ⊙ (∂P − Σ_j ∂P·P). With soft-capping, times the cap's
+    derivative 1 − tanh²(s / cap), its scores s recomputed from q and k (one matmul; keeping them
+    would double the saved pattern's memory)."""
     batch, heads, n, d_k = q.shape
     kv = k.shape[1]
     group = heads // kv
@@ -160,7 +176,12 @@ def attention_backward(grad_z: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.n
     grad_v = pattern_grouped.transpose(0, 1, 3, 2) @ grad_z_grouped  # (B, K, n, d_k), summed over the group
     grad_scores = grad_pattern - np.einsum("bhij,bhij->bhi", grad_pattern, pattern)[..., None]
     grad_scores *= pattern
-    grad_scores *= DTYPE(1.0 / divisor)
+    if softcap:
+        capped = _scores(q, k, divisor)  # (B, H, n, n) the raw scores
+        capped *= capped.dtype.type(1.0 / softcap)
+        np.tanh(capped, out=capped)
+        grad_scores *= 1 - capped * capped
+    grad_scores *= grad_scores.dtype.type(1.0 / divisor)
     grad_scores = grad_scores.reshape(batch, kv, group * n, n)
     grad_q = (grad_scores @ k).reshape(batch, heads, n, d_k)
     grad_k = grad_scores.transpose(0, 1, 3, 2) @ q.reshape(batch, kv, group * n, d_k)  # (B, K, n, d_k)

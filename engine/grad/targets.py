@@ -8,8 +8,10 @@ its values (B,) and its gradient with respect to that output (B, n, d).
   much a token's final vector points toward something, e.g. another text's); position None: of
   the mean over every position (the sentence embedding sentence-transformers and e5 pool).
 
-Logits = output[position] · headᵀ (the decoder's output head (vocab, d)); the softmax is taken
-in float64 (a vocabulary of 49k in float32 loses the small probabilities).
+Logits = output[position] · headᵀ (the decoder's output head (vocab, d)), soft-capped where the
+family caps them (``softcap``: cap·tanh(logit / cap), Gemma 2's final logits, whose derivative
+1 − tanh² scales each logit's gradient); the softmax is taken in float64 (a vocabulary of 49k in
+float32 loses the small probabilities).
 """
 from __future__ import annotations
 
@@ -48,9 +50,11 @@ class Target:
             token=self.token, other=self.other, position="every" if self.position is None else self.position)
 
 
-def evaluate(target: Target, output: np.ndarray, head: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def evaluate(target: Target, output: np.ndarray, head: np.ndarray | None,
+             softcap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(values (B,) float64, ∂value/∂output (B, n, d), output's dtype) of ``target`` on ``output`` (B, n, d).
-    ``head``: the output head (vocab, d) for the logit targets (None for an encoder)."""
+    ``head``: the output head (vocab, d) for the logit targets (None for an encoder); ``softcap``: the
+    cap of its logits (0: none)."""
     batch, n, d = output.shape
     grad = np.zeros_like(output)  # output's dtype
     if target.position is None:  # the mean of every row: each row gets 1/n of the mean's gradient
@@ -70,6 +74,14 @@ def evaluate(target: Target, output: np.ndarray, head: np.ndarray | None) -> tup
         return values, grad
     if head is None:
         raise EngineError("a logit target needs a model with an output head (a decoder)", field="target")
+    if softcap and target.kind in ("logit", "logit_diff"):
+        tokens = [target.token] + ([target.other] if target.kind == "logit_diff" else [])
+        rows = np.asarray(head[tokens], np.float64)  # (1 or 2, d)
+        capped = np.tanh(row @ rows.T / softcap)  # (B, 1 or 2)
+        slopes = 1.0 - capped * capped  # ∂ cap·tanh(s / cap) / ∂s
+        signs = np.array([1.0, -1.0][: len(tokens)])
+        grad[:, position] = (slopes * signs) @ rows
+        return softcap * capped @ signs, grad
     if target.kind == "logit":
         grad[:, position] = head[target.token]
         return row @ np.asarray(head[target.token], np.float64), grad
@@ -78,11 +90,18 @@ def evaluate(target: Target, output: np.ndarray, head: np.ndarray | None) -> tup
         grad[:, position] = direction
         return row @ direction, grad
     logits = (output[:, position] @ head.T).astype(np.float64)  # (B, vocab)
+    slopes = None
+    if softcap:
+        logits = np.tanh(logits / softcap)
+        slopes = 1.0 - logits * logits  # (B, vocab)
+        logits *= softcap
     logits -= logits.max(axis=1, keepdims=True)
     probabilities = np.exp(logits)
     total = probabilities.sum(axis=1, keepdims=True)
     probabilities /= total
     values = logits[:, target.token] - np.log(total[:, 0])
     probabilities[:, target.token] -= 1.0  # ∂ log p / ∂ logits = onehot − p, negated here
+    if slopes is not None:
+        probabilities *= slopes
     grad[:, position] = -(probabilities.astype(output.dtype) @ head)  # (B, d)
     return values, grad

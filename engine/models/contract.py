@@ -79,6 +79,7 @@ class Capabilities:
     # by the logits through ln_final and W_U only (no norm on a block's outputs, no soft cap on the logits):
     # direct logit attribution adds up (engine.analysis.dla)
     logit_attribution: bool = False
+    gradients: bool = False  # engine.grad follows its forward: a backward pass (saliency, attribution patching)
 
 
 @dataclass(frozen=True)

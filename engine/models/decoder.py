@@ -61,7 +61,7 @@ class Decoder(HookedModel):
             max_positions=c.context_length, capabilities=Capabilities(next_token_logits=True, kv_cache=True,
                                                                   layer_batches=c.plain_block,
                                                                   logit_attribution=not c.post_norms
-                                                                  and not c.final_softcap),
+                                                                  and not c.final_softcap, gradients=True),
             name=c.name or (path.name if path is not None else ""), tokenizer_note=tokenizer_note)
 
     def __repr__(self) -> str:

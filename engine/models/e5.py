@@ -414,7 +414,8 @@ class E5(Encoder):
         special = [model.pieces[i] for i in (model.bos, model.eos, model.pad)]  # <unk> stands for text
         self.facts = encoder_facts(self.config, "xlm-roberta", special, max_positions=self.config.max_positions,
                                    name=MODEL_NAME, tokenizer_note=TOKENIZER_NOTE,
-                                   capabilities=Capabilities(sentence_embedding=True, prefixes=PREFIXES))
+                                   capabilities=Capabilities(sentence_embedding=True, prefixes=PREFIXES,
+                                                             gradients=True))
 
     def __repr__(self) -> str:
         c = self.config

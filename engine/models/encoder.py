@@ -80,7 +80,7 @@ class Encoder(HookedModel):
 
 
 def encoder_facts(config: BertConfig, family: str, special_tokens, *, max_positions: int, name: str,
-                  tokenizer_note: str, capabilities: Capabilities = Capabilities()) -> ModelFacts:
+                  tokenizer_note: str, capabilities: Capabilities = Capabilities(gradients=True)) -> ModelFacts:
     """The :class:`ModelFacts` of a BERT-shaped encoder."""
     return ModelFacts(family=family, kind="encoder", layers=config.num_layers, heads=config.num_heads,
                       kv_heads=config.num_heads, d_model=config.hidden_size, d_head=config.d_k,

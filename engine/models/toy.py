@@ -22,7 +22,7 @@ class ToyModel(HookedModel):
         c = self.config
         return ModelFacts(family="toy", kind="toy", layers=1, heads=c.heads, kv_heads=c.heads, d_model=c.d_model,
                           d_head=c.d_k, vocab_size=0, special_tokens=frozenset(), max_positions=0,
-                          capabilities=Capabilities(configurable=True), name="toy",
+                          capabilities=Capabilities(configurable=True, gradients=True), name="toy",
                           tokenizer_note="")  # vocab 0, positions 0: no vocabulary, only the memory budget limits
 
     def tokenize(self, text: str) -> Tokenized:

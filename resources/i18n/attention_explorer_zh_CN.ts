@@ -1426,12 +1426,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>ffmpeg 无法写入 {path!r}：{reason}</translation>
     </message>
     <message>
-        <source>gradients follow the Llama, Qwen2 and GPT-2 blocks; {family} has features they do not (sliding windows, soft-capping, q/k or output norms)</source>
-        <translation>梯度支持 Llama、Qwen2 和 GPT-2 的层结构；{family} 有它们没有的部件（滑动窗口、软截断、q/k 归一化或输出归一化）</translation>
-    </message>
-    <message>
-        <source>gradients need a pretrained encoder or decoder of the Llama, Qwen2, GPT-2 or BERT shape; {family} is not one</source>
-        <translation>梯度需要 Llama、Qwen2、GPT-2 或 BERT 结构的预训练编码器或解码器；{family} 不是</translation>
+        <source>gradients are taken for the toy engine, BERT-shaped encoders and Llama-family decoders (GPT-2, Qwen, Gemma, OLMo …); {family} is none of them</source>
+        <translation>梯度只对玩具模型、BERT 结构的编码器和 Llama 系列解码器（GPT-2、Qwen、Gemma、OLMo 等）计算；{family} 不属于其中</translation>
     </message>
     <message>
         <source>information-flow routes are computed when asked for (export --routes, the Routes panel)</source>
@@ -2568,6 +2564,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
     <message>
         <source>an MP4 needs the imageio-ffmpeg package, which this Python lacks (it bundles ffmpeg): start the app with ./run, which installs it, or pip install imageio-ffmpeg; or export .gif or .pdf</source>
         <translation>导出 MP4 需要 imageio-ffmpeg 包（它自带 ffmpeg），当前 Python 没有安装：请用 ./run 启动本程序（它会安装），或运行 pip install imageio-ffmpeg；也可以导出 .gif 或 .pdf</translation>
+    </message>
+    <message>
+        <source>gradients do not follow {features} of {family}'s block yet</source>
+        <translation>梯度尚不支持 {family} 层结构中的 {features}</translation>
     </message>
     <message>
         <source>tensor {name} has {count} rows, which do not split into the parts the config declares ({rows} rows): the weights and the config belong to different models</source>

@@ -8,6 +8,7 @@ reference's largest magnitude, with no head switched off and with two off.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -17,7 +18,7 @@ import pytest
 from engine.core.errors import EngineError
 from engine.grad import decoder as decoder_backward
 from engine.grad import encoder as encoder_backward
-from engine.grad.gradients import gradients, input_of, output_head
+from engine.grad.gradients import gradients, input_of, logit_softcap, output_head
 from engine.grad.saliency import by_words, check_steps, max_steps, saliency
 from engine.grad.targets import Target, evaluate
 from engine.models.contract import Tokenized
@@ -26,11 +27,7 @@ from tests import FIXTURES
 
 FIXTURE = FIXTURES / "gradient_reference.npz"
 FAMILIES = FIXTURES / "families"
-TOL = 1e-4
-# SmolLM2's gradients come within 1.02e-4 of autograd's per layer (9.3e-5 over the kept layers together):
-# transformers' float32 forward is itself ~1e-4 from float64 there (massive activations), while the
-# engine's float32 gradient is 7e-6 from its own float64 one; the tiny models and MiniLM keep TOL.
-SMOLLM2_TOL = 1.5e-4
+TOL = 1e-4  # the reference is float64 autograd: what is left is the engine's float32 (SmolLM2: ~1e-5)
 POINT_KEYS = {"hook_resid_pre": "resid_pre", "hook_attn_out": "attn_out", "hook_mlp_out": "mlp_out",
               "attn.hook_z": "z", "attn.hook_pattern": "pattern"}
 
@@ -86,16 +83,32 @@ def check_against_reference(model, reference, name: str, tokenized, tol: float =
             assert not result.points[f"blocks.{layer}.attn.hook_z"][0][:, head].any()
 
 
-@pytest.mark.parametrize("family", ["gpt2", "llama", "qwen2", "bert"])
+@pytest.mark.parametrize("family", ["gpt2", "llama", "qwen2", "bert", "qwen3", "gemma2", "gemma3", "olmo2"])
 def test_tiny_models_gradients_equal_autograd(family, reference):
+    """qwen3: q/k norms per head; gemma2: soft-capped scores and logits, a window of 4 on layer 0 (7 tokens),
+    norms after attention and MLP, √24 as the score divisor, GeGLU, √d embeddings; gemma3: q/k norms and
+    RoPE base 10⁴ on its windowed layer, 10⁶ on the other; olmo2: norms only after attention and MLP, q/k
+    normed over the whole projection."""
     model = tiny(family)
     check_against_reference(model, reference, family, tokenized_ids(reference[f"{family}_ids"]))
 
 
+@pytest.mark.parametrize("family,name", [("qwen3", "qwen3"), ("olmo2", "olmo2"), ("gemma2", "gemma2_gguf"),
+                                         ("gemma3", "gemma3_gguf")])
+def test_tiny_gguf_forms_gradients_equal_autograd(family, name, reference):
+    """The GGUF forms of the tiny folders: the same weights, q/k norms read from GGUF. Qwen3's and OLMo 2's
+    run the folder's block (ε rounded to float32) against the folder's reference; Gemma's as llama.cpp reads
+    them (scores / √head_dim, Gemma 3's window on both layers and so its local RoPE base on both), against
+    the folder's model given those settings."""
+    from engine.models.decoder import load_gguf
+
+    model = load_gguf(FAMILIES / f"{family}.gguf")
+    check_against_reference(model, reference, name, tokenized_ids(reference[f"{name}_ids"]))
+
+
 @pytest.mark.slow  # a bundled model
 def test_smollm2_gradients_equal_autograd(smollm2_model, reference):
-    check_against_reference(smollm2_model, reference, "smollm2", smollm2_model.tokenize("The capital of France is"),
-                            SMOLLM2_TOL)
+    check_against_reference(smollm2_model, reference, "smollm2", smollm2_model.tokenize("The capital of France is"))
 
 
 @pytest.mark.slow  # a bundled model
@@ -109,14 +122,15 @@ def test_smollm2_logit_difference_gradient_equals_autograd(smollm2_model, refere
     target = Target("logit_diff", token=int(reference["smollm2_answer"]), other=int(reference["smollm2_other"]))
     result = gradients(smollm2_model, input_of(smollm2_model, tokenized)[None], target, points=False)
     assert result.values[0] == pytest.approx(float(reference["smollm2_diff_value"]), abs=1e-3)
-    close(result.grad_input[0], reference["smollm2_diff_grad_input"], "logit difference", SMOLLM2_TOL)
+    close(result.grad_input[0], reference["smollm2_diff_grad_input"], "logit difference", TOL)
 
 
 # ---------------------------------------------------------------- float64 central differences
 
 
 @pytest.mark.parametrize("family,module", [("llama", decoder_backward), ("gpt2", decoder_backward),
-                                           ("bert", encoder_backward)])
+                                           ("bert", encoder_backward), ("gemma2", decoder_backward),
+                                           ("olmo2", decoder_backward)])
 def test_gradient_equals_float64_central_differences(family, module):
     """∂t/∂x along three random directions u: the backward's Σ grad·u against (t(x + εu) − t(x − εu)) / 2ε,
     every number in float64 (the weights' float32 values taken as exact)."""
@@ -126,13 +140,15 @@ def test_gradient_equals_float64_central_differences(family, module):
         else Target("log_prob", token=11)
     ablate = frozenset({(1, 2)})
 
+    cap = logit_softcap(model)  # Gemma 2's logits are capped at 3
+
     def t(inputs):
         output, _ = module.forward(model.weights, model.config, inputs, ablate)
-        return evaluate(target, output, output_head(model))[0][0]
+        return evaluate(target, output, output_head(model), cap)[0][0]
 
     output, saved = module.forward(model.weights, model.config, x, ablate)
     assert output.dtype == np.float64
-    _, grad_output = evaluate(target, output, output_head(model))
+    _, grad_output = evaluate(target, output, output_head(model), cap)
     grad, _ = module.backward(model.weights, model.config, saved, grad_output, points=False)
     rng = np.random.default_rng(7)
     for _ in range(3):
@@ -243,14 +259,15 @@ def test_a_nan_weight_is_named_where_the_gradient_became_nan():
 
 def test_the_toy_is_followed_and_a_model_of_no_known_shape_refused():
     """The toy's input is its trace's x (tests/engine/grad/test_toy_gradients.py checks its gradients); a
-    decoder whose block llama_batch does not run is refused before anything runs."""
+    model that does not declare the gradients capability (a decoder of another block) is refused before
+    anything runs."""
     from engine.models import load_model
     from engine.models.contract import Capabilities
 
     toy = load_model("toy")
     np.testing.assert_array_equal(input_of(toy, toy.tokenize("the cat sat")), toy.run("the cat sat").x)
     other = SimpleNamespace(facts=SimpleNamespace(capabilities=Capabilities(next_token_logits=True), family="mamba"))
-    with pytest.raises(EngineError, match="gradients need"):
+    with pytest.raises(EngineError, match="gradients are taken for"):
         input_of(other, tokenized_ids([0, 1]))
 
 
@@ -268,9 +285,9 @@ def test_smollm2_attribution_patching_equals_torch(smollm2_model, reference):
     assert result.other == int(reference["atp_other"])
     p = result.corrupt_value
     for grid in ("resid_pre", "attn_out", "mlp_out", "head_z"):
-        close((result.grids[grid] - p) / p, reference[f"atp_{grid}"], grid, SMOLLM2_TOL)
+        close((result.grids[grid] - p) / p, reference[f"atp_{grid}"], grid, TOL)
         close(result.logit_diffs[grid] - result.corrupt_diff, reference[f"atp_{grid}_logit_diff"],
-              f"{grid} logit difference", SMOLLM2_TOL)
+              f"{grid} logit difference", TOL)
     arrays = result.arrays()
     assert set(arrays) == {f"{g}{s}_atp" for g in ("resid_pre", "attn_out", "mlp_out", "head_z")
                            for s in ("", "_logit_diff")}
@@ -302,3 +319,39 @@ def test_each_target_s_gradient_equals_central_differences(target):
     if target.kind == "log_prob":
         logits = output[:, -1] @ head.T
         np.testing.assert_allclose(values, logits[:, 3] - np.log(np.exp(logits).sum(axis=1)))
+
+
+@pytest.mark.parametrize("kind", ["log_prob", "logit", "logit_diff"])
+def test_soft_capped_logit_targets_equal_a_float64_loop_and_central_differences(kind):
+    """Logits cap·tanh(raw / cap) (Gemma 2's final soft-capping): the value against a loop over the
+    vocabulary in float64, the gradient against central differences along u."""
+    rng = np.random.default_rng(5)
+    output, head, u = rng.standard_normal((2, 3, 6)), 2 * rng.standard_normal((9, 6)), rng.standard_normal((2, 3, 6))
+    cap = 1.5
+    target = Target(kind, position=1, token=4, other=7)
+    values, grad = evaluate(target, output, head, cap)
+    for b in range(2):
+        capped = [cap * math.tanh(sum(output[b, 1, j] * head[v, j] for j in range(6)) / cap) for v in range(9)]
+        expected = {"logit": capped[4], "logit_diff": capped[4] - capped[7],
+                    "log_prob": capped[4] - math.log(sum(math.exp(c) for c in capped))}[kind]
+        assert values[b] == pytest.approx(expected, rel=1e-12)
+    eps = 1e-6
+    numeric = (evaluate(target, output + eps * u, head, cap)[0] - evaluate(target, output - eps * u, head, cap)[0]) / (2 * eps)
+    np.testing.assert_allclose((grad * u).sum(axis=(1, 2)), numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_a_block_feature_the_backward_does_not_follow_is_refused_by_name():
+    """A DecoderConfig with a field the backward does not know (a feature added to the forward later) is
+    refused naming it; every tiny family's config passes."""
+    import dataclasses
+
+    from engine.models.llama import DecoderConfig
+
+    base = tiny("gemma2").config
+    extended = dataclasses.make_dataclass("Extended", [("logit_scale", float, 0.0)], bases=(DecoderConfig,),
+                                          frozen=True)
+    config = extended(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)}, logit_scale=2.0)
+    with pytest.raises(EngineError, match="do not follow logit_scale of gemma2's block"):
+        decoder_backward.check_supported(config)
+    for family in ("gpt2", "llama", "qwen2", "qwen3", "gemma2", "gemma3", "olmo2", "mistral", "phi3"):
+        decoder_backward.check_supported(tiny(family).config)
