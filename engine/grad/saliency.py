@@ -32,7 +32,7 @@ from ..core.errors import EngineError
 from ..core.memory import DEFAULT_MEMORY_BUDGET, format_bytes
 from ..models.contract import Tokenized
 from ..text.words import words_of
-from .gradients import forward_output, gradients, input_of, output_head, saved_bytes
+from .gradients import forward_output, gradients, input_of, logit_softcap, output_head, saved_bytes
 from .targets import Target, evaluate
 
 METHODS = ("grad", "ixg", "ig")
@@ -114,7 +114,7 @@ def saliency(model, tokenized: Tokenized, target: Target, method: str = "ixg", *
     scores = ((x - b).astype(np.float64) * mean_grad).sum(axis=1)  # (n,)
     # the two ends by a forward only: at a zero baseline an RMSNorm divides by √ε, its gradient overflows
     output, _ = forward_output(model, np.stack([x, b]), ablate=ablate, memory_budget=memory_budget)
-    value, at_baseline = (float(v) for v in evaluate(target, output, output_head(model))[0])
+    value, at_baseline = (float(v) for v in evaluate(target, output, output_head(model), logit_softcap(model))[0])
     return Saliency("ig", scores, value, target, steps, described, at_baseline,
                     float(scores.sum() - (value - at_baseline)))
 

@@ -355,3 +355,17 @@ def test_a_block_feature_the_backward_does_not_follow_is_refused_by_name():
         decoder_backward.check_supported(config)
     for family in ("gpt2", "llama", "qwen2", "qwen3", "gemma2", "gemma3", "olmo2", "mistral", "phi3"):
         decoder_backward.check_supported(tiny(family).config)
+
+
+def test_integrated_gradients_read_both_ends_through_the_logit_cap():
+    """Gemma 2 caps its logits: IG's t(input) is the same capped log p that the gradient pass gives
+    (the ends were once read from the uncapped logits, so the change and completeness were off)."""
+    model = tiny("gemma2")
+    assert logit_softcap(model) > 0
+    tokenized = tokenized_ids([5, 17, 42, 9])
+    target = Target("log_prob", token=7)
+    plain = saliency(model, tokenized, target, "ixg")
+    integrated = saliency(model, tokenized, target, "ig", steps=8)
+    assert integrated.value == pytest.approx(plain.value, abs=1e-6)
+    zero = gradients(model, np.zeros((1, 4, model.facts.d_model), np.float32), target, points=False)
+    assert integrated.baseline_value == pytest.approx(float(zero.values[0]), abs=1e-6)
