@@ -3,7 +3,11 @@
 - :class:`PatchingPanel`: activation patching (engine.analysis.patching). Two prompts and the answer;
   the grids (a token grid — residual stream, attention output or MLP output — and the heads)
   as heatmaps filled layer by layer: one worker task runs the whole grid and each finished row
-  arrives as a partial result (the GUI thread only draws), with progress and Esc. A click opens
+  arrives as a partial result (the GUI thread only draws), with progress and Esc. Beside each exact
+  grid its attribution-patching (AtP) estimate, on the same colour scale: the same task computes it
+  first (one backward, well under a second) and it is drawn before the exact grid's first row; a
+  line gives their correlation over the exact cells so far and the cells where they differ most
+  (app/jobs/atp.py); a model the backward refuses gets the engine's reason in its place. A click opens
   that layer and token (or head) in the other views. Esc keeps the partial grid, marked
   partial; a model switch, or switching heads on or off, mid-grid drops it (never drawn over
   another model or other heads).
@@ -32,6 +36,7 @@ from ..i18n import error_text
 # of the GUI thread's turn that answered Patch
 from ..jobs.evidence import leave_one_out_task, patching_task
 from ..text import fill
+from . import atp_text
 from .base import Panel
 
 BAR_BRUSH = pg.mkBrush("#1a73e8")
@@ -141,19 +146,26 @@ class PatchingPanel(Panel):
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.caption)
+        self.atp_line = QLabel()  # what AtP is, its agreement with the exact grids, or why there is none
+        self.atp_line.setObjectName("patchAtpCaption")
+        self.atp_line.setWordWrap(True)
+        self.atp_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.atp_line.setToolTip(atp_text.explanation())
+        layout.addWidget(self.atp_line)
         maps = QHBoxLayout()
-        self.token_map = HeatmapView()
-        self.token_map.setObjectName("patchTokenGrid")
-        self.token_map.set_axis_titles(self.tr("layer"), self.tr("token (patched position)"))
-        self.token_map.cellClicked.connect(self._open_token)
-        self.token_map.setMinimumHeight(GRID_LEAST)
-        maps.addWidget(self.token_map, 3)
-        self.head_map = HeatmapView()
-        self.head_map.setObjectName("patchHeadGrid")
-        self.head_map.set_axis_titles(self.tr("layer"), self.tr("head"))
-        self.head_map.cellClicked.connect(self._open_head)
-        self.head_map.setMinimumHeight(GRID_LEAST)
-        maps.addWidget(self.head_map, 2)
+        # each exact grid, then its AtP estimate (no colour bar of its own: the exact grid's scale)
+        self.token_map = self._grid_view("patchTokenGrid", self.tr("exact"), self.tr("token (patched position)"))
+        self.atp_token_map = self._grid_view("patchAtpTokenGrid", self.tr("AtP estimate"), self.tr("token"), False)
+        self.head_map = self._grid_view("patchHeadGrid", self.tr("exact"), self.tr("head"))
+        self.atp_head_map = self._grid_view("patchAtpHeadGrid", self.tr("AtP estimate"), self.tr("head"), False)
+        for view, stretch in ((self.token_map, 3), (self.atp_token_map, 3), (self.head_map, 2), (self.atp_head_map, 2)):
+            maps.addWidget(view, stretch)
+        for view in (self.token_map, self.atp_token_map):
+            view.cellClicked.connect(self._open_token)  # an AtP cell opens what its exact cell opens
+            view.cellHovered.connect(lambda row, column, v=view: self._hover(v, "token", row, column))
+        for view in (self.head_map, self.atp_head_map):
+            view.cellClicked.connect(self._open_head)
+            view.cellHovered.connect(lambda row, column, v=view: self._hover(v, "head_z", row, column))
         layout.addLayout(maps, 1)
         self._lane = self.lane("patching", long=True)  # a grid never holds the thread that computes edits
         self._lane.done.connect(self._on_done)
@@ -162,6 +174,8 @@ class PatchingPanel(Panel):
         self._lane.progressed.connect(self._on_progress)
         self.setup = None
         self.grids: dict[str, np.ndarray] = {}
+        self.view = None  # the latest app.jobs.atp.PatchingView drawn (the AtP side and its agreement)
+        self.tokens: tuple = ()  # the clean prompt's token texts (columns of the token grids)
         self.model = None  # the model the grids belong to
         self.running = False
         self.partial = False
@@ -170,6 +184,13 @@ class PatchingPanel(Panel):
         controller.ablateChanged.connect(self._on_ablate_changed)
         self.set_model_connected(selection=False)
         self._show_state(controller.model)
+
+    def _grid_view(self, name: str, title: str, columns: str, colorbar: bool = True) -> HeatmapView:
+        view = HeatmapView(title=title, colorbar=colorbar)
+        view.setObjectName(name)
+        view.set_axis_titles(self.tr("layer"), columns)
+        view.setMinimumHeight(GRID_LEAST)
+        return view
 
     def _show_state(self, model) -> None:
         """The form and grids for a pretrained model; the empty state's explanation on the toy engine."""
@@ -195,9 +216,10 @@ class PatchingPanel(Panel):
     def clear(self) -> None:
         self._lane.cancel()
         self.running = False
-        self.setup, self.grids, self.model = None, {}, None
-        self.token_map.clear_matrix()
-        self.head_map.clear_matrix()
+        self.setup, self.grids, self.model, self.view, self.tokens = None, {}, None, None, ()
+        for view in (self.token_map, self.head_map, self.atp_token_map, self.atp_head_map):
+            view.clear_matrix()
+        self.atp_line.clear()
         self._finish()
 
     # ------------------------------------------------------------------ running
@@ -254,6 +276,10 @@ class PatchingPanel(Panel):
     def _on_failed(self, error) -> None:
         self.running = False
         self._finish()
+        self.view = None  # an estimate of prompts the exact grid refused is not shown
+        for view in (self.atp_token_map, self.atp_head_map):
+            view.clear_matrix()
+        self.atp_line.clear()
         self.caption.setText(error_text(error))
 
     def _on_progress(self, done: int, total: int) -> None:
@@ -264,23 +290,38 @@ class PatchingPanel(Panel):
     def _on_partial(self, result) -> None:
         if self.running:
             self._show(result)
-            for view in (self.token_map, self.head_map):
+            for view in (self.token_map, self.head_map, self.atp_token_map, self.atp_head_map):
                 view.repaint()  # now, while the task waits for it (app.worker.TaskState.set_partial_result)
 
-    def _on_done(self, result) -> None:
+    def _on_done(self, view) -> None:
         if not self.running:
             return
         self.running = False
-        self.partial = not result.complete
+        self.partial = view.exact is None or not view.exact.complete
         self._finish()
-        self._show(result)
+        self._show(view)
 
-    def _show(self, result) -> None:
-        """Draw a patching result (engine.analysis.patching.PatchResult; NaN cells not run yet)."""
-        self.setup, self.grids = result.setup, dict(result.grids)
+    def _show(self, view) -> None:
+        """Draw an app.jobs.atp.PatchingView: the AtP side, and the exact grid so far when it has one
+        (engine.analysis.patching.PatchResult; NaN cells not run yet)."""
+        self.view = view
+        if view.tokens:
+            self.tokens = view.tokens
+        if view.exact is not None:
+            self.setup, self.grids = view.exact.setup, dict(view.exact.grids)
+            self.tokens = tuple(t.text for t in self.setup.clean.tokens)
         self._draw()
+        self._draw_atp()
 
     # ------------------------------------------------------------------ drawing
+    def _levels(self) -> tuple[float, float]:
+        """The exact side's colour scale, which the AtP side shares (an estimate outside it is drawn
+        at its ends; hover tells its value): the two unpatched measures and the exact cells so far."""
+        if self.setup is not None:
+            return _finite_range(self.setup.clean_value, self.setup.corrupt_value, *self.grids.values())
+        estimate = self.view.estimate
+        return _finite_range(estimate.clean_value, estimate.corrupt_value)
+
     def _draw(self) -> None:
         s = self.setup
         if s is None or not self.grids:
@@ -288,7 +329,7 @@ class PatchingPanel(Panel):
         token_grid = next(name for name in self.grids if name != "head_z")
         labels = [t.text for t in s.clean.tokens]
         layers = [str(l) for l in range(s.layers)]
-        levels = _finite_range(s.clean_value, s.corrupt_value, *self.grids.values())
+        levels = self._levels()
         self.token_map.set_matrix(self.grids[token_grid], layers, labels, levels=levels, colormap=PATCH_MAP,
                                   value_format="{:.2f}")
         self.head_map.set_matrix(self.grids["head_z"], layers, [f"H{h}" for h in range(s.heads)], levels=levels,
@@ -313,6 +354,52 @@ class PatchingPanel(Panel):
             text += " " + fill(self.tr("Largest: layer %1, “%2” → %3."), int(best[0]), labels[best[1]],
                                f"{self.grids[token_grid][best]:.3g}")
         self.caption.setText(text)
+
+    def _draw_atp(self) -> None:
+        """The AtP grids on the exact grids' scale and their line; the engine's refusal instead of them."""
+        view = self.view
+        if view is None:
+            return
+        refused = view.estimate is None
+        self.atp_token_map.setVisible(not refused)
+        self.atp_head_map.setVisible(not refused)
+        if refused:
+            self.atp_line.setText(atp_text.refusal(view.error) if view.error is not None else "")
+            return
+        grids = view.estimate.grids
+        token_grid = next(name for name in grids if name != "head_z")
+        layers = [str(l) for l in range(grids["head_z"].shape[0])]
+        levels = self._levels()
+        self.atp_token_map.set_matrix(grids[token_grid], layers, list(self.tokens), levels=levels, colormap=PATCH_MAP,
+                                      value_format="{:.2f}")
+        self.atp_head_map.set_matrix(grids["head_z"], layers, [f"H{h}" for h in range(grids["head_z"].shape[1])],
+                                     levels=levels, colormap=PATCH_MAP, value_format="{:.2f}")
+        lines = [atp_text.explanation()]
+        titles = {"resid_pre": self.tr("residual stream"), "attn_out": self.tr("attention output"),
+                  "mlp_out": self.tr("MLP output"), "head_z": self.tr("heads")}
+        for name in (token_grid, "head_z"):
+            if name in view.agreement:
+                lines.append(atp_text.agreement_line(titles[name], name, view.agreement[name], self.tokens))
+        self.atp_line.setText("\n".join(lines))
+
+    def _hover(self, view: HeatmapView, grid: str, row: int, column: int) -> None:
+        """The hovered cell's exact value and AtP estimate, as the grid's tooltip."""
+        if row < 0 or self.view is None:
+            view.setToolTip("")
+            return
+        names = self.grids or (self.view.estimate.grids if self.view.estimate is not None else {})
+        name = grid if grid == "head_z" else next((g for g in names if g != "head_z"), None)
+        if name is None:
+            return
+        exact = self.grids.get(name)
+        estimate = None if self.view.estimate is None else self.view.estimate.grids.get(name)
+        values = []
+        if exact is not None and np.isfinite(exact[row, column]):
+            values.append(fill(self.tr("exact %1"), f"{exact[row, column]:.4g}"))
+        if estimate is not None:
+            values.append(fill(self.tr("AtP %1"), f"{estimate[row, column]:.4g}"))
+        view.setToolTip(fill(self.tr("%1: %2"), atp_text.cell_name(name, row, column, self.tokens),
+                             ", ".join(values)))
 
     def is_partial(self) -> bool:
         return self.partial
