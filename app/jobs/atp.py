@@ -14,7 +14,7 @@ import numpy as np
 from engine.analysis.attribution_patching import AttributionPatching, attribution_patching, disagreement
 from engine.core.errors import EngineError
 
-TOP_CELLS = 4  # cells listed where AtP and the exact grid disagree most (a line under the grids)
+TOP_CELLS = 3  # cells listed where AtP and the exact grid disagree most (a line under the grids)
 
 
 @dataclass(frozen=True, eq=False)

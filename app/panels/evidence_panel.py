@@ -374,7 +374,7 @@ class PatchingPanel(Panel):
                                       value_format="{:.2f}")
         self.atp_head_map.set_matrix(grids["head_z"], layers, [f"H{h}" for h in range(grids["head_z"].shape[1])],
                                      levels=levels, colormap=PATCH_MAP, value_format="{:.2f}")
-        lines = [atp_text.explanation()]
+        lines = [atp_text.summary()]
         titles = {"resid_pre": self.tr("residual stream"), "attn_out": self.tr("attention output"),
                   "mlp_out": self.tr("MLP output"), "head_z": self.tr("heads")}
         for name in (token_grid, "head_z"):

@@ -139,6 +139,41 @@
     </message>
 </context>
 <context>
+    <name>AtpText</name>
+    <message>
+        <source>AtP (attribution patching): each cell estimated to first order, (clean − corrupted activation) · gradient, from one backward pass of the corrupted run instead of one run a cell. It misses where attention saturates (a softmax weight near 1 has almost no gradient) and where the measure does (a corrupted p(answer) near 0).</source>
+        <translation>AtP（归因修补）：每个格子的一阶估计，即（干净激活 − 损坏激活）· 梯度，只需对损坏运行做一次反向传播，而不是每个格子运行一次。它在注意力饱和处（接近 1 的 softmax 权重几乎没有梯度）以及度量饱和处（损坏运行的 p(答案) 接近 0）失效。</translation>
+    </message>
+    <message>
+        <source>AtP: a first-order estimate of each cell from one backward pass; it misses where attention saturates and where the corrupted p(answer) is near 0.</source>
+        <translation>AtP：只用一次反向传播对每个格子做一阶估计；在注意力饱和处以及损坏运行的 p(答案) 接近 0 处失效。</translation>
+    </message>
+    <message>
+        <source>No AtP estimate: %1</source>
+        <translation>没有 AtP 估计：%1</translation>
+    </message>
+    <message>
+        <source>L%1 H%2</source>
+        <translation>L%1 H%2</translation>
+    </message>
+    <message>
+        <source>L%1 “%2”</source>
+        <translation>L%1“%2”</translation>
+    </message>
+    <message>
+        <source>%1: no correlation yet (%2 cells)</source>
+        <translation>%1：尚无相关系数（%2 个格子）</translation>
+    </message>
+    <message>
+        <source>%1: r = %2 over %3 cells</source>
+        <translation>%1：%3 个格子上 r = %2</translation>
+    </message>
+    <message>
+        <source>%1; AtP / exact where they differ most: %2</source>
+        <translation>%1；AtP / 精确 相差最大处：%2</translation>
+    </message>
+</context>
+<context>
     <name>AttentionPanel</name>
     <message>
         <source>Head</source>

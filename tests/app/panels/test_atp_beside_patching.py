@@ -88,9 +88,8 @@ def test_atp_grids_first_then_exact_with_agreement(standalone_panel, qtbot, mini
         assert [(row, column) for row, column, _, _ in agreement.cells] == cells
         for row, column in cells:  # each named by layer and token (or head), with both values
             where = f"L{row} H{column}" if name == "head_z" else f"L{row} “{tokens[column]}”"
-            assert (f"{where} AtP {estimate.grids[name][row, column]:.3g} / exact "
-                    f"{exact.grids[name][row, column]:.3g}") in text
-    assert "first order" in text and "saturates" in text
+            assert f"{where} {estimate.grids[name][row, column]:.2g} / {exact.grids[name][row, column]:.2g}" in text
+    assert "first-order" in text and "saturates" in text and "near 0" in text
     # hover tells both values; a click on an AtP cell opens what the exact cell opens
     panel.atp_token_map.cellHovered.emit(3, 2)
     tip = panel.atp_token_map.toolTip()
