@@ -36,6 +36,7 @@ class PatchingView:
     error: EngineError | None = None
     agreement: dict = field(default_factory=dict)  # grid name → Agreement (only with both sides)
     tokens: tuple = ()  # the clean prompt's token texts (the AtP grid's columns before the exact grid's setup)
+    diff_agreement: dict = field(default_factory=dict)  # decoders: the same of the logit-difference grids
 
 
 def estimate_of(model, request, corrupt: str, grids) -> tuple:
@@ -51,17 +52,20 @@ def estimate_of(model, request, corrupt: str, grids) -> tuple:
     return estimate, None, tuple(t.text for t in model.tokenize(request.text).tokens)
 
 
-def agreement_of(estimate: AttributionPatching | None, exact) -> dict:
-    """grid name → :class:`Agreement` of the AtP grid with the exact grid's finite cells."""
+def agreement_of(estimate: AttributionPatching | None, exact, diffs: bool = False) -> dict:
+    """grid name → :class:`Agreement` of the AtP grid with the exact grid's finite cells (``diffs``:
+    of the logit-difference grids)."""
     if estimate is None or exact is None:
         return {}
+    ours, theirs = (estimate.logit_diffs, exact.logit_diffs) if diffs else (estimate.grids, exact.grids)
     out = {}
-    for name, grid in exact.grids.items():
-        if name in estimate.grids:
-            correlation, cells = disagreement(estimate.grids[name], grid, TOP_CELLS)
+    for name, grid in theirs.items():
+        if name in ours:
+            correlation, cells = disagreement(ours[name], grid, TOP_CELLS)
             out[name] = Agreement(correlation, cells, int(np.isfinite(grid).sum()))
     return out
 
 
 def view_of(estimate, error, tokens, exact) -> PatchingView:
-    return PatchingView(exact, estimate, error, agreement_of(estimate, exact), tokens)
+    return PatchingView(exact, estimate, error, agreement_of(estimate, exact), tokens,
+                        agreement_of(estimate, exact, diffs=True))

@@ -124,6 +124,15 @@ class PatchingPanel(Panel):
         self.grid.addItem(self.tr("attention output"), "attn_out")
         self.grid.addItem(self.tr("MLP output"), "mlp_out")
         row.addWidget(self.grid)
+        self.measure = QComboBox()  # decoders: both grids of p(answer) or of the logit difference
+        self.measure.setObjectName("patchMeasure")
+        self.measure.addItem(self.tr("p(answer)"), "p")
+        self.measure.addItem(self.tr("logit difference"), "diff")
+        self.measure.setToolTip(self.tr("Decoders: the grids of p(answer), or of logit(answer) − logit(the corrupted "
+                                        "run's most likely other token), where AtP's first-order estimate is "
+                                        "not flattened by a p(answer) near 0"))
+        self.measure.currentIndexChanged.connect(self._redraw)
+        row.addWidget(self.measure)
         self.run_button = QPushButton(self.tr("Patch"))
         self.run_button.setObjectName("patchRun")
         self.run_button.setToolTip(self.tr("Run the corrupted prompt again with one activation of the clean run "
@@ -174,7 +183,9 @@ class PatchingPanel(Panel):
         self._lane.progressed.connect(self._on_progress)
         self.setup = None
         self.grids: dict[str, np.ndarray] = {}
+        self.diffs: dict[str, np.ndarray] = {}  # decoders: the exact logit-difference grids
         self.view = None  # the latest app.jobs.atp.PatchingView drawn (the AtP side and its agreement)
+        self.clean_text = ""  # the clean prompt the grids are of (a click opens it)
         self.tokens: tuple = ()  # the clean prompt's token texts (columns of the token grids)
         self.model = None  # the model the grids belong to
         self.running = False
@@ -208,6 +219,7 @@ class PatchingPanel(Panel):
         if snapshot is not None and not self.running:
             decoder = model_info(snapshot.model).predicts_next_token
             self.answer.setEnabled(decoder)
+            self.measure.setEnabled(decoder)
             self.position.setEnabled(not decoder)
 
     def show_selection(self) -> None:
@@ -216,7 +228,7 @@ class PatchingPanel(Panel):
     def clear(self) -> None:
         self._lane.cancel()
         self.running = False
-        self.setup, self.grids, self.model, self.view, self.tokens = None, {}, None, None, ()
+        self.setup, self.grids, self.diffs, self.model, self.view, self.tokens = None, {}, {}, None, None, ()
         for view in (self.token_map, self.head_map, self.atp_token_map, self.atp_head_map):
             view.clear_matrix()
         self.atp_line.clear()
@@ -239,6 +251,7 @@ class PatchingPanel(Panel):
         self.cancel_button.setVisible(True)
         self.run_button.setEnabled(False)
         self.caption.setText(self.tr("Running both prompts…"))
+        self.clean_text = self.clean.text()
         request = RunRequest(text=self.clean.text(), answer=self.answer.text() or None, position=self.position.value(),
                              ablate=self.controller.ablate)
         self._lane.start(patching_task, model, request, self.corrupt.text(), (self.grid.currentData(), "head_z"))
@@ -308,39 +321,65 @@ class PatchingPanel(Panel):
         if view.tokens:
             self.tokens = view.tokens
         if view.exact is not None:
-            self.setup, self.grids = view.exact.setup, dict(view.exact.grids)
+            self.setup, self.grids, self.diffs = view.exact.setup, dict(view.exact.grids), dict(view.exact.logit_diffs)
             self.tokens = tuple(t.text for t in self.setup.clean.tokens)
         self._draw()
         self._draw_atp()
 
     # ------------------------------------------------------------------ drawing
+    def _redraw(self) -> None:
+        self._draw()
+        self._draw_atp()
+
+    def _diff(self) -> bool:
+        """True when the logit-difference grids are shown (a decoder's, chosen in the Measure box)."""
+        decoder = self.setup.decoder if self.setup is not None else (
+            self.view is not None and self.view.estimate is not None and self.view.estimate.measure == "p(answer)")
+        return decoder and self.measure.currentData() == "diff"
+
+    def _exact_grids(self) -> dict:
+        return self.diffs if self._diff() else self.grids
+
+    def _estimate_grids(self) -> dict:
+        estimate = None if self.view is None else self.view.estimate
+        return {} if estimate is None else estimate.logit_diffs if self._diff() else estimate.grids
+
     def _levels(self) -> tuple[float, float]:
         """The exact side's colour scale, which the AtP side shares (an estimate outside it is drawn
         at its ends; hover tells its value): the two unpatched measures and the exact cells so far."""
-        if self.setup is not None:
-            return _finite_range(self.setup.clean_value, self.setup.corrupt_value, *self.grids.values())
-        estimate = self.view.estimate
-        return _finite_range(estimate.clean_value, estimate.corrupt_value)
+        s, diff = self.setup, self._diff()
+        if s is not None:
+            ends = (s.clean_diff, s.corrupt_diff) if diff else (s.clean_value, s.corrupt_value)
+            return _finite_range(*ends, *self._exact_grids().values())
+        estimate = self.view.estimate  # before the exact grid's setup: the unpatched runs the estimate knows
+        return (_finite_range(estimate.corrupt_diff, *estimate.logit_diffs.values()) if diff
+                else _finite_range(estimate.clean_value, estimate.corrupt_value))
 
     def _draw(self) -> None:
         s = self.setup
         if s is None or not self.grids:
             return
-        token_grid = next(name for name in self.grids if name != "head_z")
+        grids, diff = self._exact_grids(), self._diff()
+        token_grid = next(name for name in grids if name != "head_z")
         labels = [t.text for t in s.clean.tokens]
         layers = [str(l) for l in range(s.layers)]
         levels = self._levels()
-        self.token_map.set_matrix(self.grids[token_grid], layers, labels, levels=levels, colormap=PATCH_MAP,
+        self.token_map.set_matrix(grids[token_grid], layers, labels, levels=levels, colormap=PATCH_MAP,
                                   value_format="{:.2f}")
-        self.head_map.set_matrix(self.grids["head_z"], layers, [f"H{h}" for h in range(s.heads)], levels=levels,
+        self.head_map.set_matrix(grids["head_z"], layers, [f"H{h}" for h in range(s.heads)], levels=levels,
                                  colormap=PATCH_MAP, value_format="{:.2f}")
         done = sum(int(np.isfinite(g).sum()) for g in self.grids.values())
         total = sum(g.size for g in self.grids.values())
-        measure = (fill(self.tr("p(“%1”) at the last position"), s.answer.piece) if s.decoder
-                   else fill(self.tr("cosine of “%1”'s final vector to the clean run's"), labels[s.position]))
+        if diff:
+            measure = fill(self.tr("logit(“%1”) − logit of the corrupted run's likeliest other token"),
+                           s.answer.piece)
+        else:
+            measure = (fill(self.tr("p(“%1”) at the last position"), s.answer.piece) if s.decoder
+                       else fill(self.tr("cosine of “%1”'s final vector to the clean run's"), labels[s.position]))
+        clean_value, corrupt_value = (s.clean_diff, s.corrupt_diff) if diff else (s.clean_value, s.corrupt_value)
         text = fill(self.tr("%1: clean %2, corrupted %3. Each cell: the corrupted run with that one activation "
                             "copied from the clean run (dark: nothing restored)."),
-                    measure, f"{s.clean_value:.4g}", f"{s.corrupt_value:.4g}")
+                    measure, f"{clean_value:.4g}", f"{corrupt_value:.4g}")
         if s.answer is not None and s.answer.note:
             text += " " + fill(self.tr("The answer has %1 tokens; the first, “%2”, is measured."),
                                s.answer.pieces, s.answer.piece)
@@ -350,9 +389,9 @@ class PatchingPanel(Panel):
             text += " " + fill(self.tr("PARTIAL: cancelled after %1 of %2 cells (blank cells were not run)."),
                                done, total)
         elif done == total:
-            best = np.unravel_index(np.nanargmax(self.grids[token_grid]), self.grids[token_grid].shape)
+            best = np.unravel_index(np.nanargmax(grids[token_grid]), grids[token_grid].shape)
             text += " " + fill(self.tr("Largest: layer %1, “%2” → %3."), int(best[0]), labels[best[1]],
-                               f"{self.grids[token_grid][best]:.3g}")
+                               f"{grids[token_grid][best]:.3g}")
         self.caption.setText(text)
 
     def _draw_atp(self) -> None:
@@ -366,7 +405,8 @@ class PatchingPanel(Panel):
         if refused:
             self.atp_line.setText(atp_text.refusal(view.error) if view.error is not None else "")
             return
-        grids = view.estimate.grids
+        grids = self._estimate_grids()
+        agreement = view.diff_agreement if self._diff() else view.agreement
         token_grid = next(name for name in grids if name != "head_z")
         layers = [str(l) for l in range(grids["head_z"].shape[0])]
         levels = self._levels()
@@ -378,8 +418,8 @@ class PatchingPanel(Panel):
         titles = {"resid_pre": self.tr("residual stream"), "attn_out": self.tr("attention output"),
                   "mlp_out": self.tr("MLP output"), "head_z": self.tr("heads")}
         for name in (token_grid, "head_z"):
-            if name in view.agreement:
-                lines.append(atp_text.agreement_line(titles[name], name, view.agreement[name], self.tokens))
+            if name in agreement:
+                lines.append(atp_text.agreement_line(titles[name], name, agreement[name], self.tokens))
         self.atp_line.setText("\n".join(lines))
 
     def _hover(self, view: HeatmapView, grid: str, row: int, column: int) -> None:
@@ -387,12 +427,11 @@ class PatchingPanel(Panel):
         if row < 0 or self.view is None:
             view.setToolTip("")
             return
-        names = self.grids or (self.view.estimate.grids if self.view.estimate is not None else {})
-        name = grid if grid == "head_z" else next((g for g in names if g != "head_z"), None)
+        exact_grids, estimate_grids = self._exact_grids(), self._estimate_grids()
+        name = grid if grid == "head_z" else next((g for g in exact_grids or estimate_grids if g != "head_z"), None)
         if name is None:
             return
-        exact = self.grids.get(name)
-        estimate = None if self.view.estimate is None else self.view.estimate.grids.get(name)
+        exact, estimate = exact_grids.get(name), estimate_grids.get(name)
         values = []
         if exact is not None and np.isfinite(exact[row, column]):
             values.append(fill(self.tr("exact %1"), f"{exact[row, column]:.4g}"))
@@ -407,10 +446,10 @@ class PatchingPanel(Panel):
     # ------------------------------------------------------------------ opening a cell
     def _open(self, layer: int, focus: int | None = None, head: int | None = None) -> None:
         c = self.controller
-        if self.setup is None or self.model != c.model:
+        if self.view is None or self.model != c.model:  # an AtP cell opens before the exact grid's first row too
             return
-        if c.config.text != self.setup.clean.text:
-            c.update_config(text=self.setup.clean.text)
+        if c.config.text != self.clean_text:
+            c.update_config(text=self.clean_text)
         c.set_model(c.model, layer)
         c.select(focus=focus, head=head)
 

@@ -4720,6 +4720,18 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
         <translation>MLP 输出</translation>
     </message>
     <message>
+        <source>p(answer)</source>
+        <translation>p(答案)</translation>
+    </message>
+    <message>
+        <source>logit difference</source>
+        <translation>logit 差</translation>
+    </message>
+    <message>
+        <source>Decoders: the grids of p(answer), or of logit(answer) − logit(the corrupted run's most likely other token), where AtP's first-order estimate is not flattened by a p(answer) near 0</source>
+        <translation>解码器：显示 p(答案) 的网格，或 logit(答案) − logit(损坏运行中最可能的另一个词元) 的网格；后者中 AtP 的一阶估计不会因 p(答案) 接近 0 而被压平</translation>
+    </message>
+    <message>
         <source>Patch</source>
         <translation>修补</translation>
     </message>
@@ -4746,6 +4758,10 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
     <message>
         <source>layer</source>
         <translation>层</translation>
+    </message>
+    <message>
+        <source>logit(“%1”) − logit of the corrupted run's likeliest other token</source>
+        <translation>logit(“%1”) − 损坏运行中最可能的另一个词元的 logit</translation>
     </message>
     <message>
         <source>heads</source>

@@ -144,3 +144,42 @@ def test_a_refused_model_gets_one_line_and_the_exact_grid(standalone_panel, qtbo
     exact = activation_patching(minilm, RunRequest(text=CLEAN, position=POSITION), CORRUPT, ("resid_pre", "head_z"))
     np.testing.assert_allclose(panel.token_map.matrix(), exact.grids["resid_pre"], atol=1e-6)
     assert not panel.is_partial()
+
+
+def test_logit_difference_on_smollm2_over_the_cells_so_far(standalone_panel, qtbot, smollm2_model):
+    """The Eiffel pair on SmolLM2, stopped after the first exact rows: the Measure box shows both
+    sides' logit-difference grids, and the correlation is over the exact cells run so far."""
+    from engine.analysis import patching
+
+    from app.panels.evidence_panel import PatchingPanel
+
+    clean, corrupt = "The Eiffel Tower is in the city of", "The Colosseum is in the city of"
+    controller, panel = standalone_panel(PatchingPanel, 1300, 420)
+    controller.set_model("smollm2")
+    qtbot.waitUntil(lambda: bool(controller.is_idle()) and controller.snapshot is not None, timeout=120000)
+    panel.clean.setText(clean)
+    panel.corrupt.setText(corrupt)
+    panel.answer.setText(" Paris")
+    panel.start()
+    qtbot.waitUntil(lambda: bool(panel.diffs) and np.isfinite(panel.diffs["resid_pre"]).any(), timeout=300000)
+    panel.cancel()
+    assert panel.is_partial()
+    panel.measure.setCurrentIndex(panel.measure.findData("diff"))
+    estimate = attribution_patching(smollm2_model, clean, corrupt, " Paris", grids=("resid_pre", "head_z"))
+    np.testing.assert_array_equal(panel.atp_token_map.matrix(), estimate.logit_diffs["resid_pre"])
+    np.testing.assert_array_equal(panel.atp_head_map.matrix(), estimate.logit_diffs["head_z"])
+    shown = panel.token_map.matrix()
+    done = np.isfinite(shown).all(axis=1)
+    assert 0 < done.sum() < shown.shape[0]  # a partial grid: rows run, rows not
+    row = patching.patch_row(patching.prepare(smollm2_model, clean, corrupt, " Paris"), "resid_pre", 0)
+    np.testing.assert_allclose(shown[0], row.diffs, rtol=1e-5, atol=1e-5)  # the logit differences, not p
+    r = _pearson(estimate.logit_diffs["resid_pre"], shown)  # over the cells run so far
+    assert f"residual stream: r = {r:.3f} over {int(np.isfinite(shown).sum())} cells" in panel.atp_line.text()
+    assert abs(panel.view.diff_agreement["resid_pre"].correlation - r) < 1e-9
+    cells = [(i, j) for i, j in _apart(np.where(np.isfinite(shown), estimate.logit_diffs["resid_pre"], 0.0),
+                                       np.where(np.isfinite(shown), shown, 0.0), 3)]
+    assert [(i, j) for i, j, _, _ in panel.view.diff_agreement["resid_pre"].cells] == cells
+    # back to p(answer): the p grids again, on both sides
+    panel.measure.setCurrentIndex(panel.measure.findData("p"))
+    np.testing.assert_array_equal(panel.atp_token_map.matrix(), estimate.grids["resid_pre"])
+    np.testing.assert_array_equal(panel.token_map.matrix(), panel.grids["resid_pre"])
