@@ -7,10 +7,10 @@ import math
 
 from PySide6.QtCore import QCoreApplication
 
-translate = QCoreApplication.translate
-
 from ..i18n import error_text
 from ..text import fill
+
+translate = QCoreApplication.translate
 
 
 def explanation() -> str:
@@ -23,15 +23,17 @@ def explanation() -> str:
         "(a corrupted p(answer) near 0).")
 
 
-def summary() -> str:
-    """The same in one line, above the agreement lines."""
-    return translate("AtpText", "AtP: a first-order estimate of each cell from one backward pass; it misses where "
-                                "attention saturates and where the corrupted p(answer) is near 0.")
-
-
 def refusal(error) -> str:
     """The AtP side's one line when the backward refused the model (the engine's error, translated)."""
     return fill(translate("AtpText", "No AtP estimate: %1"), error_text(error))
+
+
+def correlation(title: str, agreement) -> str:
+    """“residual stream r = 0.93 (480 cells)”."""
+    if agreement.compared < 2 or math.isnan(agreement.correlation):
+        return fill(translate("AtpText", "%1: no r yet (%2 cells)"), title, agreement.compared)
+    return fill(translate("AtpText", "%1 r = %2 (%3 cells)"), title, f"{agreement.correlation:.3f}",
+                agreement.compared)
 
 
 def cell_name(grid: str, row: int, column: int, tokens) -> str:
@@ -42,14 +44,14 @@ def cell_name(grid: str, row: int, column: int, tokens) -> str:
     return fill(translate("AtpText", "L%1 “%2”"), row, token)
 
 
-def agreement_line(title: str, grid: str, agreement, tokens) -> str:
-    """“residual stream: r = 0.93 over 480 cells; AtP / exact where they differ most: L3 “ Tower” 0.41 / 0.12”"""
-    if agreement.compared < 2 or math.isnan(agreement.correlation):
-        head = fill(translate("AtpText", "%1: no correlation yet (%2 cells)"), title, agreement.compared)
-    else:
-        head = fill(translate("AtpText", "%1: r = %2 over %3 cells"), title, f"{agreement.correlation:.3f}",
-                    agreement.compared)
-    if not agreement.cells:
-        return head
-    cells = ", ".join(f"{cell_name(grid, r, c, tokens)} {a:.2g} / {b:.2g}" for r, c, a, b in agreement.cells)
-    return fill(translate("AtpText", "%1; AtP / exact where they differ most: %2"), head, cells)
+def lines(shown, tokens) -> str:
+    """Two lines: what AtP is, where it fails and its correlation with each exact grid; then the
+    cells where they differ most. ``shown``: [(grid's title, grid name, app.jobs.atp.Agreement)]."""
+    first = translate("AtpText", "AtP (first-order, one backward pass; blind where attention saturates or the "
+                                 "corrupted p(answer) is near 0) vs exact: %1.")
+    if not shown:
+        return fill(first, translate("AtpText", "waiting for its first row"))
+    apart = "; ".join(", ".join(f"{cell_name(grid, r, c, tokens)} {a:.2g} / {b:.2g}" for r, c, a, b in agreement.cells)
+                      for _, grid, agreement in shown if agreement.cells)
+    text = fill(first, ", ".join(correlation(title, agreement) for title, _, agreement in shown))
+    return text + "\n" + fill(translate("AtpText", "Differ most (AtP / exact): %1"), apart) if apart else text

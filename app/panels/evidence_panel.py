@@ -154,20 +154,28 @@ class PatchingPanel(Panel):
         self.caption.setObjectName("patchCaption")
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.caption)
+        # what a cell is, as a tooltip: the line it took was the grid rows' room once the AtP lines came
+        self.caption.setToolTip(self.tr("Each cell: the corrupted run with that one activation copied from the clean "
+                                        "run (dark: nothing restored)."))
+        captions = QVBoxLayout()  # the exact grids' line and the AtP lines as one block of text
+        captions.setSpacing(0)
+        captions.addWidget(self.caption)
         self.atp_line = QLabel()  # what AtP is, its agreement with the exact grids, or why there is none
         self.atp_line.setObjectName("patchAtpCaption")
         self.atp_line.setWordWrap(True)
         self.atp_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.atp_line.setToolTip(atp_text.explanation())
-        layout.addWidget(self.atp_line)
+        captions.addWidget(self.atp_line)
+        layout.addLayout(captions)
         maps = QHBoxLayout()
-        # each exact grid, then its AtP estimate (no colour bar of its own: the exact grid's scale)
-        self.token_map = self._grid_view("patchTokenGrid", self.tr("exact"), self.tr("token (patched position)"))
-        self.atp_token_map = self._grid_view("patchAtpTokenGrid", self.tr("AtP estimate"), self.tr("token"), False)
-        self.head_map = self._grid_view("patchHeadGrid", self.tr("exact"), self.tr("head"))
-        self.atp_head_map = self._grid_view("patchAtpHeadGrid", self.tr("AtP estimate"), self.tr("head"), False)
-        for view, stretch in ((self.token_map, 3), (self.atp_token_map, 3), (self.head_map, 2), (self.atp_head_map, 2)):
+        # each exact grid, then its AtP estimate; the four share one colour scale, so one colour bar (the
+        # first grid's), and the width of the others goes to their columns (every head named at 1366 × 768);
+        # which is which in the axis title, not in a title row (the rows need the height: 30 layers there)
+        self.token_map = self._grid_view("patchTokenGrid", self.tr("exact: token (patched position)"), colorbar=True)
+        self.atp_token_map = self._grid_view("patchAtpTokenGrid", self.tr("AtP estimate: token"))
+        self.head_map = self._grid_view("patchHeadGrid", self.tr("exact: head"))
+        self.atp_head_map = self._grid_view("patchAtpHeadGrid", self.tr("AtP estimate: head"))
+        for view, stretch in ((self.token_map, 5), (self.atp_token_map, 4), (self.head_map, 3), (self.atp_head_map, 3)):
             maps.addWidget(view, stretch)
         for view in (self.token_map, self.atp_token_map):
             view.cellClicked.connect(self._open_token)  # an AtP cell opens what its exact cell opens
@@ -196,10 +204,10 @@ class PatchingPanel(Panel):
         self.set_model_connected(selection=False)
         self._show_state(controller.model)
 
-    def _grid_view(self, name: str, title: str, columns: str, colorbar: bool = True) -> HeatmapView:
-        view = HeatmapView(title=title, colorbar=colorbar)
+    def _grid_view(self, name: str, columns: str, colorbar: bool = False) -> HeatmapView:
+        view = HeatmapView(colorbar=colorbar)
         view.setObjectName(name)
-        view.set_axis_titles(self.tr("layer"), columns)
+        view.set_axis_titles(self.tr("layer") if colorbar else "", columns)  # the first grid's layer axis is titled
         view.setMinimumHeight(GRID_LEAST)
         return view
 
@@ -377,9 +385,7 @@ class PatchingPanel(Panel):
             measure = (fill(self.tr("p(“%1”) at the last position"), s.answer.piece) if s.decoder
                        else fill(self.tr("cosine of “%1”'s final vector to the clean run's"), labels[s.position]))
         clean_value, corrupt_value = (s.clean_diff, s.corrupt_diff) if diff else (s.clean_value, s.corrupt_value)
-        text = fill(self.tr("%1: clean %2, corrupted %3. Each cell: the corrupted run with that one activation "
-                            "copied from the clean run (dark: nothing restored)."),
-                    measure, f"{clean_value:.4g}", f"{corrupt_value:.4g}")
+        text = fill(self.tr("%1: clean %2, corrupted %3."), measure, f"{clean_value:.4g}", f"{corrupt_value:.4g}")
         if s.answer is not None and s.answer.note:
             text += " " + fill(self.tr("The answer has %1 tokens; the first, “%2”, is measured."),
                                s.answer.pieces, s.answer.piece)
@@ -414,13 +420,10 @@ class PatchingPanel(Panel):
                                       value_format="{:.2f}")
         self.atp_head_map.set_matrix(grids["head_z"], layers, [f"H{h}" for h in range(grids["head_z"].shape[1])],
                                      levels=levels, colormap=PATCH_MAP, value_format="{:.2f}")
-        lines = [atp_text.summary()]
         titles = {"resid_pre": self.tr("residual stream"), "attn_out": self.tr("attention output"),
                   "mlp_out": self.tr("MLP output"), "head_z": self.tr("heads")}
-        for name in (token_grid, "head_z"):
-            if name in agreement:
-                lines.append(atp_text.agreement_line(titles[name], name, agreement[name], self.tokens))
-        self.atp_line.setText("\n".join(lines))
+        shown = [(titles[name], name, agreement[name]) for name in (token_grid, "head_z") if name in agreement]
+        self.atp_line.setText(atp_text.lines(shown, self.tokens))
 
     def _hover(self, view: HeatmapView, grid: str, row: int, column: int) -> None:
         """The hovered cell's exact value and AtP estimate, as the grid's tooltip."""

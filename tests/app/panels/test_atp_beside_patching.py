@@ -83,13 +83,13 @@ def test_atp_grids_first_then_exact_with_agreement(standalone_panel, qtbot, mini
         agreement = panel.view.agreement[name]
         assert abs(agreement.correlation - r) < 1e-9
         assert agreement.compared == exact.grids[name].size
-        assert f"{title}: r = {r:.3f} over {exact.grids[name].size} cells" in text
+        assert f"{title} r = {r:.3f} ({exact.grids[name].size} cells)" in text
         cells = _apart(estimate.grids[name], exact.grids[name], TOP_CELLS)
         assert [(row, column) for row, column, _, _ in agreement.cells] == cells
         for row, column in cells:  # each named by layer and token (or head), with both values
             where = f"L{row} H{column}" if name == "head_z" else f"L{row} “{tokens[column]}”"
             assert f"{where} {estimate.grids[name][row, column]:.2g} / {exact.grids[name][row, column]:.2g}" in text
-    assert "first-order" in text and "saturates" in text and "near 0" in text
+    assert "first-order" in text and "attention saturates" in text and "p(answer) is near 0" in text
     # hover tells both values; a click on an AtP cell opens what the exact cell opens
     panel.atp_token_map.cellHovered.emit(3, 2)
     tip = panel.atp_token_map.toolTip()
@@ -174,7 +174,7 @@ def test_logit_difference_on_smollm2_over_the_cells_so_far(standalone_panel, qtb
     row = patching.patch_row(patching.prepare(smollm2_model, clean, corrupt, " Paris"), "resid_pre", 0)
     np.testing.assert_allclose(shown[0], row.diffs, rtol=1e-5, atol=1e-5)  # the logit differences, not p
     r = _pearson(estimate.logit_diffs["resid_pre"], shown)  # over the cells run so far
-    assert f"residual stream: r = {r:.3f} over {int(np.isfinite(shown).sum())} cells" in panel.atp_line.text()
+    assert f"residual stream r = {r:.3f} ({int(np.isfinite(shown).sum())} cells)" in panel.atp_line.text()
     assert abs(panel.view.diff_agreement["resid_pre"].correlation - r) < 1e-9
     cells = [(i, j) for i, j in _apart(np.where(np.isfinite(shown), estimate.logit_diffs["resid_pre"], 0.0),
                                        np.where(np.isfinite(shown), shown, 0.0), 3)]
