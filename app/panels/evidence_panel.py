@@ -166,6 +166,7 @@ class PatchingPanel(Panel):
         self.atp_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.atp_line.setToolTip(atp_text.explanation())
         captions.addWidget(self.atp_line)
+        self.atp_line.setVisible(False)  # until there is something to say (see _set_atp_line)
         layout.addLayout(captions)
         maps = QHBoxLayout()
         # each exact grid, then its AtP estimate; the four share one colour scale, so one colour bar (the
@@ -239,7 +240,7 @@ class PatchingPanel(Panel):
         self.setup, self.grids, self.diffs, self.model, self.view, self.tokens = None, {}, {}, None, None, ()
         for view in (self.token_map, self.head_map, self.atp_token_map, self.atp_head_map):
             view.clear_matrix()
-        self.atp_line.clear()
+        self._set_atp_line("")
         self._finish()
 
     # ------------------------------------------------------------------ running
@@ -300,7 +301,7 @@ class PatchingPanel(Panel):
         self.view = None  # an estimate of prompts the exact grid refused is not shown
         for view in (self.atp_token_map, self.atp_head_map):
             view.clear_matrix()
-        self.atp_line.clear()
+        self._set_atp_line("")
         self.caption.setText(error_text(error))
 
     def _on_progress(self, done: int, total: int) -> None:
@@ -409,7 +410,7 @@ class PatchingPanel(Panel):
         self.atp_token_map.setVisible(not refused)
         self.atp_head_map.setVisible(not refused)
         if refused:
-            self.atp_line.setText(atp_text.refusal(view.error) if view.error is not None else "")
+            self._set_atp_line(atp_text.refusal(view.error) if view.error is not None else "")
             return
         grids = self._estimate_grids()
         agreement = view.diff_agreement if self._diff() else view.agreement
@@ -423,7 +424,13 @@ class PatchingPanel(Panel):
         titles = {"resid_pre": self.tr("residual stream"), "attn_out": self.tr("attention output"),
                   "mlp_out": self.tr("MLP output"), "head_z": self.tr("heads")}
         shown = [(titles[name], name, agreement[name]) for name in (token_grid, "head_z") if name in agreement]
-        self.atp_line.setText(atp_text.lines(shown, self.tokens))
+        self._set_atp_line(atp_text.lines(shown, self.tokens))
+
+    def _set_atp_line(self, text: str) -> None:
+        """The AtP lines, hidden while empty: an empty label keeps a line's height, which the grids' rows
+        need at 1024 × 600 (tests/app/shell/test_layout_fit.py)."""
+        self.atp_line.setText(text)
+        self.atp_line.setVisible(bool(text))
 
     def _hover(self, view: HeatmapView, grid: str, row: int, column: int) -> None:
         """The hovered cell's exact value and AtP estimate, as the grid's tooltip."""
