@@ -442,13 +442,18 @@ class PatchingPanel(Panel):
         if name is None:
             return
         exact, estimate = exact_grids.get(name), estimate_grids.get(name)
-        values = []
-        if exact is not None and np.isfinite(exact[row, column]):
-            values.append(fill(self.tr("exact %1"), f"{exact[row, column]:.4g}"))
-        if estimate is not None:
-            values.append(fill(self.tr("AtP %1"), f"{estimate[row, column]:.4g}"))
-        view.setToolTip(fill(self.tr("%1: %2"), atp_text.cell_name(name, row, column, self.tokens),
-                             ", ".join(values)))
+        cell = atp_text.cell_name(name, row, column, self.tokens)
+        ran = exact is not None and np.isfinite(exact[row, column])
+        if ran and estimate is not None:
+            tip = fill(self.tr("%1 — exact %2, AtP estimate %3"), cell, f"{exact[row, column]:.4g}",
+                       f"{estimate[row, column]:.4g}")
+        elif estimate is not None:
+            tip = fill(self.tr("%1 — AtP estimate %2 (exact not run yet)"), cell, f"{estimate[row, column]:.4g}")
+        elif ran:
+            tip = fill(self.tr("%1 — exact %2"), cell, f"{exact[row, column]:.4g}")
+        else:
+            tip = ""
+        view.setToolTip(tip)
 
     def is_partial(self) -> bool:
         return self.partial

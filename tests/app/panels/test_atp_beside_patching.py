@@ -93,8 +93,8 @@ def test_atp_grids_first_then_exact_with_agreement(standalone_panel, qtbot, mini
     # hover tells both values; a click on an AtP cell opens what the exact cell opens
     panel.atp_token_map.cellHovered.emit(3, 2)
     tip = panel.atp_token_map.toolTip()
-    assert f"exact {exact.grids['resid_pre'][3, 2]:.4g}" in tip
-    assert f"AtP {estimate.grids['resid_pre'][3, 2]:.4g}" in tip
+    assert tip == (f"L3 “{tokens[2]}” — exact {exact.grids['resid_pre'][3, 2]:.4g}, "
+                   f"AtP estimate {estimate.grids['resid_pre'][3, 2]:.4g}")
     panel.atp_token_map.cellClicked.emit(4, 2)
     qtbot.waitUntil(lambda: bool(controller.is_idle()), timeout=60000)
     assert controller.layer == 4 and controller.focus == 2
