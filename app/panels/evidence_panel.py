@@ -5,9 +5,10 @@
   as heatmaps filled layer by layer: one worker task runs the whole grid and each finished row
   arrives as a partial result (the GUI thread only draws), with progress and Esc. Beside each exact
   grid its attribution-patching (AtP) estimate, on the same colour scale: the same task computes it
-  first (one backward, well under a second) and it is drawn before the exact grid's first row; a
-  line gives their correlation over the exact cells so far and the cells where they differ most
-  (app/jobs/atp.py); a model the backward refuses gets the engine's reason in its place. A click opens
+  first (one backward: 0.28 s idle on SmolLM2's Eiffel pair) and it is drawn before the exact grid's
+  first row; a line gives their correlation over the exact cells so far and the cells where they
+  differ most (app/jobs/atp.py); a decoder's grids show p(answer) or the logit difference (the
+  Measure box); a model the backward refuses gets the engine's reason in its place. A click opens
   that layer and token (or head) in the other views. Esc keeps the partial grid, marked
   partial; a model switch, or switching heads on or off, mid-grid drops it (never drawn over
   another model or other heads).
