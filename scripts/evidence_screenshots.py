@@ -5,6 +5,7 @@ Chinese.
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/evidence_screenshots.py
     SCREENSHOTS_OUT=/tmp/shots …                                      # elsewhere than docs/images
     EVIDENCE_SCENES=smollm2 xvfb-run -a -s "-screen 0 1366x768x24" …  # SmolLM2's 30 × 16 grid, maximised
+    EVIDENCE_SCENES=atp xvfb-run -a -s "-screen 0 1366x768x24" …      # AtP beside the exact grids, en + zh
 """
 from __future__ import annotations
 
@@ -74,11 +75,49 @@ def smollm2_grid(app) -> None:
     window.close()
 
 
+def atp_grids(app) -> None:
+    """The Eiffel pair on SmolLM2 with the AtP grids beside the exact ones, maximised: the estimate
+    alone (drawn first), the finished grids of p(answer), then of the logit difference; English,
+    then Chinese."""
+    window = screenshots.open_window(app)
+    for language in ("en", "zh"):
+        if language == "zh":
+            window = window.switch_language("zh_CN")
+            window.move(0, 0)
+        screen = window.screen().size()
+        size = f"{screen.width()}x{screen.height()}"
+        window.resize(screen.width() - 16, screen.height() - 48)
+        window.reset_layout()
+        settle(app, window, 1.0)
+        window.model_combo.setCurrentIndex(window.model_combo.findData("smollm2"))
+        settle(app, window, 2.0)
+        window.dock_groups.select("evidence")
+        panel = raise_dock(window, "patching")
+        settle(app, window, 1.0)
+        panel.clean.setText("The Eiffel Tower is in the city of")
+        panel.corrupt.setText("The Colosseum is in the city of")
+        panel.answer.setText(" Paris")
+        panel.measure.setCurrentIndex(panel.measure.findData("p"))
+        panel.start()
+        wait(app, lambda: panel.view is not None)
+        shoot(app, window, f"evidence-atp-first-{language}-{size}.png")
+        wait(app, lambda: not panel.running)
+        settle(app, window, 1.0)
+        shoot(app, window, f"evidence-atp-{language}-{size}.png")
+        panel.measure.setCurrentIndex(panel.measure.findData("diff"))
+        settle(app, window, 1.0)
+        shoot(app, window, f"evidence-atp-logit-diff-{language}-{size}.png")
+    window.close()
+
+
 def main() -> None:
     app = QApplication(sys.argv[:1])
     screenshots.OUT.mkdir(parents=True, exist_ok=True)
     if os.environ.get("EVIDENCE_SCENES") == "smollm2":
         smollm2_grid(app)
+        return
+    if os.environ.get("EVIDENCE_SCENES") == "atp":
+        atp_grids(app)
         return
     window = screenshots.open_window(app)
     screenshots.set_text(window, ANIMAL)

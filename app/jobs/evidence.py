@@ -12,6 +12,7 @@ from engine.analysis import patching
 from engine.analysis.flow import FLOW_TOKENS, flow_of_run
 from engine.analysis.occlusion import leave_one_out
 
+from .atp import estimate_of, view_of
 from .trained import model as loaded_model
 
 # at most this many seconds a patching task waits for the window to draw a row it handed over:
@@ -21,17 +22,28 @@ DRAW_WAIT = 0.5
 
 def patching_task(state, model_name: str, request, corrupt: str, grids):
     """engine.analysis.patching.activation_patching of ``request`` (the clean prompt) and
-    ``corrupt`` by model ``model_name``: the grids so far after each row, as partial results."""
+    ``corrupt`` by model ``model_name``, with attribution patching beside it: an
+    app.jobs.atp.PatchingView with the AtP grids (or the backward's refusal) first, then one after
+    each exact row (the grids so far and their agreement), as partial results; the last as the answer."""
+    model = loaded_model(model_name)
+    request = request.checked(model.facts)  # bad input fails the task before anything runs, as before
+    # the estimate first (one forward of each prompt, one backward): drawn while the exact grid runs
+    estimate, error, tokens = estimate_of(model, request, corrupt, grids)
+    if state.is_interruption_requested():
+        return view_of(estimate, error, tokens, None)
+    state.set_partial_result(view_of(estimate, error, tokens, None), wait=DRAW_WAIT)
+
     # one computing thread: each thread running NumPy's small-array calls holds the GIL most of the
     # time, and every Python callback of the GUI thread's painting waits for it; with two, the
     # window stalled ~2× longer and the grid came no sooner on a loaded 2-core machine
     # (benchmarks/bench_patching_window.py)
     def partial(result) -> None:
-        state.set_partial_result(result, wait=DRAW_WAIT)  # the GIL free while the GUI thread draws the row
+        # the GIL free while the GUI thread draws the row
+        state.set_partial_result(view_of(estimate, error, tokens, result), wait=DRAW_WAIT)
 
-    return patching.activation_patching(loaded_model(model_name), request, corrupt, grids,
-                                        progress=state.set_progress, partial=partial,
-                                        cancelled=state.is_interruption_requested, threads=1)
+    exact = patching.activation_patching(model, request, corrupt, grids, progress=state.set_progress,
+                                         partial=partial, cancelled=state.is_interruption_requested, threads=1)
+    return view_of(estimate, error, tokens, exact)
 
 
 def leave_one_out_task(state, model_name: str, request):

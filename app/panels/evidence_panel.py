@@ -3,7 +3,12 @@
 - :class:`PatchingPanel`: activation patching (engine.analysis.patching). Two prompts and the answer;
   the grids (a token grid — residual stream, attention output or MLP output — and the heads)
   as heatmaps filled layer by layer: one worker task runs the whole grid and each finished row
-  arrives as a partial result (the GUI thread only draws), with progress and Esc. A click opens
+  arrives as a partial result (the GUI thread only draws), with progress and Esc. Beside each exact
+  grid its attribution-patching (AtP) estimate, on the same colour scale: the same task computes it
+  first (one backward: 0.28 s idle on SmolLM2's Eiffel pair) and it is drawn before the exact grid's
+  first row; a line gives their correlation over the exact cells so far and the cells where they
+  differ most (app/jobs/atp.py); a decoder's grids show p(answer) or the logit difference (the
+  Measure box); a model the backward refuses gets the engine's reason in its place. A click opens
   that layer and token (or head) in the other views. Esc keeps the partial grid, marked
   partial; a model switch, or switching heads on or off, mid-grid drops it (never drawn over
   another model or other heads).
@@ -32,6 +37,7 @@ from ..i18n import error_text
 # of the GUI thread's turn that answered Patch
 from ..jobs.evidence import leave_one_out_task, patching_task
 from ..text import fill
+from . import atp_text
 from .base import Panel
 
 BAR_BRUSH = pg.mkBrush("#1a73e8")
@@ -119,6 +125,15 @@ class PatchingPanel(Panel):
         self.grid.addItem(self.tr("attention output"), "attn_out")
         self.grid.addItem(self.tr("MLP output"), "mlp_out")
         row.addWidget(self.grid)
+        self.measure = QComboBox()  # decoders: both grids of p(answer) or of the logit difference
+        self.measure.setObjectName("patchMeasure")
+        self.measure.addItem(self.tr("p(answer)"), "p")
+        self.measure.addItem(self.tr("logit difference"), "diff")
+        self.measure.setToolTip(self.tr("Decoders: the grids of p(answer), or of logit(answer) − logit(the corrupted "
+                                        "run's most likely other token), where AtP's first-order estimate is "
+                                        "not flattened by a p(answer) near 0"))
+        self.measure.currentIndexChanged.connect(self._redraw)
+        row.addWidget(self.measure)
         self.run_button = QPushButton(self.tr("Patch"))
         self.run_button.setObjectName("patchRun")
         self.run_button.setToolTip(self.tr("Run the corrupted prompt again with one activation of the clean run "
@@ -140,20 +155,36 @@ class PatchingPanel(Panel):
         self.caption.setObjectName("patchCaption")
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.caption)
+        # what a cell is, as a tooltip: the line it took was the grid rows' room once the AtP lines came
+        self.caption.setToolTip(self.tr("Each cell: the corrupted run with that one activation copied from the clean "
+                                        "run (dark: nothing restored)."))
+        captions = QVBoxLayout()  # the exact grids' line and the AtP lines as one block of text
+        captions.setSpacing(0)
+        captions.addWidget(self.caption)
+        self.atp_line = QLabel()  # what AtP is, its agreement with the exact grids, or why there is none
+        self.atp_line.setObjectName("patchAtpCaption")
+        self.atp_line.setWordWrap(True)
+        self.atp_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.atp_line.setToolTip(atp_text.explanation())
+        captions.addWidget(self.atp_line)
+        self.atp_line.setVisible(False)  # until there is something to say (see _set_atp_line)
+        layout.addLayout(captions)
         maps = QHBoxLayout()
-        self.token_map = HeatmapView()
-        self.token_map.setObjectName("patchTokenGrid")
-        self.token_map.set_axis_titles(self.tr("layer"), self.tr("token (patched position)"))
-        self.token_map.cellClicked.connect(self._open_token)
-        self.token_map.setMinimumHeight(GRID_LEAST)
-        maps.addWidget(self.token_map, 3)
-        self.head_map = HeatmapView()
-        self.head_map.setObjectName("patchHeadGrid")
-        self.head_map.set_axis_titles(self.tr("layer"), self.tr("head"))
-        self.head_map.cellClicked.connect(self._open_head)
-        self.head_map.setMinimumHeight(GRID_LEAST)
-        maps.addWidget(self.head_map, 2)
+        # each exact grid, then its AtP estimate; the four share one colour scale, so one colour bar (the
+        # first grid's), and the width of the others goes to their columns (every head named at 1366 × 768);
+        # which is which in the axis title, not in a title row (the rows need the height: 30 layers there)
+        self.token_map = self._grid_view("patchTokenGrid", self.tr("exact: token (patched position)"), colorbar=True)
+        self.atp_token_map = self._grid_view("patchAtpTokenGrid", self.tr("AtP estimate: token"))
+        self.head_map = self._grid_view("patchHeadGrid", self.tr("exact: head"))
+        self.atp_head_map = self._grid_view("patchAtpHeadGrid", self.tr("AtP estimate: head"))
+        for view, stretch in ((self.token_map, 5), (self.atp_token_map, 4), (self.head_map, 3), (self.atp_head_map, 3)):
+            maps.addWidget(view, stretch)
+        for view in (self.token_map, self.atp_token_map):
+            view.cellClicked.connect(self._open_token)  # an AtP cell opens what its exact cell opens
+            view.cellHovered.connect(lambda row, column, v=view: self._hover(v, "token", row, column))
+        for view in (self.head_map, self.atp_head_map):
+            view.cellClicked.connect(self._open_head)
+            view.cellHovered.connect(lambda row, column, v=view: self._hover(v, "head_z", row, column))
         layout.addLayout(maps, 1)
         self._lane = self.lane("patching", long=True)  # a grid never holds the thread that computes edits
         self._lane.done.connect(self._on_done)
@@ -162,6 +193,10 @@ class PatchingPanel(Panel):
         self._lane.progressed.connect(self._on_progress)
         self.setup = None
         self.grids: dict[str, np.ndarray] = {}
+        self.diffs: dict[str, np.ndarray] = {}  # decoders: the exact logit-difference grids
+        self.view = None  # the latest app.jobs.atp.PatchingView drawn (the AtP side and its agreement)
+        self.clean_text = ""  # the clean prompt the grids are of (a click opens it)
+        self.tokens: tuple = ()  # the clean prompt's token texts (columns of the token grids)
         self.model = None  # the model the grids belong to
         self.running = False
         self.partial = False
@@ -170,6 +205,13 @@ class PatchingPanel(Panel):
         controller.ablateChanged.connect(self._on_ablate_changed)
         self.set_model_connected(selection=False)
         self._show_state(controller.model)
+
+    def _grid_view(self, name: str, columns: str, colorbar: bool = False) -> HeatmapView:
+        view = HeatmapView(colorbar=colorbar)
+        view.setObjectName(name)
+        view.set_axis_titles(self.tr("layer") if colorbar else "", columns)  # the first grid's layer axis is titled
+        view.setMinimumHeight(GRID_LEAST)
+        return view
 
     def _show_state(self, model) -> None:
         """The form and grids for a pretrained model; the empty state's explanation on the toy engine."""
@@ -187,6 +229,7 @@ class PatchingPanel(Panel):
         if snapshot is not None and not self.running:
             decoder = model_info(snapshot.model).predicts_next_token
             self.answer.setEnabled(decoder)
+            self.measure.setEnabled(decoder)
             self.position.setEnabled(not decoder)
 
     def show_selection(self) -> None:
@@ -195,9 +238,10 @@ class PatchingPanel(Panel):
     def clear(self) -> None:
         self._lane.cancel()
         self.running = False
-        self.setup, self.grids, self.model = None, {}, None
-        self.token_map.clear_matrix()
-        self.head_map.clear_matrix()
+        self.setup, self.grids, self.diffs, self.model, self.view, self.tokens = None, {}, {}, None, None, ()
+        for view in (self.token_map, self.head_map, self.atp_token_map, self.atp_head_map):
+            view.clear_matrix()
+        self._set_atp_line("")
         self._finish()
 
     # ------------------------------------------------------------------ running
@@ -217,6 +261,7 @@ class PatchingPanel(Panel):
         self.cancel_button.setVisible(True)
         self.run_button.setEnabled(False)
         self.caption.setText(self.tr("Running both prompts…"))
+        self.clean_text = self.clean.text()
         request = RunRequest(text=self.clean.text(), answer=self.answer.text() or None, position=self.position.value(),
                              ablate=self.controller.ablate)
         self._lane.start(patching_task, model, request, self.corrupt.text(), (self.grid.currentData(), "head_z"))
@@ -254,6 +299,10 @@ class PatchingPanel(Panel):
     def _on_failed(self, error) -> None:
         self.running = False
         self._finish()
+        self.view = None  # an estimate of prompts the exact grid refused is not shown
+        for view in (self.atp_token_map, self.atp_head_map):
+            view.clear_matrix()
+        self._set_atp_line("")
         self.caption.setText(error_text(error))
 
     def _on_progress(self, done: int, total: int) -> None:
@@ -264,42 +313,81 @@ class PatchingPanel(Panel):
     def _on_partial(self, result) -> None:
         if self.running:
             self._show(result)
-            for view in (self.token_map, self.head_map):
+            for view in (self.token_map, self.head_map, self.atp_token_map, self.atp_head_map):
                 view.repaint()  # now, while the task waits for it (app.worker.TaskState.set_partial_result)
 
-    def _on_done(self, result) -> None:
+    def _on_done(self, view) -> None:
         if not self.running:
             return
         self.running = False
-        self.partial = not result.complete
+        self.partial = view.exact is None or not view.exact.complete
         self._finish()
-        self._show(result)
+        self._show(view)
 
-    def _show(self, result) -> None:
-        """Draw a patching result (engine.analysis.patching.PatchResult; NaN cells not run yet)."""
-        self.setup, self.grids = result.setup, dict(result.grids)
+    def _show(self, view) -> None:
+        """Draw an app.jobs.atp.PatchingView: the AtP side, and the exact grid so far when it has one
+        (engine.analysis.patching.PatchResult; NaN cells not run yet)."""
+        self.view = view
+        if view.tokens:
+            self.tokens = view.tokens
+        if view.exact is not None:
+            self.setup, self.grids, self.diffs = view.exact.setup, dict(view.exact.grids), dict(view.exact.logit_diffs)
+            self.tokens = tuple(t.text for t in self.setup.clean.tokens)
         self._draw()
+        self._draw_atp()
 
     # ------------------------------------------------------------------ drawing
+    def _redraw(self) -> None:
+        self._draw()
+        self._draw_atp()
+
+    def _diff(self) -> bool:
+        """True when the logit-difference grids are shown (a decoder's, chosen in the Measure box)."""
+        decoder = self.setup.decoder if self.setup is not None else (
+            self.view is not None and self.view.estimate is not None and self.view.estimate.measure == "p(answer)")
+        return decoder and self.measure.currentData() == "diff"
+
+    def _exact_grids(self) -> dict:
+        return self.diffs if self._diff() else self.grids
+
+    def _estimate_grids(self) -> dict:
+        estimate = None if self.view is None else self.view.estimate
+        return {} if estimate is None else estimate.logit_diffs if self._diff() else estimate.grids
+
+    def _levels(self) -> tuple[float, float]:
+        """The exact side's colour scale, which the AtP side shares (an estimate outside it is drawn
+        at its ends; hover tells its value): the two unpatched measures and the exact cells so far."""
+        s, diff = self.setup, self._diff()
+        if s is not None:
+            ends = (s.clean_diff, s.corrupt_diff) if diff else (s.clean_value, s.corrupt_value)
+            return _finite_range(*ends, *self._exact_grids().values())
+        estimate = self.view.estimate  # before the exact grid's setup: the unpatched runs the estimate knows
+        return (_finite_range(estimate.corrupt_diff, *estimate.logit_diffs.values()) if diff
+                else _finite_range(estimate.clean_value, estimate.corrupt_value))
+
     def _draw(self) -> None:
         s = self.setup
         if s is None or not self.grids:
             return
-        token_grid = next(name for name in self.grids if name != "head_z")
+        grids, diff = self._exact_grids(), self._diff()
+        token_grid = next(name for name in grids if name != "head_z")
         labels = [t.text for t in s.clean.tokens]
         layers = [str(l) for l in range(s.layers)]
-        levels = _finite_range(s.clean_value, s.corrupt_value, *self.grids.values())
-        self.token_map.set_matrix(self.grids[token_grid], layers, labels, levels=levels, colormap=PATCH_MAP,
+        levels = self._levels()
+        self.token_map.set_matrix(grids[token_grid], layers, labels, levels=levels, colormap=PATCH_MAP,
                                   value_format="{:.2f}")
-        self.head_map.set_matrix(self.grids["head_z"], layers, [f"H{h}" for h in range(s.heads)], levels=levels,
+        self.head_map.set_matrix(grids["head_z"], layers, [f"H{h}" for h in range(s.heads)], levels=levels,
                                  colormap=PATCH_MAP, value_format="{:.2f}")
         done = sum(int(np.isfinite(g).sum()) for g in self.grids.values())
         total = sum(g.size for g in self.grids.values())
-        measure = (fill(self.tr("p(“%1”) at the last position"), s.answer.piece) if s.decoder
-                   else fill(self.tr("cosine of “%1”'s final vector to the clean run's"), labels[s.position]))
-        text = fill(self.tr("%1: clean %2, corrupted %3. Each cell: the corrupted run with that one activation "
-                            "copied from the clean run (dark: nothing restored)."),
-                    measure, f"{s.clean_value:.4g}", f"{s.corrupt_value:.4g}")
+        if diff:
+            measure = fill(self.tr("logit(“%1”) − logit of the corrupted run's likeliest other token"),
+                           s.answer.piece)
+        else:
+            measure = (fill(self.tr("p(“%1”) at the last position"), s.answer.piece) if s.decoder
+                       else fill(self.tr("cosine of “%1”'s final vector to the clean run's"), labels[s.position]))
+        clean_value, corrupt_value = (s.clean_diff, s.corrupt_diff) if diff else (s.clean_value, s.corrupt_value)
+        text = fill(self.tr("%1: clean %2, corrupted %3."), measure, f"{clean_value:.4g}", f"{corrupt_value:.4g}")
         if s.answer is not None and s.answer.note:
             text += " " + fill(self.tr("The answer has %1 tokens; the first, “%2”, is measured."),
                                s.answer.pieces, s.answer.piece)
@@ -309,10 +397,64 @@ class PatchingPanel(Panel):
             text += " " + fill(self.tr("PARTIAL: cancelled after %1 of %2 cells (blank cells were not run)."),
                                done, total)
         elif done == total:
-            best = np.unravel_index(np.nanargmax(self.grids[token_grid]), self.grids[token_grid].shape)
+            best = np.unravel_index(np.nanargmax(grids[token_grid]), grids[token_grid].shape)
             text += " " + fill(self.tr("Largest: layer %1, “%2” → %3."), int(best[0]), labels[best[1]],
-                               f"{self.grids[token_grid][best]:.3g}")
+                               f"{grids[token_grid][best]:.3g}")
         self.caption.setText(text)
+
+    def _draw_atp(self) -> None:
+        """The AtP grids on the exact grids' scale and their line; the engine's refusal instead of them."""
+        view = self.view
+        if view is None:
+            return
+        refused = view.estimate is None
+        self.atp_token_map.setVisible(not refused)
+        self.atp_head_map.setVisible(not refused)
+        if refused:
+            self._set_atp_line(atp_text.refusal(view.error) if view.error is not None else "")
+            return
+        grids = self._estimate_grids()
+        agreement = view.diff_agreement if self._diff() else view.agreement
+        token_grid = next(name for name in grids if name != "head_z")
+        layers = [str(l) for l in range(grids["head_z"].shape[0])]
+        levels = self._levels()
+        self.atp_token_map.set_matrix(grids[token_grid], layers, list(self.tokens), levels=levels, colormap=PATCH_MAP,
+                                      value_format="{:.2f}")
+        self.atp_head_map.set_matrix(grids["head_z"], layers, [f"H{h}" for h in range(grids["head_z"].shape[1])],
+                                     levels=levels, colormap=PATCH_MAP, value_format="{:.2f}")
+        titles = {"resid_pre": self.tr("residual stream"), "attn_out": self.tr("attention output"),
+                  "mlp_out": self.tr("MLP output"), "head_z": self.tr("heads")}
+        shown = [(titles[name], name, agreement[name]) for name in (token_grid, "head_z") if name in agreement]
+        self._set_atp_line(atp_text.lines(shown, self.tokens))
+
+    def _set_atp_line(self, text: str) -> None:
+        """The AtP lines, hidden while empty: an empty label keeps a line's height, which the grids' rows
+        need at 1024 × 600 (tests/app/shell/test_layout_fit.py)."""
+        self.atp_line.setText(text)
+        self.atp_line.setVisible(bool(text))
+
+    def _hover(self, view: HeatmapView, grid: str, row: int, column: int) -> None:
+        """The hovered cell's exact value and AtP estimate, as the grid's tooltip."""
+        if row < 0 or self.view is None:
+            view.setToolTip("")
+            return
+        exact_grids, estimate_grids = self._exact_grids(), self._estimate_grids()
+        name = grid if grid == "head_z" else next((g for g in exact_grids or estimate_grids if g != "head_z"), None)
+        if name is None:
+            return
+        exact, estimate = exact_grids.get(name), estimate_grids.get(name)
+        cell = atp_text.cell_name(name, row, column, self.tokens)
+        ran = exact is not None and np.isfinite(exact[row, column])
+        if ran and estimate is not None:
+            tip = fill(self.tr("%1 — exact %2, AtP estimate %3"), cell, f"{exact[row, column]:.4g}",
+                       f"{estimate[row, column]:.4g}")
+        elif estimate is not None:
+            tip = fill(self.tr("%1 — AtP estimate %2 (exact not run yet)"), cell, f"{estimate[row, column]:.4g}")
+        elif ran:
+            tip = fill(self.tr("%1 — exact %2"), cell, f"{exact[row, column]:.4g}")
+        else:
+            tip = ""
+        view.setToolTip(tip)
 
     def is_partial(self) -> bool:
         return self.partial
@@ -320,10 +462,10 @@ class PatchingPanel(Panel):
     # ------------------------------------------------------------------ opening a cell
     def _open(self, layer: int, focus: int | None = None, head: int | None = None) -> None:
         c = self.controller
-        if self.setup is None or self.model != c.model:
+        if self.view is None or self.model != c.model:  # an AtP cell opens before the exact grid's first row too
             return
-        if c.config.text != self.setup.clean.text:
-            c.update_config(text=self.setup.clean.text)
+        if c.config.text != self.clean_text:
+            c.update_config(text=self.clean_text)
         c.set_model(c.model, layer)
         c.select(focus=focus, head=head)
 

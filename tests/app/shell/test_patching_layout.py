@@ -12,8 +12,10 @@ import pytest
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QApplication
 
+from app.jobs.atp import view_of
 from app.layout_check import cut_report
 from engine.analysis import patching
+from engine.analysis.attribution_patching import AttributionPatching
 
 pytestmark = pytest.mark.slow  # a window, and a bundled model
 
@@ -48,12 +50,17 @@ def test_smollm2s_patching_grid_fits_at_1366_by_768(window, smollm2_model):
     assert (setup.layers, setup.n, setup.heads) == (30, 16, 9)
     rng = np.random.default_rng(0)
     grids = {"resid_pre": rng.random((30, 16)), "head_z": rng.random((30, 9))}
+    # and its attribution-patching estimate beside it, with the agreement lines (made up too)
+    estimate = AttributionPatching({name: grid + rng.normal(0, 0.1, grid.shape) for name, grid in grids.items()},
+                                   {}, "p(answer)", setup.corrupt_value, setup.clean_value)
     panel.model, panel.running = "smollm2", True
-    panel._on_done(patching.PatchResult(setup, grids, {}))
+    panel._on_done(view_of(estimate, None, tuple(t.text for t in setup.clean.tokens),
+                           patching.PatchResult(setup, grids, {})))
     _settle(window)
     assert dock.height() == before  # nothing grew: no relayout of the window at the click or the result
     assert "patching" not in cut_report(window), cut_report(window)
-    for view, columns in ((panel.token_map, 16), (panel.head_map, 9)):
+    for view, columns in ((panel.token_map, 16), (panel.head_map, 9), (panel.atp_token_map, 16),
+                          (panel.atp_head_map, 9)):
         box = view.plot.getViewBox().sceneBoundingRect()
         assert box.height() >= 30 * ROW_LEAST, (view.objectName(), box.height())
         bottom = view.plot.getAxis("bottom")
