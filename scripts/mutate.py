@@ -222,6 +222,8 @@ mutant("gif-frames-reversed", "figures/steps.py",
 # exercises switched quickly: the previous exercise's answer kept (and revealable) while the next computes
 mutant("exercise-switch-keeps-the-answer", "app/lesson_dialog.py",
        "        self.solution = self.verdict = None\n        self.question.setText", "        self.verdict = None\n        self.question.setText")
+# ... and the verdict of the exercise just left (its answer's numbers) still shown over the next one
+mutant("exercise-switch-keeps-the-verdict", "app/lesson_dialog.py", "        self.feedback.clear()\n", "")
 
 
 def _copy_tree(destination: Path) -> None:
