@@ -1,6 +1,7 @@
 """The File menu's export commands, triggered through their actions as a user triggers them (the
 save dialog and the width asked answered here), and each file read back against what that command
-promises: the selected head's heatmap, every head in one image, the arrays of the run on screen.
+promises: the selected head's heatmap, every head in one image, the arrays of the run on screen, the
+player's stages frame by frame (the player left on its stage).
 A row wired to the neighbouring command ("Export all heads" writing the selected head alone) writes
 a file of the right name and suffix that passes any check by count or existence, not these."""
 from __future__ import annotations
@@ -65,7 +66,7 @@ def test_export_heatmap_and_export_all_heads_write_what_their_rows_name(window, 
     assert controller.head == 2 and controller.stage == "weights"  # an export moves no selection
 
 
-def test_export_data_writes_the_run_on_screen(window, qtbot, answered, tmp_path):
+def test_export_data_and_step_through_write_the_run_on_screen(window, qtbot, answered, tmp_path):
     controller = window.controller
     controller.update_config(text="a b c d e", heads=2)
     settle(window, qtbot)
@@ -78,3 +79,30 @@ def test_export_data_writes_the_run_on_screen(window, qtbot, answered, tmp_path)
         assert data["weights"].shape == result.weights.shape == (2, 5, 5)
         np.testing.assert_array_equal(data["weights"], result.weights)
         np.testing.assert_array_equal(data["scores"], result.scores)
+
+    # Export step-through: a GIF of the player's stages, frame i the player's stage i, the player left
+    # where it was
+    from app.panels.player_panel import STAGE_KEYS
+    from figures.render import image_pixels
+    from figures.steps import frame_image, stage_pages
+
+    player = window.navigation.show_player()
+    qtbot.waitUntil(lambda: player.shown_result() is not None, timeout=10000)
+    player.set_stage(STAGE_KEYS.index("scaled"))
+    settle(window, qtbot)
+    answered[0] = str(tmp_path / "menu.gif")
+    trigger(window, qtbot, "file.export_steps")
+    qtbot.waitUntil(lambda: (tmp_path / "menu.gif").is_file(), timeout=60000)
+    window.wait_until_idle(30)
+    assert player.stage_index == STAGE_KEYS.index("scaled")
+    pages = stage_pages(player.shown_result(), head=controller.head, focus=controller.focus,
+                        levels=player.stage_levels())
+    from PIL import Image
+
+    with Image.open(tmp_path / "menu.gif") as gif:
+        assert gif.n_frames == len(STAGE_KEYS) == len(pages)
+        for index, page in enumerate(pages):
+            gif.seek(index)
+            frame = np.asarray(gif.convert("RGB"), dtype=int)
+            drawn = image_pixels(frame_image(page, index, len(pages)))[:, :, :3].astype(int)
+            assert np.abs(frame - drawn).mean() < 2.0, f"frame {index} is not stage {page.name!r}"
