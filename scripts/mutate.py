@@ -197,6 +197,34 @@ mutant("pdf-pages-reversed", "figures/steps.py", "        for index, page in enu
        "        for index, page in enumerate(pages[::-1]):")
 mutant("step-export-rewinds-the-player", "app/shell/exports.py", "        player = self.w.navigation.show_player()\n",
        "        player = self.w.navigation.show_player()\n        player.set_stage(0)\n")
+# fixtures of one format only (the older config.json form: a top-level rope_theta, no num_key_value_heads)
+mutant("rope-base-from-the-new-key-only", "engine/models/families/rotary.py",
+       'theta = tables[FULL].get("rope_theta", c.get("rope_theta", 10000.0))', 'theta = tables[FULL].get("rope_theta", 10000.0)')
+mutant("kv-heads-default-one", "engine/models/families/common.py",
+       "default = heads if kv_default is None else kv_default", "default = 1 if kv_default is None else kv_default")
+# ... and a GGUF file over the memory budget listed as one that opens
+mutant("gguf-over-the-budget-listed", "engine/models/local_models.py",
+       'problem = "" if 4 * numbers <= limit else', 'problem = "" if True else')
+# actions declared but never triggered: "Export all heads" writing the selected head; a click on the
+# patching head map opening a token instead of the head
+mutant("export-all-heads-writes-one", "app/shell/exports.py",
+       'self.export_heatmap(path, "all" if all_heads else self.w.controller.head, width)',
+       "self.export_heatmap(path, self.w.controller.head, width)")
+mutant("patch-head-click-selects-a-token", "app/panels/evidence_panel.py",
+       "        self._open(layer, head=head)", "        self._open(layer, focus=head)")
+# interactions never combined: a corrupted run whose most likely token is the answer (the logit
+# difference's other token must be the next one, not the answer itself)
+mutant("patch-other-may-be-the-answer", "engine/analysis/patching.py",
+       "other = int(ranked[0] if ranked[0] != target.id else ranked[1])", "other = int(ranked[0])")
+# exports checked by count, not content: the GIF's frames in reverse order
+mutant("gif-frames-reversed", "figures/steps.py",
+       "MEDIANCUT) for frame in frames]", "MEDIANCUT) for frame in frames[::-1]]")
+# exercises switched quickly: the previous exercise's answer kept (and revealable) while the next computes
+mutant("exercise-switch-keeps-the-answer", "app/lesson_dialog.py",
+       "        self.solution = self.verdict = None\n        self.question.setText", "        self.verdict = None\n        self.question.setText")
+# ... and the verdict of the exercise just left (its answer's numbers) still shown over the next one
+mutant("exercise-switch-keeps-the-verdict", "app/lesson_dialog.py", "        self.feedback.clear()\n", "")
+
 
 def _copy_tree(destination: Path) -> None:
     """The tracked and untracked-but-not-ignored files, as they are now (no .venv, no .git)."""

@@ -50,3 +50,46 @@ def test_a_late_answer_of_the_previous_exercise_is_never_shown(dialog, qtbot, mo
     expected = solve(EXERCISES[2])
     assert list(dialog.solution.answer) == pytest.approx(list(expected.answer), abs=0)
     assert dialog.reveal_button.isEnabled()
+
+
+def test_every_switch_withdraws_the_answer_until_the_chosen_exercises_arrives(dialog, qtbot, monkeypatch):
+    """Each switch, forward through every exercise, from an exercise answered and revealed: while
+    the next answer is computed nothing of the exercise just left is on screen or revealable (no
+    answer held, Reveal off, the verdict, the typed numbers and the worked arithmetic gone); then
+    exactly the chosen exercise's answer arrives."""
+    qtbot.waitUntil(lambda: dialog.solution is not None, timeout=10000)  # the first, answered at once
+    gate = threading.Event()
+
+    def held(exercise):
+        gate.wait(5)
+        return solve(exercise)
+
+    monkeypatch.setattr(lesson_dialog, "solve", held)
+    try:
+        for index in range(1, len(EXERCISES)):
+            gate.clear()
+            left = dialog.solution
+            assert left is not None and left.exercise is EXERCISES[index - 1]
+            if left.exercise.kind == "cell":
+                dialog.choose(0)
+            else:
+                dialog.answer.setText(", ".join(str(float(v)) for v in left.answer))
+            dialog.reveal()
+            assert dialog.feedback.text() and dialog.worked.isVisibleTo(dialog)  # shown before the switch
+            dialog.set_exercise(index)
+            assert dialog.solution is None, f"exercise {index - 1}'s answer is kept while {index}'s is computed"
+            assert not dialog.reveal_button.isEnabled()
+            assert dialog.feedback.text() == "", f"exercise {index - 1}'s verdict is still shown"
+            assert dialog.answer.text() == "" and dialog.worked.toPlainText() == ""
+            assert not dialog.worked.isVisibleTo(dialog)
+            dialog.answer.setText("0.5, 0.25, 0.25")
+            dialog.reveal()  # Enter in the answer box before the answer is there: nothing to reveal
+            assert dialog.feedback.text() == "" and dialog.verdict is None and not dialog.worked.isVisibleTo(dialog)
+            dialog.answer.clear()
+            gate.set()
+            qtbot.waitUntil(lambda: dialog.solution is not None, timeout=10000)
+            assert dialog.solution.exercise is EXERCISES[index] and dialog.exercise is EXERCISES[index]
+            assert list(dialog.solution.answer) == pytest.approx(list(solve(EXERCISES[index]).answer), abs=0)
+            assert dialog.reveal_button.isEnabled()
+    finally:
+        gate.set()  # a failed check leaves no answer waiting in the worker
