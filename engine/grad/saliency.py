@@ -14,7 +14,10 @@ Completeness depends on the model. MiniLM from its [PAD] token: the attributions
 3e-7 at 32 steps. SmolLM2 from zero: they sum to 28.1, 113.7 and −27.1 at 32, 128 and 512 steps where
 t(e) − t(0) = 10.5 (torch's own IG gives the same 28.1 at 32): log p(answer) swings along the straight path
 (its total variation over 290 points of the path is 61.9 for a net change of 10.5), so the midpoint rule
-is far from its integral; ``ig_completeness`` is there to show it.
+is far from its integral; ``ig_completeness`` is there to show it. Within the first 0.2 % of the path from
+zero, where the first RMSNorm's input is near zero, log p jumps by 6 and back; no step count settles it, and
+of six baselines tried on three prompts none is complete at 32 steps on all three
+(benchmarks/bench_ig_completeness.py; figures in benchmarks/README.md).
 
 The batch's activations are checked against the memory budget before it runs: m is refused above
 what fits (:func:`max_steps`, the number said), and m = 0.
