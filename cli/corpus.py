@@ -59,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="texts a shard (default 16): an interrupted job loses at most the batches in flight")
     parser.add_argument("--max-tokens", type=int, default=None, metavar="N",
                         help="skip (and count) texts of more tokens (default 512, or the model's limit)")
+    parser.add_argument("--no-tsne", action="store_true",
+                        help="write the heads' query-key maps by PCA only: no t-SNE view (it takes about 0.3 s a "
+                             "head at the end of the job; the same command without it adds the view to a finished "
+                             "folder)")
     return parser
 
 
@@ -149,7 +153,7 @@ def run(args: list[str]) -> None:
             raise UsageError(f"{flag} must be at least 1, not {value}")
     spec = JobSpec(model=model_name(options.model), texts=options.texts, out=options.out, field=options.field,
                    ablate=parse_ablate(options.ablate), batch_size=options.batch_size or DEFAULT_BATCH,
-                   limit=options.limit, max_tokens=options.max_tokens or DEFAULT_MAX_TOKENS)
+                   limit=options.limit, max_tokens=options.max_tokens or DEFAULT_MAX_TOKENS, tsne=not options.no_tsne)
     corpus = check_job(spec)  # a bad corpus or another job's folder: said before a cluster starts
     # Dask logs a lost scheduler as a traceback; the job's own line says it (and what to do)
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")

@@ -37,7 +37,10 @@ MODELS = {
     "qwen3 gguf": (FAMILIES / "qwen3.gguf", " the cat sat on the mat"),
     "minilm": ("minilm", "The animal didn't cross the street because it was too tired."),
     "e5": ("e5", "小明喜欢苹果"),
-    "smollm2": ("smollm2", "The Eiffel Tower is in the city of"),
+    # six tokens, "Eiffel" two of them (by words differs from by pieces): each lens grid and logit lens reads
+    # every layer × token against the 49,152-token vocabulary, sixteen of them a cell (the nine-token prompt
+    # of the patching tests cost half as much again)
+    "smollm2": ("smollm2", "The Eiffel Tower is in"),
 }
 FAST = ("toy", "gpt2 folder", "qwen3 gguf")
 ANSWER = " the"  # the decoders' answer token: direct logit attribution and the lens grid read it

@@ -317,8 +317,8 @@ class CorpusPanel(Panel):
             self.qk_keys.setData([])
             self.qk_caption.setText(self.tr("No query–key map in this job (open a job folder).") if key == "qk_points"
                                     or self.arrays is None or "qk_points" not in self.arrays else
-                                    self.tr("This job has no t-SNE map (it was written before t-SNE was added: "
-                                            "run the job again into a new folder)."))
+                                    self.tr("This job has no t-SNE map (it was run with --no-tsne, or before t-SNE "
+                                            "was added): the same command without --no-tsne, on its folder, adds it."))
             return
         points = self.arrays[key][row]  # (2N, 2) or (2M, 2)
         n = len(points) // 2

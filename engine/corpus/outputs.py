@@ -12,7 +12,8 @@
     qk_map.npz          the joint query-key map of every head (engine/corpus/qk_map.py) over the
                         tokens of the corpus's first texts: points (K, 2N, 2) float32, the N queries
                         then the N keys; tsne (K, 2M, 2) float32, the first M = min(N, 150) tokens'
-                        queries then keys by t-SNE; token (N,), text_index (N,), and sentence (N,) its text
+                        queries then keys by t-SNE (absent when the job was asked for none);
+                        token (N,), text_index (N,), and sentence (N,) its text
 """
 from __future__ import annotations
 
@@ -85,8 +86,9 @@ def write_results(folder, summary: Summary, model: str, ablate, texts) -> dict[s
     return {"distance": summary.distance, "embedding": embedding}
 
 
-def write_qk_map(folder, batch_size: int, batches: int, texts) -> None:
-    """qk_map.npz from the shards holding the sampled texts' queries and keys (the first batches)."""
+def write_qk_map(folder, batch_size: int, batches: int, texts, tsne: bool = True) -> None:
+    """qk_map.npz from the shards holding the sampled texts' queries and keys (the first batches);
+    ``tsne``: with each head's t-SNE view too (the PCA view is always written)."""
     queries, keys, text_index, tokens = [], [], [], []
     for index in range(min(batches, -(-QK_SAMPLE_TEXTS // batch_size))):
         shard = read_shard(folder, index)
@@ -99,10 +101,13 @@ def write_qk_map(folder, batch_size: int, batches: int, texts) -> None:
         return
     q, k = np.concatenate(queries, axis=1), np.concatenate(keys, axis=1)  # (K, N, d_head) each
     points = np.stack([joint_map(q[head], k[head]) for head in range(len(q))]).astype(np.float32)  # (K, 2N, 2)
-    tsne = np.stack([joint_tsne(q[head], k[head]) for head in range(len(q))]).astype(np.float32)  # (K, 2M, 2)
+    views = {"points": points}
+    if tsne:
+        views["tsne"] = np.stack([joint_tsne(q[head], k[head])
+                                  for head in range(len(q))]).astype(np.float32)  # (K, 2M, 2)
     text_index = np.concatenate(text_index)  # (N,)
     with atomic_write(Path(folder) / "qk_map.npz") as stream:
-        np.savez(stream, points=points, tsne=tsne, token=np.concatenate(tokens), text_index=text_index,
+        np.savez(stream, **views, token=np.concatenate(tokens), text_index=text_index,
                  sentence=np.array([texts[i] for i in text_index], dtype=str))
 
 

@@ -43,6 +43,9 @@ class JobSpec:
     batch_size: int = DEFAULT_BATCH
     limit: int | None = None  # the first ``limit`` texts only
     max_tokens: int = DEFAULT_MAX_TOKENS
+    # the t-SNE view of every head's query-key map, computed at the job's end (about 0.3 s a head; the
+    # PCA view is always written); not in the manifest: a finished folder rerun with it adds the view
+    tsne: bool = True
 
 
 @dataclass
@@ -131,5 +134,5 @@ def _run(spec: JobSpec, executor, progress: Callable | None, corpus: Corpus) -> 
             progress(done_texts, len(texts), time.monotonic() - started, here)
     summary = reduce_shards(spec.out, manifest["batches"], facts["layers"], facts["heads"])
     arrays = write_results(Path(spec.out), summary, spec.model, ablate, texts)
-    write_qk_map(spec.out, size, manifest["batches"], texts)
+    write_qk_map(spec.out, size, manifest["batches"], texts, tsne=spec.tsne)
     return JobResult(summary, manifest, len(calls), corpus.skipped_line(), arrays)

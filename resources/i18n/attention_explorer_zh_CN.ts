@@ -812,8 +812,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>此任务没有查询–键联合图（请打开一个任务文件夹）。</translation>
     </message>
     <message>
-        <source>This job has no t-SNE map (it was written before t-SNE was added: run the job again into a new folder).</source>
-        <translation>此任务没有 t-SNE 图（它写于加入 t-SNE 之前：请把任务重新运行到一个新文件夹）。</translation>
+        <source>This job has no t-SNE map (it was run with --no-tsne, or before t-SNE was added): the same command without --no-tsne, on its folder, adds it.</source>
+        <translation>此任务没有 t-SNE 图（它以 --no-tsne 运行，或写于加入 t-SNE 之前）：在它的文件夹上运行同一命令（不带 --no-tsne）即可加上。</translation>
     </message>
     <message>
         <source>Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the queries&apos; mean and both scaled to one mean norm (no dot product changes), then PCA. A query near a key: a large score.</source>

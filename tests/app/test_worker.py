@@ -27,7 +27,7 @@ def collect(lane):
 
 
 def settle(qtbot, worker):
-    assert worker.wait_until_idle(10)
+    assert worker.wait_until_idle(60)
     qtbot.wait(20)  # the queued answers are delivered by the event loop
 
 
@@ -41,7 +41,7 @@ def test_a_stale_slow_answer_never_arrives_after_a_fast_one(qtbot, worker):
     done, failed = collect(lane)
     release = threading.Event()
     lane.submit(slow, "slow", release)
-    qtbot.waitUntil(lambda: not worker.is_idle() and not worker._pending)  # the slow job is running
+    qtbot.waitUntil(lambda: not worker.is_idle() and not worker._pending, timeout=30_000)  # the slow job runs
     lane.submit(str.upper, "fast")
     release.set()
     settle(qtbot, worker)
@@ -51,7 +51,7 @@ def test_a_stale_slow_answer_never_arrives_after_a_fast_one(qtbot, worker):
 def test_pending_jobs_are_replaced_and_only_the_latest_runs(qtbot, worker):
     blocker, release = worker.lane("block"), threading.Event()
     blocker.submit(slow, None, release)
-    qtbot.waitUntil(lambda: not worker._pending)
+    qtbot.waitUntil(lambda: not worker._pending, timeout=30_000)
     lane = worker.lane("test")
     done, _ = collect(lane)
     ran = []
@@ -102,7 +102,7 @@ def test_cancel_drops_the_running_answer(qtbot, worker):
     done, failed = collect(lane)
     release = threading.Event()
     lane.submit(slow, "late", release)
-    qtbot.waitUntil(lambda: not worker._pending)
+    qtbot.waitUntil(lambda: not worker._pending, timeout=30_000)
     lane.cancel()
     release.set()
     settle(qtbot, worker)
@@ -131,7 +131,7 @@ def test_an_answer_for_a_deleted_lane_is_dropped_quietly(qtbot, worker):
     lane = worker.lane("test", owner)
     release = threading.Event()
     lane.submit(slow, 1, release)
-    qtbot.waitUntil(lambda: not worker._pending)
+    qtbot.waitUntil(lambda: not worker._pending, timeout=30_000)
     import shiboken6
 
     shiboken6.delete(owner)  # the panel is gone while its job runs
@@ -204,11 +204,11 @@ def test_cancel_stops_a_running_task_and_nothing_of_it_arrives_after(qtbot, work
     partial = []
     lane.partial.connect(partial.append)
     state = lane.start(counting, None, 0.002)
-    qtbot.waitUntil(lambda: len(partial) >= 3, timeout=5000)  # it runs, and its rows reach the GUI thread
+    qtbot.waitUntil(lambda: len(partial) >= 3, timeout=30_000)  # it runs, and its rows reach the GUI thread
     lane.cancel()
     seen = len(partial)
     assert state.is_interruption_requested() and not lane.busy
-    assert worker.wait_until_idle(2), "the task did not stop when asked"
+    assert worker.wait_until_idle(30), "the task did not stop when asked"  # it never ends by itself
     qtbot.wait(30)
     assert len(partial) == seen and done == [] and failed == []
 
@@ -217,7 +217,7 @@ def test_a_new_start_interrupts_the_previous_task(qtbot, worker):
     lane = worker.lane("task", long=True)
     done, _ = collect(lane)
     first = lane.start(counting, None, 0.002)
-    qtbot.waitUntil(lambda: not worker._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not worker._pending, timeout=30_000)
     lane.start(counting, 2)
     assert first.is_interruption_requested()
     settle(qtbot, worker)
@@ -229,7 +229,7 @@ def test_closing_stops_a_running_task_within_a_second(qtbot, worker):
     partial = []
     lane.partial.connect(partial.append)
     lane.start(counting, None, 0.01)
-    qtbot.waitUntil(lambda: bool(partial), timeout=5000)
+    qtbot.waitUntil(lambda: bool(partial), timeout=30_000)
     started = time.monotonic()
     assert worker.shutdown(1.0) and not worker.is_alive()
     assert time.monotonic() - started < 1.0
@@ -252,7 +252,7 @@ def test_a_task_waits_for_its_partial_result_to_be_taken_and_cancel_ends_the_wai
     taken, waited = [], []
     lane.partial.connect(taken.append)
     lane.start(handing_over, 3, waited)
-    qtbot.waitUntil(lambda: done == [3], timeout=5000)  # the event loop runs: each row is taken at once
+    qtbot.waitUntil(lambda: done == [3], timeout=30_000)  # the event loop runs: each row is taken at once
     assert taken == [0, 1, 2] and done == [3] and max(waited) < 1.0
     waited.clear()
     lane.start(handing_over, 3, waited)
@@ -261,5 +261,6 @@ def test_a_task_waits_for_its_partial_result_to_be_taken_and_cancel_ends_the_wai
         time.sleep(0.005)
     time.sleep(0.05)
     lane.cancel()
-    assert worker.wait_until_idle(1.0), "a cancelled task kept waiting for its row to be taken"
+    # a task still waiting for its row waits 5 s: 3 s tells it from one that ends when cancelled, under load too
+    assert worker.wait_until_idle(3.0), "a cancelled task kept waiting for its row to be taken"
     assert len(waited) == 1

@@ -134,3 +134,26 @@ def test_the_top_help_and_an_unknown_command_name_corpus(capsys):
     assert main(["main.py", "corpora"]) == 2
     assert capsys.readouterr().err == ("error: unknown command 'corpora': use `export`, `patch` or `corpus` (see --help), "
                                        "or no arguments for the window\n")
+
+
+def test_no_tsne_writes_the_pca_map_alone_and_the_same_command_adds_the_view(tmp_path, texts, capsys):
+    """--no-tsne: qk_map.npz without its t-SNE view and every other array as a full job's; the same
+    command without the flag on that folder computes no batch again and adds the view a full job has."""
+    def run(out, *extra):
+        code = main(["main.py", "corpus", "--model", "toy", "--texts", str(texts), "--out", str(tmp_path / out),
+                     "--in-process", "--limit", "6", "--batch-size", "2", *extra])
+        return code, capsys.readouterr().err
+
+    assert run("whole")[0] == 0
+    assert run("job", "--no-tsne")[0] == 0
+    whole, pca_only = np.load(tmp_path / "whole" / "qk_map.npz"), np.load(tmp_path / "job" / "qk_map.npz")
+    assert "tsne" in whole.files and sorted(pca_only.files) == sorted(set(whole.files) - {"tsne"})
+    for key in pca_only.files:
+        np.testing.assert_array_equal(pca_only[key], whole[key], err_msg=key)
+    shards = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "job").glob("batch-*.npz")}
+    code, err = run("job")
+    assert code == 0 and err.splitlines()[0] == "corpus: 6 / 6 texts"  # every batch already saved
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "job").glob("batch-*.npz")} == shards
+    added = np.load(tmp_path / "job" / "qk_map.npz")
+    assert sorted(added.files) == sorted(whole.files)
+    np.testing.assert_array_equal(added["tsne"], whole["tsne"])

@@ -28,7 +28,8 @@ def _grid(window, qtbot):
     window.docks["heads"].show()
     window.docks["heads"].raise_()
     grid = window.panel("heads")
-    qtbot.waitUntil(lambda: grid.isVisible() and len(grid.views) == window.controller.snapshot.result.weights.shape[0])
+    qtbot.waitUntil(lambda: grid.isVisible() and len(grid.views) == window.controller.snapshot.result.weights.shape[0],
+                    timeout=30_000)
     return grid
 
 

@@ -183,7 +183,7 @@ def test_keyboard_shortcuts_act_only_inside_the_panel(qtbot):
     try:
         show(qtbot, controller, panel, AttentionConfig(text="a b c", d_model=8, heads=2))
         panel.setFocus()
-        qtbot.waitUntil(lambda: panel.hasFocus())
+        qtbot.waitUntil(lambda: panel.hasFocus(), timeout=30_000)
         qtbot.keyClick(panel, Qt.Key.Key_Right)
         assert panel.stage_index == 1
         qtbot.keyClick(panel, Qt.Key.Key_PageDown)
@@ -197,7 +197,7 @@ def test_keyboard_shortcuts_act_only_inside_the_panel(qtbot):
         qtbot.keyClick(panel, Qt.Key.Key_Space)
         assert not panel.is_playing()
         editor.setFocus()
-        qtbot.waitUntil(lambda: editor.hasFocus())
+        qtbot.waitUntil(lambda: editor.hasFocus(), timeout=30_000)
         editor.setCursorPosition(0)
         qtbot.keyClick(editor, Qt.Key.Key_Right)
         qtbot.keyClick(editor, Qt.Key.Key_Space)

@@ -18,7 +18,7 @@ from tests.shared_helpers import typed_at_the_end
 
 def _activate(window, qtbot) -> None:
     window.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=3000)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=30_000)
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ def _type(window, text: str, *, wait_each: bool = False) -> None:
 
 def _activate(window, qtbot) -> None:
     window.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=3000)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=30_000)
 
 
 # ---------------------------------------------------------------------- 25.6 the focus follows typing
@@ -456,8 +456,8 @@ def test_inspector_values_and_head_rows_fit_at_1366_by_768(window, qtbot):
     from app.layout_check import dock_scrolls
 
     # along the bottom, its parts side by side: whole, once the rows have taken their text's height
-    # (a scroll bar showed for a few events in CI; it must go, not stay)
-    qtbot.waitUntil(lambda: dock_scrolls(window.docks["inspector"]) == [], timeout=2000)
+    # (a scroll bar showed for a few events in CI; it must go, not stay: a long wait costs only when it stays)
+    qtbot.waitUntil(lambda: dock_scrolls(window.docks["inspector"]) == [], timeout=30_000)
     scroll = window.docks["heads"].widget()
     assert scroll.verticalScrollBar().maximum() == 0  # both rows of heads whole, no scrolling
     for group in ("model", "steps"):  # a taller bottom area still leaves the head grid its rows
