@@ -18,8 +18,9 @@ all pairs advanced together in vectorized NumPy (the pairs' states stacked on a 
   residual capacity > 0) greedily in index order — two ends of an edge are never both admissible,
   so simultaneous pushes never conflict — then the nodes still holding excess relabel to 1 + the
   lowest residual neighbour;
-- every few rounds a global relabel (breadth-first distances to the sink in the residual graph)
-  sets exact heights and marks nodes that cannot reach the sink as dead;
+- every few rounds (GLOBAL_EVERY, or half the layers in a deeper graph) a global relabel
+  (breadth-first distances to the sink in the residual graph, each step's products over the layers
+  beside the front only) sets exact heights and marks nodes that cannot reach the sink as dead;
 - pairs whose preflow is final leave the batch (a NumPy compaction, once a quarter of the batch is done),
   so late rounds are cheap. A pair is final when no node that can reach the sink holds excess, or
   when its sink excess reaches the smaller trivial cut (the source's out-capacity, the sink's
@@ -58,7 +59,7 @@ import numpy as np
 from ..core.parallel import THREADS, run_parallel
 from .rollout import RESIDUAL, rows_normalised, mean_attention
 
-CAUSAL_GROUPS = 6  # a causal focused row's sources in this many cut graphs (focused_flow)
+CAUSAL_GROUPS = 3  # a causal focused row's sources in this many cut graphs (focused_flow)
 FLOW_TOKENS = 64  # the command line and the window refuse longer inputs (n² problems, each growing with n)
 EPSILON = 1e-13  # a residual capacity at or below this is saturated (float64 dust from sums)
 DEAD = np.iinfo(np.int32).max  # height of a node that cannot reach the sink
@@ -213,6 +214,7 @@ def _preflow_values(capacities: np.ndarray, sources: np.ndarray, sinks: np.ndarr
     # reaches the smaller is done (nothing can exceed a cut), however much excess still moves elsewhere
     bound = np.minimum(excess[:, 0, :].sum(axis=1), sink_cap.sum(axis=1)) - REACHED  # (pairs,)
     height = _global_heights(middle_t, flow, sink_cap, sink_flow)
+    every = max(GLOBAL_EVERY, layers // 2)  # a deep graph's excess needs more rounds between relabels to move
     done = np.zeros(pairs, dtype=bool)
     rounds = 0
     while True:
@@ -220,7 +222,7 @@ def _preflow_values(capacities: np.ndarray, sources: np.ndarray, sinks: np.ndarr
         alive = np.where(active, excess, 0.0).reshape(len(index), -1).sum(axis=1)  # (pairs,) excess that may reach the sink
         value = sink_flow.sum(axis=1)
         finished = ~done & ((alive == 0.0) | (value >= bound))
-        if rounds % GLOBAL_EVERY == 0:  # heights exact: the nodes that can reach the sink are a cut of value + alive
+        if rounds % every == 0:  # heights exact: the nodes that can reach the sink are a cut of value + alive
             finished |= ~done & (alive <= CERTIFIED)
         if finished.any():
             result[index[finished]] = value[finished]
@@ -236,7 +238,7 @@ def _preflow_values(capacities: np.ndarray, sources: np.ndarray, sinks: np.ndarr
         rounds += 1
         nodes = np.nonzero(active)  # (pair, layer, position) of every active node
         stuck = _push(middle, middle_t, flow, sink_cap, sink_flow, excess, height, nodes)
-        if rounds % GLOBAL_EVERY == 0:
+        if rounds % every == 0:
             height = _global_heights(middle_t, flow, sink_cap, sink_flow)
         else:
             _relabel(middle_t, flow, sink_cap, sink_flow, height, stuck)
@@ -345,9 +347,15 @@ def _global_heights(middle_t, flow, sink_cap, sink_flow) -> np.ndarray:
     distance = 1
     unreached = height == DEAD
     while inner > 1 and front.any():
+        # only the layers beside the front's can be reached this step: a step's products cover those, not
+        # every layer (the front is one or two layers of a deep graph: SmolLM2's 30 layers, 2–3× fewer products)
+        lit = np.flatnonzero(front.any(axis=(0, 2)))  # (k,) layers holding the front
+        below, above = lit[lit >= 1] - 1, lit[lit < inner - 1]  # (l, k) → (l+1, m) reaches l; (l+1, m) ← (l, k) reaches l + 1
         reach = np.zeros((pairs, inner, n), dtype=bool)
-        reach[:, :-1] = (forward @ front[:, 1:, :, None])[..., 0] > 0  # (pairs, inner−1, k)
-        reach[:, 1:] |= (front[:, :-1, None, :] @ back)[:, :, 0] > 0  # (pairs, inner−1, m)
+        if len(below):
+            reach[:, below] = (forward[:, below] @ front[:, below + 1, :, None])[..., 0] > 0  # (pairs, k, n)
+        if len(above):
+            reach[:, above + 1] |= (front[:, above, None, :] @ back[:, above])[:, :, 0] > 0  # (pairs, k, n)
         reach &= unreached
         distance += 1
         height[reach] = distance
