@@ -52,11 +52,9 @@ CLEAN = "The famous Eiffel Tower, built long ago, is found in the city of"  # 16
 CORRUPT = "The famous Colosseum, built long ago, is found in the city of"
 
 
-def smollm2_grid(app) -> None:
-    """SmolLM2's 30-layer residual grid over 16 tokens and its head grid, in a window maximised on
-    the screen Xvfb was given (the grid should fit whole at 1366 × 768: no scroll bar). Xvfb has no window
-    manager to maximise it: the window takes what a maximised one gets there (tests/app/shell/test_layout_fit.py's sizes)."""
-    window = screenshots.open_window(app)
+def _smollm2_patching_maximised(app, window):
+    """The window at what a maximised one gets on this screen, its first start's proportions, SmolLM2
+    chosen and the Evidence place's patching dock raised: the dock."""
     screen = window.screen().size()
     window.resize(screen.width() - 16, screen.height() - 48)
     window.reset_layout()  # the first start's proportions for this size
@@ -66,6 +64,16 @@ def smollm2_grid(app) -> None:
     window.dock_groups.select("evidence")
     panel = raise_dock(window, "patching")
     settle(app, window, 1.0)
+    return panel
+
+
+def smollm2_grid(app) -> None:
+    """SmolLM2's 30-layer residual grid over 16 tokens and its head grid, in a window maximised on
+    the screen Xvfb was given (the grid should fit whole at 1366 × 768: no scroll bar). Xvfb has no window
+    manager to maximise it: the window takes what a maximised one gets there (tests/app/shell/test_layout_fit.py's sizes)."""
+    window = screenshots.open_window(app)
+    screen = window.screen().size()
+    panel = _smollm2_patching_maximised(app, window)
     panel.clean.setText(CLEAN)
     panel.corrupt.setText(CORRUPT)
     panel.answer.setText(" Paris")
@@ -86,14 +94,7 @@ def atp_grids(app) -> None:
             window.move(0, 0)
         screen = window.screen().size()
         size = f"{screen.width()}x{screen.height()}"
-        window.resize(screen.width() - 16, screen.height() - 48)
-        window.reset_layout()
-        settle(app, window, 1.0)
-        window.model_combo.setCurrentIndex(window.model_combo.findData("smollm2"))
-        settle(app, window, 2.0)
-        window.dock_groups.select("evidence")
-        panel = raise_dock(window, "patching")
-        settle(app, window, 1.0)
+        panel = _smollm2_patching_maximised(app, window)
         panel.clean.setText("The Eiffel Tower is in the city of")
         panel.corrupt.setText("The Colosseum is in the city of")
         panel.answer.setText(" Paris")

@@ -30,6 +30,22 @@ def wait_for(condition, timeout: float = 60.0) -> None:
     raise AssertionError("timed out")
 
 
+def open_tiny_gguf(window, folder, family: str, text: str, seed: int = 3):
+    """Write a tiny random GGUF decoder of ``family`` (tests.tiny_gguf) into ``folder``, type ``text``, open
+    the file in ``window`` as File → Open model does and wait for its first result: (its registered
+    name, the file's path)."""
+    from app.decoder_window import open_model
+    from tests.tiny_gguf import write_tiny_gguf
+
+    path = folder / f"tiny-{family}-{seed}.gguf"
+    write_tiny_gguf(path, family, seed=seed)
+    controller = window.controller
+    controller.set_config(controller.config.replace(text=text), immediate=True)
+    name = open_model(window, str(path))
+    wait_for(lambda: controller.snapshot is not None and controller.snapshot.model == name and controller.is_idle())
+    return name, path
+
+
 def close_window(win) -> None:
     """The window fixture's end. pytest-qt has closed the window by now (qtbot's widgets close before
     fixture teardown); a job still running is let finish (closing mid-job is tested on its own).

@@ -15,6 +15,7 @@ pytest.importorskip("tokenizers")
 
 from tests import ROOT  # noqa: E402
 from engine.models.smollm2 import load_gguf  # noqa: E402
+from tests.shared_helpers import open_tiny_gguf  # noqa: E402
 from tests.tiny_gguf import HEADS, LAYERS, TEXT, write_tiny_gguf  # noqa: E402
 
 MAIN = str(ROOT / "main.py")
@@ -90,16 +91,10 @@ def test_toy_refuses_a_head_it_lacks_naming_layers_by_heads(tmp_path):
 @pytest.mark.slow
 def test_the_window_switches_a_decoders_heads_off(window, qtbot, tmp_path):
     """The controller passes the switched-off heads to a decoder."""
-    from app.decoder_window import open_model
     from engine.models import MODELS
 
-    path = tmp_path / "tiny-window.gguf"
-    write_tiny_gguf(path, "qwen2", seed=3)
     controller = window.controller
-    controller.set_config(controller.config.replace(text=TEXT), immediate=True)
-    name = open_model(window, str(path))
-    qtbot.waitUntil(lambda: controller.snapshot is not None and controller.snapshot.model == name
-                    and controller.is_idle(), timeout=60000)
+    name, path = open_tiny_gguf(window, tmp_path, "qwen2", TEXT)
     controller.set_ablation({(0, 1), (1, 3)})
     qtbot.waitUntil(lambda: controller.is_idle() and controller.snapshot.bert.trace.ablate == {(0, 1), (1, 3)},
                     timeout=60000)

@@ -13,8 +13,7 @@ from engine.analysis.dla import logit_attribution  # noqa: E402
 from engine.analysis.lens_grid import lens_grid  # noqa: E402
 from engine.analysis.request import RunRequest  # noqa: E402
 from engine.analysis.runs import Runs  # noqa: E402
-from tests.shared_helpers import dock, wait_for  # noqa: E402
-from tests.tiny_gguf import write_tiny_gguf  # noqa: E402
+from tests.shared_helpers import dock, open_tiny_gguf, wait_for  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a window
 
@@ -22,15 +21,10 @@ TEXT = " the cat sat on the mat"
 
 
 def test_attribution_dock_draws_the_engine_results_and_opens_clicks(window, tmp_path):
-    from app.decoder_window import open_model
     from engine.models.smollm2 import load_gguf
 
-    path = tmp_path / "tiny-llama.gguf"
-    write_tiny_gguf(path, "llama", seed=3)
     c = window.controller
-    c.set_config(c.config.replace(text=TEXT), immediate=True)
-    name = open_model(window, str(path))
-    wait_for(lambda: c.snapshot is not None and c.snapshot.model == name and c.is_idle())
+    name, path = open_tiny_gguf(window, tmp_path, "llama", TEXT)
     off = frozenset({(0, 1)})
     c.set_ablation(off)
     wait_for(lambda: c.snapshot.ablate == off and c.is_idle())

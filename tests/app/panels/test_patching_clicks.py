@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")
 
-from tests.shared_helpers import dock, wait_for  # noqa: E402
-from tests.tiny_gguf import HEADS, LAYERS, write_tiny_gguf  # noqa: E402
+from tests.shared_helpers import dock, open_tiny_gguf, wait_for  # noqa: E402
+from tests.tiny_gguf import HEADS, LAYERS  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a window
 
@@ -19,14 +19,8 @@ CLEAN, CORRUPT = " the cat sat", " cat the sat"  # the same five tokens, two swa
 
 
 def test_every_cell_of_both_grids_opens_what_it_patched(window, tmp_path):
-    from app.decoder_window import open_model
-
-    path = tmp_path / "tiny-llama.gguf"
-    write_tiny_gguf(path, "llama", seed=5)
     c = window.controller
-    c.set_config(c.config.replace(text=CLEAN), immediate=True)
-    name = open_model(window, str(path))
-    wait_for(lambda: c.snapshot is not None and c.snapshot.model == name and c.is_idle())
+    name, _ = open_tiny_gguf(window, tmp_path, "llama", CLEAN, seed=5)
     panel = dock(window, "patching")
     panel.clean.setText(CLEAN)
     panel.corrupt.setText(CORRUPT)
