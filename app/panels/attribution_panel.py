@@ -82,7 +82,8 @@ class AttributionPanel(Panel):
         bar.addWidget(self.run_button)
         layout.addLayout(bar)
         self._captions = None  # (short, whole) of the result's caption, or None while a message shows
-        self.caption = QLabel(self.tr("Type the answer a decoder should give after the text and press Attribute."))
+        self.caption = QLabel(self._ready_text())
+        self._refused = False  # the caption says this model has no unembedding (withdrawn on a decoder)
         self.caption.setObjectName("attributionCaption")
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -133,7 +134,10 @@ class AttributionPanel(Panel):
             self.clear()
             self._say(self.tr("Attribution reads a decoder's unembedding: choose SmolLM2, a GGUF file or a "
                                          "decoder's folder (an encoder has no unembedding; the toy engine has none)."))
+            self._refused = True
             return
+        if self._refused and not self.running:  # a decoder now: the encoder's or the toy's refusal goes
+            self._say(self._ready_text())
         if self.result is not None and snapshot.result.config.text != self.result.request.text:
             self._stale()
 
@@ -180,6 +184,8 @@ class AttributionPanel(Panel):
         if self.running:  # the result to come is of another input: drop it
             self.clear()
         if self.result is not None or not self.run_button.isEnabled():
+            return
+        if self._refused or self.caption.text() == self._ready_text():  # nothing was computed: nothing is stale
             return
         if self.caption.text():
             self._say(self.tr("The text, the switched-off heads or By words changed: press Attribute "
@@ -268,8 +274,12 @@ class AttributionPanel(Panel):
         self._captions = (short, text)
         self._fit_caption()
 
+    def _ready_text(self) -> str:
+        return self.tr("Type the answer a decoder should give after the text and press Attribute.")
+
     def _say(self, text: str) -> None:
         """A message in the caption's place (no result's caption behind it)."""
+        self._refused = False
         self._captions = None
         self.caption.setToolTip("")
         self.caption.setText(text)

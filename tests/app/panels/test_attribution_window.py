@@ -68,3 +68,7 @@ def test_attribution_dock_draws_the_engine_results_and_opens_clicks(window, tmp_
     c.set_model("toy")
     wait_for(lambda: c.is_idle() and c.snapshot is not None and c.snapshot.model == "toy")
     wait_for(lambda: panel.result is None and "no unembedding" in panel.caption.text())
+    c.set_model(name)  # back to a decoder: the toy's refusal is withdrawn, the dock asks for an answer
+    wait_for(lambda: c.is_idle() and c.snapshot is not None and c.snapshot.model == name)
+    wait_for(lambda: "no unembedding" not in panel.caption.text())
+    assert panel.caption.text().startswith("Type the answer") and panel.result is None
